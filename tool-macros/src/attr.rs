@@ -1,0 +1,265 @@
+//! Syntax: the options of `#[tool(...)]` and of `#[arg(...)]` on parameters.
+//!
+//! Every option is parsed into an [`Attr`], which rejects a second occurrence in one place.
+//! Meaning (what a default is for, which types take a range) lives in `model.rs` and `check.rs`.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Expr, LitBool, LitStr, Token};
+
+use crate::ctxt::Ctxt;
+
+/// One option's value and where it was written; set at most once.
+pub(crate) struct Attr<T> {
+    name: &'static str,
+    value: Option<(Span, T)>,
+}
+
+impl<T> Attr<T> {
+    pub(crate) fn none(name: &'static str) -> Self {
+        Self { name, value: None }
+    }
+
+    pub(crate) fn set(&mut self, cx: &Ctxt, span: Span, value: T) {
+        if self.value.is_some() {
+            cx.error(span, format!("duplicate option `{}`: give it once", self.name));
+        } else {
+            self.value = Some((span, value));
+        }
+    }
+
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.value.as_ref().map(|(_, v)| v)
+    }
+
+    pub(crate) fn span(&self) -> Option<Span> {
+        self.value.as_ref().map(|(s, _)| *s)
+    }
+
+}
+
+/// `#[tool(...)]`.
+pub(crate) struct ToolAttrs {
+    pub(crate) name: Attr<LitStr>,
+    pub(crate) title: Attr<LitStr>,
+    pub(crate) description: Attr<LitStr>,
+    pub(crate) read_only: Attr<bool>,
+    pub(crate) destructive: Attr<bool>,
+    pub(crate) idempotent: Attr<bool>,
+    pub(crate) open_world: Attr<bool>,
+    pub(crate) tags: Attr<Vec<LitStr>>,
+    pub(crate) timeout: Attr<LitStr>,
+    pub(crate) require_docs: Attr<()>,
+    pub(crate) krate: Attr<syn::Path>,
+}
+
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `timeout = \"5s\"`, `require_docs`, `crate = \"...\"`";
+const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
+
+impl ToolAttrs {
+    pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> Self {
+        let mut attrs = ToolAttrs {
+            name: Attr::none("name"),
+            title: Attr::none("title"),
+            description: Attr::none("description"),
+            read_only: Attr::none("read_only"),
+            destructive: Attr::none("destructive"),
+            idempotent: Attr::none("idempotent"),
+            open_world: Attr::none("open_world"),
+            tags: Attr::none("tags"),
+            timeout: Attr::none("timeout"),
+            require_docs: Attr::none("require_docs"),
+            krate: Attr::none("crate"),
+        };
+        let parser = syn::meta::parser(|meta| {
+            attrs.parse_one(cx, &meta);
+            Ok(())
+        });
+        if let Err(e) = syn::parse::Parser::parse2(parser, tokens) {
+            cx.syn_error(e);
+        }
+        attrs
+    }
+
+    fn parse_one(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) {
+        let span = meta.path.span();
+        let key = path_name(&meta.path);
+        let result = match key.as_str() {
+            "name" => lit_str(meta).map(|v| self.name.set(cx, span, v)),
+            "title" => lit_str(meta).map(|v| self.title.set(cx, span, v)),
+            "description" => lit_str(meta).map(|v| self.description.set(cx, span, v)),
+            "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
+            "require_docs" => {
+                self.require_docs.set(cx, span, ());
+                Ok(())
+            }
+            "crate" => lit_str(meta)
+                .and_then(|s| s.parse::<syn::Path>())
+                .map(|v| self.krate.set(cx, span, v)),
+            "tags" => tag_list(meta).map(|v| self.tags.set(cx, span, v)),
+            "annotations" => meta.parse_nested_meta(|inner| {
+                let span = inner.path.span();
+                let key = path_name(&inner.path);
+                let value = optional_bool(&inner)?;
+                match key.as_str() {
+                    "read_only" => self.read_only.set(cx, span, value),
+                    "destructive" => self.destructive.set(cx, span, value),
+                    "idempotent" => self.idempotent.set(cx, span, value),
+                    "open_world" => self.open_world.set(cx, span, value),
+                    other => cx.error(
+                        span,
+                        format!("unknown annotation `{other}`; the annotations are {ANNOTATIONS}"),
+                    ),
+                }
+                Ok(())
+            }),
+            other => {
+                cx.error(
+                    span,
+                    format!("unknown option `{other}` in #[tool]; the options are {TOOL_OPTIONS}"),
+                );
+                skip_value(meta)
+            }
+        };
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+    }
+}
+
+/// `#[arg(...)]` on one parameter.
+pub(crate) struct ArgAttrs {
+    pub(crate) default: Attr<Expr>,
+    pub(crate) range: Attr<Bounds>,
+    pub(crate) length: Attr<Bounds>,
+    pub(crate) pattern: Attr<LitStr>,
+    pub(crate) inject: Attr<()>,
+}
+
+/// `min = ..., max = ...`, either optional.
+pub(crate) struct Bounds {
+    pub(crate) min: Option<Expr>,
+    pub(crate) max: Option<Expr>,
+}
+
+const ARG_OPTIONS: &str = "`default = <value>`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `inject`";
+
+impl ArgAttrs {
+    pub(crate) fn empty() -> Self {
+        ArgAttrs {
+            default: Attr::none("default"),
+            range: Attr::none("range"),
+            length: Attr::none("length"),
+            pattern: Attr::none("pattern"),
+            inject: Attr::none("inject"),
+        }
+    }
+
+    /// Adds the options of one `#[arg(...)]` attribute (a parameter may carry several).
+    pub(crate) fn parse_into(&mut self, cx: &Ctxt, attr: &syn::Attribute) {
+        let result = attr.parse_nested_meta(|meta| {
+            let span = meta.path.span();
+            match path_name(&meta.path).as_str() {
+                "default" => {
+                    let expr: Expr = meta.value()?.parse()?;
+                    self.default.set(cx, span, expr);
+                }
+                "range" => {
+                    let b = bounds(&meta)?;
+                    self.range.set(cx, span, b);
+                }
+                "length" => {
+                    let b = bounds(&meta)?;
+                    self.length.set(cx, span, b);
+                }
+                "pattern" => {
+                    let s = lit_str(&meta)?;
+                    self.pattern.set(cx, span, s);
+                }
+                "inject" => self.inject.set(cx, span, ()),
+                other => {
+                    cx.error(
+                        span,
+                        format!("unknown option `{other}` in #[arg]; the options are {ARG_OPTIONS}"),
+                    );
+                    skip_value(&meta)?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            cx.syn_error(e);
+        }
+    }
+}
+
+fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
+    let mut b = Bounds {
+        min: None,
+        max: None,
+    };
+    meta.parse_nested_meta(|inner| {
+        let key = path_name(&inner.path);
+        let slot = match key.as_str() {
+            "min" => &mut b.min,
+            "max" => &mut b.max,
+            other => {
+                return Err(inner.error(format!(
+                    "unknown bound `{other}`; write `min = ..` and/or `max = ..`"
+                )));
+            }
+        };
+        if slot.is_some() {
+            return Err(inner.error(format!("duplicate bound `{key}`: give it once")));
+        }
+        *slot = Some(inner.value()?.parse()?);
+        Ok(())
+    })?;
+    if b.min.is_none() && b.max.is_none() {
+        return Err(meta.error("give at least one bound: `min = ..` and/or `max = ..`"));
+    }
+    Ok(b)
+}
+
+fn tag_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let list = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&content)
+        .map_err(|e| syn::Error::new(e.span(), "`tags` takes strings: `tags(\"admin\", \"devices\")`"))?;
+    Ok(list.into_iter().collect())
+}
+
+fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+    let key = path_name(&meta.path);
+    let value = meta
+        .value()
+        .map_err(|_| meta.error(format!("`{key}` takes a string: `{key} = \"...\"`")))?;
+    value
+        .parse::<LitStr>()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{key}` takes a string: `{key} = \"...\"`")))
+}
+
+fn optional_bool(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if meta.input.peek(Token![=]) {
+        Ok(meta.value()?.parse::<LitBool>()?.value)
+    } else {
+        Ok(true)
+    }
+}
+
+/// Consumes `= value` or `(...)` after an unknown key, so one mistake gives one error.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        let _: Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+    }
+    Ok(())
+}
+
+pub(crate) fn path_name(path: &syn::Path) -> String {
+    path.get_ident()
+        .map_or_else(|| quote::ToTokens::to_token_stream(path).to_string(), ToString::to_string)
+}

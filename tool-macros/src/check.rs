@@ -1,0 +1,221 @@
+//! Every rule a `#[tool]` fn must follow, each error spanned on the offending token and saying
+//! what to write instead. All are collected; none stops the others.
+
+use syn::{FnArg, ItemFn, Type};
+
+use crate::ctxt::Ctxt;
+use crate::model::{ParamKind, Tool, last_segment_is};
+
+const NUMBERS: &[&str] = &[
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+    "f64",
+];
+
+pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
+    check_signature(cx, item);
+    check_name(cx, tool);
+    check_timeout(cx, tool);
+    check_params(cx, tool);
+    if tool.require_docs && tool.description.is_empty() {
+        cx.error(
+            item.sig.ident.span(),
+            format!(
+                "tool `{}` has no description; add a `///` doc comment above the fn (required by `require_docs`)",
+                tool.name
+            ),
+        );
+    }
+}
+
+fn check_signature(cx: &Ctxt, item: &ItemFn) {
+    let sig = &item.sig;
+    if sig.asyncness.is_none() {
+        cx.error(
+            sig.fn_token.span,
+            format!(
+                "#[tool] needs an `async fn`; write `async fn {}(...)`",
+                sig.ident
+            ),
+        );
+    }
+    if let Some(c) = &sig.constness {
+        cx.error(c.span, "#[tool] fns cannot be `const`; remove `const`");
+    }
+    if let syn::Safety::Unsafe(_) = sig.safety {
+        cx.error_spanned(&sig.safety, "#[tool] fns cannot be `unsafe`; callers from the network cannot uphold safety contracts");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned(abi, "#[tool] fns cannot have an `extern` ABI; remove it");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error_spanned(v, "#[tool] fns cannot be variadic");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned(
+            &sig.generics,
+            "#[tool] fns cannot be generic: the schema is built from concrete types; write the parameter types out",
+        );
+    }
+    for arg in &sig.inputs {
+        if let FnArg::Receiver(r) = arg {
+            cx.error_spanned(
+                r,
+                "#[tool] works on free fns, not methods: move the fn out of the `impl` and take what `self` held as a `State<T>` parameter",
+            );
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output
+        && matches!(**ty, Type::ImplTrait(_))
+    {
+        cx.error_spanned(
+            ty,
+            "a tool cannot return `impl Trait`: its output schema is built from a concrete type",
+        );
+    }
+}
+
+fn check_name(cx: &Ctxt, tool: &Tool) {
+    let name = &tool.name;
+    let bytes = name.as_bytes();
+    let ok = matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-');
+    if !ok {
+        cx.error(
+            tool.name_span,
+            format!(
+                "invalid tool name `{name}`: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ (a letter or `_`, then up to 63 letters, digits, `_` or `-`), so every MCP client and LLM provider accepts them"
+            ),
+        );
+    }
+}
+
+fn check_timeout(cx: &Ctxt, tool: &Tool) {
+    if let Some(lit) = &tool.timeout
+        && parse_duration_ms(&lit.value()).is_none_or(|ms| ms == 0)
+    {
+        cx.error(
+            lit.span(),
+            format!(
+                "invalid timeout `{}`: write a positive whole number with a unit, such as \"500ms\", \"5s\", \"2m\" or \"1h\"",
+                lit.value()
+            ),
+        );
+    }
+}
+
+/// `"500ms"`, `"5s"`, `"2m"`, `"1h"` → milliseconds.
+pub(crate) fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let factor = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+fn check_params(cx: &Ctxt, tool: &Tool) {
+    for p in &tool.params {
+        let a = &p.args;
+        if p.kind != ParamKind::Input {
+            for span in [a.default.span(), a.range.span(), a.length.span(), a.pattern.span()]
+                .into_iter()
+                .flatten()
+            {
+                cx.error(
+                    span,
+                    format!(
+                        "`{}` is injected by the pipeline, not given by callers, so it takes no argument options; remove this option",
+                        p.ident
+                    ),
+                );
+            }
+            continue;
+        }
+        if let Type::Reference(r) = &p.ty {
+            let hint = if last_segment_is(&r.elem, "str") {
+                "use `String` instead of `&str`"
+            } else {
+                "take the value by value, such as `Vec<T>` instead of `&[T]`"
+            };
+            cx.error_spanned(
+                &p.ty,
+                format!("tool parameters are deserialized from the call's arguments and must be owned: {hint}"),
+            );
+        }
+        if matches!(p.ty, Type::ImplTrait(_)) {
+            cx.error_spanned(&p.ty, "tool parameters cannot be `impl Trait`: write a concrete type");
+        }
+        if let Some(span) = a.range.span() {
+            let inner = option_inner(&p.ty).unwrap_or(&p.ty);
+            if !NUMBERS.iter().any(|n| last_segment_is(inner, n)) {
+                cx.error(
+                    span,
+                    format!(
+                        "`range` applies to numbers, but `{}` is not one; use `length(min, max)` for strings and lists, or change the type to an integer or float",
+                        p.ident
+                    ),
+                );
+            }
+        }
+        if let Some(span) = a.default.span()
+            && option_inner(&p.ty).is_some()
+        {
+            cx.error(
+                span,
+                format!(
+                    "`{}` has a default and is an `Option`: pick one; with a default, write the plain type",
+                    p.ident
+                ),
+            );
+        }
+        if tool.require_docs && p.doc.is_none() {
+            cx.error(
+                p.ident.span(),
+                format!(
+                    "parameter `{}` has no description; add a `/// ...` doc comment above it (required by `require_docs`)",
+                    p.ident
+                ),
+            );
+        }
+    }
+}
+
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(tp) = ty else { return None };
+    let seg = tp.path.segments.last()?;
+    if seg.ident != "Option" {
+        return None;
+    }
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ms;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("5s"), Some(5_000));
+        assert_eq!(parse_duration_ms("2m"), Some(120_000));
+        assert_eq!(parse_duration_ms("1h"), Some(3_600_000));
+        assert_eq!(parse_duration_ms("5"), None);
+        assert_eq!(parse_duration_ms("s"), None);
+        assert_eq!(parse_duration_ms("5 parsecs"), None);
+    }
+}

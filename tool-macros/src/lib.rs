@@ -1,0 +1,72 @@
+//! `#[tool]`: turns an `async fn` into a tool served by every front end of `tool-runtime`.
+//!
+//! Use it through `tool_runtime::tool` (re-exported); the generated code reaches its
+//! dependencies through `::tool_runtime::__private`, so users add nothing else.
+//!
+//! The macro runs parse (`attr.rs`) → model (`model.rs`) → check (`check.rs`) → expand
+//! (`expand.rs`). On any error the user's fn is still emitted, with the errors beside it, so
+//! callers and IDEs keep working.
+
+mod attr;
+mod check;
+mod ctxt;
+mod expand;
+mod model;
+
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+/// Turns an `async fn` into a tool: its input and output JSON Schemas, a validator, and a
+/// registration every front end finds. See the `tool-runtime` crate for the options.
+#[proc_macro_attribute]
+pub fn tool(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    expand_tool(attr.into(), item.into()).into()
+}
+
+/// The whole expansion, on `proc_macro2` tokens so tests can call it.
+pub(crate) fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item: ItemFn = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let message = syn::Error::new(
+                e.span(),
+                "#[tool] applies to an `async fn` item; write `#[tool] async fn name(...) -> T { ... }`",
+            )
+            .to_compile_error();
+            return quote!(#message #item);
+        }
+    };
+    let cx = ctxt::Ctxt::default();
+    let attrs = attr::ToolAttrs::parse(&cx, attr);
+    let tool = model::Tool::from_fn(&cx, attrs, &item);
+    check::check(&cx, &item, &tool);
+    strip_param_attrs(&mut item);
+    match cx.finish() {
+        Some(errors) => {
+            let errors = errors.to_compile_error();
+            quote!(#item #errors)
+        }
+        None => {
+            let generated = expand::expand(&tool);
+            quote!(#item #generated)
+        }
+    }
+}
+
+/// Doc comments and `#[arg]` on parameters are read by the macro and are not valid Rust on a
+/// fn parameter, so they are removed from the emitted fn (also when there are errors).
+fn strip_param_attrs(item: &mut ItemFn) {
+    for input in &mut item.sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            pt.attrs
+                .retain(|a| !a.path().is_ident("doc") && !a.path().is_ident("arg"));
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Meaning: the tool as data, read from the fn and its attributes. Expansion reads only this.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
+
+use crate::attr::{ArgAttrs, ToolAttrs};
+use crate::ctxt::Ctxt;
+
+pub(crate) struct Tool {
+    pub(crate) ident: syn::Ident,
+    pub(crate) vis: syn::Visibility,
+    pub(crate) name: String,
+    pub(crate) name_span: Span,
+    pub(crate) title: String,
+    pub(crate) summary: String,
+    pub(crate) description: String,
+    pub(crate) annotations: Annotations,
+    pub(crate) tags: Vec<String>,
+    pub(crate) timeout: Option<syn::LitStr>,
+    pub(crate) require_docs: bool,
+    pub(crate) krate: TokenStream,
+    pub(crate) params: Vec<Param>,
+    pub(crate) output: Output,
+}
+
+#[derive(Default)]
+pub(crate) struct Annotations {
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
+}
+
+pub(crate) struct Param {
+    pub(crate) ident: syn::Ident,
+    pub(crate) ty: Type,
+    pub(crate) kind: ParamKind,
+    pub(crate) doc: Option<String>,
+    pub(crate) doc_attrs: Vec<syn::Attribute>,
+    pub(crate) args: ArgAttrs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    /// Supplied by the caller: in the schema.
+    Input,
+    /// Supplied by the pipeline through `FromCallContext`.
+    Injected,
+    /// `&CallContext`.
+    ContextRef,
+}
+
+pub(crate) enum Output {
+    /// No `->`: the tool returns `()`.
+    Unit,
+    /// `-> T`.
+    Plain(Type),
+    /// `-> Result<T, E>` (any type whose last segment is `Result`).
+    Result(Type),
+}
+
+impl Tool {
+    pub(crate) fn from_fn(cx: &Ctxt, attrs: ToolAttrs, item: &ItemFn) -> Tool {
+        let ident = item.sig.ident.clone();
+        let fn_name = ident.to_string();
+        let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
+        let (name, name_span) = attrs
+            .name
+            .get()
+            .map_or((fn_name.clone(), ident.span()), |l| (l.value(), l.span()));
+
+        let doc = doc_text(&item.attrs).unwrap_or_default();
+        let description = attrs.description.get().map_or(doc, syn::LitStr::value);
+        let summary = first_paragraph(&description);
+        let title = attrs
+            .title
+            .get()
+            .map_or_else(|| title_from_name(&name), syn::LitStr::value);
+        let krate = attrs
+            .krate
+            .get()
+            .map_or_else(|| quote!(::tool_runtime), |p| quote!(#p));
+
+        let params = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                FnArg::Typed(pt) => Some(Param::from_pat_type(cx, pt)),
+                // `self` is reported by check.rs.
+                FnArg::Receiver(_) => None,
+            })
+            .collect();
+
+        let output = match &item.sig.output {
+            ReturnType::Default => Output::Unit,
+            ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => Output::Result((**ty).clone()),
+            ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
+        };
+
+        Tool {
+            vis: item.vis.clone(),
+            name,
+            name_span,
+            title,
+            summary,
+            description,
+            annotations: Annotations {
+                read_only: attrs.read_only.get().copied(),
+                destructive: attrs.destructive.get().copied(),
+                idempotent: attrs.idempotent.get().copied(),
+                open_world: attrs.open_world.get().copied(),
+            },
+            tags: attrs
+                .tags
+                .get()
+                .map(|t| t.iter().map(syn::LitStr::value).collect())
+                .unwrap_or_default(),
+            timeout: attrs.timeout.get().cloned(),
+            require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
+            krate,
+            params,
+            output,
+            ident,
+        }
+    }
+
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| p.kind == ParamKind::Input)
+    }
+}
+
+impl Param {
+    fn from_pat_type(cx: &Ctxt, pt: &syn::PatType) -> Param {
+        let ident = match &*pt.pat {
+            Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.clone(),
+            other => {
+                cx.error_spanned(
+                    other,
+                    "tool parameters must be plain names, such as `device_id: String`; the name is the argument's name in the schema",
+                );
+                syn::Ident::new("__invalid", other.span())
+            }
+        };
+        let mut args = ArgAttrs::empty();
+        for attr in pt.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+            args.parse_into(cx, attr);
+        }
+        let doc_attrs: Vec<_> = pt
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("doc"))
+            .cloned()
+            .collect();
+        let ty = (*pt.ty).clone();
+        let kind = if is_context_ref(&ty) {
+            ParamKind::ContextRef
+        } else if args.inject.get().is_some()
+            || last_segment_is(&ty, "State")
+            || last_segment_is(&ty, "CallContext")
+        {
+            ParamKind::Injected
+        } else {
+            ParamKind::Input
+        };
+        Param {
+            ident,
+            doc: doc_text(&pt.attrs),
+            doc_attrs,
+            kind,
+            args,
+            ty,
+        }
+    }
+}
+
+fn is_context_ref(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if r.mutability.is_none() && last_segment_is(&r.elem, "CallContext"))
+}
+
+pub(crate) fn last_segment_is(ty: &Type, name: &str) -> bool {
+    match ty {
+        Type::Path(tp) if tp.qself.is_none() => {
+            tp.path.segments.last().is_some_and(|s| s.ident == name)
+        }
+        Type::Group(g) => last_segment_is(&g.elem, name),
+        Type::Paren(p) => last_segment_is(&p.elem, name),
+        _ => false,
+    }
+}
+
+/// The joined text of `///` comments, with rustdoc's leading space removed; `None` if absent.
+pub(crate) fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| s.lines().map(str::to_owned).collect::<Vec<_>>())
+        .map(|l| l.strip_prefix(' ').map(str::to_owned).unwrap_or(l))
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+fn first_paragraph(text: &str) -> String {
+    text.split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn title_from_name(name: &str) -> String {
+    let spaced = name.replace(['_', '-'], " ");
+    let mut chars = spaced.trim().chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// The crate-level switch: `[package.metadata.tool-runtime] require-docs = true` in the
+/// Cargo.toml of the crate being compiled.
+fn crate_requires_docs() -> bool {
+    let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") else {
+        return false;
+    };
+    let Ok(manifest) = std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml")) else {
+        return false;
+    };
+    manifest_requires_docs(&manifest)
+}
+
+pub(crate) fn manifest_requires_docs(manifest: &str) -> bool {
+    let mut in_section = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_section = line == "[package.metadata.tool-runtime]";
+        } else if in_section {
+            let compact: String = line.split('#').next().unwrap_or("").split_whitespace().collect();
+            if compact == "require-docs=true" || compact == "require_docs=true" {
+                return true;
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,86 @@
+//! What `#[tool]`-generated code reaches through `::tool_runtime::__private`, so users never
+//! add serde_json, schemars or inventory for the macro's sake. Not public API.
+
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result::{self, Err, Ok};
+pub use core::time::Duration;
+pub use std::boxed::Box;
+pub use std::string::String;
+
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json::{self, Value};
+
+pub use crate::schema::{input_schema_for, output_schema_for};
+pub use crate::state::{FromCallContext, StateKey};
+pub use crate::definition::{Annotations, ToolDescriptor, ToolRegistration};
+pub use crate::{BoxFuture, CallContext, ToolError, Violation};
+
+/// Deserializes validated arguments into the generated args struct.
+pub fn decode<A: serde::de::DeserializeOwned>(args: Value) -> Result<A, ToolError> {
+    serde_json::from_value(args).map_err(|e| {
+        ToolError::invalid_arguments(vec![Violation {
+            path: String::new(),
+            message: e.to_string(),
+        }])
+    })
+}
+
+/// Serializes a tool's result.
+pub fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(value)
+        .map_err(|e| ToolError::internal(format_args!("the result does not serialize: {e}")))
+}
+
+/// Turns a tool fn's `Result<T, E>` into the pipeline's, through `E: Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool result",
+    note = "a tool returns `T` or `Result<T, E>` where `E: Into<ToolError>` and `T: Serialize + JsonSchema`"
+)]
+pub trait IntoToolResult {
+    /// The success type.
+    type Ok;
+    /// Converts.
+    fn into_tool_result(self) -> Result<Self::Ok, ToolError>;
+}
+
+impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+    type Ok = T;
+    fn into_tool_result(self) -> Result<T, ToolError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// Every parameter a caller supplies must be deserializable and describable.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "this type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "derive them on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`; to have the pipeline supply it instead, use `State<T>` or `CallContext`"
+)]
+pub trait ToolParam {}
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
+
+/// Every tool result must be serializable and describable.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool result",
+    label = "this type must implement `serde::Serialize` and `schemars::JsonSchema`",
+    note = "derive them on your type: `#[derive(serde::Serialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolOutput {}
+impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
+
+/// Spanned at a parameter's type by the generated code, so rustc names the parameter.
+pub const fn assert_param<T: ToolParam>() {}
+/// Spanned at the return type by the generated code.
+pub const fn assert_output<T: ToolOutput>() {}
+/// Spanned at an injected parameter's type.
+pub const fn assert_injected<T: FromCallContext>() {}
+
+/// Boxes a tool's call future.
+pub fn boxed<F>(fut: F) -> BoxFuture<'static, Result<Value, ToolError>>
+where
+    F: core::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    Box::pin(fut)
+}

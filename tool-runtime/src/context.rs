@@ -1,0 +1,344 @@
+//! Who is calling, and the per-call handles a tool can use.
+//!
+//! A front end describes the caller with a [`Caller`]; the pipeline turns it into a
+//! [`CallContext`] (adding the registry's state, a request id if none came, and a cancellation
+//! token) that tools receive as an injected `CallContext` or `&CallContext` parameter.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::state::{State, StateMap};
+
+/// Which front end a call came through. Policies use it (e.g. "the agent may not call
+/// destructive tools"); audit records and traces carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Source {
+    /// The command line.
+    Cli,
+    /// The HTTP API.
+    Http,
+    /// The Model Context Protocol server.
+    Mcp,
+    /// An LLM agent loop.
+    Agent,
+    /// Rust code calling the registry directly (tests, embedding applications).
+    Internal,
+}
+
+impl Source {
+    /// The lower-case name used in logs, audit records and envelopes.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Cli => "cli",
+            Source::Http => "http",
+            Source::Mcp => "mcp",
+            Source::Agent => "agent",
+            Source::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One progress report from a tool: `progress` out of `total` (if known), with a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Work done so far, in whatever unit the tool counts.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// A short human-readable note.
+    pub message: Option<String>,
+}
+
+/// Where a front end wants progress reports to go (a terminal bar, MCP notifications, ...).
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Receives one report. Called on the tool's task; keep it quick.
+    fn report(&self, update: ProgressUpdate);
+}
+
+/// The caller as a front end describes it, before the pipeline takes over.
+///
+/// ```
+/// use tool_runtime::{Caller, Source};
+/// let caller = Caller::new(Source::Http)
+///     .principal("alice")
+///     .roles(["admin"])
+///     .request_id("req-1")
+///     .confirm(true);
+/// assert_eq!(caller.source(), Source::Http);
+/// ```
+#[derive(Clone)]
+pub struct Caller {
+    source: Source,
+    principal: Option<String>,
+    roles: Vec<String>,
+    request_id: Option<String>,
+    confirm: bool,
+    dry_run: bool,
+    progress: Option<Arc<dyn ProgressSink>>,
+    cancel: Option<CancellationToken>,
+}
+
+impl Caller {
+    /// An anonymous caller from `source`.
+    #[must_use]
+    pub fn new(source: Source) -> Self {
+        Self {
+            source,
+            principal: None,
+            roles: Vec::new(),
+            request_id: None,
+            confirm: false,
+            dry_run: false,
+            progress: None,
+            cancel: None,
+        }
+    }
+
+    /// The authenticated principal (a user or service name).
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// The principal's roles.
+    #[must_use]
+    pub fn roles<I, S>(mut self, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.roles = roles.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The request id to use instead of a generated one (e.g. from an `x-request-id` header).
+    #[must_use]
+    pub fn request_id(mut self, id: impl Into<String>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Confirms a destructive call up front (`--yes`, `"confirm": true`).
+    #[must_use]
+    pub fn confirm(mut self, confirm: bool) -> Self {
+        self.confirm = confirm;
+        self
+    }
+
+    /// Asks for a preview without side effects, for tools that support dry runs.
+    #[must_use]
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Where the tool's progress reports go.
+    #[must_use]
+    pub fn progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// A token the front end cancels when the caller goes away (a closed connection, an MCP
+    /// `notifications/cancelled`). The tool's future is then dropped.
+    #[must_use]
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// The front end this caller came through.
+    #[must_use]
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    pub(crate) fn into_context(self, state: Arc<StateMap>) -> CallContext {
+        CallContext {
+            inner: Arc::new(ContextInner {
+                request_id: self.request_id.unwrap_or_else(next_request_id),
+                source: self.source,
+                principal: self.principal,
+                roles: self.roles,
+                confirm: self.confirm,
+                dry_run: self.dry_run,
+                progress: self.progress,
+                cancel: self.cancel.unwrap_or_default(),
+                state,
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller")
+            .field("source", &self.source)
+            .field("principal", &self.principal)
+            .field("roles", &self.roles)
+            .field("request_id", &self.request_id)
+            .field("confirm", &self.confirm)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request id unique within this process and unlikely to collide across processes:
+/// a random per-process prefix and a counter. Cheaper than a UUID per call.
+fn next_request_id() -> String {
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let prefix = PREFIX.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // std seeds `RandomState` from the OS per process: a random prefix without a new dependency.
+        #[allow(clippy::cast_possible_truncation)] // Reason: 32 random bits are enough here.
+        let bits = std::collections::hash_map::RandomState::new().build_hasher().finish() as u32;
+        bits
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("req-{prefix:08x}-{n:06}")
+}
+
+struct ContextInner {
+    request_id: String,
+    source: Source,
+    principal: Option<String>,
+    roles: Vec<String>,
+    confirm: bool,
+    dry_run: bool,
+    progress: Option<Arc<dyn ProgressSink>>,
+    cancel: CancellationToken,
+    state: Arc<StateMap>,
+}
+
+/// Everything a tool may know about the call it serves: the caller, the request id, a
+/// cancellation token, a progress reporter, and the registry's state. Cheap to clone.
+///
+/// Declare a `ctx: &CallContext` (or `CallContext`) parameter to receive it.
+#[derive(Clone)]
+pub struct CallContext {
+    inner: Arc<ContextInner>,
+}
+
+impl CallContext {
+    /// The request id: the caller's if it sent one, else generated.
+    #[must_use]
+    pub fn request_id(&self) -> &str {
+        &self.inner.request_id
+    }
+
+    /// The front end the call came through.
+    #[must_use]
+    pub fn source(&self) -> Source {
+        self.inner.source
+    }
+
+    /// The authenticated principal, if any.
+    #[must_use]
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.principal.as_deref()
+    }
+
+    /// The principal's roles.
+    #[must_use]
+    pub fn roles(&self) -> &[String] {
+        &self.inner.roles
+    }
+
+    /// Whether the principal has `role`.
+    #[must_use]
+    pub fn has_role(&self, role: &str) -> bool {
+        self.inner.roles.iter().any(|r| r == role)
+    }
+
+    /// Whether the caller confirmed a destructive call.
+    #[must_use]
+    pub fn confirmed(&self) -> bool {
+        self.inner.confirm
+    }
+
+    /// Whether the caller asked for a preview without side effects.
+    #[must_use]
+    pub fn dry_run(&self) -> bool {
+        self.inner.dry_run
+    }
+
+    /// Cancelled when the caller goes away or the call times out. Long-running tools can
+    /// `select!` on `ctx.cancellation().cancelled()` to stop early and clean up.
+    #[must_use]
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Reports progress to the caller, if its front end shows progress; otherwise does nothing.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.inner.progress {
+            sink.report(ProgressUpdate {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Registered state of type `T`.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.inner.state.get::<T>()
+    }
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("request_id", &self.inner.request_id)
+            .field("source", &self.inner.source)
+            .field("principal", &self.inner.principal)
+            .field("roles", &self.inner.roles)
+            .field("confirm", &self.inner.confirm)
+            .field("dry_run", &self.inner.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_request_ids_are_distinct() {
+        let a = next_request_id();
+        let b = next_request_id();
+        assert_ne!(a, b);
+        assert!(a.starts_with("req-"));
+    }
+
+    #[test]
+    fn caller_fields_reach_the_context() {
+        let ctx = Caller::new(Source::Cli)
+            .principal("alice")
+            .roles(["admin"])
+            .request_id("r1")
+            .confirm(true)
+            .into_context(Arc::default());
+        assert_eq!(ctx.request_id(), "r1");
+        assert_eq!(ctx.principal(), Some("alice"));
+        assert!(ctx.has_role("admin"));
+        assert!(!ctx.has_role("viewer"));
+        assert!(ctx.confirmed());
+        assert!(!ctx.dry_run());
+        assert_eq!(ctx.source().as_str(), "cli");
+    }
+}

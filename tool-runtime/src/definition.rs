@@ -1,0 +1,268 @@
+//! What a tool is: metadata, schemas and a call, behind one object-safe trait.
+//!
+//! `#[tool]` fns become a const [`ToolDescriptor`] submitted to `inventory`; code that discovers
+//! tools at run time implements [`Tool`] directly. The registry holds both as `Arc<dyn Tool>`,
+//! so no front end can tell them apart.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::CallContext;
+use crate::error::ToolError;
+use crate::state::StateKey;
+
+/// Hints about a tool's behaviour, as MCP's tool annotations define them.
+///
+/// `None` means "not stated"; front ends then assume the cautious default (not read-only,
+/// possibly destructive only when stated).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data; callers must confirm it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// It reaches entities outside the application (the web, other services).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// Whether calls must be confirmed: the tool is annotated `destructive` (and not read-only).
+    #[must_use]
+    pub fn needs_confirmation(&self) -> bool {
+        self.destructive == Some(true) && self.read_only != Some(true)
+    }
+}
+
+/// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Everything about a tool except its schemas and its code.
+#[derive(Debug, Clone)]
+pub struct ToolMeta {
+    /// Unique name, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+    pub name: Cow<'static, str>,
+    /// A human-readable title.
+    pub title: Cow<'static, str>,
+    /// One paragraph: the first of the doc comment.
+    pub summary: Cow<'static, str>,
+    /// The whole description.
+    pub description: Cow<'static, str>,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    /// Free-form tags for filtering.
+    pub tags: Vec<Cow<'static, str>>,
+    /// The time limit of one call; `None` uses the registry's default.
+    pub timeout: Option<Duration>,
+    /// State types the tool needs registered.
+    pub requires: Vec<StateKey>,
+    /// Where the tool is defined, for error messages (`crate::module at file:line`).
+    pub defined_at: Cow<'static, str>,
+}
+
+impl ToolMeta {
+    /// Metadata with the given name and description; the rest empty.
+    pub fn new(name: impl Into<Cow<'static, str>>, description: impl Into<Cow<'static, str>>) -> Self {
+        let name = name.into();
+        let description = description.into();
+        Self {
+            title: Cow::Owned(title_from_name(&name)),
+            summary: Cow::Owned(first_paragraph(&description)),
+            name,
+            description,
+            annotations: Annotations::default(),
+            tags: Vec::new(),
+            timeout: None,
+            requires: Vec::new(),
+            defined_at: Cow::Borrowed("(dynamic tool)"),
+        }
+    }
+}
+
+/// `device_add` → `Device add`.
+#[must_use]
+pub fn title_from_name(name: &str) -> String {
+    let spaced = name.replace(['_', '-'], " ");
+    let mut chars = spaced.trim().chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The first paragraph of a text, its lines joined by spaces.
+#[must_use]
+pub fn first_paragraph(text: &str) -> String {
+    text.trim()
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A tool: metadata, input and output schemas, and a call. Object-safe.
+///
+/// Implement it for tools discovered at run time; `#[tool]` implements it for you.
+///
+/// ```
+/// use tool_runtime::{CallContext, Registry, Tool, ToolError, ToolMeta};
+/// use futures_util::future::BoxFuture;
+/// use serde_json::{json, Value};
+///
+/// struct Echo;
+/// impl Tool for Echo {
+///     fn meta(&self) -> ToolMeta { ToolMeta::new("echo", "Return the text.") }
+///     fn input_schema(&self) -> Value {
+///         json!({"type": "object", "properties": {"text": {"type": "string"}},
+///                "required": ["text"], "additionalProperties": false})
+///     }
+///     fn output_schema(&self) -> Value { json!({"type": "string"}) }
+///     fn call<'a>(&'a self, args: Value, _ctx: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+///         Box::pin(async move { Ok(args["text"].clone()) })
+///     }
+/// }
+///
+/// let registry = Registry::builder().without_inventory().tool(Echo).build().unwrap();
+/// assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"]);
+/// # let _ = futures_util::future::ready(());
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// Metadata; read once, when the tool is registered.
+    fn meta(&self) -> ToolMeta;
+    /// The JSON Schema (2020-12) of the arguments object; read once, on first use.
+    fn input_schema(&self) -> Value;
+    /// The JSON Schema of the result; read once, on first use.
+    fn output_schema(&self) -> Value;
+    /// Runs the tool on arguments already validated against `input_schema`.
+    fn call<'a>(&'a self, args: Value, ctx: CallContext)
+    -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// The const descriptor `#[tool]` generates and submits to `inventory`. Not built by hand:
+/// implement [`Tool`] instead.
+pub struct ToolDescriptor {
+    #[doc(hidden)]
+    pub name: &'static str,
+    #[doc(hidden)]
+    pub title: &'static str,
+    #[doc(hidden)]
+    pub summary: &'static str,
+    #[doc(hidden)]
+    pub description: &'static str,
+    #[doc(hidden)]
+    pub annotations: Annotations,
+    #[doc(hidden)]
+    pub tags: &'static [&'static str],
+    #[doc(hidden)]
+    pub timeout: Option<Duration>,
+    #[doc(hidden)]
+    pub requires: &'static [Option<StateKey>],
+    #[doc(hidden)]
+    pub module_path: &'static str,
+    #[doc(hidden)]
+    pub file: &'static str,
+    #[doc(hidden)]
+    pub line: u32,
+    #[doc(hidden)]
+    pub input_schema: fn() -> Value,
+    #[doc(hidden)]
+    pub output_schema: fn() -> Value,
+    #[doc(hidden)]
+    pub call: fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>>,
+}
+
+impl ToolDescriptor {
+    /// The tool's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl fmt::Debug for ToolDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDescriptor")
+            .field("name", &self.name)
+            .field("module_path", &self.module_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool for &'static ToolDescriptor {
+    fn meta(&self) -> ToolMeta {
+        ToolMeta {
+            name: Cow::Borrowed(self.name),
+            title: Cow::Borrowed(self.title),
+            summary: Cow::Borrowed(self.summary),
+            description: Cow::Borrowed(self.description),
+            annotations: self.annotations,
+            tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
+            timeout: self.timeout,
+            requires: self.requires.iter().filter_map(|k| *k).collect(),
+            defined_at: Cow::Owned(format!(
+                "{} at {}:{}",
+                self.module_path, self.file, self.line
+            )),
+        }
+    }
+
+    fn input_schema(&self) -> Value {
+        (self.input_schema)()
+    }
+
+    fn output_schema(&self) -> Value {
+        (self.output_schema)()
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        (self.call)(args, ctx)
+    }
+}
+
+/// The `inventory` item `#[tool]` submits.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolRegistration(pub &'static ToolDescriptor);
+
+inventory::collect!(ToolRegistration);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_and_summaries_come_from_names_and_docs() {
+        assert_eq!(title_from_name("device_add"), "Device add");
+        assert_eq!(title_from_name("x"), "X");
+        assert_eq!(
+            first_paragraph("Generate a code\nfor a device.\n\nMore text."),
+            "Generate a code for a device."
+        );
+    }
+
+    #[test]
+    fn only_destructive_tools_need_confirmation() {
+        let mut a = Annotations::default();
+        assert!(!a.needs_confirmation());
+        a.destructive = Some(true);
+        assert!(a.needs_confirmation());
+        a.read_only = Some(true);
+        assert!(!a.needs_confirmation());
+    }
+}

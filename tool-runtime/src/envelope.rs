@@ -1,0 +1,120 @@
+//! The one result shape every transport returns.
+//!
+//! ```json
+//! {"tool":"device_add","status":"ok","result":{...},"meta":{"request_id":"...","duration_ms":0.4}}
+//! {"tool":"device_add","status":"error","error":{"type":"invalid_arguments","message":"...",
+//!  "retryable":true,"details":{"violations":[...]}},"meta":{"request_id":"..."}}
+//! ```
+
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// Facts about the call itself, not its result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvelopeMeta {
+    /// The request id, echoed to the caller.
+    pub request_id: String,
+    /// Wall time spent in the pipeline, in milliseconds; absent when the call never started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+}
+
+/// The outcome of one call: the tool's result or a [`ToolError`], with [`EnvelopeMeta`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The tool's name as the caller asked for it.
+    pub tool: String,
+    /// The result, or why there is none.
+    pub outcome: Result<Value, ToolError>,
+    /// Request id and duration.
+    pub meta: EnvelopeMeta,
+}
+
+impl Envelope {
+    /// Whether the call succeeded.
+    #[must_use]
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The result of a successful call.
+    #[must_use]
+    pub fn result(&self) -> Option<&Value> {
+        self.outcome.as_ref().ok()
+    }
+
+    /// The error of a failed call.
+    #[must_use]
+    pub fn error(&self) -> Option<&ToolError> {
+        self.outcome.as_ref().err()
+    }
+
+    /// The HTTP status of this envelope: 200, or the error's status.
+    #[must_use]
+    pub fn http_status(&self) -> u16 {
+        self.outcome.as_ref().map_or_else(ToolError::status, |_| 200)
+    }
+
+    /// The envelope as a JSON value.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|_| Value::Null)
+    }
+}
+
+impl Serialize for Envelope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("tool", &self.tool)?;
+        match &self.outcome {
+            Ok(result) => {
+                map.serialize_entry("status", "ok")?;
+                map.serialize_entry("result", result)?;
+            }
+            Err(error) => {
+                map.serialize_entry("status", "error")?;
+                map.serialize_entry("error", error)?;
+            }
+        }
+        map.serialize_entry("meta", &self.meta)?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serializes_to_the_documented_shapes() {
+        let ok = Envelope {
+            tool: "t".into(),
+            outcome: Ok(json!({"x": 1})),
+            meta: EnvelopeMeta {
+                request_id: "r".into(),
+                duration_ms: Some(0.5),
+            },
+        };
+        assert_eq!(
+            ok.to_json(),
+            json!({"tool":"t","status":"ok","result":{"x":1},"meta":{"request_id":"r","duration_ms":0.5}})
+        );
+        let err = Envelope {
+            tool: "t".into(),
+            outcome: Err(ToolError::not_found("no such device")),
+            meta: EnvelopeMeta {
+                request_id: "r".into(),
+                duration_ms: None,
+            },
+        };
+        assert_eq!(err.http_status(), 404);
+        assert_eq!(
+            err.to_json(),
+            json!({"tool":"t","status":"error","error":{"type":"not_found","message":"no such device","retryable":false},"meta":{"request_id":"r"}})
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! The typed error every outcome that is not a success is carried in.
+//!
+//! One type for every front end: the CLI, HTTP and MCP adapters render a [`ToolError`] but never
+//! invent their own. The `type` string is stable and documented in the README's error table.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The built-in error types, with the HTTP status each one maps to.
+///
+/// A tool's own errors choose their own type string (`not_found`, `code_expired`, ...); these
+/// are the ones the pipeline itself produces.
+pub mod kind {
+    /// The request is not JSON, or not of the request's shape. HTTP 400.
+    pub const INVALID_REQUEST: &str = "invalid_request";
+    /// Credentials are missing or wrong where they are required. HTTP 401.
+    pub const UNAUTHENTICATED: &str = "unauthenticated";
+    /// Policy or a guard refused the call. HTTP 403.
+    pub const FORBIDDEN: &str = "forbidden";
+    /// No tool by that name. HTTP 404.
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    /// A destructive call came without confirmation. HTTP 409.
+    pub const CONFIRMATION_REQUIRED: &str = "confirmation_required";
+    /// The arguments break the input schema. HTTP 422.
+    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+    /// Over a rate limit. HTTP 429.
+    pub const RATE_LIMITED: &str = "rate_limited";
+    /// The tool panicked or failed unexpectedly. HTTP 500.
+    pub const INTERNAL: &str = "internal";
+    /// Not ready, or over capacity. HTTP 503.
+    pub const UNAVAILABLE: &str = "unavailable";
+    /// The tool ran past its time limit and was cancelled. HTTP 504.
+    pub const TIMEOUT: &str = "timeout";
+    /// The default type of a tool's own error. HTTP 500.
+    pub const TOOL_FAILED: &str = "tool_failed";
+}
+
+/// One way the arguments break the input schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// JSON pointer (RFC 6901) to the offending value inside the arguments; `""` is the root.
+    pub path: String,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// An error as every caller sees it: a stable `type`, a message, whether retrying can help,
+/// the HTTP status it maps to, and optional structured details.
+///
+/// Tools return it (or any error that converts `Into<ToolError>`) to pick their own type:
+///
+/// ```
+/// use tool_runtime::ToolError;
+/// let err = ToolError::new("not_found", "no device dev_42").with_status(404);
+/// assert_eq!(err.kind(), "not_found");
+/// assert!(!err.is_retryable());
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct ToolError {
+    kind: Cow<'static, str>,
+    message: String,
+    retryable: bool,
+    status: u16,
+    details: Option<Value>,
+}
+
+impl ToolError {
+    /// A tool's own error with the given type; HTTP status 500 and not retryable until set.
+    pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        let kind = kind.into();
+        let status = default_status(&kind);
+        Self {
+            retryable: default_retryable(&kind),
+            kind,
+            message: message.into(),
+            status,
+            details: None,
+        }
+    }
+
+    /// A tool's own failure of the default type `tool_failed`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(kind::TOOL_FAILED, message)
+    }
+
+    /// Arguments that break the schema, every violation listed in `details.violations`.
+    #[must_use]
+    pub fn invalid_arguments(violations: Vec<Violation>) -> Self {
+        let message = match violations.as_slice() {
+            [one] if one.path.is_empty() => format!("invalid arguments: {}", one.message),
+            [one] => format!("invalid arguments: {}: {}", one.path, one.message),
+            many => format!("invalid arguments: {} violations", many.len()),
+        };
+        Self::new(kind::INVALID_ARGUMENTS, message)
+            .with_details(serde_json::json!({ "violations": violations }))
+    }
+
+    /// An unexpected failure. The message given here is logged, never shown to the caller.
+    pub fn internal(logged: impl fmt::Display) -> Self {
+        tracing::error!(target: "tool_runtime::call", error = %logged, "internal error");
+        Self::new(kind::INTERNAL, "internal error")
+    }
+
+    /// Not found (HTTP 404), a common type for tools' own errors.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new("not_found", message).with_status(404)
+    }
+
+    /// Sets the HTTP status this error maps to.
+    #[must_use]
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// Sets whether a caller (or a model) should retry the same call.
+    #[must_use]
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches structured details, shown as `error.details`.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The stable type string, such as `invalid_arguments` or a tool's own `not_found`.
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The message shown to the caller.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether retrying the same call can help.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The HTTP status this error maps to.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// Structured details, if any.
+    #[must_use]
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+
+    /// The violations of an `invalid_arguments` error; empty for every other type.
+    #[must_use]
+    pub fn violations(&self) -> Vec<Violation> {
+        let Some(list) = self
+            .details
+            .as_ref()
+            .and_then(|d| d.get("violations"))
+            .and_then(Value::as_array)
+        else {
+            return Vec::new();
+        };
+        list.iter()
+            .map(|v| Violation {
+                path: v["path"].as_str().unwrap_or_default().to_owned(),
+                message: v["message"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect()
+    }
+}
+
+fn default_status(kind: &str) -> u16 {
+    match kind {
+        kind::INVALID_REQUEST => 400,
+        kind::UNAUTHENTICATED => 401,
+        kind::FORBIDDEN => 403,
+        kind::UNKNOWN_TOOL => 404,
+        kind::CONFIRMATION_REQUIRED => 409,
+        kind::INVALID_ARGUMENTS => 422,
+        kind::RATE_LIMITED => 429,
+        kind::UNAVAILABLE => 503,
+        kind::TIMEOUT => 504,
+        _ => 500,
+    }
+}
+
+fn default_retryable(kind: &str) -> bool {
+    // A model that sent bad arguments can fix them; limits and time-outs pass.
+    matches!(
+        kind,
+        kind::INVALID_ARGUMENTS | kind::RATE_LIMITED | kind::UNAVAILABLE | kind::TIMEOUT
+    )
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolError")
+            .field("type", &self.kind)
+            .field("message", &self.message)
+            .field("retryable", &self.retryable)
+            .field("status", &self.status)
+            .field("details", &self.details)
+            .finish()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl Serialize for ToolError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", &*self.kind)?;
+        map.serialize_entry("message", &self.message)?;
+        map.serialize_entry("retryable", &self.retryable)?;
+        if let Some(details) = &self.details {
+            map.serialize_entry("details", details)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_types_map_to_the_documented_statuses() {
+        let table = [
+            (kind::INVALID_REQUEST, 400),
+            (kind::UNAUTHENTICATED, 401),
+            (kind::FORBIDDEN, 403),
+            (kind::UNKNOWN_TOOL, 404),
+            (kind::CONFIRMATION_REQUIRED, 409),
+            (kind::INVALID_ARGUMENTS, 422),
+            (kind::RATE_LIMITED, 429),
+            (kind::INTERNAL, 500),
+            (kind::UNAVAILABLE, 503),
+            (kind::TIMEOUT, 504),
+            (kind::TOOL_FAILED, 500),
+        ];
+        for (kind, status) in table {
+            assert_eq!(ToolError::new(kind, "x").status(), status, "{kind}");
+        }
+    }
+
+    #[test]
+    fn violations_round_trip_through_details() {
+        let v = vec![Violation {
+            path: "/a".into(),
+            message: "must be >= 1".into(),
+        }];
+        let err = ToolError::invalid_arguments(v.clone());
+        assert_eq!(err.violations(), v);
+        assert!(err.is_retryable());
+        assert_eq!(err.message(), "invalid arguments: /a: must be >= 1");
+    }
+}

@@ -1,0 +1,135 @@
+//! The named points where cross-cutting layers plug into the call pipeline.
+//!
+//! Policy, guards, rate and concurrency limits ([`CallHook`]) run after the arguments are
+//! validated and before the tool; audit sinks ([`CallObserver`]) see every finished call,
+//! denials included. Front ends never run any of this themselves: they call
+//! [`Registry::call`](crate::Registry::call), and every hook applies to every caller.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::context::CallContext;
+use crate::envelope::Envelope;
+use crate::error::ToolError;
+use crate::definition::ToolMeta;
+
+/// Where a [`CallHook`] runs. Hooks run in this order; within one point, in registration order.
+/// The built-in confirmation check of destructive tools sits between `Guard` and `RateLimit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookPoint {
+    /// Registry-wide policy: may deny with `forbidden`.
+    Policy,
+    /// Per-tool guards: may deny, or rewrite the arguments (which are then validated again).
+    Guard,
+    /// Rate limits: may deny with `rate_limited`.
+    RateLimit,
+    /// Concurrency limits: may wait for a slot, or deny with `unavailable`.
+    Concurrency,
+}
+
+/// A call that passed validation and waits to run. Hooks read it, and guards may rewrite its
+/// arguments.
+pub struct PendingCall {
+    pub(crate) meta: Arc<ToolMeta>,
+    pub(crate) args: Value,
+    pub(crate) ctx: CallContext,
+    pub(crate) args_rewritten: bool,
+}
+
+impl PendingCall {
+    /// The tool's metadata.
+    #[must_use]
+    pub fn meta(&self) -> &ToolMeta {
+        &self.meta
+    }
+
+    /// The validated arguments.
+    #[must_use]
+    pub fn args(&self) -> &Value {
+        &self.args
+    }
+
+    /// Replaces the arguments; the pipeline validates them again before the tool runs.
+    pub fn set_args(&mut self, args: Value) {
+        self.args = args;
+        self.args_rewritten = true;
+    }
+
+    /// The caller and per-call handles.
+    #[must_use]
+    pub fn context(&self) -> &CallContext {
+        &self.ctx
+    }
+}
+
+impl fmt::Debug for PendingCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingCall")
+            .field("tool", &self.meta.name)
+            .field("ctx", &self.ctx)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Something a hook holds for the duration of the call, such as a concurrency slot; dropped
+/// when the call ends.
+pub struct Permit(Option<Box<dyn Send>>);
+
+impl Permit {
+    /// Nothing to hold: the hook only decides.
+    #[must_use]
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    /// Holds `value` until the call ends.
+    pub fn hold(value: impl Send + 'static) -> Self {
+        Self(Some(Box::new(value)))
+    }
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Permit(held)"
+        } else {
+            "Permit(none)"
+        })
+    }
+}
+
+/// A layer that may deny a call, rewrite its arguments, or hold a resource while it runs.
+pub trait CallHook: Send + Sync + 'static {
+    /// Where in the pipeline this hook runs.
+    fn point(&self) -> HookPoint;
+
+    /// Decides on one call: `Ok(permit)` lets it go on, `Err` ends it with that error.
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>>;
+}
+
+/// A finished call, as audit sinks and metrics see it.
+#[derive(Debug)]
+pub struct CompletedCall<'a> {
+    /// The tool's metadata; `None` when no tool had the requested name.
+    pub meta: Option<&'a ToolMeta>,
+    /// The arguments as the tool received them (or as they came, if the call was refused).
+    pub args: &'a Value,
+    /// The caller and per-call handles.
+    pub ctx: &'a CallContext,
+    /// What the caller receives.
+    pub envelope: &'a Envelope,
+    /// Time spent in the pipeline.
+    pub duration: Duration,
+}
+
+/// Sees every call that reached the pipeline, after its envelope is made and before it is
+/// returned, denials included. The audit log is one.
+pub trait CallObserver: Send + Sync + 'static {
+    /// Records one call. The envelope is returned to the caller once this future completes,
+    /// so a sink that must be durable before the answer (audit of mutating tools) awaits here.
+    fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()>;
+}

@@ -1,0 +1,65 @@
+//! Turn an ordinary `async fn` into a tool: a JSON Schema of its input and output, a validator
+//! that enforces exactly that schema, and a registration every front end (CLI, HTTP, MCP, an
+//! LLM agent loop) finds without a hand-written list. Every call, whatever its source, passes
+//! one pipeline ([`Registry::call`]) where validation, policy, confirmation, limits, time-outs,
+//! panic isolation, audit and tracing live once.
+//!
+//! ```standalone_crate
+//! use tool_runtime::prelude::*;
+//!
+//! /// Add two integers.
+//! ///
+//! /// Returns their sum.
+//! #[tool(annotations(read_only))]
+//! async fn add(
+//!     /// The first term
+//!     a: i64,
+//!     /// The second term
+//!     #[arg(default = 1, range(min = -100, max = 100))]
+//!     b: i64,
+//! ) -> i64 {
+//!     a + b
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let registry = Registry::builder().build().unwrap();
+//! let envelope = registry
+//!     .call("add", serde_json::json!({"a": 2}), Caller::new(Source::Internal))
+//!     .await;
+//! assert_eq!(envelope.result(), Some(&serde_json::json!(3)));
+//! # }
+//! ```
+//!
+//! See the README for the macro's options, the coercion policy and the error types.
+
+mod context;
+mod envelope;
+mod error;
+mod hooks;
+mod pipeline;
+mod registry;
+pub mod schema;
+mod state;
+mod definition;
+mod validate;
+
+pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
+pub use envelope::{Envelope, EnvelopeMeta};
+pub use error::{ToolError, Violation, kind};
+pub use futures_util::future::BoxFuture;
+pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, PendingCall, Permit};
+pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, RegisteredTool, is_valid_name};
+pub use state::{FromCallContext, State, StateKey, StateMap};
+pub use definition::{Annotations, DEFAULT_TIMEOUT, Tool, ToolDescriptor, ToolMeta};
+pub use tool_macros::tool;
+pub use tokio_util::sync::CancellationToken;
+
+/// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        CallContext, Caller, Envelope, Registry, Source, State, Tool, ToolError, tool,
+    };
+}
+
+#[doc(hidden)]
+pub mod __private;

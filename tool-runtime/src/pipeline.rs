@@ -1,0 +1,210 @@
+//! The call pipeline: the one path every call takes, whatever front end it came from.
+//!
+//! lookup → validate against the advertised schema → policy and guard hooks → confirmation of
+//! destructive tools → rate and concurrency hooks → run under a time limit with panic isolation
+//! → envelope → observers (audit). One `tool.call` tracing span covers it all.
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::context::{CallContext, Caller};
+use crate::envelope::{Envelope, EnvelopeMeta};
+use crate::error::{ToolError, kind};
+use crate::hooks::{CallHook, CompletedCall, PendingCall, Permit};
+use crate::registry::{Registry, RegisteredTool};
+use crate::definition::ToolMeta;
+use crate::validate::{normalize_numbers, strip_unknown};
+
+impl Registry {
+    /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
+    ///
+    /// Never panics and never returns early: every outcome, including an unknown tool, invalid
+    /// arguments, a refusal, a panicking tool and a time-out, is an envelope.
+    pub async fn call(&self, name: &str, args: Value, caller: Caller) -> Envelope {
+        let started = Instant::now();
+        let ctx = caller.into_context(self.state.clone());
+        let span = tracing::info_span!(
+            target: "tool_runtime::call",
+            "tool.call",
+            tool = name,
+            source = ctx.source().as_str(),
+            request_id = ctx.request_id(),
+        );
+        async move {
+            let mut args = args;
+            let entry = self.get(name);
+            let outcome = match entry {
+                None => Err(self.unknown_tool(name)),
+                Some(entry) => self.run(entry, &mut args, &ctx).await,
+            };
+            let duration = started.elapsed();
+            let envelope = Envelope {
+                tool: name.to_owned(),
+                outcome,
+                meta: EnvelopeMeta {
+                    request_id: ctx.request_id().to_owned(),
+                    duration_ms: Some(duration.as_secs_f64() * 1000.0),
+                },
+            };
+            match &envelope.outcome {
+                Ok(_) => tracing::debug!(target: "tool_runtime::call", ?duration, "ok"),
+                Err(e) => tracing::info!(
+                    target: "tool_runtime::call",
+                    ?duration,
+                    error.type = e.kind(),
+                    error.message = e.message(),
+                    "error"
+                ),
+            }
+            for observer in &self.observers {
+                observer
+                    .observe(CompletedCall {
+                        meta: entry.map(|e| &*e.meta),
+                        args: &args,
+                        ctx: &ctx,
+                        envelope: &envelope,
+                        duration,
+                    })
+                    .await;
+            }
+            envelope
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn run(
+        &self,
+        entry: &RegisteredTool,
+        args: &mut Value,
+        ctx: &CallContext,
+    ) -> Result<Value, ToolError> {
+        normalize_numbers(args);
+        if self.options.ignore_unknown_fields {
+            let dropped = strip_unknown(entry.input_schema(), args);
+            if !dropped.is_empty() {
+                tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
+            }
+        }
+        let validator = entry.validator()?;
+        validator.check(args)?;
+
+        let mut pending = PendingCall {
+            meta: entry.meta.clone(),
+            args: std::mem::take(args),
+            ctx: ctx.clone(),
+            args_rewritten: false,
+        };
+        let result = self.admit_and_run(entry, &mut pending).await;
+        *args = pending.args;
+        result
+    }
+
+    async fn admit_and_run(
+        &self,
+        entry: &RegisteredTool,
+        pending: &mut PendingCall,
+    ) -> Result<Value, ToolError> {
+        let mut permits: Vec<Permit> = Vec::new();
+        run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
+        if pending.args_rewritten {
+            normalize_numbers(&mut pending.args);
+            entry.validator()?.check(&pending.args)?;
+        }
+        if entry.meta.annotations.needs_confirmation() && !pending.ctx.confirmed() {
+            return Err(confirmation_required(&entry.meta, &pending.args));
+        }
+        run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+
+        let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
+        // Observers (audit) see the arguments after the call; copy them only when someone looks.
+        let args = if self.observers.is_empty() {
+            std::mem::take(&mut pending.args)
+        } else {
+            pending.args.clone()
+        };
+        let result = run_isolated(entry, args, &pending.ctx, limit).await;
+        drop(permits);
+        result
+    }
+}
+
+async fn run_hooks(
+    hooks: &[std::sync::Arc<dyn CallHook>],
+    pending: &mut PendingCall,
+    permits: &mut Vec<Permit>,
+) -> Result<(), ToolError> {
+    for hook in hooks {
+        permits.push(hook.before(pending).await?);
+    }
+    Ok(())
+}
+
+fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {
+    ToolError::new(
+        kind::CONFIRMATION_REQUIRED,
+        format!(
+            "`{}` is destructive and was not run: it would {} with {}; confirm the call to run it",
+            meta.name,
+            meta.summary.trim_end_matches('.').to_lowercase(),
+            args
+        ),
+    )
+    .with_details(serde_json::json!({ "tool": &*meta.name, "arguments": args }))
+}
+
+/// Runs the tool under its time limit, turning a panic into `internal` and a cancellation by
+/// the caller into `cancelled`. The tool's future is dropped (cancelled) on time-out.
+async fn run_isolated(
+    entry: &RegisteredTool,
+    args: Value,
+    ctx: &CallContext,
+    limit: Duration,
+) -> Result<Value, ToolError> {
+    let fut = AssertUnwindSafe(entry.tool.call(args, ctx.clone())).catch_unwind();
+    let cancel = ctx.cancellation();
+    let outcome = tokio::select! {
+        biased;
+        r = tokio::time::timeout(limit, fut) => r,
+        () = cancel.cancelled() => {
+            return Err(ToolError::new("cancelled", "the caller cancelled the call").with_status(499));
+        }
+    };
+    match outcome {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(non-string panic payload)".to_owned());
+            Err(ToolError::internal(format_args!(
+                "tool `{}` panicked: {message}",
+                entry.meta.name
+            )))
+        }
+        Err(_elapsed) => {
+            cancel.cancel();
+            Err(ToolError::new(
+                kind::TIMEOUT,
+                format!(
+                    "`{}` did not finish within {} and was cancelled",
+                    entry.meta.name,
+                    humanize(limit)
+                ),
+            ))
+        }
+    }
+}
+
+fn humanize(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}

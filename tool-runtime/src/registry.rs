@@ -1,0 +1,439 @@
+//! The set of tools every front end serves, built once at start-up.
+//!
+//! ```standalone_crate
+//! use tool_runtime::prelude::*;
+//!
+//! /// Add two numbers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! // Every `#[tool]` linked into the binary is found through `inventory`.
+//! let registry = Registry::builder().build().unwrap();
+//! assert!(registry.get("add").is_some());
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::hooks::{CallHook, CallObserver, HookPoint};
+use crate::state::StateMap;
+use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolMeta, ToolRegistration};
+use crate::validate::ArgsValidator;
+
+/// One registered tool with its lazily computed schemas and validator.
+pub struct RegisteredTool {
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) meta: Arc<ToolMeta>,
+    input_schema: OnceLock<Value>,
+    output_schema: OnceLock<Value>,
+    validator: OnceLock<Result<ArgsValidator, String>>,
+}
+
+impl RegisteredTool {
+    fn new(tool: Arc<dyn Tool>) -> Self {
+        let meta = Arc::new(tool.meta());
+        Self {
+            tool,
+            meta,
+            input_schema: OnceLock::new(),
+            output_schema: OnceLock::new(),
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// The tool's metadata.
+    #[must_use]
+    pub fn meta(&self) -> &ToolMeta {
+        &self.meta
+    }
+
+    /// The tool's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.meta.name
+    }
+
+    /// The input schema, computed on first use.
+    pub fn input_schema(&self) -> &Value {
+        self.input_schema.get_or_init(|| self.tool.input_schema())
+    }
+
+    /// The output schema, computed on first use.
+    pub fn output_schema(&self) -> &Value {
+        self.output_schema
+            .get_or_init(|| self.tool.output_schema())
+    }
+
+    /// Checks `args` against the input schema exactly as a call would, without running the tool.
+    pub fn check_arguments(&self, args: &Value) -> Result<(), ToolError> {
+        self.validator()?.check(args)
+    }
+
+    pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
+        self.validator
+            .get_or_init(|| ArgsValidator::compile(self.input_schema()))
+            .as_ref()
+            .map_err(|e| {
+                ToolError::internal(format_args!(
+                    "the input schema of `{}` does not compile: {e}",
+                    self.meta.name
+                ))
+            })
+    }
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.meta.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options that change how every call is handled.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) ignore_unknown_fields: bool,
+    pub(crate) default_timeout: Duration,
+}
+
+/// The tools, their state, and the hooks of the call pipeline. Build it with
+/// [`Registry::builder`], share it (`Arc<Registry>`), and call tools with
+/// [`Registry::call`](Registry::call).
+pub struct Registry {
+    pub(crate) tools: BTreeMap<Arc<str>, RegisteredTool>,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
+    pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
+    pub(crate) observers: Vec<Arc<dyn CallObserver>>,
+    pub(crate) options: Options,
+}
+
+impl Registry {
+    /// A builder that starts with every `#[tool]` linked into the binary.
+    #[must_use]
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The tool named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &RegisteredTool> {
+        self.tools.values()
+    }
+
+    /// Every tool name, sorted.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.tools.keys().map(|k| &**k)
+    }
+
+    /// Up to three registered names close to `name`, best first, for "did you mean" messages.
+    #[must_use]
+    pub fn suggest(&self, name: &str) -> Vec<&str> {
+        let wanted = name.to_ascii_lowercase().replace('-', "_");
+        let mut scored: Vec<(f64, &str)> = self
+            .names()
+            .filter_map(|candidate| {
+                let c = candidate.to_ascii_lowercase().replace('-', "_");
+                let score = strsim::jaro_winkler(&wanted, &c);
+                let close = score >= 0.8
+                    || strsim::levenshtein(&wanted, &c) <= 2
+                    || (wanted.len() >= 3 && c.contains(&wanted));
+                close.then_some((score, candidate))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        scored.into_iter().take(3).map(|(_, n)| n).collect()
+    }
+
+    pub(crate) fn unknown_tool(&self, name: &str) -> ToolError {
+        let near = self.suggest(name);
+        let message = if near.is_empty() {
+            format!("no tool named `{name}`")
+        } else {
+            format!(
+                "no tool named `{name}`; did you mean {}?",
+                near.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        ToolError::new(crate::error::kind::UNKNOWN_TOOL, message)
+            .with_details(serde_json::json!({ "suggestions": near }))
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Collects tools, state and hooks, then checks them all at once in [`build`](Self::build).
+pub struct RegistryBuilder {
+    inventory: bool,
+    tools: Vec<Arc<dyn Tool>>,
+    state: StateMap,
+    hooks: Vec<Arc<dyn CallHook>>,
+    observers: Vec<Arc<dyn CallObserver>>,
+    options: Options,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        Self {
+            inventory: true,
+            tools: Vec::new(),
+            state: StateMap::default(),
+            hooks: Vec::new(),
+            observers: Vec::new(),
+            options: Options {
+                ignore_unknown_fields: false,
+                default_timeout: DEFAULT_TIMEOUT,
+            },
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Leaves out the tools found through `inventory`; only explicitly added tools are served.
+    #[must_use]
+    pub fn without_inventory(mut self) -> Self {
+        self.inventory = false;
+        self
+    }
+
+    /// Adds a tool: a dynamic [`Tool`], or a `#[tool]` fn's descriptor
+    /// (`my_tool::descriptor()`), which is how a library whose `inventory` registrations the
+    /// linker dropped can still be served.
+    #[must_use]
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds a shared dynamic tool.
+    #[must_use]
+    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Registers application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_arc(Arc::new(value))
+    }
+
+    /// Registers shared application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Adds a pipeline hook (policy, guard, limit).
+    #[must_use]
+    pub fn hook(mut self, hook: impl CallHook) -> Self {
+        self.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds an observer of finished calls (audit, metrics).
+    #[must_use]
+    pub fn observer(mut self, observer: impl CallObserver) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// Drops argument fields the schema does not declare instead of rejecting the call.
+    /// Off by default: an unknown field is usually a typo the caller wants to hear about.
+    #[must_use]
+    pub fn ignore_unknown_fields(mut self, ignore: bool) -> Self {
+        self.options.ignore_unknown_fields = ignore;
+        self
+    }
+
+    /// The time limit of tools that set none (default 30 s).
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.options.default_timeout = timeout;
+        self
+    }
+
+    /// Checks everything and builds the registry: duplicate names (both definitions named),
+    /// invalid names, and state a tool needs that was never registered (tool and type named).
+    pub fn build(self) -> Result<Registry, BuildError> {
+        let mut problems = Vec::new();
+        let mut tools: BTreeMap<Arc<str>, RegisteredTool> = BTreeMap::new();
+        let from_inventory = self
+            .inventory
+            .then(|| inventory::iter::<ToolRegistration>.into_iter())
+            .into_iter()
+            .flatten()
+            .map(|r| Arc::new(r.0) as Arc<dyn Tool>);
+        for tool in from_inventory.chain(self.tools) {
+            let entry = RegisteredTool::new(tool);
+            let name: Arc<str> = Arc::from(&*entry.meta.name);
+            if let Some(existing) = tools.get(&name) {
+                // The same `#[tool]` registered through inventory and explicitly is one tool.
+                if existing.meta.defined_at == entry.meta.defined_at {
+                    continue;
+                }
+                problems.push(BuildProblem::DuplicateName {
+                    name: name.to_string(),
+                    first: existing.meta.defined_at.to_string(),
+                    second: entry.meta.defined_at.to_string(),
+                });
+                continue;
+            }
+            if !is_valid_name(&name) {
+                problems.push(BuildProblem::InvalidName {
+                    name: name.to_string(),
+                    defined_at: entry.meta.defined_at.to_string(),
+                });
+            }
+            for key in &entry.meta.requires {
+                if !self.state.contains(key) {
+                    problems.push(BuildProblem::MissingState {
+                        tool: name.to_string(),
+                        type_name: key.type_name(),
+                    });
+                }
+            }
+            tools.insert(name, entry);
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let mut hooks = self.hooks;
+        hooks.sort_by_key(|h| h.point());
+        let split = hooks.partition_point(|h| h.point() <= HookPoint::Guard);
+        let after = hooks.split_off(split);
+        Ok(Registry {
+            tools,
+            state: Arc::new(self.state),
+            hooks_before_confirmation: hooks,
+            hooks_after_confirmation: after,
+            observers: self.observers,
+            options: self.options,
+        })
+    }
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("inventory", &self.inventory)
+            .field("tools", &self.tools.len())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: portable across MCP clients and LLM providers.
+#[must_use]
+pub fn is_valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+}
+
+/// One reason a registry could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools share a name.
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// A dynamic tool's name breaks the naming rule.
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
+    /// A tool needs `State<T>` that was never registered.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state type.
+        type_name: &'static str,
+    },
+}
+
+impl fmt::Display for BuildProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildProblem::DuplicateName { name, first, second } => write!(
+                f,
+                "two tools are named `{name}`: one in {first}, one in {second}; rename one with #[tool(name = \"...\")]"
+            ),
+            BuildProblem::InvalidName { name, defined_at } => write!(
+                f,
+                "tool name `{name}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
+            ),
+            BuildProblem::MissingState { tool, type_name } => write!(
+                f,
+                "tool `{tool}` takes State<{type_name}>, but no `{type_name}` was registered; add `.state(value)` to the registry builder"
+            ),
+        }
+    }
+}
+
+/// Every problem found while building a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    /// The problems, in the order found.
+    pub problems: Vec<BuildProblem>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the tool registry cannot be built:")?;
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_portable_rule() {
+        for ok in ["a", "_x", "device_add", "device-add", &"a".repeat(64)] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "-a", "a b", "a.b", "é", &"a".repeat(65)] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Application state handed to tools as `State<T>` parameters.
+//!
+//! State is registered once when the registry is built (`RegistryBuilder::state`), replacing the
+//! global `init_*()` functions such code tends to grow. Every tool declares the state types it
+//! needs, so a missing one is reported when the registry is built, naming the tool and the type,
+//! never as a panic at call time.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::context::CallContext;
+use crate::error::ToolError;
+
+/// Shared application state of type `T`, injected into a tool; never part of any schema.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// struct Counter(std::sync::atomic::AtomicU64);
+///
+/// /// Count calls.
+/// #[tool]
+/// async fn bump(counter: State<Counter>) -> u64 {
+///     counter.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+/// }
+/// ```
+pub struct State<T: ?Sized>(Arc<T>);
+
+impl<T: ?Sized> State<T> {
+    /// Wraps shared state, for calling a tool's fn directly in tests.
+    pub fn from_arc(inner: Arc<T>) -> Self {
+        Self(inner)
+    }
+
+    /// The shared `Arc` behind this handle.
+    #[must_use]
+    pub fn arc(&self) -> &Arc<T> {
+        &self.0
+    }
+}
+
+impl<T> State<T> {
+    /// Wraps a value, for calling a tool's fn directly in tests.
+    pub fn new(value: T) -> Self {
+        Self(Arc::new(value))
+    }
+}
+
+impl<T: ?Sized> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<T: ?Sized> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "State<{}>", std::any::type_name::<T>())
+    }
+}
+
+/// Names a state type a tool needs: its `TypeId` and its name for error messages.
+#[derive(Clone, Copy)]
+pub struct StateKey {
+    type_id: fn() -> TypeId,
+    type_name: fn() -> &'static str,
+}
+
+impl StateKey {
+    /// The key of state type `T`.
+    #[must_use]
+    pub const fn of<T: 'static>() -> Self {
+        Self {
+            type_id: TypeId::of::<T>,
+            type_name: std::any::type_name::<T>,
+        }
+    }
+
+    /// The `TypeId` of the state type.
+    #[must_use]
+    pub fn type_id(&self) -> TypeId {
+        (self.type_id)()
+    }
+
+    /// The Rust name of the state type, such as `demo_app::store::Store`.
+    #[must_use]
+    pub fn type_name(&self) -> &'static str {
+        (self.type_name)()
+    }
+}
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.type_name())
+    }
+}
+
+impl PartialEq for StateKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id() == other.type_id()
+    }
+}
+
+/// The state registered with a registry, by type.
+#[derive(Default, Clone)]
+pub struct StateMap {
+    map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.map.insert(TypeId::of::<T>(), value);
+    }
+
+    pub(crate) fn contains(&self, key: &StateKey) -> bool {
+        self.map.contains_key(&key.type_id())
+    }
+
+    /// The state of type `T`, if it was registered.
+    #[must_use]
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        let any = Arc::clone(self.map.get(&TypeId::of::<T>())?);
+        any.downcast::<T>().ok().map(State)
+    }
+}
+
+impl fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateMap")
+            .field("types", &self.map.len())
+            .finish()
+    }
+}
+
+/// A parameter the pipeline supplies instead of the caller: `State<T>`, `CallContext` and
+/// `&CallContext`. Such parameters never appear in a schema, a flag or a request body.
+///
+/// Mark a parameter of your own type `#[arg(inject)]` and implement this trait to inject it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected into a tool",
+    label = "this parameter is marked to be injected",
+    note = "injected parameters are `State<T>`, `CallContext`, or a type that implements `FromCallContext`"
+)]
+pub trait FromCallContext: Sized {
+    /// The state type this parameter needs registered, if any; checked when the registry is built.
+    const REQUIRES: Option<StateKey> = None;
+
+    /// Produces the value for one call.
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError>;
+}
+
+impl<T: Send + Sync + 'static> FromCallContext for State<T> {
+    const REQUIRES: Option<StateKey> = Some(StateKey::of::<T>());
+
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
+        ctx.state::<T>().ok_or_else(|| {
+            ToolError::internal(format_args!(
+                "state `{}` is not registered with the registry",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+impl FromCallContext for CallContext {
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
+        Ok(ctx.clone())
+    }
+}

@@ -1,0 +1,136 @@
+//! Validation of arguments against a tool's advertised input schema.
+//!
+//! The schema is the contract: the same document a client reads is the one enforced, by the
+//! `jsonschema` crate, compiled once per tool. Every violation is reported at once.
+//!
+//! Coercion policy: none. `"5"` is not an integer and `"true"` is not a boolean. The one
+//! normalisation is the one JSON Schema itself makes: a number with an integral value such as
+//! `5.0` *is* an integer, so it is passed to the tool as `5`.
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::error::{ToolError, Violation};
+
+/// A compiled input schema.
+pub(crate) struct ArgsValidator {
+    validator: Validator,
+}
+
+impl ArgsValidator {
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(schema)
+            .map(|validator| Self { validator })
+            .map_err(|e| e.to_string())
+    }
+
+    /// `Ok` if `args` satisfies the schema, else every violation.
+    pub(crate) fn check(&self, args: &Value) -> Result<(), ToolError> {
+        // The boolean check is several times faster than collecting errors: do that only on failure.
+        if self.validator.is_valid(args) {
+            return Ok(());
+        }
+        let violations = self
+            .validator
+            .iter_errors(args)
+            .map(|e| Violation {
+                path: e.instance_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect();
+        Err(ToolError::invalid_arguments(violations))
+    }
+}
+
+/// Rewrites numbers with integral values (`5.0`) as integers, as JSON Schema reads them, so the
+/// Rust integer parameters accept what the schema accepted.
+pub(crate) fn normalize_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                // Reason: only values that survive the round trip exactly are rewritten.
+                if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+                    let i = f as i64;
+                    if i as f64 == f {
+                        *value = Value::from(i);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
+        Value::Object(map) => map.values_mut().for_each(normalize_numbers),
+        _ => {}
+    }
+}
+
+/// Removes top-level properties the schema does not declare (the registry's
+/// `ignore_unknown_fields` option). Returns the removed names, for the trace.
+pub(crate) fn strip_unknown(schema: &Value, args: &mut Value) -> Vec<String> {
+    let (Some(props), Some(map)) = (
+        schema.get("properties").and_then(Value::as_object),
+        args.as_object_mut(),
+    ) else {
+        return Vec::new();
+    };
+    let unknown: Vec<String> = map
+        .keys()
+        .filter(|k| !props.contains_key(*k))
+        .cloned()
+        .collect();
+    for k in &unknown {
+        map.remove(k);
+    }
+    unknown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1},
+                "s": {"type": "string"}
+            },
+            "required": ["n"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn reports_every_violation_with_a_pointer() {
+        let v = ArgsValidator::compile(&schema()).unwrap();
+        let err = v.check(&json!({"n": 0, "s": 5, "x": 1})).unwrap_err();
+        let mut paths: Vec<_> = err.violations().into_iter().map(|v| v.path).collect();
+        paths.sort();
+        assert_eq!(paths, ["", "/n", "/s"]);
+        assert!(err.violations().iter().any(|v| v.message.contains("'x'")));
+    }
+
+    #[test]
+    fn strings_are_not_integers() {
+        let v = ArgsValidator::compile(&schema()).unwrap();
+        assert!(v.check(&json!({"n": "5"})).is_err());
+        assert!(v.check(&json!({"n": 5})).is_ok());
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        let mut x = json!({"a": 5.0, "b": [1.5, 2.0], "c": 1e300});
+        normalize_numbers(&mut x);
+        assert_eq!(x, json!({"a": 5, "b": [1.5, 2], "c": 1e300}));
+    }
+
+    #[test]
+    fn strip_unknown_keeps_declared_properties() {
+        let mut x = json!({"n": 1, "zzz": 2});
+        assert_eq!(strip_unknown(&schema(), &mut x), ["zzz"]);
+        assert_eq!(x, json!({"n": 1}));
+    }
+}
