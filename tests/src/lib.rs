@@ -1,1 +1,1 @@
-
+//! Integration tests of tool-runtime, the macro and the demo app; see `tests/` and `ui/`.

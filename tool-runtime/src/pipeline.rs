@@ -47,7 +47,8 @@ impl Registry {
                 outcome,
                 meta: EnvelopeMeta {
                     request_id: ctx.request_id().to_owned(),
-                    duration_ms: Some(duration.as_secs_f64() * 1000.0),
+                    // Microsecond resolution: finer digits are noise.
+                    duration_ms: Some((duration.as_secs_f64() * 1_000_000.0).round() / 1000.0),
                 },
             };
             match &envelope.outcome {

@@ -141,19 +141,36 @@ impl Registry {
     #[must_use]
     pub fn suggest(&self, name: &str) -> Vec<&str> {
         let wanted = name.to_ascii_lowercase().replace('-', "_");
+        // Close in spelling (a typo or two), or containing what was typed.
+        let budget = (wanted.chars().count() / 4).max(2);
         let mut scored: Vec<(f64, &str)> = self
             .names()
             .filter_map(|candidate| {
                 let c = candidate.to_ascii_lowercase().replace('-', "_");
-                let score = strsim::jaro_winkler(&wanted, &c);
-                let close = score >= 0.8
-                    || strsim::levenshtein(&wanted, &c) <= 2
+                let close = strsim::levenshtein(&wanted, &c) <= budget
                     || (wanted.len() >= 3 && c.contains(&wanted));
-                close.then_some((score, candidate))
+                close.then(|| (strsim::jaro_winkler(&wanted, &c), candidate))
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         scored.into_iter().take(3).map(|(_, n)| n).collect()
+    }
+
+    /// Computes every tool's schemas and compiles every validator now rather than on first
+    /// use, and reports the tools whose input schema does not compile. Servers call it at
+    /// start-up so the first calls pay nothing extra and a bad schema fails loudly.
+    pub fn warm_up(&self) -> Result<(), Vec<(String, String)>> {
+        let broken: Vec<(String, String)> = self
+            .tools()
+            .filter_map(|t| {
+                t.output_schema();
+                match t.validator.get_or_init(|| ArgsValidator::compile(t.input_schema())) {
+                    Ok(_) => None,
+                    Err(e) => Some((t.name().to_owned(), e.clone())),
+                }
+            })
+            .collect();
+        if broken.is_empty() { Ok(()) } else { Err(broken) }
     }
 
     pub(crate) fn unknown_tool(&self, name: &str) -> ToolError {

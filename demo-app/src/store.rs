@@ -1,0 +1,399 @@
+//! The demo app's state: pairing codes and devices in an embedded SQLite database.
+//!
+//! Every operation that reads and then writes runs in one `BEGIN IMMEDIATE` transaction, so two
+//! processes (or two connections) redeeming one code pair exactly one device.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+/// Versioned schema migrations; `PRAGMA user_version` records how many ran.
+const MIGRATIONS: &[&str] = &[
+    // 1: codes and devices.
+    "CREATE TABLE pairing_codes (
+        id INTEGER PRIMARY KEY,
+        code TEXT NOT NULL,
+        workspace TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        redeemed_at INTEGER,
+        device_id TEXT
+    );
+    CREATE INDEX pairing_codes_code ON pairing_codes (code);
+    CREATE TABLE devices (
+        device_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        workspace TEXT,
+        paired_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    );",
+];
+
+/// An error of the store, before it becomes a tool error.
+#[derive(Debug)]
+pub enum StoreError {
+    /// No unredeemed code with that value.
+    InvalidCode,
+    /// The code existed but expired.
+    CodeExpired,
+    /// No device with that id.
+    NotFound(String),
+    /// SQLite failed.
+    Sqlite(rusqlite::Error),
+    /// The operating system's random source failed.
+    Random(getrandom::Error),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::InvalidCode => f.write_str("no pending pairing code matches"),
+            StoreError::CodeExpired => f.write_str("the pairing code has expired"),
+            StoreError::NotFound(id) => write!(f, "no device `{id}`"),
+            StoreError::Sqlite(e) => write!(f, "database error: {e}"),
+            StoreError::Random(e) => write!(f, "random source error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sqlite(e)
+    }
+}
+
+/// A pending pairing code as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeRow {
+    /// The digits.
+    pub code: String,
+    /// The workspace it pairs into.
+    pub workspace: Option<String>,
+    /// Unix seconds.
+    pub expires_at: i64,
+}
+
+/// A device as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceRow {
+    /// `dev_` and 16 hex digits.
+    pub device_id: String,
+    /// The name given at pairing.
+    pub name: String,
+    /// The workspace.
+    pub workspace: Option<String>,
+    /// Unix seconds.
+    pub paired_at: i64,
+    /// Unix seconds, when revoked.
+    pub revoked_at: Option<i64>,
+}
+
+/// The database. Cheap to share: the connection sits behind a mutex, and blocking work runs
+/// on tokio's blocking pool through [`Store::run`].
+#[derive(Debug, Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and runs pending migrations.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let conn = Connection::open(path)?;
+        Self::init(conn)
+    }
+
+    /// An in-memory database, for tests.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self, StoreError> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        migrate(&mut conn)?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// The schema version (number of migrations applied).
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        let conn = self.lock();
+        Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    /// Runs `f` with the connection on tokio's blocking pool.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut guard)
+        })
+        .await
+        .unwrap_or_else(|join| std::panic::resume_unwind(join.into_panic()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (version, sql) in (1i64..).zip(MIGRATIONS).skip(usize::try_from(applied).unwrap_or(0)) {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Seconds since the Unix epoch.
+#[must_use]
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// `length` decimal digits from the operating system's CSPRNG, without modulo bias.
+pub fn random_digits(length: usize) -> Result<String, StoreError> {
+    let mut out = String::with_capacity(length);
+    let mut buf = [0u8; 32];
+    while out.len() < length {
+        getrandom::fill(&mut buf).map_err(StoreError::Random)?;
+        // 250 is the largest multiple of 10 below 256: rejecting 250..=255 keeps digits uniform.
+        for b in buf.iter().filter(|b| **b < 250) {
+            if out.len() == length {
+                break;
+            }
+            out.push(char::from(b'0' + b % 10));
+        }
+    }
+    Ok(out)
+}
+
+/// A new device id: `dev_` and 16 random hex digits.
+pub fn new_device_id() -> Result<String, StoreError> {
+    let mut buf = [0u8; 8];
+    getrandom::fill(&mut buf).map_err(StoreError::Random)?;
+    Ok(format!("dev_{}", hex(&buf)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Creates a pending code, unique among pending codes.
+pub fn create_code(
+    conn: &mut Connection,
+    workspace: Option<&str>,
+    ttl: Duration,
+    length: usize,
+) -> Result<CodeRow, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now();
+    let expires_at = now.saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX));
+    let code = loop {
+        let candidate = random_digits(length)?;
+        let taken: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pairing_codes
+               WHERE code = ?1 AND redeemed_at IS NULL AND expires_at > ?2)",
+            params![candidate, now],
+            |r| r.get(0),
+        )?;
+        if !taken {
+            break candidate;
+        }
+    };
+    tx.execute(
+        "INSERT INTO pairing_codes (code, workspace, created_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
+        params![code, workspace, now, expires_at],
+    )?;
+    tx.commit()?;
+    Ok(CodeRow {
+        code,
+        workspace: workspace.map(str::to_owned),
+        expires_at,
+    })
+}
+
+/// Redeems a pending, unexpired code once and creates the device.
+pub fn redeem_code(conn: &mut Connection, code: &str, name: &str) -> Result<DeviceRow, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = now();
+    let pending: Option<(i64, Option<String>, i64)> = tx
+        .query_row(
+            "SELECT id, workspace, expires_at FROM pairing_codes
+              WHERE code = ?1 AND redeemed_at IS NULL ORDER BY expires_at DESC LIMIT 1",
+            params![code],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((id, workspace, expires_at)) = pending else {
+        return Err(StoreError::InvalidCode);
+    };
+    if expires_at <= now {
+        return Err(StoreError::CodeExpired);
+    }
+    let device_id = new_device_id()?;
+    let changed = tx.execute(
+        "UPDATE pairing_codes SET redeemed_at = ?1, device_id = ?2 WHERE id = ?3 AND redeemed_at IS NULL",
+        params![now, device_id, id],
+    )?;
+    if changed != 1 {
+        return Err(StoreError::InvalidCode);
+    }
+    tx.execute(
+        "INSERT INTO devices (device_id, name, workspace, paired_at) VALUES (?1, ?2, ?3, ?4)",
+        params![device_id, name, workspace, now],
+    )?;
+    tx.commit()?;
+    Ok(DeviceRow {
+        device_id,
+        name: name.to_owned(),
+        workspace,
+        paired_at: now,
+        revoked_at: None,
+    })
+}
+
+/// Devices (revoked ones included) and pending codes, optionally of one workspace.
+pub fn list(
+    conn: &mut Connection,
+    workspace: Option<&str>,
+) -> Result<(Vec<DeviceRow>, Vec<CodeRow>), StoreError> {
+    let now = now();
+    let mut devices = conn.prepare(
+        "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices
+          WHERE ?1 IS NULL OR workspace = ?1 ORDER BY paired_at, device_id",
+    )?;
+    let devices = devices
+        .query_map(params![workspace], |r| {
+            Ok(DeviceRow {
+                device_id: r.get(0)?,
+                name: r.get(1)?,
+                workspace: r.get(2)?,
+                paired_at: r.get(3)?,
+                revoked_at: r.get(4)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut codes = conn.prepare(
+        "SELECT code, workspace, expires_at FROM pairing_codes
+          WHERE redeemed_at IS NULL AND expires_at > ?2 AND (?1 IS NULL OR workspace = ?1)
+          ORDER BY expires_at, id",
+    )?;
+    let codes = codes
+        .query_map(params![workspace, now], |r| {
+            Ok(CodeRow {
+                code: r.get(0)?,
+                workspace: r.get(1)?,
+                expires_at: r.get(2)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((devices, codes))
+}
+
+/// Revokes a device; revoking a revoked device changes nothing and returns it.
+pub fn revoke(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(
+        "UPDATE devices SET revoked_at = ?1 WHERE device_id = ?2 AND revoked_at IS NULL",
+        params![now(), device_id],
+    )?;
+    let row = tx
+        .query_row(
+            "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices WHERE device_id = ?1",
+            params![device_id],
+            |r| {
+                Ok(DeviceRow {
+                    device_id: r.get(0)?,
+                    name: r.get(1)?,
+                    workspace: r.get(2)?,
+                    paired_at: r.get(3)?,
+                    revoked_at: r.get(4)?,
+                })
+            },
+        )
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(device_id.to_owned()))?;
+    tx.commit()?;
+    Ok(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_digits_of_the_right_length() {
+        for len in [4, 6, 10] {
+            let d = random_digits(len).unwrap();
+            assert_eq!(d.len(), len);
+            assert!(d.bytes().all(|b| b.is_ascii_digit()));
+        }
+    }
+
+    #[test]
+    fn migrations_are_versioned_and_rerunnable() {
+        let dir = std::env::temp_dir().join(format!("demo-app-migrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.db");
+        let _ = std::fs::remove_file(&path);
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), 1);
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), 1);
+        drop(s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_code_pairs_once_then_is_invalid() {
+        let store = Store::in_memory().unwrap();
+        let mut conn = store.lock();
+        let code = create_code(&mut conn, Some("home"), Duration::from_secs(60), 6).unwrap();
+        let dev = redeem_code(&mut conn, &code.code, "phone").unwrap();
+        assert!(dev.device_id.starts_with("dev_"));
+        assert_eq!(dev.workspace.as_deref(), Some("home"));
+        assert!(matches!(
+            redeem_code(&mut conn, &code.code, "phone"),
+            Err(StoreError::InvalidCode)
+        ));
+        let (devices, codes) = list(&mut conn, None).unwrap();
+        assert_eq!(devices.len(), 1);
+        assert!(codes.is_empty());
+        let revoked = revoke(&mut conn, &dev.device_id).unwrap();
+        assert!(revoked.revoked_at.is_some());
+        assert!(matches!(revoke(&mut conn, "dev_x"), Err(StoreError::NotFound(_))));
+    }
+
+    #[test]
+    fn expired_codes_are_refused() {
+        let store = Store::in_memory().unwrap();
+        let mut conn = store.lock();
+        let code = create_code(&mut conn, None, Duration::ZERO, 6).unwrap();
+        assert!(matches!(
+            redeem_code(&mut conn, &code.code, "x"),
+            Err(StoreError::CodeExpired)
+        ));
+    }
+}

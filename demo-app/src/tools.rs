@@ -1,0 +1,190 @@
+//! The demo app's tools: pair mobile devices with short-lived codes.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tool_runtime::prelude::*;
+
+use crate::store::{self, CodeRow, DeviceRow, Store, StoreError};
+
+/// A pairing code to type into the new device.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PairingCode {
+    /// The digits to enter on the device.
+    pub code: String,
+    /// When the code stops working (RFC 3339, UTC).
+    pub expires_at: String,
+    /// The workspace the device will join.
+    pub workspace: Option<String>,
+}
+
+/// A paired device.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Device {
+    /// Stable id, `dev_` followed by 16 hex digits.
+    pub device_id: String,
+    /// The name given at pairing.
+    pub name: String,
+    /// The workspace it belongs to.
+    pub workspace: Option<String>,
+    /// When it was paired (RFC 3339, UTC).
+    pub paired_at: String,
+    /// When it was revoked (RFC 3339, UTC), if it was.
+    pub revoked_at: Option<String>,
+}
+
+/// A code waiting to be redeemed. The digits are masked: listing must not leak a usable code.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PendingCode {
+    /// The code with all but its last two digits masked, such as `****10`.
+    pub code_hint: String,
+    /// The workspace the device will join.
+    pub workspace: Option<String>,
+    /// When the code stops working (RFC 3339, UTC).
+    pub expires_at: String,
+}
+
+/// Devices and pending codes.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DeviceList {
+    /// Paired devices, revoked ones included, oldest first.
+    pub devices: Vec<Device>,
+    /// Codes not yet redeemed nor expired.
+    pub pending_codes: Vec<PendingCode>,
+}
+
+fn rfc3339(unix: i64) -> String {
+    let secs = u64::try_from(unix).unwrap_or(0);
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
+}
+
+impl From<DeviceRow> for Device {
+    fn from(d: DeviceRow) -> Self {
+        Device {
+            device_id: d.device_id,
+            name: d.name,
+            workspace: d.workspace,
+            paired_at: rfc3339(d.paired_at),
+            revoked_at: d.revoked_at.map(rfc3339),
+        }
+    }
+}
+
+impl From<CodeRow> for PendingCode {
+    fn from(c: CodeRow) -> Self {
+        let shown = c.code.len().saturating_sub(2);
+        PendingCode {
+            code_hint: format!("{}{}", "*".repeat(shown), &c.code[shown..]),
+            workspace: c.workspace,
+            expires_at: rfc3339(c.expires_at),
+        }
+    }
+}
+
+impl From<StoreError> for ToolError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::InvalidCode => ToolError::new(
+                "invalid_code",
+                "no pending pairing code matches; check the digits or create a new code with device_add",
+            )
+            .with_status(400),
+            StoreError::CodeExpired => ToolError::new(
+                "code_expired",
+                "the pairing code has expired; create a new one with device_add",
+            )
+            .with_status(410),
+            StoreError::NotFound(id) => ToolError::not_found(format!("no device `{id}`")),
+            other @ (StoreError::Sqlite(_) | StoreError::Random(_)) => ToolError::internal(other),
+        }
+    }
+}
+
+/// Generate a short-lived pairing code to onboard a new mobile device.
+///
+/// The code is stored until it expires or is redeemed with `device_pair`.
+#[tool(annotations(destructive = false, read_only = false, idempotent = false), tags("devices"))]
+pub async fn device_add(
+    store: State<Store>,
+    /// Workspace name
+    #[arg(length(min = 1, max = 64))]
+    workspace: Option<String>,
+    /// Pairing code lifetime in seconds
+    #[arg(default = 300, range(min = 30, max = 86400))]
+    ttl_seconds: u32,
+    /// Pairing code length in digits
+    #[arg(default = 6, range(min = 4, max = 10))]
+    code_length: u8,
+) -> Result<PairingCode, ToolError> {
+    let row = store
+        .run(move |conn| {
+            store::create_code(
+                conn,
+                workspace.as_deref(),
+                Duration::from_secs(u64::from(ttl_seconds)),
+                usize::from(code_length),
+            )
+        })
+        .await?;
+    Ok(PairingCode {
+        expires_at: rfc3339(row.expires_at),
+        code: row.code,
+        workspace: row.workspace,
+    })
+}
+
+/// Redeem a pairing code and register the new device.
+///
+/// A code works once, before it expires. Errors: `invalid_code` (no pending code has these
+/// digits) and `code_expired`.
+#[tool(annotations(destructive = false, idempotent = false), tags("devices"))]
+pub async fn device_pair(
+    store: State<Store>,
+    /// The pairing code shown by device_add
+    #[arg(pattern = "^[0-9]{4,10}$")]
+    code: String,
+    /// A name for the new device, such as "Alice's phone"
+    #[arg(length(min = 1, max = 100))]
+    device_name: String,
+) -> Result<Device, ToolError> {
+    let row = store
+        .run(move |conn| store::redeem_code(conn, &code, &device_name))
+        .await?;
+    Ok(row.into())
+}
+
+/// List paired devices and pending pairing codes.
+///
+/// Pending codes are shown masked.
+#[tool(annotations(read_only, idempotent), tags("devices"))]
+pub async fn device_list(
+    store: State<Store>,
+    /// Only this workspace
+    workspace: Option<String>,
+) -> Result<DeviceList, ToolError> {
+    let (devices, codes) = store
+        .run(move |conn| store::list(conn, workspace.as_deref()))
+        .await?;
+    Ok(DeviceList {
+        devices: devices.into_iter().map(Device::from).collect(),
+        pending_codes: codes.into_iter().map(PendingCode::from).collect(),
+    })
+}
+
+/// Revoke a paired device.
+///
+/// The device can no longer connect. Revoking a revoked device changes nothing. Error:
+/// `not_found`.
+#[tool(annotations(destructive, idempotent), tags("devices"))]
+pub async fn device_revoke(
+    store: State<Store>,
+    /// The device's id, as device_list shows it
+    #[arg(pattern = "^dev_[0-9a-f]{16}$")]
+    device_id: String,
+) -> Result<Device, ToolError> {
+    let row = store
+        .run(move |conn| store::revoke(conn, &device_id))
+        .await?;
+    Ok(row.into())
+}

@@ -1,0 +1,515 @@
+//! Every outcome of the call pipeline, through `Registry::call`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tool_runtime::prelude::*;
+use tool_runtime::{
+    BoxFuture, BuildProblem, CallHook, CallObserver, CancellationToken, CompletedCall, HookPoint,
+    PendingCall, Permit, ToolMeta,
+};
+
+/// Add two integers.
+#[tool(annotations(read_only))]
+async fn add(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Debug)]
+enum PaymentError {
+    Declined,
+    Busy,
+}
+
+impl From<PaymentError> for ToolError {
+    fn from(e: PaymentError) -> Self {
+        match e {
+            PaymentError::Declined => ToolError::new("card_declined", "the card was declined").with_status(402),
+            PaymentError::Busy => ToolError::new("processor_busy", "try again shortly")
+                .with_status(503)
+                .with_retryable(true),
+        }
+    }
+}
+
+/// Charge a card.
+#[tool]
+async fn charge(
+    /// Whether the processor is busy
+    busy: bool,
+) -> Result<u32, PaymentError> {
+    Err(if busy { PaymentError::Busy } else { PaymentError::Declined })
+}
+
+/// Panic.
+#[tool]
+async fn boom() -> u32 {
+    panic!("secret internal detail")
+}
+
+/// Sleep for a while.
+#[tool(timeout = "50ms")]
+async fn slow(
+    /// Milliseconds to sleep
+    ms: u64,
+    ctx: &CallContext,
+) -> u64 {
+    let token = ctx.cancellation().clone();
+    OBSERVED_TOKEN.lock().unwrap().replace(token);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+static OBSERVED_TOKEN: Mutex<Option<CancellationToken>> = Mutex::new(None);
+
+/// Wipe everything.
+#[tool(annotations(destructive))]
+async fn wipe() -> bool {
+    true
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Who {
+    source: String,
+    principal: Option<String>,
+    roles: Vec<String>,
+    request_id: String,
+}
+
+/// Report the caller.
+#[tool(name = "who-am-i")]
+async fn whoami(ctx: CallContext) -> Who {
+    Who {
+        source: ctx.source().to_string(),
+        principal: ctx.principal().map(str::to_owned),
+        roles: ctx.roles().to_vec(),
+        request_id: ctx.request_id().to_owned(),
+    }
+}
+
+struct Counter(AtomicUsize);
+
+/// Count calls.
+#[tool]
+async fn bump(counter: State<Counter>) -> usize {
+    counter.0.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+/// A tool made at run time, as a provider would.
+struct Echo;
+
+impl Tool for Echo {
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("echo", "Return the text.")
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"text": {"type": "string", "maxLength": 5}},
+               "required": ["text"], "additionalProperties": false})
+    }
+    fn output_schema(&self) -> Value {
+        json!({"type": "string"})
+    }
+    fn call<'a>(&'a self, args: Value, _ctx: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move { Ok(args["text"].clone()) })
+    }
+}
+
+fn builder() -> tool_runtime::RegistryBuilder {
+    Registry::builder()
+        .state(Counter(AtomicUsize::new(0)))
+        .tool(Echo)
+}
+
+fn registry() -> Registry {
+    builder().build().expect("registry builds")
+}
+
+fn caller() -> Caller {
+    Caller::new(Source::Internal)
+}
+
+#[tokio::test]
+async fn success_is_an_ok_envelope() {
+    let r = registry();
+    let env = r.call("add", json!({"a": 2, "b": 3}), caller().request_id("req-7")).await;
+    let j = env.to_json();
+    assert_eq!(j["status"], "ok");
+    assert_eq!(j["result"], 5);
+    assert_eq!(j["tool"], "add");
+    assert_eq!(j["meta"]["request_id"], "req-7");
+    assert!(j["meta"]["duration_ms"].as_f64().unwrap() >= 0.0);
+    assert_eq!(env.http_status(), 200);
+}
+
+#[tokio::test]
+async fn unknown_tool_suggests_near_names() {
+    let r = registry();
+    let env = r.call("ad", json!({}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "unknown_tool");
+    assert_eq!(e.status(), 404);
+    assert!(e.message().contains("`add`"), "{}", e.message());
+    let env = r.call("zzzzzzzz", json!({}), caller()).await;
+    assert_eq!(env.error().unwrap().message(), "no tool named `zzzzzzzz`");
+}
+
+#[tokio::test]
+async fn invalid_arguments_list_every_violation() {
+    let r = registry();
+    let env = r.call("add", json!({"a": "5", "c": 1}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "invalid_arguments");
+    assert_eq!(e.status(), 422);
+    let v = e.violations();
+    assert!(v.iter().any(|v| v.path == "/a" && v.message.contains("integer")), "{v:?}");
+    assert!(v.iter().any(|v| v.path.is_empty() && v.message.contains("'c'")), "{v:?}");
+    assert!(v.iter().any(|v| v.message.contains("\"b\"")), "missing b: {v:?}");
+    // Not an object at all.
+    let env = r.call("add", json!([1, 2]), caller()).await;
+    assert_eq!(env.error().unwrap().kind(), "invalid_arguments");
+    // Integral floats are integers, as JSON Schema says.
+    let env = r.call("add", json!({"a": 2.0, "b": 1}), caller()).await;
+    assert_eq!(env.result(), Some(&json!(3)));
+    // Out of the type's range is a schema violation, not a decode failure.
+    let env = r.call("add", json!({"a": 1e19, "b": 1}), caller()).await;
+    assert_eq!(env.error().unwrap().violations()[0].path, "/a");
+}
+
+#[tokio::test]
+async fn unknown_fields_can_be_ignored_by_option() {
+    let r = builder().ignore_unknown_fields(true).build().unwrap();
+    let env = r.call("add", json!({"a": 1, "b": 1, "extra": true}), caller()).await;
+    assert_eq!(env.result(), Some(&json!(2)));
+}
+
+#[tokio::test]
+async fn a_tools_own_error_keeps_its_type_status_and_retryability() {
+    let r = registry();
+    let e = r.call("charge", json!({"busy": false}), caller()).await;
+    let e = e.error().unwrap();
+    assert_eq!((e.kind(), e.status(), e.is_retryable()), ("card_declined", 402, false));
+    let e = r.call("charge", json!({"busy": true}), caller()).await;
+    let e = e.error().unwrap();
+    assert_eq!((e.kind(), e.status(), e.is_retryable()), ("processor_busy", 503, true));
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_internal_and_the_registry_goes_on() {
+    let r = registry();
+    let env = r.call("boom", json!({}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "internal");
+    assert_eq!(e.status(), 500);
+    assert!(!env.to_json().to_string().contains("secret"), "panic message leaked");
+    let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
+    assert!(env.is_ok());
+}
+
+#[tokio::test]
+async fn a_slow_tool_times_out_and_is_cancelled() {
+    let r = registry();
+    let env = r.call("slow", json!({"ms": 5_000}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "timeout");
+    assert_eq!(e.status(), 504);
+    assert!(e.message().contains("50ms"), "{}", e.message());
+    let token = OBSERVED_TOKEN.lock().unwrap().take().expect("tool ran");
+    assert!(token.is_cancelled());
+    let env = r.call("slow", json!({"ms": 1}), caller()).await;
+    assert_eq!(env.result(), Some(&json!(1)));
+}
+
+#[tokio::test]
+async fn the_registry_default_timeout_applies_to_tools_without_one() {
+    // `slow` sets its own 50ms; the default governs the rest, shown with a dynamic tool.
+    struct Hang;
+    impl Tool for Hang {
+        fn meta(&self) -> ToolMeta {
+            ToolMeta::new("hang", "Never finish.")
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object", "additionalProperties": false})
+        }
+        fn output_schema(&self) -> Value {
+            json!({})
+        }
+        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(std::future::pending())
+        }
+    }
+    let r = builder().tool(Hang).default_timeout(Duration::from_millis(20)).build().unwrap();
+    let env = r.call("hang", json!({}), caller()).await;
+    assert_eq!(env.error().unwrap().kind(), "timeout");
+}
+
+#[tokio::test]
+async fn a_caller_that_goes_away_cancels_the_call() {
+    let r = registry();
+    let token = CancellationToken::new();
+    let t2 = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        t2.cancel();
+    });
+    let env = r.call("slow", json!({"ms": 40}), caller().cancellation(token)).await;
+    assert_eq!(env.error().unwrap().kind(), "cancelled");
+}
+
+#[tokio::test]
+async fn destructive_tools_need_confirmation() {
+    let r = registry();
+    let env = r.call("wipe", json!({}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "confirmation_required");
+    assert_eq!(e.status(), 409);
+    assert!(e.message().contains("wipe everything"), "{}", e.message());
+    let env = r.call("wipe", json!({}), caller().confirm(true)).await;
+    assert_eq!(env.result(), Some(&json!(true)));
+}
+
+#[tokio::test]
+async fn the_context_carries_the_caller() {
+    let r = registry();
+    let env = r
+        .call(
+            "who-am-i",
+            json!({}),
+            Caller::new(Source::Http).principal("alice").roles(["admin"]).request_id("abc"),
+        )
+        .await;
+    assert_eq!(
+        env.result(),
+        Some(&json!({"source": "http", "principal": "alice", "roles": ["admin"], "request_id": "abc"}))
+    );
+    // Injected parameters are in no schema.
+    let schema = r.get("who-am-i").unwrap().input_schema();
+    assert_eq!(schema["properties"], json!({}));
+}
+
+#[tokio::test]
+async fn state_is_injected() {
+    let r = registry();
+    let first = r.call("bump", json!({}), caller()).await;
+    let second = r.call("bump", json!({}), caller()).await;
+    assert_eq!(first.result(), Some(&json!(1)));
+    assert_eq!(second.result(), Some(&json!(2)));
+    assert_eq!(r.get("bump").unwrap().input_schema()["properties"], json!({}));
+}
+
+#[test]
+fn missing_state_is_reported_at_build_naming_tool_and_type() {
+    let err = Registry::builder().build().unwrap_err();
+    assert!(err.problems.contains(&BuildProblem::MissingState {
+        tool: "bump".into(),
+        type_name: std::any::type_name::<Counter>(),
+    }));
+    let text = err.to_string();
+    assert!(text.contains("`bump`") && text.contains("pipeline::Counter"), "{text}");
+}
+
+#[test]
+fn duplicate_names_are_refused_naming_both_definitions() {
+    struct FakeAdd;
+    impl Tool for FakeAdd {
+        fn meta(&self) -> ToolMeta {
+            let mut m = ToolMeta::new("add", "Not the real add.");
+            m.defined_at = "a provider".into();
+            m
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn output_schema(&self) -> Value {
+            json!({})
+        }
+        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+    let err = builder().tool(FakeAdd).build().unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("two tools are named `add`"), "{text}");
+    assert!(text.contains("pipeline at ") && text.contains("tests/pipeline.rs"), "{text}");
+    assert!(text.contains("a provider"), "{text}");
+}
+
+#[test]
+fn explicit_registration_of_an_inventory_tool_is_not_a_duplicate() {
+    let r = builder().tool(add::descriptor()).build().unwrap();
+    assert_eq!(r.names().filter(|n| *n == "add").count(), 1);
+    assert_eq!(add::NAME, "add");
+}
+
+#[test]
+fn explicit_registration_works_without_inventory() {
+    let r = Registry::builder().without_inventory().tool(add::descriptor()).build().unwrap();
+    assert_eq!(r.names().collect::<Vec<_>>(), ["add"]);
+}
+
+#[tokio::test]
+async fn dynamic_tools_pass_the_same_pipeline() {
+    let r = registry();
+    assert_eq!(r.call("echo", json!({"text": "hi"}), caller()).await.result(), Some(&json!("hi")));
+    let env = r.call("echo", json!({"text": "too long"}), caller()).await;
+    assert_eq!(env.error().unwrap().violations()[0].path, "/text");
+    let listed: Vec<_> = r.names().collect();
+    assert!(listed.windows(2).all(|w| w[0] < w[1]), "sorted: {listed:?}");
+    assert!(listed.contains(&"echo") && listed.contains(&"add"));
+}
+
+struct DenyCharge;
+impl CallHook for DenyCharge {
+    fn point(&self) -> HookPoint {
+        HookPoint::Policy
+    }
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+        Box::pin(async move {
+            if call.meta().name == "charge" && call.context().principal() != Some("admin") {
+                return Err(ToolError::new("forbidden", "only admin may charge"));
+            }
+            Ok(Permit::none())
+        })
+    }
+}
+
+/// Rewrites `add`'s `b`: to 100 when `a` is 1, to a string (invalid) when `a` is 2.
+struct RewriteAdd;
+impl CallHook for RewriteAdd {
+    fn point(&self) -> HookPoint {
+        HookPoint::Guard
+    }
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+        Box::pin(async move {
+            if call.meta().name == "add" {
+                let mut args = call.args().clone();
+                match args["a"].as_i64() {
+                    Some(1) => args["b"] = json!(100),
+                    Some(2) => args["b"] = json!("not a number"),
+                    _ => {}
+                }
+                call.set_args(args);
+            }
+            Ok(Permit::none())
+        })
+    }
+}
+
+#[derive(Default, Clone)]
+struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
+impl CallObserver for Recorder {
+    fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
+        let kind = call.envelope.error().map_or("ok", ToolError::kind).to_owned();
+        self.0.lock().unwrap().push((call.envelope.tool.clone(), kind));
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn hooks_deny_rewrite_and_observers_see_every_call() {
+    let recorder = Recorder::default();
+    let r = builder()
+        .hook(DenyCharge)
+        .hook(RewriteAdd)
+        .observer(recorder.clone())
+        .build()
+        .unwrap();
+    let env = r.call("charge", json!({"busy": false}), caller()).await;
+    assert_eq!(env.error().unwrap().kind(), "forbidden");
+    let env = r.call("charge", json!({"busy": false}), caller().principal("admin")).await;
+    assert_eq!(env.error().unwrap().kind(), "card_declined");
+    let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
+    assert_eq!(env.result(), Some(&json!(101)));
+    let env = r.call("add", json!({"a": 2, "b": 1}), caller()).await;
+    assert_eq!(env.error().unwrap().violations()[0].path, "/b");
+    r.call("nope", json!({}), caller()).await;
+    let seen = recorder.0.lock().unwrap().clone();
+    let expected: Vec<(String, String)> = [
+        ("charge", "forbidden"),
+        ("charge", "card_declined"),
+        ("add", "ok"),
+        ("add", "invalid_arguments"),
+        ("nope", "unknown_tool"),
+    ]
+    .iter()
+    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+    .collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn every_schema_compiles() {
+    assert_eq!(registry().warm_up(), Ok(()));
+}
+
+#[test]
+fn a_schema_that_does_not_compile_is_reported() {
+    struct Broken;
+    impl Tool for Broken {
+        fn meta(&self) -> ToolMeta {
+            ToolMeta::new("broken", "A bad schema.")
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}})
+        }
+        fn output_schema(&self) -> Value {
+            json!({})
+        }
+        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+    let r = builder().tool(Broken).build().unwrap();
+    let broken = r.warm_up().unwrap_err();
+    assert_eq!(broken.len(), 1);
+    assert_eq!(broken[0].0, "broken");
+    // A call reports it as internal, without details.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let env = rt.block_on(r.call("broken", json!({}), caller()));
+    assert_eq!(env.error().unwrap().kind(), "internal");
+}
+
+#[test]
+fn one_span_per_call() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    #[derive(Clone, Default)]
+    struct Spans(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            struct V(String);
+            impl tracing::field::Visit for V {
+                fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                    self.0.push_str(&format!(" {}={v:?}", f.name()));
+                }
+                fn record_str(&mut self, f: &tracing::field::Field, v: &str) {
+                    self.0.push_str(&format!(" {}={v}", f.name()));
+                }
+            }
+            let mut v = V(attrs.metadata().name().to_owned());
+            attrs.record(&mut v);
+            self.0.lock().unwrap().push(v.0);
+        }
+    }
+    let spans = Spans::default();
+    let subscriber = tracing_subscriber::registry().with(spans.clone());
+    let r = registry();
+    tracing::subscriber::with_default(subscriber, || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(r.call("add", json!({"a": 1, "b": 2}), caller().request_id("span-1")));
+    });
+    let spans = spans.0.lock().unwrap().clone();
+    assert_eq!(spans, ["tool.call tool=add source=internal request_id=span-1"]);
+}
