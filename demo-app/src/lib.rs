@@ -16,10 +16,11 @@ pub use store::Store;
 /// The database path when neither `--db` nor `DEMO_APP_DB` is given.
 pub const DEFAULT_DB: &str = "./demo-app.db";
 
-/// The registry of the demo app's tools over `store`. The explicit descriptors make the tools
-/// present even where a linker dropped this library's `inventory` registrations.
+/// The registry of exactly the demo app's tools over `store`, listed explicitly (not through
+/// `inventory`), so a binary that links other tool crates still serves only these.
 pub fn registry(store: Store) -> Result<Registry, BuildError> {
     Registry::builder()
+        .without_inventory()
         .tool(tools::device_add::descriptor())
         .tool(tools::device_pair::descriptor())
         .tool(tools::device_list::descriptor())

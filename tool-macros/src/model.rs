@@ -206,7 +206,7 @@ pub(crate) fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|s| s.lines().map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|s| s.split('\n').map(|l| l.trim_end_matches('\r').to_owned()).collect::<Vec<_>>())
         .map(|l| l.strip_prefix(' ').map(str::to_owned).unwrap_or(l))
         .collect();
     let text = lines.join("\n").trim().to_owned();

@@ -8,16 +8,20 @@ use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
-/// The generator every tool schema comes from.
+/// The generator every tool input schema comes from (what the tool accepts: serde's
+/// deserialize contract).
 #[must_use]
 pub fn generator() -> SchemaGenerator {
+    settings().into_generator()
+}
+
+fn settings() -> SchemaSettings {
     SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
         .with_transform(IntegerBounds)
-        .into_generator()
 }
 
 /// The input schema of a tool whose arguments deserialize into `A` (the struct `#[tool]`
@@ -28,10 +32,15 @@ pub fn input_schema_for<A: JsonSchema>() -> Value {
     finish_input(schema.to_value())
 }
 
-/// The output schema of a tool returning `T`.
+/// The output schema of a tool returning `T`: what the tool emits (serde's serialize
+/// contract, so an `Option` field that is always written, as `null` or a value, is required).
 #[must_use]
 pub fn output_schema_for<T: JsonSchema>() -> Value {
-    let mut value = generator().into_root_schema_for::<T>().to_value();
+    let mut value = settings()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Some(obj) = value.as_object_mut() {
         obj.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
     }
