@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: makes the Python venv the schema-agreement test needs (once), then runs
+# every test of the workspace. Extra arguments go to `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! .venv/bin/python -c 'import jsonschema' 2>/dev/null; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+fi
+export TOOL_TESTS_PYTHON="$PWD/.venv/bin/python"
+exec cargo test --workspace "$@"
