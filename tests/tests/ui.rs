@@ -1,0 +1,9 @@
+//! Compile-time behaviour of `#[tool]`: one mistake per `ui/*.rs`, each with its reviewed
+//! `.stderr`, plus cases that must compile.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui/*.rs");
+    t.pass("ui/pass/*.rs");
+}

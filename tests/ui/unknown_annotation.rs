@@ -1,0 +1,9 @@
+use tool_runtime::prelude::*;
+
+/// Wipe.
+#[tool(annotations(dangerous))]
+async fn wipe() -> bool {
+    true
+}
+
+fn main() {}
