@@ -72,7 +72,10 @@ async fn main() -> ExitCode {
     let envelope = registry
         .call(tool, args, Caller::new(Source::Cli).confirm(confirm))
         .await;
-    println!("{}", serde_json::to_string_pretty(&envelope).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&envelope).unwrap_or_default()
+    );
     match envelope.error().map(tool_runtime::ToolError::status) {
         None => ExitCode::SUCCESS,
         Some(400 | 404 | 422) => ExitCode::from(2),

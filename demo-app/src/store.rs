@@ -134,7 +134,9 @@ impl Store {
     {
         let conn = Arc::clone(&self.conn);
         tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             f(&mut guard)
         })
         .await
@@ -151,7 +153,10 @@ impl Store {
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    for (version, sql) in (1i64..).zip(MIGRATIONS).skip(usize::try_from(applied).unwrap_or(0)) {
+    for (version, sql) in (1i64..)
+        .zip(MIGRATIONS)
+        .skip(usize::try_from(applied).unwrap_or(0))
+    {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version)?;
     }
@@ -383,7 +388,10 @@ mod tests {
         assert!(codes.is_empty());
         let revoked = revoke(&mut conn, &dev.device_id).unwrap();
         assert!(revoked.revoked_at.is_some());
-        assert!(matches!(revoke(&mut conn, "dev_x"), Err(StoreError::NotFound(_))));
+        assert!(matches!(
+            revoke(&mut conn, "dev_x"),
+            Err(StoreError::NotFound(_))
+        ));
     }
 
     #[test]

@@ -104,7 +104,10 @@ impl From<StoreError> for ToolError {
 /// Generate a short-lived pairing code to onboard a new mobile device.
 ///
 /// The code is stored until it expires or is redeemed with `device_pair`.
-#[tool(annotations(destructive = false, read_only = false, idempotent = false), tags("devices"))]
+#[tool(
+    annotations(destructive = false, read_only = false, idempotent = false),
+    tags("devices")
+)]
 pub async fn device_add(
     store: State<Store>,
     /// Workspace name

@@ -12,9 +12,15 @@ use tool_runtime::{Caller, Registry, Source};
 fn seeds() -> Vec<(&'static str, Value)> {
     vec![
         ("device_add", json!({})),
-        ("device_pair", json!({"code": "123456", "device_name": "phone"})),
+        (
+            "device_pair",
+            json!({"code": "123456", "device_name": "phone"}),
+        ),
         ("device_list", json!({})),
-        ("device_revoke", json!({"device_id": "dev_0123456789abcdef"})),
+        (
+            "device_revoke",
+            json!({"device_id": "dev_0123456789abcdef"}),
+        ),
         ("ticket_open", json!({"title": "broken", "priority": "low"})),
         ("ticket_list", json!({})),
     ]
@@ -112,13 +118,22 @@ async fn runtime_and_python_jsonschema_agree() {
         .state(downstream::Inbox::default())
         .build()
         .unwrap();
-    let registry_of = |name: &str| if name.starts_with("ticket") { &down } else { &demo };
+    let registry_of = |name: &str| {
+        if name.starts_with("ticket") {
+            &down
+        } else {
+            &demo
+        }
+    };
 
     let mut cases = Vec::new();
     for (tool, seed) in seeds() {
         let entry = registry_of(tool).get(tool).unwrap();
         let xs = instances(entry.input_schema(), &seed);
-        let ours: Vec<bool> = xs.iter().map(|x| entry.check_arguments(x).is_ok()).collect();
+        let ours: Vec<bool> = xs
+            .iter()
+            .map(|x| entry.check_arguments(x).is_ok())
+            .collect();
         cases.push((tool, entry.input_schema().clone(), xs, ours));
         // Output schemas must be valid 2020-12 schemas too; no instance to judge.
         cases.push((tool, entry.output_schema().clone(), Vec::new(), Vec::new()));
@@ -132,7 +147,12 @@ async fn runtime_and_python_jsonschema_agree() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start python");
-    child.stdin.take().unwrap().write_all(doc.to_string().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(doc.to_string().as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(
         output.status.success(),
@@ -149,7 +169,10 @@ async fn runtime_and_python_jsonschema_agree() {
         }
         let accepted = ours.iter().filter(|v| **v).count();
         let rejected = ours.len() - accepted;
-        assert!(accepted >= 3 && rejected >= 20, "{tool}: too few of one kind ({accepted} valid, {rejected} invalid)");
+        assert!(
+            accepted >= 3 && rejected >= 20,
+            "{tool}: too few of one kind ({accepted} valid, {rejected} invalid)"
+        );
         for ((x, a), b) in xs.iter().zip(ours).zip(&theirs) {
             if a != b {
                 disagreements.push(format!("{tool}: {x} runtime={a} python={b}"));
@@ -159,7 +182,9 @@ async fn runtime_and_python_jsonschema_agree() {
         let reg = registry_of(tool);
         for (x, ok) in xs.iter().zip(ours) {
             if *ok {
-                let env = reg.call(tool, x.clone(), Caller::new(Source::Internal).confirm(true)).await;
+                let env = reg
+                    .call(tool, x.clone(), Caller::new(Source::Internal).confirm(true))
+                    .await;
                 if let Some(e) = env.error() {
                     assert!(
                         !matches!(e.kind(), "invalid_arguments" | "internal"),
@@ -169,5 +194,9 @@ async fn runtime_and_python_jsonschema_agree() {
             }
         }
     }
-    assert!(disagreements.is_empty(), "verdicts differ:\n{}", disagreements.join("\n"));
+    assert!(
+        disagreements.is_empty(),
+        "verdicts differ:\n{}",
+        disagreements.join("\n")
+    );
 }

@@ -38,7 +38,9 @@ async fn ok(r: &Registry, tool: &str, args: Value, c: Caller) -> Value {
 }
 
 fn err(env: &Envelope) -> (&str, u16) {
-    let e = env.error().unwrap_or_else(|| panic!("expected an error: {}", env.to_json()));
+    let e = env
+        .error()
+        .unwrap_or_else(|| panic!("expected an error: {}", env.to_json()));
     (e.kind(), e.status())
 }
 
@@ -47,7 +49,13 @@ async fn the_pairing_flow_works_end_to_end() {
     let db = TempDb::new("flow");
     let r = demo_app::registry(demo_app::Store::open(db.path()).unwrap()).unwrap();
 
-    let code = ok(&r, "device_add", json!({"workspace": "home", "ttl_seconds": 120}), caller()).await;
+    let code = ok(
+        &r,
+        "device_add",
+        json!({"workspace": "home", "ttl_seconds": 120}),
+        caller(),
+    )
+    .await;
     let digits = code["code"].as_str().unwrap();
     assert_eq!(digits.len(), 6);
     assert!(digits.bytes().all(|b| b.is_ascii_digit()));
@@ -57,15 +65,30 @@ async fn the_pairing_flow_works_end_to_end() {
     let listed = ok(&r, "device_list", json!({}), caller()).await;
     assert_eq!(listed["pending_codes"].as_array().unwrap().len(), 1);
     let hint = listed["pending_codes"][0]["code_hint"].as_str().unwrap();
-    assert!(hint.starts_with("****") && !hint.contains(&digits[..4]), "code leaked: {hint}");
+    assert!(
+        hint.starts_with("****") && !hint.contains(&digits[..4]),
+        "code leaked: {hint}"
+    );
 
-    let device = ok(&r, "device_pair", json!({"code": digits, "device_name": "phone"}), caller()).await;
+    let device = ok(
+        &r,
+        "device_pair",
+        json!({"code": digits, "device_name": "phone"}),
+        caller(),
+    )
+    .await;
     let id = device["device_id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("dev_") && id.len() == 20, "{id}");
     assert_eq!(device["workspace"], "home");
 
     // A code works once.
-    let again = r.call("device_pair", json!({"code": digits, "device_name": "tablet"}), caller()).await;
+    let again = r
+        .call(
+            "device_pair",
+            json!({"code": digits, "device_name": "tablet"}),
+            caller(),
+        )
+        .await;
     assert_eq!(err(&again), ("invalid_code", 400));
 
     let listed = ok(&r, "device_list", json!({"workspace": "home"}), caller()).await;
@@ -75,15 +98,27 @@ async fn the_pairing_flow_works_end_to_end() {
     assert!(other["devices"].as_array().unwrap().is_empty());
 
     // Destructive: refused without confirmation, and nothing changes.
-    let refused = r.call("device_revoke", json!({"device_id": id}), caller()).await;
+    let refused = r
+        .call("device_revoke", json!({"device_id": id}), caller())
+        .await;
     assert_eq!(err(&refused), ("confirmation_required", 409));
     let listed = ok(&r, "device_list", json!({}), caller()).await;
     assert!(listed["devices"][0]["revoked_at"].is_null());
 
-    let revoked = ok(&r, "device_revoke", json!({"device_id": id}), caller().confirm(true)).await;
+    let revoked = ok(
+        &r,
+        "device_revoke",
+        json!({"device_id": id}),
+        caller().confirm(true),
+    )
+    .await;
     assert!(revoked["revoked_at"].is_string());
     let missing = r
-        .call("device_revoke", json!({"device_id": "dev_0000000000000000"}), caller().confirm(true))
+        .call(
+            "device_revoke",
+            json!({"device_id": "dev_0000000000000000"}),
+            caller().confirm(true),
+        )
         .await;
     assert_eq!(err(&missing), ("not_found", 404));
 
@@ -106,18 +141,46 @@ async fn expired_codes_and_bad_arguments_are_refused() {
         .await
         .unwrap();
     let r = demo_app::registry(store).unwrap();
-    let env = r.call("device_pair", json!({"code": expired.code, "device_name": "x"}), caller()).await;
+    let env = r
+        .call(
+            "device_pair",
+            json!({"code": expired.code, "device_name": "x"}),
+            caller(),
+        )
+        .await;
     assert_eq!(err(&env), ("code_expired", 410));
 
-    let env = r.call("device_add", json!({"ttl_seconds": 5, "code_length": 11}), caller()).await;
+    let env = r
+        .call(
+            "device_add",
+            json!({"ttl_seconds": 5, "code_length": 11}),
+            caller(),
+        )
+        .await;
     assert_eq!(err(&env), ("invalid_arguments", 422));
-    let paths: Vec<String> = env.error().unwrap().violations().into_iter().map(|v| v.path).collect();
-    assert!(paths.contains(&"/ttl_seconds".to_owned()) && paths.contains(&"/code_length".to_owned()));
+    let paths: Vec<String> = env
+        .error()
+        .unwrap()
+        .violations()
+        .into_iter()
+        .map(|v| v.path)
+        .collect();
+    assert!(
+        paths.contains(&"/ttl_seconds".to_owned()) && paths.contains(&"/code_length".to_owned())
+    );
 
-    let env = r.call("device_pair", json!({"code": "12ab", "device_name": ""}), caller()).await;
+    let env = r
+        .call(
+            "device_pair",
+            json!({"code": "12ab", "device_name": ""}),
+            caller(),
+        )
+        .await;
     assert_eq!(env.error().unwrap().violations().len(), 2);
 
-    let env = r.call("device_add", json!({"code_length": 10}), caller()).await;
+    let env = r
+        .call("device_add", json!({"code_length": 10}), caller())
+        .await;
     assert_eq!(env.result().unwrap()["code"].as_str().unwrap().len(), 10);
 }
 
@@ -138,16 +201,26 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
                 let store = demo_app::Store::open(path).unwrap();
-                let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
                 barrier.wait();
-                rt.block_on(store.run(move |c| demo_app::store::redeem_code(c, &code, &format!("d{i}"))))
-                    .is_ok()
+                rt.block_on(
+                    store.run(move |c| demo_app::store::redeem_code(c, &code, &format!("d{i}"))),
+                )
+                .is_ok()
             })
         })
         .collect();
-    let wins = handles.into_iter().map(|h| h.join().unwrap()).filter(|w| *w).count();
+    let wins = handles
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .filter(|w| *w)
+        .count();
     assert_eq!(wins, 1);
-    let (devices, _) = rt.block_on(first.run(|c| demo_app::store::list(c, None))).unwrap();
+    let (devices, _) = rt
+        .block_on(first.run(|c| demo_app::store::list(c, None)))
+        .unwrap();
     assert_eq!(devices.len(), 1);
 }
 
@@ -161,8 +234,12 @@ async fn concurrent_calls_through_the_pipeline_pair_exactly_one_device() {
             let r = Arc::clone(&r);
             let code = code.clone();
             tokio::spawn(async move {
-                r.call("device_pair", json!({"code": code, "device_name": format!("d{i}")}), caller())
-                    .await
+                r.call(
+                    "device_pair",
+                    json!({"code": code, "device_name": format!("d{i}")}),
+                    caller(),
+                )
+                .await
             })
         })
         .collect();

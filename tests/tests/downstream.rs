@@ -11,7 +11,10 @@ async fn downstream_tools_are_registered_and_callable() {
         .build()
         .unwrap();
     let names: Vec<&str> = registry.names().collect();
-    assert!(names.contains(&"ticket_open") && names.contains(&"ticket_list"), "{names:?}");
+    assert!(
+        names.contains(&"ticket_open") && names.contains(&"ticket_list"),
+        "{names:?}"
+    );
 
     let opened = registry
         .call(
@@ -22,7 +25,9 @@ async fn downstream_tools_are_registered_and_callable() {
             Caller::new(Source::Internal),
         )
         .await;
-    let t = opened.result().unwrap_or_else(|| panic!("{}", opened.to_json()));
+    let t = opened
+        .result()
+        .unwrap_or_else(|| panic!("{}", opened.to_json()));
     assert_eq!(t["id"], 1);
     assert_eq!(t["priority"], "very-high");
     assert_eq!(t["address"]["zip-code"], "12345");
@@ -30,17 +35,38 @@ async fn downstream_tools_are_registered_and_callable() {
     assert_eq!(t["component"]["parts"][0]["name"], "fuser");
 
     let bad = registry
-        .call("ticket_open", json!({"title": "x", "priority": "urgent"}), Caller::new(Source::Internal))
+        .call(
+            "ticket_open",
+            json!({"title": "x", "priority": "urgent"}),
+            Caller::new(Source::Internal),
+        )
         .await;
-    let paths: Vec<String> = bad.error().unwrap().violations().into_iter().map(|v| v.path).collect();
-    assert!(paths.contains(&"/title".into()) && paths.contains(&"/priority".into()), "{paths:?}");
+    let paths: Vec<String> = bad
+        .error()
+        .unwrap()
+        .violations()
+        .into_iter()
+        .map(|v| v.path)
+        .collect();
+    assert!(
+        paths.contains(&"/title".into()) && paths.contains(&"/priority".into()),
+        "{paths:?}"
+    );
 
     let listed = registry
-        .call("ticket_list", json!({"priority": "very-high"}), Caller::new(Source::Internal))
+        .call(
+            "ticket_list",
+            json!({"priority": "very-high"}),
+            Caller::new(Source::Internal),
+        )
         .await;
     assert_eq!(listed.result().unwrap().as_array().unwrap().len(), 1);
     let listed = registry
-        .call("ticket_list", json!({"priority": "low"}), Caller::new(Source::Internal))
+        .call(
+            "ticket_list",
+            json!({"priority": "low"}),
+            Caller::new(Source::Internal),
+        )
         .await;
     assert_eq!(listed.result(), Some(&json!([])));
 }

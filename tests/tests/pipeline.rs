@@ -32,7 +32,9 @@ enum PaymentError {
 impl From<PaymentError> for ToolError {
     fn from(e: PaymentError) -> Self {
         match e {
-            PaymentError::Declined => ToolError::new("card_declined", "the card was declined").with_status(402),
+            PaymentError::Declined => {
+                ToolError::new("card_declined", "the card was declined").with_status(402)
+            }
             PaymentError::Busy => ToolError::new("processor_busy", "try again shortly")
                 .with_status(503)
                 .with_retryable(true),
@@ -46,7 +48,11 @@ async fn charge(
     /// Whether the processor is busy
     busy: bool,
 ) -> Result<u32, PaymentError> {
-    Err(if busy { PaymentError::Busy } else { PaymentError::Declined })
+    Err(if busy {
+        PaymentError::Busy
+    } else {
+        PaymentError::Declined
+    })
 }
 
 /// Panic.
@@ -117,7 +123,11 @@ impl Tool for Echo {
     fn output_schema(&self) -> Value {
         json!({"type": "string"})
     }
-    fn call<'a>(&'a self, args: Value, _ctx: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move { Ok(args["text"].clone()) })
     }
 }
@@ -139,7 +149,9 @@ fn caller() -> Caller {
 #[tokio::test]
 async fn success_is_an_ok_envelope() {
     let r = registry();
-    let env = r.call("add", json!({"a": 2, "b": 3}), caller().request_id("req-7")).await;
+    let env = r
+        .call("add", json!({"a": 2, "b": 3}), caller().request_id("req-7"))
+        .await;
     let j = env.to_json();
     assert_eq!(j["status"], "ok");
     assert_eq!(j["result"], 5);
@@ -169,9 +181,20 @@ async fn invalid_arguments_list_every_violation() {
     assert_eq!(e.kind(), "invalid_arguments");
     assert_eq!(e.status(), 422);
     let v = e.violations();
-    assert!(v.iter().any(|v| v.path == "/a" && v.message.contains("integer")), "{v:?}");
-    assert!(v.iter().any(|v| v.path.is_empty() && v.message.contains("'c'")), "{v:?}");
-    assert!(v.iter().any(|v| v.message.contains("\"b\"")), "missing b: {v:?}");
+    assert!(
+        v.iter()
+            .any(|v| v.path == "/a" && v.message.contains("integer")),
+        "{v:?}"
+    );
+    assert!(
+        v.iter()
+            .any(|v| v.path.is_empty() && v.message.contains("'c'")),
+        "{v:?}"
+    );
+    assert!(
+        v.iter().any(|v| v.message.contains("\"b\"")),
+        "missing b: {v:?}"
+    );
     // Not an object at all.
     let env = r.call("add", json!([1, 2]), caller()).await;
     assert_eq!(env.error().unwrap().kind(), "invalid_arguments");
@@ -186,7 +209,9 @@ async fn invalid_arguments_list_every_violation() {
 #[tokio::test]
 async fn unknown_fields_can_be_ignored_by_option() {
     let r = builder().ignore_unknown_fields(true).build().unwrap();
-    let env = r.call("add", json!({"a": 1, "b": 1, "extra": true}), caller()).await;
+    let env = r
+        .call("add", json!({"a": 1, "b": 1, "extra": true}), caller())
+        .await;
     assert_eq!(env.result(), Some(&json!(2)));
 }
 
@@ -195,10 +220,16 @@ async fn a_tools_own_error_keeps_its_type_status_and_retryability() {
     let r = registry();
     let e = r.call("charge", json!({"busy": false}), caller()).await;
     let e = e.error().unwrap();
-    assert_eq!((e.kind(), e.status(), e.is_retryable()), ("card_declined", 402, false));
+    assert_eq!(
+        (e.kind(), e.status(), e.is_retryable()),
+        ("card_declined", 402, false)
+    );
     let e = r.call("charge", json!({"busy": true}), caller()).await;
     let e = e.error().unwrap();
-    assert_eq!((e.kind(), e.status(), e.is_retryable()), ("processor_busy", 503, true));
+    assert_eq!(
+        (e.kind(), e.status(), e.is_retryable()),
+        ("processor_busy", 503, true)
+    );
 }
 
 #[tokio::test]
@@ -208,7 +239,10 @@ async fn a_panicking_tool_is_internal_and_the_registry_goes_on() {
     let e = env.error().unwrap();
     assert_eq!(e.kind(), "internal");
     assert_eq!(e.status(), 500);
-    assert!(!env.to_json().to_string().contains("secret"), "panic message leaked");
+    assert!(
+        !env.to_json().to_string().contains("secret"),
+        "panic message leaked"
+    );
     let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
     assert!(env.is_ok());
 }
@@ -245,7 +279,11 @@ async fn the_registry_default_timeout_applies_to_tools_without_one() {
             Box::pin(std::future::pending())
         }
     }
-    let r = builder().tool(Hang).default_timeout(Duration::from_millis(20)).build().unwrap();
+    let r = builder()
+        .tool(Hang)
+        .default_timeout(Duration::from_millis(20))
+        .build()
+        .unwrap();
     let env = r.call("hang", json!({}), caller()).await;
     assert_eq!(env.error().unwrap().kind(), "timeout");
 }
@@ -259,7 +297,9 @@ async fn a_caller_that_goes_away_cancels_the_call() {
         tokio::time::sleep(Duration::from_millis(10)).await;
         t2.cancel();
     });
-    let env = r.call("slow", json!({"ms": 40}), caller().cancellation(token)).await;
+    let env = r
+        .call("slow", json!({"ms": 40}), caller().cancellation(token))
+        .await;
     assert_eq!(env.error().unwrap().kind(), "cancelled");
 }
 
@@ -282,12 +322,17 @@ async fn the_context_carries_the_caller() {
         .call(
             "who-am-i",
             json!({}),
-            Caller::new(Source::Http).principal("alice").roles(["admin"]).request_id("abc"),
+            Caller::new(Source::Http)
+                .principal("alice")
+                .roles(["admin"])
+                .request_id("abc"),
         )
         .await;
     assert_eq!(
         env.result(),
-        Some(&json!({"source": "http", "principal": "alice", "roles": ["admin"], "request_id": "abc"}))
+        Some(
+            &json!({"source": "http", "principal": "alice", "roles": ["admin"], "request_id": "abc"})
+        )
     );
     // Injected parameters are in no schema.
     let schema = r.get("who-am-i").unwrap().input_schema();
@@ -301,7 +346,10 @@ async fn state_is_injected() {
     let second = r.call("bump", json!({}), caller()).await;
     assert_eq!(first.result(), Some(&json!(1)));
     assert_eq!(second.result(), Some(&json!(2)));
-    assert_eq!(r.get("bump").unwrap().input_schema()["properties"], json!({}));
+    assert_eq!(
+        r.get("bump").unwrap().input_schema()["properties"],
+        json!({})
+    );
 }
 
 #[test]
@@ -312,7 +360,10 @@ fn missing_state_is_reported_at_build_naming_tool_and_type() {
         type_name: std::any::type_name::<Counter>(),
     }));
     let text = err.to_string();
-    assert!(text.contains("`bump`") && text.contains("pipeline::Counter"), "{text}");
+    assert!(
+        text.contains("`bump`") && text.contains("pipeline::Counter"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -337,7 +388,10 @@ fn duplicate_names_are_refused_naming_both_definitions() {
     let err = builder().tool(FakeAdd).build().unwrap_err();
     let text = err.to_string();
     assert!(text.contains("two tools are named `add`"), "{text}");
-    assert!(text.contains("pipeline at ") && text.contains("tests/pipeline.rs"), "{text}");
+    assert!(
+        text.contains("pipeline at ") && text.contains("tests/pipeline.rs"),
+        "{text}"
+    );
     assert!(text.contains("a provider"), "{text}");
 }
 
@@ -350,14 +404,23 @@ fn explicit_registration_of_an_inventory_tool_is_not_a_duplicate() {
 
 #[test]
 fn explicit_registration_works_without_inventory() {
-    let r = Registry::builder().without_inventory().tool(add::descriptor()).build().unwrap();
+    let r = Registry::builder()
+        .without_inventory()
+        .tool(add::descriptor())
+        .build()
+        .unwrap();
     assert_eq!(r.names().collect::<Vec<_>>(), ["add"]);
 }
 
 #[tokio::test]
 async fn dynamic_tools_pass_the_same_pipeline() {
     let r = registry();
-    assert_eq!(r.call("echo", json!({"text": "hi"}), caller()).await.result(), Some(&json!("hi")));
+    assert_eq!(
+        r.call("echo", json!({"text": "hi"}), caller())
+            .await
+            .result(),
+        Some(&json!("hi"))
+    );
     let env = r.call("echo", json!({"text": "too long"}), caller()).await;
     assert_eq!(env.error().unwrap().violations()[0].path, "/text");
     let listed: Vec<_> = r.names().collect();
@@ -406,8 +469,15 @@ impl CallHook for RewriteAdd {
 struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
 impl CallObserver for Recorder {
     fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
-        let kind = call.envelope.error().map_or("ok", ToolError::kind).to_owned();
-        self.0.lock().unwrap().push((call.envelope.tool.clone(), kind));
+        let kind = call
+            .envelope
+            .error()
+            .map_or("ok", ToolError::kind)
+            .to_owned();
+        self.0
+            .lock()
+            .unwrap()
+            .push((call.envelope.tool.clone(), kind));
         Box::pin(async {})
     }
 }
@@ -423,7 +493,13 @@ async fn hooks_deny_rewrite_and_observers_see_every_call() {
         .unwrap();
     let env = r.call("charge", json!({"busy": false}), caller()).await;
     assert_eq!(env.error().unwrap().kind(), "forbidden");
-    let env = r.call("charge", json!({"busy": false}), caller().principal("admin")).await;
+    let env = r
+        .call(
+            "charge",
+            json!({"busy": false}),
+            caller().principal("admin"),
+        )
+        .await;
     assert_eq!(env.error().unwrap().kind(), "card_declined");
     let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
     assert_eq!(env.result(), Some(&json!(101)));
@@ -471,7 +547,10 @@ fn a_schema_that_does_not_compile_is_reported() {
     assert_eq!(broken.len(), 1);
     assert_eq!(broken[0].0, "broken");
     // A call reports it as internal, without details.
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let env = rt.block_on(r.call("broken", json!({}), caller()));
     assert_eq!(env.error().unwrap().kind(), "internal");
 }
@@ -507,9 +586,19 @@ fn one_span_per_call() {
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let r = registry();
     tracing::subscriber::with_default(subscriber, || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(r.call("add", json!({"a": 1, "b": 2}), caller().request_id("span-1")));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(r.call(
+            "add",
+            json!({"a": 1, "b": 2}),
+            caller().request_id("span-1"),
+        ));
     });
     let spans = spans.0.lock().unwrap().clone();
-    assert_eq!(spans, ["tool.call tool=add source=internal request_id=span-1"]);
+    assert_eq!(
+        spans,
+        ["tool.call tool=add source=internal request_id=span-1"]
+    );
 }

@@ -34,7 +34,11 @@ fn refs(v: &Value, out: &mut Vec<String>) {
 /// The values an enum schema allows: `enum`, or `oneOf` of documented `const` variants.
 fn enum_values(schema: &Value) -> Vec<String> {
     let strings = |v: &Value| -> Vec<String> {
-        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_owned)).collect()
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect()
     };
     if let Some(e) = schema.get("enum") {
         return strings(e);
@@ -54,14 +58,8 @@ fn enum_values(schema: &Value) -> Vec<String> {
 fn demo_schemas_match_their_snapshots() {
     let r = demo();
     for t in r.tools() {
-        insta::assert_json_snapshot!(
-            format!("{}-input", t.name()),
-            t.input_schema()
-        );
-        insta::assert_json_snapshot!(
-            format!("{}-output", t.name()),
-            t.output_schema()
-        );
+        insta::assert_json_snapshot!(format!("{}-input", t.name()), t.input_schema());
+        insta::assert_json_snapshot!(format!("{}-output", t.name()), t.output_schema());
     }
 }
 
@@ -90,7 +88,11 @@ fn input_schemas_are_closed_2020_12_objects_without_refs_to_resolve() {
                 assert!(s["$defs"]["Component"].is_object());
             }
             if found.is_empty() {
-                assert!(s.get("$defs").is_none(), "{}: $defs without recursion", t.name());
+                assert!(
+                    s.get("$defs").is_none(),
+                    "{}: $defs without recursion",
+                    t.name()
+                );
             }
         }
     }
@@ -101,7 +103,10 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
     let r = demo();
     let s = r.get("device_add").unwrap().input_schema();
     let p = &s["properties"];
-    assert_eq!(p["ttl_seconds"]["description"], "Pairing code lifetime in seconds");
+    assert_eq!(
+        p["ttl_seconds"]["description"],
+        "Pairing code lifetime in seconds"
+    );
     assert_eq!(p["ttl_seconds"]["default"], 300);
     assert_eq!(p["ttl_seconds"]["minimum"], 30);
     assert_eq!(p["ttl_seconds"]["maximum"], 86400);
@@ -114,7 +119,10 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
     assert!(s.get("required").is_none_or(|r| r == &json!([])), "{s}");
     assert!(p.get("store").is_none());
     let meta = r.get("device_add").unwrap().meta();
-    assert_eq!(meta.summary, "Generate a short-lived pairing code to onboard a new mobile device.");
+    assert_eq!(
+        meta.summary,
+        "Generate a short-lived pairing code to onboard a new mobile device."
+    );
     assert!(meta.description.contains("until it expires or is redeemed"));
     assert_eq!(meta.title, "Device add");
     assert_eq!(meta.annotations.destructive, Some(false));
@@ -122,7 +130,14 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
     let pair = r.get("device_pair").unwrap().input_schema();
     assert_eq!(pair["properties"]["code"]["pattern"], "^[0-9]{4,10}$");
     assert_eq!(pair["required"], json!(["code", "device_name"]));
-    assert_eq!(r.get("device_revoke").unwrap().meta().annotations.destructive, Some(true));
+    assert_eq!(
+        r.get("device_revoke")
+            .unwrap()
+            .meta()
+            .annotations
+            .destructive,
+        Some(true)
+    );
 }
 
 #[test]
@@ -133,7 +148,10 @@ fn user_types_are_described_with_serde_renames() {
     assert_eq!(enum_values(&p["priority"]), ["low", "high", "very-high"]);
     let address = &p["address"];
     let text = address.to_string();
-    assert!(text.contains("zip-code") && !text.contains("\"zip\""), "{text}");
+    assert!(
+        text.contains("zip-code") && !text.contains("\"zip\""),
+        "{text}"
+    );
     assert_eq!(p["labels"]["type"], "array");
     assert_eq!(p["labels"]["maxItems"], 5);
     assert_eq!(p["labels"]["default"], json!([]));

@@ -23,7 +23,10 @@ impl<T> Attr<T> {
 
     pub(crate) fn set(&mut self, cx: &Ctxt, span: Span, value: T) {
         if self.value.is_some() {
-            cx.error(span, format!("duplicate option `{}`: give it once", self.name));
+            cx.error(
+                span,
+                format!("duplicate option `{}`: give it once", self.name),
+            );
         } else {
             self.value = Some((span, value));
         }
@@ -36,7 +39,6 @@ impl<T> Attr<T> {
     pub(crate) fn span(&self) -> Option<Span> {
         self.value.as_ref().map(|(s, _)| *s)
     }
-
 }
 
 /// `#[tool(...)]`.
@@ -109,7 +111,13 @@ impl ToolAttrs {
                     "open_world" => self.open_world.set(cx, span, value),
                     other => cx.error(
                         span,
-                        format!("unknown annotation `{other}`; the annotations are {ANNOTATIONS}"),
+                        format!(
+                            "unknown annotation `{other}`{}; the annotations are {ANNOTATIONS}",
+                            did_you_mean(
+                                other,
+                                &["read_only", "destructive", "idempotent", "open_world"]
+                            )
+                        ),
                     ),
                 }
                 Ok(())
@@ -117,7 +125,22 @@ impl ToolAttrs {
             other => {
                 cx.error(
                     span,
-                    format!("unknown option `{other}` in #[tool]; the options are {TOOL_OPTIONS}"),
+                    format!(
+                        "unknown option `{other}` in #[tool]{}; the options are {TOOL_OPTIONS}",
+                        did_you_mean(
+                            other,
+                            &[
+                                "name",
+                                "title",
+                                "description",
+                                "annotations",
+                                "tags",
+                                "timeout",
+                                "require_docs",
+                                "crate"
+                            ]
+                        )
+                    ),
                 );
                 skip_value(meta)
             }
@@ -181,7 +204,13 @@ impl ArgAttrs {
                 other => {
                     cx.error(
                         span,
-                        format!("unknown option `{other}` in #[arg]; the options are {ARG_OPTIONS}"),
+                        format!(
+                            "unknown option `{other}` in #[arg]{}; the options are {ARG_OPTIONS}",
+                            did_you_mean(
+                                other,
+                                &["default", "range", "length", "pattern", "inject"]
+                            )
+                        ),
                     );
                     skip_value(&meta)?;
                 }
@@ -226,7 +255,12 @@ fn tag_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
     let content;
     syn::parenthesized!(content in meta.input);
     let list = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&content)
-        .map_err(|e| syn::Error::new(e.span(), "`tags` takes strings: `tags(\"admin\", \"devices\")`"))?;
+        .map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`tags` takes strings: `tags(\"admin\", \"devices\")`",
+            )
+        })?;
     Ok(list.into_iter().collect())
 }
 
@@ -235,9 +269,12 @@ fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     let value = meta
         .value()
         .map_err(|_| meta.error(format!("`{key}` takes a string: `{key} = \"...\"`")))?;
-    value
-        .parse::<LitStr>()
-        .map_err(|e| syn::Error::new(e.span(), format!("`{key}` takes a string: `{key} = \"...\"`")))
+    value.parse::<LitStr>().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{key}` takes a string: `{key} = \"...\"`"),
+        )
+    })
 }
 
 fn optional_bool(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
@@ -260,6 +297,54 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 }
 
 pub(crate) fn path_name(path: &syn::Path) -> String {
-    path.get_ident()
-        .map_or_else(|| quote::ToTokens::to_token_stream(path).to_string(), ToString::to_string)
+    path.get_ident().map_or_else(
+        || quote::ToTokens::to_token_stream(path).to_string(),
+        ToString::to_string,
+    )
+}
+
+/// `" (did you mean `name`?)"` when `typed` is a typo of one of `known`, else `""`.
+fn did_you_mean(typed: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| (edit_distance(typed, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min()
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance; the macro crate keeps to syn, quote and proc-macro2.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{did_you_mean, edit_distance};
+
+    #[test]
+    fn suggestions_for_typos_only() {
+        assert_eq!(edit_distance("nmae", "name"), 2);
+        assert_eq!(
+            did_you_mean("nmae", &["name", "title"]),
+            " (did you mean `name`?)"
+        );
+        assert_eq!(did_you_mean("minimum", &["default", "range"]), "");
+    }
 }

@@ -126,9 +126,14 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
     for p in &tool.params {
         let a = &p.args;
         if p.kind != ParamKind::Input {
-            for span in [a.default.span(), a.range.span(), a.length.span(), a.pattern.span()]
-                .into_iter()
-                .flatten()
+            for span in [
+                a.default.span(),
+                a.range.span(),
+                a.length.span(),
+                a.pattern.span(),
+            ]
+            .into_iter()
+            .flatten()
             {
                 cx.error(
                     span,
@@ -152,7 +157,10 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
             );
         }
         if matches!(p.ty, Type::ImplTrait(_)) {
-            cx.error_spanned(&p.ty, "tool parameters cannot be `impl Trait`: write a concrete type");
+            cx.error_spanned(
+                &p.ty,
+                "tool parameters cannot be `impl Trait`: write a concrete type",
+            );
         }
         if let Some(span) = a.range.span() {
             let inner = option_inner(&p.ty).unwrap_or(&p.ty);

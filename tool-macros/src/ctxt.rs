@@ -12,7 +12,9 @@ pub(crate) struct Ctxt {
 
 impl Ctxt {
     pub(crate) fn error(&self, span: Span, message: impl Display) {
-        self.errors.borrow_mut().push(syn::Error::new(span, message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new(span, message));
     }
 
     pub(crate) fn error_spanned(&self, tokens: impl quote::ToTokens, message: impl Display) {

@@ -96,7 +96,9 @@ impl Tool {
 
         let output = match &item.sig.output {
             ReturnType::Default => Output::Unit,
-            ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => Output::Result((**ty).clone()),
+            ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => {
+                Output::Result((**ty).clone())
+            }
             ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
         };
 
@@ -206,7 +208,11 @@ pub(crate) fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
             },
             _ => None,
         })
-        .flat_map(|s| s.split('\n').map(|l| l.trim_end_matches('\r').to_owned()).collect::<Vec<_>>())
+        .flat_map(|s| {
+            s.split('\n')
+                .map(|l| l.trim_end_matches('\r').to_owned())
+                .collect::<Vec<_>>()
+        })
         .map(|l| l.strip_prefix(' ').map(str::to_owned).unwrap_or(l))
         .collect();
     let text = lines.join("\n").trim().to_owned();
@@ -237,7 +243,8 @@ fn crate_requires_docs() -> bool {
     let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") else {
         return false;
     };
-    let Ok(manifest) = std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml")) else {
+    let Ok(manifest) = std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml"))
+    else {
         return false;
     };
     manifest_requires_docs(&manifest)
@@ -249,7 +256,12 @@ pub(crate) fn manifest_requires_docs(manifest: &str) -> bool {
         if line.starts_with('[') {
             in_section = line == "[package.metadata.tool-runtime]";
         } else if in_section {
-            let compact: String = line.split('#').next().unwrap_or("").split_whitespace().collect();
+            let compact: String = line
+                .split('#')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
             if compact == "require-docs=true" || compact == "require_docs=true" {
                 return true;
             }

@@ -12,9 +12,9 @@ pub use schemars;
 pub use serde;
 pub use serde_json::{self, Value};
 
+pub use crate::definition::{Annotations, ToolDescriptor, ToolRegistration};
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::{FromCallContext, StateKey};
-pub use crate::definition::{Annotations, ToolDescriptor, ToolRegistration};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation};
 
 /// Deserializes validated arguments into the generated args struct.

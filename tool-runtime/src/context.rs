@@ -204,7 +204,9 @@ fn next_request_id() -> String {
         use std::hash::{BuildHasher, Hasher};
         // std seeds `RandomState` from the OS per process: a random prefix without a new dependency.
         #[allow(clippy::cast_possible_truncation)] // Reason: 32 random bits are enough here.
-        let bits = std::collections::hash_map::RandomState::new().build_hasher().finish() as u32;
+        let bits = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish() as u32;
         bits
     });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);

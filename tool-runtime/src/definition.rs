@@ -72,7 +72,10 @@ pub struct ToolMeta {
 
 impl ToolMeta {
     /// Metadata with the given name and description; the rest empty.
-    pub fn new(name: impl Into<Cow<'static, str>>, description: impl Into<Cow<'static, str>>) -> Self {
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+    ) -> Self {
         let name = name.into();
         let description = description.into();
         Self {

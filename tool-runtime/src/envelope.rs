@@ -55,7 +55,9 @@ impl Envelope {
     /// The HTTP status of this envelope: 200, or the error's status.
     #[must_use]
     pub fn http_status(&self) -> u16 {
-        self.outcome.as_ref().map_or_else(ToolError::status, |_| 200)
+        self.outcome
+            .as_ref()
+            .map_or_else(ToolError::status, |_| 200)
     }
 
     /// The envelope as a JSON value.

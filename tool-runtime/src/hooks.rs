@@ -13,9 +13,9 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::context::CallContext;
+use crate::definition::ToolMeta;
 use crate::envelope::Envelope;
 use crate::error::ToolError;
-use crate::definition::ToolMeta;
 
 /// Where a [`CallHook`] runs. Hooks run in this order; within one point, in registration order.
 /// The built-in confirmation check of destructive tools sits between `Guard` and `RateLimit`.

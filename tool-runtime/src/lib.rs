@@ -33,6 +33,7 @@
 //! See the README for the macro's options, the coercion policy and the error types.
 
 mod context;
+mod definition;
 mod envelope;
 mod error;
 mod hooks;
@@ -40,19 +41,20 @@ mod pipeline;
 mod registry;
 pub mod schema;
 mod state;
-mod definition;
 mod validate;
 
 pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
+pub use definition::{Annotations, DEFAULT_TIMEOUT, Tool, ToolDescriptor, ToolMeta};
 pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
 pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, PendingCall, Permit};
-pub use registry::{BuildError, BuildProblem, Registry, RegistryBuilder, RegisteredTool, is_valid_name};
+pub use registry::{
+    BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, is_valid_name,
+};
 pub use state::{FromCallContext, State, StateKey, StateMap};
-pub use definition::{Annotations, DEFAULT_TIMEOUT, Tool, ToolDescriptor, ToolMeta};
-pub use tool_macros::tool;
 pub use tokio_util::sync::CancellationToken;
+pub use tool_macros::tool;
 
 /// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {

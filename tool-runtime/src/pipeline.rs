@@ -12,11 +12,11 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::context::{CallContext, Caller};
+use crate::definition::ToolMeta;
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
 use crate::hooks::{CallHook, CompletedCall, PendingCall, Permit};
-use crate::registry::{Registry, RegisteredTool};
-use crate::definition::ToolMeta;
+use crate::registry::{RegisteredTool, Registry};
 use crate::validate::{normalize_numbers, strip_unknown};
 
 impl Registry {

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolMeta, ToolRegistration};
 use crate::error::ToolError;
 use crate::hooks::{CallHook, CallObserver, HookPoint};
 use crate::state::StateMap;
-use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolMeta, ToolRegistration};
 use crate::validate::ArgsValidator;
 
 /// One registered tool with its lazily computed schemas and validator.
@@ -65,8 +65,7 @@ impl RegisteredTool {
 
     /// The output schema, computed on first use.
     pub fn output_schema(&self) -> &Value {
-        self.output_schema
-            .get_or_init(|| self.tool.output_schema())
+        self.output_schema.get_or_init(|| self.tool.output_schema())
     }
 
     /// Checks `args` against the input schema exactly as a call would, without running the tool.
@@ -164,13 +163,20 @@ impl Registry {
             .tools()
             .filter_map(|t| {
                 t.output_schema();
-                match t.validator.get_or_init(|| ArgsValidator::compile(t.input_schema())) {
+                match t
+                    .validator
+                    .get_or_init(|| ArgsValidator::compile(t.input_schema()))
+                {
                     Ok(_) => None,
                     Err(e) => Some((t.name().to_owned(), e.clone())),
                 }
             })
             .collect();
-        if broken.is_empty() { Ok(()) } else { Err(broken) }
+        if broken.is_empty() {
+            Ok(())
+        } else {
+            Err(broken)
+        }
     }
 
     pub(crate) fn unknown_tool(&self, name: &str) -> ToolError {
@@ -405,7 +411,11 @@ pub enum BuildProblem {
 impl fmt::Display for BuildProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildProblem::DuplicateName { name, first, second } => write!(
+            BuildProblem::DuplicateName {
+                name,
+                first,
+                second,
+            } => write!(
                 f,
                 "two tools are named `{name}`: one in {first}, one in {second}; rename one with #[tool(name = \"...\")]"
             ),

@@ -23,7 +23,11 @@ mod tests {
     async fn the_tool_is_registered_and_callable() {
         let registry = Registry::builder().build().unwrap();
         let env = registry
-            .call("multiply", serde_json::json!({"a": 21}), Caller::new(Source::Internal))
+            .call(
+                "multiply",
+                serde_json::json!({"a": 21}),
+                Caller::new(Source::Internal),
+            )
             .await;
         assert_eq!(env.result(), Some(&serde_json::json!(42)));
     }
