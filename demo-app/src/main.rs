@@ -21,13 +21,13 @@ async fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--db" => match args.next() {
-                Some(p) => db = Some(PathBuf::from(p)),
-                None => {
+            "--db" => {
+                let Some(p) = args.next() else {
                     eprintln!("--db needs a path\n{USAGE}");
                     return ExitCode::from(2);
-                }
-            },
+                };
+                db = Some(PathBuf::from(p));
+            }
             "--yes" => confirm = true,
             "-h" | "--help" => {
                 println!("{USAGE}");

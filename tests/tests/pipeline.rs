@@ -123,11 +123,7 @@ impl Tool for Echo {
     fn output_schema(&self) -> Value {
         json!({"type": "string"})
     }
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: CallContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call(&self, args: Value, _ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async move { Ok(args["text"].clone()) })
     }
 }
@@ -275,7 +271,7 @@ async fn the_registry_default_timeout_applies_to_tools_without_one() {
         fn output_schema(&self) -> Value {
             json!({})
         }
-        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
             Box::pin(std::future::pending())
         }
     }
@@ -381,7 +377,7 @@ fn duplicate_names_are_refused_naming_both_definitions() {
         fn output_schema(&self) -> Value {
             json!({})
         }
-        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -538,7 +534,7 @@ fn a_schema_that_does_not_compile_is_reported() {
         fn output_schema(&self) -> Value {
             json!({})
         }
-        fn call<'a>(&'a self, _: Value, _: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -557,6 +553,7 @@ fn a_schema_that_does_not_compile_is_reported() {
 
 #[test]
 fn one_span_per_call() {
+    use std::fmt::Write;
     use tracing_subscriber::layer::SubscriberExt;
 
     #[derive(Clone, Default)]
@@ -571,10 +568,10 @@ fn one_span_per_call() {
             struct V(String);
             impl tracing::field::Visit for V {
                 fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
-                    self.0.push_str(&format!(" {}={v:?}", f.name()));
+                    let _ = write!(self.0, " {}={v:?}", f.name());
                 }
                 fn record_str(&mut self, f: &tracing::field::Field, v: &str) {
-                    self.0.push_str(&format!(" {}={v}", f.name()));
+                    let _ = write!(self.0, " {}={v}", f.name());
                 }
             }
             let mut v = V(attrs.metadata().name().to_owned());

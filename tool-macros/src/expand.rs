@@ -14,6 +14,7 @@ use syn::spanned::Spanned;
 use crate::check::parse_duration_ms;
 use crate::model::{Output, ParamKind, Tool};
 
+#[allow(clippy::too_many_lines)] // Reason: one quote! of the whole output reads best in one piece.
 pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let krate = &tool.krate;
     let private = quote!(#krate::__private);
@@ -27,78 +28,19 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let serde_path = format!("{}::serde", private.to_string().replace(' ', ""));
     let schemars_path = format!("{}::schemars", private.to_string().replace(' ', ""));
 
-    // The args struct and its default fns.
-    let mut fields = Vec::new();
-    let mut default_fns = Vec::new();
-    let mut checks = Vec::new();
-    for p in tool.inputs() {
-        let ident = &p.ident;
-        let ty = &p.ty;
-        let docs = &p.doc_attrs;
-        let mut attrs = Vec::new();
-        if let Some(default) = p.args.default.get() {
-            let default_fn = format_ident!(
-                "__tool_default_{}",
-                ident.to_string().trim_start_matches("r#")
-            );
-            let path = default_fn.to_string();
-            // Spanned at the default, so a value that does not fit the type is reported there.
-            default_fns.push(quote_spanned! {default.span()=>
-                #[allow(clippy::unnecessary_wraps, clippy::default_numeric_fallback)]
-                fn #default_fn() -> #ty { #default }
-            });
-            attrs.push(quote!(#[serde(default = #path)]));
-        }
-        if let Some(b) = p.args.range.get() {
-            let min = b.min.as_ref().map(|m| quote!(min = #m));
-            let max = b.max.as_ref().map(|m| quote!(max = #m));
-            let parts = min.into_iter().chain(max);
-            attrs.push(quote!(#[schemars(range(#(#parts),*))]));
-        }
-        if let Some(b) = p.args.length.get() {
-            let min = b.min.as_ref().map(|m| quote!(min = #m));
-            let max = b.max.as_ref().map(|m| quote!(max = #m));
-            let parts = min.into_iter().chain(max);
-            attrs.push(quote!(#[schemars(length(#(#parts),*))]));
-        }
-        if let Some(pattern) = p.args.pattern.get() {
-            attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
-        }
-        fields.push(quote! {
-            #(#docs)*
-            #(#attrs)*
-            #ident: #ty,
-        });
-        checks.push(quote_spanned! {ty.span()=>
-            const _: () = #private::assert_param::<#ty>();
-        });
-    }
+    let Args {
+        fields,
+        default_fns,
+        mut checks,
+    } = args_struct(tool, &private);
 
-    // Injected values and the call of the user's fn, in declaration order.
-    let mut injections = Vec::new();
-    let mut requires = Vec::new();
-    let mut call_args = Vec::new();
-    for (i, p) in tool.params.iter().enumerate() {
-        let ty = &p.ty;
-        match p.kind {
-            ParamKind::Input => {
-                let ident = &p.ident;
-                call_args.push(quote!(__tool_args.#ident));
-            }
-            ParamKind::ContextRef => call_args.push(quote!(&__tool_ctx)),
-            ParamKind::Injected => {
-                let var = format_ident!("__tool_inject_{}", i);
-                injections.push(quote! {
-                    let #var = <#ty as #private::FromCallContext>::from_context(&__tool_ctx)?;
-                });
-                requires.push(quote!(<#ty as #private::FromCallContext>::REQUIRES));
-                checks.push(quote_spanned! {ty.span()=>
-                    const _: () = #private::assert_injected::<#ty>();
-                });
-                call_args.push(quote!(#var));
-            }
-        }
-    }
+    let Call {
+        injections,
+        requires,
+        arguments: call_args,
+        checks: injected_checks,
+    } = call_parts(tool, &private);
+    checks.extend(injected_checks);
 
     let (output_ty, finish) = match &tool.output {
         Output::Unit => (quote!(()), quote!(#private::encode(&__tool_out))),
@@ -114,23 +56,21 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         });
     }
 
-    let opt = |v: Option<bool>| match v {
-        Some(b) => quote!(#private::Some(#b)),
-        None => quote!(#private::None),
-    };
+    let opt =
+        |v: Option<bool>| v.map_or_else(|| quote!(#private::None), |b| quote!(#private::Some(#b)));
     let read_only = opt(tool.annotations.read_only);
     let destructive = opt(tool.annotations.destructive);
     let idempotent = opt(tool.annotations.idempotent);
     let open_world = opt(tool.annotations.open_world);
     let tags = &tool.tags;
-    let timeout = match tool
+    let timeout = tool
         .timeout
         .as_ref()
         .and_then(|l| parse_duration_ms(&l.value()))
-    {
-        Some(ms) => quote!(#private::Some(#private::Duration::from_millis(#ms))),
-        None => quote!(#private::None),
-    };
+        .map_or_else(
+            || quote!(#private::None),
+            |ms| quote!(#private::Some(#private::Duration::from_millis(#ms))),
+        );
     let handle_doc = format!(
         " The `{name}` tool generated by `#[tool]`: `{fn_ident}::NAME`, and `{fn_ident}::descriptor()` for explicit registration."
     );
@@ -211,5 +151,110 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                 &__TOOL_DESCRIPTOR
             }
         }
+    }
+}
+
+/// The args struct's fields, their default fns, and one trait check per field type.
+struct Args {
+    fields: Vec<TokenStream>,
+    default_fns: Vec<TokenStream>,
+    checks: Vec<TokenStream>,
+}
+
+fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
+    let mut fields = Vec::new();
+    let mut default_fns = Vec::new();
+    let mut checks = Vec::new();
+    for p in tool.inputs() {
+        let ident = &p.ident;
+        let ty = &p.ty;
+        let docs = &p.doc_attrs;
+        let mut attrs = Vec::new();
+        if let Some(default) = p.args.default.get() {
+            let default_fn = format_ident!(
+                "__tool_default_{}",
+                ident.to_string().trim_start_matches("r#")
+            );
+            let path = default_fn.to_string();
+            // Spanned at the default, so a value that does not fit the type is reported there.
+            default_fns.push(quote_spanned! {default.span()=>
+                #[allow(clippy::unnecessary_wraps, clippy::default_numeric_fallback)]
+                fn #default_fn() -> #ty { #default }
+            });
+            attrs.push(quote!(#[serde(default = #path)]));
+        }
+        if let Some(b) = p.args.range.get() {
+            let min = b.min.as_ref().map(|m| quote!(min = #m));
+            let max = b.max.as_ref().map(|m| quote!(max = #m));
+            let parts = min.into_iter().chain(max);
+            attrs.push(quote!(#[schemars(range(#(#parts),*))]));
+        }
+        if let Some(b) = p.args.length.get() {
+            let min = b.min.as_ref().map(|m| quote!(min = #m));
+            let max = b.max.as_ref().map(|m| quote!(max = #m));
+            let parts = min.into_iter().chain(max);
+            attrs.push(quote!(#[schemars(length(#(#parts),*))]));
+        }
+        if let Some(pattern) = p.args.pattern.get() {
+            attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
+        }
+        fields.push(quote! {
+            #(#docs)*
+            #(#attrs)*
+            #ident: #ty,
+        });
+        checks.push(quote_spanned! {ty.span()=>
+            const _: () = #private::assert_param::<#ty>();
+        });
+    }
+
+    Args {
+        fields,
+        default_fns,
+        checks,
+    }
+}
+
+/// Injected values, the required state, the arguments of the user's fn in declaration order,
+/// and a trait check per injected type.
+struct Call {
+    injections: Vec<TokenStream>,
+    requires: Vec<TokenStream>,
+    arguments: Vec<TokenStream>,
+    checks: Vec<TokenStream>,
+}
+
+fn call_parts(tool: &Tool, private: &TokenStream) -> Call {
+    let mut checks = Vec::new();
+    let mut injections = Vec::new();
+    let mut requires = Vec::new();
+    let mut call_args = Vec::new();
+    for (i, p) in tool.params.iter().enumerate() {
+        let ty = &p.ty;
+        match p.kind {
+            ParamKind::Input => {
+                let ident = &p.ident;
+                call_args.push(quote!(__tool_args.#ident));
+            }
+            ParamKind::ContextRef => call_args.push(quote!(&__tool_ctx)),
+            ParamKind::Injected => {
+                let var = format_ident!("__tool_inject_{}", i);
+                injections.push(quote! {
+                    let #var = <#ty as #private::FromCallContext>::from_context(&__tool_ctx)?;
+                });
+                requires.push(quote!(<#ty as #private::FromCallContext>::REQUIRES));
+                checks.push(quote_spanned! {ty.span()=>
+                    const _: () = #private::assert_injected::<#ty>();
+                });
+                call_args.push(quote!(#var));
+            }
+        }
+    }
+
+    Call {
+        injections,
+        requires,
+        arguments: call_args,
+        checks,
     }
 }

@@ -62,7 +62,7 @@ pub(crate) enum Output {
 }
 
 impl Tool {
-    pub(crate) fn from_fn(cx: &Ctxt, attrs: ToolAttrs, item: &ItemFn) -> Tool {
+    pub(crate) fn from_fn(cx: &Ctxt, attrs: &ToolAttrs, item: &ItemFn) -> Tool {
         let ident = item.sig.ident.clone();
         let fn_name = ident.to_string();
         let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();

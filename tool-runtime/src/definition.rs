@@ -120,8 +120,7 @@ pub fn first_paragraph(text: &str) -> String {
 /// Implement it for tools discovered at run time; `#[tool]` implements it for you.
 ///
 /// ```
-/// use tool_runtime::{CallContext, Registry, Tool, ToolError, ToolMeta};
-/// use futures_util::future::BoxFuture;
+/// use tool_runtime::{BoxFuture, CallContext, Registry, Tool, ToolError, ToolMeta};
 /// use serde_json::{json, Value};
 ///
 /// struct Echo;
@@ -132,14 +131,13 @@ pub fn first_paragraph(text: &str) -> String {
 ///                "required": ["text"], "additionalProperties": false})
 ///     }
 ///     fn output_schema(&self) -> Value { json!({"type": "string"}) }
-///     fn call<'a>(&'a self, args: Value, _ctx: CallContext) -> BoxFuture<'a, Result<Value, ToolError>> {
+///     fn call(&self, args: Value, _ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
 ///         Box::pin(async move { Ok(args["text"].clone()) })
 ///     }
 /// }
 ///
 /// let registry = Registry::builder().without_inventory().tool(Echo).build().unwrap();
 /// assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"]);
-/// # let _ = futures_util::future::ready(());
 /// ```
 pub trait Tool: Send + Sync + 'static {
     /// Metadata; read once, when the tool is registered.
@@ -149,8 +147,7 @@ pub trait Tool: Send + Sync + 'static {
     /// The JSON Schema of the result; read once, on first use.
     fn output_schema(&self) -> Value;
     /// Runs the tool on arguments already validated against `input_schema`.
-    fn call<'a>(&'a self, args: Value, ctx: CallContext)
-    -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>>;
 }
 
 /// The const descriptor `#[tool]` generates and submits to `inventory`. Not built by hand:
@@ -229,11 +226,7 @@ impl Tool for &'static ToolDescriptor {
         (self.output_schema)()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: CallContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
         (self.call)(args, ctx)
     }
 }

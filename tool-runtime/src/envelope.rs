@@ -63,7 +63,7 @@ impl Envelope {
     /// The envelope as a JSON value.
     #[must_use]
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_else(|_| Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 

@@ -94,8 +94,9 @@ impl ToolError {
             [one] => format!("invalid arguments: {}: {}", one.path, one.message),
             many => format!("invalid arguments: {} violations", many.len()),
         };
+        let list = serde_json::to_value(violations).unwrap_or_default();
         Self::new(kind::INVALID_ARGUMENTS, message)
-            .with_details(serde_json::json!({ "violations": violations }))
+            .with_details(serde_json::json!({ "violations": list }))
     }
 
     /// An unexpected failure. The message given here is logged, never shown to the caller.

@@ -127,11 +127,13 @@ impl Registry {
     }
 
     /// Every tool, sorted by name.
+    #[must_use]
     pub fn tools(&self) -> impl ExactSizeIterator<Item = &RegisteredTool> {
         self.tools.values()
     }
 
     /// Every tool name, sorted.
+    #[must_use]
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
         self.tools.keys().map(|k| &**k)
     }

@@ -50,7 +50,11 @@ pub(crate) fn normalize_numbers(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
             if let Some(f) = n.as_f64() {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_precision_loss,
+                    clippy::float_cmp
+                )]
                 // Reason: only values that survive the round trip exactly are rewritten.
                 if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
                     let i = f as i64;
