@@ -55,7 +55,11 @@ fn call_overhead(c: &mut Criterion) {
     group.bench_function("pipeline: Registry::call", |b| {
         b.to_async(&rt).iter(|| async {
             let env = registry
-                .call("add", black_box(args.clone()), Caller::new(Source::Internal))
+                .call(
+                    "add",
+                    black_box(args.clone()),
+                    Caller::new(Source::Internal),
+                )
                 .await;
             debug_assert!(env.is_ok());
             black_box(env)
@@ -66,7 +70,10 @@ fn call_overhead(c: &mut Criterion) {
 
 fn registry_construction(c: &mut Criterion) {
     let count = Registry::builder().build().unwrap().tools().len();
-    assert!(count >= 1000, "expected the 1,000 generated tools, found {count}");
+    assert!(
+        count >= 1000,
+        "expected the 1,000 generated tools, found {count}"
+    );
     let _ = thousand::generated_0000::NAME;
     c.bench_function("registry: build with 1,000 tools", |b| {
         b.iter(|| black_box(Registry::builder().build().unwrap()));

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::{
     BoxFuture, BuildProblem, CallHook, CallObserver, CancellationToken, CompletedCall, HookPoint,
-    PendingCall, Permit, ToolMeta,
+    PendingCall, Permit, ProgressSink, ProgressUpdate, ToolMeta,
 };
 
 /// Add two integers.
@@ -101,6 +101,15 @@ async fn whoami(ctx: CallContext) -> Who {
     }
 }
 
+/// Work in three steps, reporting progress.
+#[tool]
+async fn steps(ctx: &CallContext) -> u32 {
+    for i in 1..=3 {
+        ctx.progress(f64::from(i), Some(3.0), Some("working"));
+    }
+    3
+}
+
 struct Counter(AtomicUsize);
 
 /// Count calls.
@@ -184,7 +193,7 @@ async fn invalid_arguments_list_every_violation() {
     );
     assert!(
         v.iter()
-            .any(|v| v.path.is_empty() && v.message.contains("'c'")),
+            .any(|v| v.path == "/c" && v.message == "unknown field `c`; the fields are `a`, `b`"),
         "{v:?}"
     );
     assert!(
@@ -597,5 +606,45 @@ fn one_span_per_call() {
     assert_eq!(
         spans,
         ["tool.call tool=add source=internal request_id=span-1"]
+    );
+}
+
+#[derive(Default)]
+struct Collect(Mutex<Vec<ProgressUpdate>>);
+impl ProgressSink for Collect {
+    fn report(&self, update: ProgressUpdate) {
+        self.0.lock().unwrap().push(update);
+    }
+}
+
+#[tokio::test]
+async fn progress_reports_reach_the_callers_sink() {
+    let r = registry();
+    let sink = Arc::new(Collect::default());
+    let env = r
+        .call("steps", json!({}), caller().progress(sink.clone()))
+        .await;
+    assert!(env.is_ok());
+    let seen: Vec<f64> = sink.0.lock().unwrap().iter().map(|u| u.progress).collect();
+    assert_eq!(seen, [1.0, 2.0, 3.0]);
+    // Without a sink, reporting is a no-op.
+    assert!(r.call("steps", json!({}), caller()).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_time_out_does_not_cancel_the_callers_own_token() {
+    let r = registry();
+    let token = CancellationToken::new();
+    let env = r
+        .call(
+            "slow",
+            json!({"ms": 5_000}),
+            caller().cancellation(token.clone()),
+        )
+        .await;
+    assert_eq!(env.error().unwrap().kind(), "timeout");
+    assert!(
+        !token.is_cancelled(),
+        "the caller's token belongs to the caller"
     );
 }

@@ -175,7 +175,10 @@ impl Caller {
                 confirm: self.confirm,
                 dry_run: self.dry_run,
                 progress: self.progress,
-                cancel: self.cancel.unwrap_or_default(),
+                // A child: the pipeline cancels it on time-out without touching the caller's.
+                cancel: self
+                    .cancel
+                    .map_or_else(CancellationToken::new, |t| t.child_token()),
                 state,
             }),
         }

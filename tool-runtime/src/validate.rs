@@ -8,6 +8,7 @@
 //! `5.0` *is* an integer, so it is passed to the tool as `5`.
 
 use jsonschema::Validator;
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use crate::error::{ToolError, Violation};
@@ -15,14 +16,26 @@ use crate::error::{ToolError, Violation};
 /// A compiled input schema.
 pub(crate) struct ArgsValidator {
     validator: Validator,
+    /// The top-level property names, listed when an unknown field is reported.
+    known: String,
 }
 
 impl ArgsValidator {
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        let known = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(schema)
-            .map(|validator| Self { validator })
+            .map(|validator| Self { validator, known })
             .map_err(|e| e.to_string())
     }
 
@@ -32,16 +45,38 @@ impl ArgsValidator {
         if self.validator.is_valid(args) {
             return Ok(());
         }
-        let violations = self
-            .validator
-            .iter_errors(args)
-            .map(|e| Violation {
-                path: e.instance_path().to_string(),
-                message: e.to_string(),
-            })
-            .collect();
+        let mut violations = Vec::new();
+        for e in self.validator.iter_errors(args) {
+            let path = e.instance_path().to_string();
+            if let ValidationErrorKind::AdditionalProperties { unexpected } = e.kind() {
+                // One violation per unknown field, pointing at the field itself.
+                for name in unexpected {
+                    let message = if path.is_empty() && !self.known.is_empty() {
+                        format!("unknown field `{name}`; the fields are {}", self.known)
+                    } else if path.is_empty() {
+                        format!("unknown field `{name}`; this tool takes no arguments")
+                    } else {
+                        format!("unknown field `{name}`")
+                    };
+                    violations.push(Violation {
+                        path: format!("{path}/{}", escape_pointer(name)),
+                        message,
+                    });
+                }
+            } else {
+                violations.push(Violation {
+                    path,
+                    message: e.to_string(),
+                });
+            }
+        }
         Err(ToolError::invalid_arguments(violations))
     }
+}
+
+/// Escapes a property name for a JSON pointer (RFC 6901).
+fn escape_pointer(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// Rewrites numbers with integral values (`5.0`) as integers, as JSON Schema reads them, so the
@@ -113,8 +148,25 @@ mod tests {
         let err = v.check(&json!({"n": 0, "s": 5, "x": 1})).unwrap_err();
         let mut paths: Vec<_> = err.violations().into_iter().map(|v| v.path).collect();
         paths.sort();
-        assert_eq!(paths, ["", "/n", "/s"]);
-        assert!(err.violations().iter().any(|v| v.message.contains("'x'")));
+        assert_eq!(paths, ["/n", "/s", "/x"]);
+        let unknown = err
+            .violations()
+            .into_iter()
+            .find(|v| v.path == "/x")
+            .unwrap();
+        assert_eq!(
+            unknown.message,
+            "unknown field `x`; the fields are `n`, `s`"
+        );
+    }
+
+    #[test]
+    fn unknown_nested_fields_point_at_the_field() {
+        let schema = json!({"type": "object", "properties": {"o": {"type": "object",
+            "properties": {}, "additionalProperties": false}}, "additionalProperties": false});
+        let v = ArgsValidator::compile(&schema).unwrap();
+        let err = v.check(&json!({"o": {"a/b": 1}})).unwrap_err();
+        assert_eq!(err.violations()[0].path, "/o/a~1b");
     }
 
     #[test]
