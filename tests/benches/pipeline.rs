@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tool_runtime::{Caller, Registry, Source};
 
-#[allow(clippy::unreadable_literal)]
+#[allow(clippy::identity_op)] // Reason: the generated `a + 0`.
 mod thousand {
     include!(concat!(env!("OUT_DIR"), "/thousand_tools.rs"));
 }
