@@ -289,15 +289,7 @@ pub fn list(
           WHERE ?1 IS NULL OR workspace = ?1 ORDER BY paired_at, device_id",
     )?;
     let devices = devices
-        .query_map(params![workspace], |r| {
-            Ok(DeviceRow {
-                device_id: r.get(0)?,
-                name: r.get(1)?,
-                workspace: r.get(2)?,
-                paired_at: r.get(3)?,
-                revoked_at: r.get(4)?,
-            })
-        })?
+        .query_map(params![workspace], device_row)?
         .collect::<Result<Vec<_>, _>>()?;
     let mut codes = conn.prepare(
         "SELECT code, workspace, expires_at FROM pairing_codes
@@ -316,6 +308,17 @@ pub fn list(
     Ok((devices, codes))
 }
 
+/// Reads a row of `SELECT device_id, name, workspace, paired_at, revoked_at FROM devices`.
+fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
+    Ok(DeviceRow {
+        device_id: r.get(0)?,
+        name: r.get(1)?,
+        workspace: r.get(2)?,
+        paired_at: r.get(3)?,
+        revoked_at: r.get(4)?,
+    })
+}
+
 /// Revokes a device; revoking a revoked device changes nothing and returns it.
 pub fn revoke(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -327,15 +330,7 @@ pub fn revoke(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, Store
         .query_row(
             "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices WHERE device_id = ?1",
             params![device_id],
-            |r| {
-                Ok(DeviceRow {
-                    device_id: r.get(0)?,
-                    name: r.get(1)?,
-                    workspace: r.get(2)?,
-                    paired_at: r.get(3)?,
-                    revoked_at: r.get(4)?,
-                })
-            },
+            device_row,
         )
         .optional()?
         .ok_or_else(|| StoreError::NotFound(device_id.to_owned()))?;

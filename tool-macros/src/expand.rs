@@ -21,8 +21,10 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let fn_ident = &tool.ident;
     let vis = &tool.vis;
     let name = &tool.name;
-    let title = &tool.title;
-    let summary = &tool.summary;
+    let title = tool
+        .title
+        .as_ref()
+        .map_or_else(|| quote!(#private::None), |t| quote!(#private::Some(#t)));
     let description = &tool.description;
 
     let serde_path = format!("{}::serde", private.to_string().replace(' ', ""));
@@ -125,7 +127,6 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                 static __TOOL_DESCRIPTOR: #private::ToolDescriptor = #private::ToolDescriptor {
                     name: #name,
                     title: #title,
-                    summary: #summary,
                     description: #description,
                     annotations: #private::Annotations {
                         read_only: #read_only,

@@ -13,8 +13,8 @@ pub(crate) struct Tool {
     pub(crate) vis: syn::Visibility,
     pub(crate) name: String,
     pub(crate) name_span: Span,
-    pub(crate) title: String,
-    pub(crate) summary: String,
+    /// `title = "..."`; without it the runtime derives one from the name.
+    pub(crate) title: Option<String>,
     pub(crate) description: String,
     pub(crate) annotations: Annotations,
     pub(crate) tags: Vec<String>,
@@ -73,11 +73,7 @@ impl Tool {
 
         let doc = doc_text(&item.attrs).unwrap_or_default();
         let description = attrs.description.get().map_or(doc, syn::LitStr::value);
-        let summary = first_paragraph(&description);
-        let title = attrs
-            .title
-            .get()
-            .map_or_else(|| title_from_name(&name), syn::LitStr::value);
+        let title = attrs.title.get().map(syn::LitStr::value);
         let krate = attrs
             .krate
             .get()
@@ -107,7 +103,6 @@ impl Tool {
             name,
             name_span,
             title,
-            summary,
             description,
             annotations: Annotations {
                 read_only: attrs.read_only.get().copied(),
@@ -217,24 +212,6 @@ pub(crate) fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
         .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
-}
-
-fn first_paragraph(text: &str) -> String {
-    text.split("\n\n")
-        .next()
-        .unwrap_or_default()
-        .lines()
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn title_from_name(name: &str) -> String {
-    let spaced = name.replace(['_', '-'], " ");
-    let mut chars = spaced.trim().chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// The crate-level switch: `[package.metadata.tool-runtime] require-docs = true` in the

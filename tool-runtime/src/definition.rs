@@ -156,9 +156,7 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
-    pub title: &'static str,
-    #[doc(hidden)]
-    pub summary: &'static str,
+    pub title: Option<&'static str>,
     #[doc(hidden)]
     pub description: &'static str,
     #[doc(hidden)]
@@ -204,8 +202,10 @@ impl Tool for &'static ToolDescriptor {
     fn meta(&self) -> ToolMeta {
         ToolMeta {
             name: Cow::Borrowed(self.name),
-            title: Cow::Borrowed(self.title),
-            summary: Cow::Borrowed(self.summary),
+            title: self
+                .title
+                .map_or_else(|| Cow::Owned(title_from_name(self.name)), Cow::Borrowed),
+            summary: Cow::Owned(first_paragraph(self.description)),
             description: Cow::Borrowed(self.description),
             annotations: self.annotations,
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
