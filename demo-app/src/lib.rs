@@ -7,32 +7,26 @@
 pub mod store;
 pub mod tools;
 
-use std::path::Path;
-
-use tool_runtime::{BuildError, Registry};
+use tool_runtime::{BuildError, Registry, RegistryBuilder};
 
 pub use store::Store;
 
 /// The database path when neither `--db` nor `DEMO_APP_DB` is given.
 pub const DEFAULT_DB: &str = "./demo-app.db";
 
-/// The registry of exactly the demo app's tools over `store`, listed explicitly (not through
-/// `inventory`), so a binary that links other tool crates still serves only these.
-pub fn registry(store: Store) -> Result<Registry, BuildError> {
+/// Exactly the demo app's tools, listed explicitly (not through `inventory`), so a binary that
+/// links other tool crates still serves only these. The store is added by the caller.
+#[must_use]
+pub fn registry_builder() -> RegistryBuilder {
     Registry::builder()
         .without_inventory()
         .tool(tools::device_add::descriptor())
         .tool(tools::device_pair::descriptor())
         .tool(tools::device_list::descriptor())
         .tool(tools::device_revoke::descriptor())
-        .state(store)
-        .build()
 }
 
-/// The database path: `--db PATH` if given, else `DEMO_APP_DB`, else [`DEFAULT_DB`].
-#[must_use]
-pub fn db_path(flag: Option<&Path>) -> std::path::PathBuf {
-    flag.map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("DEMO_APP_DB").map(Into::into))
-        .unwrap_or_else(|| DEFAULT_DB.into())
+/// The registry of the demo app's tools over `store`.
+pub fn registry(store: Store) -> Result<Registry, BuildError> {
+    registry_builder().state(store).build()
 }

@@ -111,7 +111,7 @@ impl From<StoreError> for ToolError {
 pub async fn device_add(
     store: State<Store>,
     /// Workspace name
-    #[arg(length(min = 1, max = 64))]
+    #[arg(short = 'w', length(min = 1, max = 64))]
     workspace: Option<String>,
     /// Pairing code lifetime in seconds
     #[arg(default = 300, range(min = 30, max = 86400))]
@@ -145,7 +145,7 @@ pub async fn device_add(
 pub async fn device_pair(
     store: State<Store>,
     /// The pairing code shown by device_add
-    #[arg(pattern = "^[0-9]{4,10}$")]
+    #[arg(short = 'c', pattern = "^[0-9]{4,10}$")]
     code: String,
     /// A name for the new device, such as "Alice's phone"
     #[arg(length(min = 1, max = 100))]
@@ -164,6 +164,7 @@ pub async fn device_pair(
 pub async fn device_list(
     store: State<Store>,
     /// Only this workspace
+    #[arg(positional)]
     workspace: Option<String>,
 ) -> Result<DeviceList, ToolError> {
     let (devices, codes) = store

@@ -158,6 +158,8 @@ pub(crate) struct ArgAttrs {
     pub(crate) length: Attr<Bounds>,
     pub(crate) pattern: Attr<LitStr>,
     pub(crate) inject: Attr<()>,
+    pub(crate) positional: Attr<()>,
+    pub(crate) short: Attr<syn::LitChar>,
 }
 
 /// `min = ..., max = ...`, either optional.
@@ -166,7 +168,7 @@ pub(crate) struct Bounds {
     pub(crate) max: Option<Expr>,
 }
 
-const ARG_OPTIONS: &str = "`default = <value>`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `inject`";
+const ARG_OPTIONS: &str = "`default = <value>`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`";
 
 impl ArgAttrs {
     pub(crate) fn empty() -> Self {
@@ -176,6 +178,8 @@ impl ArgAttrs {
             length: Attr::none("length"),
             pattern: Attr::none("pattern"),
             inject: Attr::none("inject"),
+            positional: Attr::none("positional"),
+            short: Attr::none("short"),
         }
     }
 
@@ -201,6 +205,13 @@ impl ArgAttrs {
                     self.pattern.set(cx, span, s);
                 }
                 "inject" => self.inject.set(cx, span, ()),
+                "positional" => self.positional.set(cx, span, ()),
+                "short" => {
+                    let c: syn::LitChar = meta.value()?.parse().map_err(|e| {
+                        syn::Error::new(e.span(), "`short` takes a character: `short = 'n'`")
+                    })?;
+                    self.short.set(cx, span, c);
+                }
                 other => {
                     cx.error(
                         span,

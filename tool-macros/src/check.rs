@@ -4,7 +4,7 @@
 use syn::{FnArg, ItemFn, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{ParamKind, Tool, last_segment_is};
+use crate::model::{ParamKind, Tool, last_segment_is, option_inner};
 
 const NUMBERS: &[&str] = &[
     "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
@@ -185,6 +185,28 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
                 ),
             );
         }
+        if let Some(c) = a.short.get() {
+            let ch = c.value();
+            if !ch.is_ascii_alphanumeric() || ch == 'h' || ch == 'V' {
+                cx.error(
+                    c.span(),
+                    format!(
+                        "`short = '{ch}'` cannot be a flag: pick an ASCII letter or digit other than 'h' and 'V' (help and version)"
+                    ),
+                );
+            }
+            if a.positional.get().is_some() {
+                cx.error(
+                    c.span(),
+                    "a positional argument has no flag: drop `short` or `positional`",
+                );
+            }
+        }
+        if let Some(span) = a.positional.span()
+            && last_segment_is(option_inner(&p.ty).unwrap_or(&p.ty), "bool")
+        {
+            cx.error(span, format!("`{}` is a `bool`, which is a flag (`--{}`), not a positional argument; remove `positional`", p.ident, p.ident.to_string().replace('_', "-")));
+        }
         if tool.require_docs && p.doc.is_none() {
             cx.error(
                 p.ident.span(),
@@ -194,21 +216,6 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
                 ),
             );
         }
-    }
-}
-
-fn option_inner(ty: &Type) -> Option<&Type> {
-    let Type::Path(tp) = ty else { return None };
-    let seg = tp.path.segments.last()?;
-    if seg.ident != "Option" {
-        return None;
-    }
-    match &seg.arguments {
-        syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

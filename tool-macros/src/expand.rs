@@ -36,6 +36,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         mut checks,
     } = args_struct(tool, &private);
 
+    let params = param_hints(tool, &private);
     let Call {
         injections,
         requires,
@@ -137,6 +138,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     tags: &[#(#tags),*],
                     timeout: #timeout,
                     requires: &[#(#requires),*],
+                    params: &[#(#params),*],
                     module_path: ::core::module_path!(),
                     file: ::core::file!(),
                     line: ::core::line!(),
@@ -258,4 +260,30 @@ fn call_parts(tool: &Tool, private: &TokenStream) -> Call {
         arguments: call_args,
         checks,
     }
+}
+
+/// What front ends need beyond the schema, per caller-supplied parameter, in declaration order.
+fn param_hints(tool: &Tool, private: &TokenStream) -> Vec<TokenStream> {
+    tool.inputs()
+        .map(|p| {
+            let name = p.ident.to_string();
+            let name = name.trim_start_matches("r#");
+            let short = p
+                .args
+                .short
+                .get()
+                .map_or_else(|| quote!(#private::None), |c| quote!(#private::Some(#c)));
+            let positional = p.args.positional.get().is_some();
+            let inner = crate::model::option_inner(&p.ty).unwrap_or(&p.ty);
+            let path = crate::model::last_segment_is(inner, "PathBuf");
+            quote! {
+                #private::ParamHint {
+                    name: #private::Cow::Borrowed(#name),
+                    short: #short,
+                    positional: #positional,
+                    path: #path,
+                }
+            }
+        })
+        .collect()
 }

@@ -173,6 +173,21 @@ impl Param {
     }
 }
 
+pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(tp) = ty else { return None };
+    let seg = tp.path.segments.last()?;
+    if seg.ident != "Option" {
+        return None;
+    }
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn is_context_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if r.mutability.is_none() && last_segment_is(&r.elem, "CallContext"))
 }

@@ -12,10 +12,11 @@ pub use schemars;
 pub use serde;
 pub use serde_json::{self, Value};
 
-pub use crate::definition::{Annotations, ToolDescriptor, ToolRegistration};
+pub use crate::definition::{Annotations, ParamHint, ToolDescriptor, ToolRegistration};
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::{FromCallContext, StateKey};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation};
+pub use std::borrow::Cow;
 
 /// Deserializes validated arguments into the generated args struct.
 pub fn decode<A: serde::de::DeserializeOwned>(args: Value) -> Result<A, ToolError> {

@@ -44,6 +44,20 @@ impl Annotations {
     }
 }
 
+/// What a front end needs about one caller-supplied parameter beyond its schema: its flag
+/// letter, whether it is positional on the command line, whether it names a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHint {
+    /// The parameter's name, as in the schema.
+    pub name: Cow<'static, str>,
+    /// `#[arg(short = 'x')]`.
+    pub short: Option<char>,
+    /// `#[arg(positional)]`.
+    pub positional: bool,
+    /// The type is a `PathBuf`: the CLI completes file paths.
+    pub path: bool,
+}
+
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -66,6 +80,9 @@ pub struct ToolMeta {
     pub timeout: Option<Duration>,
     /// State types the tool needs registered.
     pub requires: Vec<StateKey>,
+    /// Front-end hints per parameter, in declaration order (the schema's own order is
+    /// alphabetical). Empty for dynamic tools unless they set it.
+    pub params: Vec<ParamHint>,
     /// Where the tool is defined, for error messages (`crate::module at file:line`).
     pub defined_at: Cow<'static, str>,
 }
@@ -87,6 +104,7 @@ impl ToolMeta {
             tags: Vec::new(),
             timeout: None,
             requires: Vec::new(),
+            params: Vec::new(),
             defined_at: Cow::Borrowed("(dynamic tool)"),
         }
     }
@@ -168,6 +186,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub requires: &'static [Option<StateKey>],
     #[doc(hidden)]
+    pub params: &'static [ParamHint],
+    #[doc(hidden)]
     pub module_path: &'static str,
     #[doc(hidden)]
     pub file: &'static str,
@@ -211,6 +231,7 @@ impl Tool for &'static ToolDescriptor {
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
             timeout: self.timeout,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
+            params: self.params.to_vec(),
             defined_at: Cow::Owned(format!(
                 "{} at {}:{}",
                 self.module_path, self.file, self.line

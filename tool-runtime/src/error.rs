@@ -64,7 +64,8 @@ pub struct ToolError {
     message: String,
     retryable: bool,
     status: u16,
-    details: Option<Value>,
+    // Boxed: keeps `Result<_, ToolError>` small on the hot path.
+    details: Option<Box<Value>>,
 }
 
 impl ToolError {
@@ -127,7 +128,7 @@ impl ToolError {
     /// Attaches structured details, shown as `error.details`.
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -158,7 +159,7 @@ impl ToolError {
     /// Structured details, if any.
     #[must_use]
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 
     /// The violations of an `invalid_arguments` error; empty for every other type.
@@ -166,7 +167,7 @@ impl ToolError {
     pub fn violations(&self) -> Vec<Violation> {
         let Some(list) = self
             .details
-            .as_ref()
+            .as_deref()
             .and_then(|d| d.get("violations"))
             .and_then(Value::as_array)
         else {

@@ -32,6 +32,8 @@
 //!
 //! See the README for the macro's options, the coercion policy and the error types.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 mod context;
 mod definition;
 mod envelope;
@@ -43,8 +45,10 @@ pub mod schema;
 mod state;
 mod validate;
 
+#[cfg(feature = "cli")]
+pub use cli::App;
 pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
-pub use definition::{Annotations, DEFAULT_TIMEOUT, Tool, ToolDescriptor, ToolMeta};
+pub use definition::{Annotations, DEFAULT_TIMEOUT, ParamHint, Tool, ToolDescriptor, ToolMeta};
 pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;

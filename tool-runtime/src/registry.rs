@@ -209,8 +209,10 @@ impl fmt::Debug for Registry {
 }
 
 /// Collects tools, state and hooks, then checks them all at once in [`build`](Self::build).
+#[derive(Clone)]
 pub struct RegistryBuilder {
     inventory: bool,
+    check_state: bool,
     tools: Vec<Arc<dyn Tool>>,
     state: StateMap,
     hooks: Vec<Arc<dyn CallHook>>,
@@ -222,6 +224,7 @@ impl Default for RegistryBuilder {
     fn default() -> Self {
         Self {
             inventory: true,
+            check_state: true,
             tools: Vec::new(),
             state: StateMap::default(),
             hooks: Vec::new(),
@@ -239,6 +242,14 @@ impl RegistryBuilder {
     #[must_use]
     pub fn without_inventory(mut self) -> Self {
         self.inventory = false;
+        self
+    }
+
+    /// Builds without checking that every `State<T>` is registered: for listings (`--help`,
+    /// schemas) that never call a tool.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn skip_state_check(mut self) -> Self {
+        self.check_state = false;
         self
     }
 
@@ -333,7 +344,7 @@ impl RegistryBuilder {
                 });
             }
             for key in &entry.meta.requires {
-                if !self.state.contains(key) {
+                if self.check_state && !self.state.contains(key) {
                     problems.push(BuildProblem::MissingState {
                         tool: name.to_string(),
                         type_name: key.type_name(),

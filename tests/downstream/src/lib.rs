@@ -73,9 +73,10 @@ pub struct Inbox {
 pub async fn ticket_open(
     inbox: State<Inbox>,
     /// Short summary
-    #[arg(length(min = 3, max = 80))]
+    #[arg(positional, length(min = 3, max = 80))]
     title: String,
     /// How urgent it is
+    #[arg(short = 'p')]
     priority: Priority,
     /// Free-form labels
     #[arg(default = Vec::new(), length(max = 5))]
@@ -90,8 +91,13 @@ pub async fn ticket_open(
     /// Follow-up contact score
     #[arg(default = 0.5, range(min = 0.0, max = 1.0))]
     score: f64,
+    /// Page the on-call engineer
+    #[arg(default = false)]
+    page: bool,
+    /// A file to attach
+    attachment: Option<std::path::PathBuf>,
 ) -> Result<Ticket, ToolError> {
-    let _ = score;
+    let _ = (score, page, attachment);
     let mut tickets = inbox.tickets.lock().map_err(ToolError::internal)?;
     let ticket = Ticket {
         id: tickets.len() as u64 + 1,

@@ -1,0 +1,309 @@
+//! The `demo-app` binary: help, the pairing flow from the shell, exit codes, stdin input and
+//! confirmation, through the real process.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+struct Db(PathBuf);
+
+impl Db {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("demo-app-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Db(dir)
+    }
+    fn path(&self) -> PathBuf {
+        self.0.join("demo.db")
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(db: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("DEMO_APP_DB")
+        .env_remove("RUST_LOG")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn json(db: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = run(db, &all, None);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), v)
+}
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .args(args)
+        .env_remove("DEMO_APP_DB")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_lists_the_tools_and_their_flags() {
+    insta::assert_snapshot!("help", help(&["--help"]));
+    insta::assert_snapshot!("device-add-help", help(&["device-add", "--help"]));
+    insta::assert_snapshot!("device-list-help", help(&["device-list", "--help"]));
+}
+
+#[test]
+fn listings_do_not_touch_the_database() {
+    let db = Db::new("listing");
+    for args in [
+        &["--help"][..],
+        &["tools"],
+        &["schema", "device_add"],
+        &["completions", "bash"],
+        &[],
+    ] {
+        let out = run(&db.path(), args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+    assert!(!db.path().exists());
+    let tools = run(&db.path(), &["tools", "--json"], None);
+    let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["device_add", "device_list", "device_pair", "device_revoke"]
+    );
+    let schema = run(
+        &db.path(),
+        &["schema", "device-pair", "--output-schema"],
+        None,
+    );
+    let schema: Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert_eq!(schema["properties"]["device_id"]["type"], "string");
+}
+
+#[test]
+fn the_pairing_flow_works_from_the_shell() {
+    let db = Db::new("flow");
+    let (code, add) = json(
+        &db.path(),
+        &["device-add", "-w", "home", "--ttl-seconds", "120"],
+    );
+    assert_eq!(code, 0, "{add}");
+    assert_eq!(add["status"], "ok");
+    assert!(db.path().exists(), "the database is created on first use");
+    let digits = add["result"]["code"].as_str().unwrap().to_owned();
+
+    let (code, pair) = json(
+        &db.path(),
+        &["device-pair", "--code", &digits, "--device-name", "phone"],
+    );
+    assert_eq!(code, 0, "{pair}");
+    let id = pair["result"]["device_id"].as_str().unwrap().to_owned();
+    assert_eq!(pair["result"]["workspace"], "home");
+
+    let (code, list) = json(&db.path(), &["device-list", "home"]);
+    assert_eq!(code, 0);
+    assert_eq!(list["result"]["devices"][0]["device_id"], id.as_str());
+    assert!(list["meta"]["request_id"].is_string());
+
+    let (code, revoked) = json(&db.path(), &["device-revoke", "--device-id", &id, "--yes"]);
+    assert_eq!(code, 0, "{revoked}");
+    assert!(revoked["result"]["revoked_at"].is_string());
+
+    // The exact tool name works as well as the subcommand name.
+    let (code, _) = json(&db.path(), &["device_list"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn results_render_for_people_without_json() {
+    let db = Db::new("render");
+    let out = run(&db.path(), &["device-add", "--code-length", "8"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("code:"), "{text}");
+    assert!(text.contains("expires_at:"), "{text}");
+    let out = run(&db.path(), &["device-list"], None);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("pending_codes:\n  code_hint  workspace  expires_at"),
+        "{text}"
+    );
+}
+
+#[test]
+fn exit_codes_follow_the_documented_table() {
+    let db = Db::new("exit");
+    // 2: constraint violations, reported by the pipeline's validator, every one of them.
+    let out = run(
+        &db.path(),
+        &["device-add", "--ttl-seconds", "5", "--code-length", "20"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--ttl-seconds: 5 is less than the minimum of 30"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--code-length: 20 is greater than the maximum of 10"),
+        "{err}"
+    );
+    // 2: a value of the wrong type, refused by clap's typed parser.
+    let out = run(&db.path(), &["device-add", "--ttl-seconds", "abc"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("invalid value 'abc'")
+    );
+    // 2: a bad flag, a missing required flag, an unknown subcommand.
+    assert_eq!(
+        run(&db.path(), &["device-add", "--bogus"], None)
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&db.path(), &["device-pair", "--code", "1234"], None)
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(run(&db.path(), &["device-ad"], None).status.code(), Some(2));
+    // 1: the tool's own error.
+    let (code, env) = json(
+        &db.path(),
+        &["device-pair", "--code", "000000", "--device-name", "x"],
+    );
+    assert_eq!(
+        (code, env["error"]["type"].as_str()),
+        (1, Some("invalid_code"))
+    );
+    // 3: confirmation required (no terminal, no --yes).
+    let (code, env) = json(
+        &db.path(),
+        &["device-revoke", "--device-id", "dev_0000000000000000"],
+    );
+    assert_eq!(
+        (code, env["error"]["type"].as_str()),
+        (3, Some("confirmation_required"))
+    );
+    // 1: not found once confirmed.
+    let (code, env) = json(
+        &db.path(),
+        &["device-revoke", "--device-id", "dev_0000000000000000", "-y"],
+    );
+    assert_eq!(
+        (code, env["error"]["type"].as_str()),
+        (1, Some("not_found"))
+    );
+}
+
+#[test]
+fn params_json_from_stdin_with_flags_overriding() {
+    let db = Db::new("stdin");
+    let out = run(
+        &db.path(),
+        &[
+            "--json",
+            "device-add",
+            "--params-json",
+            "-",
+            "--code-length",
+            "9",
+        ],
+        Some(r#"{"workspace": "lab", "code_length": 4}"#),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["result"]["workspace"], "lab");
+    assert_eq!(env["result"]["code"].as_str().unwrap().len(), 9);
+    // Required flags may come from --params-json instead.
+    let out = run(
+        &db.path(),
+        &[
+            "device-pair",
+            "--params-json",
+            r#"{"code":"0000","device_name":"x"}"#,
+        ],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the code is invalid, but the call was made"
+    );
+    let out = run(&db.path(), &["device-add", "--params-json", "[1]"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_unconfirmed_destructive_call_without_a_terminal_does_not_run() {
+    let db = Db::new("confirm");
+    let (_, add) = json(&db.path(), &["device-add"]);
+    let digits = add["result"]["code"].as_str().unwrap().to_owned();
+    let (_, pair) = json(
+        &db.path(),
+        &["device-pair", "-c", &digits, "--device-name", "tv"],
+    );
+    let id = pair["result"]["device_id"].as_str().unwrap().to_owned();
+    // Even "y" on a stdin that is not a terminal is not a confirmation.
+    let out = run(
+        &db.path(),
+        &["device-revoke", "--device-id", &id],
+        Some("y\n"),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--yes"));
+    let (_, list) = json(&db.path(), &["device-list"]);
+    assert!(
+        list["result"]["devices"][0]["revoked_at"].is_null(),
+        "the tool must not have run"
+    );
+}

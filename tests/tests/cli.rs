@@ -1,0 +1,138 @@
+//! Flags generated from a downstream crate's parameter types, through `App::run_captured`:
+//! positional and short arguments, enums, repeatable lists, JSON structs, bools and paths.
+
+use serde_json::Value;
+use tool_runtime::App;
+use tool_runtime::cli::clap::ValueHint;
+
+fn app() -> App {
+    App::new("tickets").state(downstream::Inbox::default())
+}
+
+async fn json(args: &[&str]) -> (u8, Value) {
+    let mut command_line = vec!["tickets", "--json"];
+    command_line.extend_from_slice(args);
+    let (code, out) = app().run_captured(command_line).await;
+    (code, serde_json::from_str(&out).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn every_kind_of_parameter_becomes_a_typed_flag() {
+    let (code, env) = json(&[
+        "ticket-open",
+        "printer on fire",
+        "-p",
+        "very-high",
+        "--labels",
+        "hw",
+        "--labels",
+        "urgent",
+        "--metadata",
+        r#"{"floor": "3"}"#,
+        "--address",
+        r#"{"street": "Main 1", "zip-code": "12345"}"#,
+        "--page",
+        "--score",
+        "0.25",
+        "--attachment",
+        "/tmp/photo.jpg",
+    ])
+    .await;
+    assert_eq!(code, 0, "{env}");
+    let t = &env["result"];
+    assert_eq!(t["title"], "printer on fire");
+    assert_eq!(t["priority"], "very-high");
+    assert_eq!(t["labels"], serde_json::json!(["hw", "urgent"]));
+    assert_eq!(t["metadata"]["floor"], "3");
+    assert_eq!(t["address"]["zip-code"], "12345");
+}
+
+#[tokio::test]
+async fn type_errors_are_usage_errors_and_constraints_go_to_the_validator() {
+    // Not one of the enum's values: clap refuses it (exit 2).
+    let (code, _) = app()
+        .run_captured(["tickets", "ticket-open", "abc", "-p", "urgent"])
+        .await;
+    assert_eq!(code, 2);
+    // Not JSON for a struct parameter.
+    let (code, _) = app()
+        .run_captured([
+            "tickets",
+            "ticket-open",
+            "abcd",
+            "-p",
+            "low",
+            "--address",
+            "{",
+        ])
+        .await;
+    assert_eq!(code, 2);
+    // Too short a title and too many labels: the validator lists both.
+    let (code, env) = json(&[
+        "ticket-open",
+        "ab",
+        "-p",
+        "low",
+        "--labels",
+        "1",
+        "--labels",
+        "2",
+        "--labels",
+        "3",
+        "--labels",
+        "4",
+        "--labels",
+        "5",
+        "--labels",
+        "6",
+    ])
+    .await;
+    assert_eq!(code, 2);
+    let paths: Vec<&str> = env["error"]["details"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/title", "/labels"]);
+}
+
+#[tokio::test]
+async fn enums_list_their_values_and_paths_complete_as_files() {
+    let registry = tool_runtime::Registry::builder()
+        .state(downstream::Inbox::default())
+        .build()
+        .unwrap();
+    let mut cmd = tool_runtime::cli::command("tickets", &registry, Some("ticket-open"));
+    let sub = cmd.find_subcommand_mut("ticket-open").unwrap();
+    let help = sub.render_long_help().to_string();
+    assert!(
+        help.contains("[possible values: low, high, very-high]"),
+        "{help}"
+    );
+    // Required unless given through --params-json, so clap shows them as optional.
+    assert!(
+        help.contains("Usage: ticket-open [OPTIONS] [TITLE]"),
+        "{help}"
+    );
+    assert!(help.contains("-p, --priority <PRIORITY>"), "{help}");
+    let attachment = sub
+        .get_arguments()
+        .find(|a| a.get_id() == "attachment")
+        .unwrap();
+    assert_eq!(attachment.get_value_hint(), ValueHint::FilePath);
+    let page = sub.get_arguments().find(|a| a.get_id() == "page").unwrap();
+    assert!(!page.get_action().takes_values(), "a bool is a flag");
+}
+
+#[tokio::test]
+async fn only_the_invoked_tool_gets_its_flags() {
+    let registry = tool_runtime::Registry::builder()
+        .state(downstream::Inbox::default())
+        .build()
+        .unwrap();
+    let cmd = tool_runtime::cli::command("tickets", &registry, Some("ticket-list"));
+    let args = |name: &str| cmd.find_subcommand(name).unwrap().get_arguments().count();
+    assert_eq!(args("ticket-open"), 0);
+    assert!(args("ticket-list") > 0);
+}

@@ -1,0 +1,401 @@
+//! The clap command tree, built from the registry: one subcommand per tool, flags from each
+//! tool's input schema and parameter hints.
+//!
+//! Flags come from the schema rather than from code generated per tool, so dynamic tools get a
+//! command line too; the schema is generated from the Rust types, so a `u32` parameter still
+//! parses as a `u32`. Only the type is checked here: constraints (`minimum`, `pattern`, ...)
+//! are left to the pipeline's validator, which reports every violation for every caller alike.
+//!
+//! Subcommands are built lazily: only the invoked tool's subcommand gets its arguments; the
+//! others carry a name and a one-line summary, enough for `--help` and suggestions.
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::{Arg, ArgAction, Command, ValueHint};
+use serde_json::Value;
+
+use crate::definition::ParamHint;
+use crate::registry::{RegisteredTool, Registry};
+
+/// The id of `--params-json`.
+pub(crate) const PARAMS_JSON: &str = "params-json";
+/// The id of `--yes`.
+pub(crate) const YES: &str = "yes";
+/// The id of the global `--json`.
+pub(crate) const JSON: &str = "json";
+
+/// Built-ins are listed after the tools in `--help`.
+const BUILTIN_ORDER: usize = 10_000;
+
+/// The built-in subcommands.
+pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions"];
+
+/// The subcommand name of a tool: `device_add` → `device-add`.
+#[must_use]
+pub fn subcommand_name(tool: &str) -> String {
+    tool.replace('_', "-")
+}
+
+/// The command tree for `registry`: built-ins and one subcommand per tool. Only the tool named
+/// `invoked` (by tool or subcommand name) gets its flags; pass `None` to build every tool's
+/// flags (completions do). Embed it in your own clap application, or let [`App`](super::App)
+/// run it.
+#[must_use]
+pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
+    let mut cmd = Command::new(name.to_owned())
+        .about("Every registered tool as a subcommand; `tools` lists them.")
+        .arg(
+            Arg::new(JSON)
+                .long("json")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Print the result envelope as JSON, exactly as the HTTP API returns it"),
+        )
+        .subcommand(
+            Command::new("tools")
+                .about("List the tools: name and summary")
+                .display_order(BUILTIN_ORDER),
+        )
+        .subcommand(
+            Command::new("schema")
+                .about("Print a tool's input schema (JSON Schema 2020-12)")
+                .display_order(BUILTIN_ORDER)
+                .arg(Arg::new("tool").required(true).help("The tool's name"))
+                .arg(
+                    Arg::new("output-schema")
+                        .long("output-schema")
+                        .action(ArgAction::SetTrue)
+                        .help("Print the output schema instead"),
+                ),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(
+                    Arg::new("shell")
+                        .required(true)
+                        .value_parser(clap::value_parser!(clap_complete::Shell)),
+                )
+                .display_order(BUILTIN_ORDER),
+        );
+    for (order, tool) in registry.tools().enumerate() {
+        let sub = subcommand_name(tool.name());
+        let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
+        cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
+    }
+    cmd
+}
+
+fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {
+    let meta = tool.meta();
+    let sub = subcommand_name(&meta.name);
+    let mut cmd = Command::new(sub).about(meta.summary.to_string());
+    if !with_args {
+        return cmd;
+    }
+    cmd = cmd.long_about(meta.description.to_string());
+    let schema = tool.input_schema();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut position = 0;
+    for (name, prop, hint) in ordered_params(schema, &meta.params) {
+        let arg = param_arg(name, prop, hint, required.contains(&name), &mut position);
+        cmd = cmd.arg(arg);
+    }
+    cmd = cmd.arg(
+        Arg::new(PARAMS_JSON)
+            .long("params-json")
+            .value_name("JSON")
+            .help("All arguments as one JSON object, or `-` to read it from stdin; flags override its keys"),
+    );
+    if meta.annotations.needs_confirmation() {
+        cmd = cmd.arg(
+            Arg::new(YES)
+                .long("yes")
+                .short('y')
+                .action(ArgAction::SetTrue)
+                .help("Confirm this destructive call without asking"),
+        );
+    }
+    cmd
+}
+
+/// The schema's properties with their hints, in declaration order where hints give it.
+pub(crate) fn ordered_params<'a>(
+    schema: &'a Value,
+    hints: &'a [ParamHint],
+) -> Vec<(&'a str, &'a Value, Option<&'a ParamHint>)> {
+    let Some(props) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = hints
+        .iter()
+        .filter_map(|h| {
+            props
+                .get_key_value(&*h.name)
+                .map(|(k, v)| (k.as_str(), v, Some(h)))
+        })
+        .collect();
+    for (k, v) in props {
+        if !out.iter().any(|(n, _, _)| n == k) {
+            out.push((k.as_str(), v, None));
+        }
+    }
+    out
+}
+
+fn param_arg(
+    name: &str,
+    prop: &Value,
+    hint: Option<&ParamHint>,
+    required: bool,
+    position: &mut usize,
+) -> Arg {
+    let kind = ValueKind::of(prop);
+    let mut help = prop["description"].as_str().unwrap_or_default().to_owned();
+    if let Some(default) = prop.get("default") {
+        let shown = default
+            .as_str()
+            .map_or_else(|| default.to_string(), str::to_owned);
+        help = if help.is_empty() {
+            format!("[default: {shown}]")
+        } else {
+            format!("{help} [default: {shown}]")
+        };
+    }
+    let mut arg = Arg::new(name.to_owned()).help(help);
+    let positional = hint.is_some_and(|h| h.positional);
+    if positional {
+        *position += 1;
+        arg = arg.index(*position).value_name(name.to_uppercase());
+    } else {
+        arg = arg
+            .long(name.replace('_', "-"))
+            .value_name(name.to_uppercase());
+        if let Some(c) = hint.and_then(|h| h.short) {
+            arg = arg.short(c);
+        }
+    }
+    if hint.is_some_and(|h| h.path) {
+        arg = arg.value_hint(ValueHint::FilePath);
+    }
+    arg = match &kind {
+        ValueKind::Bool => arg.action(ArgAction::SetTrue),
+        ValueKind::Array(item) => arg
+            .action(ArgAction::Append)
+            .value_parser(JsonValueParser((**item).clone())),
+        other => arg
+            .action(ArgAction::Set)
+            .value_parser(JsonValueParser(other.clone())),
+    };
+    if required && kind != ValueKind::Bool {
+        arg = arg.required_unless_present(PARAMS_JSON);
+    }
+    arg
+}
+
+/// How one parameter's text on the command line becomes JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ValueKind {
+    Bool,
+    Integer(&'static str),
+    Number,
+    String(Option<Vec<String>>),
+    Array(Box<ValueKind>),
+    /// Objects, maps and anything else: the flag's value is JSON text.
+    Json,
+}
+
+impl ValueKind {
+    pub(crate) fn of(schema: &Value) -> ValueKind {
+        if let Some(choices) = enum_choices(schema) {
+            return ValueKind::String(Some(choices));
+        }
+        // `Option<T>`: `"type": ["integer", "null"]`, or `anyOf: [T, {"type": "null"}]`.
+        for key in ["anyOf", "oneOf"] {
+            if let Some(alts) = schema[key].as_array() {
+                let non_null: Vec<&Value> = alts.iter().filter(|a| a["type"] != "null").collect();
+                if let [one] = non_null.as_slice() {
+                    return ValueKind::of(one);
+                }
+            }
+        }
+        let ty = match &schema["type"] {
+            Value::String(t) => Some(t.as_str()),
+            Value::Array(ts) => {
+                let non_null: Vec<&str> = ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .collect();
+                match non_null.as_slice() {
+                    [one] => Some(*one),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match ty {
+            Some("boolean") => ValueKind::Bool,
+            Some("integer") => ValueKind::Integer(integer_format(schema)),
+            Some("number") => ValueKind::Number,
+            Some("string") => ValueKind::String(None),
+            Some("array") => {
+                let item = ValueKind::of(&schema["items"]);
+                match item {
+                    ValueKind::Array(_) | ValueKind::Json | ValueKind::Bool => {
+                        ValueKind::Array(Box::new(ValueKind::Json))
+                    }
+                    scalar => ValueKind::Array(Box::new(scalar)),
+                }
+            }
+            _ => ValueKind::Json,
+        }
+    }
+}
+
+fn integer_format(schema: &Value) -> &'static str {
+    match schema["format"].as_str() {
+        Some("uint8") => "u8",
+        Some("uint16") => "u16",
+        Some("uint32") => "u32",
+        Some("uint64" | "uint") => "u64",
+        Some("int8") => "i8",
+        Some("int16") => "i16",
+        Some("int32") => "i32",
+        _ => "i64",
+    }
+}
+
+/// String values of `enum`, or of a `oneOf` of documented `const` variants.
+fn enum_choices(schema: &Value) -> Option<Vec<String>> {
+    if let Some(values) = schema["enum"].as_array() {
+        return values
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect();
+    }
+    let alts = schema["oneOf"].as_array()?;
+    let mut out = Vec::new();
+    for alt in alts {
+        if let Some(c) = alt["const"].as_str() {
+            out.push(c.to_owned());
+        } else if let Some(values) = alt["enum"].as_array() {
+            for v in values {
+                out.push(v.as_str()?.to_owned());
+            }
+        } else {
+            return None;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Parses a flag's text into a JSON value of the parameter's Rust type, with clap's own
+/// parsers (and so clap's error messages) for numbers.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonValueParser(pub(crate) ValueKind);
+
+impl TypedValueParser for JsonValueParser {
+    type Value = Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Value, clap::Error> {
+        macro_rules! int {
+            ($t:ty) => {
+                clap::value_parser!($t)
+                    .parse_ref(cmd, arg, value)
+                    .map(Value::from)
+            };
+        }
+        match &self.0 {
+            ValueKind::Integer("u8") => int!(u8),
+            ValueKind::Integer("u16") => int!(u16),
+            ValueKind::Integer("u32") => int!(u32),
+            ValueKind::Integer("u64") => int!(u64),
+            ValueKind::Integer("i8") => int!(i8),
+            ValueKind::Integer("i16") => int!(i16),
+            ValueKind::Integer("i32") => int!(i32),
+            ValueKind::Integer(_) => int!(i64),
+            ValueKind::Number => {
+                let text = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
+                match text.trim().parse::<f64>() {
+                    Ok(n) if n.is_finite() => Ok(Value::from(n)),
+                    _ => Err(invalid_value(cmd, arg, &text, "not a number")),
+                }
+            }
+            ValueKind::String(Some(choices)) => {
+                let parser = clap::builder::PossibleValuesParser::new(
+                    choices.iter().map(|c| PossibleValue::new(c.clone())),
+                );
+                parser.parse_ref(cmd, arg, value).map(Value::String)
+            }
+            ValueKind::Bool | ValueKind::String(None) | ValueKind::Array(_) => {
+                clap::builder::StringValueParser::new()
+                    .parse_ref(cmd, arg, value)
+                    .map(Value::String)
+            }
+            ValueKind::Json => {
+                let text = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
+                serde_json::from_str(&text)
+                    .map_err(|e| invalid_value(cmd, arg, &text, &format!("not JSON: {e}")))
+            }
+        }
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        match &self.0 {
+            ValueKind::String(Some(choices)) => Some(Box::new(
+                choices.iter().map(|c| PossibleValue::new(c.clone())),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// A clap "invalid value" error (exit code 2), worded like clap's own.
+fn invalid_value(cmd: &Command, arg: Option<&Arg>, value: &str, why: &str) -> clap::Error {
+    let arg = arg.map_or_else(String::new, ToString::to_string);
+    clap::Error::raw(
+        clap::error::ErrorKind::ValueValidation,
+        format!("invalid value '{value}' for '{arg}': {why}\n"),
+    )
+    .with_cmd(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn kinds_follow_the_rust_types_behind_the_schema() {
+        assert_eq!(
+            ValueKind::of(&json!({"type": "integer", "format": "uint32"})),
+            ValueKind::Integer("u32")
+        );
+        assert_eq!(
+            ValueKind::of(&json!({"type": ["string", "null"]})),
+            ValueKind::String(None)
+        );
+        assert_eq!(ValueKind::of(&json!({"type": "boolean"})), ValueKind::Bool);
+        assert_eq!(
+            ValueKind::of(&json!({"type": "array", "items": {"type": "string"}})),
+            ValueKind::Array(Box::new(ValueKind::String(None)))
+        );
+        assert_eq!(
+            ValueKind::of(&json!({"oneOf": [{"const": "low"}, {"const": "high"}]})),
+            ValueKind::String(Some(vec!["low".into(), "high".into()]))
+        );
+        assert_eq!(
+            ValueKind::of(&json!({"anyOf": [{"type": "object"}, {"type": "null"}]})),
+            ValueKind::Json
+        );
+        assert_eq!(ValueKind::of(&json!({"type": "object"})), ValueKind::Json);
+    }
+}

@@ -1,0 +1,596 @@
+//! The command-line front end: every registered tool becomes a clap subcommand.
+//!
+//! ```no_run
+//! # async fn run() -> std::process::ExitCode {
+//! tool_runtime::app!()        // name, version and about from your Cargo.toml
+//!     .state(42_u64)          // application state for State<T> parameters
+//!     .run()                  // parses std::env::args, runs, renders, returns the exit code
+//!     .await
+//! # }
+//! ```
+//!
+//! The CLI owns parsing and rendering only: every call goes through
+//! [`Registry::call`](crate::Registry::call) with caller source `cli`, like any other front end.
+//!
+//! Exit codes: 0 success; 1 the tool failed (its own error, `internal`, `timeout`); 2 usage
+//! error or invalid arguments; 3 forbidden or confirmation required.
+
+mod args;
+mod command;
+mod render;
+
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Arg, ArgMatches};
+use serde_json::{Value, json};
+
+pub use clap;
+pub use command::{command, subcommand_name};
+
+use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::envelope::Envelope;
+use crate::error::{ToolError, kind};
+use crate::registry::{Registry, RegistryBuilder};
+use render::Palette;
+
+/// An error of an [`App::setup`] step, such as a database that does not open.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+
+/// A command-line application over a registry. See the [module docs](self).
+pub struct App {
+    name: String,
+    version: Option<String>,
+    about: Option<String>,
+    builder: RegistryBuilder,
+    globals: Vec<Arg>,
+    setup: Option<Setup>,
+}
+
+/// An [`App`] named, versioned and described from the calling crate's Cargo metadata.
+#[macro_export]
+macro_rules! app {
+    () => {
+        $crate::cli::App::new(::core::env!("CARGO_PKG_NAME"))
+            .version(::core::env!("CARGO_PKG_VERSION"))
+            .about(::core::env!("CARGO_PKG_DESCRIPTION"))
+    };
+}
+
+impl App {
+    /// An application called `name`, serving every `#[tool]` linked into the binary.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: None,
+            about: None,
+            builder: Registry::builder(),
+            globals: Vec::new(),
+            setup: None,
+        }
+    }
+
+    /// The version `--version` prints.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// The description `--help` prints.
+    #[must_use]
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into()).filter(|a: &String| !a.is_empty());
+        self
+    }
+
+    /// Serves the tools of `builder` instead of every `#[tool]` found through `inventory`.
+    #[must_use]
+    pub fn registry(mut self, builder: RegistryBuilder) -> Self {
+        self.builder = builder;
+        self
+    }
+
+    /// Registers application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.builder = self.builder.state(value);
+        self
+    }
+
+    /// Adds an application-wide option, such as `--db PATH`; read it in [`setup`](Self::setup).
+    /// It is made global, so it may come before or after the subcommand.
+    #[must_use]
+    pub fn global_arg(mut self, arg: Arg) -> Self {
+        self.globals.push(arg.global(true));
+        self
+    }
+
+    /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
+    /// Runs only when a tool is invoked, never for `--help`, `tools` or `schema`.
+    #[must_use]
+    pub fn setup<F>(mut self, f: F) -> Self
+    where
+        F: FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+    {
+        self.setup = Some(Box::new(f));
+        self
+    }
+
+    /// Parses `std::env::args`, runs, renders, and returns the exit code.
+    pub async fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os()).await
+    }
+
+    /// Like [`run`](Self::run), with the given arguments (the first is the program name).
+    pub async fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let mut out = std::io::stdout().lock();
+        let code = self.execute(&args, &mut out).await;
+        let _ = out.flush();
+        ExitCode::from(code)
+    }
+
+    /// Like [`run_from`](Self::run_from), with standard output captured: the exit code and what
+    /// was printed. For testing a CLI without spawning it (standard error is not captured).
+    pub async fn run_captured<I, T>(self, args: I) -> (u8, String)
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let mut out = Vec::new();
+        let code = self.execute(&args, &mut out).await;
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
+        let stderr_color = color_for(&std::io::stderr());
+        let perr = Palette::new(stderr_color);
+        let listing = match self.builder.clone().skip_state_check().build() {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!(
+                    "{}error:{} {e}",
+                    perr.error.render(),
+                    perr.error.render_reset()
+                );
+                return 1;
+            }
+        };
+        if let Some(clash) = listing
+            .names()
+            .find(|n| command::BUILTINS.contains(&subcommand_name(n).as_str()))
+        {
+            eprintln!(
+                "{}error:{} tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]",
+                perr.error.render(),
+                perr.error.render_reset()
+            );
+            return 1;
+        }
+        // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
+        // alias, so clap's "did you mean" suggestions list each tool once.
+        let mut args = args.to_vec();
+        let invoked = find_subcommand(&args, &self.globals).map(|(i, name)| {
+            match listing.names().find(|n| *n == name) {
+                Some(exact) => {
+                    let sub = subcommand_name(exact);
+                    args[i] = OsString::from(&sub);
+                    sub
+                }
+                None => name,
+            }
+        });
+        let cmd = self.command(&listing, invoked.as_deref());
+        let matches = match cmd.clone().try_get_matches_from(&args) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = e.print();
+                return u8::try_from(e.exit_code()).unwrap_or(2);
+            }
+        };
+        let json_out = matches.get_flag(command::JSON);
+        let Some((sub, sub_matches)) = matches.subcommand() else {
+            let _ = writeln!(out, "{}", cmd.clone().render_long_help());
+            return 0;
+        };
+        match sub {
+            "tools" => list_tools(&listing, json_out, out),
+            "schema" => print_schema(&listing, sub_matches, out),
+            "completions" => {
+                let shell = *sub_matches
+                    .get_one::<clap_complete::Shell>("shell")
+                    .expect("required");
+                let mut full = self.command(&listing, None);
+                clap_complete::generate(shell, &mut full, self.name.clone(), out);
+                0
+            }
+            tool_sub => {
+                let Some(tool_name) = listing
+                    .names()
+                    .find(|n| subcommand_name(n) == tool_sub)
+                    .map(str::to_owned)
+                else {
+                    return 2;
+                };
+                drop(listing);
+                self.invoke(&tool_name, &matches, sub_matches, json_out, out)
+                    .await
+            }
+        }
+    }
+
+    fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
+        let mut cmd = command(&self.name, registry, invoked);
+        if let Some(v) = &self.version {
+            cmd = cmd.version(v.clone());
+        }
+        if let Some(a) = &self.about {
+            cmd = cmd.about(a.clone());
+        }
+        for g in &self.globals {
+            cmd = cmd.arg(g.clone());
+        }
+        cmd
+    }
+
+    async fn invoke(
+        self,
+        tool_name: &str,
+        matches: &ArgMatches,
+        sub_matches: &ArgMatches,
+        json_out: bool,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let perr = Palette::new(color_for(&std::io::stderr()));
+        let fail = |message: &dyn std::fmt::Display, code: u8| {
+            eprintln!(
+                "{}error:{} {message}",
+                perr.error.render(),
+                perr.error.render_reset()
+            );
+            code
+        };
+        let builder = match self.setup {
+            Some(setup) => match setup(matches, self.builder) {
+                Ok(b) => b,
+                Err(e) => return fail(&e, 1),
+            },
+            None => self.builder,
+        };
+        let registry = match builder.build() {
+            Ok(r) => r,
+            Err(e) => return fail(&e, 1),
+        };
+        let Some(tool) = registry.get(tool_name) else {
+            return fail(&format_args!("no tool `{tool_name}`"), 2);
+        };
+        let call_args = match args::collect(tool, sub_matches, &mut std::io::stdin().lock()) {
+            Ok(a) => a,
+            Err(e) => return fail(&e.0, 2),
+        };
+
+        let mut caller = Caller::new(Source::Cli);
+        if tool.meta().annotations.needs_confirmation() {
+            let confirmed = sub_matches.get_flag(command::YES)
+                || (std::io::stdin().is_terminal() && ask(&preview(tool_name, &call_args)));
+            caller = caller.confirm(confirmed);
+        }
+        let bar = std::io::stderr().is_terminal().then(progress_bar);
+        if let Some(bar) = &bar {
+            caller = caller.progress(Arc::new(BarSink(bar.clone())));
+        }
+
+        let envelope = registry.call(tool_name, call_args, caller).await;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        report(&envelope, tool, json_out, out)
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
+fn report(
+    envelope: &Envelope,
+    tool: &crate::registry::RegisteredTool,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> u8 {
+    if json_out {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(envelope).unwrap_or_default()
+        );
+    }
+    match &envelope.outcome {
+        Ok(result) => {
+            if !json_out {
+                let p = Palette::new(color_for(&std::io::stdout()));
+                let _ = write!(out, "{}", render::render(result, p));
+            }
+            0
+        }
+        Err(e) => {
+            let p = Palette::new(color_for(&std::io::stderr()));
+            eprintln!(
+                "{}error:{} {}",
+                p.error.render(),
+                p.error.render_reset(),
+                e.message()
+            );
+            for v in e.violations() {
+                let at = flag_for(&v.path, tool);
+                eprintln!(
+                    "  {}{at}:{} {}",
+                    p.dim.render(),
+                    p.dim.render_reset(),
+                    v.message
+                );
+            }
+            if e.kind() == kind::CONFIRMATION_REQUIRED {
+                eprintln!(
+                    "  hint: run it again with --yes to confirm, or from a terminal to be asked"
+                );
+            }
+            exit_code(e)
+        }
+    }
+}
+
+/// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
+fn flag_for(path: &str, tool: &crate::registry::RegisteredTool) -> String {
+    let top = path.strip_prefix('/').unwrap_or(path);
+    let (head, rest) = top.split_once('/').map_or((top, ""), |(h, r)| (h, r));
+    let known = tool.input_schema()["properties"]
+        .as_object()
+        .is_some_and(|p| p.contains_key(head));
+    let positional = tool
+        .meta()
+        .params
+        .iter()
+        .any(|h| h.name == head && h.positional);
+    match (known, positional) {
+        (true, false) if rest.is_empty() => format!("--{}", head.replace('_', "-")),
+        (true, false) => format!("--{} /{rest}", head.replace('_', "-")),
+        (true, true) => format!("<{}>", head.to_uppercase()),
+        _ if path.is_empty() => "arguments".to_owned(),
+        _ => path.to_owned(),
+    }
+}
+
+/// The documented exit code of an error type.
+#[must_use]
+pub fn exit_code(e: &ToolError) -> u8 {
+    match e.kind() {
+        kind::INVALID_ARGUMENTS | kind::INVALID_REQUEST | kind::UNKNOWN_TOOL => 2,
+        kind::FORBIDDEN | kind::CONFIRMATION_REQUIRED | kind::UNAUTHENTICATED => 3,
+        _ => 1,
+    }
+}
+
+fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
+    if json_out {
+        let tools: Vec<Value> = registry
+            .tools()
+            .map(|t| {
+                let m = t.meta();
+                json!({"name": m.name, "title": m.title, "summary": m.summary,
+                       "description": m.description, "annotations": m.annotations, "tags": m.tags})
+            })
+            .collect();
+        let _ = writeln!(out, "{}", json!({ "tools": tools }));
+        return 0;
+    }
+    let width = registry
+        .names()
+        .map(|n| subcommand_name(n).len())
+        .max()
+        .unwrap_or(0);
+    for t in registry.tools() {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {}",
+            subcommand_name(t.name()),
+            t.meta().summary
+        );
+    }
+    0
+}
+
+fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
+    let name = m.get_one::<String>("tool").expect("required");
+    let found = registry.get(name).or_else(|| {
+        registry
+            .tools()
+            .find(|t| subcommand_name(t.name()) == *name)
+    });
+    let Some(tool) = found else {
+        eprintln!("error: {}", registry.unknown_tool(name).message());
+        return 2;
+    };
+    let schema = if m.get_flag("output-schema") {
+        tool.output_schema()
+    } else {
+        tool.input_schema()
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(schema).unwrap_or_default()
+    );
+    0
+}
+
+/// The subcommand named on the command line, found before parsing so that only its flags are
+/// built. Skips global options and the values of those that take one.
+fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)> {
+    let mut it = args.iter().enumerate().skip(1);
+    while let Some((index, arg)) = it.next() {
+        let s = arg.to_str()?;
+        if s == "--" {
+            return None;
+        }
+        if let Some(long) = s.strip_prefix("--") {
+            let takes_value = !long.contains('=')
+                && globals
+                    .iter()
+                    .any(|g| g.get_long() == Some(long) && g.get_action().takes_values());
+            if takes_value {
+                it.next();
+            }
+            continue;
+        }
+        if s.starts_with('-') {
+            continue;
+        }
+        return Some((index, s.to_owned()));
+    }
+    None
+}
+
+/// `device_revoke` + `{"device_id": "dev_123"}` → `Revoke device dev_123?`.
+fn preview(tool: &str, args: &Value) -> String {
+    let words: Vec<&str> = tool.split(['_', '-']).filter(|w| !w.is_empty()).collect();
+    let mut phrase = match words.split_last() {
+        Some((verb, rest)) if !rest.is_empty() => {
+            let mut v = verb.chars();
+            let verb: String = v
+                .next()
+                .map(|c| c.to_uppercase().chain(v).collect())
+                .unwrap_or_default();
+            format!("{verb} {}", rest.join(" "))
+        }
+        _ => format!("Run {tool}"),
+    };
+    let values: Vec<String> = args
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    if !values.is_empty() {
+        phrase.push(' ');
+        phrase.push_str(&values.join(" "));
+    }
+    format!("{phrase}?")
+}
+
+/// Asks on the terminal; only `y` or `yes` confirms.
+fn ask(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+fn color_for(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar
+}
+
+/// Shows a tool's progress reports as a spinner, or a bar once a total is known.
+struct BarSink(indicatif::ProgressBar);
+
+impl ProgressSink for BarSink {
+    fn report(&self, update: ProgressUpdate) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        // Reason: progress counts are small non-negative numbers; a bar needs integers.
+        let (pos, total) = (
+            update.progress.max(0.0) as u64,
+            update.total.map(|t| t.max(0.0) as u64),
+        );
+        if let Some(total) = total
+            && self.0.length() != Some(total)
+        {
+            self.0.set_length(total);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            {
+                self.0.set_style(style.progress_chars("=> "));
+            }
+        }
+        self.0.set_position(pos);
+        if let Some(m) = update.message {
+            self.0.set_message(m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews_read_verb_first() {
+        assert_eq!(
+            preview("device_revoke", &json!({"device_id": "dev_123"})),
+            "Revoke device dev_123?"
+        );
+        assert_eq!(preview("wipe", &json!({})), "Run wipe?");
+    }
+
+    #[test]
+    fn the_subcommand_is_found_past_global_options() {
+        let globals = [Arg::new("db").long("db").num_args(1)];
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            find_subcommand(
+                &args(&["app", "--db", "x.db", "--json", "device-add"]),
+                &globals
+            ),
+            Some((4, "device-add".into()))
+        );
+        assert_eq!(
+            find_subcommand(&args(&["app", "--db=x.db", "tools"]), &globals),
+            Some((2, "tools".into()))
+        );
+        assert_eq!(find_subcommand(&args(&["app", "--help"]), &globals), None);
+    }
+
+    #[test]
+    fn exit_codes_follow_the_documented_table() {
+        for (k, code) in [
+            ("invalid_arguments", 2),
+            ("unknown_tool", 2),
+            ("forbidden", 3),
+            ("confirmation_required", 3),
+            ("internal", 1),
+            ("timeout", 1),
+            ("not_found", 1),
+        ] {
+            assert_eq!(exit_code(&ToolError::new(k, "x")), code, "{k}");
+        }
+    }
+}
