@@ -113,7 +113,6 @@ impl Store {
 
     fn init(mut conn: Connection) -> Result<Self, StoreError> {
         conn.busy_timeout(Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
         migrate(&mut conn)?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
@@ -151,6 +150,16 @@ impl Store {
 }
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // The common case, an up-to-date database, takes no write lock.
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if usize::try_from(current).is_ok_and(|v| v >= MIGRATIONS.len()) {
+        return Ok(());
+    }
+    // Write-ahead logging lets readers and a writer work at once; the mode is stored in the
+    // file, so it is set once, with the first migration (it cannot change inside a transaction).
+    if current == 0 {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     for (version, sql) in (1i64..)

@@ -307,3 +307,92 @@ fn an_unconfirmed_destructive_call_without_a_terminal_does_not_run() {
         "the tool must not have run"
     );
 }
+
+/// Runs `demo-app ARGS` on a pseudo-terminal (util-linux `script`), typing `answer` after a
+/// moment, and returns the exit code and what the terminal showed.
+fn on_terminal(db: &Path, args: &str, answer: &str, no_color: bool) -> (i32, String) {
+    let line = format!(
+        "{} --db {} {args}",
+        env!("CARGO_BIN_EXE_demo-app"),
+        db.display()
+    );
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env_remove("DEMO_APP_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    } else {
+        cmd.env_remove("NO_COLOR");
+    }
+    let mut child = cmd
+        .spawn()
+        .expect("util-linux `script` is needed for terminal tests (Debian: bsdutils)");
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    stdin.write_all(answer.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn on_a_terminal_destructive_calls_ask_first() {
+    let db = Db::new("tty");
+    let paired = |name: &str| {
+        let (_, add) = json(&db.path(), &["device-add"]);
+        let digits = add["result"]["code"].as_str().unwrap().to_owned();
+        let (_, pair) = json(
+            &db.path(),
+            &["device-pair", "-c", &digits, "--device-name", name],
+        );
+        pair["result"]["device_id"].as_str().unwrap().to_owned()
+    };
+    let kept = paired("kept");
+    let (code, screen) = on_terminal(
+        &db.path(),
+        &format!("device-revoke --device-id {kept}"),
+        "n\n",
+        true,
+    );
+    assert!(
+        screen.contains(&format!("Revoke device {kept}? [y/N]")),
+        "{screen}"
+    );
+    assert_eq!(code, 3, "{screen}");
+
+    let gone = paired("gone");
+    let (code, screen) = on_terminal(
+        &db.path(),
+        &format!("device-revoke --device-id {gone}"),
+        "y\n",
+        true,
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("revoked_at: 20"), "{screen}");
+    assert!(
+        !screen.contains('\u{1b}'),
+        "NO_COLOR must turn colours off: {screen:?}"
+    );
+
+    let (_, list) = json(&db.path(), &["device-list"]);
+    let revoked = |id: &str| {
+        list["result"]["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device_id"] == id)
+            .map(|d| d["revoked_at"].is_string())
+    };
+    assert_eq!((revoked(&kept), revoked(&gone)), (Some(false), Some(true)));
+
+    // Colours on a terminal unless NO_COLOR.
+    let (code, screen) = on_terminal(&db.path(), "device-list", "", false);
+    assert_eq!(code, 0);
+    assert!(screen.contains("\u{1b}["), "expected colours: {screen:?}");
+}

@@ -80,5 +80,37 @@ fn registry_construction(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, call_overhead, registry_construction);
+fn cli_construction(c: &mut Criterion) {
+    let registry = Registry::builder().build().unwrap();
+    let mut group = c.benchmark_group("cli: command tree with 1,000 tools");
+    group.bench_function("lazy (flags for the invoked tool only)", |b| {
+        b.iter(|| {
+            black_box(tool_runtime::cli::command(
+                "bench",
+                &registry,
+                Some("generated-0500"),
+            ))
+        });
+    });
+    group.bench_function("lazy, then parse `generated-0500 --a 5`", |b| {
+        b.iter(|| {
+            let cmd = tool_runtime::cli::command("bench", &registry, Some("generated-0500"));
+            black_box(
+                cmd.try_get_matches_from(["bench", "generated-0500", "--a", "5"])
+                    .unwrap(),
+            )
+        });
+    });
+    group.bench_function("eager (every tool's flags, as completions need)", |b| {
+        b.iter(|| black_box(tool_runtime::cli::command("bench", &registry, None)));
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    call_overhead,
+    registry_construction,
+    cli_construction
+);
 criterion_main!(benches);

@@ -580,6 +580,19 @@ mod tests {
     }
 
     #[test]
+    fn progress_reports_drive_the_bar() {
+        let bar = indicatif::ProgressBar::hidden();
+        let sink = BarSink(bar.clone());
+        sink.report(ProgressUpdate {
+            progress: 2.0,
+            total: Some(5.0),
+            message: Some("copying".into()),
+        });
+        assert_eq!((bar.position(), bar.length()), (2, Some(5)));
+        assert_eq!(bar.message(), "copying");
+    }
+
+    #[test]
     fn exit_codes_follow_the_documented_table() {
         for (k, code) in [
             ("invalid_arguments", 2),
