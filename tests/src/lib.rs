@@ -4,15 +4,25 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The Python interpreter that has the `jsonschema` package: `TOOL_TESTS_PYTHON`, else the
-/// workspace's `.venv` (made by `tests/run.sh`).
+/// The Python interpreter that has the `jsonschema` package.
 ///
 /// # Panics
 ///
-/// When neither has `jsonschema`, saying how to set it up: a test that needs the independent
-/// judge never passes without it.
+/// See [`python_with`].
 #[must_use]
 pub fn python_with_jsonschema() -> PathBuf {
+    python_with("jsonschema")
+}
+
+/// The Python interpreter that can `import {modules}` (comma-separated): `TOOL_TESTS_PYTHON`, else the workspace's
+/// `.venv` (made by `tests/run.sh` from `tests/python/requirements.txt`).
+///
+/// # Panics
+///
+/// When neither can, saying how to set it up: a test that needs an independent checker never
+/// passes without it.
+#[must_use]
+pub fn python_with(modules: &str) -> PathBuf {
     let candidates: Vec<PathBuf> = std::env::var_os("TOOL_TESTS_PYTHON")
         .map(PathBuf::from)
         .into_iter()
@@ -20,7 +30,7 @@ pub fn python_with_jsonschema() -> PathBuf {
         .collect();
     for python in &candidates {
         let ok = Command::new(python)
-            .args(["-c", "import jsonschema"])
+            .args(["-c", &format!("import {modules}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -30,7 +40,7 @@ pub fn python_with_jsonschema() -> PathBuf {
         }
     }
     panic!(
-        "this test needs Python with the `jsonschema` package (tried {candidates:?}).\n\
+        "this test needs Python with `{modules}` (tried {candidates:?}).\n\
          Run the tests with `bash tests/run.sh`, which makes .venv and installs it, or\n\
          `pip install -r tests/python/requirements.txt` and set TOOL_TESTS_PYTHON=/path/to/python"
     );

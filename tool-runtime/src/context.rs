@@ -176,9 +176,12 @@ impl Caller {
                 dry_run: self.dry_run,
                 progress: self.progress,
                 // A child: the pipeline cancels it on time-out without touching the caller's.
+                // Without one from the caller, the token is made only if the tool asks for it.
+                caller_cancels: self.cancel.is_some(),
                 cancel: self
                     .cancel
-                    .map_or_else(CancellationToken::new, |t| t.child_token()),
+                    .map(|t| std::sync::OnceLock::from(t.child_token()))
+                    .unwrap_or_default(),
                 state,
             }),
         }
@@ -200,7 +203,7 @@ impl fmt::Debug for Caller {
 
 /// A request id unique within this process and unlikely to collide across processes:
 /// a random per-process prefix and a counter. Cheaper than a UUID per call.
-fn next_request_id() -> String {
+pub(crate) fn next_request_id() -> String {
     static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(1);
     let prefix = PREFIX.get_or_init(|| {
@@ -224,7 +227,8 @@ struct ContextInner {
     confirm: bool,
     dry_run: bool,
     progress: Option<Arc<dyn ProgressSink>>,
-    cancel: CancellationToken,
+    cancel: std::sync::OnceLock<CancellationToken>,
+    caller_cancels: bool,
     state: Arc<StateMap>,
 }
 
@@ -284,7 +288,19 @@ impl CallContext {
     /// `select!` on `ctx.cancellation().cancelled()` to stop early and clean up.
     #[must_use]
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancel
+        self.inner.cancel.get_or_init(CancellationToken::new)
+    }
+
+    /// Cancels the token, if anyone made it (a time-out).
+    pub(crate) fn cancel(&self) {
+        if let Some(token) = self.inner.cancel.get() {
+            token.cancel();
+        }
+    }
+
+    /// Whether the caller brought a cancellation token of its own (the pipeline then watches it).
+    pub(crate) fn caller_cancels(&self) -> bool {
+        self.inner.caller_cancels
     }
 
     /// Reports progress to the caller, if its front end shows progress; otherwise does nothing.

@@ -39,6 +39,8 @@ mod definition;
 mod envelope;
 mod error;
 mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod pipeline;
 mod registry;
 pub mod schema;

@@ -167,13 +167,18 @@ async fn run_isolated(
     limit: Duration,
 ) -> Result<Value, ToolError> {
     let fut = AssertUnwindSafe(entry.tool.call(args, ctx.clone())).catch_unwind();
-    let cancel = ctx.cancellation();
-    let outcome = tokio::select! {
-        biased;
-        r = tokio::time::timeout(limit, fut) => r,
-        () = cancel.cancelled() => {
-            return Err(ToolError::new("cancelled", "the caller cancelled the call").with_status(499));
+    let timed = tokio::time::timeout(limit, fut);
+    // Watching a token costs a lock per call: only when the caller brought one.
+    let outcome = if ctx.caller_cancels() {
+        tokio::select! {
+            biased;
+            r = timed => r,
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::new("cancelled", "the caller cancelled the call").with_status(499));
+            }
         }
+    } else {
+        timed.await
     };
     match outcome {
         Ok(Ok(result)) => result,
@@ -189,7 +194,7 @@ async fn run_isolated(
             )))
         }
         Err(_elapsed) => {
-            cancel.cancel();
+            ctx.cancel();
             Err(ToolError::new(
                 kind::TIMEOUT,
                 format!(

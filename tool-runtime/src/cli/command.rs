@@ -27,7 +27,7 @@ pub(crate) const JSON: &str = "json";
 const BUILTIN_ORDER: usize = 10_000;
 
 /// The built-in subcommands.
-pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions"];
+pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions", "serve"];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.
 #[must_use]
@@ -77,12 +77,62 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
                 )
                 .display_order(BUILTIN_ORDER),
         );
+    #[cfg(feature = "http")]
+    {
+        cmd = cmd.subcommand(serve_command());
+    }
     for (order, tool) in registry.tools().enumerate() {
         let sub = subcommand_name(tool.name());
         let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
         cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
     }
     cmd
+}
+
+/// `serve`: the HTTP front end.
+#[cfg(feature = "http")]
+fn serve_command() -> Command {
+    Command::new("serve")
+        .about("Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)")
+        .display_order(BUILTIN_ORDER)
+        .arg(
+            Arg::new("addr")
+                .long("addr")
+                .value_name("ADDR")
+                .default_value("127.0.0.1:8080")
+                .value_parser(clap::value_parser!(std::net::SocketAddr))
+                .help("Address to listen on; port 0 picks a free one"),
+        )
+        .arg(
+            Arg::new("auth-file")
+                .long("auth-file")
+                .value_name("PATH")
+                .value_hint(ValueHint::FilePath)
+                .value_parser(clap::value_parser!(std::path::PathBuf))
+                .help("TOML file of bearer tokens ([[tokens]] token or token_sha256, principal, roles); requests then need `Authorization: Bearer <token>`"),
+        )
+        .arg(
+            Arg::new("insecure")
+                .long("insecure")
+                .action(ArgAction::SetTrue)
+                .help("Allow a non-loopback address without --auth-file"),
+        )
+        .arg(
+            Arg::new("body-limit")
+                .long("body-limit")
+                .value_name("BYTES")
+                .default_value("1048576")
+                .value_parser(clap::value_parser!(usize))
+                .help("Largest accepted request body"),
+        )
+        .arg(
+            Arg::new("grace-period")
+                .long("grace-period")
+                .value_name("SECONDS")
+                .default_value("10")
+                .value_parser(clap::value_parser!(u64))
+                .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
+        )
 }
 
 fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {

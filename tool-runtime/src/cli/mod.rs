@@ -215,6 +215,11 @@ impl App {
                 clap_complete::generate(shell, &mut full, self.name.clone(), out);
                 0
             }
+            #[cfg(feature = "http")]
+            "serve" => {
+                drop(listing);
+                self.serve(&matches, sub_matches).await
+            }
             tool_sub => {
                 let Some(tool_name) = listing
                     .names()
@@ -227,6 +232,89 @@ impl App {
                 self.invoke(&tool_name, &matches, sub_matches, json_out, out)
                     .await
             }
+        }
+    }
+
+    /// Runs the setup and builds the full registry (state checked).
+    fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
+        let builder = match self.setup {
+            Some(setup) => setup(matches, self.builder).map_err(|e| e.to_string())?,
+            None => self.builder,
+        };
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    #[cfg(feature = "http")]
+    async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
+        use crate::http::{self, Auth, HttpOptions};
+        let perr = Palette::new(color_for(&std::io::stderr()));
+        let fail = |message: &dyn std::fmt::Display, code: u8| {
+            eprintln!(
+                "{}error:{} {message}",
+                perr.error.render(),
+                perr.error.render_reset()
+            );
+            code
+        };
+        let addr = *m
+            .get_one::<std::net::SocketAddr>("addr")
+            .expect("has a default");
+        let auth = match m.get_one::<std::path::PathBuf>("auth-file") {
+            Some(path) => match Auth::from_file(path) {
+                Ok(a) => Some(Arc::new(a)),
+                Err(e) => return fail(&e, 2),
+            },
+            None => None,
+        };
+        if auth.is_none() && !addr.ip().is_loopback() && !m.get_flag("insecure") {
+            return fail(
+                &format_args!(
+                    "refusing to serve on {addr} without --auth-file: anyone who can reach it could call every tool. Give --auth-file PATH, or --insecure if something else guards the network"
+                ),
+                2,
+            );
+        }
+        let (name, version) = (self.name.clone(), self.version.clone());
+        let registry = match self.build_registry(matches) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return fail(&e, 1),
+        };
+        if let Err(broken) = registry.warm_up() {
+            return fail(
+                &format_args!("input schemas that do not compile: {broken:?}"),
+                1,
+            );
+        }
+        let options = HttpOptions {
+            body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
+            auth,
+            api_title: name,
+            api_version: version.unwrap_or_else(|| "0.0.0".into()),
+            ..HttpOptions::default()
+        };
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => return fail(&format_args!("cannot listen on {addr}: {e}"), 1),
+        };
+        let local = listener
+            .local_addr()
+            .map_or_else(|_| addr.to_string(), |a| a.to_string());
+        // The one line on stdout: scripts and tests read the bound address from it.
+        println!("listening on http://{local}");
+        let _ = std::io::stdout().flush();
+        let grace = std::time::Duration::from_secs(
+            *m.get_one::<u64>("grace-period").expect("has a default"),
+        );
+        match http::serve(
+            listener,
+            http::router(registry, options),
+            http::shutdown_signal(),
+            grace,
+        )
+        .await
+        {
+            Ok(()) => 0,
+            Err(e) => fail(&e, 1),
         }
     }
 
@@ -261,14 +349,7 @@ impl App {
             );
             code
         };
-        let builder = match self.setup {
-            Some(setup) => match setup(matches, self.builder) {
-                Ok(b) => b,
-                Err(e) => return fail(&e, 1),
-            },
-            None => self.builder,
-        };
-        let registry = match builder.build() {
+        let registry = match self.build_registry(matches) {
             Ok(r) => r,
             Err(e) => return fail(&e, 1),
         };

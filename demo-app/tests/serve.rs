@@ -1,0 +1,87 @@
+//! `demo-app serve` as a process: the bound address on stdout, a log line per request,
+//! SIGTERM ending it with exit code 0, and the refusal to serve a non-loopback address openly.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn serves_logs_and_stops_on_sigterm() {
+    let dir = std::env::temp_dir().join(format!("demo-app-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect(&line)
+        .to_owned();
+
+    let health = get(&addr, "/healthz");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.contains("x-request-id"), "{health}");
+    let tools = get(&addr, "/tools");
+    assert!(tools.contains("device_add"), "{tools}");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("path=\"/healthz\"") || log.contains("path=/healthz"),
+        "{log}"
+    );
+    assert!(log.contains("status=200"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn refuses_a_public_address_without_auth() {
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to serve on 0.0.0.0:0 without --auth-file"),
+        "{err}"
+    );
+    assert!(err.contains("--insecure"), "{err}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .args(["serve", "--auth-file", "/nonexistent/auth.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read auth file"));
+}

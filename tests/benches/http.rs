@@ -1,0 +1,141 @@
+//! `cargo bench -p tool-tests --bench http` (needs `wrk`: `apt-get install wrk`)
+//!
+//! Requests per second of `POST /tools/add` through the HTTP front end (pipeline included)
+//! against a hand-written axum handler that deserializes the same struct and calls the same fn,
+//! both served from this process on loopback, measured alternately with the same `wrk` settings.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::routing::post;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_runtime::Registry;
+use tool_runtime::http::{self, HttpOptions};
+
+/// Add two integers.
+#[tool_runtime::tool(annotations(read_only))]
+async fn add(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+const ROUNDS: usize = 3;
+const SECONDS: u32 = 5;
+const CONNECTIONS: u32 = 32;
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (ours, theirs) = rt.block_on(async {
+        let registry = Arc::new(
+            Registry::builder()
+                .without_inventory()
+                .tool(add::descriptor())
+                .build()
+                .unwrap(),
+        );
+        registry.warm_up().unwrap();
+        let ours = spawn(http::router(registry, HttpOptions::default())).await;
+        let hand = axum::Router::new().route(
+            "/tools/add",
+            post(|Json(args): Json<AddArgs>| async move {
+                Json(json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}))
+            }),
+        );
+        let theirs = spawn(hand).await;
+        (ours, theirs)
+    });
+
+    let script = std::env::temp_dir().join(format!("wrk-post-{}.lua", std::process::id()));
+    std::fs::write(
+        &script,
+        "wrk.method = \"POST\"\nwrk.body = '{\"a\": 20, \"b\": 22}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\n",
+    )
+    .unwrap();
+    // Check both answer correctly before measuring.
+    for base in [&ours, &theirs] {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-X",
+                "POST",
+                "-H",
+                "content-type: application/json",
+                "-d",
+                r#"{"a": 20, "b": 22}"#,
+                &format!("{base}/tools/add"),
+            ])
+            .output()
+            .expect("curl");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["result"], 42, "{base}: {v}");
+    }
+
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        a.push(wrk(&ours, &script));
+        b.push(wrk(&theirs, &script));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (a, b) = (median(&mut a), median(&mut b));
+    println!("http/tool-runtime POST /tools/add      median {a:>10.0} req/s");
+    println!("http/hand-written axum handler         median {b:>10.0} req/s");
+    println!(
+        "http/ratio                              {:.3} (target >= 0.9)",
+        a / b
+    );
+    println!("(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {ROUNDS} alternating rounds each)");
+    let _ = std::fs::remove_file(&script);
+}
+
+async fn spawn(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve(
+        listener,
+        app,
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    base
+}
+
+fn wrk(base: &str, script: &std::path::Path) -> f64 {
+    let out = Command::new("wrk")
+        .args([
+            "-t1",
+            &format!("-c{CONNECTIONS}"),
+            &format!("-d{SECONDS}s"),
+            "-s",
+            script.to_str().unwrap(),
+            &format!("{base}/tools/add"),
+        ])
+        .output()
+        .expect("wrk is needed: apt-get install wrk");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("Non-2xx"), "errors during the run:\n{text}");
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Requests/sec in wrk output:\n{text}"))
+}

@@ -1,0 +1,104 @@
+//! `cargo bench -p tool-tests --bench http_inprocess`
+//!
+//! The HTTP front end's cost per request without the network: the same request handled by the
+//! full router (middleware, pipeline, envelope), by `http::tool_route`, and by a hand-written
+//! axum handler, through `tower::ServiceExt::oneshot` on one thread. The loopback benchmark
+//! (`--bench http`) measures throughput; this one says where the time goes.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::routing::post;
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde::Deserialize;
+use serde_json::json;
+use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::{Caller, Registry, Source};
+use tower::ServiceExt;
+
+/// Add two integers.
+#[tool_runtime::tool(annotations(read_only))]
+async fn add(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+fn request() -> axum::http::Request<Body> {
+    axum::http::Request::post("/tools/add")
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"a": 20, "b": 22}"#))
+        .unwrap()
+}
+
+fn per_request(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(add::descriptor())
+            .build()
+            .unwrap(),
+    );
+    registry.warm_up().unwrap();
+    let apps = [
+        (
+            "router (middleware + pipeline + envelope)",
+            http::router(registry.clone(), HttpOptions::default()),
+        ),
+        (
+            "tool_route (pipeline + envelope)",
+            axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
+        ),
+        (
+            "hand-written axum handler",
+            axum::Router::new().route(
+                "/tools/add",
+                post(|Json(args): Json<AddArgs>| async move {
+                    Json(
+                        json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}),
+                    )
+                }),
+            ),
+        ),
+    ];
+    let mut group = c.benchmark_group("http in-process: POST /tools/add");
+    for (name, app) in apps {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| {
+                let app = app.clone();
+                async move {
+                    let r = app.oneshot(request()).await.unwrap();
+                    black_box(axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap())
+                }
+            });
+        });
+    }
+    group.bench_function("pipeline alone: Registry::call + serialize", |b| {
+        b.to_async(&rt).iter(|| async {
+            let e = registry
+                .call("add", json!({"a": 20, "b": 22}), Caller::new(Source::Http))
+                .await;
+            black_box(serde_json::to_vec(&e).unwrap())
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, per_request);
+criterion_main!(benches);

@@ -1,0 +1,636 @@
+//! The HTTP front end over real HTTP on 127.0.0.1:0 (reqwest): every route, every status code,
+//! auth on and off, request ids, limits, a user's own router, graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tool_runtime::http::{self, Auth, HttpOptions};
+use tool_runtime::prelude::*;
+use tool_runtime::{BoxFuture, CallHook, HookPoint, PendingCall, Permit};
+
+/// Sleep, then answer.
+#[tool(timeout = "2s")]
+async fn nap(
+    /// Milliseconds
+    ms: u64,
+) -> u64 {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+/// Take too long.
+#[tool(timeout = "50ms")]
+async fn stall() -> bool {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    true
+}
+
+/// Panic.
+#[tool]
+async fn crash() -> bool {
+    panic!("crash for the test")
+}
+
+/// Report the caller.
+#[tool]
+async fn whoami(ctx: &CallContext) -> Value {
+    json!({"principal": ctx.principal(), "roles": ctx.roles(), "source": ctx.source().as_str()})
+}
+
+/// Refused by policy.
+#[tool]
+async fn secret() -> bool {
+    true
+}
+
+/// Always over its rate limit.
+#[tool]
+async fn limited() -> bool {
+    true
+}
+
+/// Always over capacity.
+#[tool]
+async fn busy() -> bool {
+    true
+}
+
+/// Policy, limit and capacity refusals, by tool name, as the policy issue's hooks will make them.
+struct Refusals;
+impl CallHook for Refusals {
+    fn point(&self) -> HookPoint {
+        HookPoint::Policy
+    }
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+        Box::pin(async move {
+            match &*call.meta().name {
+                "secret" => Err(ToolError::new("forbidden", "not for you")),
+                "limited" => Err(ToolError::new("rate_limited", "slow down")
+                    .with_details(json!({"retry_after": 7}))),
+                "busy" => Err(ToolError::new("unavailable", "over capacity")),
+                _ => Ok(Permit::none()),
+            }
+        })
+    }
+}
+
+struct Server {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    async fn start(options: HttpOptions) -> Server {
+        let registry = Arc::new(
+            Registry::builder()
+                .state(demo_app::Store::in_memory().unwrap())
+                .state(downstream::Inbox::default())
+                .hook(Refusals)
+                .build()
+                .unwrap(),
+        );
+        Self::start_app(http::router(registry, options)).await
+    }
+
+    async fn start_app(app: axum::Router) -> Server {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let done = tokio::spawn(http::serve(
+            listener,
+            app,
+            async {
+                let _ = rx.await;
+            },
+            Duration::from_secs(5),
+        ));
+        Server {
+            base: format!("http://{addr}"),
+            stop: Some(tx),
+            done,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+async fn post_json(
+    s: &Server,
+    path: &str,
+    body: &Value,
+) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    let r = client().post(s.url(path)).json(body).send().await.unwrap();
+    let status = r.status();
+    let headers = r.headers().clone();
+    (status, headers, r.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn tool_routes_answer_with_envelopes() {
+    let s = Server::start(HttpOptions::default()).await;
+    let (status, headers, env) =
+        post_json(&s, "/tools/device_add", &json!({"ttl_seconds": 60})).await;
+    assert_eq!(status, 200);
+    assert_eq!(env["status"], "ok");
+    assert_eq!(env["result"]["code"].as_str().unwrap().len(), 6);
+    assert_eq!(
+        headers["x-request-id"],
+        env["meta"]["request_id"].as_str().unwrap()
+    );
+    assert_eq!(headers["content-type"], "application/json");
+
+    // An empty body is `{}`.
+    let r = client()
+        .post(s.url("/tools/device_list"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let (status, _, env) =
+        post_json(&s, "/invoke", &json!({"tool": "device_list", "params": {}})).await;
+    assert_eq!(
+        (status, env["tool"].as_str()),
+        (StatusCode::OK, Some("device_list"))
+    );
+    assert_eq!(env["result"]["pending_codes"].as_array().unwrap().len(), 1);
+
+    let (status, _, env) = post_json(&s, "/invoke", &json!({"tool": "whoami"})).await;
+    assert_eq!(status, 200);
+    assert_eq!(env["result"]["source"], "http");
+}
+
+#[tokio::test]
+async fn every_status_of_the_envelope_table() {
+    let s = Server::start(HttpOptions::default()).await;
+    let cases: Vec<(&str, Value, u16, &str)> = vec![
+        (
+            "/tools/device_add",
+            json!({"ttl_seconds": 1, "nope": 1}),
+            422,
+            "invalid_arguments",
+        ),
+        (
+            "/tools/device_revoke",
+            json!({"device_id": "dev_0000000000000000"}),
+            409,
+            "confirmation_required",
+        ),
+        (
+            "/tools/device_pair",
+            json!({"code": "0000", "device_name": "x"}),
+            400,
+            "invalid_code",
+        ),
+        ("/tools/no_such_tool", json!({}), 404, "unknown_tool"),
+        ("/tools/secret", json!({}), 403, "forbidden"),
+        ("/tools/limited", json!({}), 429, "rate_limited"),
+        ("/tools/crash", json!({}), 500, "internal"),
+        ("/tools/busy", json!({}), 503, "unavailable"),
+        ("/tools/stall", json!({}), 504, "timeout"),
+    ];
+    for (path, body, status, kind) in cases {
+        let (got, headers, env) = post_json(&s, path, &body).await;
+        assert_eq!(
+            (got.as_u16(), env["error"]["type"].as_str()),
+            (status, Some(kind)),
+            "{path}: {env}"
+        );
+        assert_eq!(env["status"], "error");
+        assert!(headers.contains_key("x-request-id"));
+        if status == 429 {
+            assert_eq!(headers["retry-after"], "7");
+        }
+    }
+    // The 422 lists every violation.
+    let (_, _, env) = post_json(
+        &s,
+        "/tools/device_add",
+        &json!({"ttl_seconds": 1, "nope": 1}),
+    )
+    .await;
+    assert_eq!(
+        env["error"]["details"]["violations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Confirmation by query string or header.
+    let (_, _, env) = post_json(
+        &s,
+        "/tools/device_revoke?confirm=true",
+        &json!({"device_id": "dev_0000000000000000"}),
+    )
+    .await;
+    assert_eq!(env["error"]["type"], "not_found");
+    let r = client()
+        .post(s.url("/tools/device_revoke"))
+        .header("x-confirm", "true")
+        .json(&json!({"device_id": "dev_0000000000000000"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let (status, _, _) = post_json(&s, "/invoke", &json!({"tool": "device_revoke", "confirm": true, "params": {"device_id": "dev_0000000000000000"}})).await;
+    assert_eq!(status, 404);
+    // The panic message never leaks; the server keeps serving.
+    let (_, _, env) = post_json(&s, "/tools/crash", &json!({})).await;
+    assert!(!env.to_string().contains("crash for the test"));
+    let r = client().get(s.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn bad_requests_get_envelopes_too() {
+    let s = Server::start(HttpOptions {
+        body_limit: 1024,
+        ..HttpOptions::default()
+    })
+    .await;
+    let send = |path: &'static str, ct: Option<&'static str>, body: Vec<u8>| {
+        let mut r = client().post(s.url(path)).body(body);
+        if let Some(ct) = ct {
+            r = r.header("content-type", ct);
+        }
+        async move {
+            let r = r.send().await.unwrap();
+            let status = r.status().as_u16();
+            let env: Value = r.json().await.unwrap();
+            (
+                status,
+                env["error"]["type"].as_str().unwrap_or_default().to_owned(),
+            )
+        }
+    };
+    let json_ct = Some("application/json");
+    assert_eq!(
+        send("/invoke", json_ct, b"{not json".to_vec()).await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send("/invoke", json_ct, b"[1, 2]".to_vec()).await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send("/invoke", json_ct, br#"{"params": {}}"#.to_vec()).await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send("/invoke", json_ct, br#"{"tool": "x", "extra": 1}"#.to_vec()).await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send(
+            "/invoke",
+            json_ct,
+            br#"{"tool": "device_list", "params": []}"#.to_vec()
+        )
+        .await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send("/tools/device_add", json_ct, b"\"text\"".to_vec()).await,
+        (400, "invalid_request".into())
+    );
+    assert_eq!(
+        send("/tools/device_add", Some("text/plain"), b"{}".to_vec()).await,
+        (415, "unsupported_media_type".into())
+    );
+    assert_eq!(
+        send("/tools/device_add", None, b"{}".to_vec()).await,
+        (415, "unsupported_media_type".into())
+    );
+    let big = format!(r#"{{"workspace": "{}"}}"#, "a".repeat(2000));
+    assert_eq!(
+        send("/tools/device_add", json_ct, big.into_bytes()).await,
+        (413, "payload_too_large".into())
+    );
+    let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+    assert_eq!(
+        send("/tools/device_add", json_ct, deep.into_bytes()).await,
+        (400, "invalid_request".into())
+    );
+    // Far deeper than any parser's recursion, within the size limit: still a clean 400.
+    let s2 = Server::start(HttpOptions::default()).await;
+    let r = client()
+        .post(s2.url("/invoke"))
+        .header("content-type", "application/json")
+        .body("[".repeat(500_000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(
+        client()
+            .get(s2.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // Unknown routes and methods.
+    let r = client().get(s.url("/nope")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["type"],
+        "not_found"
+    );
+    let r = client().delete(s.url("/tools")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+}
+
+#[tokio::test]
+async fn discovery_routes() {
+    let s = Server::start(HttpOptions::default()).await;
+    let tools: Value = client()
+        .get(s.url("/tools"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    assert!(names.contains(&"device_add"));
+
+    let one: Value = client()
+        .get(s.url("/tools/device_add"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        one["params"]["ttl_seconds"],
+        json!({"type": "integer", "description": "Pairing code lifetime in seconds", "required": false, "default": 300})
+    );
+    assert_eq!(one["params"]["workspace"]["type"], "string");
+    assert_eq!(one["input_schema"]["additionalProperties"], false);
+    assert_eq!(one["annotations"]["destructive"], false);
+    for key in ["name", "title", "description", "output_schema", "tags"] {
+        assert!(one.get(key).is_some(), "{key}");
+    }
+    let r = client()
+        .get(s.url("/tools/device_ad"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let env: Value = r.json().await.unwrap();
+    assert!(
+        env["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("device_add")
+    );
+
+    let doc: Value = client()
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/tools/device_add"]["post"]["responses"]["422"].is_object());
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_generated_on_every_response() {
+    let s = Server::start(HttpOptions::default()).await;
+    for (method, path) in [
+        ("GET", "/healthz"),
+        ("GET", "/nope"),
+        ("POST", "/tools/device_list"),
+        ("POST", "/invoke"),
+    ] {
+        let r = client()
+            .request(method.parse().unwrap(), s.url(path))
+            .header("x-request-id", "trace-123")
+            .header("content-type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.headers()["x-request-id"], "trace-123", "{path}");
+        let body: Value = r.json().await.unwrap();
+        if let Some(meta) = body.get("meta") {
+            assert_eq!(meta["request_id"], "trace-123", "{path}");
+        }
+    }
+    let a = client().get(s.url("/healthz")).send().await.unwrap();
+    let b = client().get(s.url("/healthz")).send().await.unwrap();
+    assert_ne!(a.headers()["x-request-id"], b.headers()["x-request-id"]);
+    // A header that is not a sensible id is replaced.
+    let r = client()
+        .get(s.url("/healthz"))
+        .header("x-request-id", "a".repeat(500))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers()["x-request-id"].len() < 100);
+}
+
+#[tokio::test]
+async fn auth_requires_a_bearer_token_and_passes_the_identity_on() {
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
+    )
+    .unwrap();
+    let s = Server::start(HttpOptions {
+        auth: Some(Arc::new(auth)),
+        ..HttpOptions::default()
+    })
+    .await;
+    let r = client().post(s.url("/tools/whoami")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert!(
+        r.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Bearer")
+    );
+    assert!(r.headers().contains_key("x-request-id"));
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["type"],
+        "unauthenticated"
+    );
+    let r = client()
+        .post(s.url("/tools/whoami"))
+        .bearer_auth("wrong")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = client().get(s.url("/tools")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    // Health checks need no token.
+    assert_eq!(
+        client()
+            .get(s.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+
+    let r = client()
+        .post(s.url("/tools/whoami"))
+        .bearer_auth("alice-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let env: Value = r.json().await.unwrap();
+    assert_eq!(
+        env["result"],
+        json!({"principal": "alice", "roles": ["admin"], "source": "http"})
+    );
+    let doc: Value = client()
+        .get(s.url("/openapi.json"))
+        .bearer_auth("alice-token")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+
+    // Without auth, no identity.
+    let open = Server::start(HttpOptions::default()).await;
+    let (_, _, env) = post_json(&open, "/tools/whoami", &json!({})).await;
+    assert_eq!(env["result"]["principal"], Value::Null);
+}
+
+#[tokio::test]
+async fn one_tool_mounted_in_a_users_own_router_with_a_users_layer() {
+    let registry = Arc::new(demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap());
+    let app = axum::Router::new()
+        .route(
+            "/api/codes",
+            http::tool_route(registry.clone(), "device_add"),
+        )
+        .route("/api/ping", axum::routing::get(|| async { "pong" }))
+        .layer(axum::middleware::map_response(
+            |mut r: axum::response::Response| async move {
+                r.headers_mut()
+                    .insert("x-served-by", "my-app".parse().unwrap());
+                r
+            },
+        ));
+    let s = Server::start_app(app).await;
+    let (status, headers, env) = post_json(&s, "/api/codes", &json!({"code_length": 8})).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["x-served-by"], "my-app");
+    assert!(headers.contains_key("x-request-id"));
+    assert_eq!(env["result"]["code"].as_str().unwrap().len(), 8);
+    let (status, _, env) = post_json(&s, "/api/codes", &json!({"code_length": 3})).await;
+    assert_eq!(
+        (status.as_u16(), env["error"]["type"].as_str()),
+        (422, Some("invalid_arguments"))
+    );
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_slow_call_finish_then_stops() {
+    let mut s = Server::start(HttpOptions::default()).await;
+    let url = s.url("/tools/nap");
+    let slow = tokio::spawn(async move {
+        let r = client()
+            .post(url)
+            .json(&json!({"ms": 400}))
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.json::<Value>().await.unwrap())
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.stop.take().unwrap().send(()).unwrap();
+    let (status, env) = slow.await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(env["result"], 400);
+    tokio::time::timeout(Duration::from_secs(5), s.done)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        client()
+            .get(format!("{}/healthz", s.base))
+            .send()
+            .await
+            .is_err(),
+        "no longer accepting"
+    );
+}
+
+#[tokio::test]
+async fn the_grace_period_bounds_shutdown() {
+    let registry = Arc::new(
+        Registry::builder()
+            .state(demo_app::Store::in_memory().unwrap())
+            .state(downstream::Inbox::default())
+            .build()
+            .unwrap(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(
+        listener,
+        http::router(registry, HttpOptions::default()),
+        async {
+            let _ = rx.await;
+        },
+        Duration::from_millis(200),
+    ));
+    let call = tokio::spawn(async move {
+        client()
+            .post(format!("http://{addr}/tools/nap"))
+            .json(&json!({"ms": 1900}))
+            .send()
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tx.send(()).unwrap();
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "bounded by the grace period"
+    );
+    // `serve` has returned; a process exits here, taking the call still in flight with it
+    // (in this test the runtime lives on, so the connection's task may still finish).
+    drop(call);
+}

@@ -1,0 +1,151 @@
+//! Reading request bodies within limits: size (413), media type (415), nesting depth (400).
+//!
+//! Depth is measured on the raw bytes before parsing, so a hostile body never reaches a
+//! recursive parser: no stack overflow whatever the input.
+
+use axum::body::Body;
+use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use serde_json::{Map, Value};
+
+use crate::error::{ToolError, kind};
+
+/// Why a body was refused, as the error the caller receives.
+pub(crate) fn invalid_request(message: impl Into<String>) -> ToolError {
+    ToolError::new(kind::INVALID_REQUEST, message)
+}
+
+/// Reads a JSON object body. An empty body is `{}` when `empty_is_object`.
+pub(crate) async fn json_object(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    max_depth: usize,
+    empty_is_object: bool,
+) -> Result<Map<String, Value>, ToolError> {
+    let bytes = read_limited(headers, body, limit).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        if empty_is_object {
+            return Ok(Map::new());
+        }
+        return Err(invalid_request("the body is empty; send a JSON object"));
+    }
+    check_media_type(headers)?;
+    check_depth(&bytes, max_depth)?;
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(invalid_request(format!(
+            "the body must be a JSON object, not {}",
+            json_type(&other)
+        ))),
+        Err(e) => Err(invalid_request(format!("the body is not JSON: {e}"))),
+    }
+}
+
+async fn read_limited(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, ToolError> {
+    let too_large = || {
+        ToolError::new(
+            "payload_too_large",
+            format!("the body is larger than the limit of {limit} bytes"),
+        )
+        .with_status(413)
+    };
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let over = std::error::Error::source(&e)
+            .is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>)
+            || e.to_string().contains("length limit");
+        if over {
+            too_large()
+        } else {
+            invalid_request(format!("the body could not be read: {e}"))
+        }
+    })
+}
+
+fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
+    let ok = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| {
+            v == "application/json" || (v.starts_with("application/") && v.ends_with("+json"))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            "unsupported_media_type",
+            "send the body as `Content-Type: application/json`",
+        )
+        .with_status(415))
+    }
+}
+
+/// Fails if arrays and objects nest deeper than `max`, scanning bytes (strings skipped).
+pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ToolError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Err(invalid_request(format!(
+                        "the body nests deeper than {max} levels"
+                    )));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_depth;
+
+    #[test]
+    fn depth_counts_brackets_outside_strings() {
+        assert!(check_depth(br#"{"a":[[1]]}"#, 3).is_ok());
+        assert!(check_depth(br#"{"a":[[[1]]]}"#, 3).is_err());
+        assert!(check_depth(br#"{"a":"[[[[[[\"[[["}"#, 1).is_ok());
+        let deep = "[".repeat(100_000);
+        assert!(check_depth(deep.as_bytes(), 64).is_err());
+    }
+}

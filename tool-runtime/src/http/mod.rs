@@ -1,0 +1,599 @@
+//! The HTTP front end: every registered tool served by axum, through the same call pipeline as
+//! every other caller (source `http`). This module owns transport only.
+//!
+//! | route | what |
+//! | --- | --- |
+//! | `GET /tools`, `GET /tools/{name}` | tool descriptions with `params`, `input_schema`, `output_schema` |
+//! | `POST /invoke` | `{"tool": "...", "params": {...}, "confirm": true}` → the envelope |
+//! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`) |
+//! | `GET /openapi.json` | an OpenAPI 3.1 document |
+//! | `GET /healthz` | 200 once the registry is built |
+//!
+//! ```no_run
+//! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
+//! use tool_runtime::http::{self, HttpOptions};
+//! let app = http::router(registry, HttpOptions::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! http::serve(listener, app, http::shutdown_signal(), std::time::Duration::from_secs(10)).await
+//! # }
+//! ```
+
+mod auth;
+mod body;
+pub mod openapi;
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+pub use auth::{Auth, Identity};
+
+use crate::context::{Caller, Source};
+use crate::envelope::Envelope;
+use crate::error::{ToolError, kind};
+use crate::registry::{RegisteredTool, Registry};
+
+/// The request id header, read and returned on every response.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Limits and authentication of the HTTP front end.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Largest accepted body, in bytes (default 1 MiB); larger → 413.
+    pub body_limit: usize,
+    /// Deepest accepted nesting of arrays and objects (default 64); deeper → 400.
+    pub max_depth: usize,
+    /// Bearer tokens; `None` serves without authentication.
+    pub auth: Option<Arc<Auth>>,
+    /// `info.title` and `info.version` of the OpenAPI document.
+    pub api_title: String,
+    /// See `api_title`.
+    pub api_version: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            body_limit: 1024 * 1024,
+            max_depth: 64,
+            auth: None,
+            api_title: "tools".into(),
+            api_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+struct Shared {
+    registry: Arc<Registry>,
+    options: HttpOptions,
+    openapi: OnceLock<Value>,
+}
+
+type AppState = Arc<Shared>;
+
+/// The router of every route above. Add your own layers and routes to it as to any axum router.
+pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
+    let state: AppState = Arc::new(Shared {
+        registry,
+        options,
+        openapi: OnceLock::new(),
+    });
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi_json))
+        .route("/tools", get(list_tools))
+        .route("/tools/{name}", get(get_tool).post(call_tool))
+        .route("/invoke", post(invoke))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), front))
+        .with_state(state)
+}
+
+/// One tool as a `POST` handler to mount anywhere in your own axum router, still through the
+/// pipeline, with default limits and no authentication of its own (put yours in a layer):
+///
+/// ```no_run
+/// # fn f(registry: std::sync::Arc<tool_runtime::Registry>) {
+/// let app: axum::Router = axum::Router::new()
+///     .route("/api/pair", tool_runtime::http::tool_route(registry, "device_pair"))
+///     .layer(axum::middleware::map_response(|mut r: axum::response::Response| async {
+///         r.headers_mut().insert("x-served-by", "my-app".parse().unwrap());
+///         r
+///     }));
+/// # }
+/// ```
+///
+/// Panics if `registry` has no tool named `tool`: a route to nothing is a programming error.
+pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
+    assert!(
+        registry.get(tool).is_some(),
+        "tool_route: no tool named `{tool}` in the registry"
+    );
+    let state: AppState = Arc::new(Shared {
+        registry,
+        options: HttpOptions::default(),
+        openapi: OnceLock::new(),
+    });
+    let name = tool.to_owned();
+    post(move |State(state): State<AppState>, request: Request| {
+        let name = name.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let id = request_id_of(&parts.headers);
+            let mut response = call_named(&state, &name, &parts, body, &id, None).await;
+            set_request_id(&mut response, &id);
+            response
+        }
+    })
+    .with_state(state)
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting and lets calls in
+/// flight finish for at most `grace`. Sets `TCP_NODELAY` on every connection.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    let (signalled_tx, signalled_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
+        let _ = signalled_tx.send(());
+    };
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown);
+    let server = std::pin::pin!(server.into_future());
+    let deadline = async move {
+        if signalled_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        r = server => r,
+        () = deadline => {
+            tracing::warn!(target: "tool_runtime::http", ?grace, "grace period over; dropping calls still in flight");
+            Ok(())
+        }
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+/// The request id of a request: its `x-request-id` if sensible, else a new one.
+fn request_id_of(headers: &HeaderMap) -> String {
+    headers
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(crate::context::next_request_id, str::to_owned)
+}
+
+fn set_request_id(response: &mut Response, id: &str) {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        response.headers_mut().insert(REQUEST_ID, v);
+    }
+}
+
+/// What the front middleware learned about a request, for the handlers.
+#[derive(Clone)]
+struct RequestContext {
+    id: String,
+    identity: Option<Identity>,
+}
+
+/// Every request passes here once: the request id is read or made and returned on the
+/// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
+/// <token>`; axum's bare 405 gets an envelope; one line is logged.
+async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let id = request_id_of(request.headers());
+    let log = tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
+        (
+            Instant::now(),
+            request.method().clone(),
+            request.uri().path().to_owned(),
+        )
+    });
+    let mut response = match authenticate(&state, &request) {
+        Ok(identity) => {
+            request.extensions_mut().insert(RequestContext {
+                id: id.clone(),
+                identity,
+            });
+            next.run(request).await
+        }
+        Err(refusal) => *refusal,
+    };
+    if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+        // axum's own 405 carries the `Allow` header; give it an envelope body as well.
+        let allow = response.headers().get(header::ALLOW).cloned();
+        response = error_response(
+            None,
+            ToolError::new(
+                "method_not_allowed",
+                "this route does not take that method; see GET /openapi.json",
+            )
+            .with_status(405),
+            &id,
+        );
+        if let Some(allow) = allow {
+            response.headers_mut().insert(header::ALLOW, allow);
+        }
+    }
+    set_request_id(&mut response, &id);
+    if let Some((started, method, path)) = log {
+        tracing::info!(
+            target: "tool_runtime::http",
+            %method,
+            path,
+            status = response.status().as_u16(),
+            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+            request_id = id,
+            "request"
+        );
+    }
+    response
+}
+
+/// The caller's identity, `None` without an auth file; or the 401 response.
+fn authenticate(state: &Shared, request: &Request) -> Result<Option<Identity>, Box<Response>> {
+    let Some(auth) = &state.options.auth else {
+        return Ok(None);
+    };
+    if request.uri().path() == "/healthz" {
+        return Ok(None);
+    }
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    if let Some(identity) = token.and_then(|t| auth.check(t)) {
+        return Ok(Some(identity.clone()));
+    }
+    let message = if token.is_some() {
+        "the bearer token is not valid"
+    } else {
+        "this server needs `Authorization: Bearer <token>`"
+    };
+    let id = request_id_of(request.headers());
+    let mut response = error_response(None, ToolError::new(kind::UNAUTHENTICATED, message), &id);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"tools\""),
+    );
+    Err(Box::new(response))
+}
+
+/// The context the front middleware left, or a fresh one (routes used without it).
+fn context_of(request: &mut Request) -> RequestContext {
+    request
+        .extensions_mut()
+        .remove::<RequestContext>()
+        .unwrap_or_else(|| RequestContext {
+            id: request_id_of(request.headers()),
+            identity: None,
+        })
+}
+
+fn envelope_response(envelope: &Envelope) -> Response {
+    let status =
+        StatusCode::from_u16(envelope.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, axum::Json(envelope)).into_response();
+    if let Some(e) = envelope.error()
+        && e.kind() == kind::RATE_LIMITED
+    {
+        let after = e
+            .details()
+            .and_then(|d| d.get("retry_after"))
+            .and_then(Value::as_f64)
+            .map_or(1, |s| {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                // Reason: clamped to at least 1 first; seconds beyond u64 are not a real wait.
+                let secs = s.ceil().max(1.0) as u64;
+                secs
+            });
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(after));
+    }
+    response
+}
+
+/// An error envelope for a request that never reached the pipeline.
+#[allow(clippy::needless_pass_by_value)] // Reason: every caller builds the error for this call.
+fn error_response(tool: Option<&str>, error: ToolError, request_id: &str) -> Response {
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let body = json!({
+        "tool": tool,
+        "status": "error",
+        "error": error,
+        "meta": {"request_id": request_id},
+    });
+    (status, axum::Json(body)).into_response()
+}
+
+async fn healthz() -> Response {
+    axum::Json(json!({"status": "ok"})).into_response()
+}
+
+async fn openapi_json(State(state): State<AppState>) -> Response {
+    let doc = state.openapi.get_or_init(|| {
+        openapi::document(
+            &state.registry,
+            &state.options.api_title,
+            &state.options.api_version,
+            state.options.auth.is_some(),
+        )
+    });
+    axum::Json(doc).into_response()
+}
+
+/// A tool as `GET /tools` describes it.
+fn describe(tool: &RegisteredTool) -> Value {
+    let meta = tool.meta();
+    let input = tool.input_schema();
+    let required: Vec<&str> = input["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut params = Map::new();
+    if let Some(props) = input["properties"].as_object() {
+        for (name, prop) in props {
+            let mut p = json!({
+                "type": simple_type(prop),
+                "description": prop["description"].as_str().unwrap_or_default(),
+                "required": required.contains(&name.as_str()),
+            });
+            if let Some(d) = prop.get("default") {
+                p["default"] = d.clone();
+            }
+            params.insert(name.clone(), p);
+        }
+    }
+    json!({
+        "name": meta.name,
+        "title": meta.title,
+        "description": meta.description,
+        "params": params,
+        "input_schema": input,
+        "output_schema": tool.output_schema(),
+        "annotations": meta.annotations,
+        "tags": meta.tags,
+    })
+}
+
+/// The one-word type of a property for simple UIs: `string`, `integer`, ..., or `json`.
+fn simple_type(prop: &Value) -> String {
+    match &prop["type"] {
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => {
+            let non_null: Vec<&str> = ts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .collect();
+            match non_null.as_slice() {
+                [one] => (*one).to_owned(),
+                _ => "json".into(),
+            }
+        }
+        _ if prop.get("enum").is_some() || prop.get("oneOf").is_some() => "string".into(),
+        _ => "json".into(),
+    }
+}
+
+async fn list_tools(State(state): State<AppState>) -> Response {
+    let tools: Vec<Value> = state.registry.tools().map(describe).collect();
+    axum::Json(json!({ "tools": tools })).into_response()
+}
+
+async fn get_tool(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    mut request: Request,
+) -> Response {
+    match state.registry.get(&name) {
+        Some(tool) => axum::Json(describe(tool)).into_response(),
+        None => error_response(
+            Some(&name),
+            state.registry.unknown_tool(&name),
+            &context_of(&mut request).id,
+        ),
+    }
+}
+
+/// The query of `POST /tools/{name}`: only `confirm`, `true` or `false`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfirmQuery {
+    confirm: Option<bool>,
+}
+
+/// `?confirm=` or `x-confirm:`, each `true` or `false` exactly; anything else is a bad request.
+fn confirmation(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<bool, ToolError> {
+    let query = Query::<ConfirmQuery>::try_from_uri(uri).map_err(|e| {
+        body::invalid_request(format!(
+            "bad query string ({}); the only parameter is `confirm=true` or `confirm=false`",
+            e.body_text()
+        ))
+    })?;
+    let header = match headers.get("x-confirm").map(|v| v.to_str()) {
+        Some(Ok("true")) => true,
+        None | Some(Ok("false")) => false,
+        Some(_) => {
+            return Err(body::invalid_request(
+                "`x-confirm` must be `true` or `false`",
+            ));
+        }
+    };
+    Ok(query.confirm.unwrap_or(false) || header)
+}
+
+async fn call_tool(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    let (parts, body) = request.into_parts();
+    call_named(&state, &name, &parts, body, &ctx.id, ctx.identity.as_ref()).await
+}
+
+async fn call_named(
+    state: &Shared,
+    name: &str,
+    parts: &axum::http::request::Parts,
+    body: Body,
+    id: &str,
+    identity: Option<&Identity>,
+) -> Response {
+    let o = &state.options;
+    let headers = &parts.headers;
+    let confirm = match confirmation(&parts.uri, headers) {
+        Ok(c) => c,
+        Err(e) => return error_response(Some(name), e, id),
+    };
+    let params = match body::json_object(headers, body, o.body_limit, o.max_depth, true).await {
+        Ok(p) => p,
+        Err(e) => return error_response(Some(name), e, id),
+    };
+    let caller = caller(id, identity).confirm(confirm);
+    let envelope = state
+        .registry
+        .call(name, Value::Object(params), caller)
+        .await;
+    envelope_response(&envelope)
+}
+
+fn caller(id: &str, identity: Option<&Identity>) -> Caller {
+    let mut caller = Caller::new(Source::Http).request_id(id);
+    if let Some(who) = identity {
+        caller = caller
+            .principal(who.principal.clone())
+            .roles(who.roles.clone());
+    }
+    caller
+}
+
+async fn invoke(State(state): State<AppState>, mut request: Request) -> Response {
+    let RequestContext { id, identity } = context_of(&mut request);
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let o = &state.options;
+    let mut request = match body::json_object(headers, body, o.body_limit, o.max_depth, false).await
+    {
+        Ok(r) => r,
+        Err(e) => return error_response(None, e, &id),
+    };
+    let shape = |m: &str| {
+        body::invalid_request(format!(
+            "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}"
+        ))
+    };
+    let tool = match request.remove("tool") {
+        Some(Value::String(t)) => t,
+        Some(other) => {
+            return error_response(
+                None,
+                shape(&format!(
+                    "`tool` must be a string, not {}",
+                    body::json_type(&other)
+                )),
+                &id,
+            );
+        }
+        None => return error_response(None, shape("`tool` is missing"), &id),
+    };
+    let params = match request.remove("params") {
+        None => Value::Object(Map::new()),
+        Some(Value::Object(p)) => Value::Object(p),
+        Some(other) => {
+            return error_response(
+                Some(&tool),
+                shape(&format!(
+                    "`params` must be an object, not {}",
+                    body::json_type(&other)
+                )),
+                &id,
+            );
+        }
+    };
+    let mut flags = [false; 2];
+    for (slot, key) in flags.iter_mut().zip(["confirm", "dry_run"]) {
+        match request.remove(key) {
+            None => {}
+            Some(Value::Bool(b)) => *slot = b,
+            Some(other) => {
+                return error_response(
+                    Some(&tool),
+                    shape(&format!(
+                        "`{key}` must be a boolean, not {}",
+                        body::json_type(&other)
+                    )),
+                    &id,
+                );
+            }
+        }
+    }
+    if let Some(unknown) = request.keys().next() {
+        return error_response(
+            Some(&tool),
+            shape(&format!("unknown field `{unknown}`")),
+            &id,
+        );
+    }
+    let caller = caller(&id, identity.as_ref())
+        .confirm(flags[0])
+        .dry_run(flags[1]);
+    let envelope = state.registry.call(&tool, params, caller).await;
+    envelope_response(&envelope)
+}
+
+async fn not_found(mut request: Request) -> Response {
+    error_response(
+        None,
+        ToolError::new("not_found", "no such route; see GET /openapi.json").with_status(404),
+        &context_of(&mut request).id,
+    )
+}

@@ -1,0 +1,359 @@
+//! The OpenAPI 3.1 document of a registry: one operation per tool, request bodies from the input
+//! schemas, 200 responses with the output inside the envelope, and every error status of the
+//! envelope table documented with the error envelope's shape.
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::Registry;
+
+/// The statuses the pipeline and the HTTP layer produce, and when.
+const ERROR_STATUSES: &[(&str, &str)] = &[
+    (
+        "400",
+        "The body is not JSON, not an object, or nested too deeply (`invalid_request`)",
+    ),
+    ("403", "A policy or guard refused the call (`forbidden`)"),
+    (
+        "404",
+        "No such tool (`unknown_tool`), or the tool's own `not_found`",
+    ),
+    (
+        "409",
+        "A destructive tool was called without confirmation (`confirmation_required`)",
+    ),
+    (
+        "413",
+        "The body is larger than the limit (`payload_too_large`)",
+    ),
+    (
+        "415",
+        "The body is not `application/json` (`unsupported_media_type`)",
+    ),
+    (
+        "422",
+        "The arguments break the input schema; every violation listed (`invalid_arguments`)",
+    ),
+    (
+        "429",
+        "Over a rate limit (`rate_limited`); see `Retry-After`",
+    ),
+    (
+        "500",
+        "The tool failed unexpectedly (`internal`) or with its own error (`tool_failed`)",
+    ),
+    ("503", "Not ready, or over capacity (`unavailable`)"),
+    ("504", "The tool ran past its time limit (`timeout`)"),
+];
+
+/// Builds the document. `auth` documents bearer authentication and the 401 response.
+#[must_use]
+#[allow(clippy::too_many_lines, clippy::needless_pass_by_value)] // Reason: the document reads best as one literal-heavy listing.
+pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> Value {
+    let mut schemas = Map::new();
+    schemas.insert(
+        "Meta".into(),
+        json!({
+            "type": "object",
+            "required": ["request_id"],
+            "properties": {
+                "request_id": {"type": "string"},
+                "duration_ms": {"type": "number"}
+            }
+        }),
+    );
+    schemas.insert("Error".into(), json!({
+        "type": "object",
+        "required": ["type", "message", "retryable"],
+        "properties": {
+            "type": {"type": "string", "description": "Stable error type, such as `invalid_arguments`"},
+            "message": {"type": "string"},
+            "retryable": {"type": "boolean"},
+            "details": {
+                "type": "object",
+                "properties": {
+                    "violations": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["path", "message"],
+                            "properties": {"path": {"type": "string"}, "message": {"type": "string"}}
+                        }
+                    }
+                }
+            }
+        }
+    }));
+    schemas.insert(
+        "ErrorEnvelope".into(),
+        json!({
+            "type": "object",
+            "required": ["tool", "status", "error", "meta"],
+            "properties": {
+                "tool": {"type": ["string", "null"]},
+                "status": {"const": "error"},
+                "error": {"$ref": "#/components/schemas/Error"},
+                "meta": {"$ref": "#/components/schemas/Meta"}
+            }
+        }),
+    );
+    schemas.insert(
+        "OkEnvelope".into(),
+        json!({
+            "type": "object",
+            "required": ["tool", "status", "result", "meta"],
+            "properties": {
+                "tool": {"type": "string"},
+                "status": {"const": "ok"},
+                "result": {},
+                "meta": {"$ref": "#/components/schemas/Meta"}
+            }
+        }),
+    );
+    schemas.insert("Tool".into(), json!({
+        "type": "object",
+        "required": ["name", "title", "description", "params", "input_schema", "output_schema", "annotations", "tags"],
+        "properties": {
+            "name": {"type": "string"},
+            "title": {"type": "string"},
+            "description": {"type": "string"},
+            "params": {"type": "object", "additionalProperties": {
+                "type": "object",
+                "required": ["type", "description", "required"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "description": {"type": "string"},
+                    "required": {"type": "boolean"},
+                    "default": {}
+                }
+            }},
+            "input_schema": {"type": "object"},
+            "output_schema": {"type": "object"},
+            "annotations": {"type": "object"},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }
+    }));
+
+    let mut paths = Map::new();
+    paths.insert(
+        "/healthz".into(),
+        json!({"get": {
+            "operationId": "healthz",
+            "summary": "200 once the registry is built",
+            "security": [],
+            "responses": {"200": ok_response(json!({
+                "type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}
+            }))}
+        }}),
+    );
+    paths.insert("/openapi.json".into(), json!({"get": {
+        "operationId": "openapi",
+        "summary": "This document",
+        "responses": with_errors(json!({"200": ok_response(json!({"type": "object"}))}), auth, false)
+    }}));
+    paths.insert("/tools".into(), json!({"get": {
+        "operationId": "list_tools",
+        "summary": "Every tool, sorted by name",
+        "responses": with_errors(json!({"200": ok_response(json!({
+            "type": "object", "required": ["tools"],
+            "properties": {"tools": {"type": "array", "items": {"$ref": "#/components/schemas/Tool"}}}
+        }))}), auth, false)
+    }}));
+    paths.insert("/tools/{name}".into(), json!({
+        "get": {
+            "operationId": "get_tool",
+            "summary": "One tool",
+            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/Tool"}))}), auth, false)
+        },
+        "post": {
+            "operationId": "call_tool",
+            "summary": "Call a tool by name; each tool's own path below has its exact schemas",
+            "parameters": [
+                {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "confirm", "in": "query", "required": false, "schema": {"type": "boolean"}},
+                {"name": "x-confirm", "in": "header", "required": false,
+                 "schema": {"type": "string", "enum": ["true", "false"]}}
+            ],
+            "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
+        }
+    }));
+    let names: Vec<&str> = registry.names().collect();
+    paths.insert("/invoke".into(), json!({"post": {
+        "operationId": "invoke",
+        "summary": "Call any tool by name",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object",
+            "required": ["tool"],
+            "additionalProperties": false,
+            "properties": {
+                "tool": {"type": "string", "enum": names},
+                "params": {"type": "object"},
+                "confirm": {"type": "boolean"},
+                "dry_run": {"type": "boolean"}
+            }
+        }}}},
+        "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
+    }}));
+
+    for tool in registry.tools() {
+        let name = tool.name();
+        let input = relocate(tool.input_schema(), &format!("{name}__input"), &mut schemas);
+        let output = relocate(
+            tool.output_schema(),
+            &format!("{name}__output"),
+            &mut schemas,
+        );
+        schemas.insert(format!("{name}__input"), input);
+        schemas.insert(format!("{name}__output"), output);
+        schemas.insert(
+            format!("{name}__result"),
+            json!({
+                "type": "object",
+                "required": ["tool", "status", "result", "meta"],
+                "properties": {
+                    "tool": {"const": name},
+                    "status": {"const": "ok"},
+                    "result": {"$ref": format!("#/components/schemas/{name}__output")},
+                    "meta": {"$ref": "#/components/schemas/Meta"}
+                }
+            }),
+        );
+        let meta = tool.meta();
+        let mut op = json!({
+            "operationId": name,
+            "summary": meta.summary,
+            "description": meta.description,
+            "tags": meta.tags,
+            "parameters": [
+                {"name": "confirm", "in": "query", "required": false, "schema": {"type": "boolean"},
+                 "description": "Confirm a destructive call"},
+                {"name": "x-confirm", "in": "header", "required": false,
+                 "schema": {"type": "string", "enum": ["true", "false"]},
+                 "description": "Confirm a destructive call"}
+            ],
+            "requestBody": {"required": false, "content": {"application/json": {"schema": {
+                "$ref": format!("#/components/schemas/{name}__input")
+            }}}},
+            "responses": with_errors(json!({"200": ok_response(json!({
+                "$ref": format!("#/components/schemas/{name}__result")
+            }))}), auth, true)
+        });
+        if let Some(a) = op.as_object_mut() {
+            a.insert("x-annotations".into(), json!(meta.annotations));
+        }
+        let describe = json!({
+            "operationId": format!("describe_{name}"),
+            "summary": format!("Describe `{name}`"),
+            "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/Tool"}))}), auth, false)
+        });
+        paths.insert(
+            format!("/tools/{name}"),
+            json!({"get": describe, "post": op}),
+        );
+    }
+
+    let mut doc = json!({
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": crate::schema::DRAFT_2020_12,
+        "info": {"title": title, "version": version},
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "headers": {"x-request-id": {
+                "description": "The request id: the caller's `x-request-id`, or generated",
+                "schema": {"type": "string"}
+            }}
+        }
+    });
+    if auth {
+        doc["components"]["securitySchemes"] =
+            json!({"bearer": {"type": "http", "scheme": "bearer"}});
+        doc["security"] = json!([{"bearer": []}]);
+    }
+    doc
+}
+
+#[allow(clippy::needless_pass_by_value)] // Reason: called with `json!` temporaries.
+fn ok_response(schema: Value) -> Value {
+    json!({
+        "description": "Success",
+        "headers": {"x-request-id": {"$ref": "#/components/headers/x-request-id"}},
+        "content": {"application/json": {"schema": schema}}
+    })
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "headers": {"x-request-id": {"$ref": "#/components/headers/x-request-id"}},
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}
+    })
+}
+
+fn with_errors(mut responses: Value, auth: bool, calls: bool) -> Value {
+    let map = responses.as_object_mut().expect("an object");
+    for (status, description) in ERROR_STATUSES {
+        // Only operations that take a body or call a tool produce most errors.
+        if calls || matches!(*status, "404" | "500" | "503") {
+            map.insert((*status).to_owned(), error_response(description));
+        }
+    }
+    if auth {
+        let mut unauthorized = error_response("Missing or bad credentials (`unauthenticated`)");
+        unauthorized["headers"]["WWW-Authenticate"] = json!({"schema": {"type": "string"}});
+        map.insert("401".into(), unauthorized);
+    }
+    if calls {
+        map["429"]["headers"]["Retry-After"] = json!({"schema": {"type": "integer"}});
+        // A tool's own errors choose their status.
+        map.insert(
+            "default".into(),
+            error_response("A tool's own error, with the status it chose"),
+        );
+    }
+    responses
+}
+
+/// Moves a schema's `$defs` into `components/schemas` under `{prefix}__{name}` and rewrites
+/// the references, since `#/$defs/...` would otherwise resolve against the document's root.
+fn relocate(schema: &Value, prefix: &str, schemas: &mut Map<String, Value>) -> Value {
+    let mut schema = schema.clone();
+    let defs = schema
+        .as_object_mut()
+        .and_then(|o| {
+            o.remove("$schema");
+            o.remove("$defs")
+        })
+        .and_then(|d| match d {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let rename = |r: &str| -> Option<String> {
+        r.strip_prefix("#/$defs/")
+            .map(|n| format!("#/components/schemas/{prefix}__{n}"))
+            .or_else(|| (r == "#").then(|| format!("#/components/schemas/{prefix}")))
+    };
+    rewrite_refs(&mut schema, &rename);
+    for (name, mut def) in defs {
+        rewrite_refs(&mut def, &rename);
+        schemas.insert(format!("{prefix}__{name}"), def);
+    }
+    schema
+}
+
+fn rewrite_refs(v: &mut Value, rename: &dyn Fn(&str) -> Option<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get_mut("$ref")
+                && let Some(new) = rename(r)
+            {
+                *r = new;
+            }
+            m.values_mut().for_each(|v| rewrite_refs(v, rename));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| rewrite_refs(v, rename)),
+        _ => {}
+    }
+}
