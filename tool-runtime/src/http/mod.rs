@@ -30,7 +30,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
@@ -95,7 +94,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(state.clone(), front))
+        .layer(FrontLayer(state.clone()))
         .with_state(state)
 }
 
@@ -221,54 +220,105 @@ struct RequestContext {
 /// Every request passes here once: the request id is read or made and returned on the
 /// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
 /// <token>`; axum's bare 405 gets an envelope; one line is logged.
-async fn front(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let id = request_id_of(request.headers());
-    let log = tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
-        (
-            Instant::now(),
-            request.method().clone(),
-            request.uri().path().to_owned(),
-        )
-    });
-    let mut response = match authenticate(&state, &request) {
-        Ok(identity) => {
-            request.extensions_mut().insert(RequestContext {
-                id: id.clone(),
-                identity,
+///
+/// A plain tower layer rather than `middleware::from_fn`: it is on every request's path, and
+/// this costs one allocation per request where `from_fn` costs several.
+#[derive(Clone)]
+struct FrontLayer(AppState);
+
+impl<S> tower::Layer<S> for FrontLayer {
+    type Service = Front<S>;
+    fn layer(&self, inner: S) -> Front<S> {
+        Front {
+            inner,
+            state: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Front<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> tower::Service<Request> for Front<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let id = request_id_of(request.headers());
+        let log =
+            tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
+                (
+                    Instant::now(),
+                    request.method().clone(),
+                    request.uri().path().to_owned(),
+                )
             });
-            next.run(request).await
-        }
-        Err(refusal) => *refusal,
-    };
-    if response.status() == StatusCode::METHOD_NOT_ALLOWED {
-        // axum's own 405 carries the `Allow` header; give it an envelope body as well.
-        let allow = response.headers().get(header::ALLOW).cloned();
-        response = error_response(
-            None,
-            ToolError::new(
-                "method_not_allowed",
-                "this route does not take that method; see GET /openapi.json",
-            )
-            .with_status(405),
-            &id,
-        );
-        if let Some(allow) = allow {
-            response.headers_mut().insert(header::ALLOW, allow);
-        }
+        let inner = match authenticate(&self.state, &request) {
+            Ok(identity) => {
+                request.extensions_mut().insert(RequestContext {
+                    id: id.clone(),
+                    identity,
+                });
+                // The service that was polled ready serves this request; a clone takes its place.
+                let ready = self.inner.clone();
+                Ok(std::mem::replace(&mut self.inner, ready).call(request))
+            }
+            Err(refusal) => Err(refusal),
+        };
+        Box::pin(async move {
+            let mut response = match inner {
+                Ok(fut) => fut.await?,
+                Err(refusal) => *refusal,
+            };
+            if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                // axum's own 405 carries the `Allow` header; give it an envelope body as well.
+                let allow = response.headers().get(header::ALLOW).cloned();
+                response = error_response(
+                    None,
+                    ToolError::new(
+                        "method_not_allowed",
+                        "this route does not take that method; see GET /openapi.json",
+                    )
+                    .with_status(405),
+                    &id,
+                );
+                if let Some(allow) = allow {
+                    response.headers_mut().insert(header::ALLOW, allow);
+                }
+            }
+            set_request_id(&mut response, &id);
+            if let Some((started, method, path)) = log {
+                tracing::info!(
+                    target: "tool_runtime::http",
+                    %method,
+                    path,
+                    status = response.status().as_u16(),
+                    duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                    request_id = id,
+                    "request"
+                );
+            }
+            Ok(response)
+        })
     }
-    set_request_id(&mut response, &id);
-    if let Some((started, method, path)) = log {
-        tracing::info!(
-            target: "tool_runtime::http",
-            %method,
-            path,
-            status = response.status().as_u16(),
-            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
-            request_id = id,
-            "request"
-        );
-    }
-    response
 }
 
 /// The caller's identity, `None` without an auth file; or the 401 response.
