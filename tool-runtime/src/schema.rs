@@ -50,6 +50,23 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
 /// The `$schema` of every emitted schema.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
+/// The one JSON type a property schema admits besides `null`: `"integer"` for both
+/// `{"type": "integer"}` and `{"type": ["integer", "null"]}`; `None` when there is no single one.
+#[cfg_attr(not(any(feature = "cli", feature = "http")), allow(dead_code))]
+pub(crate) fn non_null_type(schema: &Value) -> Option<&str> {
+    match &schema["type"] {
+        Value::String(t) => Some(t.as_str()),
+        Value::Array(ts) => {
+            let mut non_null = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null");
+            match (non_null.next(), non_null.next()) {
+                (Some(one), None) => Some(one),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn finish_input(mut value: Value) -> Value {
     let Some(obj) = value.as_object_mut() else {
         return value;

@@ -74,6 +74,19 @@ impl ArgsValidator {
     }
 }
 
+/// "a string", "an object", ...: a JSON value's kind, for messages.
+#[cfg_attr(not(any(feature = "cli", feature = "http")), allow(dead_code))]
+pub(crate) fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Escapes a property name for a JSON pointer (RFC 6901).
 fn escape_pointer(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")

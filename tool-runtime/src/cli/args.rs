@@ -34,7 +34,7 @@ pub(crate) fn collect(
                 Ok(other) => {
                     return Err(UsageError(format!(
                         "--params-json must be a JSON object, not {}",
-                        type_name(&other)
+                        crate::validate::value_kind(&other)
                     )));
                 }
                 Err(e) => return Err(UsageError(format!("--params-json is not JSON: {e}"))),
@@ -62,15 +62,4 @@ pub(crate) fn collect(
         }
     }
     Ok(Value::Object(args))
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -271,21 +271,7 @@ impl ValueKind {
                 }
             }
         }
-        let ty = match &schema["type"] {
-            Value::String(t) => Some(t.as_str()),
-            Value::Array(ts) => {
-                let non_null: Vec<&str> = ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|t| *t != "null")
-                    .collect();
-                match non_null.as_slice() {
-                    [one] => Some(*one),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let ty = crate::schema::non_null_type(schema);
         match ty {
             Some("boolean") => ValueKind::Bool,
             Some("integer") => ValueKind::Integer(integer_format(schema)),

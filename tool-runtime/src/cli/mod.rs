@@ -154,29 +154,20 @@ impl App {
     }
 
     async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
-        let stderr_color = color_for(&std::io::stderr());
-        let perr = Palette::new(stderr_color);
         let listing = match self.builder.clone().skip_state_check().build() {
             Ok(r) => r,
-            Err(e) => {
-                eprintln!(
-                    "{}error:{} {e}",
-                    perr.error.render(),
-                    perr.error.render_reset()
-                );
-                return 1;
-            }
+            Err(e) => return fail(e, 1),
         };
         if let Some(clash) = listing
             .names()
             .find(|n| command::BUILTINS.contains(&subcommand_name(n).as_str()))
         {
-            eprintln!(
-                "{}error:{} tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]",
-                perr.error.render(),
-                perr.error.render_reset()
+            return fail(
+                format_args!(
+                    "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
+                ),
+                1,
             );
-            return 1;
         }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
@@ -247,22 +238,13 @@ impl App {
     #[cfg(feature = "http")]
     async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
         use crate::http::{self, Auth, HttpOptions};
-        let perr = Palette::new(color_for(&std::io::stderr()));
-        let fail = |message: &dyn std::fmt::Display, code: u8| {
-            eprintln!(
-                "{}error:{} {message}",
-                perr.error.render(),
-                perr.error.render_reset()
-            );
-            code
-        };
         let addr = *m
             .get_one::<std::net::SocketAddr>("addr")
             .expect("has a default");
         let auth = match m.get_one::<std::path::PathBuf>("auth-file") {
             Some(path) => match Auth::from_file(path) {
                 Ok(a) => Some(Arc::new(a)),
-                Err(e) => return fail(&e, 2),
+                Err(e) => return fail(e, 2),
             },
             None => None,
         };
@@ -277,7 +259,7 @@ impl App {
         let (name, version) = (self.name.clone(), self.version.clone());
         let registry = match self.build_registry(matches) {
             Ok(r) => Arc::new(r),
-            Err(e) => return fail(&e, 1),
+            Err(e) => return fail(e, 1),
         };
         if let Err(broken) = registry.warm_up() {
             return fail(
@@ -294,7 +276,7 @@ impl App {
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
-            Err(e) => return fail(&format_args!("cannot listen on {addr}: {e}"), 1),
+            Err(e) => return fail(format_args!("cannot listen on {addr}: {e}"), 1),
         };
         let local = listener
             .local_addr()
@@ -314,7 +296,7 @@ impl App {
         .await
         {
             Ok(()) => 0,
-            Err(e) => fail(&e, 1),
+            Err(e) => fail(e, 1),
         }
     }
 
@@ -340,21 +322,12 @@ impl App {
         json_out: bool,
         out: &mut dyn Write,
     ) -> u8 {
-        let perr = Palette::new(color_for(&std::io::stderr()));
-        let fail = |message: &dyn std::fmt::Display, code: u8| {
-            eprintln!(
-                "{}error:{} {message}",
-                perr.error.render(),
-                perr.error.render_reset()
-            );
-            code
-        };
         let registry = match self.build_registry(matches) {
             Ok(r) => r,
-            Err(e) => return fail(&e, 1),
+            Err(e) => return fail(e, 1),
         };
         let Some(tool) = registry.get(tool_name) else {
-            return fail(&format_args!("no tool `{tool_name}`"), 2);
+            return fail(format_args!("no tool `{tool_name}`"), 2);
         };
         let call_args = match args::collect(tool, sub_matches, &mut std::io::stdin().lock()) {
             Ok(a) => a,
@@ -459,6 +432,17 @@ fn flag_for(path: &str, tool: &crate::registry::RegisteredTool) -> String {
     }
 }
 
+/// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
+fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
+    let p = Palette::new(color_for(&std::io::stderr()));
+    eprintln!(
+        "{}error:{} {message}",
+        p.error.render(),
+        p.error.render_reset()
+    );
+    code
+}
+
 /// The documented exit code of an error type.
 #[must_use]
 pub fn exit_code(e: &ToolError) -> u8 {
@@ -506,8 +490,7 @@ fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 
             .find(|t| subcommand_name(t.name()) == *name)
     });
     let Some(tool) = found else {
-        eprintln!("error: {}", registry.unknown_tool(name).message());
-        return 2;
+        return fail(registry.unknown_tool(name).message(), 2);
     };
     let schema = if m.get_flag("output-schema") {
         tool.output_schema()

@@ -36,7 +36,7 @@ pub(crate) async fn json_object(
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(invalid_request(format!(
             "the body must be a JSON object, not {}",
-            json_type(&other)
+            crate::validate::value_kind(&other)
         ))),
         Err(e) => Err(invalid_request(format!("the body is not JSON: {e}"))),
     }
@@ -123,17 +123,6 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ToolError> {
         }
     }
     Ok(())
-}
-
-pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

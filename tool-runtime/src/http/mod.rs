@@ -455,21 +455,10 @@ fn describe(tool: &RegisteredTool) -> Value {
 
 /// The one-word type of a property for simple UIs: `string`, `integer`, ..., or `json`.
 fn simple_type(prop: &Value) -> String {
-    match &prop["type"] {
-        Value::String(t) => t.clone(),
-        Value::Array(ts) => {
-            let non_null: Vec<&str> = ts
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            match non_null.as_slice() {
-                [one] => (*one).to_owned(),
-                _ => "json".into(),
-            }
-        }
-        _ if prop.get("enum").is_some() || prop.get("oneOf").is_some() => "string".into(),
-        _ => "json".into(),
+    match crate::schema::non_null_type(prop) {
+        Some(t) => t.to_owned(),
+        None if prop.get("enum").is_some() || prop.get("oneOf").is_some() => "string".into(),
+        None => "json".into(),
     }
 }
 
@@ -588,7 +577,7 @@ async fn invoke(State(state): State<AppState>, mut request: Request) -> Response
                 None,
                 shape(&format!(
                     "`tool` must be a string, not {}",
-                    body::json_type(&other)
+                    crate::validate::value_kind(&other)
                 )),
                 &id,
             );
@@ -603,7 +592,7 @@ async fn invoke(State(state): State<AppState>, mut request: Request) -> Response
                 Some(&tool),
                 shape(&format!(
                     "`params` must be an object, not {}",
-                    body::json_type(&other)
+                    crate::validate::value_kind(&other)
                 )),
                 &id,
             );
@@ -619,7 +608,7 @@ async fn invoke(State(state): State<AppState>, mut request: Request) -> Response
                     Some(&tool),
                     shape(&format!(
                         "`{key}` must be a boolean, not {}",
-                        body::json_type(&other)
+                        crate::validate::value_kind(&other)
                     )),
                     &id,
                 );
