@@ -250,7 +250,7 @@ impl App {
         };
         if auth.is_none() && !addr.ip().is_loopback() && !m.get_flag("insecure") {
             return fail(
-                &format_args!(
+                format_args!(
                     "refusing to serve on {addr} without --auth-file: anyone who can reach it could call every tool. Give --auth-file PATH, or --insecure if something else guards the network"
                 ),
                 2,
@@ -263,7 +263,7 @@ impl App {
         };
         if let Err(broken) = registry.warm_up() {
             return fail(
-                &format_args!("input schemas that do not compile: {broken:?}"),
+                format_args!("input schemas that do not compile: {broken:?}"),
                 1,
             );
         }
