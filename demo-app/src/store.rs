@@ -328,6 +328,17 @@ fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
     })
 }
 
+/// The device as it is, for a dry run of a revocation.
+pub fn device(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
+    conn.query_row(
+        "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices WHERE device_id = ?1",
+        params![device_id],
+        device_row,
+    )
+    .optional()?
+    .ok_or_else(|| StoreError::NotFound(device_id.to_owned()))
+}
+
 /// Revokes a device; revoking a revoked device changes nothing and returns it.
 pub fn revoke(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -178,17 +178,25 @@ pub async fn device_list(
 
 /// Revoke a paired device.
 ///
-/// The device can no longer connect. Revoking a revoked device changes nothing. Error:
-/// `not_found`.
-#[tool(annotations(destructive, idempotent), tags("devices"))]
+/// The device can no longer connect. Revoking a revoked device changes nothing. A dry run
+/// returns the device as it is, unchanged. Error: `not_found`.
+#[tool(annotations(destructive, idempotent), tags("devices"), dry_run)]
 pub async fn device_revoke(
     store: State<Store>,
+    ctx: &CallContext,
     /// The device's id, as device_list shows it
     #[arg(pattern = "^dev_[0-9a-f]{16}$")]
     device_id: String,
 ) -> Result<Device, ToolError> {
+    let dry_run = ctx.dry_run();
     let row = store
-        .run(move |conn| store::revoke(conn, &device_id))
+        .run(move |conn| {
+            if dry_run {
+                store::device(conn, &device_id)
+            } else {
+                store::revoke(conn, &device_id)
+            }
+        })
         .await?;
     Ok(row.into())
 }

@@ -145,6 +145,20 @@ fn the_pairing_flow_works_from_the_shell() {
     assert_eq!(list["result"]["devices"][0]["device_id"], id.as_str());
     assert!(list["meta"]["request_id"].is_string());
 
+    let (code, preview) = json(
+        &db.path(),
+        &["device-revoke", "--device-id", &id, "--dry-run"],
+    );
+    assert_eq!(code, 0, "a dry run needs no --yes: {preview}");
+    assert!(preview["result"]["revoked_at"].is_null());
+    assert_eq!(
+        run(&db.path(), &["device-add", "--dry-run"], None)
+            .status
+            .code(),
+        Some(2),
+        "not offered where unsupported"
+    );
+
     let (code, revoked) = json(&db.path(), &["device-revoke", "--device-id", &id, "--yes"]);
     assert_eq!(code, 0, "{revoked}");
     assert!(revoked["result"]["revoked_at"].is_string());

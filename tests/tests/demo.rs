@@ -105,6 +105,19 @@ async fn the_pairing_flow_works_end_to_end() {
     let listed = ok(&r, "device_list", json!({}), caller()).await;
     assert!(listed["devices"][0]["revoked_at"].is_null());
 
+    // A dry run shows the device and changes nothing, without confirmation.
+    let preview = ok(
+        &r,
+        "device_revoke",
+        json!({"device_id": id}),
+        caller().dry_run(true),
+    )
+    .await;
+    assert_eq!(preview["device_id"], id.as_str());
+    assert!(preview["revoked_at"].is_null());
+    let listed = ok(&r, "device_list", json!({}), caller()).await;
+    assert!(listed["devices"][0]["revoked_at"].is_null());
+
     let revoked = ok(
         &r,
         "device_revoke",

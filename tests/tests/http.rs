@@ -634,3 +634,38 @@ async fn the_grace_period_bounds_shutdown() {
     // (in this test the runtime lives on, so the connection's task may still finish).
     drop(call);
 }
+
+#[tokio::test]
+async fn dry_runs_by_query_header_or_invoke() {
+    let s = Server::start(HttpOptions::default()).await;
+    // Refused for tools without dry runs; run, with no confirmation asked, for those with.
+    let (status, _, env) = post_json(
+        &s,
+        "/tools/device_revoke?dry_run=true",
+        &json!({"device_id": "dev_0000000000000000"}),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), env["error"]["type"].as_str()),
+        (404, Some("not_found")),
+        "ran as a dry run, no confirmation asked"
+    );
+    let (status, _, env) = post_json(
+        &s,
+        "/invoke",
+        &json!({"tool": "nap", "dry_run": true, "params": {"ms": 1}}),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), env["error"]["type"].as_str()),
+        (400, Some("dry_run_unsupported"))
+    );
+    let r = client()
+        .post(s.url("/tools/nap"))
+        .header("x-dry-run", "true")
+        .json(&json!({"ms": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+}

@@ -90,6 +90,17 @@ struct Who {
     request_id: String,
 }
 
+/// Erase everything.
+#[tool(annotations(destructive), dry_run)]
+async fn erase(ctx: &CallContext) -> String {
+    if ctx.dry_run() {
+        "would erase"
+    } else {
+        "erased"
+    }
+    .to_owned()
+}
+
 /// Report the caller.
 #[tool(name = "who-am-i")]
 async fn whoami(ctx: CallContext) -> Who {
@@ -598,4 +609,27 @@ async fn a_time_out_does_not_cancel_the_callers_own_token() {
         !token.is_cancelled(),
         "the caller's token belongs to the caller"
     );
+}
+
+#[tokio::test]
+async fn dry_runs_preview_without_confirmation_and_only_where_supported() {
+    let r = registry();
+    let env = r.call("erase", json!({}), caller().dry_run(true)).await;
+    assert_eq!(
+        env.result(),
+        Some(&json!("would erase")),
+        "a dry run needs no confirmation"
+    );
+    let env = r.call("erase", json!({}), caller()).await;
+    assert_eq!(env.error().unwrap().kind(), "confirmation_required");
+    let env = r.call("erase", json!({}), caller().confirm(true)).await;
+    assert_eq!(env.result(), Some(&json!("erased")));
+    // A tool that never said it supports dry runs is not run at all.
+    let env = r
+        .call("wipe", json!({}), caller().dry_run(true).confirm(true))
+        .await;
+    let e = env.error().unwrap();
+    assert_eq!((e.kind(), e.status()), ("dry_run_unsupported", 400));
+    assert!(r.get("erase").unwrap().meta().dry_run);
+    assert!(!r.get("wipe").unwrap().meta().dry_run);
 }

@@ -53,10 +53,11 @@ pub(crate) struct ToolAttrs {
     pub(crate) tags: Attr<Vec<LitStr>>,
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) require_docs: Attr<()>,
+    pub(crate) dry_run: Attr<()>,
     pub(crate) krate: Attr<syn::Path>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `timeout = \"5s\"`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `timeout = \"5s\"`, `dry_run`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -72,6 +73,7 @@ impl ToolAttrs {
             tags: Attr::none("tags"),
             timeout: Attr::none("timeout"),
             require_docs: Attr::none("require_docs"),
+            dry_run: Attr::none("dry_run"),
             krate: Attr::none("crate"),
         };
         let parser = syn::meta::parser(|meta| {
@@ -94,6 +96,10 @@ impl ToolAttrs {
             "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
             "require_docs" => {
                 self.require_docs.set(cx, span, ());
+                Ok(())
+            }
+            "dry_run" => {
+                self.dry_run.set(cx, span, ());
                 Ok(())
             }
             "crate" => lit_str(meta)
@@ -136,6 +142,7 @@ impl ToolAttrs {
                                 "annotations",
                                 "tags",
                                 "timeout",
+                                "dry_run",
                                 "require_docs",
                                 "crate"
                             ]

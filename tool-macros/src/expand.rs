@@ -66,6 +66,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let idempotent = opt(tool.annotations.idempotent);
     let open_world = opt(tool.annotations.open_world);
     let tags = &tool.tags;
+    let dry_run = tool.dry_run;
     let timeout = tool
         .timeout
         .as_ref()
@@ -137,6 +138,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     },
                     tags: &[#(#tags),*],
                     timeout: #timeout,
+                    dry_run: #dry_run,
                     requires: &[#(#requires),*],
                     params: &[#(#params),*],
                     module_path: ::core::module_path!(),

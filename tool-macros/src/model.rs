@@ -20,6 +20,8 @@ pub(crate) struct Tool {
     pub(crate) tags: Vec<String>,
     pub(crate) timeout: Option<syn::LitStr>,
     pub(crate) require_docs: bool,
+    /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
+    pub(crate) dry_run: bool,
     pub(crate) krate: TokenStream,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
@@ -117,6 +119,7 @@ impl Tool {
                 .unwrap_or_default(),
             timeout: attrs.timeout.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
+            dry_run: attrs.dry_run.get().is_some(),
             krate,
             params,
             output,

@@ -78,6 +78,9 @@ pub struct ToolMeta {
     pub tags: Vec<Cow<'static, str>>,
     /// The time limit of one call; `None` uses the registry's default.
     pub timeout: Option<Duration>,
+    /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
+    /// without side effects. Dry runs of other tools are refused.
+    pub dry_run: bool,
     /// State types the tool needs registered.
     pub requires: Vec<StateKey>,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
@@ -103,6 +106,7 @@ impl ToolMeta {
             annotations: Annotations::default(),
             tags: Vec::new(),
             timeout: None,
+            dry_run: false,
             requires: Vec::new(),
             params: Vec::new(),
             defined_at: Cow::Borrowed("(dynamic tool)"),
@@ -184,6 +188,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub timeout: Option<Duration>,
     #[doc(hidden)]
+    pub dry_run: bool,
+    #[doc(hidden)]
     pub requires: &'static [Option<StateKey>],
     #[doc(hidden)]
     pub params: &'static [ParamHint],
@@ -230,6 +236,7 @@ impl Tool for &'static ToolDescriptor {
             annotations: self.annotations,
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
             timeout: self.timeout,
+            dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),
             defined_at: Cow::Owned(format!(

@@ -36,6 +36,8 @@ pub mod kind {
     pub const TIMEOUT: &str = "timeout";
     /// The default type of a tool's own error. HTTP 500.
     pub const TOOL_FAILED: &str = "tool_failed";
+    /// A dry run of a tool that does not support dry runs. HTTP 400.
+    pub const DRY_RUN_UNSUPPORTED: &str = "dry_run_unsupported";
 }
 
 /// One way the arguments break the input schema.
@@ -184,7 +186,7 @@ impl ToolError {
 
 fn default_status(kind: &str) -> u16 {
     match kind {
-        kind::INVALID_REQUEST => 400,
+        kind::INVALID_REQUEST | kind::DRY_RUN_UNSUPPORTED => 400,
         kind::UNAUTHENTICATED => 401,
         kind::FORBIDDEN => 403,
         kind::UNKNOWN_TOOL => 404,

@@ -110,13 +110,26 @@ impl Registry {
         entry: &RegisteredTool,
         pending: &mut PendingCall,
     ) -> Result<Value, ToolError> {
+        if pending.ctx.dry_run() && !entry.meta.dry_run {
+            return Err(ToolError::new(
+                kind::DRY_RUN_UNSUPPORTED,
+                format!(
+                    "`{}` does not support dry runs; call it without dry_run to run it",
+                    entry.meta.name
+                ),
+            ));
+        }
         let mut permits: Vec<Permit> = Vec::new();
         run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
         if pending.args_rewritten {
             normalize_numbers(&mut pending.args);
             entry.validator()?.check(&pending.args)?;
         }
-        if entry.meta.annotations.needs_confirmation() && !pending.ctx.confirmed() {
+        // A dry run changes nothing, so it needs no confirmation.
+        if entry.meta.annotations.needs_confirmation()
+            && !pending.ctx.confirmed()
+            && !pending.ctx.dry_run()
+        {
             return Err(confirmation_required(&entry.meta, &pending.args));
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;

@@ -20,6 +20,8 @@ use crate::registry::{RegisteredTool, Registry};
 pub(crate) const PARAMS_JSON: &str = "params-json";
 /// The id of `--yes`.
 pub(crate) const YES: &str = "yes";
+/// The id of `--dry-run`.
+pub(crate) const DRY_RUN: &str = "dry-run";
 /// The id of the global `--json`.
 pub(crate) const JSON: &str = "json";
 
@@ -159,6 +161,14 @@ fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {
             .value_name("JSON")
             .help("All arguments as one JSON object, or `-` to read it from stdin; flags override its keys"),
     );
+    if meta.dry_run {
+        cmd = cmd.arg(
+            Arg::new(DRY_RUN)
+                .long("dry-run")
+                .action(ArgAction::SetTrue)
+                .help("Show what the call would do, without doing it"),
+        );
+    }
     if meta.annotations.needs_confirmation() {
         cmd = cmd.arg(
             Arg::new(YES)

@@ -334,8 +334,9 @@ impl App {
             Err(e) => return fail(&e.0, 2),
         };
 
-        let mut caller = Caller::new(Source::Cli);
-        if tool.meta().annotations.needs_confirmation() {
+        let dry_run = tool.meta().dry_run && sub_matches.get_flag(command::DRY_RUN);
+        let mut caller = Caller::new(Source::Cli).dry_run(dry_run);
+        if tool.meta().annotations.needs_confirmation() && !dry_run {
             let confirmed = sub_matches.get_flag(command::YES)
                 || (std::io::stdin().is_terminal() && ask(&preview(tool_name, &call_args)));
             caller = caller.confirm(confirmed);

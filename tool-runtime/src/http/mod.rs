@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `GET /tools`, `GET /tools/{name}` | tool descriptions with `params`, `input_schema`, `output_schema` |
 //! | `POST /invoke` | `{"tool": "...", "params": {...}, "confirm": true}` → the envelope |
-//! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`) |
+//! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
 //!
@@ -482,31 +482,34 @@ async fn get_tool(
     }
 }
 
-/// The query of `POST /tools/{name}`: only `confirm`, `true` or `false`.
+/// The query of `POST /tools/{name}`: only `confirm` and `dry_run`, `true` or `false`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ConfirmQuery {
+struct CallQuery {
     confirm: Option<bool>,
+    dry_run: Option<bool>,
 }
 
-/// `?confirm=` or `x-confirm:`, each `true` or `false` exactly; anything else is a bad request.
-fn confirmation(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<bool, ToolError> {
-    let query = Query::<ConfirmQuery>::try_from_uri(uri).map_err(|e| {
+/// `(confirm, dry_run)` from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each
+/// `true` or `false` exactly; anything else is a bad request.
+fn call_flags(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<(bool, bool), ToolError> {
+    let query = Query::<CallQuery>::try_from_uri(uri).map_err(|e| {
         body::invalid_request(format!(
-            "bad query string ({}); the only parameter is `confirm=true` or `confirm=false`",
+            "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`",
             e.body_text()
         ))
     })?;
-    let header = match headers.get("x-confirm").map(|v| v.to_str()) {
-        Some(Ok("true")) => true,
-        None | Some(Ok("false")) => false,
-        Some(_) => {
-            return Err(body::invalid_request(
-                "`x-confirm` must be `true` or `false`",
-            ));
-        }
+    let header = |name: &str| match headers.get(name).map(|v| v.to_str()) {
+        Some(Ok("true")) => Ok(true),
+        None | Some(Ok("false")) => Ok(false),
+        Some(_) => Err(body::invalid_request(format!(
+            "`{name}` must be `true` or `false`"
+        ))),
     };
-    Ok(query.confirm.unwrap_or(false) || header)
+    Ok((
+        query.confirm.unwrap_or(false) || header("x-confirm")?,
+        query.dry_run.unwrap_or(false) || header("x-dry-run")?,
+    ))
 }
 
 async fn call_tool(
@@ -529,15 +532,15 @@ async fn call_named(
 ) -> Response {
     let o = &state.options;
     let headers = &parts.headers;
-    let confirm = match confirmation(&parts.uri, headers) {
-        Ok(c) => c,
+    let (confirm, dry_run) = match call_flags(&parts.uri, headers) {
+        Ok(flags) => flags,
         Err(e) => return error_response(Some(name), e, id),
     };
     let params = match body::json_object(headers, body, o.body_limit, o.max_depth, true).await {
         Ok(p) => p,
         Err(e) => return error_response(Some(name), e, id),
     };
-    let caller = caller(id, identity).confirm(confirm);
+    let caller = caller(id, identity).confirm(confirm).dry_run(dry_run);
     let envelope = state
         .registry
         .call(name, Value::Object(params), caller)

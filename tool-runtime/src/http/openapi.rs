@@ -172,6 +172,9 @@ pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> 
                 {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
                 {"name": "confirm", "in": "query", "required": false, "schema": {"type": "boolean"}},
                 {"name": "x-confirm", "in": "header", "required": false,
+                 "schema": {"type": "string", "enum": ["true", "false"]}},
+                {"name": "dry_run", "in": "query", "required": false, "schema": {"type": "boolean"}},
+                {"name": "x-dry-run", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]}}
             ],
             "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -230,7 +233,12 @@ pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> 
                  "description": "Confirm a destructive call"},
                 {"name": "x-confirm", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]},
-                 "description": "Confirm a destructive call"}
+                 "description": "Confirm a destructive call"},
+                {"name": "dry_run", "in": "query", "required": false, "schema": {"type": "boolean"},
+                 "description": "Preview without side effects (tools that support dry runs)"},
+                {"name": "x-dry-run", "in": "header", "required": false,
+                 "schema": {"type": "string", "enum": ["true", "false"]},
+                 "description": "Preview without side effects (tools that support dry runs)"}
             ],
             "requestBody": {"required": false, "content": {"application/json": {"schema": {
                 "$ref": format!("#/components/schemas/{name}__input")
