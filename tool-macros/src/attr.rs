@@ -51,13 +51,16 @@ pub(crate) struct ToolAttrs {
     pub(crate) idempotent: Attr<bool>,
     pub(crate) open_world: Attr<bool>,
     pub(crate) tags: Attr<Vec<LitStr>>,
+    pub(crate) roles: Attr<Vec<LitStr>>,
+    /// `guard = path`, any number of times, run in order.
+    pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
     pub(crate) krate: Attr<syn::Path>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `timeout = \"5s\"`, `dry_run`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `dry_run`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -71,6 +74,8 @@ impl ToolAttrs {
             idempotent: Attr::none("idempotent"),
             open_world: Attr::none("open_world"),
             tags: Attr::none("tags"),
+            roles: Attr::none("roles"),
+            guards: Vec::new(),
             timeout: Attr::none("timeout"),
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
@@ -105,7 +110,15 @@ impl ToolAttrs {
             "crate" => lit_str(meta)
                 .and_then(|s| s.parse::<syn::Path>())
                 .map(|v| self.krate.set(cx, span, v)),
-            "tags" => tag_list(meta).map(|v| self.tags.set(cx, span, v)),
+            "tags" => string_list(meta, "tags").map(|v| self.tags.set(cx, span, v)),
+            "roles" => string_list(meta, "roles").map(|v| self.roles.set(cx, span, v)),
+            "guard" => meta
+                .value()
+                .and_then(syn::parse::ParseBuffer::parse::<syn::Path>)
+                .map_err(|e| {
+                    syn::Error::new(e.span(), "`guard` takes a fn path: `guard = my_guard`")
+                })
+                .map(|p| self.guards.push(p)),
             "annotations" => meta.parse_nested_meta(|inner| {
                 let span = inner.path.span();
                 let key = path_name(&inner.path);
@@ -141,6 +154,8 @@ impl ToolAttrs {
                                 "description",
                                 "annotations",
                                 "tags",
+                                "roles",
+                                "guard",
                                 "timeout",
                                 "dry_run",
                                 "require_docs",
@@ -269,14 +284,14 @@ fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
     Ok(b)
 }
 
-fn tag_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+fn string_list(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Vec<LitStr>> {
     let content;
     syn::parenthesized!(content in meta.input);
     let list = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&content)
         .map_err(|e| {
             syn::Error::new(
                 e.span(),
-                "`tags` takes strings: `tags(\"admin\", \"devices\")`",
+                format!("`{key}` takes strings: `{key}(\"a\", \"b\")`"),
             )
         })?;
     Ok(list.into_iter().collect())

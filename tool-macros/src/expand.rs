@@ -66,6 +66,11 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let idempotent = opt(tool.annotations.idempotent);
     let open_world = opt(tool.annotations.open_world);
     let tags = &tool.tags;
+    let roles = &tool.roles;
+    // Spanned at each path, so a fn of the wrong signature is reported there.
+    let guards = tool.guards.iter().map(|g| {
+        quote_spanned! {g.span()=> #private::guard(#g) }
+    });
     let dry_run = tool.dry_run;
     let timeout = tool
         .timeout
@@ -137,6 +142,8 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                         open_world: #open_world,
                     },
                     tags: &[#(#tags),*],
+                    roles: &[#(#roles),*],
+                    guards: &[#(#guards),*],
                     timeout: #timeout,
                     dry_run: #dry_run,
                     requires: &[#(#requires),*],

@@ -18,6 +18,8 @@ pub(crate) struct Tool {
     pub(crate) description: String,
     pub(crate) annotations: Annotations,
     pub(crate) tags: Vec<String>,
+    pub(crate) roles: Vec<String>,
+    pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Option<syn::LitStr>,
     pub(crate) require_docs: bool,
     /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
@@ -112,6 +114,12 @@ impl Tool {
                 idempotent: attrs.idempotent.get().copied(),
                 open_world: attrs.open_world.get().copied(),
             },
+            roles: attrs
+                .roles
+                .get()
+                .map(|t| t.iter().map(syn::LitStr::value).collect())
+                .unwrap_or_default(),
+            guards: attrs.guards.clone(),
             tags: attrs
                 .tags
                 .get()

@@ -12,7 +12,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json::{self, Value};
 
-pub use crate::definition::{Annotations, ParamHint, ToolDescriptor, ToolRegistration};
+pub use crate::definition::{Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration};
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::{FromCallContext, StateKey};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation};
@@ -77,6 +77,12 @@ pub const fn assert_param<T: ToolParam>() {}
 pub const fn assert_output<T: ToolOutput>() {}
 /// Spanned at an injected parameter's type.
 pub const fn assert_injected<T: FromCallContext>() {}
+
+/// Coerces `#[tool(guard = f)]` to a [`Guard`], so a fn of another signature is reported at
+/// the path with the signature a guard needs.
+pub const fn guard(f: Guard) -> Guard {
+    f
+}
 
 /// Boxes a tool's call future.
 pub fn boxed<F>(fut: F) -> BoxFuture<'static, Result<Value, ToolError>>

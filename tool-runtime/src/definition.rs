@@ -58,6 +58,17 @@ pub struct ParamHint {
     pub path: bool,
 }
 
+/// A per-tool guard, `#[tool(guard = path)]`: may deny the call (`Err`, typically
+/// `forbidden`) or rewrite its arguments with [`PendingCall::set_args`].
+///
+/// ```
+/// use tool_runtime::{PendingCall, ToolError};
+/// fn business_hours_only(call: &mut PendingCall) -> Result<(), ToolError> {
+///     if call.context().has_role("oncall") { Ok(()) } else { Err(ToolError::new("forbidden", "on-call only")) }
+/// }
+/// ```
+pub type Guard = fn(&mut crate::hooks::PendingCall) -> Result<(), ToolError>;
+
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -76,6 +87,12 @@ pub struct ToolMeta {
     pub annotations: Annotations,
     /// Free-form tags for filtering.
     pub tags: Vec<Cow<'static, str>>,
+    /// `#[tool(roles(...))]`: a caller needs one of these roles (checked by the
+    /// [`RequireRoles`](crate::policy::RequireRoles) policy). Empty: no role needed.
+    pub roles: Vec<Cow<'static, str>>,
+    /// `#[tool(guard = ...)]`: per-tool checks run in order after the policy; each may deny the
+    /// call or rewrite its arguments (which are then validated again).
+    pub guards: Vec<Guard>,
     /// The time limit of one call; `None` uses the registry's default.
     pub timeout: Option<Duration>,
     /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
@@ -105,6 +122,8 @@ impl ToolMeta {
             description,
             annotations: Annotations::default(),
             tags: Vec::new(),
+            roles: Vec::new(),
+            guards: Vec::new(),
             timeout: None,
             dry_run: false,
             requires: Vec::new(),
@@ -186,6 +205,10 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub tags: &'static [&'static str],
     #[doc(hidden)]
+    pub roles: &'static [&'static str],
+    #[doc(hidden)]
+    pub guards: &'static [Guard],
+    #[doc(hidden)]
     pub timeout: Option<Duration>,
     #[doc(hidden)]
     pub dry_run: bool,
@@ -235,6 +258,8 @@ impl Tool for &'static ToolDescriptor {
             description: Cow::Borrowed(self.description),
             annotations: self.annotations,
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
+            roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
+            guards: self.guards.to_vec(),
             timeout: self.timeout,
             dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),

@@ -42,6 +42,7 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 mod pipeline;
+pub mod policy;
 mod registry;
 pub mod schema;
 mod state;
@@ -50,7 +51,9 @@ mod validate;
 #[cfg(feature = "cli")]
 pub use cli::App;
 pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
-pub use definition::{Annotations, DEFAULT_TIMEOUT, ParamHint, Tool, ToolDescriptor, ToolMeta};
+pub use definition::{
+    Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
+};
 pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;

@@ -121,6 +121,9 @@ impl Registry {
         }
         let mut permits: Vec<Permit> = Vec::new();
         run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
+        for guard in &entry.meta.guards {
+            guard(pending)?;
+        }
         if pending.args_rewritten {
             normalize_numbers(&mut pending.args);
             entry.validator()?.check(&pending.args)?;

@@ -289,6 +289,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds a registry-wide [`Policy`](crate::policy::Policy), run before every call; a denial
+    /// is `forbidden` with the policy's reason. Policies run in the order added.
+    #[must_use]
+    pub fn policy(mut self, policy: impl crate::policy::Policy) -> Self {
+        self.hooks
+            .push(Arc::new(crate::policy::PolicyHook(Arc::new(policy))));
+        self
+    }
+
     /// Adds an observer of finished calls (audit, metrics).
     #[must_use]
     pub fn observer(mut self, observer: impl CallObserver) -> Self {

@@ -1,0 +1,255 @@
+//! Registry-wide policies and per-tool guards, through the pipeline and over HTTP.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
+use tool_runtime::prelude::*;
+use tool_runtime::{PendingCall, Registry};
+
+/// Purge the archive.
+#[tool(annotations(destructive))]
+async fn purge() -> bool {
+    true
+}
+
+/// Read the report.
+#[tool(annotations(read_only))]
+async fn report() -> String {
+    "all good".into()
+}
+
+/// Rotate the keys.
+#[tool(roles("admin", "security"))]
+async fn rotate_keys() -> bool {
+    true
+}
+
+/// Caps `n` at 10.
+#[allow(clippy::unnecessary_wraps)] // Reason: every guard has the same signature.
+fn cap_at_ten(call: &mut PendingCall) -> Result<(), ToolError> {
+    if call.args()["n"].as_i64().is_some_and(|n| n > 10) {
+        let mut args = call.args().clone();
+        args["n"] = json!(10);
+        call.set_args(args);
+    }
+    Ok(())
+}
+
+/// Refuses 13.
+fn not_thirteen(call: &mut PendingCall) -> Result<(), ToolError> {
+    if call.args()["n"] == 13 {
+        return Err(ToolError::new("forbidden", "13 is unlucky"));
+    }
+    Ok(())
+}
+
+/// Turns 7 into a string, which the schema forbids.
+#[allow(clippy::unnecessary_wraps)] // Reason: every guard has the same signature.
+fn break_seven(call: &mut PendingCall) -> Result<(), ToolError> {
+    if call.args()["n"] == 7 {
+        let mut args = call.args().clone();
+        args["n"] = json!("seven");
+        call.set_args(args);
+    }
+    Ok(())
+}
+
+/// Echo a number.
+#[tool(guard = not_thirteen, guard = cap_at_ten, guard = break_seven)]
+async fn echo_number(
+    /// The number
+    n: i64,
+) -> i64 {
+    n
+}
+
+fn registry(builder: tool_runtime::RegistryBuilder) -> Registry {
+    builder.build().unwrap()
+}
+
+async fn call(
+    r: &Registry,
+    tool: &str,
+    args: Value,
+    caller: Caller,
+) -> Result<Value, (String, String)> {
+    let env = r.call(tool, args, caller).await;
+    match env.outcome {
+        Ok(v) => Ok(v),
+        Err(e) => Err((e.kind().to_owned(), e.message().to_owned())),
+    }
+}
+
+#[tokio::test]
+async fn guards_run_in_order_deny_and_rewrite_with_revalidation() {
+    let r = registry(Registry::builder());
+    let c = || Caller::new(Source::Internal);
+    assert_eq!(
+        call(&r, "echo_number", json!({"n": 3}), c()).await,
+        Ok(json!(3))
+    );
+    assert_eq!(
+        call(&r, "echo_number", json!({"n": 99}), c()).await,
+        Ok(json!(10))
+    );
+    let denied = call(&r, "echo_number", json!({"n": 13}), c())
+        .await
+        .unwrap_err();
+    assert_eq!(denied, ("forbidden".into(), "13 is unlucky".into()));
+    // A guard's rewrite that breaks the schema is caught by validating again.
+    let broken = call(&r, "echo_number", json!({"n": 7}), c())
+        .await
+        .unwrap_err();
+    assert_eq!(broken.0, "invalid_arguments");
+    assert_eq!(r.get("echo_number").unwrap().meta().guards.len(), 3);
+}
+
+#[tokio::test]
+async fn policies_deny_with_their_reason() {
+    let r = registry(
+        Registry::builder()
+            .policy(DenyDestructive::for_sources([Source::Agent]))
+            .policy(AllowTools::new().allow(Source::Mcp, ["report"]))
+            .policy(|call: &PendingCall| {
+                if call.context().principal() == Some("mallory") {
+                    Err("mallory is banned".to_owned())
+                } else {
+                    Ok(())
+                }
+            }),
+    );
+    // An agent may not purge, even confirmed; the CLI may, confirmed.
+    let agent = call(
+        &r,
+        "purge",
+        json!({}),
+        Caller::new(Source::Agent).confirm(true),
+    )
+    .await;
+    let (kind, message) = agent.unwrap_err();
+    assert_eq!(kind, "forbidden");
+    assert!(
+        message.contains("agent callers may not call destructive tools"),
+        "{message}"
+    );
+    assert_eq!(
+        call(
+            &r,
+            "purge",
+            json!({}),
+            Caller::new(Source::Cli).confirm(true)
+        )
+        .await,
+        Ok(json!(true))
+    );
+    // MCP may call only `report`.
+    assert!(
+        call(&r, "report", json!({}), Caller::new(Source::Mcp))
+            .await
+            .is_ok()
+    );
+    let mcp = call(&r, "echo_number", json!({"n": 1}), Caller::new(Source::Mcp))
+        .await
+        .unwrap_err();
+    assert_eq!(mcp.0, "forbidden");
+    assert!(mcp.1.contains("not allowed for mcp callers"), "{}", mcp.1);
+    // The closure sees the caller.
+    let banned = call(
+        &r,
+        "report",
+        json!({}),
+        Caller::new(Source::Http).principal("mallory"),
+    )
+    .await;
+    assert_eq!(
+        banned.unwrap_err(),
+        ("forbidden".into(), "mallory is banned".into())
+    );
+    // Policy runs before confirmation: the refusal is `forbidden`, not `confirmation_required`.
+    let unconfirmed = call(&r, "purge", json!({}), Caller::new(Source::Agent)).await;
+    assert_eq!(unconfirmed.unwrap_err().0, "forbidden");
+}
+
+#[tokio::test]
+async fn roles_are_required_by_the_require_roles_policy() {
+    let r = registry(Registry::builder().policy(RequireRoles));
+    let meta = r.get("rotate_keys").unwrap().meta();
+    assert_eq!(meta.roles, ["admin", "security"]);
+    let anonymous = call(&r, "rotate_keys", json!({}), Caller::new(Source::Http)).await;
+    let (kind, message) = anonymous.unwrap_err();
+    assert_eq!(kind, "forbidden");
+    assert!(
+        message.contains("needs the role admin or security"),
+        "{message}"
+    );
+    let viewer = Caller::new(Source::Http).principal("bob").roles(["viewer"]);
+    assert!(
+        call(&r, "rotate_keys", json!({}), viewer)
+            .await
+            .unwrap_err()
+            .1
+            .contains("bob has viewer")
+    );
+    let security = Caller::new(Source::Http)
+        .principal("eve")
+        .roles(["security"]);
+    assert_eq!(
+        call(&r, "rotate_keys", json!({}), security).await,
+        Ok(json!(true))
+    );
+    // Tools without roles need none.
+    assert!(
+        call(&r, "report", json!({}), Caller::new(Source::Http))
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
+    use tool_runtime::http::{self, Auth, HttpOptions};
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"admin-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n\n\
+         [[tokens]]\ntoken = \"viewer-token\"\nprincipal = \"bob\"\nroles = [\"viewer\"]\n",
+    )
+    .unwrap();
+    let r = Arc::new(registry(Registry::builder().policy(RequireRoles)));
+    let app = http::router(
+        r,
+        HttpOptions {
+            auth: Some(Arc::new(auth)),
+            ..HttpOptions::default()
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://{}/tools/rotate_keys",
+        listener.local_addr().unwrap()
+    );
+    tokio::spawn(http::serve(
+        listener,
+        app,
+        std::future::pending(),
+        std::time::Duration::from_secs(1),
+    ));
+    let client = reqwest::Client::new();
+    let viewer = client
+        .post(&url)
+        .bearer_auth("viewer-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(viewer.status(), 403);
+    assert_eq!(
+        viewer.json::<Value>().await.unwrap()["error"]["type"],
+        "forbidden"
+    );
+    let admin = client
+        .post(&url)
+        .bearer_auth("admin-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin.status(), 200);
+}
