@@ -55,12 +55,14 @@ pub(crate) struct ToolAttrs {
     /// `guard = path`, any number of times, run in order.
     pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Attr<LitStr>,
+    pub(crate) rate: Attr<LitStr>,
+    pub(crate) concurrency: Attr<syn::LitInt>,
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
     pub(crate) krate: Attr<syn::Path>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `dry_run`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `dry_run`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -77,6 +79,8 @@ impl ToolAttrs {
             roles: Attr::none("roles"),
             guards: Vec::new(),
             timeout: Attr::none("timeout"),
+            rate: Attr::none("rate"),
+            concurrency: Attr::none("concurrency"),
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
             krate: Attr::none("crate"),
@@ -99,6 +103,14 @@ impl ToolAttrs {
             "title" => lit_str(meta).map(|v| self.title.set(cx, span, v)),
             "description" => lit_str(meta).map(|v| self.description.set(cx, span, v)),
             "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
+            "rate" => lit_str(meta).map(|v| self.rate.set(cx, span, v)),
+            "concurrency" => meta
+                .value()
+                .and_then(syn::parse::ParseBuffer::parse::<syn::LitInt>)
+                .map_err(|e| {
+                    syn::Error::new(e.span(), "`concurrency` takes a number: `concurrency = 4`")
+                })
+                .map(|v| self.concurrency.set(cx, span, v)),
             "require_docs" => {
                 self.require_docs.set(cx, span, ());
                 Ok(())
@@ -157,6 +169,8 @@ impl ToolAttrs {
                                 "roles",
                                 "guard",
                                 "timeout",
+                                "rate",
+                                "concurrency",
                                 "dry_run",
                                 "require_docs",
                                 "crate"

@@ -15,6 +15,7 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
     check_signature(cx, item);
     check_name(cx, tool);
     check_timeout(cx, tool);
+    check_limits(cx, tool);
     check_params(cx, tool);
     if tool.require_docs && tool.description.is_empty() {
         cx.error(
@@ -104,6 +105,41 @@ fn check_timeout(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
+}
+
+fn check_limits(cx: &Ctxt, tool: &Tool) {
+    if let Some(lit) = &tool.rate
+        && parse_rate(&lit.value()).is_none()
+    {
+        cx.error(
+            lit.span(),
+            format!(
+                "invalid rate `{}`: write calls per period, such as \"10/min\", \"5/s\" or \"100/h\"",
+                lit.value()
+            ),
+        );
+    }
+    if let Some(lit) = &tool.concurrency
+        && lit.base10_parse::<u32>().map_or(true, |n| n == 0)
+    {
+        cx.error(
+            lit.span(),
+            "`concurrency` is how many calls may run at once: a whole number of at least 1",
+        );
+    }
+}
+
+/// `"10/min"` → (10, seconds per period). The runtime's `Rate::parse` reads the same grammar.
+pub(crate) fn parse_rate(text: &str) -> Option<(u32, u64)> {
+    let (count, unit) = text.trim().split_once('/')?;
+    let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
+    let secs = match unit.trim() {
+        "s" | "sec" | "second" => 1,
+        "m" | "min" | "minute" => 60,
+        "h" | "hour" => 3600,
+        _ => return None,
+    };
+    Some((count, secs))
 }
 
 /// `"500ms"`, `"5s"`, `"2m"`, `"1h"` → milliseconds.

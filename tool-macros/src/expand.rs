@@ -72,6 +72,21 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         quote_spanned! {g.span()=> #private::guard(#g) }
     });
     let dry_run = tool.dry_run;
+    let rate = tool
+        .rate
+        .as_ref()
+        .and_then(|l| crate::check::parse_rate(&l.value()))
+        .map_or_else(
+            || quote!(#private::None),
+            |(count, secs)| {
+                quote!(#private::Some(#private::Rate { count: #count, per: #private::Duration::from_secs(#secs) }))
+            },
+        );
+    let concurrency = tool
+        .concurrency
+        .as_ref()
+        .and_then(|l| l.base10_parse::<u32>().ok())
+        .map_or_else(|| quote!(#private::None), |n| quote!(#private::Some(#n)));
     let timeout = tool
         .timeout
         .as_ref()
@@ -145,6 +160,8 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     roles: &[#(#roles),*],
                     guards: &[#(#guards),*],
                     timeout: #timeout,
+                    rate: #rate,
+                    concurrency: #concurrency,
                     dry_run: #dry_run,
                     requires: &[#(#requires),*],
                     params: &[#(#params),*],

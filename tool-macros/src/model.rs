@@ -21,6 +21,8 @@ pub(crate) struct Tool {
     pub(crate) roles: Vec<String>,
     pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Option<syn::LitStr>,
+    pub(crate) rate: Option<syn::LitStr>,
+    pub(crate) concurrency: Option<syn::LitInt>,
     pub(crate) require_docs: bool,
     /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
     pub(crate) dry_run: bool,
@@ -126,6 +128,8 @@ impl Tool {
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
                 .unwrap_or_default(),
             timeout: attrs.timeout.get().cloned(),
+            rate: attrs.rate.get().cloned(),
+            concurrency: attrs.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),
             krate,

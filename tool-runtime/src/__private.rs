@@ -13,6 +13,7 @@ pub use serde;
 pub use serde_json::{self, Value};
 
 pub use crate::definition::{Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration};
+pub use crate::limits::Rate;
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::{FromCallContext, StateKey};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation};

@@ -95,6 +95,10 @@ pub struct ToolMeta {
     pub guards: Vec<Guard>,
     /// The time limit of one call; `None` uses the registry's default.
     pub timeout: Option<Duration>,
+    /// `#[tool(rate = "10/min")]`: calls per principal per period.
+    pub rate: Option<crate::limits::Rate>,
+    /// `#[tool(concurrency = 4)]`: calls running at once.
+    pub concurrency: Option<u32>,
     /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
     /// without side effects. Dry runs of other tools are refused.
     pub dry_run: bool,
@@ -125,6 +129,8 @@ impl ToolMeta {
             roles: Vec::new(),
             guards: Vec::new(),
             timeout: None,
+            rate: None,
+            concurrency: None,
             dry_run: false,
             requires: Vec::new(),
             params: Vec::new(),
@@ -211,6 +217,10 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub timeout: Option<Duration>,
     #[doc(hidden)]
+    pub rate: Option<crate::limits::Rate>,
+    #[doc(hidden)]
+    pub concurrency: Option<u32>,
+    #[doc(hidden)]
     pub dry_run: bool,
     #[doc(hidden)]
     pub requires: &'static [Option<StateKey>],
@@ -261,6 +271,8 @@ impl Tool for &'static ToolDescriptor {
             roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
             guards: self.guards.to_vec(),
             timeout: self.timeout,
+            rate: self.rate,
+            concurrency: self.concurrency,
             dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),

@@ -41,6 +41,7 @@ mod error;
 mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod limits;
 mod pipeline;
 pub mod policy;
 mod registry;

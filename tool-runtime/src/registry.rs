@@ -12,7 +12,7 @@
 //! assert!(registry.get("add").is_some());
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -213,6 +213,9 @@ impl fmt::Debug for Registry {
 pub struct RegistryBuilder {
     inventory: bool,
     check_state: bool,
+    rates: HashMap<String, Option<crate::limits::Rate>>,
+    concurrency: HashMap<String, Option<u32>>,
+    concurrency_queue: usize,
     tools: Vec<Arc<dyn Tool>>,
     state: StateMap,
     hooks: Vec<Arc<dyn CallHook>>,
@@ -225,6 +228,9 @@ impl Default for RegistryBuilder {
         Self {
             inventory: true,
             check_state: true,
+            rates: HashMap::new(),
+            concurrency: HashMap::new(),
+            concurrency_queue: 64,
             tools: Vec::new(),
             state: StateMap::default(),
             hooks: Vec::new(),
@@ -298,6 +304,32 @@ impl RegistryBuilder {
         self
     }
 
+    /// Sets or overrides (`None`: removes) a tool's rate limit, whatever `#[tool(rate)]` says.
+    #[must_use]
+    pub fn rate_limit(
+        mut self,
+        tool: impl Into<String>,
+        rate: Option<crate::limits::Rate>,
+    ) -> Self {
+        self.rates.insert(tool.into(), rate);
+        self
+    }
+
+    /// Sets or overrides (`None`: removes) a tool's concurrency limit.
+    #[must_use]
+    pub fn concurrency_limit(mut self, tool: impl Into<String>, limit: Option<u32>) -> Self {
+        self.concurrency.insert(tool.into(), limit);
+        self
+    }
+
+    /// How many calls may wait for a concurrency-limited tool before more are refused with
+    /// `unavailable` (default 64).
+    #[must_use]
+    pub fn concurrency_queue(mut self, waiting: usize) -> Self {
+        self.concurrency_queue = waiting;
+        self
+    }
+
     /// Adds an observer of finished calls (audit, metrics).
     #[must_use]
     pub fn observer(mut self, observer: impl CallObserver) -> Self {
@@ -366,6 +398,28 @@ impl RegistryBuilder {
             return Err(BuildError { problems });
         }
         let mut hooks = self.hooks;
+        let setting = |tool: &RegisteredTool| {
+            let name = &*tool.meta.name;
+            (
+                self.rates.get(name).copied().unwrap_or(tool.meta.rate),
+                self.concurrency
+                    .get(name)
+                    .copied()
+                    .unwrap_or(tool.meta.concurrency),
+            )
+        };
+        let rates = tools
+            .values()
+            .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
+        if let Some(limits) = crate::limits::RateLimits::new(rates) {
+            hooks.push(Arc::new(limits));
+        }
+        let slots = tools
+            .values()
+            .filter_map(|t| setting(t).1.map(|n| (t.meta.name.to_string(), n)));
+        if let Some(limits) = crate::limits::ConcurrencyLimits::new(slots, self.concurrency_queue) {
+            hooks.push(Arc::new(limits));
+        }
         hooks.sort_by_key(|h| h.point());
         let split = hooks.partition_point(|h| h.point() <= HookPoint::Guard);
         let after = hooks.split_off(split);

@@ -1,0 +1,159 @@
+//! Rate and concurrency limits: `#[tool(rate = ...)]`, `#[tool(concurrency = ...)]`, and their
+//! overrides when the registry is built.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tool_runtime::limits::Rate;
+use tool_runtime::prelude::*;
+
+/// Ping.
+#[tool(rate = "2/min")]
+async fn ping() -> bool {
+    true
+}
+
+/// Work alone for a while.
+#[tool(concurrency = 1)]
+async fn single(
+    /// Milliseconds
+    ms: u64,
+) -> u64 {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+fn who(name: &str) -> Caller {
+    Caller::new(Source::Http).principal(name)
+}
+
+#[tokio::test]
+async fn rate_limits_are_per_principal_with_a_retry_after() {
+    let r = Registry::builder().build().unwrap();
+    assert_eq!(
+        r.get("ping").unwrap().meta().rate,
+        Some(Rate {
+            count: 2,
+            per: Duration::from_secs(60)
+        })
+    );
+    for _ in 0..2 {
+        assert!(r.call("ping", json!({}), who("alice")).await.is_ok());
+    }
+    let env = r.call("ping", json!({}), who("alice")).await;
+    let e = env.error().unwrap();
+    assert_eq!(
+        (e.kind(), e.status(), e.is_retryable()),
+        ("rate_limited", 429, true)
+    );
+    let wait = e.details().unwrap()["retry_after"].as_f64().unwrap();
+    assert!(wait > 0.0 && wait <= 30.0, "{wait}");
+    // Another principal has its own bucket.
+    assert!(r.call("ping", json!({}), who("bob")).await.is_ok());
+}
+
+#[tokio::test]
+async fn limits_can_be_overridden_when_the_registry_is_built() {
+    let r = Registry::builder()
+        .rate_limit("ping", None)
+        .build()
+        .unwrap();
+    for _ in 0..5 {
+        assert!(r.call("ping", json!({}), who("alice")).await.is_ok());
+    }
+    let r = Registry::builder()
+        .rate_limit("single", Rate::parse("1/h"))
+        .build()
+        .unwrap();
+    assert!(r.call("single", json!({"ms": 1}), who("a")).await.is_ok());
+    assert_eq!(
+        r.call("single", json!({"ms": 1}), who("a"))
+            .await
+            .error()
+            .unwrap()
+            .kind(),
+        "rate_limited"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_limits_queue_then_refuse() {
+    let r = Arc::new(Registry::builder().concurrency_queue(1).build().unwrap());
+    let spawn = |ms: u64| {
+        let r = Arc::clone(&r);
+        tokio::spawn(async move {
+            r.call("single", json!({"ms": ms}), Caller::new(Source::Internal))
+                .await
+        })
+    };
+    let running = spawn(300);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let queued = spawn(1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let refused = r
+        .call("single", json!({"ms": 1}), Caller::new(Source::Internal))
+        .await;
+    let e = refused.error().unwrap();
+    assert_eq!((e.kind(), e.status()), ("unavailable", 503));
+    assert!(running.await.unwrap().is_ok());
+    assert!(
+        queued.await.unwrap().is_ok(),
+        "the queued call ran once a slot was free"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_leaves_the_queue_frees_its_place() {
+    let r = Arc::new(Registry::builder().concurrency_queue(1).build().unwrap());
+    let r2 = Arc::clone(&r);
+    let running = tokio::spawn(async move {
+        r2.call("single", json!({"ms": 300}), Caller::new(Source::Internal))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let r3 = Arc::clone(&r);
+    let leaver = tokio::spawn(async move {
+        r3.call("single", json!({"ms": 1}), Caller::new(Source::Internal))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    leaver.abort();
+    let _ = leaver.await;
+    let r4 = Arc::clone(&r);
+    let next = tokio::spawn(async move {
+        r4.call("single", json!({"ms": 1}), Caller::new(Source::Internal))
+            .await
+    });
+    assert!(
+        next.await.unwrap().is_ok(),
+        "the place in the queue was free again"
+    );
+    assert!(running.await.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn over_http_a_rate_limit_is_429_with_retry_after() {
+    use tool_runtime::http::{self, HttpOptions};
+    let r = Arc::new(Registry::builder().build().unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tools/ping", listener.local_addr().unwrap());
+    tokio::spawn(http::serve(
+        listener,
+        http::router(r, HttpOptions::default()),
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    let client = reqwest::Client::new();
+    for _ in 0..2 {
+        assert_eq!(client.post(&url).send().await.unwrap().status(), 200);
+    }
+    let limited = client.post(&url).send().await.unwrap();
+    assert_eq!(limited.status(), 429);
+    let after: u64 = limited.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=30).contains(&after), "{after}");
+}

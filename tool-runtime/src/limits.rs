@@ -1,0 +1,204 @@
+//! Rate and concurrency limits, per tool, in the pipeline.
+//!
+//! - **Rate**: `#[tool(rate = "10/min")]`, a token bucket per (principal, tool) from the
+//!   `governor` crate; over it → `rate_limited` with `details.retry_after` in seconds (HTTP
+//!   `Retry-After`). Anonymous callers share one bucket per tool.
+//! - **Concurrency**: `#[tool(concurrency = 4)]`, a tokio semaphore; callers beyond it wait in a
+//!   bounded queue (`RegistryBuilder::concurrency_queue`, default 64); a full queue →
+//!   `unavailable`.
+//!
+//! Both can be set or overridden per tool when the registry is built
+//! (`RegistryBuilder::rate_limit`, `RegistryBuilder::concurrency_limit`).
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+use serde_json::json;
+use tokio::sync::Semaphore;
+
+use crate::error::{ToolError, kind};
+use crate::hooks::{CallHook, HookPoint, PendingCall, Permit};
+
+/// A rate: `count` calls per `period`, as `"10/min"` writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    /// Calls allowed per period (also the burst).
+    pub count: u32,
+    /// The period.
+    pub per: Duration,
+}
+
+impl Rate {
+    /// `"10/min"`, `"5/s"`, `"100/h"` (also `sec`, `second`, `m`, `minute`, `hour`).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Rate> {
+        let (count, unit) = text.trim().split_once('/')?;
+        let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
+        let per = match unit.trim() {
+            "s" | "sec" | "second" => Duration::from_secs(1),
+            "m" | "min" | "minute" => Duration::from_secs(60),
+            "h" | "hour" => Duration::from_secs(3600),
+            _ => return None,
+        };
+        Some(Rate { count, per })
+    }
+
+    fn quota(self) -> Quota {
+        let count = NonZeroU32::new(self.count).unwrap_or(NonZeroU32::MIN);
+        // `count` per `per`: one cell every per/count, up to `count` at once.
+        Quota::with_period(self.per / self.count.max(1))
+            .unwrap_or_else(|| Quota::per_second(count))
+            .allow_burst(count)
+    }
+}
+
+/// The rate-limit hook: one keyed bucket set per limited tool.
+pub(crate) struct RateLimits {
+    by_tool: HashMap<String, DefaultKeyedRateLimiter<String>>,
+    clock: DefaultClock,
+}
+
+impl RateLimits {
+    pub(crate) fn new(rates: impl IntoIterator<Item = (String, Rate)>) -> Option<Self> {
+        let by_tool: HashMap<_, _> = rates
+            .into_iter()
+            .map(|(tool, rate)| (tool, governor::RateLimiter::keyed(rate.quota())))
+            .collect();
+        (!by_tool.is_empty()).then(|| Self {
+            by_tool,
+            clock: DefaultClock::default(),
+        })
+    }
+}
+
+impl CallHook for RateLimits {
+    fn point(&self) -> HookPoint {
+        HookPoint::RateLimit
+    }
+
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+        let decision = match self.by_tool.get(&*call.meta().name) {
+            None => Ok(Permit::none()),
+            Some(limiter) => {
+                let key = call.context().principal().unwrap_or_default().to_owned();
+                limiter
+                    .check_key(&key)
+                    .map(|()| Permit::none())
+                    .map_err(|not_until| {
+                        let wait = not_until.wait_time_from(self.clock.now());
+                        ToolError::new(
+                            kind::RATE_LIMITED,
+                            format!(
+                                "`{}` is over its rate limit; retry in {:.1}s",
+                                call.meta().name,
+                                wait.as_secs_f64()
+                            ),
+                        )
+                        .with_details(json!({ "retry_after": wait.as_secs_f64() }))
+                    })
+            }
+        };
+        Box::pin(std::future::ready(decision))
+    }
+}
+
+struct Slots {
+    semaphore: Arc<Semaphore>,
+    waiting: AtomicUsize,
+}
+
+/// The concurrency hook: a semaphore per limited tool, and a bounded queue in front of it.
+pub(crate) struct ConcurrencyLimits {
+    by_tool: HashMap<String, Slots>,
+    queue: usize,
+}
+
+impl ConcurrencyLimits {
+    pub(crate) fn new(
+        limits: impl IntoIterator<Item = (String, u32)>,
+        queue: usize,
+    ) -> Option<Self> {
+        let by_tool: HashMap<_, _> = limits
+            .into_iter()
+            .map(|(tool, n)| {
+                let slots = Slots {
+                    semaphore: Arc::new(Semaphore::new(n.max(1) as usize)),
+                    waiting: AtomicUsize::new(0),
+                };
+                (tool, slots)
+            })
+            .collect();
+        (!by_tool.is_empty()).then_some(Self { by_tool, queue })
+    }
+}
+
+impl CallHook for ConcurrencyLimits {
+    fn point(&self) -> HookPoint {
+        HookPoint::Concurrency
+    }
+
+    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+        Box::pin(async move {
+            let Some(slots) = self.by_tool.get(&*call.meta().name) else {
+                return Ok(Permit::none());
+            };
+            if let Ok(permit) = Arc::clone(&slots.semaphore).try_acquire_owned() {
+                return Ok(Permit::hold(permit));
+            }
+            // Counted out on drop, so a caller that goes away while queued frees its place.
+            let _waiting = Waiting(&slots.waiting);
+            if slots.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
+                return Err(ToolError::new(
+                    kind::UNAVAILABLE,
+                    format!(
+                        "`{}` is at its concurrency limit and its queue is full; try again shortly",
+                        call.meta().name
+                    ),
+                ));
+            }
+            Arc::clone(&slots.semaphore)
+                .acquire_owned()
+                .await
+                .map(Permit::hold)
+                .map_err(|_| ToolError::new(kind::UNAVAILABLE, "the registry is shutting down"))
+        })
+    }
+}
+
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(
+            Rate::parse("10/min"),
+            Some(Rate {
+                count: 10,
+                per: Duration::from_secs(60)
+            })
+        );
+        assert_eq!(
+            Rate::parse("5/s").map(|r| r.per),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(Rate::parse("100 / hour").map(|r| r.count), Some(100));
+        for bad in ["", "10", "0/s", "x/s", "10/day", "-1/s"] {
+            assert_eq!(Rate::parse(bad), None, "{bad}");
+        }
+    }
+}
