@@ -116,7 +116,8 @@ pub trait CallHook: Send + Sync + 'static {
 pub struct CompletedCall<'a> {
     /// The tool's metadata; `None` when no tool had the requested name.
     pub meta: Option<&'a ToolMeta>,
-    /// The arguments as the tool received them (or as they came, if the call was refused).
+    /// The arguments as the tool received them (or as they came, if the call was refused),
+    /// with secret values replaced by `"[redacted]"`.
     pub args: &'a Value,
     /// The caller and per-call handles.
     pub ctx: &'a CallContext,

@@ -46,6 +46,7 @@ mod pipeline;
 pub mod policy;
 mod registry;
 pub mod schema;
+pub mod secret;
 mod state;
 mod validate;
 
@@ -62,6 +63,7 @@ pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, PendingCall, P
 pub use registry::{
     BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, is_valid_name,
 };
+pub use secret::Secret;
 pub use state::{FromCallContext, State, StateKey, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use tool_macros::tool;

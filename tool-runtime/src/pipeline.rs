@@ -61,11 +61,17 @@ impl Registry {
                     "error"
                 ),
             }
+            // Observers (audit) never see secrets.
+            let shown = match entry {
+                Some(e) if !self.observers.is_empty() && e.has_secrets() => e.redact(&args),
+                _ => Value::Null,
+            };
+            let shown = if shown.is_null() { &args } else { &shown };
             for observer in &self.observers {
                 observer
                     .observe(CompletedCall {
                         meta: entry.map(|e| &*e.meta),
-                        args: &args,
+                        args: shown,
                         ctx: &ctx,
                         envelope: &envelope,
                         duration,
@@ -133,7 +139,10 @@ impl Registry {
             && !pending.ctx.confirmed()
             && !pending.ctx.dry_run()
         {
-            return Err(confirmation_required(&entry.meta, &pending.args));
+            return Err(confirmation_required(
+                &entry.meta,
+                &entry.redact(&pending.args),
+            ));
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
 

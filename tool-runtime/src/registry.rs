@@ -73,6 +73,21 @@ impl RegisteredTool {
         self.validator()?.check(args)
     }
 
+    /// A copy of `args` with every secret (`writeOnly`) value replaced by `"[redacted]"`, for
+    /// anything that shows or stores arguments.
+    #[must_use]
+    pub fn redact(&self, args: &Value) -> Value {
+        match self.validator() {
+            Ok(v) if !v.secrets.is_empty() => crate::secret::redact(args, &v.secrets),
+            _ => args.clone(),
+        }
+    }
+
+    /// Whether the input schema has secret (`writeOnly`) values.
+    pub(crate) fn has_secrets(&self) -> bool {
+        self.validator().is_ok_and(|v| !v.secrets.is_empty())
+    }
+
     pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
         self.validator
             .get_or_init(|| ArgsValidator::compile(self.input_schema()))

@@ -18,6 +18,8 @@ pub(crate) struct ArgsValidator {
     validator: Validator,
     /// The top-level property names, listed when an unknown field is reported.
     known: String,
+    /// Pointers of `writeOnly` (secret) values, whose violations never quote the value.
+    pub(crate) secrets: Vec<String>,
 }
 
 impl ArgsValidator {
@@ -35,7 +37,11 @@ impl ArgsValidator {
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .build(schema)
-            .map(|validator| Self { validator, known })
+            .map(|validator| Self {
+                validator,
+                known,
+                secrets: crate::secret::write_only_paths(schema),
+            })
             .map_err(|e| e.to_string())
     }
 
@@ -63,6 +69,12 @@ impl ArgsValidator {
                         message,
                     });
                 }
+            } else if crate::secret::is_secret_path(&path, &self.secrets) {
+                // The validator's message quotes the value: say only which rule it breaks.
+                violations.push(Violation {
+                    message: format!("the secret value does not satisfy `{}`", e.kind().keyword()),
+                    path,
+                });
             } else {
                 violations.push(Violation {
                     path,

@@ -338,7 +338,8 @@ impl App {
         let mut caller = Caller::new(Source::Cli).dry_run(dry_run);
         if tool.meta().annotations.needs_confirmation() && !dry_run {
             let confirmed = sub_matches.get_flag(command::YES)
-                || (std::io::stdin().is_terminal() && ask(&preview(tool_name, &call_args)));
+                || (std::io::stdin().is_terminal()
+                    && ask(&preview(tool_name, &tool.redact(&call_args))));
             caller = caller.confirm(confirmed);
         }
         let bar = std::io::stderr().is_terminal().then(progress_bar);
@@ -552,6 +553,7 @@ fn preview(tool: &str, args: &Value) -> String {
         .into_iter()
         .flat_map(|m| m.values())
         .filter_map(|v| match v {
+            Value::String(s) if s == crate::secret::REDACTED => None,
             Value::String(s) => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
             _ => None,
