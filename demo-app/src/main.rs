@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::cli::clap::{Arg, value_parser};
 
 #[tokio::main]
@@ -32,9 +33,21 @@ async fn main() -> ExitCode {
                 .default_value(demo_app::DEFAULT_DB)
                 .help("The SQLite database; created and migrated on first use"),
         )
+        .global_arg(
+            Arg::new("audit-log")
+                .long("audit-log")
+                .env("DEMO_APP_AUDIT")
+                .value_name("PATH")
+                .value_parser(value_parser!(PathBuf))
+                .help("Append one JSON line per call to this file (secrets redacted)"),
+        )
         .setup(|matches, registry| {
             let path = matches.get_one::<PathBuf>("db").expect("has a default");
-            Ok(registry.state(demo_app::Store::open(path)?))
+            let registry = registry.state(demo_app::Store::open(path)?);
+            Ok(match matches.get_one::<PathBuf>("audit-log") {
+                Some(log) => registry.audit(JsonLinesAudit::open(log)?),
+                None => registry,
+            })
         })
         .run()
         .await

@@ -410,3 +410,23 @@ fn on_a_terminal_destructive_calls_ask_first() {
     assert_eq!(code, 0);
     assert!(screen.contains("\u{1b}["), "expected colours: {screen:?}");
 }
+
+#[test]
+fn audit_log_records_cli_calls() {
+    let db = Db::new("audit");
+    let log = db.0.join("audit.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(db.path())
+        .arg("--audit-log")
+        .arg(&log)
+        .args(["device-add", "--ttl-seconds", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let record: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(record["tool"], "device_add");
+    assert_eq!(record["source"], "cli");
+    assert_eq!(record["outcome"], "invalid_arguments");
+}

@@ -32,6 +32,7 @@
 //!
 //! See the README for the macro's options, the coercion policy and the error types.
 
+pub mod audit;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod context;

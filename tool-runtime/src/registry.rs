@@ -345,6 +345,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Records every call in an audit sink, such as
+    /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
+    #[must_use]
+    pub fn audit(mut self, sink: impl crate::audit::Audit) -> Self {
+        self.observers
+            .push(Arc::new(crate::audit::AuditObserver(sink)));
+        self
+    }
+
     /// Adds an observer of finished calls (audit, metrics).
     #[must_use]
     pub fn observer(mut self, observer: impl CallObserver) -> Self {
