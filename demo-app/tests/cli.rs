@@ -33,6 +33,7 @@ fn run(db: &Path, args: &[&str], stdin: Option<&str>) -> Output {
         .arg(db)
         .args(args)
         .env_remove("DEMO_APP_DB")
+        .env_remove("DEMO_APP_AUDIT")
         .env_remove("RUST_LOG")
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -72,6 +73,7 @@ fn help(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
         .args(args)
         .env_remove("DEMO_APP_DB")
+        .env_remove("DEMO_APP_AUDIT")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -333,6 +335,7 @@ fn on_terminal(db: &Path, args: &str, answer: &str, no_color: bool) -> (i32, Str
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"])
         .env_remove("DEMO_APP_DB")
+        .env_remove("DEMO_APP_AUDIT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
