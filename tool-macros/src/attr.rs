@@ -56,13 +56,15 @@ pub(crate) struct ToolAttrs {
     pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) rate: Attr<LitStr>,
+    pub(crate) max_output: Attr<LitStr>,
+    pub(crate) truncate_output: Attr<()>,
     pub(crate) concurrency: Attr<syn::LitInt>,
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
     pub(crate) krate: Attr<syn::Path>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `dry_run`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -80,6 +82,8 @@ impl ToolAttrs {
             guards: Vec::new(),
             timeout: Attr::none("timeout"),
             rate: Attr::none("rate"),
+            max_output: Attr::none("max_output"),
+            truncate_output: Attr::none("truncate_output"),
             concurrency: Attr::none("concurrency"),
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
@@ -104,6 +108,11 @@ impl ToolAttrs {
             "description" => lit_str(meta).map(|v| self.description.set(cx, span, v)),
             "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
             "rate" => lit_str(meta).map(|v| self.rate.set(cx, span, v)),
+            "max_output" => lit_str(meta).map(|v| self.max_output.set(cx, span, v)),
+            "truncate_output" => {
+                self.truncate_output.set(cx, span, ());
+                Ok(())
+            }
             "concurrency" => meta
                 .value()
                 .and_then(syn::parse::ParseBuffer::parse::<syn::LitInt>)
@@ -171,6 +180,8 @@ impl ToolAttrs {
                                 "timeout",
                                 "rate",
                                 "concurrency",
+                                "max_output",
+                                "truncate_output",
                                 "dry_run",
                                 "require_docs",
                                 "crate"

@@ -119,6 +119,17 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
+    if let Some(lit) = &tool.max_output
+        && parse_size(&lit.value()).is_none()
+    {
+        cx.error(
+            lit.span(),
+            format!(
+                "invalid size `{}`: write a whole number with a unit, such as \"64KiB\", \"1MiB\" or \"500B\"",
+                lit.value()
+            ),
+        );
+    }
     if let Some(lit) = &tool.concurrency
         && lit.base10_parse::<u32>().map_or(true, |n| n == 0)
     {
@@ -127,6 +138,23 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
             "`concurrency` is how many calls may run at once: a whole number of at least 1",
         );
     }
+}
+
+/// `"64KiB"` → bytes. The runtime's `output_cap::parse_size` reads the same grammar.
+pub(crate) fn parse_size(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: usize = digits.parse().ok()?;
+    let factor = match unit.trim() {
+        "B" => 1,
+        "KB" => 1000,
+        "KiB" => 1024,
+        "MB" => 1_000_000,
+        "MiB" => 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(factor).filter(|n| *n > 0)
 }
 
 /// `"10/min"` → (10, seconds per period). The runtime's `Rate::parse` reads the same grammar.

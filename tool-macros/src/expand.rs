@@ -82,6 +82,12 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                 quote!(#private::Some(#private::Rate { count: #count, per: #private::Duration::from_secs(#secs) }))
             },
         );
+    let truncate_output = tool.truncate_output;
+    let max_output = tool
+        .max_output
+        .as_ref()
+        .and_then(|l| crate::check::parse_size(&l.value()))
+        .map_or_else(|| quote!(#private::None), |n| quote!(#private::Some(#n)));
     let concurrency = tool
         .concurrency
         .as_ref()
@@ -162,6 +168,8 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     timeout: #timeout,
                     rate: #rate,
                     concurrency: #concurrency,
+                    max_output: #max_output,
+                    truncate_output: #truncate_output,
                     dry_run: #dry_run,
                     requires: &[#(#requires),*],
                     params: &[#(#params),*],

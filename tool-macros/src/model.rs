@@ -22,6 +22,8 @@ pub(crate) struct Tool {
     pub(crate) guards: Vec<syn::Path>,
     pub(crate) timeout: Option<syn::LitStr>,
     pub(crate) rate: Option<syn::LitStr>,
+    pub(crate) max_output: Option<syn::LitStr>,
+    pub(crate) truncate_output: bool,
     pub(crate) concurrency: Option<syn::LitInt>,
     pub(crate) require_docs: bool,
     /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
@@ -129,6 +131,8 @@ impl Tool {
                 .unwrap_or_default(),
             timeout: attrs.timeout.get().cloned(),
             rate: attrs.rate.get().cloned(),
+            max_output: attrs.max_output.get().cloned(),
+            truncate_output: attrs.truncate_output.get().is_some(),
             concurrency: attrs.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),

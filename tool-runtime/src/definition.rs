@@ -99,6 +99,12 @@ pub struct ToolMeta {
     pub rate: Option<crate::limits::Rate>,
     /// `#[tool(concurrency = 4)]`: calls running at once.
     pub concurrency: Option<u32>,
+    /// `#[tool(max_output = "64KiB")]`: the largest result sent whole; `None` uses the
+    /// registry's default (1 MiB).
+    pub max_output: Option<usize>,
+    /// `#[tool(truncate_output)]`: a list over the cap is cut to the items that fit instead of
+    /// failing with `output_too_large`.
+    pub truncate_output: bool,
     /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
     /// without side effects. Dry runs of other tools are refused.
     pub dry_run: bool,
@@ -131,6 +137,8 @@ impl ToolMeta {
             timeout: None,
             rate: None,
             concurrency: None,
+            max_output: None,
+            truncate_output: false,
             dry_run: false,
             requires: Vec::new(),
             params: Vec::new(),
@@ -221,6 +229,10 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub concurrency: Option<u32>,
     #[doc(hidden)]
+    pub max_output: Option<usize>,
+    #[doc(hidden)]
+    pub truncate_output: bool,
+    #[doc(hidden)]
     pub dry_run: bool,
     #[doc(hidden)]
     pub requires: &'static [Option<StateKey>],
@@ -273,6 +285,8 @@ impl Tool for &'static ToolDescriptor {
             timeout: self.timeout,
             rate: self.rate,
             concurrency: self.concurrency,
+            max_output: self.max_output,
+            truncate_output: self.truncate_output,
             dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),

@@ -20,6 +20,9 @@ pub struct EnvelopeMeta {
     /// Wall time spent in the pipeline, in milliseconds; absent when the call never started.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
+    /// The result was cut to its output cap (see `output_cap`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The outcome of one call: the tool's result or a [`ToolError`], with [`EnvelopeMeta`].
@@ -99,6 +102,7 @@ mod tests {
             meta: EnvelopeMeta {
                 request_id: "r".into(),
                 duration_ms: Some(0.5),
+                truncated: false,
             },
         };
         assert_eq!(
@@ -111,6 +115,7 @@ mod tests {
             meta: EnvelopeMeta {
                 request_id: "r".into(),
                 duration_ms: None,
+                truncated: false,
             },
         };
         assert_eq!(err.http_status(), 404);

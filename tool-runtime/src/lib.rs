@@ -43,6 +43,7 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+pub mod output_cap;
 mod pipeline;
 pub mod policy;
 mod registry;

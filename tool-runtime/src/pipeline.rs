@@ -37,9 +37,20 @@ impl Registry {
         async move {
             let mut args = args;
             let entry = self.get(name);
+            let mut truncated = false;
             let outcome = match entry {
                 None => Err(self.unknown_tool(name)),
-                Some(entry) => self.run(entry, &mut args, &ctx).await,
+                Some(entry) => self.run(entry, &mut args, &ctx).await.and_then(|result| {
+                    let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
+                    let (result, cut) = crate::output_cap::apply(
+                        result,
+                        cap,
+                        entry.meta.truncate_output,
+                        &entry.meta.name,
+                    )?;
+                    truncated = cut;
+                    Ok(result)
+                }),
             };
             let duration = started.elapsed();
             let envelope = Envelope {
@@ -49,6 +60,7 @@ impl Registry {
                     request_id: ctx.request_id().to_owned(),
                     // Microsecond resolution: finer digits are noise.
                     duration_ms: Some((duration.as_secs_f64() * 1_000_000.0).round() / 1000.0),
+                    truncated,
                 },
             };
             match &envelope.outcome {

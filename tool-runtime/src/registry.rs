@@ -114,6 +114,7 @@ impl fmt::Debug for RegisteredTool {
 pub(crate) struct Options {
     pub(crate) ignore_unknown_fields: bool,
     pub(crate) default_timeout: Duration,
+    pub(crate) max_output: usize,
 }
 
 /// The tools, their state, and the hooks of the call pipeline. Build it with
@@ -253,6 +254,7 @@ impl Default for RegistryBuilder {
             options: Options {
                 ignore_unknown_fields: false,
                 default_timeout: DEFAULT_TIMEOUT,
+                max_output: crate::output_cap::DEFAULT_MAX_OUTPUT,
             },
         }
     }
@@ -366,6 +368,13 @@ impl RegistryBuilder {
     #[must_use]
     pub fn ignore_unknown_fields(mut self, ignore: bool) -> Self {
         self.options.ignore_unknown_fields = ignore;
+        self
+    }
+
+    /// The output cap of tools that set none, in bytes of JSON (default 1 MiB).
+    #[must_use]
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.options.max_output = bytes;
         self
     }
 

@@ -1,0 +1,154 @@
+//! Output caps: a result larger than its cap (default 1 MiB, `#[tool(max_output = "64KiB")]`)
+//! is not sent whole. Text is cut with an explicit marker; a list is cut to the items that fit
+//! when the tool allows it (`#[tool(truncate_output)]`); anything else fails with
+//! `output_too_large`. Either way the envelope says `meta.truncated: true`.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// The cap of tools that set none.
+pub const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
+
+/// The error type of a result over its cap. HTTP 500.
+pub const OUTPUT_TOO_LARGE: &str = "output_too_large";
+
+/// Counts serialized bytes without keeping them.
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `value` as compact JSON.
+pub(crate) fn json_size(value: &Value) -> usize {
+    let mut c = Counter(0);
+    let _ = serde_json::to_writer(&mut c, value);
+    c.0
+}
+
+/// `"64KiB"`, `"1MiB"`, `"500B"`, `"2MB"` → bytes.
+#[must_use]
+pub fn parse_size(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: usize = digits.parse().ok()?;
+    let factor = match unit.trim() {
+        "B" => 1,
+        "KB" => 1000,
+        "KiB" => 1024,
+        "MB" => 1_000_000,
+        "MiB" => 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(factor).filter(|n| *n > 0)
+}
+
+/// Applies the cap: the result, and whether it was cut.
+pub(crate) fn apply(
+    result: Value,
+    cap: usize,
+    truncate_lists: bool,
+    tool: &str,
+) -> Result<(Value, bool), ToolError> {
+    let size = json_size(&result);
+    if size <= cap {
+        return Ok((result, false));
+    }
+    match result {
+        Value::String(text) => {
+            let marker = format!(" … [truncated: {size} bytes, limit {cap}]");
+            // Leave room for the quotes, the marker and escapes of what is kept.
+            let mut keep = cap.saturating_sub(marker.len() + 2);
+            let mut cut: String;
+            loop {
+                let mut end = keep.min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                cut = format!("{}{marker}", &text[..end]);
+                if json_size(&Value::String(cut.clone())) <= cap || end == 0 {
+                    break;
+                }
+                keep = end.saturating_sub((end / 8).max(1));
+            }
+            Ok((Value::String(cut), true))
+        }
+        Value::Array(items) if truncate_lists => {
+            let mut kept = Vec::new();
+            let mut used = 2; // []
+            for item in items {
+                let add = json_size(&item) + usize::from(!kept.is_empty());
+                if used + add > cap {
+                    break;
+                }
+                used += add;
+                kept.push(item);
+            }
+            Ok((Value::Array(kept), true))
+        }
+        _ => Err(ToolError::new(
+            OUTPUT_TOO_LARGE,
+            format!(
+                "`{tool}` returned {size} bytes, over its limit of {cap}; ask for less (a narrower query), or raise `max_output`"
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64KiB"), Some(65_536));
+        assert_eq!(parse_size("1MiB"), Some(1_048_576));
+        assert_eq!(parse_size("500B"), Some(500));
+        assert_eq!(parse_size("2MB"), Some(2_000_000));
+        for bad in ["", "KiB", "10", "10 GB", "0B"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn small_results_pass_untouched() {
+        assert_eq!(
+            apply(json!({"a": 1}), 100, false, "t").unwrap(),
+            (json!({"a": 1}), false)
+        );
+    }
+
+    #[test]
+    fn text_is_cut_with_a_marker_within_the_cap() {
+        let long = "é".repeat(1000);
+        let (v, cut) = apply(Value::String(long), 200, false, "t").unwrap();
+        assert!(cut);
+        assert!(json_size(&v) <= 200, "{}", json_size(&v));
+        assert!(
+            v.as_str()
+                .unwrap()
+                .contains("[truncated: 2002 bytes, limit 200]")
+        );
+    }
+
+    #[test]
+    fn lists_are_cut_only_when_allowed_and_objects_fail() {
+        let list = json!((0..100).map(|i| json!({"n": i})).collect::<Vec<_>>());
+        let (v, cut) = apply(list.clone(), 50, true, "t").unwrap();
+        assert!(cut && json_size(&v) <= 50 && !v.as_array().unwrap().is_empty());
+        let e = apply(list, 50, false, "t").unwrap_err();
+        assert_eq!((e.kind(), e.status()), (OUTPUT_TOO_LARGE, 500));
+        assert!(apply(json!({"big": "x".repeat(100)}), 50, true, "t").is_err());
+    }
+}
