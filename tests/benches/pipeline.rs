@@ -29,6 +29,29 @@ async fn add(
     a + b
 }
 
+/// A guard that lets everything through, to measure the cost of running one.
+#[allow(clippy::unnecessary_wraps)] // Reason: every guard has the same signature.
+fn pass(_call: &mut tool_runtime::PendingCall) -> Result<(), tool_runtime::ToolError> {
+    Ok(())
+}
+
+/// Add two integers, with every layer of the pipeline engaged.
+#[tool_runtime::tool(
+    annotations(read_only),
+    guard = pass,
+    rate = "1000000/s",
+    concurrency = 64,
+    roles("bench")
+)]
+async fn add_guarded(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
+}
+
 #[derive(Deserialize)]
 struct AddArgs {
     a: i64,
@@ -107,10 +130,74 @@ fn cli_construction(c: &mut Criterion) {
     group.finish();
 }
 
+fn layers_overhead(c: &mut Criterion) {
+    use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let args = json!({"a": 20, "b": 22});
+    let caller = || {
+        Caller::new(Source::Http)
+            .principal("bench")
+            .roles(["bench"])
+    };
+    let layered = || {
+        Registry::builder()
+            .without_inventory()
+            .tool(add::descriptor())
+            .tool(add_guarded::descriptor())
+            .policy(DenyDestructive::for_sources([Source::Agent]))
+            .policy(AllowTools::new().allow(Source::Mcp, ["add"]))
+            .policy(RequireRoles)
+    };
+    let bare = Registry::builder()
+        .without_inventory()
+        .tool(add::descriptor())
+        .build()
+        .unwrap();
+    let layers = layered().build().unwrap();
+    let audit_path = std::env::temp_dir().join(format!("bench-audit-{}.jsonl", std::process::id()));
+    let audited = layered()
+        .audit(tool_runtime::audit::JsonLinesAudit::open(&audit_path).unwrap())
+        .build()
+        .unwrap();
+    for r in [&bare, &layers, &audited] {
+        r.warm_up().unwrap();
+    }
+    let mut group = c.benchmark_group("layers");
+    group.bench_function("bare pipeline (no policy, guard, limit, audit)", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(bare.call("add", black_box(args.clone()), caller()).await)
+        });
+    });
+    group.bench_function("policy + guard + rate + concurrency + roles", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(
+                layers
+                    .call("add_guarded", black_box(args.clone()), caller())
+                    .await,
+            )
+        });
+    });
+    group.bench_function("... + audit to a JSON Lines file (read-only tool)", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(
+                audited
+                    .call("add_guarded", black_box(args.clone()), caller())
+                    .await,
+            )
+        });
+    });
+    group.finish();
+    let _ = std::fs::remove_file(&audit_path);
+}
+
 criterion_group!(
     benches,
     call_overhead,
     registry_construction,
-    cli_construction
+    cli_construction,
+    layers_overhead
 );
 criterion_main!(benches);
