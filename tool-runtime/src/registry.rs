@@ -113,6 +113,8 @@ impl fmt::Debug for RegisteredTool {
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     pub(crate) ignore_unknown_fields: bool,
+    /// A `RequireRoles` policy is in place: listings leave out what a caller cannot call.
+    pub(crate) enforce_roles: bool,
     pub(crate) default_timeout: Duration,
     pub(crate) max_output: usize,
 }
@@ -152,6 +154,17 @@ impl Registry {
     #[must_use]
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
         self.tools.keys().map(|k| &**k)
+    }
+
+    /// Whether a caller with `roles` may call `tool` as far as roles go: always, unless a
+    /// [`RequireRoles`](crate::policy::RequireRoles) policy is in place and the tool needs a
+    /// role the caller lacks. Listings (`tools`, `GET /tools`, `/openapi.json`) leave out the
+    /// tools this says no to.
+    #[must_use]
+    pub fn roles_allow(&self, tool: &RegisteredTool, roles: &[String]) -> bool {
+        !self.options.enforce_roles
+            || tool.meta.roles.is_empty()
+            || tool.meta.roles.iter().any(|r| roles.iter().any(|h| h == r))
     }
 
     /// Up to three registered names close to `name`, best first, for "did you mean" messages.
@@ -253,6 +266,7 @@ impl Default for RegistryBuilder {
             observers: Vec::new(),
             options: Options {
                 ignore_unknown_fields: false,
+                enforce_roles: false,
                 default_timeout: DEFAULT_TIMEOUT,
                 max_output: crate::output_cap::DEFAULT_MAX_OUTPUT,
             },
@@ -316,6 +330,9 @@ impl RegistryBuilder {
     /// is `forbidden` with the policy's reason. Policies run in the order added.
     #[must_use]
     pub fn policy(mut self, policy: impl crate::policy::Policy) -> Self {
+        if (&policy as &dyn std::any::Any).is::<crate::policy::RequireRoles>() {
+            self.options.enforce_roles = true;
+        }
         self.hooks
             .push(Arc::new(crate::policy::PolicyHook(Arc::new(policy))));
         self

@@ -456,9 +456,14 @@ pub fn exit_code(e: &ToolError) -> u8 {
 }
 
 fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
+    // The command line carries no roles: with `RequireRoles`, role-gated tools are not shown.
+    let visible: Vec<_> = registry
+        .tools()
+        .filter(|t| registry.roles_allow(t, &[]))
+        .collect();
     if json_out {
-        let tools: Vec<Value> = registry
-            .tools()
+        let tools: Vec<Value> = visible
+            .iter()
             .map(|t| {
                 let m = t.meta();
                 json!({"name": m.name, "title": m.title, "summary": m.summary,
@@ -468,12 +473,12 @@ fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
         let _ = writeln!(out, "{}", json!({ "tools": tools }));
         return 0;
     }
-    let width = registry
-        .names()
-        .map(|n| subcommand_name(n).len())
+    let width = visible
+        .iter()
+        .map(|t| subcommand_name(t.name()).len())
         .max()
         .unwrap_or(0);
-    for t in registry.tools() {
+    for t in &visible {
         let _ = writeln!(
             out,
             "{:<width$}  {}",

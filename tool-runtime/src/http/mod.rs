@@ -407,13 +407,31 @@ async fn healthz() -> Response {
     axum::Json(json!({"status": "ok"})).into_response()
 }
 
-async fn openapi_json(State(state): State<AppState>) -> Response {
+/// The roles of the authenticated caller, when roles decide what it may see.
+fn visible_roles(state: &Shared, ctx: &RequestContext) -> Option<Vec<String>> {
+    (state.registry.options.enforce_roles && state.options.auth.is_some()).then(|| {
+        ctx.identity
+            .as_ref()
+            .map(|i| i.roles.clone())
+            .unwrap_or_default()
+    })
+}
+
+async fn openapi_json(State(state): State<AppState>, mut request: Request) -> Response {
+    let o = &state.options;
+    if let Some(roles) = visible_roles(&state, &context_of(&mut request)) {
+        let doc =
+            openapi::document_for(&state.registry, &o.api_title, &o.api_version, true, &|t| {
+                state.registry.roles_allow(t, &roles)
+            });
+        return axum::Json(doc).into_response();
+    }
     let doc = state.openapi.get_or_init(|| {
         openapi::document(
             &state.registry,
-            &state.options.api_title,
-            &state.options.api_version,
-            state.options.auth.is_some(),
+            &o.api_title,
+            &o.api_version,
+            o.auth.is_some(),
         )
     });
     axum::Json(doc).into_response()
@@ -462,8 +480,18 @@ fn simple_type(prop: &Value) -> String {
     }
 }
 
-async fn list_tools(State(state): State<AppState>) -> Response {
-    let tools: Vec<Value> = state.registry.tools().map(describe).collect();
+async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
+    let roles = visible_roles(&state, &context_of(&mut request));
+    let tools: Vec<Value> = state
+        .registry
+        .tools()
+        .filter(|t| {
+            roles
+                .as_ref()
+                .is_none_or(|r| state.registry.roles_allow(t, r))
+        })
+        .map(describe)
+        .collect();
     axum::Json(json!({ "tools": tools })).into_response()
 }
 
@@ -472,13 +500,16 @@ async fn get_tool(
     Path(name): Path<String>,
     mut request: Request,
 ) -> Response {
-    match state.registry.get(&name) {
+    let ctx = context_of(&mut request);
+    let roles = visible_roles(&state, &ctx);
+    let found = state.registry.get(&name).filter(|t| {
+        roles
+            .as_ref()
+            .is_none_or(|r| state.registry.roles_allow(t, r))
+    });
+    match found {
         Some(tool) => axum::Json(describe(tool)).into_response(),
-        None => error_response(
-            Some(&name),
-            state.registry.unknown_tool(&name),
-            &context_of(&mut request).id,
-        ),
+        None => error_response(Some(&name), state.registry.unknown_tool(&name), &ctx.id),
     }
 }
 

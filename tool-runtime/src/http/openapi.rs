@@ -45,10 +45,23 @@ const ERROR_STATUSES: &[(&str, &str)] = &[
     ("504", "The tool ran past its time limit (`timeout`)"),
 ];
 
-/// Builds the document. `auth` documents bearer authentication and the 401 response.
+/// Builds the document of every tool. `auth` documents bearer authentication and the 401
+/// response.
+#[must_use]
+pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> Value {
+    document_for(registry, title, version, auth, &|_| true)
+}
+
+/// Builds the document of the tools `visible` accepts (those a caller may call).
 #[must_use]
 #[allow(clippy::too_many_lines, clippy::needless_pass_by_value)] // Reason: the document reads best as one literal-heavy listing.
-pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> Value {
+pub fn document_for(
+    registry: &Registry,
+    title: &str,
+    version: &str,
+    auth: bool,
+    visible: &dyn Fn(&crate::registry::RegisteredTool) -> bool,
+) -> Value {
     let mut schemas = Map::new();
     schemas.insert(
         "Meta".into(),
@@ -181,7 +194,11 @@ pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> 
             "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
         }
     }));
-    let names: Vec<&str> = registry.names().collect();
+    let names: Vec<&str> = registry
+        .tools()
+        .filter(|t| visible(t))
+        .map(crate::registry::RegisteredTool::name)
+        .collect();
     paths.insert("/invoke".into(), json!({"post": {
         "operationId": "invoke",
         "summary": "Call any tool by name",
@@ -199,7 +216,7 @@ pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> 
         "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
     }}));
 
-    for tool in registry.tools() {
+    for tool in registry.tools().filter(|t| visible(t)) {
         let name = tool.name();
         let input = relocate(tool.input_schema(), &format!("{name}__input"), &mut schemas);
         let output = relocate(
