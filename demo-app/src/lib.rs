@@ -4,6 +4,7 @@
 //! The tools are registered through `inventory`; [`registry`] builds the registry with the
 //! store as state.
 
+pub mod config;
 pub mod store;
 pub mod tools;
 

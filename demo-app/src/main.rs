@@ -41,7 +41,25 @@ async fn main() -> ExitCode {
                 .value_parser(value_parser!(PathBuf))
                 .help("Append one JSON line per call to this file (secrets redacted)"),
         )
+        .global_arg(
+            Arg::new("config")
+                .long("config")
+                .env("DEMO_APP_CONFIG")
+                .value_name("PATH")
+                .value_parser(value_parser!(PathBuf))
+                .help(
+                    "Limits, roles and policy (default: ./demo-app.toml if present, else built in)",
+                ),
+        )
         .setup(|matches, registry| {
+            let config = demo_app::config::Config::load(
+                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+            )?;
+            // Roles are enforced where callers have them: a server with an auth file.
+            let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
+                m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some()
+            });
+            let registry = config.apply(registry, authenticated);
             let path = matches.get_one::<PathBuf>("db").expect("has a default");
             let registry = registry.state(demo_app::Store::open(path)?);
             Ok(match matches.get_one::<PathBuf>("audit-log") {

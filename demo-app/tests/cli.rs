@@ -34,6 +34,7 @@ fn run(db: &Path, args: &[&str], stdin: Option<&str>) -> Output {
         .args(args)
         .env_remove("DEMO_APP_DB")
         .env_remove("DEMO_APP_AUDIT")
+        .env_remove("DEMO_APP_CONFIG")
         .env_remove("RUST_LOG")
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -74,6 +75,7 @@ fn help(args: &[&str]) -> String {
         .args(args)
         .env_remove("DEMO_APP_DB")
         .env_remove("DEMO_APP_AUDIT")
+        .env_remove("DEMO_APP_CONFIG")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -336,6 +338,7 @@ fn on_terminal(db: &Path, args: &str, answer: &str, no_color: bool) -> (i32, Str
     cmd.args(["-qec", &line, "/dev/null"])
         .env_remove("DEMO_APP_DB")
         .env_remove("DEMO_APP_AUDIT")
+        .env_remove("DEMO_APP_CONFIG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -432,4 +435,22 @@ fn audit_log_records_cli_calls() {
     assert_eq!(record["tool"], "device_add");
     assert_eq!(record["source"], "cli");
     assert_eq!(record["outcome"], "invalid_arguments");
+}
+
+#[test]
+fn a_bad_configuration_is_reported() {
+    let db = Db::new("config");
+    let config = db.0.join("bad.toml");
+    std::fs::write(&config, "[limits.device_add]\nrate = \"lots\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(db.path())
+        .arg("--config")
+        .arg(&config)
+        .arg("device-list")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("limits.device_add.rate"), "{err}");
 }

@@ -266,3 +266,67 @@ async fn concurrent_calls_through_the_pipeline_pair_exactly_one_device() {
     }
     assert_eq!(wins, 1);
 }
+
+#[tokio::test]
+async fn the_default_configuration_limits_and_guards_the_demo_tools() {
+    let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
+    let r = config
+        .apply(demo_app::registry_builder(), true)
+        .state(demo_app::Store::in_memory().unwrap())
+        .build()
+        .unwrap();
+    let alice = || {
+        Caller::new(Source::Http)
+            .principal("alice")
+            .roles(["admin"])
+    };
+    // device_add: 30 calls per minute per principal.
+    for _ in 0..30 {
+        assert!(r.call("device_add", json!({}), alice()).await.is_ok());
+    }
+    let env = r.call("device_add", json!({}), alice()).await;
+    assert_eq!(err(&env), ("rate_limited", 429));
+    assert!(
+        r.call(
+            "device_add",
+            json!({}),
+            Caller::new(Source::Http).principal("bob")
+        )
+        .await
+        .is_ok()
+    );
+    // device_revoke: admin only, once roles are enforced.
+    let id = json!({"device_id": "dev_0000000000000000"});
+    let bob = Caller::new(Source::Http)
+        .principal("bob")
+        .roles(["viewer"])
+        .confirm(true);
+    assert_eq!(
+        err(&r.call("device_revoke", id.clone(), bob).await),
+        ("forbidden", 403)
+    );
+    assert_eq!(
+        err(&r
+            .call("device_revoke", id.clone(), alice().confirm(true))
+            .await),
+        ("not_found", 404)
+    );
+    // An agent may not call destructive tools at all.
+    let agent = Caller::new(Source::Agent).roles(["admin"]).confirm(true);
+    assert_eq!(
+        err(&r.call("device_revoke", id.clone(), agent).await),
+        ("forbidden", 403)
+    );
+    // Without authentication (the CLI), no roles are required.
+    let open = config
+        .apply(demo_app::registry_builder(), false)
+        .state(demo_app::Store::in_memory().unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(
+        err(&open
+            .call("device_revoke", id, Caller::new(Source::Cli).confirm(true))
+            .await),
+        ("not_found", 404)
+    );
+}

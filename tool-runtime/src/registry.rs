@@ -243,6 +243,7 @@ pub struct RegistryBuilder {
     inventory: bool,
     check_state: bool,
     rates: HashMap<String, Option<crate::limits::Rate>>,
+    roles: HashMap<String, Vec<String>>,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
     tools: Vec<Arc<dyn Tool>>,
@@ -258,6 +259,7 @@ impl Default for RegistryBuilder {
             inventory: true,
             check_state: true,
             rates: HashMap::new(),
+            roles: HashMap::new(),
             concurrency: HashMap::new(),
             concurrency_queue: 64,
             tools: Vec::new(),
@@ -349,6 +351,19 @@ impl RegistryBuilder {
         self
     }
 
+    /// Sets the roles a tool needs (replacing `#[tool(roles(...))]`), enforced and used for
+    /// listings by the [`RequireRoles`](crate::policy::RequireRoles) policy.
+    #[must_use]
+    pub fn tool_roles<I, S>(mut self, tool: impl Into<String>, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.roles
+            .insert(tool.into(), roles.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Sets or overrides (`None`: removes) a tool's concurrency limit.
     #[must_use]
     pub fn concurrency_limit(mut self, tool: impl Into<String>, limit: Option<u32>) -> Self {
@@ -414,7 +429,11 @@ impl RegistryBuilder {
             .flatten()
             .map(|r| Arc::new(r.0) as Arc<dyn Tool>);
         for tool in from_inventory.chain(self.tools) {
-            let entry = RegisteredTool::new(tool);
+            let mut entry = RegisteredTool::new(tool);
+            if let Some(roles) = self.roles.get(&*entry.meta.name) {
+                Arc::make_mut(&mut entry.meta).roles =
+                    roles.iter().cloned().map(std::borrow::Cow::Owned).collect();
+            }
             let name: Arc<str> = Arc::from(&*entry.meta.name);
             if let Some(existing) = tools.get(&name) {
                 // The same `#[tool]` registered through inventory and explicitly is one tool.
