@@ -1,0 +1,150 @@
+//! A bounded load test on loopback: 200 concurrent callers for 10 s against the HTTP front end
+//! with rate and concurrency limits engaged and the audit log on. Only designed responses come
+//! back, the audit log has exactly one record per answered call, and memory stays flat.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_runtime::audit::JsonLinesAudit;
+use tool_runtime::http::{self, HttpOptions};
+
+const CALLERS: usize = 200;
+const RUN_FOR: Duration = Duration::from_secs(10);
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_callers_for_ten_seconds() {
+    let dir = std::env::temp_dir().join(format!("tool-tests-load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit_path = dir.join("audit.jsonl");
+    let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
+    let registry = config
+        .apply(demo_app::registry_builder(), false)
+        .concurrency_limit("device_list", Some(2))
+        .concurrency_queue(8)
+        .audit(JsonLinesAudit::open(&audit_path).unwrap())
+        .state(demo_app::Store::open(dir.join("load.db")).unwrap())
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(
+        listener,
+        http::router(Arc::new(registry), HttpOptions::default()),
+        async {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(5),
+    ));
+
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CALLERS)
+        .build()
+        .unwrap();
+    let deadline = Instant::now() + RUN_FOR;
+    let mut rss = Vec::new();
+    let callers: Vec<_> = (0..CALLERS)
+        .map(|i| {
+            let client = client.clone();
+            let base = base.clone();
+            tokio::spawn(async move {
+                let mut seen: Vec<(u16, String, String)> = Vec::new();
+                let mut n = 0u64;
+                while Instant::now() < deadline {
+                    n += 1;
+                    let (tool, body) = if n % 2 == 0 {
+                        ("device_add", json!({"workspace": format!("w{i}")}))
+                    } else {
+                        ("device_list", json!({"workspace": format!("w{i}")}))
+                    };
+                    let id = format!("load-{i}-{n}");
+                    let r = client
+                        .post(format!("{base}/tools/{tool}"))
+                        .header("x-request-id", &id)
+                        .json(&body)
+                        .send()
+                        .await
+                        .expect("the server answers every request");
+                    let status = r.status().as_u16();
+                    let env: Value = r.json().await.expect("every answer is JSON");
+                    let kind = env["error"]["type"].as_str().unwrap_or("ok").to_owned();
+                    seen.push((status, kind, id));
+                }
+                seen
+            })
+        })
+        .collect();
+    rss.push(rss_kib());
+    for _ in 0..4 {
+        tokio::time::sleep(RUN_FOR / 5).await;
+        rss.push(rss_kib());
+    }
+    let mut answers = Vec::new();
+    for c in callers {
+        answers.extend(c.await.unwrap());
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+
+    let mut by_outcome: BTreeMap<(u16, String), usize> = BTreeMap::new();
+    for (status, kind, _) in &answers {
+        *by_outcome.entry((*status, kind.clone())).or_default() += 1;
+    }
+    let designed = [(200, "ok"), (429, "rate_limited"), (503, "unavailable")];
+    for ((status, kind), count) in &by_outcome {
+        assert!(
+            designed.contains(&(*status, kind.as_str())),
+            "undesigned response {status} {kind} ({count} times): {by_outcome:?}"
+        );
+    }
+    assert!(
+        by_outcome.get(&(200, "ok".into())).copied().unwrap_or(0) > 100,
+        "{by_outcome:?}"
+    );
+    assert!(
+        by_outcome.contains_key(&(429, "rate_limited".into())),
+        "the rate limit engaged: {by_outcome:?}"
+    );
+
+    // One audit record per answered call: none lost, none duplicated.
+    let text = std::fs::read_to_string(&audit_path).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), answers.len(), "records vs answers");
+    let ids: HashSet<&str> = records
+        .iter()
+        .map(|r| r["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), answers.len(), "duplicated records");
+    for (_, _, id) in &answers {
+        assert!(ids.contains(id.as_str()), "no record of {id}");
+    }
+
+    // Memory flat: after warm-up, the resident size grows by less than 64 MiB.
+    let growth = rss.last().unwrap().saturating_sub(rss[1]);
+    assert!(
+        growth < 64 * 1024,
+        "RSS grew by {growth} KiB during the run: {rss:?}"
+    );
+    eprintln!(
+        "load: {} answers, {by_outcome:?}, RSS KiB {rss:?}",
+        answers.len()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
