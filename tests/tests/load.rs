@@ -58,35 +58,7 @@ async fn two_hundred_callers_for_ten_seconds() {
     let deadline = Instant::now() + RUN_FOR;
     let mut rss = Vec::new();
     let callers: Vec<_> = (0..CALLERS)
-        .map(|i| {
-            let client = client.clone();
-            let base = base.clone();
-            tokio::spawn(async move {
-                let mut seen: Vec<(u16, String, String)> = Vec::new();
-                let mut n = 0u64;
-                while Instant::now() < deadline {
-                    n += 1;
-                    let (tool, body) = if n % 2 == 0 {
-                        ("device_add", json!({"workspace": format!("w{i}")}))
-                    } else {
-                        ("device_list", json!({"workspace": format!("w{i}")}))
-                    };
-                    let id = format!("load-{i}-{n}");
-                    let r = client
-                        .post(format!("{base}/tools/{tool}"))
-                        .header("x-request-id", &id)
-                        .json(&body)
-                        .send()
-                        .await
-                        .expect("the server answers every request");
-                    let status = r.status().as_u16();
-                    let env: Value = r.json().await.expect("every answer is JSON");
-                    let kind = env["error"]["type"].as_str().unwrap_or("ok").to_owned();
-                    seen.push((status, kind, id));
-                }
-                seen
-            })
-        })
+        .map(|i| tokio::spawn(call_until(client.clone(), base.clone(), i, deadline)))
         .collect();
     rss.push(rss_kib());
     for _ in 0..4 {
@@ -147,4 +119,36 @@ async fn two_hundred_callers_for_ten_seconds() {
         answers.len()
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// One caller: requests until the deadline; returns (status, error type or "ok", request id).
+async fn call_until(
+    client: reqwest::Client,
+    base: String,
+    i: usize,
+    deadline: Instant,
+) -> Vec<(u16, String, String)> {
+    let mut seen: Vec<(u16, String, String)> = Vec::new();
+    let mut n = 0u64;
+    while Instant::now() < deadline {
+        n += 1;
+        let (tool, body) = if n.is_multiple_of(2) {
+            ("device_add", json!({"workspace": format!("w{i}")}))
+        } else {
+            ("device_list", json!({"workspace": format!("w{i}")}))
+        };
+        let id = format!("load-{i}-{n}");
+        let r = client
+            .post(format!("{base}/tools/{tool}"))
+            .header("x-request-id", &id)
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers every request");
+        let status = r.status().as_u16();
+        let env: Value = r.json().await.expect("every answer is JSON");
+        let kind = env["error"]["type"].as_str().unwrap_or("ok").to_owned();
+        seen.push((status, kind, id));
+    }
+    seen
 }
