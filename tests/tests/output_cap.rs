@@ -80,3 +80,39 @@ async fn results_over_their_cap_are_cut_or_refused() {
     assert_eq!(env.to_json()["meta"]["truncated"], true);
     assert!(env.result().unwrap().as_str().unwrap().len() <= 64);
 }
+
+#[tokio::test]
+async fn over_http_the_envelope_says_truncated() {
+    use tool_runtime::http::{self, HttpOptions};
+    let r = std::sync::Arc::new(Registry::builder().build().unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve(
+        listener,
+        http::router(r, HttpOptions::default()),
+        std::future::pending(),
+        std::time::Duration::from_secs(1),
+    ));
+    let client = reqwest::Client::new();
+    let cut: Value = client
+        .post(format!("{base}/tools/essay"))
+        .json(&json!({"n": 5000}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cut["meta"]["truncated"], true);
+    let refused = client
+        .post(format!("{base}/tools/document"))
+        .json(&json!({"n": 5000}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 500);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["error"]["type"],
+        "output_too_large"
+    );
+}

@@ -253,3 +253,37 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
         .unwrap();
     assert_eq!(admin.status(), 200);
 }
+
+#[tokio::test]
+async fn guards_and_policies_apply_over_http_too() {
+    use tool_runtime::http::{self, HttpOptions};
+    let r = Arc::new(registry(
+        Registry::builder().policy(DenyDestructive::for_sources([Source::Http])),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve(
+        listener,
+        http::router(r, HttpOptions::default()),
+        std::future::pending(),
+        std::time::Duration::from_secs(1),
+    ));
+    let client = reqwest::Client::new();
+    let post = |tool: &str, body: Value| {
+        client
+            .post(format!("{base}/tools/{tool}?confirm=true"))
+            .json(&body)
+            .send()
+    };
+    let denied = post("echo_number", json!({"n": 13})).await.unwrap();
+    assert_eq!(denied.status(), 403);
+    let capped: Value = post("echo_number", json!({"n": 99}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(capped["result"], 10);
+    let destructive = post("purge", json!({})).await.unwrap();
+    assert_eq!(destructive.status(), 403);
+}
