@@ -45,3 +45,18 @@ pub fn python_with(modules: &str) -> PathBuf {
          `pip install -r tests/python/requirements.txt` and set TOOL_TESTS_PYTHON=/path/to/python"
     );
 }
+
+/// Serves `app` on a free port of 127.0.0.1 until the test ends; returns `http://127.0.0.1:PORT`.
+pub async fn serve_on_loopback(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    tokio::spawn(tool_runtime::http::serve(
+        listener,
+        app,
+        std::future::pending(),
+        std::time::Duration::from_secs(1),
+    ));
+    base
+}

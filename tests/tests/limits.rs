@@ -136,14 +136,8 @@ async fn a_caller_that_leaves_the_queue_frees_its_place() {
 async fn over_http_a_rate_limit_is_429_with_retry_after() {
     use tool_runtime::http::{self, HttpOptions};
     let r = Arc::new(Registry::builder().build().unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/tools/ping", listener.local_addr().unwrap());
-    tokio::spawn(http::serve(
-        listener,
-        http::router(r, HttpOptions::default()),
-        std::future::pending(),
-        Duration::from_secs(1),
-    ));
+    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let url = format!("{base}/tools/ping");
     let client = reqwest::Client::new();
     for _ in 0..2 {
         assert_eq!(client.post(&url).send().await.unwrap().status(), 200);

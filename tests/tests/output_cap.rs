@@ -85,14 +85,7 @@ async fn results_over_their_cap_are_cut_or_refused() {
 async fn over_http_the_envelope_says_truncated() {
     use tool_runtime::http::{self, HttpOptions};
     let r = std::sync::Arc::new(Registry::builder().build().unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http::serve(
-        listener,
-        http::router(r, HttpOptions::default()),
-        std::future::pending(),
-        std::time::Duration::from_secs(1),
-    ));
+    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let cut: Value = client
         .post(format!("{base}/tools/essay"))

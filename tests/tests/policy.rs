@@ -222,17 +222,10 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
             ..HttpOptions::default()
         },
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
-        "http://{}/tools/rotate_keys",
-        listener.local_addr().unwrap()
+        "{}/tools/rotate_keys",
+        tool_tests::serve_on_loopback(app).await
     );
-    tokio::spawn(http::serve(
-        listener,
-        app,
-        std::future::pending(),
-        std::time::Duration::from_secs(1),
-    ));
     let client = reqwest::Client::new();
     let viewer = client
         .post(&url)
@@ -260,14 +253,7 @@ async fn guards_and_policies_apply_over_http_too() {
     let r = Arc::new(registry(
         Registry::builder().policy(DenyDestructive::for_sources([Source::Http])),
     ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http::serve(
-        listener,
-        http::router(r, HttpOptions::default()),
-        std::future::pending(),
-        std::time::Duration::from_secs(1),
-    ));
+    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let post = |tool: &str, body: Value| {
         client

@@ -140,14 +140,7 @@ async fn through_the_pipeline(r: &Registry) {
 }
 
 async fn over_http(r: Arc<Registry>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http::serve(
-        listener,
-        http::router(r.clone(), HttpOptions::default()),
-        std::future::pending(),
-        std::time::Duration::from_secs(1),
-    ));
+    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     for (tool, body) in [
         ("mail_login", json!({"user": "ann", "password": SECRET})),
