@@ -74,11 +74,10 @@ impl Registry {
                 ),
             }
             // Observers (audit) never see secrets.
-            let shown = match entry {
-                Some(e) if !self.observers.is_empty() && e.has_secrets() => e.redact(&args),
-                _ => Value::Null,
-            };
-            let shown = if shown.is_null() { &args } else { &shown };
+            let redacted = entry
+                .filter(|_| !self.observers.is_empty())
+                .and_then(|e| e.redacted(&args));
+            let shown = redacted.as_ref().unwrap_or(&args);
             for observer in &self.observers {
                 observer
                     .observe(CompletedCall {

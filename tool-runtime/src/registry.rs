@@ -77,15 +77,13 @@ impl RegisteredTool {
     /// anything that shows or stores arguments.
     #[must_use]
     pub fn redact(&self, args: &Value) -> Value {
-        match self.validator() {
-            Ok(v) if !v.secrets.is_empty() => crate::secret::redact(args, &v.secrets),
-            _ => args.clone(),
-        }
+        self.redacted(args).unwrap_or_else(|| args.clone())
     }
 
-    /// Whether the input schema has secret (`writeOnly`) values.
-    pub(crate) fn has_secrets(&self) -> bool {
-        self.validator().is_ok_and(|v| !v.secrets.is_empty())
+    /// The redacted copy of `args`, or `None` when the schema has no secrets (no copy needed).
+    pub(crate) fn redacted(&self, args: &Value) -> Option<Value> {
+        let v = self.validator().ok()?;
+        (!v.secrets.is_empty()).then(|| crate::secret::redact(args, &v.secrets))
     }
 
     pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
