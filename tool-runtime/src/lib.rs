@@ -43,6 +43,8 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod output_cap;
 mod pipeline;
 pub mod policy;

@@ -29,7 +29,7 @@ pub(crate) const JSON: &str = "json";
 const BUILTIN_ORDER: usize = 10_000;
 
 /// The built-in subcommands.
-pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions", "serve"];
+pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions", "serve", "mcp"];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.
 #[must_use]
@@ -83,6 +83,10 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
     {
         cmd = cmd.subcommand(serve_command());
     }
+    #[cfg(feature = "mcp")]
+    {
+        cmd = cmd.subcommand(mcp_command());
+    }
     for (order, tool) in registry.tools().enumerate() {
         let sub = subcommand_name(tool.name());
         let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
@@ -95,7 +99,11 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
 #[cfg(feature = "http")]
 fn serve_command() -> Command {
     Command::new("serve")
-        .about("Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)")
+        .about(if cfg!(feature = "mcp") {
+            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json) and MCP at /mcp"
+        } else {
+            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)"
+        })
         .display_order(BUILTIN_ORDER)
         .arg(
             Arg::new("addr")
@@ -135,6 +143,14 @@ fn serve_command() -> Command {
                 .value_parser(clap::value_parser!(u64))
                 .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
         )
+}
+
+/// `mcp`: the MCP server on stdio.
+#[cfg(feature = "mcp")]
+fn mcp_command() -> Command {
+    Command::new("mcp")
+        .about("Serve every tool over MCP (Model Context Protocol) on stdin/stdout")
+        .display_order(BUILTIN_ORDER)
 }
 
 fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {

@@ -211,6 +211,11 @@ impl App {
                 drop(listing);
                 self.serve(&matches, sub_matches).await
             }
+            #[cfg(feature = "mcp")]
+            "mcp" => {
+                drop(listing);
+                self.mcp(&matches).await
+            }
             tool_sub => {
                 let Some(tool_name) = listing
                     .names()
@@ -256,6 +261,7 @@ impl App {
                 2,
             );
         }
+        let auth_present = auth.is_some();
         let (name, version) = (self.name.clone(), self.version.clone());
         let registry = match self.build_registry(matches) {
             Ok(r) => Arc::new(r),
@@ -272,6 +278,8 @@ impl App {
             auth,
             api_title: name,
             api_version: version.unwrap_or_else(|| "0.0.0".into()),
+            // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
+            mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
             ..HttpOptions::default()
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {
@@ -297,6 +305,28 @@ impl App {
         {
             Ok(()) => 0,
             Err(e) => fail(e, 1),
+        }
+    }
+
+    /// `mcp`: the MCP server on stdio until the client closes stdin.
+    #[cfg(feature = "mcp")]
+    async fn mcp(self, matches: &ArgMatches) -> u8 {
+        let (name, version) = (self.name.clone(), self.version.clone());
+        let registry = match self.build_registry(matches) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return fail(e, 1),
+        };
+        if let Err(broken) = registry.warm_up() {
+            return fail(
+                format_args!("input schemas that do not compile: {broken:?}"),
+                1,
+            );
+        }
+        let server =
+            crate::mcp::McpServer::named(registry, name, version.unwrap_or_else(|| "0.0.0".into()));
+        match server.serve_stdio().await {
+            Ok(()) => 0,
+            Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
         }
     }
 

@@ -8,6 +8,7 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
+//! | `POST/GET/DELETE /mcp` | MCP over streamable HTTP (feature `mcp`): see [`crate::mcp`] |
 //!
 //! ```no_run
 //! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
@@ -54,10 +55,14 @@ pub struct HttpOptions {
     pub max_depth: usize,
     /// Bearer tokens; `None` serves without authentication.
     pub auth: Option<Arc<Auth>>,
-    /// `info.title` and `info.version` of the OpenAPI document.
+    /// `info.title` and `info.version` of the OpenAPI document (and the MCP `serverInfo`).
     pub api_title: String,
     /// See `api_title`.
     pub api_version: String,
+    /// The `Host` headers `/mcp` accepts, against DNS rebinding: `None` (the default) accepts
+    /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
+    /// or a non-loopback address).
+    pub mcp_allowed_hosts: Option<Vec<String>>,
 }
 
 impl Default for HttpOptions {
@@ -68,6 +73,7 @@ impl Default for HttpOptions {
             auth: None,
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
+            mcp_allowed_hosts: None,
         }
     }
 }
@@ -82,12 +88,22 @@ type AppState = Arc<Shared>;
 
 /// The router of every route above. Add your own layers and routes to it as to any axum router.
 pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
+    #[cfg(feature = "mcp")]
+    let mcp = crate::mcp::McpServer::named(
+        registry.clone(),
+        options.api_title.clone(),
+        options.api_version.clone(),
+    )
+    .http_service(options.mcp_allowed_hosts.clone(), options.body_limit);
     let state: AppState = Arc::new(Shared {
         registry,
         options,
         openapi: OnceLock::new(),
     });
-    Router::new()
+    let router = Router::new();
+    #[cfg(feature = "mcp")]
+    let router = router.route_service("/mcp", mcp);
+    router
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi_json))
         .route("/tools", get(list_tools))
@@ -210,11 +226,12 @@ fn set_request_id(response: &mut Response, id: &str) {
     }
 }
 
-/// What the front middleware learned about a request, for the handlers.
+/// What the front middleware learned about a request, for the handlers (and the MCP adapter,
+/// which finds it in the request's extensions).
 #[derive(Clone)]
-struct RequestContext {
-    id: String,
-    identity: Option<Identity>,
+pub(crate) struct FrontContext {
+    pub(crate) id: String,
+    pub(crate) identity: Option<Identity>,
 }
 
 /// Every request passes here once: the request id is read or made and returned on the
@@ -263,6 +280,9 @@ where
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         let id = request_id_of(request.headers());
+        // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
+        let mcp = request.uri().path() == "/mcp";
+        let mcp_delete = mcp && request.method() == axum::http::Method::DELETE;
         let log =
             tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
                 (
@@ -273,7 +293,7 @@ where
             });
         let inner = match authenticate(&self.state, &request) {
             Ok(identity) => {
-                request.extensions_mut().insert(RequestContext {
+                request.extensions_mut().insert(FrontContext {
                     id: id.clone(),
                     identity,
                 });
@@ -288,7 +308,7 @@ where
                 Ok(fut) => fut.await?,
                 Err(refusal) => *refusal,
             };
-            if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
                 // axum's own 405 carries the `Allow` header; give it an envelope body as well.
                 let allow = response.headers().get(header::ALLOW).cloned();
                 response = error_response(
@@ -303,6 +323,12 @@ where
                 if let Some(allow) = allow {
                     response.headers_mut().insert(header::ALLOW, allow);
                 }
+            }
+            if mcp_delete && response.status() == StatusCode::ACCEPTED {
+                // The SDK answers a session's DELETE with 202; the official clients expect
+                // 200 or 204 (and log a failure otherwise). The session is closed either way.
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = Body::empty();
             }
             set_request_id(&mut response, &id);
             if let Some((started, method, path)) = log {
@@ -356,11 +382,11 @@ fn authenticate(state: &Shared, request: &Request) -> Result<Option<Identity>, B
 }
 
 /// The context the front middleware left, or a fresh one (routes used without it).
-fn context_of(request: &mut Request) -> RequestContext {
+fn context_of(request: &mut Request) -> FrontContext {
     request
         .extensions_mut()
-        .remove::<RequestContext>()
-        .unwrap_or_else(|| RequestContext {
+        .remove::<FrontContext>()
+        .unwrap_or_else(|| FrontContext {
             id: request_id_of(request.headers()),
             identity: None,
         })
@@ -408,7 +434,7 @@ async fn healthz() -> Response {
 }
 
 /// The roles of the authenticated caller, when roles decide what it may see.
-fn visible_roles(state: &Shared, ctx: &RequestContext) -> Option<Vec<String>> {
+fn visible_roles(state: &Shared, ctx: &FrontContext) -> Option<Vec<String>> {
     (state.registry.options.enforce_roles && state.options.auth.is_some()).then(|| {
         ctx.identity
             .as_ref()
@@ -590,7 +616,7 @@ fn caller(id: &str, identity: Option<&Identity>) -> Caller {
 }
 
 async fn invoke(State(state): State<AppState>, mut request: Request) -> Response {
-    let RequestContext { id, identity } = context_of(&mut request);
+    let FrontContext { id, identity } = context_of(&mut request);
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     let o = &state.options;

@@ -1,0 +1,198 @@
+//! `demo-app mcp` (stdio) and `demo-app serve` (`/mcp`, behind bearer tokens) driven by the
+//! official MCP Python SDK client (`tests/python/mcp_check.py`), once with the `initialize`
+//! handshake (protocol 2025-11-25) and once as SDK 2.x connects by default (`server/discover`,
+//! protocol 2026-07-28).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const CHECKS: &[&str] = &[
+    "connect",
+    "list",
+    "annotations",
+    "device_add",
+    "invalid_arguments",
+    "unknown_tool",
+    "device_pair",
+    "destructive_refused",
+    "elicitation_declined",
+    "elicitation_accepted",
+];
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("demo-app-mcp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_check.py")
+}
+
+/// Runs the client; asserts it got through every check and that the protocol was `version`.
+fn run_client(args: &[&str], version: &str) {
+    let python = tool_tests::python_with("mcp, jsonschema");
+    let out = Command::new(python)
+        .arg(script())
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("done"),
+        "the MCP client failed:\n{stdout}\n{stderr}"
+    );
+    for check in CHECKS {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {check}"))),
+            "check `{check}` missing:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains(&format!("ok connect {version}")),
+        "negotiated another protocol version than {version}:\n{stdout}"
+    );
+}
+
+fn stdio(mode: &str, version: &str) {
+    let dir = Scratch::new(mode);
+    let db = dir.0.join("d.db");
+    run_client(
+        &[
+            "demo",
+            "--mode",
+            mode,
+            "--stdio",
+            env!("CARGO_BIN_EXE_demo-app"),
+            "--db",
+            db.to_str().unwrap(),
+            "mcp",
+        ],
+        version,
+    );
+}
+
+#[test]
+fn stdio_with_the_initialize_handshake() {
+    stdio("legacy", "2025-11-25");
+}
+
+#[test]
+fn stdio_as_sdk_2_connects_by_default() {
+    stdio("auto", "2026-07-28");
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(dir: &Path) -> (Server, String) {
+    let auth = dir.join("auth.toml");
+    std::fs::write(
+        &auth,
+        "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
+        .arg(&auth)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&line)
+        .to_owned();
+    (Server(child), base)
+}
+
+fn http(mode: &str, version: &str) {
+    let dir = Scratch::new(&format!("http-{mode}"));
+    let (_server, base) = serve(&dir.0);
+    let url = format!("{base}/mcp");
+    run_client(
+        &[
+            "demo",
+            "--mode",
+            mode,
+            "--url",
+            &url,
+            "--token",
+            "alice-token",
+        ],
+        version,
+    );
+}
+
+#[test]
+fn streamable_http_with_the_initialize_handshake() {
+    http("legacy", "2025-11-25");
+}
+
+#[test]
+fn streamable_http_as_sdk_2_connects_by_default() {
+    http("auto", "2026-07-28");
+}
+
+#[test]
+fn streamable_http_needs_the_token() {
+    let dir = Scratch::new("http-auth");
+    let (_server, base) = serve(&dir.0);
+    let addr = base.strip_prefix("http://").unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = |token: Option<&str>| {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let refused = answer(None);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("www-authenticate: Bearer"), "{refused}");
+    let refused = answer(Some("mallory-token"));
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let accepted = answer(Some("alice-token"));
+    assert!(accepted.starts_with("HTTP/1.1 200"), "{accepted}");
+    assert!(
+        accepted.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{accepted}"
+    );
+}

@@ -1,0 +1,225 @@
+"""Drives our MCP server with the official Python SDK client (`mcp` on PyPI).
+
+    mcp_check.py demo    (--stdio CMD... | --url URL [--token T]) --mode legacy|auto
+    mcp_check.py fixture --stdio CMD... --mode legacy|auto
+
+`legacy` is the `initialize` handshake (protocol 2025-11-25 and older); `auto` probes
+`server/discover` first, as SDK 2.x clients do, and speaks 2026-07-28 when the server offers it.
+Each check prints `ok <name>`; the first failure raises, and the exit status is non-zero.
+The Rust tests (`tests/tests/mcp.rs`) run this and read the lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+import anyio
+import httpx2
+import jsonschema
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def ok(name: str, detail: Any = "") -> None:
+    print(f"ok {name} {detail}".rstrip(), flush=True)
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+def server_of(args: argparse.Namespace) -> Any:
+    if args.stdio:
+        return StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
+    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+    return streamable_http_client(args.url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+
+
+def protocol_of(client: Client) -> str:
+    session = client.session
+    for attr in ("protocol_version", "negotiated_protocol_version"):
+        v = getattr(session, attr, None)
+        if isinstance(v, str):
+            return v
+    return "?"
+
+
+def no_external_refs(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            return False
+        return all(no_external_refs(v) for v in schema.values())
+    if isinstance(schema, list):
+        return all(no_external_refs(v) for v in schema)
+    return True
+
+
+async def check_listing(client: Client, expected: list[str]) -> dict[str, types.Tool]:
+    listed = (await client.list_tools()).tools
+    names = [t.name for t in listed]
+    check(names == expected, f"tools/list names {names} != {expected}")
+    for t in listed:
+        for which, schema in (("inputSchema", t.input_schema), ("outputSchema", t.output_schema)):
+            check(schema is not None, f"{t.name}: no {which}")
+            check(schema.get("type") == "object", f"{t.name}: {which} root is not an object: {schema}")
+            check(no_external_refs(schema), f"{t.name}: {which} has a $ref outside itself")
+            jsonschema.Draft202012Validator.check_schema(schema)
+        check(bool(t.description), f"{t.name}: no description")
+        check(bool(t.title), f"{t.name}: no title")
+    ok("list", f"{len(listed)} tools, every schema checked by jsonschema")
+    return {t.name: t for t in listed}
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+def structured_ok(tool: types.Tool, result: types.CallToolResult) -> Any:
+    check(not result.is_error, f"{tool.name} failed: {text_of(result)}")
+    sc = result.structured_content
+    check(sc is not None, f"{tool.name}: no structuredContent")
+    jsonschema.Draft202012Validator(tool.output_schema).validate(sc)
+    check(json.loads(text_of(result)) == sc, f"{tool.name}: the text block is not the structured JSON")
+    return sc
+
+
+async def demo(args: argparse.Namespace) -> None:
+    answers: list[str] = []
+
+    async def elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        answers.append(params.message)
+        return types.ElicitResult(action=elicit.answer)  # type: ignore[attr-defined]
+
+    elicit.answer = "decline"  # type: ignore[attr-defined]
+
+    # A client that cannot ask its user: destructive calls are refused.
+    async with Client(server_of(args), mode=args.mode) as plain:
+        ok("connect", protocol_of(plain))
+        tools = await check_listing(plain, ["device_add", "device_list", "device_pair", "device_revoke"])
+        ann = {n: t.annotations for n, t in tools.items()}
+        check(ann["device_revoke"].destructive_hint is True, "device_revoke: destructiveHint")
+        check(ann["device_list"].read_only_hint is True, "device_list: readOnlyHint")
+        check(ann["device_revoke"].idempotent_hint is True, "device_revoke: idempotentHint")
+        ok("annotations")
+
+        # The client validates structuredContent against outputSchema itself (and raises if not).
+        added = await plain.call_tool("device_add", {"workspace": "mcp", "ttl_seconds": 600})
+        code = structured_ok(tools["device_add"], added)["code"]
+        ok("device_add", code)
+
+        bad = await plain.call_tool("device_add", {"ttl_seconds": 5, "code_length": "six", "bogus": 1})
+        text = text_of(bad)
+        check(bad.is_error is True, "invalid arguments: not isError")
+        check(bad.structured_content is None, "invalid arguments: has structuredContent")
+        check(text.startswith("invalid_arguments:"), f"invalid arguments text: {text}")
+        for path in ("/ttl_seconds", "/code_length", "/bogus"):
+            check(path in text, f"violation {path} not named in: {text}")
+        ok("invalid_arguments", "3 violations named")
+
+        try:
+            await plain.call_tool("device_ad", {})
+            raise AssertionError("unknown tool: no error")
+        except MCPError as e:
+            check(e.error.code == -32602, f"unknown tool: code {e.error.code}")
+            check("device_ad" in e.error.message and "device_add" in e.error.message, e.error.message)
+        ok("unknown_tool", "-32602")
+
+        paired = await plain.call_tool("device_pair", {"code": code, "device_name": "phone"})
+        device = structured_ok(tools["device_pair"], paired)["device_id"]
+        ok("device_pair", device)
+
+        refused = await plain.call_tool("device_revoke", {"device_id": device})
+        text = text_of(refused)
+        check(refused.is_error is True, "unconfirmed revoke: not isError")
+        check(text.startswith("confirmation_required:"), f"unconfirmed revoke text: {text}")
+        listed = structured_ok(tools["device_list"], await plain.call_tool("device_list", {"workspace": "mcp"}))
+        mine = [d for d in listed["devices"] if d["device_id"] == device]
+        check(len(mine) == 1 and mine[0]["revoked_at"] is None, f"device changed after a refusal: {mine}")
+        ok("destructive_refused", "device still there")
+
+    # A client that can ask: decline refuses, accept runs.
+    async with Client(server_of(args), mode=args.mode, elicitation_callback=elicit) as asking:
+        tools = {t.name: t for t in (await asking.list_tools()).tools}
+        declined = await asking.call_tool("device_revoke", {"device_id": device})
+        check(declined.is_error is True and "declined" in text_of(declined), f"declined: {text_of(declined)}")
+        check(len(answers) == 1 and device in answers[0], f"the question names the device: {answers}")
+        listed = structured_ok(tools["device_list"], await asking.call_tool("device_list", {"workspace": "mcp"}))
+        check(all(d["revoked_at"] is None for d in listed["devices"] if d["device_id"] == device), "declined but revoked")
+        ok("elicitation_declined", answers[0])
+
+        elicit.answer = "accept"  # type: ignore[attr-defined]
+        revoked = structured_ok(tools["device_revoke"], await asking.call_tool("device_revoke", {"device_id": device}))
+        check(revoked["revoked_at"] is not None, f"accepted but not revoked: {revoked}")
+        check(len(answers) == 2, "asked once more")
+        ok("elicitation_accepted", revoked["revoked_at"])
+
+
+async def fixture(args: argparse.Namespace) -> None:
+    async with Client(server_of(args), mode=args.mode) as client:
+        ok("connect", protocol_of(client))
+        tools = await check_listing(
+            client, ["boom", "count", "hang", "hang_status", "numbers", "slow", "wipe"]
+        )
+
+        # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.
+        numbers = tools["numbers"]
+        check(list(numbers.output_schema["properties"]) == ["result"], f"wrapper: {numbers.output_schema}")
+        got = structured_ok(numbers, await client.call_tool("numbers", {"n": 3}))
+        check(got == {"result": [0, 1, 2]}, f"numbers: {got}")
+        ok("wrapped_output", got)
+
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total, message))
+
+        counted = await client.call_tool("count", {"steps": 4}, progress_callback=on_progress)
+        structured_ok(tools["count"], counted)
+        check([p for p, _, _ in seen] == [1, 2, 3, 4], f"progress notifications: {seen}")
+        check(all(t == 4 for _, t, _ in seen), f"progress totals: {seen}")
+        ok("progress", len(seen))
+
+        boom = await client.call_tool("boom", {})
+        check(boom.is_error is True and text_of(boom).startswith("internal:"), f"panic: {text_of(boom)}")
+        slow = await client.call_tool("slow", {})
+        check(slow.is_error is True and text_of(slow).startswith("timeout:"), f"timeout: {text_of(slow)}")
+        wipe = await client.call_tool("wipe", {"target": "everything"})
+        check(wipe.is_error is True and text_of(wipe).startswith("confirmation_required:"), text_of(wipe))
+        ok("errors", "panic, timeout, confirmation; server still serving")
+
+        # Cancelling the request sends notifications/cancelled; the tool's future is dropped.
+        with anyio.move_on_after(0.5):
+            await client.call_tool("hang", {})
+        deadline = time.monotonic() + 5
+        while True:
+            status = (await client.call_tool("hang_status", {})).structured_content
+            if status["dropped"] >= 1 or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.05)
+        check(status == {"started": 1, "dropped": 1}, f"cancellation: {status}")
+        ok("cancelled", status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("suite", choices=["demo", "fixture"])
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--url")
+    parser.add_argument("--token")
+    parser.add_argument("--stdio", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    asyncio.run(demo(args) if args.suite == "demo" else fixture(args))
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

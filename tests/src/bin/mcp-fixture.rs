@@ -1,0 +1,94 @@
+//! Tools that exercise the edges of the front ends (progress, panics, time-outs, cancellation,
+//! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
+//! what `tests/tests/mcp.rs` points the official MCP client at.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use tool_runtime::{CallContext, ToolError, tool};
+
+static HANG_STARTED: AtomicU32 = AtomicU32::new(0);
+static HANG_DROPPED: AtomicU32 = AtomicU32::new(0);
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Counted {
+    counted: u32,
+}
+
+/// Counts to `steps`, reporting progress after each step.
+#[tool(annotations(read_only))]
+async fn count(ctx: &CallContext, #[arg(range(min = 1, max = 100))] steps: u32) -> Counted {
+    for i in 1..=steps {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        ctx.progress(
+            f64::from(i),
+            Some(f64::from(steps)),
+            Some(&format!("step {i}")),
+        );
+    }
+    Counted { counted: steps }
+}
+
+/// The numbers below `n`: a list, which MCP sees wrapped as `{"result": [...]}`.
+#[tool(annotations(read_only))]
+async fn numbers(#[arg(range(max = 1000))] n: u32) -> Vec<u32> {
+    (0..n).collect()
+}
+
+/// Panics.
+#[tool(annotations(read_only))]
+async fn boom() -> Counted {
+    panic!("boom")
+}
+
+/// Sleeps past its time limit.
+#[tool(annotations(read_only), timeout = "200ms")]
+async fn slow() -> Counted {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    Counted { counted: 0 }
+}
+
+struct Dropped;
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        HANG_DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Never finishes on its own: cancel it.
+#[tool(annotations(read_only), timeout = "1h")]
+async fn hang() -> Counted {
+    HANG_STARTED.fetch_add(1, Ordering::SeqCst);
+    let _guard = Dropped;
+    std::future::pending::<()>().await;
+    Counted { counted: 0 }
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct HangStatus {
+    started: u32,
+    dropped: u32,
+}
+
+/// How many `hang` calls started, and how many of their futures were dropped.
+#[tool(annotations(read_only))]
+async fn hang_status() -> HangStatus {
+    HangStatus {
+        started: HANG_STARTED.load(Ordering::SeqCst),
+        dropped: HANG_DROPPED.load(Ordering::SeqCst),
+    }
+}
+
+/// Wipes the target (it does not really).
+#[tool(annotations(destructive))]
+async fn wipe(#[arg(length(max = 64))] target: String) -> Result<Counted, ToolError> {
+    let _ = target;
+    Ok(Counted { counted: 1 })
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tool_runtime::app!().run().await
+}

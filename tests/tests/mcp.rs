@@ -1,0 +1,297 @@
+//! The MCP adapter (`tool_runtime::mcp`).
+//!
+//! - Against the official Python SDK client: progress, cancellation, panics, time-outs,
+//!   wrapped non-object outputs and unconfirmed destructive calls, over stdio, in both protocol
+//!   eras (`tests/python/mcp_check.py fixture`; the demo app's own run is in
+//!   `demo-app/tests/mcp.rs`).
+//! - Raw JSON-RPC on stdio: every protocol version the official SDKs offer is negotiated as
+//!   asked, unknown methods (`server/discover`-like probes of newer clients) get `-32601`.
+//! - The mapping itself: annotations, output wrappers, role-filtered listings.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_runtime::mcp::{McpServer, output_schema};
+use tool_runtime::policy::RequireRoles;
+use tool_runtime::{Registry, tool};
+
+fn fixture_checks(mode: &str, version: &str) {
+    let python = tool_tests::python_with("mcp, jsonschema");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args(["fixture", "--mode", mode, "--stdio"])
+        .arg(env!("CARGO_BIN_EXE_mcp-fixture"))
+        .arg("mcp")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("done"),
+        "the MCP client failed:\n{stdout}\n{stderr}"
+    );
+    for check in [
+        "connect",
+        "list",
+        "wrapped_output",
+        "progress",
+        "errors",
+        "cancelled",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {check}"))),
+            "check `{check}` missing:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains(&format!("ok connect {version}")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn official_client_progress_cancellation_and_failures_with_initialize() {
+    fixture_checks("legacy", "2025-11-25");
+}
+
+#[test]
+fn official_client_progress_cancellation_and_failures_with_discover() {
+    fixture_checks("auto", "2026-07-28");
+}
+
+/// `mcp-fixture mcp` spoken to line by line.
+struct Stdio_ {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Stdio_ {
+    fn start() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message that answers request `id` (notifications are skipped).
+    fn answer(&mut self, id: i64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "stdout closed"
+            );
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        let answer = self.answer(0);
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+}
+
+impl Drop for Stdio_ {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn negotiates_every_version_the_official_sdks_offer() {
+    // Python SDK 2.x and TypeScript SDK 1.x offer these through `initialize` (the TypeScript
+    // client's first request id is 0, as here); 2026-07-28 comes through `server/discover`,
+    // which the Python client test above covers.
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut s = Stdio_::start();
+        let answer = s.initialize(version);
+        assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+        assert_eq!(answer["result"]["serverInfo"]["name"], "tool-tests");
+        assert!(
+            answer["result"]["capabilities"]["tools"].is_object(),
+            "{answer}"
+        );
+        s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        let tools = s.answer(1);
+        assert_eq!(
+            tools["result"]["tools"].as_array().unwrap().len(),
+            7,
+            "{tools}"
+        );
+    }
+    // A version from the future gets the newest one this server speaks with `initialize`.
+    let mut s = Stdio_::start();
+    let answer = s.initialize("2099-01-01");
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+}
+
+#[test]
+fn unknown_methods_get_method_not_found_not_silence() {
+    let mut s = Stdio_::start();
+    s.initialize("2025-11-25");
+    for (id, method) in [(1, "server/frobnicate"), (2, "tools/explode")] {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}));
+        let answer = s.answer(id);
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    // Still serving.
+    s.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "numbers", "arguments": {"n": 2}}}));
+    let answer = s.answer(3);
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": [0, 1]})
+    );
+    assert_eq!(answer["result"]["isError"], false);
+}
+
+#[test]
+fn discover_probe_is_answered() {
+    let mut s = Stdio_::start();
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}}),
+    );
+    let answer = s.answer(7);
+    let versions = answer["result"]["supportedVersions"]
+        .as_array()
+        .expect("versions");
+    for v in [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ] {
+        assert!(versions.contains(&json!(v)), "{v} missing: {answer}");
+    }
+}
+
+#[test]
+fn unknown_tool_is_the_invalid_params_error() {
+    let mut s = Stdio_::start();
+    s.initialize("2025-11-25");
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "numbrs", "arguments": {}}}));
+    let answer = s.answer(1);
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["error"]["data"]["suggestions"], json!(["numbers"]));
+}
+
+// --- the mapping, in process ---------------------------------------------------------------
+
+/// Lists the backups.
+#[tool(annotations(read_only, idempotent), roles("ops"))]
+async fn backups() -> Vec<String> {
+    Vec::new()
+}
+
+/// Deletes a backup.
+#[tool(annotations(destructive, open_world))]
+async fn backup_delete(#[arg(length(max = 10))] id: String) -> String {
+    id
+}
+
+fn registry() -> Arc<Registry> {
+    Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backups::descriptor())
+            .tool(backup_delete::descriptor())
+            .policy(RequireRoles)
+            .build()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn listing_maps_annotations_and_filters_by_role() {
+    let server = McpServer::new(registry());
+    let all: Vec<Value> = server
+        .list(&["ops".to_owned()])
+        .into_iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect();
+    let names: Vec<&str> = all.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["backup_delete", "backups"]);
+    assert_eq!(
+        all[0]["annotations"],
+        json!({"destructiveHint": true, "openWorldHint": true})
+    );
+    assert_eq!(
+        all[1]["annotations"],
+        json!({"readOnlyHint": true, "idempotentHint": true})
+    );
+    assert_eq!(all[1]["title"], "Backups");
+    assert_eq!(all[1]["description"], "Lists the backups.");
+    assert_eq!(all[0]["inputSchema"]["type"], "object");
+    // Without the role, the role-gated tool is not listed.
+    let visible: Vec<String> = server
+        .list(&[])
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    assert_eq!(visible, ["backup_delete"]);
+}
+
+#[test]
+fn non_object_outputs_are_wrapped_and_definitions_move_up() {
+    let (list, wrapped) = output_schema(&json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "array", "items": {"$ref": "#/$defs/Node"},
+        "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
+    }));
+    assert!(wrapped);
+    assert_eq!(list["type"], "object");
+    assert_eq!(list["required"], json!(["result"]));
+    assert_eq!(list["properties"]["result"]["type"], "array");
+    assert!(list["$defs"]["Node"].is_object());
+    assert!(list["properties"]["result"].get("$defs").is_none());
+    assert_eq!(
+        list["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+
+    let object = json!({"type": "object", "properties": {}});
+    assert_eq!(output_schema(&object), (object, false));
+    // A nullable object may be null: wrapped too.
+    let (nullable, wrapped) = output_schema(&json!({"type": ["object", "null"]}));
+    assert!(wrapped, "{nullable}");
+}

@@ -1,0 +1,485 @@
+//! The MCP front end: every registered tool served over the Model Context Protocol, through the
+//! same call pipeline as every other caller (source `mcp`). The protocol itself (JSON-RPC,
+//! version negotiation including `server/discover`, sessions, both transports) is the official
+//! Rust SDK, [`rmcp`]; this module only maps tools and results.
+//!
+//! ```no_run
+//! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
+//! // stdio (what `my-app mcp` does): stdout carries protocol messages only.
+//! tool_runtime::mcp::McpServer::new(registry).serve_stdio().await
+//! # }
+//! ```
+//!
+//! Over HTTP, [`http::router`](crate::http::router) serves the same at `/mcp` (streamable HTTP),
+//! behind the same authentication as the other routes.
+//!
+//! How tools map:
+//!
+//! - `tools/list`: every tool the caller's roles allow, sorted by name, with `name`, `title`,
+//!   `description`, `inputSchema` (the validator's own schema), `outputSchema` and
+//!   `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
+//! - MCP wants an object at the root of `outputSchema`. A tool whose output is not an object
+//!   (a list, a string, a number, `()`) is described as `{"result": <its output>}` and its
+//!   `structuredContent` is wrapped the same way; see [`output_schema`].
+//! - `tools/call` success: `structuredContent` plus one text block with the same JSON. Every
+//!   pipeline error (invalid arguments, forbidden, rate limited, time-out, a panic, the tool's own
+//!   error) is a result with `isError: true` whose text starts with the error type, then the
+//!   message and one line per violation. An unknown tool is the JSON-RPC error `-32602`, as the
+//!   specification prescribes.
+//! - Destructive tools are never run unconfirmed. When the client declares form elicitation,
+//!   the user is asked through it (accept runs the tool; decline or cancel refuses); on protocol
+//!   `2026-07-28` the same question is an `InputRequiredResult`. Otherwise the call is refused
+//!   with `confirmation_required`.
+//! - A request's progress token turns the tool's progress reports into
+//!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, Implementation, InitializeResult, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::error::{ToolError, kind};
+use crate::registry::{RegisteredTool, Registry};
+
+/// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
+const CONFIRM_INPUT: &str = "confirm";
+
+/// An MCP server over a registry. Cheap to clone: the streamable-HTTP transport makes one per
+/// session.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    name: String,
+    version: String,
+    /// Every tool's MCP description, in registry (name) order; built on first listing.
+    tools: OnceLock<Vec<Tool>>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.inner.name)
+            .field("version", &self.inner.version)
+            .field("tools", &self.inner.registry.tools().len())
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// A server for every tool of `registry`, introducing itself as `tool-runtime`.
+    #[must_use]
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Self::named(registry, "tool-runtime", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// A server introducing itself (`serverInfo`) with this name and version.
+    #[must_use]
+    pub fn named(
+        registry: Arc<Registry>,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                registry,
+                name: name.into(),
+                version: version.into(),
+                tools: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Serves MCP on stdin/stdout until the client closes stdin. Nothing else may write to
+    /// stdout meanwhile: send logs to stderr.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let running = rmcp::serve_server(self, rmcp::transport::io::stdio_pipes())
+            .await
+            .map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    }
+
+    /// The streamable-HTTP transport as a tower service, to mount at a path of your own
+    /// (`http::router` mounts it at `/mcp`). Sessions live in memory. `hosts` is the `Host`
+    /// allowlist against DNS rebinding: empty allows every host (for servers behind
+    /// authentication), `None` keeps the SDK's loopback-only default.
+    #[cfg(feature = "http")]
+    #[must_use]
+    pub fn http_service(
+        self,
+        hosts: Option<Vec<String>>,
+        body_limit: usize,
+    ) -> rmcp::transport::StreamableHttpService<
+        McpServer,
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+    > {
+        use rmcp::transport::StreamableHttpServerConfig;
+        let mut config =
+            StreamableHttpServerConfig::default().with_max_request_body_bytes(body_limit);
+        if let Some(hosts) = hosts {
+            config = config.with_allowed_hosts(hosts);
+        }
+        rmcp::transport::StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::default(),
+            config,
+        )
+    }
+
+    /// The `tools/list` entries a caller with `roles` sees.
+    #[must_use]
+    pub fn list(&self, roles: &[String]) -> Vec<Tool> {
+        let registry = &self.inner.registry;
+        let all = self
+            .inner
+            .tools
+            .get_or_init(|| registry.tools().map(describe).collect());
+        registry
+            .tools()
+            .zip(all)
+            .filter(|(t, _)| registry.roles_allow(t, roles))
+            .map(|(_, d)| d.clone())
+            .collect()
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Progress reports go out in order through one forwarding task per call, which ends
+        // when the call's context (holding the sender) is gone; the result waits for it so that
+        // no notification trails the response.
+        let (sink, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let peer = context.peer.clone();
+                let forwarder = tokio::spawn(async move {
+                    while let Some(update) = rx.recv().await {
+                        let _ = peer.notify_progress(notification(&token, update)).await;
+                    }
+                });
+                (Some(Progress(tx)), Some(forwarder))
+            }
+            None => (None, None),
+        };
+        let response = self.call_with(request, &context, sink).await;
+        if let Some(forwarder) = forwarder {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), forwarder).await;
+        }
+        response
+    }
+
+    async fn call_with(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        progress: Option<Progress>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let registry = &self.inner.registry;
+        let name = request.name.as_ref();
+        let Some(tool) = registry.get(name) else {
+            return Err(unknown_tool(registry, name));
+        };
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        // 2026-07-28: the answer to our confirmation question comes back with the retried call.
+        let answered = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(CONFIRM_INPUT))
+            .map(|answer| answer.get("action").and_then(Value::as_str) == Some("accept"));
+        let progress = progress.map(Arc::new);
+        let caller = || {
+            let mut caller = Caller::new(Source::Mcp).cancellation(context.ct.clone());
+            #[cfg(feature = "http")]
+            if let Some(front) = front_context(context) {
+                caller = caller.request_id(front.id.clone());
+                if let Some(who) = &front.identity {
+                    caller = caller
+                        .principal(who.principal.clone())
+                        .roles(who.roles.clone());
+                }
+            }
+            if let Some(p) = &progress {
+                caller = caller.progress(p.clone());
+            }
+            caller
+        };
+        let first = registry
+            .call(name, args.clone(), caller().confirm(answered == Some(true)))
+            .await;
+        let error = match first.outcome {
+            Ok(value) => return Ok(success(tool, value).into()),
+            Err(e) if e.kind() == kind::CONFIRMATION_REQUIRED => e,
+            Err(e) => return Ok(failure(&e).into()),
+        };
+        if answered == Some(false) {
+            return Ok(declined(name).into());
+        }
+        let question = question(tool, &error);
+        let can_ask = context.client_capabilities().is_some_and(|c| {
+            c.elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+        });
+        if !can_ask {
+            return Ok(failure(&error.with_details(json!({
+                "hint": "this client cannot ask its user (no elicitation capability), so destructive tools are refused"
+            })))
+            .into());
+        }
+        if modern {
+            return Ok(ask_inline(&question).into());
+        }
+        let ask = context.peer.create_elicitation(elicitation(&question));
+        let answer = tokio::select! {
+            answer = ask => answer,
+            () = context.ct.cancelled() => {
+                return Ok(failure(&ToolError::new("cancelled", "the caller cancelled the call")).into());
+            }
+        };
+        match answer {
+            Ok(r) if r.action == ElicitationAction::Accept => {
+                let second = registry.call(name, args, caller().confirm(true)).await;
+                Ok(match second.outcome {
+                    Ok(value) => success(tool, value),
+                    Err(e) => failure(&e),
+                }
+                .into())
+            }
+            Ok(_) => Ok(declined(name).into()),
+            Err(e) => Ok(failure(&ToolError::new(
+                kind::CONFIRMATION_REQUIRED,
+                format!("`{name}` is destructive and was not run: asking the user failed ({e})"),
+            ))
+            .into()),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                self.inner.name.clone(),
+                self.inner.version.clone(),
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let roles = caller_roles(&context);
+        Ok(ListToolsResult::with_all_items(self.list(&roles)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+}
+
+fn caller_roles(context: &RequestContext<RoleServer>) -> Vec<String> {
+    #[cfg(feature = "http")]
+    if let Some(who) = front_context(context).and_then(|f| f.identity.as_ref()) {
+        return who.roles.clone();
+    }
+    let _ = context;
+    Vec::new()
+}
+
+/// What the HTTP front layer learned about the request (id, identity), when served over HTTP.
+#[cfg(feature = "http")]
+fn front_context(context: &RequestContext<RoleServer>) -> Option<&crate::http::FrontContext> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<crate::http::FrontContext>())
+}
+
+/// The MCP description of one tool.
+fn describe(tool: &RegisteredTool) -> Tool {
+    let m = tool.meta();
+    let a = &m.annotations;
+    let mut annotations = Map::new();
+    for (key, value) in [
+        ("readOnlyHint", a.read_only),
+        ("destructiveHint", a.destructive),
+        ("idempotentHint", a.idempotent),
+        ("openWorldHint", a.open_world),
+    ] {
+        if let Some(v) = value {
+            annotations.insert(key.into(), Value::Bool(v));
+        }
+    }
+    let mut d = json!({
+        "name": &*m.name,
+        "title": &*m.title,
+        "description": &*m.description,
+        "inputSchema": tool.input_schema(),
+        "outputSchema": output_schema(tool.output_schema()).0,
+    });
+    if !annotations.is_empty() {
+        d["annotations"] = Value::Object(annotations);
+    }
+    serde_json::from_value(d).expect("a tool description has the shape rmcp's Tool reads")
+}
+
+/// The `outputSchema` MCP gets for a tool's output schema, and whether it is the
+/// `{"result": ...}` wrapper: MCP requires an object at the root, so an output that is not
+/// always an object is wrapped (and its `structuredContent` with it).
+#[must_use]
+pub fn output_schema(schema: &Value) -> (Value, bool) {
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        return (schema.clone(), false);
+    }
+    let mut inner = schema.clone();
+    let mut wrapper = Map::new();
+    if let Some(s) = inner.get("$schema").cloned() {
+        wrapper.insert("$schema".into(), s);
+    }
+    if let Some(obj) = inner.as_object_mut() {
+        obj.remove("$schema");
+        // `$ref`s point at `#/$defs/...`: the definitions move to the new root.
+        if let Some(defs) = obj.remove("$defs") {
+            wrapper.insert("$defs".into(), defs);
+        }
+    }
+    wrapper.insert("type".into(), json!("object"));
+    wrapper.insert("properties".into(), json!({ "result": inner }));
+    wrapper.insert("required".into(), json!(["result"]));
+    wrapper.insert("additionalProperties".into(), json!(false));
+    (Value::Object(wrapper), true)
+}
+
+fn success(tool: &RegisteredTool, value: Value) -> CallToolResult {
+    let wrapped = tool.output_schema().get("type").and_then(Value::as_str) != Some("object");
+    let structured = if wrapped {
+        json!({ "result": value })
+    } else {
+        value
+    };
+    CallToolResult::structured(structured)
+}
+
+/// An `isError` result: `<type>: <message>`, then one line per violation.
+fn failure(e: &ToolError) -> CallToolResult {
+    let mut text = format!("{}: {}", e.kind(), e.message());
+    for v in e.violations() {
+        let at = if v.path.is_empty() { "/" } else { &v.path };
+        let _ = write!(text, "\n  {at}: {}", v.message);
+    }
+    if let Some(hint) = e
+        .details()
+        .and_then(|d| d.get("hint"))
+        .and_then(Value::as_str)
+    {
+        text.push_str("\n  hint: ");
+        text.push_str(hint);
+    }
+    if e.is_retryable() {
+        text.push_str("\n  (retryable)");
+    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn declined(name: &str) -> CallToolResult {
+    failure(&ToolError::new(
+        kind::CONFIRMATION_REQUIRED,
+        format!("`{name}` is destructive and was not run: the user declined"),
+    ))
+}
+
+/// The confirmation question: what would run, secrets already redacted by the pipeline.
+fn question(tool: &RegisteredTool, e: &ToolError) -> String {
+    let m = tool.meta();
+    let args = e
+        .details()
+        .and_then(|d| d.get("arguments"))
+        .map_or_else(String::new, |a| format!(" with {a}"));
+    format!(
+        "`{}` is destructive: it would {}{args}. Run it?",
+        m.name,
+        m.summary.trim_end_matches('.').to_lowercase()
+    )
+}
+
+fn elicitation(question: &str) -> ElicitRequestParams {
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": question,
+        "requestedSchema": {"type": "object", "properties": {}},
+    }))
+    .expect("a form elicitation with no fields")
+}
+
+fn ask_inline(question: &str) -> InputRequiredResult {
+    let request = json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": question,
+            "requestedSchema": {"type": "object", "properties": {}},
+        }
+    });
+    let requests = std::collections::BTreeMap::from([(
+        CONFIRM_INPUT.to_owned(),
+        serde_json::from_value(request).expect("an elicitation request"),
+    )]);
+    InputRequiredResult::from_input_requests(requests)
+}
+
+fn unknown_tool(registry: &Registry, name: &str) -> ErrorData {
+    let suggestions = registry.suggest(name);
+    let hint = match suggestions.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        many => format!("; did you mean one of {many:?}?"),
+    };
+    ErrorData::invalid_params(
+        Cow::Owned(format!("unknown tool `{name}`{hint}")),
+        Some(json!({ "type": kind::UNKNOWN_TOOL, "tool": name, "suggestions": suggestions })),
+    )
+}
+
+/// Hands a tool's progress reports to the call's forwarding task.
+struct Progress(tokio::sync::mpsc::UnboundedSender<ProgressUpdate>);
+
+impl ProgressSink for Progress {
+    fn report(&self, update: ProgressUpdate) {
+        let _ = self.0.send(update);
+    }
+}
+
+fn notification(token: &ProgressToken, update: ProgressUpdate) -> ProgressNotificationParam {
+    let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+    if let Some(total) = update.total {
+        param = param.with_total(total);
+    }
+    if let Some(message) = update.message {
+        param = param.with_message(message);
+    }
+    param
+}
