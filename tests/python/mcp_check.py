@@ -167,7 +167,7 @@ async def fixture(args: argparse.Namespace) -> None:
     async with Client(server_of(args), mode=args.mode) as client:
         ok("connect", protocol_of(client))
         tools = await check_listing(
-            client, ["boom", "count", "hang", "hang_status", "numbers", "slow", "wipe"]
+            client, ["add", "boom", "count", "hang", "hang_status", "numbers", "slow", "wipe"]
         )
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.

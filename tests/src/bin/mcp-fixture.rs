@@ -1,6 +1,7 @@
 //! Tools that exercise the edges of the front ends (progress, panics, time-outs, cancellation,
 //! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
-//! what `tests/tests/mcp.rs` points the official MCP client at.
+//! what `tests/tests/mcp.rs` points the official MCP client at, and `mcp-fixture serve` what
+//! `benches/mcp.rs` measures.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -14,6 +15,17 @@ static HANG_DROPPED: AtomicU32 = AtomicU32::new(0);
 #[derive(Serialize, schemars::JsonSchema)]
 struct Counted {
     counted: u32,
+}
+
+/// Adds two integers: the small tool of the MCP benchmark (`benches/mcp.rs`).
+#[tool(annotations(read_only, idempotent))]
+async fn add(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
 }
 
 /// Counts to `steps`, reporting progress after each step.
