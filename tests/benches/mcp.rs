@@ -11,8 +11,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -112,9 +112,11 @@ impl Session {
         let response = http
             .post(url)
             .header("accept", "application/json, text/event-stream")
-            .json(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": PROTOCOL, "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"}}}))
+                "clientInfo": {"name": "bench", "version": "1"}}}),
+            )
             .send()
             .await
             .unwrap();

@@ -147,7 +147,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            7,
+            8,
             "{tools}"
         );
     }
@@ -294,4 +294,230 @@ fn non_object_outputs_are_wrapped_and_definitions_move_up() {
     // A nullable object may be null: wrapped too.
     let (nullable, wrapped) = output_schema(&json!({"type": ["object", "null"]}));
     assert!(wrapped, "{nullable}");
+}
+
+// --- every pipeline outcome through the adapter, in process --------------------------------
+
+/// Finds a backup; its own error when there is none.
+#[tool(annotations(read_only))]
+async fn backup_find(
+    #[arg(length(max = 10))] id: String,
+) -> Result<String, tool_runtime::ToolError> {
+    Err(tool_runtime::ToolError::not_found(format!(
+        "no backup `{id}`"
+    )))
+}
+
+/// Starts a backup, at most once a minute.
+#[tool(annotations(read_only), rate = "1/min")]
+async fn backup_start() -> String {
+    "started".into()
+}
+
+/// Newline-delimited JSON-RPC to an in-process server over a duplex pipe.
+struct Pipe {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Pipe {
+    async fn start(registry: Arc<Registry>) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (sr, sw) = tokio::io::split(server);
+        tokio::spawn(McpServer::new(registry).serve_on(sr, sw));
+        let (cr, cw) = tokio::io::split(client);
+        let mut pipe = Self {
+            write: cw,
+            read: tokio::io::BufReader::new(cr).lines(),
+        };
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "1"}}}),
+        )
+        .await;
+        pipe.answer(0).await;
+        pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        pipe
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn answer(&mut self, id: i64) -> Value {
+        loop {
+            let line = self.read.next_line().await.unwrap().expect("open");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    async fn call(&mut self, id: i64, name: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}}))
+            .await;
+        self.answer(id).await["result"].clone()
+    }
+}
+
+fn error_text(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn every_pipeline_error_is_an_is_error_result_naming_its_type() {
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backup_find::descriptor())
+            .tool(backup_start::descriptor())
+            .tool(backup_delete::descriptor())
+            .policy(|call: &tool_runtime::PendingCall| {
+                if call.meta().name == "backup_delete" && call.args()["id"] == "prod" {
+                    Err("`prod` backups are kept".to_owned())
+                } else {
+                    Ok(())
+                }
+            })
+            .build()
+            .unwrap(),
+    );
+    let mut pipe = Pipe::start(registry).await;
+
+    let own = pipe.call(1, "backup_find", json!({"id": "b1"})).await;
+    assert_eq!(error_text(&own), "not_found: no backup `b1`");
+
+    let first = pipe.call(2, "backup_start", json!({})).await;
+    assert_eq!(first["structuredContent"], json!({"result": "started"}));
+    let limited = pipe.call(3, "backup_start", json!({})).await;
+    let text = error_text(&limited);
+    assert!(text.starts_with("rate_limited:"), "{text}");
+    assert!(text.ends_with("(retryable)"), "{text}");
+
+    let forbidden = pipe.call(4, "backup_delete", json!({"id": "prod"})).await;
+    let text = error_text(&forbidden);
+    assert!(
+        text.starts_with("forbidden:") && text.contains("`prod` backups are kept"),
+        "{text}"
+    );
+
+    // This client declared no elicitation: refused, and told why.
+    let unconfirmed = pipe.call(5, "backup_delete", json!({"id": "old"})).await;
+    let text = error_text(&unconfirmed);
+    assert!(text.starts_with("confirmation_required:"), "{text}");
+    assert!(text.contains("no elicitation capability"), "{text}");
+
+    let invalid = pipe
+        .call(6, "backup_find", json!({"id": "much-too-long", "x": 1}))
+        .await;
+    let text = error_text(&invalid);
+    assert!(text.starts_with("invalid_arguments:"), "{text}");
+    assert!(
+        text.contains("\n  /id:") && text.contains("\n  /x:"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
+    use tool_runtime::http::{self, Auth, HttpOptions};
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
+         [[tokens]]\ntoken = \"dev-token\"\nprincipal = \"dan\"\nroles = []\n",
+    )
+    .unwrap();
+    let options = HttpOptions {
+        auth: Some(Arc::new(auth)),
+        ..HttpOptions::default()
+    };
+    let base = tool_tests::serve_on_loopback(http::router(registry(), options)).await;
+    let url = format!("{base}/mcp");
+    let http = reqwest::Client::new();
+    let rpc = |token: &'static str, session: Option<String>, body: Value| {
+        let mut request = http
+            .post(&url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = session {
+            request = request
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let data = |body: &str| -> Value {
+        let line = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:").map(str::trim))
+            .find(|d| !d.is_empty())
+            .unwrap_or(body);
+        serde_json::from_str(line).unwrap()
+    };
+    let mut listed = Vec::new();
+    for token in ["ops-token", "dev-token"] {
+        let init = rpc(
+            token,
+            None,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(init.status(), 200);
+        let session = init.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let _ = rpc(
+            token,
+            Some(session.clone()),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await
+        .unwrap();
+        let tools = rpc(
+            token,
+            Some(session.clone()),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        let names: Vec<String> = data(&tools)["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        let call = rpc(token, Some(session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                                    "params": {"name": "backups", "arguments": {}}}))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        listed.push((names, data(&call)["result"].clone()));
+    }
+    assert_eq!(listed[0].0, ["backup_delete", "backups"]);
+    assert_eq!(listed[0].1["structuredContent"], json!({"result": []}));
+    assert_eq!(listed[1].0, ["backup_delete"]);
+    assert!(
+        error_text(&listed[1].1).starts_with("forbidden:"),
+        "{}",
+        listed[1].1
+    );
 }

@@ -106,7 +106,18 @@ impl McpServer {
     /// Serves MCP on stdin/stdout until the client closes stdin. Nothing else may write to
     /// stdout meanwhile: send logs to stderr.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        let running = rmcp::serve_server(self, rmcp::transport::io::stdio_pipes())
+        let (read, write) = rmcp::transport::io::stdio_pipes();
+        self.serve_on(read, write).await
+    }
+
+    /// Serves MCP as newline-delimited JSON-RPC on any byte stream (a Unix socket, a pipe, an
+    /// in-memory duplex in tests) until the peer closes it.
+    pub async fn serve_on<R, W>(self, read: R, write: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = rmcp::serve_server(self, (read, write))
             .await
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
