@@ -59,7 +59,7 @@ pub struct ParamHint {
 }
 
 /// A per-tool guard, `#[tool(guard = path)]`: may deny the call (`Err`, typically
-/// `forbidden`) or rewrite its arguments with [`PendingCall::set_args`].
+/// `forbidden`) or rewrite its arguments with [`PendingCall::set_args`](crate::PendingCall::set_args).
 ///
 /// ```
 /// use tool_runtime::{PendingCall, ToolError};

@@ -30,6 +30,10 @@
 //! # }
 //! ```
 //!
+//! Front ends (cargo features, all on by default): [`cli`] (`App`: a clap subcommand per tool,
+//! plus `serve` and `mcp`), [`http`] (an axum router with OpenAPI 3.1), [`mcp`] (the Model
+//! Context Protocol over stdio and streamable HTTP, through the official `rmcp` SDK).
+//!
 //! See the README for the macro's options, the coercion policy and the error types.
 
 pub mod audit;

@@ -18,7 +18,7 @@
 //! # let _ = registry;
 //! ```
 //!
-//! Policies run at [`HookPoint::Policy`](crate::HookPoint::Policy), in the order added, before
+//! Policies run at [`HookPoint::Policy`], in the order added, before
 //! per-tool guards, confirmation and limits.
 
 use std::collections::HashMap;
