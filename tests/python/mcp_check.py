@@ -2,6 +2,7 @@
 
     mcp_check.py demo    (--stdio CMD... | --url URL [--token T]) --mode legacy|auto
     mcp_check.py fixture --stdio CMD... --mode legacy|auto
+    mcp_check.py shutdown --url URL --pid PID --mode legacy|auto
 
 `legacy` is the `initialize` handshake (protocol 2025-11-25 and older); `auto` probes
 `server/discover` first, as SDK 2.x clients do, and speaks 2026-07-28 when the server offers it.
@@ -209,15 +210,40 @@ async def fixture(args: argparse.Namespace) -> None:
         ok("cancelled", status)
 
 
+async def shutdown(args: argparse.Namespace) -> None:
+    """A call running when the server is told to stop still gets its result."""
+    import os
+    import signal
+
+    async with Client(server_of(args), mode=args.mode) as client:
+        ok("connect", protocol_of(client))
+        # Listed first: the client checks results against the listed output schema, and would
+        # otherwise list the tools after the call, when the server accepts no new requests.
+        await client.list_tools()
+        async with anyio.create_task_group() as tg:
+            results: list[types.CallToolResult] = []
+
+            async def run() -> None:
+                results.append(await client.call_tool("count", {"steps": 60}))
+
+            tg.start_soon(run)
+            await anyio.sleep(0.2)
+            os.kill(args.pid, signal.SIGTERM)
+        got = results[0]
+        check(not got.is_error and got.structured_content == {"counted": 60}, f"cut short: {got}")
+        ok("finished_during_shutdown", got.structured_content)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("suite", choices=["demo", "fixture"])
+    parser.add_argument("suite", choices=["demo", "fixture", "shutdown"])
+    parser.add_argument("--pid", type=int)
     parser.add_argument("--mode", default="auto")
     parser.add_argument("--url")
     parser.add_argument("--token")
     parser.add_argument("--stdio", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    asyncio.run(demo(args) if args.suite == "demo" else fixture(args))
+    asyncio.run({"demo": demo, "fixture": fixture, "shutdown": shutdown}[args.suite](args))
     print("done", flush=True)
 
 

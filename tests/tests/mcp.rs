@@ -521,3 +521,52 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
         listed[1].1
     );
 }
+
+#[test]
+fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
+    let python = tool_tests::python_with("mcp");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--grace-period", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line.trim().strip_prefix("listening on ").expect(&line);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
+    // The client keeps its session (and its event stream) open while the server shuts down.
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            "shutdown",
+            "--mode",
+            "legacy",
+            "--url",
+            &format!("{base}/mcp"),
+        ])
+        .args(["--pid", &server.id().to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("ok finished_during_shutdown"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Well inside the 120 s grace period: the idle session did not hold the server up.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server waited for an idle MCP session"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+}

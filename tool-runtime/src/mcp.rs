@@ -127,20 +127,24 @@ impl McpServer {
     /// The streamable-HTTP transport as a tower service, to mount at a path of your own
     /// (`http::router` mounts it at `/mcp`). Sessions live in memory. `hosts` is the `Host`
     /// allowlist against DNS rebinding: empty allows every host (for servers behind
-    /// authentication), `None` keeps the SDK's loopback-only default.
+    /// authentication), `None` keeps the SDK's loopback-only default. Cancelling `sessions` ends
+    /// every session and its open event streams at once (`http::router` does it at shutdown,
+    /// once the answers in flight are out).
     #[cfg(feature = "http")]
     #[must_use]
     pub fn http_service(
         self,
         hosts: Option<Vec<String>>,
         body_limit: usize,
+        sessions: tokio_util::sync::CancellationToken,
     ) -> rmcp::transport::StreamableHttpService<
         McpServer,
         rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
     > {
         use rmcp::transport::StreamableHttpServerConfig;
-        let mut config =
-            StreamableHttpServerConfig::default().with_max_request_body_bytes(body_limit);
+        let mut config = StreamableHttpServerConfig::default()
+            .with_max_request_body_bytes(body_limit)
+            .with_cancellation_token(sessions);
         if let Some(hosts) = hosts {
             config = config.with_allowed_hosts(hosts);
         }

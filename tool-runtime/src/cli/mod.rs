@@ -295,14 +295,12 @@ impl App {
         let grace = std::time::Duration::from_secs(
             *m.get_one::<u64>("grace-period").expect("has a default"),
         );
-        match http::serve(
-            listener,
-            http::router(registry, options),
-            http::shutdown_signal(),
-            grace,
-        )
-        .await
-        {
+        let shutdown = options.shutdown.clone();
+        let signal = async move {
+            http::shutdown_signal().await;
+            shutdown.cancel();
+        };
+        match http::serve(listener, http::router(registry, options), signal, grace).await {
             Ok(()) => 0,
             Err(e) => fail(e, 1),
         }

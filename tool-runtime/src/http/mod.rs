@@ -21,6 +21,8 @@
 
 mod auth;
 mod body;
+#[cfg(feature = "mcp")]
+mod drain;
 pub mod openapi;
 
 use std::future::Future;
@@ -63,6 +65,9 @@ pub struct HttpOptions {
     /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
     /// or a non-loopback address).
     pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
+    /// streams, which graceful shutdown would otherwise wait out (`serve` in the CLI does this).
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl Default for HttpOptions {
@@ -74,6 +79,7 @@ impl Default for HttpOptions {
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
             mcp_allowed_hosts: None,
+            shutdown: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -89,12 +95,7 @@ type AppState = Arc<Shared>;
 /// The router of every route above. Add your own layers and routes to it as to any axum router.
 pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     #[cfg(feature = "mcp")]
-    let mcp = crate::mcp::McpServer::named(
-        registry.clone(),
-        options.api_title.clone(),
-        options.api_version.clone(),
-    )
-    .http_service(options.mcp_allowed_hosts.clone(), options.body_limit);
+    let mcp = mcp_route(&registry, &options);
     let state: AppState = Arc::new(Shared {
         registry,
         options,
@@ -102,7 +103,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     });
     let router = Router::new();
     #[cfg(feature = "mcp")]
-    let router = router.route_service("/mcp", mcp);
+    let router = router.route("/mcp", mcp);
     router
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi_json))
@@ -112,6 +113,60 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
         .fallback(not_found)
         .layer(FrontLayer(state.clone()))
         .with_state(state)
+}
+
+/// `/mcp`: rmcp's streamable-HTTP service. At shutdown (`options.shutdown` cancelled) its
+/// sessions end, closing idle clients' event streams that graceful shutdown would otherwise
+/// wait out, but only once every `POST` answer in flight has been delivered.
+#[cfg(feature = "mcp")]
+fn mcp_route<S: Clone + Send + Sync + 'static>(
+    registry: &Arc<Registry>,
+    options: &HttpOptions,
+) -> MethodRouter<S> {
+    use tower::ServiceExt;
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
+    let sessions = if runtime.is_some() {
+        tokio_util::sync::CancellationToken::new()
+    } else {
+        options.shutdown.child_token()
+    };
+    let posts = Arc::new(drain::Posts::default());
+    let service = crate::mcp::McpServer::named(
+        registry.clone(),
+        options.api_title.clone(),
+        options.api_version.clone(),
+    )
+    .http_service(
+        options.mcp_allowed_hosts.clone(),
+        options.body_limit,
+        sessions.clone(),
+    );
+    if let Some(runtime) = runtime {
+        let (shutdown, posts) = (options.shutdown.clone(), posts.clone());
+        runtime.spawn(async move {
+            shutdown.cancelled().await;
+            posts.idle().await;
+            sessions.cancel();
+        });
+    }
+    axum::routing::any_service(tower::service_fn(move |request: Request| {
+        let guard = (request.method() == axum::http::Method::POST).then(|| posts.enter());
+        let call = service.clone().oneshot(request);
+        async move {
+            let response = call.await?;
+            Ok::<_, std::convert::Infallible>(match guard {
+                // The guard lives as long as the body: until the answer is sent (or dropped).
+                Some(guard) => response.map(|body| {
+                    Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                        let _held = &guard;
+                        frame
+                    }))
+                }),
+                None => response.map(Body::new),
+            })
+        }
+    }))
 }
 
 /// One tool as a `POST` handler to mount anywhere in your own axum router, still through the
