@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The test command: makes the Python venv the checkers need (jsonschema, openapi-spec-validator, mcp,
-# schemathesis; once), then runs
+# schemathesis; once) and installs the MCP TypeScript SDK client (npm, once), then runs
 # every test of the workspace. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! .venv/bin/python -c 'import jsonschema, openapi_spec_validator, schemathesis, mcp' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+fi
+# The official MCP TypeScript SDK client (tests/node/package-lock.json), for demo-app/tests/mcp.rs.
+if [ ! -d tests/node/node_modules/@modelcontextprotocol/sdk ]; then
+  (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
 export TOOL_TESTS_PYTHON="$PWD/.venv/bin/python"
 exec cargo test --workspace "$@"

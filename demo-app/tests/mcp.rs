@@ -1,7 +1,8 @@
 //! `demo-app mcp` (stdio) and `demo-app serve` (`/mcp`, behind bearer tokens) driven by the
-//! official MCP Python SDK client (`tests/python/mcp_check.py`), once with the `initialize`
-//! handshake (protocol 2025-11-25) and once as SDK 2.x connects by default (`server/discover`,
-//! protocol 2026-07-28).
+//! official MCP clients: the Python SDK's (`tests/python/mcp_check.py`), once with the
+//! `initialize` handshake (protocol 2025-11-25) and once as SDK 2.x connects by default
+//! (`server/discover`, protocol 2026-07-28); and the TypeScript SDK's
+//! (`tests/node/mcp_check.mjs`), which spawns the server with sockets rather than pipes.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -195,4 +196,61 @@ fn streamable_http_needs_the_token() {
         accepted.contains("\"protocolVersion\":\"2025-11-25\""),
         "{accepted}"
     );
+}
+
+/// `node tests/node/mcp_check.mjs ARGS`, asserting it got through every check.
+fn run_node(args: &[&str]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/node");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "this test needs the MCP TypeScript SDK: run the tests with `bash tests/run.sh`, or \
+         `npm ci` in tests/node (Node.js 18 or newer)"
+    );
+    let out = Command::new("node")
+        .arg(dir.join("mcp_check.mjs"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `node` ({e}): install Node.js 18 or newer"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("done"),
+        "the TypeScript MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for check in [
+        "connect",
+        "list",
+        "device_add",
+        "invalid_arguments",
+        "unknown_tool",
+        "destructive_refused",
+        "elicitation_accepted",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {check}"))),
+            "check `{check}` missing:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn typescript_sdk_client_over_stdio() {
+    let dir = Scratch::new("ts-stdio");
+    let db = dir.0.join("d.db");
+    run_node(&[
+        "--stdio",
+        env!("CARGO_BIN_EXE_demo-app"),
+        "--db",
+        db.to_str().unwrap(),
+        "mcp",
+    ]);
+}
+
+#[test]
+fn typescript_sdk_client_over_streamable_http() {
+    let dir = Scratch::new("ts-http");
+    let (_server, base) = serve(&dir.0);
+    run_node(&["--url", &format!("{base}/mcp"), "--token", "alice-token"]);
 }

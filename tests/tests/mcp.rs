@@ -570,3 +570,63 @@ fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     };
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn stdio_works_when_standard_streams_are_not_pipes() {
+    // MCP clients may hand the server sockets or files instead of pipes (Node.js uses sockets);
+    // the SDK then falls back to the blocking standard streams. Regression: the CLI held the
+    // stdout lock for the whole run, so no answer ever came out.
+    let dir = std::env::temp_dir().join(format!("mcp-stdio-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"numbers","arguments":{"n":1}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let output = dir.join("out.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+        .arg("mcp")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(std::fs::File::create(&output).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "no answer within 30 s: {:?}",
+                std::fs::read_to_string(&output)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = std::fs::read_to_string(&output).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(status.success(), "{status}");
+    let answers: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        answers[0]["result"]["protocolVersion"], "2025-11-25",
+        "{out}"
+    );
+    assert_eq!(
+        answers[1]["result"]["structuredContent"],
+        json!({"result": [0]}),
+        "{out}"
+    );
+}

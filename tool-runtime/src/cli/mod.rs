@@ -134,7 +134,9 @@ impl App {
         T: Into<OsString>,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        let mut out = std::io::stdout().lock();
+        // Not `stdout().lock()`: `mcp` writes to standard output from another thread (when it is
+        // not a pipe), which a lock held here for the whole run would block forever.
+        let mut out = std::io::stdout();
         let code = self.execute(&args, &mut out).await;
         let _ = out.flush();
         ExitCode::from(code)

@@ -1,0 +1,100 @@
+// Drives our MCP server with the official TypeScript SDK client (@modelcontextprotocol/sdk 1.x).
+//
+//   node mcp_check.mjs --stdio CMD ARGS...
+//   node mcp_check.mjs --url URL --token TOKEN
+//
+// Each check prints `ok <name>`; the first failure throws and the exit status is non-zero.
+// `demo-app/tests/mcp.rs` runs it against the demo app.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+const args = process.argv.slice(2);
+const ok = (name, detail = "") => console.log(`ok ${name} ${detail}`.trimEnd());
+const check = (cond, what) => {
+  if (!cond) throw new Error(what);
+};
+
+function transport() {
+  if (args[0] === "--stdio") {
+    return new StdioClientTransport({
+      command: args[1],
+      args: args.slice(2),
+      env: { ...process.env },
+      stderr: process.env.MCP_CHECK_STDERR ?? "ignore",
+    });
+  }
+  const url = new URL(args[args.indexOf("--url") + 1]);
+  const token = args[args.indexOf("--token") + 1];
+  return new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+}
+
+const text = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+
+async function connect(answer) {
+  const capabilities = answer ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "ts-check", version: "1.0.0" }, { capabilities });
+  const asked = [];
+  if (answer) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: answer };
+    });
+  }
+  const t = transport();
+  await client.connect(t);
+  return { client, asked, transport: t };
+}
+
+const { client: plain, transport: plainTransport } = await connect(null);
+ok("connect", plainTransport.protocolVersion ?? "(stdio)");
+
+const { tools } = await plain.listTools();
+const names = tools.map((t) => t.name);
+check(JSON.stringify(names) === JSON.stringify(["device_add", "device_list", "device_pair", "device_revoke"]), `names ${names}`);
+for (const t of tools) {
+  check(t.inputSchema.type === "object" && t.outputSchema?.type === "object", `${t.name}: schema roots`);
+}
+check(tools.find((t) => t.name === "device_revoke").annotations.destructiveHint === true, "destructiveHint");
+ok("list", `${tools.length} tools`);
+
+// The client validates structuredContent against outputSchema (ajv) and throws if it does not fit.
+const added = await plain.callTool({ name: "device_add", arguments: { workspace: "ts", ttl_seconds: 600 } });
+check(!added.isError, text(added));
+check(JSON.stringify(JSON.parse(text(added))) === JSON.stringify(added.structuredContent), "text = structured");
+const code = added.structuredContent.code;
+ok("device_add", code);
+
+const bad = await plain.callTool({ name: "device_add", arguments: { ttl_seconds: 5, bogus: true } });
+check(bad.isError === true && text(bad).startsWith("invalid_arguments:"), text(bad));
+check(text(bad).includes("/ttl_seconds") && text(bad).includes("/bogus"), text(bad));
+ok("invalid_arguments");
+
+try {
+  await plain.callTool({ name: "device_ad", arguments: {} });
+  throw new Error("unknown tool: no error");
+} catch (e) {
+  check(e instanceof McpError && e.code === -32602, `unknown tool: ${e}`);
+}
+ok("unknown_tool", "-32602");
+
+const paired = await plain.callTool({ name: "device_pair", arguments: { code, device_name: "tablet" } });
+check(!paired.isError, text(paired));
+const device = paired.structuredContent.device_id;
+const refused = await plain.callTool({ name: "device_revoke", arguments: { device_id: device } });
+check(refused.isError === true && text(refused).startsWith("confirmation_required:"), text(refused));
+ok("destructive_refused");
+await plain.close();
+
+const { client: asking, asked } = await connect("accept");
+await asking.listTools();
+const revoked = await asking.callTool({ name: "device_revoke", arguments: { device_id: device } });
+check(!revoked.isError && revoked.structuredContent.revoked_at, text(revoked));
+check(asked.length === 1 && asked[0].includes(device), `asked: ${asked}`);
+ok("elicitation_accepted", revoked.structuredContent.revoked_at);
+await asking.close();
+console.log("done");
