@@ -17,14 +17,13 @@ use tool_runtime::mcp::{McpServer, output_schema};
 use tool_runtime::policy::RequireRoles;
 use tool_runtime::{Registry, tool};
 
-fn fixture_checks(mode: &str, version: &str) {
+fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
     let python = tool_tests::python_with("mcp, jsonschema");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
     let out = Command::new(python)
         .arg(script)
-        .args(["fixture", "--mode", mode, "--stdio"])
-        .arg(env!("CARGO_BIN_EXE_mcp-fixture"))
-        .arg("mcp")
+        .args(["fixture", "--mode", mode])
+        .args(transport)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -54,14 +53,60 @@ fn fixture_checks(mode: &str, version: &str) {
     );
 }
 
+const STDIO: &[&str] = &["--stdio", env!("CARGO_BIN_EXE_mcp-fixture"), "mcp"];
+
 #[test]
 fn official_client_progress_cancellation_and_failures_with_initialize() {
-    fixture_checks("legacy", "2025-11-25");
+    fixture_checks("legacy", "2025-11-25", STDIO);
 }
 
 #[test]
 fn official_client_progress_cancellation_and_failures_with_discover() {
-    fixture_checks("auto", "2026-07-28");
+    fixture_checks("auto", "2026-07-28", STDIO);
+}
+
+/// `mcp-fixture serve` on a free port; killed when dropped.
+struct Served(Child, String);
+
+impl Served {
+    fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect(&line)
+            .to_owned();
+        Self(child, format!("{base}/mcp"))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn official_client_over_streamable_http_with_initialize() {
+    let served = Served::start(&[]);
+    fixture_checks("legacy", "2025-11-25", &["--url", &served.1]);
+}
+
+#[test]
+fn official_client_over_streamable_http_with_discover() {
+    let served = Served::start(&[]);
+    fixture_checks("auto", "2026-07-28", &["--url", &served.1]);
 }
 
 /// `mcp-fixture mcp` spoken to line by line.
@@ -525,29 +570,13 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
 #[test]
 fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     let python = tool_tests::python_with("mcp");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--grace-period", "120"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().strip_prefix("listening on ").expect(&line);
+    let mut served = Served::start(&["--grace-period", "120"]);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
     // The client keeps its session (and its event stream) open while the server shuts down.
     let out = Command::new(python)
         .arg(script)
-        .args([
-            "shutdown",
-            "--mode",
-            "legacy",
-            "--url",
-            &format!("{base}/mcp"),
-        ])
-        .args(["--pid", &server.id().to_string()])
+        .args(["shutdown", "--mode", "legacy", "--url", &served.1])
+        .args(["--pid", &served.0.id().to_string()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -559,7 +588,7 @@ fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     // Well inside the 120 s grace period: the idle session did not hold the server up.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
+        if let Some(status) = served.0.try_wait().unwrap() {
             break status;
         }
         assert!(
