@@ -130,7 +130,6 @@ impl McpServer {
     /// authentication), `None` keeps the SDK's loopback-only default. Cancelling `sessions` ends
     /// every session and its open event streams at once (`http::router` does it at shutdown,
     /// once the answers in flight are out).
-    #[cfg(feature = "http")]
     #[must_use]
     pub fn http_service(
         self,
