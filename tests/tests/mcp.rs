@@ -298,11 +298,11 @@ fn listing_maps_annotations_and_filters_by_role() {
     assert_eq!(names, ["backup_delete", "backups"]);
     assert_eq!(
         all[0]["annotations"],
-        json!({"destructiveHint": true, "openWorldHint": true})
+        json!({"title": "Backup delete", "destructiveHint": true, "openWorldHint": true})
     );
     assert_eq!(
         all[1]["annotations"],
-        json!({"readOnlyHint": true, "idempotentHint": true})
+        json!({"title": "Backups", "readOnlyHint": true, "idempotentHint": true})
     );
     assert_eq!(all[1]["title"], "Backups");
     assert_eq!(all[1]["description"], "Lists the backups.");

@@ -337,7 +337,8 @@ fn front_context(context: &RequestContext<RoleServer>) -> Option<&crate::http::F
 fn describe(tool: &RegisteredTool) -> Tool {
     let m = tool.meta();
     let a = &m.annotations;
-    let mut annotations = Map::new();
+    // The title also goes here for clients of 2025-03-26, which know no top-level `title`.
+    let mut annotations = Map::from_iter([("title".to_owned(), json!(&*m.title))]);
     for (key, value) in [
         ("readOnlyHint", a.read_only),
         ("destructiveHint", a.destructive),
@@ -348,16 +349,14 @@ fn describe(tool: &RegisteredTool) -> Tool {
             annotations.insert(key.into(), Value::Bool(v));
         }
     }
-    let mut d = json!({
+    let d = json!({
         "name": &*m.name,
         "title": &*m.title,
         "description": &*m.description,
         "inputSchema": tool.input_schema(),
         "outputSchema": output_schema(tool.output_schema()).0,
+        "annotations": annotations,
     });
-    if !annotations.is_empty() {
-        d["annotations"] = Value::Object(annotations);
-    }
     serde_json::from_value(d).expect("a tool description has the shape rmcp's Tool reads")
 }
 
