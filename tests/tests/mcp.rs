@@ -659,3 +659,49 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn bad_bodies_on_mcp_get_json_rpc_errors_and_the_server_keeps_serving() {
+    use tool_runtime::http::{self, HttpOptions};
+    let base =
+        tool_tests::serve_on_loopback(http::router(registry(), HttpOptions::default())).await;
+    let url = format!("{base}/mcp");
+    let http = reqwest::Client::new();
+    let post = |body: Vec<u8>| {
+        http.post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+    };
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    for (body, code) in [
+        (br#"{"jsonrpc":"#.to_vec(), -32700),
+        (deep.into_bytes(), -32700),
+        (b"{}".to_vec(), -32600),
+        (b"[1, 2]".to_vec(), -32600),
+    ] {
+        let response = post(body).await.unwrap();
+        assert_eq!(response.status(), 400);
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+    let huge = post(vec![b' '; 2 * 1024 * 1024]).await.unwrap();
+    assert_eq!(huge.status(), 413);
+    let init = post(
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(init.status(), 200);
+}

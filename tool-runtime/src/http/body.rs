@@ -73,16 +73,20 @@ async fn read_limited(
     })
 }
 
-fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
-    let ok = headers
+/// `Content-Type` is `application/json` or `application/...+json`.
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .map(|v| v.trim().to_ascii_lowercase())
         .is_some_and(|v| {
             v == "application/json" || (v.starts_with("application/") && v.ends_with("+json"))
-        });
-    if ok {
+        })
+}
+
+fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
+    if is_json(headers) {
         Ok(())
     } else {
         Err(ToolError::new(

@@ -152,9 +152,13 @@ fn mcp_route<S: Clone + Send + Sync + 'static>(
     }
     axum::routing::any_service(tower::service_fn(move |request: Request| {
         let guard = (request.method() == axum::http::Method::POST).then(|| posts.enter());
+        let json = body::is_json(request.headers());
         let call = service.clone().oneshot(request);
         async move {
             let response = call.await?;
+            if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                return Ok(parse_error(response).await);
+            }
             Ok::<_, std::convert::Infallible>(match guard {
                 // The guard lives as long as the body: until the answer is sent (or dropped).
                 Some(guard) => response.map(|body| {
@@ -167,6 +171,31 @@ fn mcp_route<S: Clone + Send + Sync + 'static>(
             })
         }
     }))
+}
+
+/// The SDK answers a JSON body it cannot read (malformed, nested too deep, not JSON-RPC) with a
+/// plain-text 415; clients expect JSON-RPC errors. Same message, as `-32700` (parse error) or
+/// `-32600` (invalid request) with status 400.
+#[cfg(feature = "mcp")]
+async fn parse_error<B>(response: axum::http::Response<B>) -> Response
+where
+    B: axum::body::HttpBody,
+{
+    let detail = match http_body_util::BodyExt::collect(response.into_body()).await {
+        Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
+        Err(_) => String::new(),
+    };
+    // Valid JSON that is no JSON-RPC message is an invalid request, not a parse error.
+    let (code, what) = if detail.contains("unrecognized JSON-RPC message") {
+        (-32600, "invalid request")
+    } else {
+        (-32700, "parse error")
+    };
+    let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": code,
+        "message": format!("{what}: {}", detail.trim()),
+    }});
+    (StatusCode::BAD_REQUEST, axum::Json(error)).into_response()
 }
 
 /// One tool as a `POST` handler to mount anywhere in your own axum router, still through the
