@@ -4,9 +4,10 @@
 //! (`server/discover`, protocol 2026-07-28); and the TypeScript SDK's
 //! (`tests/node/mcp_check.mjs`), which spawns the server with sockets rather than pipes.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
+use tool_tests::Served;
 
 const CHECKS: &[&str] = &[
     "connect",
@@ -51,20 +52,8 @@ fn run_client(args: &[&str], version: &str) {
         .env_remove("RUST_LOG")
         .output()
         .unwrap();
+    tool_tests::expect_checks(&out, CHECKS);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("done"),
-        "the MCP client failed:\n{stdout}\n{stderr}"
-    );
-    for check in CHECKS {
-        assert!(
-            stdout
-                .lines()
-                .any(|l| l.starts_with(&format!("ok {check}"))),
-            "check `{check}` missing:\n{stdout}"
-        );
-    }
     assert!(
         stdout.contains(&format!("ok connect {version}")),
         "negotiated another protocol version than {version}:\n{stdout}"
@@ -99,48 +88,28 @@ fn stdio_as_sdk_2_connects_by_default() {
     stdio("auto", "2026-07-28");
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(dir: &Path) -> (Server, String) {
+fn serve(dir: &Path) -> Served {
     let auth = dir.join("auth.toml");
     std::fs::write(
         &auth,
         "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+    command
         .arg("--db")
         .arg(dir.join("d.db"))
         .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
         .arg(&auth)
         .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect(&line)
-        .to_owned();
-    (Server(child), base)
+        .stderr(Stdio::null());
+    Served::spawn(command)
 }
 
 fn http(mode: &str, version: &str) {
     let dir = Scratch::new(&format!("http-{mode}"));
-    let (_server, base) = serve(&dir.0);
-    let url = format!("{base}/mcp");
+    let server = serve(&dir.0);
+    let url = format!("{}/mcp", server.base);
     run_client(
         &[
             "demo",
@@ -168,8 +137,8 @@ fn streamable_http_as_sdk_2_connects_by_default() {
 #[test]
 fn streamable_http_needs_the_token() {
     let dir = Scratch::new("http-auth");
-    let (_server, base) = serve(&dir.0);
-    let addr = base.strip_prefix("http://").unwrap();
+    let server = serve(&dir.0);
+    let addr = server.base.strip_prefix("http://").unwrap();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let answer = |token: Option<&str>| {
         use std::io::{Read, Write};
@@ -211,28 +180,18 @@ fn run_node(args: &[&str]) {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run `node` ({e}): install Node.js 18 or newer"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("done"),
-        "the TypeScript MCP client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    tool_tests::expect_checks(
+        &out,
+        &[
+            "connect",
+            "list",
+            "device_add",
+            "invalid_arguments",
+            "unknown_tool",
+            "destructive_refused",
+            "elicitation_accepted",
+        ],
     );
-    for check in [
-        "connect",
-        "list",
-        "device_add",
-        "invalid_arguments",
-        "unknown_tool",
-        "destructive_refused",
-        "elicitation_accepted",
-    ] {
-        assert!(
-            stdout
-                .lines()
-                .any(|l| l.starts_with(&format!("ok {check}"))),
-            "check `{check}` missing:\n{stdout}"
-        );
-    }
 }
 
 #[test]
@@ -251,6 +210,11 @@ fn typescript_sdk_client_over_stdio() {
 #[test]
 fn typescript_sdk_client_over_streamable_http() {
     let dir = Scratch::new("ts-http");
-    let (_server, base) = serve(&dir.0);
-    run_node(&["--url", &format!("{base}/mcp"), "--token", "alice-token"]);
+    let server = serve(&dir.0);
+    run_node(&[
+        "--url",
+        &format!("{}/mcp", server.base),
+        "--token",
+        "alice-token",
+    ]);
 }

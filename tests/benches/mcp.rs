@@ -9,13 +9,13 @@
 //! - sequential: one session, one call at a time; latency percentiles;
 //! - concurrent: `SESSIONS` sessions calling in a loop for `SECONDS`; calls per second.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tool_tests::sse_message as message;
 
 const SEQUENTIAL: usize = 2000;
 const SESSIONS: usize = 32;
@@ -23,36 +23,34 @@ const SECONDS: u64 = 5;
 const ROUNDS: usize = 2;
 const PROTOCOL: &str = "2025-11-25";
 
+/// A server under test: its process (killed when dropped) and its `/mcp` URL.
 struct Server {
     name: &'static str,
     url: String,
-    child: Child,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    _process: Box<dyn std::any::Any>,
 }
 
 fn ours() -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
+    command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mcp-fixture");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line.trim().strip_prefix("listening on ").expect(&line);
+        .stderr(Stdio::null());
+    let served = tool_tests::Served::spawn(command);
     Server {
         name: "tool-runtime (rmcp)",
-        url: format!("{base}/mcp"),
-        child,
+        url: format!("{}/mcp", served.base),
+        _process: Box::new(served),
+    }
+}
+
+/// The Python server prints no `listening on` line: it is polled until it accepts.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -80,7 +78,7 @@ fn python() -> Server {
     Server {
         name: "Python SDK MCPServer",
         url: format!("http://127.0.0.1:{port}/mcp"),
-        child,
+        _process: Box::new(Killed(child)),
     }
 }
 
@@ -90,17 +88,6 @@ struct Session {
     http: reqwest::Client,
     url: String,
     id: String,
-}
-
-/// The JSON-RPC message of a response body, SSE (`data: {...}`, after any empty priming
-/// event) or plain JSON.
-fn message(body: &str) -> Value {
-    let json = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:").map(str::trim))
-        .find(|d| !d.is_empty())
-        .unwrap_or(body);
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body}"))
 }
 
 impl Session {

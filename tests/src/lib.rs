@@ -60,3 +60,85 @@ pub async fn serve_on_loopback(app: axum::Router) -> String {
     ));
     base
 }
+
+/// A `serve` subcommand running as its own process on `--addr 127.0.0.1:0`: its base URL read
+/// from the `listening on URL` line it prints first. Killed when dropped.
+#[derive(Debug)]
+pub struct Served {
+    /// The server process.
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+}
+
+impl Served {
+    /// Spawns `command` (which should end in `serve --addr 127.0.0.1:0 ...`), stdout piped.
+    ///
+    /// # Panics
+    ///
+    /// When it does not start or does not announce its address.
+    #[must_use]
+    pub fn spawn(mut command: Command) -> Self {
+        use std::io::BufRead;
+        let mut child = command
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .expect("read its first line");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("expected `listening on URL`, got {line:?}"))
+            .to_owned();
+        Self { child, base }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON-RPC message in a streamable-HTTP response body: the first non-empty `data:` of an
+/// event stream (after any empty priming event), or the body itself when it is plain JSON.
+///
+/// # Panics
+///
+/// When that is not JSON.
+#[must_use]
+pub fn sse_message(body: &str) -> serde_json::Value {
+    let json = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:").map(str::trim))
+        .find(|d| !d.is_empty())
+        .unwrap_or(body);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// Asserts that a checker script (`tests/python/mcp_check.py`, `tests/node/mcp_check.mjs`)
+/// succeeded, ended with `done`, and printed `ok <check>` for each of `checks`.
+///
+/// # Panics
+///
+/// When it did not.
+pub fn expect_checks(out: &std::process::Output, checks: &[&str]) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("done"),
+        "the checker failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for check in checks {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("ok {check}"))),
+            "check `{check}` missing:\n{stdout}"
+        );
+    }
+}

@@ -26,27 +26,18 @@ fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
         .args(transport)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("done"),
-        "the MCP client failed:\n{stdout}\n{stderr}"
+    tool_tests::expect_checks(
+        &out,
+        &[
+            "connect",
+            "list",
+            "wrapped_output",
+            "progress",
+            "errors",
+            "cancelled",
+        ],
     );
-    for check in [
-        "connect",
-        "list",
-        "wrapped_output",
-        "progress",
-        "errors",
-        "cancelled",
-    ] {
-        assert!(
-            stdout
-                .lines()
-                .any(|l| l.starts_with(&format!("ok {check}"))),
-            "check `{check}` missing:\n{stdout}"
-        );
-    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(&format!("ok connect {version}")),
         "{stdout}"
@@ -65,48 +56,28 @@ fn official_client_progress_cancellation_and_failures_with_discover() {
     fixture_checks("auto", "2026-07-28", STDIO);
 }
 
-/// `mcp-fixture serve` on a free port; killed when dropped.
-struct Served(Child, String);
-
-impl Served {
-    fn start(extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect(&line)
-            .to_owned();
-        Self(child, format!("{base}/mcp"))
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// `mcp-fixture serve` on a free port, with `extra` arguments; its `/mcp` URL.
+fn serve_fixture(extra: &[&str]) -> (tool_tests::Served, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::null());
+    let served = tool_tests::Served::spawn(command);
+    let url = format!("{}/mcp", served.base);
+    (served, url)
 }
 
 #[test]
 fn official_client_over_streamable_http_with_initialize() {
-    let served = Served::start(&[]);
-    fixture_checks("legacy", "2025-11-25", &["--url", &served.1]);
+    let (_served, url) = serve_fixture(&[]);
+    fixture_checks("legacy", "2025-11-25", &["--url", &url]);
 }
 
 #[test]
 fn official_client_over_streamable_http_with_discover() {
-    let served = Served::start(&[]);
-    fixture_checks("auto", "2026-07-28", &["--url", &served.1]);
+    let (_served, url) = serve_fixture(&[]);
+    fixture_checks("auto", "2026-07-28", &["--url", &url]);
 }
 
 /// `mcp-fixture mcp` spoken to line by line.
@@ -501,14 +472,7 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
         }
         request.send()
     };
-    let data = |body: &str| -> Value {
-        let line = body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:").map(str::trim))
-            .find(|d| !d.is_empty())
-            .unwrap_or(body);
-        serde_json::from_str(line).unwrap()
-    };
+    let data = tool_tests::sse_message;
     let mut listed = Vec::new();
     for token in ["ops-token", "dev-token"] {
         let init = rpc(
@@ -570,13 +534,13 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
 #[test]
 fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     let python = tool_tests::python_with("mcp");
-    let mut served = Served::start(&["--grace-period", "120"]);
+    let (mut served, url) = serve_fixture(&["--grace-period", "120"]);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
     // The client keeps its session (and its event stream) open while the server shuts down.
     let out = Command::new(python)
         .arg(script)
-        .args(["shutdown", "--mode", "legacy", "--url", &served.1])
-        .args(["--pid", &served.0.id().to_string()])
+        .args(["shutdown", "--mode", "legacy", "--url", &url])
+        .args(["--pid", &served.child.id().to_string()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -588,7 +552,7 @@ fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     // Well inside the 120 s grace period: the idle session did not hold the server up.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let status = loop {
-        if let Some(status) = served.0.try_wait().unwrap() {
+        if let Some(status) = served.child.try_wait().unwrap() {
             break status;
         }
         assert!(
