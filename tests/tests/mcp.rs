@@ -625,7 +625,7 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
 }
 
 #[tokio::test]
-async fn bad_bodies_on_mcp_get_json_rpc_errors_and_the_server_keeps_serving() {
+async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
     use tool_runtime::http::{self, HttpOptions};
     let base =
         tool_tests::serve_on_loopback(http::router(registry(), HttpOptions::default())).await;
@@ -668,4 +668,28 @@ async fn bad_bodies_on_mcp_get_json_rpc_errors_and_the_server_keeps_serving() {
     .await
     .unwrap();
     assert_eq!(init.status(), 200);
+    // Ending the session: 204, as the official clients expect (the SDK says 202); then it is gone.
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let end = http
+        .delete(&url)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(end.status(), 204);
+    let gone = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
 }

@@ -242,6 +242,21 @@ impl App {
         builder.build().map_err(|e| e.to_string())
     }
 
+    /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
+    /// front, and the name and version to announce; or the exit code of the failure.
+    #[cfg(any(feature = "http", feature = "mcp"))]
+    fn serving_registry(self, matches: &ArgMatches) -> Result<(Arc<Registry>, String, String), u8> {
+        let (name, version) = (self.name.clone(), self.version.clone());
+        let registry = Arc::new(self.build_registry(matches).map_err(|e| fail(e, 1))?);
+        if let Err(broken) = registry.warm_up() {
+            return Err(fail(
+                format_args!("input schemas that do not compile: {broken:?}"),
+                1,
+            ));
+        }
+        Ok((registry, name, version.unwrap_or_else(|| "0.0.0".into())))
+    }
+
     #[cfg(feature = "http")]
     async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
         use crate::http::{self, Auth, HttpOptions};
@@ -264,22 +279,15 @@ impl App {
             );
         }
         let auth_present = auth.is_some();
-        let (name, version) = (self.name.clone(), self.version.clone());
-        let registry = match self.build_registry(matches) {
-            Ok(r) => Arc::new(r),
-            Err(e) => return fail(e, 1),
+        let (registry, name, version) = match self.serving_registry(matches) {
+            Ok(served) => served,
+            Err(code) => return code,
         };
-        if let Err(broken) = registry.warm_up() {
-            return fail(
-                format_args!("input schemas that do not compile: {broken:?}"),
-                1,
-            );
-        }
         let options = HttpOptions {
             body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
             auth,
             api_title: name,
-            api_version: version.unwrap_or_else(|| "0.0.0".into()),
+            api_version: version,
             // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
             mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
             ..HttpOptions::default()
@@ -311,19 +319,11 @@ impl App {
     /// `mcp`: the MCP server on stdio until the client closes stdin.
     #[cfg(feature = "mcp")]
     async fn mcp(self, matches: &ArgMatches) -> u8 {
-        let (name, version) = (self.name.clone(), self.version.clone());
-        let registry = match self.build_registry(matches) {
-            Ok(r) => Arc::new(r),
-            Err(e) => return fail(e, 1),
+        let (registry, name, version) = match self.serving_registry(matches) {
+            Ok(served) => served,
+            Err(code) => return code,
         };
-        if let Err(broken) = registry.warm_up() {
-            return fail(
-                format_args!("input schemas that do not compile: {broken:?}"),
-                1,
-            );
-        }
-        let server =
-            crate::mcp::McpServer::named(registry, name, version.unwrap_or_else(|| "0.0.0".into()));
+        let server = crate::mcp::McpServer::named(registry, name, version);
         match server.serve_stdio().await {
             Ok(()) => 0,
             Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),

@@ -115,9 +115,10 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
         .with_state(state)
 }
 
-/// `/mcp`: rmcp's streamable-HTTP service. At shutdown (`options.shutdown` cancelled) its
-/// sessions end, closing idle clients' event streams that graceful shutdown would otherwise
-/// wait out, but only once every `POST` answer in flight has been delivered.
+/// `/mcp`: rmcp's streamable-HTTP service, with what the official clients expect of it around
+/// it. At shutdown (`options.shutdown` cancelled) its sessions end, closing idle clients' event
+/// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
+/// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204.
 #[cfg(feature = "mcp")]
 fn mcp_route<S: Clone + Send + Sync + 'static>(
     registry: &Arc<Registry>,
@@ -151,13 +152,19 @@ fn mcp_route<S: Clone + Send + Sync + 'static>(
         });
     }
     axum::routing::any_service(tower::service_fn(move |request: Request| {
-        let guard = (request.method() == axum::http::Method::POST).then(|| posts.enter());
+        let method = request.method().clone();
+        let guard = (method == axum::http::Method::POST).then(|| posts.enter());
         let json = body::is_json(request.headers());
         let call = service.clone().oneshot(request);
         async move {
             let response = call.await?;
             if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
                 return Ok(parse_error(response).await);
+            }
+            if method == axum::http::Method::DELETE && response.status() == StatusCode::ACCEPTED {
+                // The SDK answers a session's DELETE with 202; the official clients expect
+                // 200 or 204 (and log a failure otherwise). The session is closed either way.
+                return Ok(StatusCode::NO_CONTENT.into_response());
             }
             Ok::<_, std::convert::Infallible>(match guard {
                 // The guard lives as long as the body: until the answer is sent (or dropped).
@@ -366,7 +373,6 @@ where
         let id = request_id_of(request.headers());
         // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
         let mcp = request.uri().path() == "/mcp";
-        let mcp_delete = mcp && request.method() == axum::http::Method::DELETE;
         let log =
             tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
                 (
@@ -407,12 +413,6 @@ where
                 if let Some(allow) = allow {
                     response.headers_mut().insert(header::ALLOW, allow);
                 }
-            }
-            if mcp_delete && response.status() == StatusCode::ACCEPTED {
-                // The SDK answers a session's DELETE with 202; the official clients expect
-                // 200 or 204 (and log a failure otherwise). The session is closed either way.
-                *response.status_mut() = StatusCode::NO_CONTENT;
-                *response.body_mut() = Body::empty();
             }
             set_request_id(&mut response, &id);
             if let Some((started, method, path)) = log {
