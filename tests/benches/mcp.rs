@@ -99,11 +99,7 @@ impl Session {
         let response = http
             .post(url)
             .header("accept", "application/json, text/event-stream")
-            .json(
-                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": PROTOCOL, "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"}}}),
-            )
+            .json(&tool_tests::mcp_initialize(PROTOCOL))
             .send()
             .await
             .unwrap();

@@ -142,3 +142,11 @@ pub fn expect_checks(out: &std::process::Output, checks: &[&str]) {
         );
     }
 }
+
+/// An MCP `initialize` request (id 0) asking for protocol `version`, declaring no capabilities.
+#[must_use]
+pub fn mcp_initialize(version: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "tool-tests", "version": "1"}}})
+}

@@ -127,11 +127,7 @@ impl Stdio_ {
     }
 
     fn initialize(&mut self, version: &str) -> Value {
-        self.send(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        );
+        self.send(&tool_tests::mcp_initialize(version));
         let answer = self.answer(0);
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         answer
@@ -347,12 +343,7 @@ impl Pipe {
             write: cw,
             read: tokio::io::BufReader::new(cr).lines(),
         };
-        pipe.send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "pipe", "version": "1"}}}),
-        )
-        .await;
+        pipe.send(tool_tests::mcp_initialize("2025-11-25")).await;
         pipe.answer(0).await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
@@ -475,15 +466,9 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
     let data = tool_tests::sse_message;
     let mut listed = Vec::new();
     for token in ["ops-token", "dev-token"] {
-        let init = rpc(
-            token,
-            None,
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}),
-        )
-        .await
-        .unwrap();
+        let init = rpc(token, None, tool_tests::mcp_initialize("2025-11-25"))
+            .await
+            .unwrap();
         assert_eq!(init.status(), 200);
         let session = init.headers()["mcp-session-id"]
             .to_str()
@@ -572,16 +557,18 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
     let dir = std::env::temp_dir().join(format!("mcp-stdio-file-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let input = dir.join("in.jsonl");
+    let lines = [
+        tool_tests::mcp_initialize("2025-11-25"),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "numbers", "arguments": {"n": 1}}}),
+    ];
     std::fs::write(
         &input,
-        concat!(
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"numbers","arguments":{"n":1}}}"#,
-            "\n"
-        ),
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>(),
     )
     .unwrap();
     let output = dir.join("out.jsonl");
@@ -657,16 +644,9 @@ async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
     }
     let huge = post(vec![b' '; 2 * 1024 * 1024]).await.unwrap();
     assert_eq!(huge.status(), 413);
-    let init = post(
-        serde_json::to_vec(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}),
-        )
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let init = post(serde_json::to_vec(&tool_tests::mcp_initialize("2025-11-25")).unwrap())
+        .await
+        .unwrap();
     assert_eq!(init.status(), 200);
     // Ending the session: 204, as the official clients expect (the SDK says 202); then it is gone.
     let session = init.headers()["mcp-session-id"]

@@ -365,7 +365,7 @@ fn describe(tool: &RegisteredTool) -> Tool {
 /// always an object is wrapped (and its `structuredContent` with it).
 #[must_use]
 pub fn output_schema(schema: &Value) -> (Value, bool) {
-    if schema.get("type").and_then(Value::as_str) == Some("object") {
+    if !wraps(schema) {
         return (schema.clone(), false);
     }
     let mut inner = schema.clone();
@@ -387,9 +387,13 @@ pub fn output_schema(schema: &Value) -> (Value, bool) {
     (Value::Object(wrapper), true)
 }
 
+/// Whether outputs of this schema reach MCP as `{"result": ...}`: all but those always objects.
+fn wraps(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) != Some("object")
+}
+
 fn success(tool: &RegisteredTool, value: Value) -> CallToolResult {
-    let wrapped = tool.output_schema().get("type").and_then(Value::as_str) != Some("object");
-    let structured = if wrapped {
+    let structured = if wraps(tool.output_schema()) {
         json!({ "result": value })
     } else {
         value
