@@ -75,14 +75,17 @@ async fn read_limited(
 
 /// `Content-Type` is `application/json` or `application/...+json`.
 pub(super) fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .is_some_and(|v| {
-            v == "application/json" || (v.starts_with("application/") && v.ends_with("+json"))
-        })
+    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    // Compared without allocating: this runs on every call.
+    let (kind, subtype) = essence.split_at(essence.len().min("application/".len()));
+    kind.eq_ignore_ascii_case("application/")
+        && (subtype.eq_ignore_ascii_case("json")
+            || (subtype.len() > "+json".len()
+                && subtype.is_char_boundary(subtype.len() - "+json".len())
+                && subtype[subtype.len() - "+json".len()..].eq_ignore_ascii_case("+json")))
 }
 
 fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
@@ -140,5 +143,37 @@ mod tests {
         assert!(check_depth(br#"{"a":"[[[[[[\"[[["}"#, 1).is_ok());
         let deep = "[".repeat(100_000);
         assert!(check_depth(deep.as_bytes(), 64).is_err());
+    }
+
+    #[test]
+    fn json_media_types() {
+        let is = |v: &str| {
+            let mut h = axum::http::HeaderMap::new();
+            h.insert(super::CONTENT_TYPE, v.parse().unwrap());
+            super::is_json(&h)
+        };
+        for ok in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            " application/json ;x=y",
+            "application/problem+json",
+            "application/VND.API+JSON",
+        ] {
+            assert!(is(ok), "{ok}");
+        }
+        for bad in [
+            "text/plain",
+            "application/jsonx",
+            "application/+json",
+            "application/",
+            "text/json",
+            "application/xml",
+            "app",
+            "",
+        ] {
+            assert!(!is(bad), "{bad}");
+        }
+        assert!(!super::is_json(&axum::http::HeaderMap::new()));
     }
 }
