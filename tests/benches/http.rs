@@ -45,12 +45,15 @@ const CONNECTIONS: u32 = 32;
 fn main() {
     // Threads inherit the affinity of the thread that starts them: pin this one before the
     // runtime's worker exists.
-    let pinned = Command::new("taskset")
-        .args(["-p", "-c", "0", &std::process::id().to_string()])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    // `HTTP_BENCH_PIN=0`: the earlier set-up, two workers and wrk floating over both cores.
+    let pin = std::env::var("HTTP_BENCH_PIN").map_or(true, |v| v != "0");
+    let pinned = pin
+        && Command::new("taskset")
+            .args(["-p", "-c", "0", &std::process::id().to_string()])
+            .output()
+            .is_ok_and(|o| o.status.success());
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(if pin { 1 } else { 2 })
         .enable_all()
         .build()
         .unwrap();
@@ -121,10 +124,10 @@ fn main() {
     println!("http/ratio (median of rounds)          {ratio:.3} (target >= 0.9)");
     println!(
         "(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {ROUNDS} rounds, {})",
-        if pinned {
-            "server on CPU 0, wrk on CPU 1"
-        } else {
-            "not pinned: taskset failed"
+        match (pin, pinned) {
+            (true, true) => "server (1 worker) on CPU 0, wrk on CPU 1",
+            (true, false) => "not pinned: taskset failed",
+            (false, _) => "not pinned (HTTP_BENCH_PIN=0), server with 2 workers",
         }
     );
     let _ = std::fs::remove_file(&script);

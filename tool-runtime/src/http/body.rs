@@ -75,7 +75,14 @@ async fn read_limited(
 
 /// `Content-Type` is `application/json` or `application/...+json`.
 pub(super) fn is_json(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Some(header) = headers.get(CONTENT_TYPE) else {
+        return false;
+    };
+    // What nearly every client sends, checked first.
+    if header.as_bytes() == b"application/json" {
+        return true;
+    }
+    let Ok(value) = header.to_str() else {
         return false;
     };
     let essence = value.split(';').next().unwrap_or_default().trim();
