@@ -10,33 +10,14 @@
 //! the median of the per-round ratios (each round measures both servers back to back).
 
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::routing::post;
-use serde::Deserialize;
-use serde_json::{Value, json};
-use tool_runtime::Registry;
+use serde_json::Value;
 use tool_runtime::http::{self, HttpOptions};
 
-/// Add two integers.
-#[tool_runtime::tool(annotations(read_only))]
-async fn add(
-    /// First term
-    a: i64,
-    /// Second term
-    b: i64,
-) -> i64 {
-    a + b
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AddArgs {
-    a: i64,
-    b: i64,
-}
+#[path = "common/add.rs"]
+#[expect(dead_code)] // Reason: wrk sends this bench's requests, not `add::request()`.
+mod add;
 
 const ROUNDS: usize = 7;
 const SECONDS: u32 = 3;
@@ -58,21 +39,8 @@ fn main() {
         .build()
         .unwrap();
     let (ours, theirs) = rt.block_on(async {
-        let registry = Arc::new(
-            Registry::builder()
-                .without_inventory()
-                .tool(add::descriptor())
-                .build()
-                .unwrap(),
-        );
-        registry.warm_up().unwrap();
-        let ours = spawn(http::router(registry, HttpOptions::default())).await;
-        let hand = axum::Router::new().route(
-            "/tools/add",
-            post(|Json(args): Json<AddArgs>| async move {
-                Json(json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}))
-            }),
-        );
+        let ours = spawn(http::router(add::registry(), HttpOptions::default())).await;
+        let hand = add::hand_written();
         let theirs = spawn(hand).await;
         (ours, theirs)
     });

@@ -6,56 +6,24 @@
 //! (`--bench http`) measures throughput; this one says where the time goes.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
-use axum::Json;
-use axum::body::Body;
-use axum::routing::post;
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde::Deserialize;
 use serde_json::json;
 use tool_runtime::http::{self, HttpOptions};
-use tool_runtime::{Caller, Registry, Source};
+use tool_runtime::{Caller, Source};
 use tower::ServiceExt;
 
-/// Add two integers.
-#[tool_runtime::tool(annotations(read_only))]
-async fn add(
-    /// First term
-    a: i64,
-    /// Second term
-    b: i64,
-) -> i64 {
-    a + b
-}
+#[path = "common/add.rs"]
+mod add;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AddArgs {
-    a: i64,
-    b: i64,
-}
-
-fn request() -> axum::http::Request<Body> {
-    axum::http::Request::post("/tools/add")
-        .header("content-type", "application/json")
-        .body(Body::from(r#"{"a": 20, "b": 22}"#))
-        .unwrap()
-}
+use add::request;
 
 fn per_request(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let registry = Arc::new(
-        Registry::builder()
-            .without_inventory()
-            .tool(add::descriptor())
-            .build()
-            .unwrap(),
-    );
-    registry.warm_up().unwrap();
+    let registry = add::registry();
     let apps = [
         (
             "router (middleware + pipeline + envelope)",
@@ -65,17 +33,7 @@ fn per_request(c: &mut Criterion) {
             "tool_route (pipeline + envelope)",
             axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
         ),
-        (
-            "hand-written axum handler",
-            axum::Router::new().route(
-                "/tools/add",
-                post(|Json(args): Json<AddArgs>| async move {
-                    Json(
-                        json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}),
-                    )
-                }),
-            ),
-        ),
+        ("hand-written axum handler", add::hand_written()),
     ];
     let mut group = c.benchmark_group("http in-process: POST /tools/add");
     for (name, app) in apps {

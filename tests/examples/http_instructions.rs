@@ -5,41 +5,15 @@
 //! `http_instructions <path> <requests>`, path: 0 the full router, 1 `tool_route`, 2 the
 //! hand-written axum handler, 3 the pipeline alone (`Registry::call` and serialising the
 //! envelope). The same requests as `benches/http_inprocess.rs`, through `oneshot` on one thread.
-use std::sync::Arc;
-
-use axum::Json;
-use axum::body::Body;
-use axum::routing::post;
-use serde::Deserialize;
 use serde_json::json;
 use tool_runtime::http::{self, HttpOptions};
-use tool_runtime::{Caller, Registry, Source};
+use tool_runtime::{Caller, Source};
 use tower::ServiceExt;
 
-/// Add two integers.
-#[tool_runtime::tool(annotations(read_only))]
-async fn add(
-    /// First term
-    a: i64,
-    /// Second term
-    b: i64,
-) -> i64 {
-    a + b
-}
+#[path = "../benches/common/add.rs"]
+mod add;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AddArgs {
-    a: i64,
-    b: i64,
-}
-
-fn request() -> axum::http::Request<Body> {
-    axum::http::Request::post("/tools/add")
-        .header("content-type", "application/json")
-        .body(Body::from(r#"{"a": 20, "b": 22}"#))
-        .unwrap()
-}
+use add::request;
 
 fn main() {
     let which: usize = std::env::args().nth(1).unwrap().parse().unwrap();
@@ -48,23 +22,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let registry = Arc::new(
-        Registry::builder()
-            .without_inventory()
-            .tool(add::descriptor())
-            .build()
-            .unwrap(),
-    );
-    registry.warm_up().unwrap();
+    let registry = add::registry();
     let apps = [
         http::router(registry.clone(), HttpOptions::default()),
         axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
-        axum::Router::new().route(
-            "/tools/add",
-            post(|Json(args): Json<AddArgs>| async move {
-                Json(json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}))
-            }),
-        ),
+        add::hand_written(),
     ];
     rt.block_on(async {
         if which == 3 {

@@ -1,0 +1,62 @@
+//! The small tool the HTTP benchmarks serve two ways: through the framework and through a
+//! hand-written axum handler that deserializes the same struct and calls the same fn.
+//!
+//! Shared as a `#[path]` module by `benches/http.rs`, `benches/http_inprocess.rs` and
+//! `examples/http_instructions.rs`: each binary compiles its own copy, so the tool never
+//! reaches the inventory of the test binaries that link `tool_tests`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::routing::post;
+use serde::Deserialize;
+use serde_json::json;
+use tool_runtime::Registry;
+
+/// Add two integers.
+#[tool_runtime::tool(annotations(read_only))]
+pub async fn add(
+    /// First term
+    a: i64,
+    /// Second term
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+/// A registry with `add` alone, its validator compiled.
+pub fn registry() -> Arc<Registry> {
+    let registry = Registry::builder()
+        .without_inventory()
+        .tool(add::descriptor())
+        .build()
+        .unwrap();
+    registry.warm_up().unwrap();
+    Arc::new(registry)
+}
+
+/// `POST /tools/add` written by hand: `Json<AddArgs>` in, the same fn, a JSON object out.
+pub fn hand_written() -> axum::Router {
+    axum::Router::new().route(
+        "/tools/add",
+        post(|Json(args): Json<AddArgs>| async move {
+            Json(json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}))
+        }),
+    )
+}
+
+/// The request every in-process path handles.
+pub fn request() -> axum::http::Request<Body> {
+    axum::http::Request::post("/tools/add")
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"a": 20, "b": 22}"#))
+        .unwrap()
+}
