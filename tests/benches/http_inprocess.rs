@@ -9,7 +9,6 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tool_runtime::http::{self, HttpOptions};
 use tool_runtime::{Caller, Source};
 use tower::ServiceExt;
 
@@ -24,17 +23,7 @@ fn per_request(c: &mut Criterion) {
         .build()
         .unwrap();
     let registry = add::registry();
-    let apps = [
-        (
-            "router (middleware + pipeline + envelope)",
-            http::router(registry.clone(), HttpOptions::default()),
-        ),
-        (
-            "tool_route (pipeline + envelope)",
-            axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
-        ),
-        ("hand-written axum handler", add::hand_written()),
-    ];
+    let apps = add::apps(&registry);
     let mut group = c.benchmark_group("http in-process: POST /tools/add");
     for (name, app) in apps {
         group.bench_function(name, |b| {

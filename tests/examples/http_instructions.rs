@@ -6,7 +6,6 @@
 //! hand-written axum handler, 3 the pipeline alone (`Registry::call` and serialising the
 //! envelope). The same requests as `benches/http_inprocess.rs`, through `oneshot` on one thread.
 use serde_json::json;
-use tool_runtime::http::{self, HttpOptions};
 use tool_runtime::{Caller, Source};
 use tower::ServiceExt;
 
@@ -23,11 +22,7 @@ fn main() {
         .build()
         .unwrap();
     let registry = add::registry();
-    let apps = [
-        http::router(registry.clone(), HttpOptions::default()),
-        axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
-        add::hand_written(),
-    ];
+    let apps = add::apps(&registry);
     rt.block_on(async {
         if which == 3 {
             for _ in 0..n {
@@ -38,7 +33,7 @@ fn main() {
             }
             return;
         }
-        let app = apps[which].clone();
+        let app = apps[which].1.clone();
         for _ in 0..n {
             let r = app.clone().oneshot(request()).await.unwrap();
             std::hint::black_box(axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap());

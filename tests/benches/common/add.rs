@@ -53,6 +53,23 @@ pub fn hand_written() -> axum::Router {
     )
 }
 
+/// The three paths the in-process measurements compare, by name: the full router, `tool_route`
+/// alone, and the hand-written handler.
+pub fn apps(registry: &Arc<Registry>) -> [(&'static str, axum::Router); 3] {
+    use tool_runtime::http::{self, HttpOptions};
+    [
+        (
+            "router (middleware + pipeline + envelope)",
+            http::router(registry.clone(), HttpOptions::default()),
+        ),
+        (
+            "tool_route (pipeline + envelope)",
+            axum::Router::new().route("/tools/add", http::tool_route(registry.clone(), "add")),
+        ),
+        ("hand-written axum handler", hand_written()),
+    ]
+}
+
 /// The request every in-process path handles.
 pub fn request() -> axum::http::Request<Body> {
     axum::http::Request::post("/tools/add")

@@ -239,10 +239,9 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
         openapi: OnceLock::new(),
     });
     let name = tool.to_owned();
-    post(move |State(state): State<AppState>, request: Request| {
+    post(move |State(state): State<AppState>, mut request: Request| {
         let name = name.clone();
         async move {
-            let mut request = request;
             let ctx = context_of(&mut request);
             let echo = echo_of(request.headers(), &ctx.id);
             let mut response = call_named(&state, &name, request, ctx).await;
