@@ -1,5 +1,6 @@
 //! Every outcome of the call pipeline, through `Registry::call`.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,12 +70,16 @@ async fn slow(
     ctx: &CallContext,
 ) -> u64 {
     let token = ctx.cancellation().clone();
-    OBSERVED_TOKEN.lock().unwrap().replace(token);
+    OBSERVED_TOKENS
+        .lock()
+        .unwrap()
+        .insert(ctx.request_id().to_owned(), token);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     ms
 }
 
-static OBSERVED_TOKEN: Mutex<Option<CancellationToken>> = Mutex::new(None);
+/// The token each `slow` call saw, by request id: tests run concurrently and several call `slow`.
+static OBSERVED_TOKENS: Mutex<BTreeMap<String, CancellationToken>> = Mutex::new(BTreeMap::new());
 
 /// Wipe everything.
 #[tool(annotations(destructive))]
@@ -266,12 +271,22 @@ async fn a_panicking_tool_is_internal_and_the_registry_goes_on() {
 #[tokio::test]
 async fn a_slow_tool_times_out_and_is_cancelled() {
     let r = registry();
-    let env = r.call("slow", json!({"ms": 5_000}), caller()).await;
+    let env = r
+        .call(
+            "slow",
+            json!({"ms": 5_000}),
+            caller().request_id("times-out"),
+        )
+        .await;
     let e = env.error().unwrap();
     assert_eq!(e.kind(), "timeout");
     assert_eq!(e.status(), 504);
     assert!(e.message().contains("50ms"), "{}", e.message());
-    let token = OBSERVED_TOKEN.lock().unwrap().take().expect("tool ran");
+    let token = OBSERVED_TOKENS
+        .lock()
+        .unwrap()
+        .remove("times-out")
+        .expect("tool ran");
     assert!(token.is_cancelled());
     let env = r.call("slow", json!({"ms": 1}), caller()).await;
     assert_eq!(env.result(), Some(&json!(1)));
