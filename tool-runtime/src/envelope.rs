@@ -85,11 +85,60 @@ impl Envelope {
                 serde_json::to_writer(&mut *out, error)?;
             }
         }
-        out.extend_from_slice(br#","meta":"#);
-        serde_json::to_writer(&mut *out, &self.meta)?;
-        out.push(b'}');
+        out.extend_from_slice(br#","meta":{"request_id":"#);
+        serde_json::to_writer(&mut *out, &self.meta.request_id)?;
+        if let Some(ms) = self.meta.duration_ms {
+            out.extend_from_slice(br#","duration_ms":"#);
+            write_millis(out, ms)?;
+        }
+        if self.meta.truncated {
+            out.extend_from_slice(br#","truncated":true"#);
+        }
+        out.extend_from_slice(b"}}");
         Ok(())
     }
+}
+
+/// Writes `ms` as `serde_json` does. The pipeline's durations are whole microseconds, and for
+/// those the shortest form that reads back as the same `f64` (what `serde_json` writes) is
+/// their plain decimal digits: written here from integers, which costs a fraction of the
+/// general float formatting. Any other value goes through `serde_json`.
+fn write_millis(out: &mut Vec<u8>, ms: f64) -> serde_json::Result<()> {
+    let micros = (ms * 1000.0).round();
+    // Below 1e12 µs a double's spacing is far finer than a microsecond, so no shorter decimal
+    // reads back as `ms`.
+    // Exactly equal (`to_bits`), and not -0.0, which `serde_json` writes with its sign.
+    let whole_micros = ms.is_sign_positive()
+        && (0.0..1e12).contains(&micros)
+        && (micros / 1000.0).to_bits() == ms.to_bits();
+    if !whole_micros {
+        return serde_json::to_writer(out, &ms);
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    // Reason: checked above to be a whole, non-negative number below 1e12.
+    let micros = micros as u64;
+    let mut digits = itoa::Buffer::new();
+    out.extend_from_slice(digits.format(micros / 1000).as_bytes());
+    let frac = micros % 1000;
+    if frac == 0 {
+        out.extend_from_slice(b".0");
+    } else {
+        let three = [
+            b'0' + (frac / 100) as u8,
+            b'0' + (frac / 10 % 10) as u8,
+            b'0' + (frac % 10) as u8,
+        ];
+        let len = if frac.is_multiple_of(100) {
+            1
+        } else if frac.is_multiple_of(10) {
+            2
+        } else {
+            3
+        };
+        out.push(b'.');
+        out.extend_from_slice(&three[..len]);
+    }
+    Ok(())
 }
 
 impl Serialize for Envelope {
@@ -157,6 +206,28 @@ mod tests {
             assert_eq!(
                 String::from_utf8(fast).unwrap(),
                 serde_json::to_string(e).unwrap()
+            );
+        }
+        // Durations as the pipeline makes them (whole microseconds), and others.
+        let micros = (0..200_000u64).chain([999_999_999_999, 1_000_000_000_000, 123_456_789_012]);
+        #[allow(clippy::cast_precision_loss)]
+        let durations = micros.map(|us| us as f64 / 1000.0).chain([
+            0.0005,
+            1e-7,
+            -1.0,
+            -0.0,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            0.1 + 0.2,
+        ]);
+        for ms in durations {
+            let mut fast = Vec::new();
+            super::write_millis(&mut fast, ms).unwrap();
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                serde_json::to_string(&ms).unwrap(),
+                "{ms}"
             );
         }
         assert_eq!(

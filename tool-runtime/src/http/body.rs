@@ -109,6 +109,11 @@ fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
 
 /// Fails if arrays and objects nest deeper than `max`, scanning bytes (strings skipped).
 pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), ToolError> {
+    // Each level opens with a byte of its own: a body of at most `max` bytes cannot nest deeper
+    // than `max`, and most calls' bodies are that short.
+    if bytes.len() <= max {
+        return Ok(());
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -150,6 +155,13 @@ mod tests {
         assert!(check_depth(br#"{"a":"[[[[[[\"[[["}"#, 1).is_ok());
         let deep = "[".repeat(100_000);
         assert!(check_depth(deep.as_bytes(), 64).is_err());
+        // The shortest bodies past the limit, and the deepest ones within it.
+        assert!(check_depth("[".repeat(65).as_bytes(), 64).is_err());
+        assert!(check_depth("[".repeat(64).as_bytes(), 64).is_ok());
+        assert!(check_depth(b"[[", 1).is_err());
+        assert!(check_depth(b"[", 1).is_ok());
+        assert!(check_depth(b"", 0).is_ok());
+        assert!(check_depth(b"[", 0).is_err());
     }
 
     #[test]

@@ -242,8 +242,13 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
     post(move |State(state): State<AppState>, mut request: Request| {
         let name = name.clone();
         async move {
-            let ctx = context_of(&mut request);
-            let echo = echo_of(request.headers(), &ctx.id);
+            let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
+                let echo = echo_of(request.headers(), &ctx.id);
+                (ctx, echo)
+            } else {
+                let (id, echo) = request_id_of(request.headers());
+                (FrontContext { id, identity: None }, echo)
+            };
             let mut response = call_named(&state, &name, request, ctx).await;
             response.headers_mut().insert(REQUEST_ID, echo);
             response
@@ -310,14 +315,22 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// The request id of a request: its `x-request-id` if sensible (1 to 128 visible ASCII
-/// characters), else a new one.
-fn request_id_of(headers: &HeaderMap) -> String {
-    headers
-        .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map_or_else(crate::context::next_request_id, str::to_owned)
+/// The request id of a request and its `x-request-id` response header: the request's own
+/// header if sensible (1 to 128 visible ASCII characters), returned without a copy; else a new
+/// id.
+fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
+    if let Some(value) = headers.get(&REQUEST_ID)
+        && let Ok(id) = value.to_str()
+        && !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return (id.to_owned(), value.clone());
+    }
+    let id = crate::context::next_request_id();
+    // Made of visible ASCII: always a valid header value.
+    let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
+    (id, echo)
 }
 
 /// `id` as the response's `x-request-id`: the request's own header value when that is the id
@@ -375,7 +388,7 @@ where
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = futures_util::future::BoxFuture<'static, Result<Response, Self::Error>>;
+    type Future = FrontFuture<S::Future>;
 
     fn poll_ready(
         &mut self,
@@ -385,8 +398,7 @@ where
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
-        let id = request_id_of(request.headers());
-        let echo = echo_of(request.headers(), &id);
+        let (id, echo) = request_id_of(request.headers());
         // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
         let mcp = request.uri().path() == "/mcp";
         let log =
@@ -397,7 +409,7 @@ where
                     request.uri().path().to_owned(),
                 )
             });
-        let inner = match authenticate(&self.state, &request, &id) {
+        let (inner, refusal) = match authenticate(&self.state, &request, &id) {
             Ok(identity) => {
                 // Moved, not copied: the handler moves it on into the call's context.
                 request
@@ -405,45 +417,97 @@ where
                     .insert(FrontContext { id, identity });
                 // The service that was polled ready serves this request; a clone takes its place.
                 let ready = self.inner.clone();
-                Ok(std::mem::replace(&mut self.inner, ready).call(request))
-            }
-            Err(refusal) => Err(refusal),
-        };
-        Box::pin(async move {
-            let mut response = match inner {
-                Ok(fut) => fut.await?,
-                Err(refusal) => *refusal,
-            };
-            if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
-                // axum's own 405 carries the `Allow` header; give it an envelope body as well.
-                let allow = response.headers().get(header::ALLOW).cloned();
-                response = error_response(
+                (
+                    Some(std::mem::replace(&mut self.inner, ready).call(request)),
                     None,
-                    ToolError::new(
-                        "method_not_allowed",
-                        "this route does not take that method; see GET /openapi.json",
-                    )
-                    .with_status(405),
-                    echo.to_str().unwrap_or_default(),
-                );
-                if let Some(allow) = allow {
-                    response.headers_mut().insert(header::ALLOW, allow);
-                }
+                )
             }
-            if let Some((started, method, path)) = log {
-                tracing::info!(
-                    target: "tool_runtime::http",
-                    %method,
-                    path,
-                    status = response.status().as_u16(),
-                    duration_ms = started.elapsed().as_secs_f64() * 1000.0,
-                    request_id = echo.to_str().unwrap_or_default(),
-                    "request"
-                );
+            Err(refusal) => (None, Some(refusal)),
+        };
+        FrontFuture {
+            inner,
+            refusal,
+            finish: Some(Finish { echo, mcp, log }),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`Front`]: the route's own future, then [`Finish`]. A named type
+    /// rather than a boxed `async` block, which cost an allocation and a copy per request.
+    struct FrontFuture<F> {
+        #[pin]
+        inner: Option<F>,
+        refusal: Option<Box<Response>>,
+        finish: Option<Finish>,
+    }
+}
+
+impl<F> Future for FrontFuture<F>
+where
+    F: Future<Output = Result<Response, std::convert::Infallible>>,
+{
+    type Output = Result<Response, std::convert::Infallible>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        let response = match this.inner.as_pin_mut() {
+            Some(inner) => std::task::ready!(inner.poll(cx))?,
+            None => *this
+                .refusal
+                .take()
+                .expect("FrontFuture polled after it completed"),
+        };
+        let finish = this
+            .finish
+            .take()
+            .expect("FrontFuture polled after it completed");
+        std::task::Poll::Ready(Ok(finish.response(response)))
+    }
+}
+
+/// What [`Front`] does to every response.
+struct Finish {
+    echo: HeaderValue,
+    mcp: bool,
+    log: Option<(Instant, axum::http::Method, String)>,
+}
+
+impl Finish {
+    fn response(self, mut response: Response) -> Response {
+        let Finish { echo, mcp, log } = self;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
+            // axum's own 405 carries the `Allow` header; give it an envelope body as well.
+            let allow = response.headers().get(header::ALLOW).cloned();
+            response = error_response(
+                None,
+                ToolError::new(
+                    "method_not_allowed",
+                    "this route does not take that method; see GET /openapi.json",
+                )
+                .with_status(405),
+                echo.to_str().unwrap_or_default(),
+            );
+            if let Some(allow) = allow {
+                response.headers_mut().insert(header::ALLOW, allow);
             }
-            response.headers_mut().insert(REQUEST_ID, echo);
-            Ok(response)
-        })
+        }
+        if let Some((started, method, path)) = log {
+            tracing::info!(
+                target: "tool_runtime::http",
+                %method,
+                path,
+                status = response.status().as_u16(),
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                request_id = echo.to_str().unwrap_or_default(),
+                "request"
+            );
+        }
+        response.headers_mut().insert(REQUEST_ID, echo);
+        response
     }
 }
 
@@ -490,7 +554,7 @@ fn context_of(request: &mut Request) -> FrontContext {
         .extensions_mut()
         .remove::<FrontContext>()
         .unwrap_or_else(|| FrontContext {
-            id: request_id_of(request.headers()),
+            id: request_id_of(request.headers()).0,
             identity: None,
         })
 }
