@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::cli::clap::{Arg, value_parser};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     // `RUST_LOG` decides; by default warnings, and one line per HTTP request when serving.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tool_runtime::http=info"));
@@ -67,6 +66,7 @@ async fn main() -> ExitCode {
                 None => registry,
             })
         })
-        .run()
-        .await
+        // A runtime that fits the command: one thread for a single call, where the store's
+        // queries run inline; worker threads for `serve` and `mcp`.
+        .main()
 }

@@ -92,8 +92,8 @@ pub struct DeviceRow {
     pub revoked_at: Option<i64>,
 }
 
-/// The database. Cheap to share: the connection sits behind a mutex, and blocking work runs
-/// on tokio's blocking pool through [`Store::run`].
+/// The database. Cheap to share: the connection sits behind a mutex, and queries run off the
+/// async workers through [`Store::run`].
 #[derive(Debug, Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
@@ -125,21 +125,21 @@ impl Store {
         Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
-    /// Runs `f` with the connection on tokio's blocking pool.
+    /// Runs `f` with the connection, off the async workers ([`tool_runtime::blocking`]: on
+    /// tokio's blocking pool, or inline in a one-shot CLI process).
     pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
+        tool_runtime::blocking(move || {
             let mut guard = conn
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             f(&mut guard)
         })
         .await
-        .unwrap_or_else(|join| std::panic::resume_unwind(join.into_panic()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {

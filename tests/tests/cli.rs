@@ -136,3 +136,46 @@ async fn only_the_invoked_tool_gets_its_flags() {
     assert_eq!(args("ticket-open"), 0);
     assert!(args("ticket-list") > 0);
 }
+
+/// Whether `tool_runtime::blocking` ran its work on the calling thread; fails if `inline` says
+/// otherwise, so the exit code tells.
+#[tool_runtime::tool(annotations(read_only))]
+async fn blocking_probe(
+    /// Where the work is expected to run: inline (`true`) or on the blocking pool.
+    inline: bool,
+) -> Result<bool, tool_runtime::ToolError> {
+    let caller = std::thread::current().id();
+    let ran_inline = tool_runtime::blocking(move || std::thread::current().id() == caller).await;
+    if ran_inline == inline {
+        Ok(ran_inline)
+    } else {
+        Err(tool_runtime::ToolError::internal(format_args!(
+            "blocking work ran inline: {ran_inline}"
+        )))
+    }
+}
+
+fn probe() -> App {
+    App::new("probe").registry(
+        tool_runtime::Registry::builder()
+            .without_inventory()
+            .tool(blocking_probe::descriptor()),
+    )
+}
+
+#[test]
+fn main_runs_a_single_call_on_one_thread_with_blocking_work_inline() {
+    // `--inline` says the work must run inline; without it, on the pool.
+    let code = |args: &[&str]| probe().main_from([&["probe", "blocking-probe"], args].concat());
+    assert_eq!(code(&["--inline"]), std::process::ExitCode::SUCCESS);
+    assert_eq!(code(&[]), std::process::ExitCode::from(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn in_a_runtime_of_its_own_blocking_work_goes_to_the_pool() {
+    // Without `--inline` the required `bool` is `false` (a flag left out), not missing.
+    let (code, out) = probe()
+        .run_captured(["probe", "--json", "blocking-probe"])
+        .await;
+    assert_eq!(code, 0, "{out}");
+}

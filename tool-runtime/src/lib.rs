@@ -37,6 +37,7 @@
 //! See the README for the macro's options, the coercion policy and the error types.
 
 pub mod audit;
+mod blocking;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod context;
@@ -58,6 +59,7 @@ pub mod secret;
 mod state;
 mod validate;
 
+pub use blocking::blocking;
 #[cfg(feature = "cli")]
 pub use cli::App;
 pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};

@@ -42,11 +42,19 @@ pub(crate) fn collect(
         }
     };
     let schema = tool.input_schema();
+    let required = |name: &str| {
+        schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|n| n == name))
+    };
     for (name, prop, _) in ordered_params(schema, &tool.meta().params) {
         match ValueKind::of(prop) {
             ValueKind::Bool => {
                 if matches.get_flag(name) {
                     args.insert(name.to_owned(), Value::Bool(true));
+                } else if required(name) && !args.contains_key(name) {
+                    // A flag left out is `false`: a required `bool` must not demand `--flag`.
+                    args.insert(name.to_owned(), Value::Bool(false));
                 }
             }
             ValueKind::Array(_) => {

@@ -1,13 +1,15 @@
 //! The command-line front end: every registered tool becomes a clap subcommand.
 //!
 //! ```no_run
-//! # async fn run() -> std::process::ExitCode {
-//! tool_runtime::app!()        // name, version and about from your Cargo.toml
-//!     .state(42_u64)          // application state for State<T> parameters
-//!     .run()                  // parses std::env::args, runs, renders, returns the exit code
-//!     .await
-//! # }
+//! fn main() -> std::process::ExitCode {
+//!     tool_runtime::app!()        // name, version and about from your Cargo.toml
+//!         .state(42_u64)          // application state for State<T> parameters
+//!         .main()                 // parses std::env::args, runs, renders, returns the exit code
+//! }
 //! ```
+//!
+//! [`App::main`] starts a tokio runtime fitting the command; in a runtime of your own, use
+//! [`App::run`] (`.run().await`).
 //!
 //! The CLI owns parsing and rendering only: every call goes through
 //! [`Registry::call`](crate::Registry::call) with caller source `cli`, like any other front end.
@@ -120,6 +122,50 @@ impl App {
     {
         self.setup = Some(Box::new(f));
         self
+    }
+
+    /// Parses `std::env::args`, runs on a tokio runtime of its own, renders, and returns the
+    /// exit code: for a plain `fn main() -> ExitCode`, no `#[tokio::main]` needed.
+    ///
+    /// The runtime fits the command: `serve` and `mcp` get a multi-threaded one; a tool call
+    /// and the other built-ins, which run once and exit, a current-thread one on which
+    /// [`blocking`](crate::blocking) work runs inline (no worker or pool threads to start).
+    /// Use [`run`](Self::run) inside a runtime of your own instead.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     tool_runtime::app!().main()
+    /// }
+    /// ```
+    #[must_use]
+    pub fn main(self) -> ExitCode {
+        self.main_from(std::env::args_os())
+    }
+
+    /// Like [`main`](Self::main), with the given arguments (the first is the program name).
+    ///
+    /// # Panics
+    ///
+    /// When called inside an async runtime (use [`run_from`](Self::run_from) there).
+    #[must_use]
+    pub fn main_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let server = is_server(&args, &self.globals);
+        let mut builder = if server {
+            tokio::runtime::Builder::new_multi_thread()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+        };
+        let runtime = match builder.enable_all().build() {
+            Ok(runtime) => runtime,
+            Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
+        };
+        let _inline = (!server).then(crate::blocking::InlineGuard::enter);
+        runtime.block_on(self.run_from(args))
     }
 
     /// Parses `std::env::args`, runs, renders, and returns the exit code.
@@ -542,6 +588,11 @@ fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 
     0
 }
 
+/// Whether `args` start a server (`serve`, `mcp`), which gets a multi-threaded runtime.
+fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
+    find_subcommand(args, globals).is_some_and(|(_, sub)| sub == "serve" || sub == "mcp")
+}
+
 /// The subcommand named on the command line, found before parsing so that only its flags are
 /// built. Skips global options and the values of those that take one.
 fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)> {
@@ -679,6 +730,23 @@ mod tests {
             Some((2, "tools".into()))
         );
         assert_eq!(find_subcommand(&args(&["app", "--help"]), &globals), None);
+    }
+
+    #[test]
+    fn servers_get_the_multi_threaded_runtime() {
+        let globals = [Arg::new("db").long("db").num_args(1)];
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(is_server(
+            &args(&["app", "--db", "serve", "serve"]),
+            &globals
+        ));
+        assert!(is_server(&args(&["app", "mcp"]), &globals));
+        assert!(!is_server(
+            &args(&["app", "--db", "serve", "device-list"]),
+            &globals
+        ));
+        assert!(!is_server(&args(&["app", "tools"]), &globals));
+        assert!(!is_server(&args(&["app"]), &globals));
     }
 
     #[test]
