@@ -43,7 +43,30 @@ pub fn subcommand_name(tool: &str) -> String {
 /// run it.
 #[must_use]
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
-    let mut cmd = Command::new(name.to_owned())
+    let mut cmd = builtins(name);
+    for (order, tool) in registry.tools().enumerate() {
+        let sub = subcommand_name(tool.name());
+        let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
+        cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
+    }
+    cmd
+}
+
+/// The command tree for a call of `tool`, known before parsing: the built-ins and that tool's
+/// subcommand, without the other tools. clap gives every subcommand its own copy of each global
+/// option when it builds the tree, so leaving out the others makes a call's start-up faster.
+pub(crate) fn for_call(name: &str, tool: &RegisteredTool) -> Command {
+    let mut cmd = root(name);
+    // Named, so that `ArgMatches::subcommand_matches("serve")` in a setup step stays a valid
+    // question; a call never parses their arguments.
+    for builtin in BUILTINS {
+        cmd = cmd.subcommand(Command::new(*builtin));
+    }
+    cmd.subcommand(tool_command(tool, true))
+}
+
+fn root(name: &str) -> Command {
+    Command::new(name.to_owned())
         .about("Every registered tool as a subcommand; `tools` lists them.")
         .arg(
             Arg::new(JSON)
@@ -52,6 +75,11 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
                 .action(ArgAction::SetTrue)
                 .help("Print the result envelope as JSON, exactly as the HTTP API returns it"),
         )
+}
+
+/// The root command with `--json` and the built-in subcommands.
+fn builtins(name: &str) -> Command {
+    let mut cmd = root(name)
         .subcommand(
             Command::new("tools")
                 .about("List the tools: name and summary")
@@ -86,11 +114,6 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
     #[cfg(feature = "mcp")]
     {
         cmd = cmd.subcommand(mcp_command());
-    }
-    for (order, tool) in registry.tools().enumerate() {
-        let sub = subcommand_name(tool.name());
-        let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
-        cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
     }
     cmd
 }

@@ -114,7 +114,10 @@ impl App {
     }
 
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
-    /// Runs only when a tool is invoked, never for `--help`, `tools` or `schema`.
+    /// Runs only when a tool is invoked, never for `--help`, `tools` or `schema`. The matches
+    /// know the global options, the built-ins and the invoked tool's subcommand; other tools'
+    /// subcommands are left out of a call's command tree (clap panics, in debug builds, when
+    /// asked about a subcommand it does not know).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
     where
@@ -230,8 +233,9 @@ impl App {
                 None => name,
             }
         });
-        let cmd = self.command(&listing, invoked.as_deref());
-        let matches = match cmd.clone().try_get_matches_from(&args) {
+        let mut cmd = self.command(&listing, invoked.as_deref());
+        // Parsed in place: a copy of the command tree costs more than the parse.
+        let matches = match cmd.try_get_matches_from_mut(&args) {
             Ok(m) => m,
             Err(e) => {
                 let _ = e.print();
@@ -240,7 +244,7 @@ impl App {
         };
         let json_out = matches.get_flag(command::JSON);
         let Some((sub, sub_matches)) = matches.subcommand() else {
-            let _ = writeln!(out, "{}", cmd.clone().render_long_help());
+            let _ = writeln!(out, "{}", cmd.render_long_help());
             return 0;
         };
         match sub {
@@ -377,7 +381,13 @@ impl App {
     }
 
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
-        let mut cmd = command(&self.name, registry, invoked);
+        let tool =
+            invoked.and_then(|sub| registry.tools().find(|t| subcommand_name(t.name()) == sub));
+        let mut cmd = match tool {
+            // A tool call: the built-ins and its subcommand (help and suggestions need them all).
+            Some(tool) => command::for_call(&self.name, tool),
+            None => command(&self.name, registry, invoked),
+        };
         if let Some(v) = &self.version {
             cmd = cmd.version(v.clone());
         }
