@@ -1,8 +1,10 @@
-//! `cargo bench -p demo-app --bench startup`
+//! `cargo bench -p demo-app --bench startup --profile dist` (how binaries ship: fat LTO), or
+//! without `--profile dist` for the release profile.
 //!
 //! Start-up to first output: `demo-app --json device-list` against a hand-written clap +
 //! rusqlite binary doing the same queries, on the same database, run alternately in one run.
-//! Prints medians and the ratio; BENCHMARKS.md records them.
+//! Both binaries come from the same profile. Prints medians and the ratio; BENCHMARKS.md
+//! records them.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -86,5 +88,10 @@ fn main() {
         "startup/ratio                             {:.2}x (target <= 1.5x)",
         a.as_secs_f64() / b.as_secs_f64()
     );
+    let profile = std::path::Path::new(ours)
+        .parent()
+        .and_then(std::path::Path::file_name)
+        .map_or_else(|| "?".into(), |p| p.to_string_lossy());
+    println!("(binaries of the `{profile}` profile, {RUNS} runs each, run alternately)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
