@@ -133,7 +133,9 @@ impl App {
     /// The runtime fits the command: `serve` and `mcp` get a multi-threaded one; a tool call
     /// and the other built-ins, which run once and exit, a current-thread one on which
     /// [`blocking`](crate::blocking) work runs inline (no worker or pool threads to start).
-    /// Use [`run`](Self::run) inside a runtime of your own instead.
+    /// `tokio::task::block_in_place` panics on such a runtime: tools use
+    /// [`blocking`](crate::blocking) instead, which works on both. Use [`run`](Self::run) inside
+    /// a runtime of your own instead.
     ///
     /// ```no_run
     /// fn main() -> std::process::ExitCode {
