@@ -320,6 +320,39 @@ async fn the_registry_default_timeout_applies_to_tools_without_one() {
 }
 
 #[tokio::test]
+async fn the_time_limit_counts_from_the_start_of_the_call() {
+    // 80 ms of work in the first poll, then 80 ms of waiting: 160 ms against a 100 ms limit. A
+    // tool that finishes on its first poll runs without a timer; the timer of one that does not
+    // must still count from the start, not from after that poll (180 ms).
+    struct SlowStart;
+    impl Tool for SlowStart {
+        fn meta(&self) -> ToolMeta {
+            ToolMeta::new("slow_start", "Work, then wait.")
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object", "additionalProperties": false})
+        }
+        fn output_schema(&self) -> Value {
+            json!({})
+        }
+        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
+            Box::pin(async {
+                std::thread::sleep(Duration::from_millis(80));
+                tokio::time::sleep(Duration::from_millis(80)).await;
+                Ok(json!("finished"))
+            })
+        }
+    }
+    let r = builder()
+        .tool(SlowStart)
+        .default_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let env = r.call("slow_start", json!({}), caller()).await;
+    assert_eq!(env.error().map(ToolError::kind), Some("timeout"), "{env:?}");
+}
+
+#[tokio::test]
 async fn a_caller_that_goes_away_cancels_the_call() {
     let r = registry();
     let token = CancellationToken::new();

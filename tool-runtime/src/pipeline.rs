@@ -4,7 +4,10 @@
 //! destructive tools → rate and concurrency hooks → run under a time limit with panic isolation
 //! → envelope → observers (audit). One `tool.call` tracing span covers it all.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
@@ -137,7 +140,9 @@ impl Registry {
             ));
         }
         let mut permits: Vec<Permit> = Vec::new();
-        run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
+        if any(&self.hooks_before_confirmation) {
+            run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
+        }
         for guard in &entry.meta.guards {
             guard(pending)?;
         }
@@ -155,7 +160,9 @@ impl Registry {
                 &entry.redact(&pending.args),
             ));
         }
-        run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+        if any(&self.hooks_after_confirmation) {
+            run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+        }
 
         let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
         // Observers (audit) see the arguments after the call; copy them only when someone looks.
@@ -181,6 +188,11 @@ async fn run_hooks(
     Ok(())
 }
 
+/// Whether a hook list has anything to run: an empty one then costs no future at all.
+fn any(hooks: &[std::sync::Arc<dyn CallHook>]) -> bool {
+    !hooks.is_empty()
+}
+
 fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {
     ToolError::new(
         kind::CONFIRMATION_REQUIRED,
@@ -202,19 +214,30 @@ async fn run_isolated(
     ctx: &CallContext,
     limit: Duration,
 ) -> Result<Value, ToolError> {
-    let fut = AssertUnwindSafe(entry.tool.call(args, ctx.clone())).catch_unwind();
-    let timed = tokio::time::timeout(limit, fut);
+    let started = tokio::time::Instant::now();
+    let mut fut = AssertUnwindSafe(entry.tool.call(args, ctx.clone())).catch_unwind();
+    let timed = |fut| match started.checked_add(limit) {
+        Some(deadline) => tokio::time::timeout_at(deadline, fut),
+        None => tokio::time::timeout(limit, fut),
+    };
     // Watching a token costs a lock per call: only when the caller brought one.
     let outcome = if ctx.caller_cancels() {
         tokio::select! {
             biased;
-            r = timed => r,
+            r = timed(fut) => r,
             () = ctx.cancellation().cancelled() => {
                 return Err(ToolError::new("cancelled", "the caller cancelled the call").with_status(499));
             }
         }
+    } else if let Poll::Ready(done) =
+        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await
+    {
+        // Finished on its first poll: no timer was needed, since `Timeout` polls its future
+        // before looking at the deadline and could not have stopped it either.
+        Ok(done)
     } else {
-        timed.await
+        // The deadline counts from the start, as if the timer had been there from the first poll.
+        timed(fut).await
     };
     match outcome {
         Ok(Ok(result)) => result,
