@@ -140,7 +140,8 @@ impl Registry {
             ));
         }
         let mut permits: Vec<Permit> = Vec::new();
-        if any(&self.hooks_before_confirmation) {
+        // An empty list costs no future at all.
+        if !self.hooks_before_confirmation.is_empty() {
             run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
         }
         for guard in &entry.meta.guards {
@@ -160,7 +161,7 @@ impl Registry {
                 &entry.redact(&pending.args),
             ));
         }
-        if any(&self.hooks_after_confirmation) {
+        if !self.hooks_after_confirmation.is_empty() {
             run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
         }
 
@@ -186,11 +187,6 @@ async fn run_hooks(
         permits.push(hook.before(pending).await?);
     }
     Ok(())
-}
-
-/// Whether a hook list has anything to run: an empty one then costs no future at all.
-fn any(hooks: &[std::sync::Arc<dyn CallHook>]) -> bool {
-    !hooks.is_empty()
 }
 
 fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {

@@ -386,7 +386,8 @@ impl App {
         let tool =
             invoked.and_then(|sub| registry.tools().find(|t| subcommand_name(t.name()) == sub));
         let mut cmd = match tool {
-            // A tool call: the built-ins and its subcommand (help and suggestions need them all).
+            // A tool call: its subcommand and the built-ins' names; the whole tree is for
+            // help and suggestions.
             Some(tool) => command::for_call(&self.name, tool),
             None => command(&self.name, registry, invoked),
         };
