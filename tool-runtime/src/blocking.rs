@@ -11,7 +11,7 @@ thread_local! {
 /// stalling the other calls of a server: on tokio's blocking pool, like
 /// [`tokio::task::spawn_blocking`], or inline in a one-shot command-line process.
 ///
-/// One-shot means [`App::main`](crate::cli::App::main) running a single command (a tool call,
+/// One-shot means `App::main` (feature `cli`) running a single command (a tool call,
 /// not `serve` or `mcp`) on a current-thread runtime: no other call is waiting there, and
 /// starting a pool thread for one query costs more than most queries do (about a third of a
 /// millisecond of the demo app's start-up). Inline work is not cut short by the call's time

@@ -79,7 +79,7 @@ fn root(name: &str) -> Command {
 
 /// The root command with `--json` and the built-in subcommands.
 fn builtins(name: &str) -> Command {
-    let mut cmd = root(name)
+    let cmd = root(name)
         .subcommand(
             Command::new("tools")
                 .about("List the tools: name and summary")
@@ -108,13 +108,9 @@ fn builtins(name: &str) -> Command {
                 .display_order(BUILTIN_ORDER),
         );
     #[cfg(feature = "http")]
-    {
-        cmd = cmd.subcommand(serve_command());
-    }
+    let cmd = cmd.subcommand(serve_command());
     #[cfg(feature = "mcp")]
-    {
-        cmd = cmd.subcommand(mcp_command());
-    }
+    let cmd = cmd.subcommand(mcp_command());
     cmd
 }
 

@@ -33,7 +33,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -172,7 +172,9 @@ fn mcp_route<S: Clone + Send + Sync + 'static>(
             if method == axum::http::Method::DELETE && response.status() == StatusCode::ACCEPTED {
                 // The SDK answers a session's DELETE with 202; the official clients expect
                 // 200 or 204 (and log a failure otherwise). The session is closed either way.
-                return Ok(StatusCode::NO_CONTENT.into_response());
+                return Ok(axum::response::IntoResponse::into_response(
+                    StatusCode::NO_CONTENT,
+                ));
             }
             Ok::<_, std::convert::Infallible>(match guard {
                 // The guard lives as long as the body: until the answer is sent (or dropped).
