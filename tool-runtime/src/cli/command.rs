@@ -37,6 +37,16 @@ pub fn subcommand_name(tool: &str) -> String {
     tool.replace('_', "-")
 }
 
+/// Whether `sub` is the subcommand name of `tool`: `subcommand_name(tool) == sub` without
+/// allocating, for scans over every tool.
+pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
+    sub.len() == tool.len()
+        && sub
+            .bytes()
+            .zip(tool.bytes())
+            .all(|(s, t)| s == t || (s == b'-' && t == b'_'))
+}
+
 /// The command tree for `registry`: built-ins and one subcommand per tool. Only the tool named
 /// `invoked` (by tool or subcommand name) gets its flags; pass `None` to build every tool's
 /// flags (completions do). Embed it in your own clap application, or let [`App`](super::App)
@@ -45,8 +55,7 @@ pub fn subcommand_name(tool: &str) -> String {
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
     let mut cmd = builtins(name);
     for (order, tool) in registry.tools().enumerate() {
-        let sub = subcommand_name(tool.name());
-        let wanted = invoked.is_none_or(|i| i == sub || i == tool.name());
+        let wanted = invoked.is_none_or(|i| i == tool.name() || names_tool(i, tool.name()));
         cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
     }
     cmd
@@ -465,6 +474,16 @@ mod tests {
             ValueKind::String(None)
         );
         assert_eq!(ValueKind::of(&json!({"type": "boolean"})), ValueKind::Bool);
+        for (sub, tool, same) in [
+            ("device-add", "device_add", true),
+            ("device-add", "device-add", true),
+            ("device_add", "device-add", false),
+            ("device-ad", "device_add", false),
+            ("dévice-add", "dévice_add", true),
+        ] {
+            assert_eq!(names_tool(sub, tool), same, "{sub} {tool}");
+            assert_eq!(subcommand_name(tool) == sub, same, "{sub} {tool}");
+        }
         assert_eq!(
             ValueKind::of(&json!({"type": "array", "items": {"type": "string"}})),
             ValueKind::Array(Box::new(ValueKind::String(None)))

@@ -213,7 +213,7 @@ impl App {
         };
         if let Some(clash) = listing
             .names()
-            .find(|n| command::BUILTINS.contains(&subcommand_name(n).as_str()))
+            .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))
         {
             return fail(
                 format_args!(
@@ -225,17 +225,23 @@ impl App {
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
-        let invoked = find_subcommand(&args, &self.globals).map(|(i, name)| {
-            match listing.names().find(|n| *n == name) {
-                Some(exact) => {
-                    let sub = subcommand_name(exact);
-                    args[i] = OsString::from(&sub);
-                    sub
-                }
-                None => name,
+        let invoked = find_subcommand(&args, &self.globals);
+        // The tool named on the command line, looked up once (a registry may hold thousands).
+        let tool = invoked.as_ref().and_then(|(i, name)| {
+            let tool = listing
+                .tools()
+                .find(|t| t.name() == name || command::names_tool(name, t.name()))?;
+            if tool.name() == name {
+                args[*i] = OsString::from(subcommand_name(name));
             }
+            Some(tool)
         });
-        let mut cmd = self.command(&listing, invoked.as_deref());
+        let mut cmd = match tool {
+            // A tool call: its subcommand and the built-ins' names; the whole tree is for
+            // help and suggestions.
+            Some(tool) => self.finish_command(command::for_call(&self.name, tool)),
+            None => self.command(&listing, invoked.as_ref().map(|(_, name)| name.as_str())),
+        };
         // Parsed in place: a copy of the command tree costs more than the parse.
         let matches = match cmd.try_get_matches_from_mut(&args) {
             Ok(m) => m,
@@ -271,9 +277,9 @@ impl App {
                 self.mcp(&matches).await
             }
             tool_sub => {
-                let Some(tool_name) = listing
-                    .names()
-                    .find(|n| subcommand_name(n) == tool_sub)
+                let Some(tool_name) = tool
+                    .map(crate::registry::RegisteredTool::name)
+                    .or_else(|| listing.names().find(|n| command::names_tool(tool_sub, n)))
                     .map(str::to_owned)
                 else {
                     return 2;
@@ -383,14 +389,11 @@ impl App {
     }
 
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
-        let tool =
-            invoked.and_then(|sub| registry.tools().find(|t| subcommand_name(t.name()) == sub));
-        let mut cmd = match tool {
-            // A tool call: its subcommand and the built-ins' names; the whole tree is for
-            // help and suggestions.
-            Some(tool) => command::for_call(&self.name, tool),
-            None => command(&self.name, registry, invoked),
-        };
+        self.finish_command(command(&self.name, registry, invoked))
+    }
+
+    /// The application's version, description and global options on `cmd`.
+    fn finish_command(&self, mut cmd: clap::Command) -> clap::Command {
         if let Some(v) = &self.version {
             cmd = cmd.version(v.clone());
         }
