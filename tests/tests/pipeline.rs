@@ -292,26 +292,33 @@ async fn a_slow_tool_times_out_and_is_cancelled() {
     assert_eq!(env.result(), Some(&json!(1)));
 }
 
+/// A dynamic tool without arguments named `.0` whose calls run `.1`.
+struct Dynamic(
+    &'static str,
+    fn() -> BoxFuture<'static, Result<Value, ToolError>>,
+);
+
+impl Tool for Dynamic {
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(self.0, "A dynamic tool of this test.")
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "additionalProperties": false})
+    }
+    fn output_schema(&self) -> Value {
+        json!({})
+    }
+    fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
+        (self.1)()
+    }
+}
+
 #[tokio::test]
 async fn the_registry_default_timeout_applies_to_tools_without_one() {
     // `slow` sets its own 50ms; the default governs the rest, shown with a dynamic tool.
-    struct Hang;
-    impl Tool for Hang {
-        fn meta(&self) -> ToolMeta {
-            ToolMeta::new("hang", "Never finish.")
-        }
-        fn input_schema(&self) -> Value {
-            json!({"type": "object", "additionalProperties": false})
-        }
-        fn output_schema(&self) -> Value {
-            json!({})
-        }
-        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
-            Box::pin(std::future::pending())
-        }
-    }
+    let hang = Dynamic("hang", || Box::pin(std::future::pending()));
     let r = builder()
-        .tool(Hang)
+        .tool(hang)
         .default_timeout(Duration::from_millis(20))
         .build()
         .unwrap();
@@ -324,27 +331,15 @@ async fn the_time_limit_counts_from_the_start_of_the_call() {
     // 80 ms of work in the first poll, then 80 ms of waiting: 160 ms against a 100 ms limit. A
     // tool that finishes on its first poll runs without a timer; the timer of one that does not
     // must still count from the start, not from after that poll (180 ms).
-    struct SlowStart;
-    impl Tool for SlowStart {
-        fn meta(&self) -> ToolMeta {
-            ToolMeta::new("slow_start", "Work, then wait.")
-        }
-        fn input_schema(&self) -> Value {
-            json!({"type": "object", "additionalProperties": false})
-        }
-        fn output_schema(&self) -> Value {
-            json!({})
-        }
-        fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
-            Box::pin(async {
-                std::thread::sleep(Duration::from_millis(80));
-                tokio::time::sleep(Duration::from_millis(80)).await;
-                Ok(json!("finished"))
-            })
-        }
-    }
+    let slow_start = Dynamic("slow_start", || {
+        Box::pin(async {
+            std::thread::sleep(Duration::from_millis(80));
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            Ok(json!("finished"))
+        })
+    });
     let r = builder()
-        .tool(SlowStart)
+        .tool(slow_start)
         .default_timeout(Duration::from_millis(100))
         .build()
         .unwrap();
