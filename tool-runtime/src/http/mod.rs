@@ -244,13 +244,12 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
     post(move |State(state): State<AppState>, mut request: Request| {
         let name = name.clone();
         async move {
-            let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
-                let echo = echo_of(request.headers(), &ctx.id);
-                (ctx, echo)
-            } else {
-                let (id, echo) = request_id_of(request.headers());
-                (FrontContext { id, identity: None }, echo)
-            };
+            // Behind the front layer, the layer reads and returns the request id itself.
+            if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
+                return call_named(&state, &name, request, ctx).await;
+            }
+            let (id, echo) = request_id_of(request.headers());
+            let ctx = FrontContext { id, identity: None };
             let mut response = call_named(&state, &name, request, ctx).await;
             response.headers_mut().insert(REQUEST_ID, echo);
             response
@@ -333,17 +332,6 @@ fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
     // Made of visible ASCII: always a valid header value.
     let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
     (id, echo)
-}
-
-/// `id` as the response's `x-request-id`: the request's own header value when that is the id
-/// (no copy), else a new value.
-fn echo_of(headers: &HeaderMap, id: &str) -> HeaderValue {
-    headers
-        .get(&REQUEST_ID)
-        .filter(|v| v.as_bytes() == id.as_bytes())
-        .cloned()
-        .or_else(|| HeaderValue::from_str(id).ok())
-        .unwrap_or_else(|| HeaderValue::from_static("invalid"))
 }
 
 /// What the front middleware learned about a request, for the handlers (and the MCP adapter,
