@@ -18,10 +18,7 @@ mod add;
 use add::request;
 
 fn per_request(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = add::runtime();
     let registry = add::registry();
     let apps = add::apps(&registry);
     let mut group = c.benchmark_group("http in-process: POST /tools/add");

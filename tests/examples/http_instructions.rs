@@ -17,10 +17,7 @@ use add::request;
 fn main() {
     let which: usize = std::env::args().nth(1).unwrap().parse().unwrap();
     let n: usize = std::env::args().nth(2).unwrap().parse().unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = add::runtime();
     let registry = add::registry();
     let apps = add::apps(&registry);
     rt.block_on(async {

@@ -32,6 +32,14 @@ struct AddArgs {
     b: i64,
 }
 
+/// The single-threaded runtime the in-process measurements run on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A registry with `add` alone, its validator compiled.
 pub fn registry() -> Arc<Registry> {
     let registry = Registry::builder()
