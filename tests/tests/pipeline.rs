@@ -269,6 +269,19 @@ async fn a_panicking_tool_is_internal_and_the_registry_goes_on() {
 }
 
 #[tokio::test]
+async fn a_dynamic_tool_panicking_before_its_future_is_internal_too() {
+    // `Tool::call` itself panics, before there is a future to isolate.
+    let early = Dynamic("early", || panic!("secret detail"));
+    let r = builder().tool(early).build().unwrap();
+    let env = r.call("early", json!({}), caller()).await;
+    let e = env.error().unwrap();
+    assert_eq!((e.kind(), e.status()), ("internal", 500));
+    assert!(!env.to_json().to_string().contains("secret"));
+    let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
+    assert!(env.is_ok());
+}
+
+#[tokio::test]
 async fn a_slow_tool_times_out_and_is_cancelled() {
     let r = registry();
     let env = r

@@ -4,7 +4,8 @@
 //! - `struct device_add {}` (type namespace only, so it sits beside the fn) whose associated
 //!   items are the tool's handle: `device_add::NAME` and `device_add::descriptor()`;
 //! - inside `descriptor()`: the args struct (serde + schemars derives), default fns, the schema
-//!   fns, the call fn that decodes, injects and awaits the user's fn, the static descriptor,
+//!   fns, the call fns that decode (from a `Value`, or from the HTTP front end's parsed tree),
+//!   inject and await the user's fn, the static descriptor,
 //!   its `inventory` submission, and one trait check per parameter, spanned at its type.
 
 use proc_macro2::TokenStream;
@@ -45,12 +46,16 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     } = call_parts(tool, &private);
     checks.extend(injected_checks);
 
+    // Spanned at the return type, so a result that does not serialize is reported there.
     let (output_ty, finish) = match &tool.output {
         Output::Unit => (quote!(()), quote!(#private::encode(&__tool_out))),
-        Output::Plain(ty) => (ty.to_token_stream(), quote!(#private::encode(&__tool_out))),
+        Output::Plain(ty) => (
+            ty.to_token_stream(),
+            quote_spanned!(ty.span()=> #private::encode(&__tool_out)),
+        ),
         Output::Result(ty) => (
             quote!(<#ty as #private::IntoToolResult>::Ok),
-            quote!(#private::encode(&#private::IntoToolResult::into_tool_result(__tool_out)?)),
+            quote_spanned!(ty.span()=> #private::encode(&#private::IntoToolResult::into_tool_result(__tool_out)?)),
         ),
     };
     if let Output::Plain(ty) | Output::Result(ty) = &tool.output {
@@ -140,16 +145,31 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     #private::output_schema_for::<#output_ty>()
                 }
 
+                async fn __tool_run(
+                    __tool_args: __ToolArgs,
+                    __tool_ctx: #private::CallContext,
+                ) -> #private::Result<#private::Value, #private::ToolError> {
+                    #(#injections)*
+                    let __tool_out = #fn_ident(#(#call_args),*).await;
+                    #finish
+                }
+
                 fn __tool_call(
                     __tool_value: #private::Value,
                     __tool_ctx: #private::CallContext,
                 ) -> #private::BoxFuture<'static, #private::Result<#private::Value, #private::ToolError>> {
                     #private::boxed(async move {
                         let __tool_args: __ToolArgs = #private::decode(__tool_value)?;
-                        #(#injections)*
-                        let __tool_out = #fn_ident(#(#call_args),*).await;
-                        #finish
+                        __tool_run(__tool_args, __tool_ctx).await
                     })
+                }
+
+                fn __tool_call_parsed(
+                    __tool_parsed: #private::ParsedArgs<'_>,
+                    __tool_ctx: &#private::CallContext,
+                ) -> #private::Option<#private::BoxFuture<'static, #private::Result<#private::Value, #private::ToolError>>> {
+                    let __tool_args: __ToolArgs = __tool_parsed.decode()?;
+                    #private::Some(#private::boxed(__tool_run(__tool_args, #private::Clone::clone(__tool_ctx))))
                 }
 
                 static __TOOL_DESCRIPTOR: #private::ToolDescriptor = #private::ToolDescriptor {
@@ -179,6 +199,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     input_schema: __tool_input_schema,
                     output_schema: __tool_output_schema,
                     call: __tool_call,
+                    call_parsed: __tool_call_parsed,
                 };
 
                 #private::inventory::submit! {

@@ -1,6 +1,7 @@
 //! What `#[tool]`-generated code reaches through `::tool_runtime::__private`, so users never
 //! add serde_json, schemars or inventory for the macro's sake. Not public API.
 
+pub use core::clone::Clone;
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Err, Ok};
 pub use core::time::Duration;
@@ -14,6 +15,7 @@ pub use serde_json::{self, Value};
 
 pub use crate::definition::{Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration};
 pub use crate::limits::Rate;
+pub use crate::parsed::ParsedArgs;
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::{FromCallContext, StateKey};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation};

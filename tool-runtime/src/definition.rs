@@ -203,7 +203,22 @@ pub trait Tool: Send + Sync + 'static {
     fn output_schema(&self) -> Value;
     /// Runs the tool on arguments already validated against `input_schema`.
     fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>>;
+
+    /// Not public API: how `#[tool]` code decodes arguments the HTTP front end parsed without
+    /// building a `Value`. `None` (the default): the pipeline always uses [`Tool::call`].
+    #[doc(hidden)]
+    fn parsed_call(&self) -> Option<ParsedCall> {
+        None
+    }
 }
+
+/// Not public API: decodes parsed, validated arguments and starts the call, or returns `None`
+/// when they do not decode (the pipeline then takes the `Value` path, which says why).
+#[doc(hidden)]
+pub type ParsedCall = for<'a> fn(
+    crate::parsed::ParsedArgs<'a>,
+    &CallContext,
+) -> Option<BoxFuture<'static, Result<Value, ToolError>>>;
 
 /// The const descriptor `#[tool]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Tool`] instead.
@@ -250,6 +265,8 @@ pub struct ToolDescriptor {
     pub output_schema: fn() -> Value,
     #[doc(hidden)]
     pub call: fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>>,
+    #[doc(hidden)]
+    pub call_parsed: ParsedCall,
 }
 
 impl ToolDescriptor {
@@ -307,6 +324,10 @@ impl Tool for &'static ToolDescriptor {
 
     fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
         (self.call)(args, ctx)
+    }
+
+    fn parsed_call(&self) -> Option<ParsedCall> {
+        Some(self.call_parsed)
     }
 }
 

@@ -51,6 +51,7 @@ pub mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod output_cap;
+mod parsed;
 mod pipeline;
 pub mod policy;
 mod registry;
@@ -63,6 +64,8 @@ pub use blocking::blocking;
 #[cfg(feature = "cli")]
 pub use cli::App;
 pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
+#[doc(hidden)]
+pub use definition::ParsedCall;
 pub use definition::{
     Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
 };

@@ -19,6 +19,7 @@ use crate::definition::ToolMeta;
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
 use crate::hooks::{CallHook, CompletedCall, PendingCall, Permit};
+use crate::parsed::{Node, ParsedArgs};
 use crate::registry::{RegisteredTool, Registry};
 use crate::validate::{normalize_numbers, strip_unknown};
 
@@ -28,6 +29,32 @@ impl Registry {
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
     /// arguments, a refusal, a panicking tool and a time-out, is an envelope.
     pub async fn call(&self, name: &str, args: Value, caller: Caller) -> Envelope {
+        self.call_input(name, Input::Value(args), caller).await
+    }
+
+    /// Whether a call to `name` may start from a parsed tree ([`Input::Parsed`]): nothing on
+    /// its way needs the arguments as a `Value`. Front ends ask before parsing, so a call that
+    /// would take the `Value` path anyway is parsed once.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn takes_parsed(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|entry| self.parsed_path(entry))
+    }
+
+    fn parsed_path(&self, entry: &RegisteredTool) -> bool {
+        entry.parsed_call.is_some()
+            && entry.meta.guards.is_empty()
+            && self.hooks_before_confirmation.is_empty()
+            && self.hooks_after_confirmation.is_empty()
+            && !self.options.ignore_unknown_fields
+    }
+
+    /// [`call`](Self::call), from either form of the arguments.
+    pub(crate) async fn call_input(
+        &self,
+        name: &str,
+        input: Input<'_>,
+        caller: Caller,
+    ) -> Envelope {
         let started = Instant::now();
         let ctx = caller.into_context(self.state.clone());
         let span = tracing::info_span!(
@@ -38,22 +65,32 @@ impl Registry {
             request_id = ctx.request_id(),
         );
         async move {
-            let mut args = args;
+            // The arguments as observers see them: filled in only when there are observers or
+            // the call takes the `Value` path.
+            let mut args = Value::Null;
             let entry = self.get(name);
             let mut truncated = false;
             let outcome = match entry {
-                None => Err(self.unknown_tool(name)),
-                Some(entry) => self.run(entry, &mut args, &ctx).await.and_then(|result| {
-                    let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
-                    let (result, cut) = crate::output_cap::apply(
-                        result,
-                        cap,
-                        entry.meta.truncate_output,
-                        &entry.meta.name,
-                    )?;
-                    truncated = cut;
-                    Ok(result)
-                }),
+                None => {
+                    if !self.observers.is_empty() {
+                        args = input.into_value();
+                    }
+                    Err(self.unknown_tool(name))
+                }
+                Some(entry) => self
+                    .run(entry, input, &mut args, &ctx)
+                    .await
+                    .and_then(|result| {
+                        let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
+                        let (result, cut) = crate::output_cap::apply(
+                            result,
+                            cap,
+                            entry.meta.truncate_output,
+                            &entry.meta.name,
+                        )?;
+                        truncated = cut;
+                        Ok(result)
+                    }),
             };
             let duration = started.elapsed();
             let envelope = Envelope {
@@ -101,9 +138,20 @@ impl Registry {
     async fn run(
         &self,
         entry: &RegisteredTool,
+        input: Input<'_>,
         args: &mut Value,
         ctx: &CallContext,
     ) -> Result<Value, ToolError> {
+        if let Input::Parsed { node, .. } = input
+            && let Some(result) = self.run_parsed(entry, node, ctx).await
+        {
+            if !self.observers.is_empty() {
+                // What the `Value` path would have shown: the numbers are normalized alike.
+                *args = node.to_value();
+            }
+            return result;
+        }
+        *args = input.into_value();
         normalize_numbers(args);
         if self.options.ignore_unknown_fields {
             let dropped = strip_unknown(entry.input_schema(), args);
@@ -125,19 +173,43 @@ impl Registry {
         result
     }
 
+    /// The call from a parsed tree, or `None` to take the `Value` path: when something needs
+    /// the arguments as a value, the tree does not validate (the `Value` path reports every
+    /// violation), or the arguments do not decode from it.
+    async fn run_parsed(
+        &self,
+        entry: &RegisteredTool,
+        node: &Node<'_>,
+        ctx: &CallContext,
+    ) -> Option<Result<Value, ToolError>> {
+        // An unconfirmed destructive call is refused with its arguments quoted.
+        let refused = entry.meta.annotations.needs_confirmation() && !ctx.confirmed();
+        if !self.parsed_path(entry) || (refused && !ctx.dry_run()) {
+            return None;
+        }
+        let call = entry.parsed_call?;
+        if !entry.parsed_validator()?.is_valid(node) {
+            return None;
+        }
+        if ctx.dry_run() && !entry.meta.dry_run {
+            return Some(Err(dry_run_unsupported(&entry.meta)));
+        }
+        let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
+        let fut =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| call(ParsedArgs { node }, ctx))) {
+                Ok(fut) => fut?,
+                Err(panic) => return Some(Err(panicked(&entry.meta, &*panic))),
+            };
+        Some(run_isolated(entry, fut, ctx, limit).await)
+    }
+
     async fn admit_and_run(
         &self,
         entry: &RegisteredTool,
         pending: &mut PendingCall,
     ) -> Result<Value, ToolError> {
         if pending.ctx.dry_run() && !entry.meta.dry_run {
-            return Err(ToolError::new(
-                kind::DRY_RUN_UNSUPPORTED,
-                format!(
-                    "`{}` does not support dry runs; call it without dry_run to run it",
-                    entry.meta.name
-                ),
-            ));
+            return Err(dry_run_unsupported(&entry.meta));
         }
         let mut permits: Vec<Permit> = Vec::new();
         // An empty list costs no future at all.
@@ -172,10 +244,57 @@ impl Registry {
         } else {
             pending.args.clone()
         };
-        let result = run_isolated(entry, args, &pending.ctx, limit).await;
+        // A tool whose `call` panics before returning its future is isolated too.
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            entry.tool.call(args, pending.ctx.clone())
+        })) {
+            Ok(fut) => run_isolated(entry, fut, &pending.ctx, limit).await,
+            Err(panic) => Err(panicked(&entry.meta, &*panic)),
+        };
         drop(permits);
         result
     }
+}
+
+/// The arguments of a call as a front end received them.
+pub(crate) enum Input<'a> {
+    /// Already a `serde_json::Value` (the CLI, MCP, `POST /invoke`, library callers).
+    Value(Value),
+    /// A body parsed into a tree (`POST /tools/{name}`); `bytes` are parsed again into a
+    /// `Value` if the call needs one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    Parsed { node: &'a Node<'a>, bytes: &'a [u8] },
+}
+
+impl Input<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Input::Value(value) => value,
+            // The bytes parsed into the tree, so they parse; the tree would do as a fallback.
+            Input::Parsed { node, bytes } => {
+                serde_json::from_slice(bytes).unwrap_or_else(|_| node.to_value())
+            }
+        }
+    }
+}
+
+fn dry_run_unsupported(meta: &ToolMeta) -> ToolError {
+    ToolError::new(
+        kind::DRY_RUN_UNSUPPORTED,
+        format!(
+            "`{}` does not support dry runs; call it without dry_run to run it",
+            meta.name
+        ),
+    )
+}
+
+fn panicked(meta: &ToolMeta, panic: &(dyn std::any::Any + Send)) -> ToolError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string panic payload)".to_owned());
+    ToolError::internal(format_args!("tool `{}` panicked: {message}", meta.name))
 }
 
 async fn run_hooks(
@@ -206,12 +325,12 @@ fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {
 /// the caller into `cancelled`. The tool's future is dropped (cancelled) on time-out.
 async fn run_isolated(
     entry: &RegisteredTool,
-    args: Value,
+    fut: futures_util::future::BoxFuture<'_, Result<Value, ToolError>>,
     ctx: &CallContext,
     limit: Duration,
 ) -> Result<Value, ToolError> {
     let started = tokio::time::Instant::now();
-    let mut fut = AssertUnwindSafe(entry.tool.call(args, ctx.clone())).catch_unwind();
+    let mut fut = AssertUnwindSafe(fut).catch_unwind();
     let timed = |fut| match started.checked_add(limit) {
         Some(deadline) => tokio::time::timeout_at(deadline, fut),
         None => tokio::time::timeout(limit, fut),
@@ -237,17 +356,7 @@ async fn run_isolated(
     };
     match outcome {
         Ok(Ok(result)) => result,
-        Ok(Err(panic)) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "(non-string panic payload)".to_owned());
-            Err(ToolError::internal(format_args!(
-                "tool `{}` panicked: {message}",
-                entry.meta.name
-            )))
-        }
+        Ok(Err(panic)) => Err(panicked(&entry.meta, &*panic)),
         Err(_elapsed) => {
             ctx.cancel();
             Err(ToolError::new(

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolMeta, ToolRegistration};
+use crate::definition::{DEFAULT_TIMEOUT, ParsedCall, Tool, ToolMeta, ToolRegistration};
 use crate::error::ToolError;
 use crate::hooks::{CallHook, CallObserver, HookPoint};
 use crate::state::StateMap;
@@ -32,17 +32,23 @@ pub struct RegisteredTool {
     input_schema: OnceLock<Value>,
     output_schema: OnceLock<Value>,
     validator: OnceLock<Result<ArgsValidator, String>>,
+    /// `#[tool]` tools decode the HTTP front end's parsed tree; see `crate::parsed`.
+    pub(crate) parsed_call: Option<ParsedCall>,
+    /// The input schema compiled for that tree, on first use; `None` if it does not compile.
+    parsed_validator: OnceLock<Option<jsonschema::Validator<crate::parsed::Parsed>>>,
 }
 
 impl RegisteredTool {
     fn new(tool: Arc<dyn Tool>) -> Self {
         let meta = Arc::new(tool.meta());
         Self {
+            parsed_call: tool.parsed_call(),
             tool,
             meta,
             input_schema: OnceLock::new(),
             output_schema: OnceLock::new(),
             validator: OnceLock::new(),
+            parsed_validator: OnceLock::new(),
         }
     }
 
@@ -84,6 +90,14 @@ impl RegisteredTool {
     pub(crate) fn redacted(&self, args: &Value) -> Option<Value> {
         let v = self.validator().ok()?;
         (!v.secrets.is_empty()).then(|| crate::secret::redact(args, &v.secrets))
+    }
+
+    pub(crate) fn parsed_validator(&self) -> Option<&jsonschema::Validator<crate::parsed::Parsed>> {
+        self.parsed_validator
+            .get_or_init(|| {
+                crate::validate::compile_for::<crate::parsed::Parsed>(self.input_schema()).ok()
+            })
+            .as_ref()
     }
 
     pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
@@ -192,6 +206,9 @@ impl Registry {
             .tools()
             .filter_map(|t| {
                 t.output_schema();
+                if t.parsed_call.is_some() {
+                    t.parsed_validator();
+                }
                 match t
                     .validator
                     .get_or_init(|| ArgsValidator::compile(t.input_schema()))

@@ -34,15 +34,11 @@ impl ArgsValidator {
                     .join(", ")
             })
             .unwrap_or_default();
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .build(schema)
-            .map(|validator| Self {
-                validator,
-                known,
-                secrets: crate::secret::write_only_paths(schema),
-            })
-            .map_err(|e| e.to_string())
+        compile_for::<jsonschema::json::SerdeJson>(schema).map(|validator| Self {
+            validator,
+            known,
+            secrets: crate::secret::write_only_paths(schema),
+        })
     }
 
     /// `Ok` if `args` satisfies the schema, else every violation.
@@ -109,25 +105,42 @@ fn escape_pointer(name: &str) -> String {
 pub(crate) fn normalize_numbers(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64() {
-                #[allow(
-                    clippy::cast_possible_truncation,
-                    clippy::cast_precision_loss,
-                    clippy::float_cmp
-                )]
-                // Reason: only values that survive the round trip exactly are rewritten.
-                if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
-                    let i = f as i64;
-                    if i as f64 == f {
-                        *value = Value::from(i);
-                    }
-                }
+            if let Some(i) = n.as_f64().and_then(integral) {
+                *value = Value::from(i);
             }
         }
         Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
         Value::Object(map) => map.values_mut().for_each(normalize_numbers),
         _ => {}
     }
+}
+
+/// The integer a float stands for, when it is integral and survives the round trip exactly.
+pub(crate) fn integral(f: f64) -> Option<i64> {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_precision_loss,
+        clippy::float_cmp
+    )]
+    // Reason: only values that survive the round trip exactly are rewritten.
+    if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+        let i = f as i64;
+        if i as f64 == f {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Compiles `schema` for instances in representation `F`, with the options every input
+/// validator uses.
+pub(crate) fn compile_for<F: jsonschema::json::Json>(
+    schema: &Value,
+) -> Result<Validator<F>, String> {
+    jsonschema::options_for::<F>()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+        .map_err(|e| e.to_string())
 }
 
 /// Removes top-level properties the schema does not declare (the registry's

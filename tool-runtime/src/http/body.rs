@@ -3,7 +3,7 @@
 //! Depth is measured on the raw bytes before parsing, so a hostile body never reaches a
 //! recursive parser: no stack overflow whatever the input.
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use serde_json::{Map, Value};
@@ -23,16 +23,34 @@ pub(crate) async fn json_object(
     max_depth: usize,
     empty_is_object: bool,
 ) -> Result<Map<String, Value>, ToolError> {
+    let bytes = json_bytes(headers, body, limit, max_depth, empty_is_object).await?;
+    object_of(&bytes)
+}
+
+/// Reads a body that is to be a JSON object, checking its size, media type and depth, but not
+/// parsing it. An empty body is `{}` when `empty_is_object`.
+pub(crate) async fn json_bytes(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    max_depth: usize,
+    empty_is_object: bool,
+) -> Result<Bytes, ToolError> {
     let bytes = read_limited(headers, body, limit).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if empty_is_object {
-            return Ok(Map::new());
+            return Ok(Bytes::from_static(b"{}"));
         }
         return Err(invalid_request("the body is empty; send a JSON object"));
     }
     check_media_type(headers)?;
     check_depth(&bytes, max_depth)?;
-    match serde_json::from_slice::<Value>(&bytes) {
+    Ok(bytes)
+}
+
+/// Parses a body read by [`json_bytes`] as a JSON object.
+pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
+    match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(invalid_request(format!(
             "the body must be a JSON object, not {}",
@@ -42,11 +60,7 @@ pub(crate) async fn json_object(
     }
 }
 
-async fn read_limited(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-) -> Result<axum::body::Bytes, ToolError> {
+async fn read_limited(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ToolError> {
     let too_large = || {
         ToolError::new(
             "payload_too_large",

@@ -43,6 +43,8 @@ pub use auth::{Auth, Identity};
 use crate::context::{Caller, Source};
 use crate::envelope::Envelope;
 use crate::error::{ToolError, kind};
+use crate::parsed::Node;
+use crate::pipeline::Input;
 use crate::registry::{RegisteredTool, Registry};
 
 /// The request id header, read and returned on every response.
@@ -804,16 +806,29 @@ async fn call_named(state: &Shared, name: &str, request: Request, ctx: FrontCont
         Ok(flags) => flags,
         Err(e) => return error_response(Some(name), e, &ctx.id),
     };
-    let params = match body::json_object(headers, body, o.body_limit, o.max_depth, true).await {
-        Ok(p) => p,
+    let bytes = match body::json_bytes(headers, body, o.body_limit, o.max_depth, true).await {
+        Ok(b) => b,
         Err(e) => return error_response(Some(name), e, &ctx.id),
     };
+    // Parsed without a `serde_json::Value` when nothing on the call's way needs one
+    // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
+    let tree = if state.registry.takes_parsed(name) {
+        Node::parse(&bytes)
+    } else {
+        None
+    };
+    let input = match &tree {
+        Some(node @ Node::Object(_)) => Input::Parsed {
+            node,
+            bytes: &bytes,
+        },
+        _ => match body::object_of(&bytes) {
+            Ok(params) => Input::Value(Value::Object(params)),
+            Err(e) => return error_response(Some(name), e, &ctx.id),
+        },
+    };
     let caller = caller(ctx).confirm(confirm).dry_run(dry_run);
-    let envelope = state
-        .registry
-        .call(name, Value::Object(params), caller)
-        .await;
-    envelope_response(&envelope)
+    envelope_response(&state.registry.call_input(name, input, caller).await)
 }
 
 fn caller(ctx: FrontContext) -> Caller {
