@@ -19,7 +19,8 @@ use tool_runtime::http::{self, HttpOptions};
 #[expect(dead_code)] // Reason: wrk sends this bench's requests, not `add::request()`.
 mod add;
 
-const ROUNDS: usize = 7;
+/// Rounds by default; `HTTP_BENCH_ROUNDS=N` for more on a noisy machine.
+const ROUNDS: usize = 9;
 const SECONDS: u32 = 3;
 const CONNECTIONS: u32 = 32;
 
@@ -70,9 +71,21 @@ fn main() {
         assert_eq!(v["result"], 42, "{base}: {v}");
     }
 
+    let rounds = std::env::var("HTTP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(ROUNDS);
     let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        let (x, y) = (wrk(&ours, &script, pinned), wrk(&theirs, &script, pinned));
+    for round in 0..rounds {
+        // Which server goes first alternates, so a drift in the machine's speed within a
+        // round favours neither.
+        let (x, y) = if round % 2 == 0 {
+            let x = wrk(&ours, &script, pinned);
+            (x, wrk(&theirs, &script, pinned))
+        } else {
+            let y = wrk(&theirs, &script, pinned);
+            (wrk(&ours, &script, pinned), y)
+        };
         a.push(x);
         b.push(y);
         ratios.push(x / y);
@@ -81,17 +94,17 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
+    let per_round: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
     let (a, b, ratio) = (median(&mut a), median(&mut b), median(&mut ratios));
     println!("http/tool-runtime POST /tools/add      median {a:>10.0} req/s");
     println!("http/hand-written axum handler         median {b:>10.0} req/s");
     println!(
         "http/ratio per round                   {}",
-        rounds.join(" ")
+        per_round.join(" ")
     );
     println!("http/ratio (median of rounds)          {ratio:.3} (target >= 0.9)");
     println!(
-        "(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {ROUNDS} rounds, {})",
+        "(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {rounds} rounds, {})",
         match (pin, pinned) {
             (true, true) => "server (1 worker) on CPU 0, wrk on CPU 1",
             (true, false) => "not pinned: taskset failed",
