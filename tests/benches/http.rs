@@ -7,7 +7,10 @@
 //! The server (one tokio worker) runs on CPU 0 and `wrk` on CPU 1 (`taskset`), so the load
 //! generator does not take the server's CPU: with both floating over two shared cores, the
 //! ratio moved between 0.83 and 0.92 from run to run for the same code. The ratio reported is
-//! the median of the per-round ratios (each round measures both servers back to back).
+//! the median of the per-round ratios (each round measures both servers back to back, which one
+//! first alternating). Beside it, the server's CPU time per request (this process's user and
+//! system time over each run, divided by the requests wrk counted): steal time on a shared
+//! host lowers throughput but is not CPU time of ours, so that ratio moves less.
 
 use std::process::Command;
 use std::time::Duration;
@@ -75,17 +78,22 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(ROUNDS);
-    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut b, mut ratios, mut cpu_ratios) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut cpu_a, mut cpu_b) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Which server goes first alternates, so a drift in the machine's speed within a
         // round favours neither.
-        let (x, y) = if round % 2 == 0 {
+        let ((x, cx), (y, cy)) = if round % 2 == 0 {
             let x = wrk(&ours, &script, pinned);
             (x, wrk(&theirs, &script, pinned))
         } else {
             let y = wrk(&theirs, &script, pinned);
             (wrk(&ours, &script, pinned), y)
         };
+        cpu_a.push(cx);
+        cpu_b.push(cy);
+        cpu_ratios.push(cy / cx);
         a.push(x);
         b.push(y);
         ratios.push(x / y);
@@ -103,6 +111,20 @@ fn main() {
         per_round.join(" ")
     );
     println!("http/ratio (median of rounds)          {ratio:.3} (target >= 0.9)");
+    let cpu_rounds: Vec<String> = cpu_ratios.iter().map(|r| format!("{r:.3}")).collect();
+    let (cx, cy, cpu_ratio) = (
+        median(&mut cpu_a),
+        median(&mut cpu_b),
+        median(&mut cpu_ratios),
+    );
+    println!(
+        "http/server CPU per request            tool-runtime {cx:.2} µs, hand-written {cy:.2} µs"
+    );
+    println!(
+        "http/CPU ratio per round               {}",
+        cpu_rounds.join(" ")
+    );
+    println!("http/CPU ratio hand-written / ours     {cpu_ratio:.3} (median of rounds)");
     println!(
         "(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {rounds} rounds, {})",
         match (pin, pinned) {
@@ -126,7 +148,10 @@ async fn spawn(app: axum::Router) -> String {
     base
 }
 
-fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> f64 {
+/// One wrk run: requests per second, and the server's CPU time per request in microseconds
+/// (this process's user + system time over the run, which steal time on a shared host does not
+/// inflate the way it does wall-clock throughput).
+fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64) {
     let mut command = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", "1", "wrk"]);
@@ -134,6 +159,7 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> f64 {
     } else {
         Command::new("wrk")
     };
+    let cpu_before = cpu_ticks();
     let out = command
         .args([
             "-t1",
@@ -145,10 +171,30 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> f64 {
         ])
         .output()
         .expect("wrk is needed: apt-get install wrk");
+    let cpu = cpu_ticks() - cpu_before;
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("Non-2xx"), "errors during the run:\n{text}");
-    text.lines()
+    let rps = text
+        .lines()
         .find_map(|l| l.strip_prefix("Requests/sec:"))
         .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no Requests/sec in wrk output:\n{text}"))
+        .unwrap_or_else(|| panic!("no Requests/sec in wrk output:\n{text}"));
+    // "  123456 requests in 3.00s, ..."
+    let requests: f64 = text
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .and_then(|(n, _)| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no request count in wrk output:\n{text}"));
+    // `/proc` counts in USER_HZ, 100 per second on Linux.
+    (rps, cpu * 10_000.0 / requests)
+}
+
+/// This process's user + system CPU time so far, in clock ticks (`/proc/self/stat`).
+fn cpu_ticks() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()
 }

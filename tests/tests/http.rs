@@ -171,6 +171,28 @@ async fn tool_routes_answer_with_envelopes() {
 }
 
 #[tokio::test]
+async fn a_declared_length_over_the_limit_is_refused_before_the_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = Server::start(HttpOptions::default()).await;
+    let addr = s.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // 100 MB declared, 2 bytes sent: a server that read first would wait for the rest.
+    stream
+        .write_all(
+            b"POST /tools/device_add HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n{}",
+        )
+        .await
+        .unwrap();
+    let mut head = vec![0; 64];
+    let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut head))
+        .await
+        .expect("answered without waiting for the body")
+        .unwrap();
+    let head = String::from_utf8_lossy(&head[..n]);
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+}
+
+#[tokio::test]
 async fn every_status_of_the_envelope_table() {
     let s = Server::start(HttpOptions::default()).await;
     let cases: Vec<(&str, Value, u16, &str)> = vec![

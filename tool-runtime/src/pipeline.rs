@@ -335,13 +335,23 @@ async fn run_isolated(
         Some(deadline) => tokio::time::timeout_at(deadline, fut),
         None => tokio::time::timeout(limit, fut),
     };
-    // Watching a token costs a lock per call: only when the caller brought one.
+    // Watching a token costs a lock per call: only when the caller brought one. The timer and
+    // the watch are boxed: most calls need neither, and inline they would make every call's
+    // future larger (it is moved as it is wrapped, layer by layer).
     let outcome = if ctx.caller_cancels() {
-        tokio::select! {
-            biased;
-            r = timed(fut) => r,
-            () = ctx.cancellation().cancelled() => {
-                return Err(ToolError::new("cancelled", "the caller cancelled the call").with_status(499));
+        let watched = Box::pin(async {
+            tokio::select! {
+                biased;
+                r = timed(fut) => Some(r),
+                () = ctx.cancellation().cancelled() => None,
+            }
+        });
+        match watched.await {
+            Some(r) => r,
+            None => {
+                return Err(
+                    ToolError::new("cancelled", "the caller cancelled the call").with_status(499)
+                );
             }
         }
     } else if let Poll::Ready(done) =
@@ -352,7 +362,7 @@ async fn run_isolated(
         Ok(done)
     } else {
         // The deadline counts from the start, as if the timer had been there from the first poll.
-        timed(fut).await
+        Box::pin(timed(fut)).await
     };
     match outcome {
         Ok(Ok(result)) => result,

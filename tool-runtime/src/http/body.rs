@@ -36,7 +36,7 @@ pub(crate) async fn json_bytes(
     max_depth: usize,
     empty_is_object: bool,
 ) -> Result<Bytes, ToolError> {
-    let bytes = read_limited(headers, body, limit).await?;
+    let bytes = read_limited(body, limit).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if empty_is_object {
             return Ok(Bytes::from_static(b"{}"));
@@ -60,7 +60,7 @@ pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
     }
 }
 
-async fn read_limited(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ToolError> {
+async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
     let too_large = || {
         ToolError::new(
             "payload_too_large",
@@ -68,11 +68,9 @@ async fn read_limited(headers: &HeaderMap, body: Body, limit: usize) -> Result<B
         )
         .with_status(413)
     };
-    let declared = headers
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    // What `Content-Length` declares (hyper's body reports it as its lower bound): refused
+    // before reading a byte. Other bodies are cut off at the limit as they are read.
+    if axum::body::HttpBody::size_hint(&body).lower() > limit as u64 {
         return Err(too_large());
     }
     axum::body::to_bytes(body, limit).await.map_err(|e| {
