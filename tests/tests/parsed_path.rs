@@ -101,6 +101,16 @@ async fn nothing() -> &'static str {
     "done"
 }
 
+/// Wipe a target.
+#[tool(annotations(destructive), dry_run)]
+async fn wipe(target: String, ctx: &CallContext) -> String {
+    if ctx.dry_run() {
+        format!("would wipe {target}")
+    } else {
+        format!("wiped {target}")
+    }
+}
+
 /// Counts the calls that reach `Tool::call` (the `Value` path) and passes everything else,
 /// the fast path's decoder included, to the generated tool.
 struct Counting(&'static ToolDescriptor, Arc<AtomicUsize>);
@@ -150,7 +160,8 @@ fn fixture(observe: bool) -> Fixture {
         let mut builder = Registry::builder()
             .without_inventory()
             .tool(Counting(kinds::descriptor(), counter.clone()))
-            .tool(Counting(nothing::descriptor(), counter.clone()));
+            .tool(Counting(nothing::descriptor(), counter.clone()))
+            .tool(Counting(wipe::descriptor(), counter.clone()));
         if observe {
             builder = builder.observer(seen.clone());
         }
@@ -186,9 +197,12 @@ async fn post(app: &axum::Router, uri: &str, body: String) -> (u16, Value) {
 
 /// The same body through both paths: same status, same envelope.
 async fn both(fx: &Fixture, tool: &str, body: &str) -> (u16, Value) {
-    let uri = format!("/tools/{tool}");
-    let fast = post(&fx.fast, &uri, body.to_owned()).await;
-    let reference = post(&fx.reference, &uri, body.to_owned()).await;
+    both_at(fx, &format!("/tools/{tool}"), body).await
+}
+
+async fn both_at(fx: &Fixture, uri: &str, body: &str) -> (u16, Value) {
+    let fast = post(&fx.fast, uri, body.to_owned()).await;
+    let reference = post(&fx.reference, uri, body.to_owned()).await;
     assert_eq!(fast, reference, "the two paths disagree on {body}");
     fast
 }
@@ -286,6 +300,38 @@ async fn bodies_the_tree_does_not_take_or_that_fail_agree_with_the_value_path() 
         both(&fx, "kinds", body).await;
     }
     let seen = fx.seen.0.lock().unwrap();
+    for pair in seen.chunks(2) {
+        assert_eq!(pair[0], pair[1], "observers see the same arguments");
+    }
+}
+
+#[tokio::test]
+async fn confirmation_and_dry_runs_agree() {
+    let fx = fixture(true);
+    let disk = r#"{"target": "disk"}"#;
+    let cases = [
+        ("/tools/wipe", disk, 409, "confirmation_required"),
+        ("/tools/wipe?confirm=true", disk, 200, "wiped disk"),
+        ("/tools/wipe?dry_run=true", disk, 200, "would wipe disk"),
+        (
+            "/tools/nothing?dry_run=true",
+            "{}",
+            400,
+            "dry_run_unsupported",
+        ),
+    ];
+    for (uri, body, status, what) in cases {
+        let (got, envelope) = both_at(&fx, uri, body).await;
+        assert_eq!(got, status, "{uri}: {envelope}");
+        let shown = envelope["result"]
+            .as_str()
+            .or(envelope["error"]["type"].as_str());
+        assert_eq!(shown, Some(what), "{uri}: {envelope}");
+    }
+    // The confirmed call and the dry run ran from the tree (the refused call took the `Value`
+    // path, for the arguments its message quotes, and stopped before any tool ran).
+    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 0);
+    let seen = fx.seen.0.lock().unwrap().clone();
     for pair in seen.chunks(2) {
         assert_eq!(pair[0], pair[1], "observers see the same arguments");
     }

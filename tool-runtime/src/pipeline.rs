@@ -11,6 +11,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -29,15 +30,16 @@ impl Registry {
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
     /// arguments, a refusal, a panicking tool and a time-out, is an envelope.
     pub async fn call(&self, name: &str, args: Value, caller: Caller) -> Envelope {
-        self.call_input(name, Input::Value(args), caller).await
+        self.call_entry(name, self.get(name), Input::Value(args), caller)
+            .await
     }
 
-    /// Whether a call to `name` may start from a parsed tree ([`Input::Parsed`]): nothing on
-    /// its way needs the arguments as a `Value`. Front ends ask before parsing, so a call that
-    /// would take the `Value` path anyway is parsed once.
+    /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]):
+    /// nothing on its way needs the arguments as a `Value`. Front ends ask before parsing, so a
+    /// call that would take the `Value` path anyway is parsed once.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn takes_parsed(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|entry| self.parsed_path(entry))
+    pub(crate) fn parsed_entry(&self, name: &str) -> Option<&RegisteredTool> {
+        self.get(name).filter(|entry| self.parsed_path(entry))
     }
 
     fn parsed_path(&self, entry: &RegisteredTool) -> bool {
@@ -48,10 +50,12 @@ impl Registry {
             && !self.options.ignore_unknown_fields
     }
 
-    /// [`call`](Self::call), from either form of the arguments.
-    pub(crate) async fn call_input(
+    /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
+    /// the arguments.
+    pub(crate) async fn call_entry(
         &self,
         name: &str,
+        entry: Option<&RegisteredTool>,
         input: Input<'_>,
         caller: Caller,
     ) -> Envelope {
@@ -68,7 +72,6 @@ impl Registry {
             // The arguments as observers see them: filled in only when there are observers or
             // the call takes the `Value` path.
             let mut args = Value::Null;
-            let entry = self.get(name);
             let mut truncated = false;
             let outcome = match entry {
                 None => {
@@ -77,10 +80,29 @@ impl Registry {
                     }
                     Err(self.unknown_tool(name))
                 }
-                Some(entry) => self
-                    .run(entry, input, &mut args, &ctx)
-                    .await
-                    .and_then(|result| {
+                Some(entry) => {
+                    // The tree's path is awaited here rather than in a nested `async fn`: each
+                    // level would be one more future built and moved on every call.
+                    let parsed = match &input {
+                        Input::Parsed { node, .. } => self
+                            .start_parsed(entry, node, &ctx)
+                            .map(|start| (node, start)),
+                        Input::Value(_) => None,
+                    };
+                    let result = match parsed {
+                        Some((node, start)) => {
+                            if !self.observers.is_empty() {
+                                // What the `Value` path would show: numbers normalized alike.
+                                args = node.to_value();
+                            }
+                            match start {
+                                Ok((fut, limit)) => run_isolated(entry, fut, &ctx, limit).await,
+                                Err(e) => Err(e),
+                            }
+                        }
+                        None => self.run(entry, input, &mut args, &ctx).await,
+                    };
+                    result.and_then(|result| {
                         let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
                         let (result, cut) = crate::output_cap::apply(
                             result,
@@ -90,7 +112,8 @@ impl Registry {
                         )?;
                         truncated = cut;
                         Ok(result)
-                    }),
+                    })
+                }
             };
             let duration = started.elapsed();
             let envelope = Envelope {
@@ -142,15 +165,6 @@ impl Registry {
         args: &mut Value,
         ctx: &CallContext,
     ) -> Result<Value, ToolError> {
-        if let Input::Parsed { node, .. } = input
-            && let Some(result) = self.run_parsed(entry, node, ctx).await
-        {
-            if !self.observers.is_empty() {
-                // What the `Value` path would have shown: the numbers are normalized alike.
-                *args = node.to_value();
-            }
-            return result;
-        }
         *args = input.into_value();
         normalize_numbers(args);
         if self.options.ignore_unknown_fields {
@@ -173,15 +187,16 @@ impl Registry {
         result
     }
 
-    /// The call from a parsed tree, or `None` to take the `Value` path: when something needs
-    /// the arguments as a value, the tree does not validate (the `Value` path reports every
+    /// Starts the call from a parsed tree: the tool's future and its time limit, or the error
+    /// that ends the call; `None` to take the `Value` path instead, when something needs the
+    /// arguments as a value, the tree does not validate (the `Value` path reports every
     /// violation), or the arguments do not decode from it.
-    async fn run_parsed(
+    fn start_parsed(
         &self,
         entry: &RegisteredTool,
         node: &Node<'_>,
         ctx: &CallContext,
-    ) -> Option<Result<Value, ToolError>> {
+    ) -> Option<Result<(ToolFuture, Duration), ToolError>> {
         // An unconfirmed destructive call is refused with its arguments quoted.
         let refused = entry.meta.annotations.needs_confirmation() && !ctx.confirmed();
         if !self.parsed_path(entry) || (refused && !ctx.dry_run()) {
@@ -195,12 +210,10 @@ impl Registry {
             return Some(Err(dry_run_unsupported(&entry.meta)));
         }
         let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
-        let fut =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| call(ParsedArgs { node }, ctx))) {
-                Ok(fut) => fut?,
-                Err(panic) => return Some(Err(panicked(&entry.meta, &*panic))),
-            };
-        Some(run_isolated(entry, fut, ctx, limit).await)
+        match std::panic::catch_unwind(AssertUnwindSafe(|| call(ParsedArgs { node }, ctx))) {
+            Ok(fut) => Some(Ok((fut?, limit))),
+            Err(panic) => Some(Err(panicked(&entry.meta, &*panic))),
+        }
     }
 
     async fn admit_and_run(
@@ -255,6 +268,9 @@ impl Registry {
         result
     }
 }
+
+/// A started call of a tool.
+type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 
 /// The arguments of a call as a front end received them.
 pub(crate) enum Input<'a> {
@@ -325,7 +341,7 @@ fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {
 /// the caller into `cancelled`. The tool's future is dropped (cancelled) on time-out.
 async fn run_isolated(
     entry: &RegisteredTool,
-    fut: futures_util::future::BoxFuture<'_, Result<Value, ToolError>>,
+    fut: BoxFuture<'_, Result<Value, ToolError>>,
     ctx: &CallContext,
     limit: Duration,
 ) -> Result<Value, ToolError> {

@@ -417,12 +417,11 @@ where
                 request
                     .extensions_mut()
                     .insert(FrontContext { id, identity });
-                // The service that was polled ready serves this request; a clone takes its place.
-                let ready = self.inner.clone();
-                (
-                    Some(std::mem::replace(&mut self.inner, ready).call(request)),
-                    None,
-                )
+                // `inner` is an axum `Route` (this layer is private, applied by `Router::layer`
+                // only): always ready, and its `call` clones what it runs. The usual tower
+                // hand-over (serve with the polled service, keep a fresh clone) would clone a
+                // boxed service a second time on every request.
+                (Some(self.inner.call(request)), None)
             }
             Err(refusal) => (None, Some(refusal)),
         };
@@ -822,23 +821,24 @@ async fn call_named(state: &Shared, name: &str, request: Request, ctx: FrontCont
     };
     // Parsed without a `serde_json::Value` when nothing on the call's way needs one
     // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
-    let tree = if state.registry.takes_parsed(name) {
-        Node::parse(&bytes)
-    } else {
-        None
-    };
-    let input = match &tree {
-        Some(node @ Node::Object(_)) => Input::Parsed {
-            node,
-            bytes: &bytes,
-        },
+    let registry = &state.registry;
+    let parsed = registry.parsed_entry(name);
+    let tree = parsed.and_then(|_| Node::parse(&bytes));
+    let (entry, input) = match &tree {
+        Some(node @ Node::Object(_)) => (
+            parsed,
+            Input::Parsed {
+                node,
+                bytes: &bytes,
+            },
+        ),
         _ => match body::object_of(&bytes) {
-            Ok(params) => Input::Value(Value::Object(params)),
+            Ok(params) => (registry.get(name), Input::Value(Value::Object(params))),
             Err(e) => return error_response(Some(name), e, &ctx.id),
         },
     };
     let caller = caller(ctx).confirm(confirm).dry_run(dry_run);
-    envelope_response(&state.registry.call_input(name, input, caller).await)
+    envelope_response(&registry.call_entry(name, entry, input, caller).await)
 }
 
 fn caller(ctx: FrontContext) -> Caller {
