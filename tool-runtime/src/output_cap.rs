@@ -35,6 +35,35 @@ pub(crate) fn json_size(value: &Value) -> usize {
     c.0
 }
 
+/// Whether `value` surely serializes within `cap` bytes, by an upper bound of its size that
+/// costs a walk of the value rather than a serialization (every string byte counted as an
+/// escape, `\u00XX`; every number as its longest form). `false` means "count exactly".
+fn surely_within(value: &Value, cap: usize) -> bool {
+    fn take(left: &mut usize, n: usize) -> bool {
+        left.checked_sub(n).map(|rest| *left = rest).is_some()
+    }
+    fn bound(value: &Value, left: &mut usize) -> bool {
+        match value {
+            Value::Null | Value::Bool(_) => take(left, 5),
+            // `-1.2345678901234567e-308`: 24 bytes; integers take at most 20.
+            Value::Number(_) => take(left, 24),
+            Value::String(text) => take(left, 2 + 6 * text.len()),
+            // Brackets, and a comma before each item: one per item is a bound.
+            Value::Array(items) => {
+                take(left, 2 + items.len()) && items.iter().all(|item| bound(item, left))
+            }
+            Value::Object(map) => {
+                take(left, 2 + map.len())
+                    && map
+                        .iter()
+                        .all(|(k, v)| take(left, 3 + 6 * k.len()) && bound(v, left))
+            }
+        }
+    }
+    let mut left = cap;
+    bound(value, &mut left)
+}
+
 /// `"64KiB"`, `"1MiB"`, `"500B"`, `"2MB"` → bytes.
 #[must_use]
 pub fn parse_size(text: &str) -> Option<usize> {
@@ -60,6 +89,10 @@ pub(crate) fn apply(
     truncate_lists: bool,
     tool: &str,
 ) -> Result<(Value, bool), ToolError> {
+    // Most results are far below their cap: a bound says so without serializing them.
+    if surely_within(&result, cap) {
+        return Ok((result, false));
+    }
     let size = json_size(&result);
     if size <= cap {
         return Ok((result, false));
@@ -119,6 +152,30 @@ mod tests {
         for bad in ["", "KiB", "10", "10 GB", "0B"] {
             assert_eq!(parse_size(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_bound_is_never_below_the_size() {
+        let values = [
+            json!(null),
+            json!(false),
+            json!(-1.234_567_890_123_456_7e-308),
+            json!(i64::MIN),
+            json!(u64::MAX),
+            json!("\u{0}\u{1f}\"\\ é€😀\n"),
+            json!([]),
+            json!([1, [2, [3, {}]], "x"]),
+            json!({"": null, "\u{7}k\"": {"n": [1.5, -0.0, true]}, "é": "\t"}),
+        ];
+        for v in values {
+            let size = json_size(&v);
+            assert!(!surely_within(&v, size - 1), "{v}: bound below {size}");
+            let container = json!([v.clone(), {"k": v}]);
+            let size = json_size(&container);
+            assert!(!surely_within(&container, size - 1), "{container}");
+        }
+        assert!(surely_within(&json!({"a": 1}), 100));
+        assert!(surely_within(&json!([]), 2));
     }
 
     #[test]
