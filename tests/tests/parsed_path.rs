@@ -16,9 +16,11 @@ use axum::http::{Request, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::limits::Rate;
+use tool_runtime::policy::{AllowTools, DenyDestructive};
 use tool_runtime::{
-    BoxFuture, CallContext, CallObserver, CompletedCall, Registry, Tool, ToolDescriptor, ToolError,
-    ToolMeta, tool,
+    BoxFuture, CallContext, CallObserver, CompletedCall, Registry, RegistryBuilder, Source, Tool,
+    ToolDescriptor, ToolError, ToolMeta, tool,
 };
 use tower::ServiceExt;
 
@@ -152,6 +154,11 @@ struct Fixture {
 }
 
 fn fixture(observe: bool) -> Fixture {
+    fixture_with(observe, |b| b)
+}
+
+/// Both registries get `extra` (built-in policies and limits, which do not read arguments).
+fn fixture_with(observe: bool, extra: fn(RegistryBuilder) -> RegistryBuilder) -> Fixture {
     let value_calls = Arc::new(AtomicUsize::new(0));
     let seen = Seen::default();
     let app = |reference: bool| {
@@ -165,8 +172,9 @@ fn fixture(observe: bool) -> Fixture {
         if observe {
             builder = builder.observer(seen.clone());
         }
+        builder = extra(builder);
         if reference {
-            // Policies see the arguments as a `Value`: the `Value` path, always.
+            // A policy of the user's own may read the arguments: the `Value` path, always.
             builder = builder.policy(|_: &tool_runtime::PendingCall| Ok::<(), String>(()));
         }
         http::router(Arc::new(builder.build().unwrap()), HttpOptions::default())
@@ -192,6 +200,12 @@ async fn post(app: &axum::Router, uri: &str, body: String) -> (u16, Value) {
     let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
     // Timing and request ids differ from call to call.
     envelope.as_object_mut().unwrap().remove("meta");
+    if let Some(details) = envelope
+        .pointer_mut("/error/details")
+        .and_then(Value::as_object_mut)
+    {
+        details.remove("retry_after");
+    }
     (status, envelope)
 }
 
@@ -360,4 +374,35 @@ async fn every_probe_in_every_position_agrees() {
     assert!(outcomes[&200] > 50, "{outcomes:?}");
     assert!(outcomes[&422] > 200, "{outcomes:?}");
     assert_eq!(fx.value_calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn built_in_policies_and_limits_keep_the_fast_path_and_agree() {
+    let fx = fixture_with(true, |b| {
+        b.policy(AllowTools::new().allow(Source::Http, ["nothing", "wipe"]))
+            .policy(DenyDestructive::for_sources([Source::Mcp]))
+            .rate_limit("nothing", Rate::parse("2/min"))
+            .concurrency_limit("wipe", Some(1))
+    });
+    let disk = r#"{"target": "disk"}"#;
+    let cases = [
+        ("/tools/nothing", "{}", 200),
+        ("/tools/nothing", "{}", 200),
+        // The third call within the minute: rate limited, on both registries alike.
+        ("/tools/nothing", "{}", 429),
+        ("/tools/wipe?confirm=true", disk, 200),
+        ("/tools/wipe", disk, 409),
+        // Not allowed for HTTP callers.
+        ("/tools/kinds", &valid().to_string(), 403),
+    ];
+    for (uri, body, status) in cases {
+        let (got, envelope) = both_at(&fx, uri, body).await;
+        assert_eq!(got, status, "{uri}: {envelope}");
+    }
+    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 0);
+    let seen = fx.seen.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2 * cases.len());
+    for pair in seen.chunks(2) {
+        assert_eq!(pair[0], pair[1], "observers see the same arguments");
+    }
 }

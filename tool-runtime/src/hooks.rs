@@ -109,6 +109,14 @@ pub trait CallHook: Send + Sync + 'static {
 
     /// Decides on one call: `Ok(permit)` lets it go on, `Err` ends it with that error.
     fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>>;
+
+    /// Whether this reads or rewrites the call's arguments ([`PendingCall::args`]). `true`, the
+    /// default, is always correct. A check that looks only at the tool and the caller (roles,
+    /// rates, sources) may say `false`: calls then need not build their arguments as a
+    /// `serde_json::Value` for it (the HTTP front end's fast path), and it sees `null` as them.
+    fn reads_arguments(&self) -> bool {
+        true
+    }
 }
 
 /// A finished call, as audit sinks and metrics see it.

@@ -106,6 +106,10 @@ impl CallHook for RateLimits {
         };
         Box::pin(std::future::ready(decision))
     }
+
+    fn reads_arguments(&self) -> bool {
+        false
+    }
 }
 
 struct Slots {
@@ -168,6 +172,10 @@ impl CallHook for ConcurrencyLimits {
                 .map(Permit::hold)
                 .map_err(|_| ToolError::new(kind::UNAVAILABLE, "the registry is shutting down"))
         })
+    }
+
+    fn reads_arguments(&self) -> bool {
+        false
     }
 }
 

@@ -45,8 +45,7 @@ impl Registry {
     fn parsed_path(&self, entry: &RegisteredTool) -> bool {
         entry.parsed_call.is_some()
             && entry.meta.guards.is_empty()
-            && self.hooks_before_confirmation.is_empty()
-            && self.hooks_after_confirmation.is_empty()
+            && !self.hooks_read_arguments
             && !self.options.ignore_unknown_fields
     }
 
@@ -96,23 +95,26 @@ impl Registry {
                                 args = node.to_value();
                             }
                             match start {
-                                Ok((fut, limit)) => run_isolated(entry, fut, &ctx, limit).await,
+                                Ok(fut) if self.no_hooks() => {
+                                    let limit = self.limit_of(entry);
+                                    run_isolated(entry, fut, &ctx, limit).await
+                                }
+                                // Hooks that do not read the arguments (limits, role checks).
+                                Ok(fut) => {
+                                    let mut pending = PendingCall {
+                                        meta: entry.meta.clone(),
+                                        args: Value::Null,
+                                        ctx: ctx.clone(),
+                                        args_rewritten: false,
+                                    };
+                                    Box::pin(self.admit_and_run(entry, &mut pending, |_| fut)).await
+                                }
                                 Err(e) => Err(e),
                             }
                         }
                         None => self.run(entry, input, &mut args, &ctx).await,
                     };
-                    result.and_then(|result| {
-                        let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
-                        let (result, cut) = crate::output_cap::apply(
-                            result,
-                            cap,
-                            entry.meta.truncate_output,
-                            &entry.meta.name,
-                        )?;
-                        truncated = cut;
-                        Ok(result)
-                    })
+                    result.and_then(|result| self.capped(entry, result, &mut truncated))
                 }
             };
             let duration = started.elapsed();
@@ -182,7 +184,19 @@ impl Registry {
             ctx: ctx.clone(),
             args_rewritten: false,
         };
-        let result = self.admit_and_run(entry, &mut pending).await;
+        let observed = !self.observers.is_empty();
+        let result = self
+            .admit_and_run(entry, &mut pending, |pending| {
+                // Observers (audit) see the arguments after the call; copy them only when
+                // someone looks.
+                let args = if observed {
+                    pending.args.clone()
+                } else {
+                    std::mem::take(&mut pending.args)
+                };
+                entry.tool.call(args, pending.ctx.clone())
+            })
+            .await;
         *args = pending.args;
         result
     }
@@ -196,7 +210,7 @@ impl Registry {
         entry: &RegisteredTool,
         node: &Node<'_>,
         ctx: &CallContext,
-    ) -> Option<Result<(ToolFuture, Duration), ToolError>> {
+    ) -> Option<Result<ToolFuture, ToolError>> {
         // An unconfirmed destructive call is refused with its arguments quoted.
         let refused = entry.meta.annotations.needs_confirmation() && !ctx.confirmed();
         if !self.parsed_path(entry) || (refused && !ctx.dry_run()) {
@@ -209,17 +223,42 @@ impl Registry {
         if ctx.dry_run() && !entry.meta.dry_run {
             return Some(Err(dry_run_unsupported(&entry.meta)));
         }
-        let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
+        // Decoding only: the tool's code runs when its future is first polled, after any hook.
         match std::panic::catch_unwind(AssertUnwindSafe(|| call(ParsedArgs { node }, ctx))) {
-            Ok(fut) => Some(Ok((fut?, limit))),
+            Ok(fut) => Some(Ok(fut?)),
             Err(panic) => Some(Err(panicked(&entry.meta, &*panic))),
         }
     }
 
-    async fn admit_and_run(
+    /// `result` within the tool's output cap; `truncated` set if it was cut.
+    fn capped(
         &self,
         entry: &RegisteredTool,
+        result: Value,
+        truncated: &mut bool,
+    ) -> Result<Value, ToolError> {
+        let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
+        let (result, cut) =
+            crate::output_cap::apply(result, cap, entry.meta.truncate_output, &entry.meta.name)?;
+        *truncated = cut;
+        Ok(result)
+    }
+
+    fn no_hooks(&self) -> bool {
+        self.hooks_before_confirmation.is_empty() && self.hooks_after_confirmation.is_empty()
+    }
+
+    fn limit_of(&self, entry: &RegisteredTool) -> Duration {
+        entry.meta.timeout.unwrap_or(self.options.default_timeout)
+    }
+
+    /// Everything between validation and the tool: dry runs, hooks, guards, confirmation; then
+    /// the tool, started by `start`, under its time limit with the hooks' permits held.
+    async fn admit_and_run<'e>(
+        &self,
+        entry: &'e RegisteredTool,
         pending: &mut PendingCall,
+        start: impl FnOnce(&mut PendingCall) -> BoxFuture<'e, Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
         if pending.ctx.dry_run() && !entry.meta.dry_run {
             return Err(dry_run_unsupported(&entry.meta));
@@ -250,17 +289,9 @@ impl Registry {
             run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
         }
 
-        let limit = entry.meta.timeout.unwrap_or(self.options.default_timeout);
-        // Observers (audit) see the arguments after the call; copy them only when someone looks.
-        let args = if self.observers.is_empty() {
-            std::mem::take(&mut pending.args)
-        } else {
-            pending.args.clone()
-        };
+        let limit = self.limit_of(entry);
         // A tool whose `call` panics before returning its future is isolated too.
-        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            entry.tool.call(args, pending.ctx.clone())
-        })) {
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| start(pending))) {
             Ok(fut) => run_isolated(entry, fut, &pending.ctx, limit).await,
             Err(panic) => Err(panicked(&entry.meta, &*panic)),
         };

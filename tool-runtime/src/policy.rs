@@ -34,6 +34,14 @@ use crate::hooks::{CallHook, HookPoint, PendingCall, Permit};
 pub trait Policy: Send + Sync + 'static {
     /// Decides on one call.
     fn check(&self, call: &PendingCall) -> Result<(), String>;
+
+    /// Whether this reads or rewrites the call's arguments ([`PendingCall::args`]). `true`, the
+    /// default, is always correct. A check that looks only at the tool and the caller (roles,
+    /// rates, sources) may say `false`: calls then need not build their arguments as a
+    /// `serde_json::Value` for it (the HTTP front end's fast path), and it sees `null` as them.
+    fn reads_arguments(&self) -> bool {
+        true
+    }
 }
 
 impl<F> Policy for F
@@ -60,6 +68,10 @@ impl CallHook for PolicyHook {
             .map(|()| Permit::none())
             .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason));
         Box::pin(std::future::ready(decision))
+    }
+
+    fn reads_arguments(&self) -> bool {
+        self.0.reads_arguments()
     }
 }
 
@@ -102,6 +114,10 @@ impl Policy for AllowTools {
             _ => Ok(()),
         }
     }
+
+    fn reads_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// Destructive tools are refused to the given sources (e.g. an LLM agent), confirmed or not.
@@ -130,6 +146,10 @@ impl Policy for DenyDestructive {
         }
         Ok(())
     }
+
+    fn reads_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// Enforces `#[tool(roles(...))]`: a caller needs at least one of the tool's roles.
@@ -154,5 +174,9 @@ impl Policy for RequireRoles {
                 call.context().roles().join(", ")
             }
         ))
+    }
+
+    fn reads_arguments(&self) -> bool {
+        false
     }
 }

@@ -139,6 +139,8 @@ pub struct Registry {
     pub(crate) state: Arc<StateMap>,
     pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
     pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
+    /// Some hook reads or rewrites arguments ([`CallHook::reads_arguments`]).
+    pub(crate) hooks_read_arguments: bool,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
     pub(crate) options: Options,
 }
@@ -510,6 +512,7 @@ impl RegistryBuilder {
         Ok(Registry {
             tools,
             state: Arc::new(self.state),
+            hooks_read_arguments: hooks.iter().chain(&after).any(|h| h.reads_arguments()),
             hooks_before_confirmation: hooks,
             hooks_after_confirmation: after,
             observers: self.observers,
