@@ -113,7 +113,7 @@ pub trait CallHook: Send + Sync + 'static {
     /// Whether this reads or rewrites the call's arguments ([`PendingCall::args`]). `true`, the
     /// default, is always correct. A check that looks only at the tool and the caller (roles,
     /// rates, sources) may say `false`: calls then need not build their arguments as a
-    /// `serde_json::Value` for it (the HTTP front end's fast path), and it sees `null` as them.
+    /// `serde_json::Value` for it (the HTTP front end's fast path), and it may see `null` as them.
     fn reads_arguments(&self) -> bool {
         true
     }
