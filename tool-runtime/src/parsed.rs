@@ -11,9 +11,9 @@
 //! - decodes as `serde_json::Value`'s own deserializer does (structs from objects or arrays,
 //!   enums from a string or a one-member object, options from null).
 //!
-//! Anything it does not handle makes the pipeline take the `Value` path: hooks, guards and
-//! observers see the same arguments they always did. `tests/tests/agreement.rs` checks that
-//! both paths validate and decode alike.
+//! Anything it does not handle makes the pipeline take the `Value` path: hooks that read
+//! arguments, guards and observers see the same arguments they always did.
+//! `tests/tests/parsed_path.rs` checks that both paths give the same envelopes.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -201,8 +201,8 @@ impl Registry {
         result
     }
 
-    /// Starts the call from a parsed tree: the tool's future and its time limit, or the error
-    /// that ends the call; `None` to take the `Value` path instead, when something needs the
+    /// Starts the call from a parsed tree: the tool's (not yet polled) future, or the error that
+    /// ends the call; `None` to take the `Value` path instead, when something needs the
     /// arguments as a value, the tree does not validate (the `Value` path reports every
     /// violation), or the arguments do not decode from it.
     fn start_parsed(
