@@ -269,12 +269,15 @@ impl App {
             #[cfg(feature = "http")]
             "serve" => {
                 drop(listing);
-                self.serve(&matches, sub_matches).await
+                // Boxed, like `mcp` below: a server's future is tens of kilobytes, which would
+                // otherwise make every run's future (a one-shot tool call's too) that large,
+                // copied on start and touching a page of fresh stack per 4 KiB.
+                Box::pin(self.serve(&matches, sub_matches)).await
             }
             #[cfg(feature = "mcp")]
             "mcp" => {
                 drop(listing);
-                self.mcp(&matches).await
+                Box::pin(self.mcp(&matches)).await
             }
             tool_sub => {
                 let Some(tool_name) = tool
@@ -720,6 +723,16 @@ impl ProgressSink for BarSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every run's future holds the largest front end's state inline: the servers' (tens of
+    /// kilobytes) are boxed so that a one-shot tool call does not copy them on start or
+    /// touch that much fresh stack (BENCHMARKS.md, CLI start-up).
+    #[test]
+    fn a_run_future_stays_small() {
+        let run = App::new("t").run_captured(["t", "tools"]);
+        let size = std::mem::size_of_val(&run);
+        assert!(size <= 8192, "App::run_captured's future is {size} bytes");
+    }
 
     #[test]
     fn previews_read_verb_first() {
