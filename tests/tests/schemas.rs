@@ -163,3 +163,37 @@ fn user_types_are_described_with_serde_renames() {
     let meta = r.get("ticket_open").unwrap().meta();
     assert_eq!(meta.timeout, Some(std::time::Duration::from_secs(5)));
 }
+
+/// `#[tool]` derives titles and summaries at compile time; they must follow the rules the
+/// runtime applies to tools made with `ToolMeta::new`.
+#[test]
+fn titles_and_summaries_derived_by_the_macro_follow_the_runtime_rules() {
+    let (demo, downstream) = (demo(), downstream());
+    let mut seen = 0;
+    for tool in demo.tools().chain(downstream.tools()) {
+        let meta = tool.meta();
+        let rules = tool_runtime::ToolMeta::new(meta.name.clone(), meta.description.clone());
+        assert_eq!(meta.title, rules.title, "title of {}", meta.name);
+        assert_eq!(meta.summary, rules.summary, "summary of {}", meta.name);
+        assert!(
+            meta.defined_at
+                .starts_with(&format!("{} at ", tool_module(&meta.name))),
+            "{}",
+            meta.defined_at
+        );
+        seen += 1;
+    }
+    assert!(seen >= 6);
+    // A first paragraph of two lines is among them, and docs of several paragraphs.
+    let list = downstream.get("ticket_list").unwrap().meta();
+    assert_eq!(list.summary, "List open tickets, oldest first.");
+    assert!(demo.tools().any(|t| t.meta().description.contains("\n\n")));
+}
+
+fn tool_module(name: &str) -> &'static str {
+    if name.starts_with("ticket") {
+        "downstream"
+    } else {
+        "demo_app::tools"
+    }
+}

@@ -22,11 +22,9 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let fn_ident = &tool.ident;
     let vis = &tool.vis;
     let name = &tool.name;
-    let title = tool
-        .title
-        .as_ref()
-        .map_or_else(|| quote!(#private::None), |t| quote!(#private::Some(#t)));
+    let title = &tool.title;
     let description = &tool.description;
+    let summary = &tool.summary;
 
     let serde_path = format!("{}::serde", private.to_string().replace(' ', ""));
     let schemars_path = format!("{}::schemars", private.to_string().replace(' ', ""));
@@ -176,6 +174,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     name: #name,
                     title: #title,
                     description: #description,
+                    summary: #summary,
                     annotations: #private::Annotations {
                         read_only: #read_only,
                         destructive: #destructive,
@@ -193,9 +192,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     dry_run: #dry_run,
                     requires: &[#(#requires),*],
                     params: &[#(#params),*],
-                    module_path: ::core::module_path!(),
-                    file: ::core::file!(),
-                    line: ::core::line!(),
+                    defined_at: ::core::concat!(::core::module_path!(), " at ", ::core::file!(), ":", ::core::line!()),
                     input_schema: __tool_input_schema,
                     output_schema: __tool_output_schema,
                     call: __tool_call,

@@ -13,9 +13,11 @@ pub(crate) struct Tool {
     pub(crate) vis: syn::Visibility,
     pub(crate) name: String,
     pub(crate) name_span: Span,
-    /// `title = "..."`; without it the runtime derives one from the name.
-    pub(crate) title: Option<String>,
+    /// `title = "..."`, or one derived from the name ("device_add" → "Device add").
+    pub(crate) title: String,
     pub(crate) description: String,
+    /// The description's first paragraph, its lines joined by spaces.
+    pub(crate) summary: String,
     pub(crate) annotations: Annotations,
     pub(crate) tags: Vec<String>,
     pub(crate) roles: Vec<String>,
@@ -81,7 +83,11 @@ impl Tool {
 
         let doc = doc_text(&item.attrs).unwrap_or_default();
         let description = attrs.description.get().map_or(doc, syn::LitStr::value);
-        let title = attrs.title.get().map(syn::LitStr::value);
+        let title = attrs
+            .title
+            .get()
+            .map_or_else(|| title_from_name(&name), syn::LitStr::value);
+        let summary = first_paragraph(&description);
         let krate = attrs
             .krate
             .get()
@@ -112,6 +118,7 @@ impl Tool {
             name_span,
             title,
             description,
+            summary,
             annotations: Annotations {
                 read_only: attrs.read_only.get().copied(),
                 destructive: attrs.destructive.get().copied(),
@@ -279,4 +286,48 @@ pub(crate) fn manifest_requires_docs(manifest: &str) -> bool {
         }
     }
     false
+}
+
+// Title and summary are derived here, at compile time, so that reading a tool's metadata at
+// every registry build allocates nothing for them. The rules are those of
+// `tool_runtime::{title_from_name, first_paragraph}` for tools made at run time;
+// `tests/tests/registry.rs` checks that every `#[tool]` of the test crate agrees with them.
+
+/// "device_add" → "Device add".
+fn title_from_name(name: &str) -> String {
+    let spaced = name.replace(['_', '-'], " ");
+    let mut chars = spaced.trim().chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The first paragraph of a text, its lines trimmed and joined by spaces.
+fn first_paragraph(text: &str) -> String {
+    text.trim()
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_paragraph, title_from_name};
+
+    #[test]
+    fn titles_and_summaries() {
+        assert_eq!(title_from_name("device_add"), "Device add");
+        assert_eq!(title_from_name("x"), "X");
+        assert_eq!(title_from_name("ticket-open"), "Ticket open");
+        assert_eq!(
+            first_paragraph("Generate a code\nfor a device.\n\nMore text."),
+            "Generate a code for a device."
+        );
+        assert_eq!(first_paragraph("  One line.  "), "One line.");
+        assert_eq!(first_paragraph(""), "");
+    }
 }

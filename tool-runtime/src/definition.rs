@@ -226,9 +226,11 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
-    pub title: Option<&'static str>,
+    pub title: &'static str,
     #[doc(hidden)]
     pub description: &'static str,
+    #[doc(hidden)]
+    pub summary: &'static str,
     #[doc(hidden)]
     pub annotations: Annotations,
     #[doc(hidden)]
@@ -253,12 +255,9 @@ pub struct ToolDescriptor {
     pub requires: &'static [Option<StateKey>],
     #[doc(hidden)]
     pub params: &'static [ParamHint],
+    /// `"<module path> at <file>:<line>"`.
     #[doc(hidden)]
-    pub module_path: &'static str,
-    #[doc(hidden)]
-    pub file: &'static str,
-    #[doc(hidden)]
-    pub line: u32,
+    pub defined_at: &'static str,
     #[doc(hidden)]
     pub input_schema: fn() -> Value,
     #[doc(hidden)]
@@ -281,7 +280,7 @@ impl fmt::Debug for ToolDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDescriptor")
             .field("name", &self.name)
-            .field("module_path", &self.module_path)
+            .field("defined_at", &self.defined_at)
             .finish_non_exhaustive()
     }
 }
@@ -290,10 +289,8 @@ impl Tool for &'static ToolDescriptor {
     fn meta(&self) -> ToolMeta {
         ToolMeta {
             name: Cow::Borrowed(self.name),
-            title: self
-                .title
-                .map_or_else(|| Cow::Owned(title_from_name(self.name)), Cow::Borrowed),
-            summary: Cow::Owned(first_paragraph(self.description)),
+            title: Cow::Borrowed(self.title),
+            summary: Cow::Borrowed(self.summary),
             description: Cow::Borrowed(self.description),
             annotations: self.annotations,
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
@@ -307,10 +304,7 @@ impl Tool for &'static ToolDescriptor {
             dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),
-            defined_at: Cow::Owned(format!(
-                "{} at {}:{}",
-                self.module_path, self.file, self.line
-            )),
+            defined_at: Cow::Borrowed(self.defined_at),
         }
     }
 

@@ -112,7 +112,8 @@ pub async fn ticket_open(
     Ok(ticket)
 }
 
-/// List open tickets.
+/// List open tickets,
+///   oldest first.
 #[tool(annotations(read_only, idempotent), tags("support"))]
 pub async fn ticket_list(
     inbox: State<Inbox>,
