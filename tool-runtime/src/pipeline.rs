@@ -29,9 +29,16 @@ impl Registry {
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
     /// arguments, a refusal, a panicking tool and a time-out, is an envelope.
-    pub async fn call(&self, name: &str, args: Value, caller: Caller) -> Envelope {
+    ///
+    /// (Written as a fn returning a future, not an `async fn`, which would keep `args` and
+    /// `caller` in the future for the whole call.)
+    pub fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        caller: Caller,
+    ) -> impl Future<Output = Envelope> + 'a {
         self.call_entry(name, self.get(name), Input::Value(args), caller)
-            .await
     }
 
     /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]):
@@ -51,15 +58,34 @@ impl Registry {
 
     /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
     /// the arguments.
-    pub(crate) async fn call_entry(
-        &self,
-        name: &str,
-        entry: Option<&RegisteredTool>,
-        input: Input<'_>,
+    ///
+    /// The context and the span are made when the future is; the duration counts from its first
+    /// poll. A fn returning a future, not an `async fn`, which would keep its arguments in the
+    /// future beside the call's own state: it is on every call's path and moved with it.
+    pub(crate) fn call_entry<'a>(
+        &'a self,
+        name: &'a str,
+        entry: Option<&'a RegisteredTool>,
+        input: Input<'a>,
         caller: Caller,
-    ) -> Envelope {
-        let started = Instant::now();
-        let ctx = caller.into_context(self.state.clone());
+    ) -> impl Future<Output = Envelope> + 'a {
+        self.call_in_context(name, entry, input, self.context(caller))
+    }
+
+    /// The context of a call by `caller` (made before the call, by a front end that keeps only
+    /// this while it reads the arguments).
+    pub(crate) fn context(&self, caller: Caller) -> CallContext {
+        caller.into_context(self.state.clone())
+    }
+
+    /// [`call_entry`](Self::call_entry) in a context made by [`context`](Self::context).
+    pub(crate) fn call_in_context<'a>(
+        &'a self,
+        name: &'a str,
+        entry: Option<&'a RegisteredTool>,
+        input: Input<'a>,
+        ctx: CallContext,
+    ) -> impl Future<Output = Envelope> + 'a {
         let span = tracing::info_span!(
             target: "tool_runtime::call",
             "tool.call",
@@ -68,6 +94,7 @@ impl Registry {
             request_id = ctx.request_id(),
         );
         async move {
+            let started = Instant::now();
             // The arguments as observers see them: filled in only when there are observers or
             // the call takes the `Value` path.
             let mut args = Value::Null;
@@ -112,7 +139,9 @@ impl Registry {
                                 Err(e) => Err(e),
                             }
                         }
-                        None => self.run(entry, input, &mut args, &ctx).await,
+                        // Boxed: inline, its state (validation, hooks) would make every call's
+                        // future larger, the tree path's too (HTTP moves it into a box anyway).
+                        None => Box::pin(self.run(entry, input, &mut args, &ctx)).await,
                     };
                     result.and_then(|result| self.capped(entry, result, &mut truncated))
                 }
@@ -157,7 +186,6 @@ impl Registry {
             envelope
         }
         .instrument(span)
-        .await
     }
 
     async fn run(

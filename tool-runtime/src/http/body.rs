@@ -23,14 +23,16 @@ pub(crate) async fn json_object(
     max_depth: usize,
     empty_is_object: bool,
 ) -> Result<Map<String, Value>, ToolError> {
-    let bytes = json_bytes(headers, body, limit, max_depth, empty_is_object).await?;
+    let bytes = json_bytes(is_json(headers), body, limit, max_depth, empty_is_object).await?;
     object_of(&bytes)
 }
 
-/// Reads a body that is to be a JSON object, checking its size, media type and depth, but not
-/// parsing it. An empty body is `{}` when `empty_is_object`.
+/// Reads a body that is to be a JSON object, checking its size, media type (`json`: whether
+/// [`is_json`] said so, asked before reading, so that the request's headers need not be kept
+/// while it is read) and depth, but not parsing it. An empty body is `{}` when
+/// `empty_is_object`, whatever its media type.
 pub(crate) async fn json_bytes(
-    headers: &HeaderMap,
+    json: bool,
     body: Body,
     limit: usize,
     max_depth: usize,
@@ -43,7 +45,13 @@ pub(crate) async fn json_bytes(
         }
         return Err(invalid_request("the body is empty; send a JSON object"));
     }
-    check_media_type(headers)?;
+    if !json {
+        return Err(ToolError::new(
+            "unsupported_media_type",
+            "send the body as `Content-Type: application/json`",
+        )
+        .with_status(415));
+    }
     check_depth(&bytes, max_depth)?;
     Ok(bytes)
 }
@@ -105,18 +113,6 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
             || (subtype.len() > "+json".len()
                 && subtype.is_char_boundary(subtype.len() - "+json".len())
                 && subtype[subtype.len() - "+json".len()..].eq_ignore_ascii_case("+json")))
-}
-
-fn check_media_type(headers: &HeaderMap) -> Result<(), ToolError> {
-    if is_json(headers) {
-        Ok(())
-    } else {
-        Err(ToolError::new(
-            "unsupported_media_type",
-            "send the body as `Content-Type: application/json`",
-        )
-        .with_status(415))
-    }
 }
 
 /// Fails if arrays and objects nest deeper than `max`, scanning bytes (strings skipped).

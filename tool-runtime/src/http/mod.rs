@@ -40,7 +40,7 @@ use serde_json::{Map, Value, json};
 
 pub use auth::{Auth, Identity};
 
-use crate::context::{Caller, Source};
+use crate::context::{CallContext, Caller, Source};
 use crate::envelope::Envelope;
 use crate::error::{ToolError, kind};
 use crate::parsed::Node;
@@ -117,7 +117,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     // percent-encoded ones. Registered names are path-safe (`is_valid_name`).
     for tool in state.registry.tools() {
         let name: Arc<str> = Arc::from(&*tool.meta().name);
-        router = router.route(&format!("/tools/{name}"), named_tool_routes(name));
+        router = router.route(&format!("/tools/{name}"), named_tool_routes(&state, name));
     }
     router
         .fallback(not_found)
@@ -244,16 +244,23 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
     });
     let name = tool.to_owned();
     post(move |State(state): State<AppState>, mut request: Request| {
+        // Behind the front layer, the layer reads and returns the request id itself.
+        let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
+            (ctx, None)
+        } else {
+            let (id, echo) = request_id_of(request.headers());
+            (FrontContext { id, identity: None }, Some(echo))
+        };
+        let call = call_request_with(&state, &name, request, ctx);
         let name = name.clone();
         async move {
-            // Behind the front layer, the layer reads and returns the request id itself.
-            if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
-                return call_named(&state, &name, request, ctx).await;
+            let mut response = match call {
+                Ok(call) => call_named(&state, &name, call).await,
+                Err(refused) => *refused,
+            };
+            if let Some(echo) = echo {
+                response.headers_mut().insert(REQUEST_ID, echo);
             }
-            let (id, echo) = request_id_of(request.headers());
-            let ctx = FrontContext { id, identity: None };
-            let mut response = call_named(&state, &name, request, ctx).await;
-            response.headers_mut().insert(REQUEST_ID, echo);
             response
         }
     })
@@ -745,19 +752,49 @@ fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> Response {
 }
 
 /// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract.
-fn named_tool_routes(name: Arc<str>) -> MethodRouter<AppState> {
+fn named_tool_routes(state: &AppState, name: Arc<str>) -> MethodRouter<AppState> {
     let described = name.clone();
     get(move |State(state): State<AppState>, mut request: Request| {
         let name = described.clone();
         async move { describe_named(&state, &name, &context_of(&mut request)) }
     })
-    .post(move |State(state): State<AppState>, mut request: Request| {
-        let name = name.clone();
-        async move {
-            let ctx = context_of(&mut request);
-            call_named(&state, &name, request, ctx).await
-        }
+    .post_service(CallService {
+        state: state.clone(),
+        name,
     })
+}
+
+/// `POST /tools/<name>` of one tool as a tower service rather than an axum handler: a handler's
+/// future is boxed with the request it was given and the machinery of its extractors, on every
+/// call; this boxes only the call's own future.
+#[derive(Clone)]
+struct CallService {
+    state: AppState,
+    name: Arc<str>,
+}
+
+impl tower::Service<Request> for CallService {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let call = call_request(&self.state, &self.name, request);
+        let (state, name) = (self.state.clone(), self.name.clone());
+        Box::pin(async move {
+            Ok(match call {
+                Ok(call) => call_named(&state, &name, call).await,
+                Err(refused) => *refused,
+            })
+        })
+    }
 }
 
 /// The query of `POST /tools/{name}`: only `confirm` and `dry_run`, `true` or `false`.
@@ -798,26 +835,65 @@ fn call_flags(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<(bool, bool)
     ))
 }
 
-async fn call_tool(
+fn call_tool(
     State(state): State<AppState>,
     Path(name): Path<String>,
-    mut request: Request,
-) -> Response {
-    let ctx = context_of(&mut request);
-    call_named(&state, &name, request, ctx).await
+    request: Request,
+) -> impl Future<Output = Response> {
+    let call = call_request(&state, &name, request);
+    async move {
+        match call {
+            Ok(call) => call_named(&state, &name, call).await,
+            Err(refused) => *refused,
+        }
+    }
 }
 
-async fn call_named(state: &Shared, name: &str, request: Request, ctx: FrontContext) -> Response {
-    let o = &state.options;
+/// What a call takes from its request before the body is read: the request's parts are not
+/// kept in the call's future, which is on every call's path and moved with it (the handlers
+/// are plain fns returning futures for the same reason: an `async fn` keeps its arguments).
+struct CallRequest {
+    ctx: CallContext,
+    json: bool,
+    body: Body,
+}
+
+/// A refusal (a bad query or flag header) is boxed: it is rare, and the result is kept in the
+/// call's future.
+fn call_request(
+    state: &Shared,
+    name: &str,
+    mut request: Request,
+) -> Result<CallRequest, Box<Response>> {
+    let ctx = context_of(&mut request);
+    call_request_with(state, name, request, ctx)
+}
+
+fn call_request_with(
+    state: &Shared,
+    name: &str,
+    request: Request,
+    ctx: FrontContext,
+) -> Result<CallRequest, Box<Response>> {
     let (parts, body) = request.into_parts();
-    let headers = &parts.headers;
-    let (confirm, dry_run) = match call_flags(&parts.uri, headers) {
-        Ok(flags) => flags,
-        Err(e) => return error_response(Some(name), e, &ctx.id),
-    };
-    let bytes = match body::json_bytes(headers, body, o.body_limit, o.max_depth, true).await {
+    match call_flags(&parts.uri, &parts.headers) {
+        Ok((confirm, dry_run)) => Ok(CallRequest {
+            json: body::is_json(&parts.headers),
+            body,
+            ctx: state
+                .registry
+                .context(caller(ctx).confirm(confirm).dry_run(dry_run)),
+        }),
+        Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
+    }
+}
+
+async fn call_named(state: &Shared, name: &str, call: CallRequest) -> Response {
+    let o = &state.options;
+    let CallRequest { ctx, json, body } = call;
+    let bytes = match body::json_bytes(json, body, o.body_limit, o.max_depth, true).await {
         Ok(b) => b,
-        Err(e) => return error_response(Some(name), e, &ctx.id),
+        Err(e) => return error_response(Some(name), e, ctx.request_id()),
     };
     // Parsed without a `serde_json::Value` when nothing on the call's way needs one
     // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
@@ -834,11 +910,10 @@ async fn call_named(state: &Shared, name: &str, request: Request, ctx: FrontCont
         ),
         _ => match body::object_of(&bytes) {
             Ok(params) => (registry.get(name), Input::Value(Value::Object(params))),
-            Err(e) => return error_response(Some(name), e, &ctx.id),
+            Err(e) => return error_response(Some(name), e, ctx.request_id()),
         },
     };
-    let caller = caller(ctx).confirm(confirm).dry_run(dry_run);
-    envelope_response(&registry.call_entry(name, entry, input, caller).await)
+    envelope_response(&registry.call_in_context(name, entry, input, ctx).await)
 }
 
 fn caller(ctx: FrontContext) -> Caller {
@@ -929,4 +1004,31 @@ async fn not_found(mut request: Request) -> Response {
         ToolError::new("not_found", "no such route; see GET /openapi.json").with_status(404),
         &context_of(&mut request).id,
     )
+}
+
+#[cfg(test)]
+mod future_sizes {
+    use super::*;
+
+    /// Every call's future is boxed once and moved as it is wrapped: the pipeline's and the
+    /// handler's are kept small (an `async fn` keeps its arguments, so the hot ones are fns
+    /// returning futures), and the box under 1 KiB, above which glibc's `malloc` first
+    /// consolidates its free lists (BENCHMARKS.md, HTTP).
+    #[test]
+    fn call_futures_stay_small() {
+        let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+        let state = Arc::new(Shared {
+            registry: registry.clone(),
+            options: HttpOptions::default(),
+            openapi: OnceLock::new(),
+        });
+        let call = registry.call("x", Value::Null, Caller::new(Source::Http));
+        let pipeline = std::mem::size_of_val(&call);
+        assert!(pipeline <= 720, "Registry::call's future: {pipeline} bytes");
+        let request = call_request(&state, "x", Request::new(Body::empty()))
+            .ok()
+            .unwrap();
+        let handler = std::mem::size_of_val(&call_named(&state, "x", request));
+        assert!(handler <= 900, "call_named's future: {handler} bytes");
+    }
 }
