@@ -111,18 +111,18 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
         .route("/openapi.json", get(openapi_json))
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
-        .route("/invoke", post(invoke));
+        .route("/invoke", post(invoke))
+        .fallback(not_found)
+        .layer(FrontLayer(state.clone()));
     // Each tool also gets a static route: matching `/tools/{name}` builds a URL-parameter map
     // per request, about 4 % of a small call's work. The pattern still answers unknown names and
-    // percent-encoded ones. Registered names are path-safe (`is_valid_name`).
+    // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the
+    // front layer, which they apply themselves (`named_tool_routes`).
     for tool in state.registry.tools() {
         let name: Arc<str> = Arc::from(&*tool.meta().name);
         router = router.route(&format!("/tools/{name}"), named_tool_routes(&state, name));
     }
-    router
-        .fallback(not_found)
-        .layer(FrontLayer(state.clone()))
-        .with_state(state)
+    router.with_state(state)
 }
 
 /// `/mcp`: rmcp's streamable-HTTP service, with what the official clients expect of it around
@@ -407,23 +407,11 @@ where
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
-        let (id, echo) = request_id_of(request.headers());
-        // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
-        let mcp = request.uri().path() == "/mcp";
-        let log =
-            tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
-                (
-                    Instant::now(),
-                    request.method().clone(),
-                    request.uri().path().to_owned(),
-                )
-            });
-        let (inner, refusal) = match authenticate(&self.state, &request, &id) {
-            Ok(identity) => {
+        let (admitted, finish) = front(&self.state, &request);
+        let (inner, refusal) = match admitted {
+            Ok(ctx) => {
                 // Moved, not copied: the handler moves it on into the call's context.
-                request
-                    .extensions_mut()
-                    .insert(FrontContext { id, identity });
+                request.extensions_mut().insert(ctx);
                 // `inner` is an axum `Route` (this layer is private, applied by `Router::layer`
                 // only): always ready, and its `call` clones what it runs. The usual tower
                 // hand-over (serve with the polled service, keep a fresh clone) would clone a
@@ -435,9 +423,27 @@ where
         FrontFuture {
             inner,
             refusal,
-            finish: Some(Finish { echo, mcp, log }),
+            finish: Some(finish),
         }
     }
+}
+
+/// What the front does before a request is served: its request id read or made, its caller
+/// authenticated (or the 401 to answer), its log line started; and what it does to the
+/// response ([`Finish`]).
+fn front(state: &Shared, request: &Request) -> (Result<FrontContext, Box<Response>>, Finish) {
+    let (id, echo) = request_id_of(request.headers());
+    // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
+    let mcp = request.uri().path() == "/mcp";
+    let log = tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
+        Box::new((
+            Instant::now(),
+            request.method().clone(),
+            request.uri().path().to_owned(),
+        ))
+    });
+    let admitted = authenticate(state, request, &id).map(|identity| FrontContext { id, identity });
+    (admitted, Finish { echo, mcp, log })
 }
 
 pin_project_lite::pin_project! {
@@ -481,7 +487,8 @@ where
 struct Finish {
     echo: HeaderValue,
     mcp: bool,
-    log: Option<(Instant, axum::http::Method, String)>,
+    /// Boxed: only when the line is logged, and this is kept in every request's future.
+    log: Option<Box<(Instant, axum::http::Method, String)>>,
 }
 
 impl Finish {
@@ -503,7 +510,8 @@ impl Finish {
                 response.headers_mut().insert(header::ALLOW, allow);
             }
         }
-        if let Some((started, method, path)) = log {
+        if let Some(log) = log {
+            let (started, method, path) = *log;
             tracing::info!(
                 target: "tool_runtime::http",
                 %method,
@@ -751,22 +759,28 @@ fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> Response {
     }
 }
 
-/// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract.
+/// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract. `GET` (and
+/// the 405 of other methods) behind the front layer; `POST` does the front's work itself
+/// ([`CallService`]).
 fn named_tool_routes(state: &AppState, name: Arc<str>) -> MethodRouter<AppState> {
     let described = name.clone();
     get(move |State(state): State<AppState>, mut request: Request| {
         let name = described.clone();
         async move { describe_named(&state, &name, &context_of(&mut request)) }
     })
+    .layer(FrontLayer(state.clone()))
+    // After the layer, so not under it.
     .post_service(CallService {
         state: state.clone(),
         name,
     })
 }
 
-/// `POST /tools/<name>` of one tool as a tower service rather than an axum handler: a handler's
-/// future is boxed with the request it was given and the machinery of its extractors, on every
-/// call; this boxes only the call's own future.
+/// `POST /tools/<name>` of one tool as a tower service rather than an axum handler behind the
+/// front layer: it does what [`Front`] does (request id, authentication, the log line) on its
+/// own, without passing a context through the request's extensions, and boxes only the call's
+/// own future, where a handler's is boxed with the request it was given and the machinery of
+/// its extractors, and the layer's in a box of its own: on every call.
 #[derive(Clone)]
 struct CallService {
     state: AppState,
@@ -786,13 +800,16 @@ impl tower::Service<Request> for CallService {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let call = call_request(&self.state, &self.name, request);
+        let (admitted, finish) = front(&self.state, &request);
+        let call =
+            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
         Box::pin(async move {
-            Ok(match call {
+            let response = match call {
                 Ok(call) => call_named(&state, &name, call).await,
                 Err(refused) => *refused,
-            })
+            };
+            Ok(finish.response(response))
         })
     }
 }
