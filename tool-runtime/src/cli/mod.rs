@@ -170,7 +170,9 @@ impl App {
             Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
         };
         let _inline = (!server).then(crate::blocking::InlineGuard::enter);
-        runtime.block_on(self.run_from(args))
+        // Boxed: `block_on` moves its future through several frames, each of which would
+        // otherwise reserve (and touch) stack for all of it.
+        runtime.block_on(Box::pin(self.run_from(args)))
     }
 
     /// Parses `std::env::args`, runs, renders, and returns the exit code.
