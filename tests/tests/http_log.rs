@@ -11,20 +11,12 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use serde_json::json;
 use tool_runtime::http::{self, HttpOptions};
-use tool_runtime::prelude::*;
 use tower::ServiceExt;
 use tracing_subscriber::layer::SubscriberExt;
 
-/// Add two integers.
-#[tool]
-async fn add(
-    /// First term
-    a: i64,
-    /// Second term
-    b: i64,
-) -> i64 {
-    a + b
-}
+#[path = "../benches/common/add.rs"]
+#[expect(dead_code)] // Reason: the benches' fixture; this test serves its tool only.
+mod add;
 
 type Line = BTreeMap<String, String>;
 
@@ -56,8 +48,7 @@ async fn one_line_per_request_on_every_route() {
     let lines = Lines::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(lines.clone()));
-    let registry = Arc::new(Registry::builder().build().unwrap());
-    let app = http::router(registry, HttpOptions::default());
+    let app = http::router(add::registry(), HttpOptions::default());
     let requests = [
         ("POST", "/tools/add", r#"{"a": 1, "b": 2}"#, 200),
         ("POST", "/tools/add", r#"{"a": "one"}"#, 422),

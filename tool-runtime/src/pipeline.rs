@@ -38,7 +38,12 @@ impl Registry {
         args: Value,
         caller: Caller,
     ) -> impl Future<Output = Envelope> + 'a {
-        self.call_entry(name, self.get(name), Input::Value(args), caller)
+        self.call_in_context(
+            name,
+            self.get(name),
+            Input::Value(args),
+            self.context(caller),
+        )
     }
 
     /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]):
@@ -56,29 +61,18 @@ impl Registry {
             && !self.options.ignore_unknown_fields
     }
 
-    /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
-    /// the arguments.
-    ///
-    /// The context and the span are made when the future is; the duration counts from its first
-    /// poll. A fn returning a future, not an `async fn`, which would keep its arguments in the
-    /// future beside the call's own state: it is on every call's path and moved with it.
-    pub(crate) fn call_entry<'a>(
-        &'a self,
-        name: &'a str,
-        entry: Option<&'a RegisteredTool>,
-        input: Input<'a>,
-        caller: Caller,
-    ) -> impl Future<Output = Envelope> + 'a {
-        self.call_in_context(name, entry, input, self.context(caller))
-    }
-
     /// The context of a call by `caller` (made before the call, by a front end that keeps only
     /// this while it reads the arguments).
     pub(crate) fn context(&self, caller: Caller) -> CallContext {
         caller.into_context(self.state.clone())
     }
 
-    /// [`call_entry`](Self::call_entry) in a context made by [`context`](Self::context).
+    /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
+    /// the arguments, in a context made by [`context`](Self::context).
+    ///
+    /// The span is made when the future is; the duration counts from its first poll. A fn
+    /// returning a future, not an `async fn`, which would keep its arguments in the future
+    /// beside the call's own state: it is on every call's path and moved with it.
     pub(crate) fn call_in_context<'a>(
         &'a self,
         name: &'a str,

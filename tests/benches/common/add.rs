@@ -1,9 +1,9 @@
 //! The small tool the HTTP benchmarks serve two ways: through the framework and through a
 //! hand-written axum handler that deserializes the same struct and calls the same fn.
 //!
-//! Shared as a `#[path]` module by `benches/http.rs`, `benches/http_inprocess.rs` and
-//! `examples/http_instructions.rs`: each binary compiles its own copy, so the tool never
-//! reaches the inventory of the test binaries that link `tool_tests`.
+//! Shared as a `#[path]` module by `benches/http.rs`, `benches/http_inprocess.rs`,
+//! `examples/http_instructions.rs` and `tests/http_log.rs`: each binary compiles its own copy,
+//! so the tool never reaches the inventory of the other test binaries that link `tool_tests`.
 
 use std::sync::Arc;
 
