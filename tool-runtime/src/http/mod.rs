@@ -1047,5 +1047,17 @@ mod future_sizes {
             .unwrap();
         let handler = std::mem::size_of_val(&call_named(&state, "x", request));
         assert!(handler <= 900, "call_named's future: {handler} bytes");
+        // What `POST /tools/<name>` boxes, whole: glibc serves up to 1,000 bytes without
+        // consolidating first.
+        let mut service = CallService {
+            state,
+            name: Arc::from("x"),
+        };
+        let boxed = tower::Service::call(&mut service, Request::new(Body::empty()));
+        let boxed = std::mem::size_of_val(&*boxed);
+        assert!(
+            boxed <= 1000,
+            "POST /tools/<name>'s boxed future: {boxed} bytes"
+        );
     }
 }
