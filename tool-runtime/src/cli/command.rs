@@ -61,15 +61,20 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
     cmd
 }
 
-/// The command tree for a call of `tool`, known before parsing: the built-ins and that tool's
-/// subcommand, without the other tools. clap gives every subcommand its own copy of each global
-/// option when it builds the tree, so leaving out the others makes a call's start-up faster.
-pub(crate) fn for_call(name: &str, tool: &RegisteredTool) -> Command {
-    let mut cmd = root(name);
-    // Named, so that `ArgMatches::subcommand_matches("serve")` in a setup step stays a valid
-    // question; a call never parses their arguments.
-    for builtin in BUILTINS {
-        cmd = cmd.subcommand(Command::new(*builtin));
+/// The command tree for a call of `tool`, known before parsing: that tool's subcommand, without
+/// the other tools. clap gives every subcommand its own copy of each global option when it
+/// builds the tree, and that copying is most of a call's parsing work: the tree has no `help`
+/// subcommand either (a call never parses one), and the built-ins' names are there only in
+/// debug builds, where clap asserts that
+/// `ArgMatches::subcommand_matches("serve")` (a setup step may ask) names a subcommand of the
+/// tree. The answer, `None` for a call, is the same without them (`placeholders`:
+/// `cfg!(debug_assertions)`).
+pub(crate) fn for_call(name: &str, tool: &RegisteredTool, placeholders: bool) -> Command {
+    let mut cmd = root(name).disable_help_subcommand(true);
+    if placeholders {
+        for builtin in BUILTINS {
+            cmd = cmd.subcommand(Command::new(*builtin));
+        }
     }
     cmd.subcommand(tool_command(tool, true))
 }
@@ -462,6 +467,72 @@ fn invalid_value(cmd: &Command, arg: Option<&Arg>, value: &str, why: &str) -> cl
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A call's tree parses the same with and without the built-ins' placeholders (release
+    /// builds leave them out).
+    #[test]
+    fn a_call_parses_the_same_without_the_placeholders() {
+        struct Echo;
+        impl crate::Tool for Echo {
+            fn meta(&self) -> crate::ToolMeta {
+                crate::ToolMeta::new("echo_text", "Return the text.")
+            }
+            fn input_schema(&self) -> serde_json::Value {
+                json!({"type": "object", "properties": {"text": {"type": "string"}},
+                       "required": ["text"], "additionalProperties": false})
+            }
+            fn output_schema(&self) -> serde_json::Value {
+                json!({"type": "string"})
+            }
+            fn call(
+                &self,
+                args: serde_json::Value,
+                _: crate::CallContext,
+            ) -> crate::BoxFuture<'_, Result<serde_json::Value, crate::ToolError>> {
+                Box::pin(async move { Ok(args["text"].clone()) })
+            }
+        }
+        let registry = crate::Registry::builder()
+            .without_inventory()
+            .tool(Echo)
+            .build()
+            .unwrap();
+        let tool = registry.get("echo_text").unwrap();
+        let global = Arg::new("db").long("db").global(true).default_value("x.db");
+        let parse = |placeholders: bool, args: &[&str]| {
+            let mut cmd = for_call("app", tool, placeholders).arg(global.clone());
+            let m = cmd.try_get_matches_from_mut(args).map_err(|e| e.kind())?;
+            let (sub, sm) = m.subcommand().unwrap();
+            Ok::<_, clap::error::ErrorKind>((
+                sub.to_owned(),
+                m.get_flag(JSON),
+                m.get_one::<String>("db").cloned(),
+                sm.get_one::<serde_json::Value>("text").cloned(),
+            ))
+        };
+        for args in [
+            &["app", "echo-text", "--text", "hi"][..],
+            &["app", "--json", "echo-text", "--text", "hi", "--db", "y.db"],
+            &["app", "echo-text", "--json", "--text", "hi"],
+            &["app", "--db", "z.db", "echo-text"],
+            &["app", "echo-text", "--nope"],
+            &["app", "echo-text", "--help"],
+        ] {
+            assert_eq!(parse(true, args), parse(false, args), "{args:?}");
+        }
+        assert_eq!(
+            parse(
+                false,
+                &["app", "--json", "echo-text", "--text", "hi", "--db", "y.db"]
+            ),
+            Ok((
+                "echo-text".to_owned(),
+                true,
+                Some("y.db".to_owned()),
+                Some(json!("hi"))
+            ))
+        );
+    }
 
     #[test]
     fn kinds_follow_the_rust_types_behind_the_schema() {

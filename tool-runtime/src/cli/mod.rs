@@ -241,7 +241,9 @@ impl App {
         let mut cmd = match tool {
             // A tool call: its subcommand and the built-ins' names; the whole tree is for
             // help and suggestions.
-            Some(tool) => self.finish_command(command::for_call(&self.name, tool)),
+            Some(tool) => {
+                self.finish_command(command::for_call(&self.name, tool, cfg!(debug_assertions)))
+            }
             None => self.command(&listing, invoked.as_ref().map(|(_, name)| name.as_str())),
         };
         // Parsed in place: a copy of the command tree costs more than the parse.
