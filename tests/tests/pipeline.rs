@@ -618,13 +618,19 @@ fn a_schema_that_does_not_compile_is_reported() {
     let broken = r.warm_up().unwrap_err();
     assert_eq!(broken.len(), 1);
     assert_eq!(broken[0].0, "broken");
-    // A call reports it as internal, without details.
+    // A call with arguments reports it as internal, without details.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let env = rt.block_on(r.call("broken", json!({}), caller()));
+    let env = rt.block_on(r.call("broken", json!({"x": "a"}), caller()));
     assert_eq!(env.error().unwrap().kind(), "internal");
+    // A call without arguments needs no validator (`{}` cannot fail this root): it runs. This is
+    // also how the test sees that such a call compiles nothing.
+    let r = builder().tool(Broken).build().unwrap();
+    let env = rt.block_on(r.call("broken", json!({}), caller()));
+    assert!(env.is_ok(), "{env:?}");
+    assert!(r.get("broken").unwrap().check_arguments(&json!({})).is_ok());
 }
 
 #[derive(Default)]

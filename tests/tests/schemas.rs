@@ -197,3 +197,23 @@ fn tool_module(name: &str) -> &'static str {
         "demo_app::tools"
     }
 }
+
+/// A call without arguments skips the validator where `{}` cannot fail the root: for every demo
+/// and downstream tool, the answer is the validator's own.
+#[test]
+fn calls_without_arguments_are_checked_as_the_validator_would() {
+    for registry in [demo(), downstream()] {
+        for tool in registry.tools() {
+            let validator = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(tool.input_schema())
+                .unwrap();
+            assert_eq!(
+                tool.check_arguments(&json!({})).is_ok(),
+                validator.is_valid(&json!({})),
+                "{}",
+                tool.name()
+            );
+        }
+    }
+}

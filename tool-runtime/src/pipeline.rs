@@ -197,8 +197,7 @@ impl Registry {
                 tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
             }
         }
-        let validator = entry.validator()?;
-        validator.check(args)?;
+        entry.check_arguments(args)?;
 
         let mut pending = PendingCall {
             meta: entry.meta.clone(),
@@ -295,7 +294,7 @@ impl Registry {
         }
         if pending.args_rewritten {
             normalize_numbers(&mut pending.args);
-            entry.validator()?.check(&pending.args)?;
+            entry.check_arguments(&pending.args)?;
         }
         // A dry run changes nothing, so it needs no confirmation.
         if entry.meta.annotations.needs_confirmation()

@@ -82,6 +82,58 @@ impl ArgsValidator {
     }
 }
 
+/// Whether the empty object `{}` satisfies `schema` by its root keywords alone, so that a call
+/// without arguments needs no compiled validator (compiling one costs more than the rest of a
+/// command-line call's framework work). Conservative: `true` only when every root keyword is one
+/// that `{}` cannot fail — annotations, keywords about properties that are present (none are),
+/// `type` allowing `"object"`, an empty `required`, `minProperties: 0`, a `maxProperties` — so that
+/// `true` implies the validator would accept `{}`. Any other keyword (`$ref`, `allOf`, `not`,
+/// `enum`, `if`, one this list does not know ...) means "compile and ask the validator".
+///
+/// A schema that does not compile is then reported on the first call with arguments (and at
+/// start by [`Registry::warm_up`](crate::Registry::warm_up), which servers run), not on a call
+/// without them.
+pub(crate) fn accepts_empty_object(schema: &Value) -> bool {
+    let Some(root) = schema.as_object() else {
+        return false;
+    };
+    let none_below = |v: &Value, limit: u64| v.as_u64().is_some_and(|n| n <= limit);
+    root.iter().all(|(keyword, value)| match keyword.as_str() {
+        "$schema"
+        | "$comment"
+        | "title"
+        | "description"
+        | "default"
+        | "examples"
+        | "deprecated"
+        | "readOnly"
+        | "writeOnly"
+        | "$defs"
+        | "definitions"
+        | "properties"
+        | "patternProperties"
+        | "additionalProperties"
+        | "propertyNames"
+        | "unevaluatedProperties"
+        | "dependentRequired"
+        | "dependentSchemas" => true,
+        "type" => match value {
+            Value::String(t) => t == "object",
+            Value::Array(types) => types.iter().any(|t| t == "object"),
+            _ => false,
+        },
+        "required" => value.as_array().is_some_and(Vec::is_empty),
+        "minProperties" => none_below(value, 0),
+        "maxProperties" => value.as_u64().is_some(),
+        _ => false,
+    })
+}
+
+/// `{}`.
+pub(crate) fn is_empty_object(args: &Value) -> bool {
+    args.as_object().is_some_and(serde_json::Map::is_empty)
+}
+
 /// "a string", "an object", ...: a JSON value's kind, for messages.
 #[cfg_attr(not(any(feature = "cli", feature = "http")), allow(dead_code))]
 pub(crate) fn value_kind(v: &Value) -> &'static str {
@@ -205,6 +257,64 @@ mod tests {
         let v = ArgsValidator::compile(&schema).unwrap();
         let err = v.check(&json!({"o": {"a/b": 1}})).unwrap_err();
         assert_eq!(err.violations()[0].path, "/o/a~1b");
+    }
+
+    /// `accepts_empty_object` may say "compile" where `{}` would pass, never "no need" where it
+    /// would fail: checked against the validator on roots that accept and roots that reject.
+    #[test]
+    fn accepts_empty_object_implies_the_validator_accepts_it() {
+        let empty = json!({});
+        let cases = [
+            (schema(), false),
+            (
+                json!({"type": "object", "properties": {"n": {"type": "integer"}},
+                    "additionalProperties": false}),
+                true,
+            ),
+            (
+                json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                    "title": "T", "description": "d", "required": [], "minProperties": 0,
+                    "maxProperties": 3, "patternProperties": {"^x": false},
+                    "propertyNames": {"maxLength": 1}, "unevaluatedProperties": false,
+                    "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"a": false},
+                    "$defs": {"d": {"type": "string"}}}),
+                true,
+            ),
+            (json!({"type": ["object", "null"]}), true),
+            (json!({}), true),
+            (json!({"type": "string"}), false),
+            (json!({"type": ["string", "null"]}), false),
+            (json!({"required": ["a"]}), false),
+            (json!({"minProperties": 1}), false),
+            (json!({"maxProperties": -1}), false),
+            (json!({"not": {}}), false),
+            (json!({"anyOf": [{"required": ["a"]}]}), false),
+            (json!({"allOf": [{"type": "string"}]}), false),
+            (json!({"oneOf": [{}, {}]}), false),
+            (json!({"if": {}, "then": false}), false),
+            (json!({"enum": [1]}), false),
+            (json!({"const": {"a": 1}}), false),
+            (
+                json!({"$ref": "#/$defs/d", "$defs": {"d": {"required": ["a"]}}}),
+                false,
+            ),
+            (json!({"x-unknown": 1}), false),
+            (json!(true), false),
+            (json!(false), false),
+        ];
+        for (schema, expected) in cases {
+            let accepts = accepts_empty_object(&schema);
+            assert_eq!(accepts, expected, "{schema}");
+            let valid =
+                compile_for::<jsonschema::json::SerdeJson>(&schema).map(|v| v.is_valid(&empty));
+            assert!(
+                !accepts || valid == Ok(true),
+                "{schema}: said yes, the validator says {valid:?}"
+            );
+        }
+        assert!(is_empty_object(&empty));
+        assert!(!is_empty_object(&json!({"a": 1})));
+        assert!(!is_empty_object(&json!([])));
     }
 
     #[test]
