@@ -8,11 +8,12 @@ use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::{RegistryBuilder, Source};
 
-/// The embedded default configuration (the repository's `demo-app/demo-app.toml`).
+/// The embedded default configuration (the repository's `demo-app/demo-app.toml`). The binary
+/// uses [`Config::embedded`], the same values built without parsing (a test keeps the two equal).
 pub const DEFAULT: &str = include_str!("../demo-app.toml");
 
 /// The whole file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Per tool: `rate` and `concurrency`.
@@ -27,7 +28,7 @@ pub struct Config {
 }
 
 /// One tool's limits.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// `"30/min"`.
@@ -37,7 +38,7 @@ pub struct Limits {
 }
 
 /// `[policy]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyRules {
     /// Sources refused every destructive tool.
@@ -95,10 +96,30 @@ impl Config {
             ),
             None => match std::fs::read_to_string("demo-app.toml") {
                 Ok(text) => (text, "./demo-app.toml".to_owned()),
-                Err(_) => (DEFAULT.to_owned(), "the embedded default".to_owned()),
+                // Built, not parsed: a command-line call starts faster without the TOML parser.
+                Err(_) => return Ok(Self::embedded()),
             },
         };
         Self::parse(&text).map_err(|e| format!("configuration ({from}): {e}"))
+    }
+
+    /// [`DEFAULT`]'s values.
+    #[must_use]
+    pub fn embedded() -> Self {
+        Self {
+            limits: BTreeMap::from([(
+                "device_add".to_owned(),
+                Limits {
+                    rate: Some("30/min".to_owned()),
+                    concurrency: None,
+                },
+            )]),
+            roles: BTreeMap::from([("device_revoke".to_owned(), vec!["admin".to_owned()])]),
+            policy: PolicyRules {
+                deny_destructive_for: vec!["agent".to_owned()],
+                allow: BTreeMap::new(),
+            },
+        }
     }
 
     /// Applies limits and policy rules; roles (with `RequireRoles`) only when `enforce_roles`
@@ -146,8 +167,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_embedded_default_parses() {
+    fn the_embedded_default_parses_to_what_the_binary_builds() {
         let c = Config::parse(DEFAULT).unwrap();
+        assert_eq!(c, Config::embedded());
         assert_eq!(c.limits["device_add"].rate.as_deref(), Some("30/min"));
         assert_eq!(c.roles["device_revoke"], ["admin"]);
         assert_eq!(c.policy.deny_destructive_for, ["agent"]);
