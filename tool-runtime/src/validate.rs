@@ -97,7 +97,6 @@ pub(crate) fn accepts_empty_object(schema: &Value) -> bool {
     let Some(root) = schema.as_object() else {
         return false;
     };
-    let none_below = |v: &Value, limit: u64| v.as_u64().is_some_and(|n| n <= limit);
     root.iter().all(|(keyword, value)| match keyword.as_str() {
         "$schema"
         | "$comment"
@@ -123,7 +122,7 @@ pub(crate) fn accepts_empty_object(schema: &Value) -> bool {
             _ => false,
         },
         "required" => value.as_array().is_some_and(Vec::is_empty),
-        "minProperties" => none_below(value, 0),
+        "minProperties" => value.as_u64() == Some(0),
         "maxProperties" => value.as_u64().is_some(),
         _ => false,
     })
