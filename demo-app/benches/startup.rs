@@ -3,30 +3,74 @@
 //!
 //! Start-up to first output: `demo-app --json device-list` against a hand-written clap +
 //! rusqlite binary doing the same queries, on the same database, run alternately in one run.
-//! Both binaries come from the same profile. Prints medians and the ratio; BENCHMARKS.md
-//! records them.
+//! Both binaries come from the same profile. Each run is timed twice: until the first byte of
+//! standard output reaches this process, and until the process has exited. Prints medians and
+//! their ratios, and the ratio of each block of 20 consecutive pairs (min, median, max): a host
+//! that slows down for a while shows in the worst block. BENCHMARKS.md records them.
 
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 200;
+const BLOCKS: usize = 10;
+const PER_BLOCK: usize = 20;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-fn time(bin: &str, args: &[&str]) -> Duration {
+/// Time to the first byte on standard output, and to exit.
+fn time(bin: &str, args: &[&str]) -> (Duration, Duration) {
     let start = Instant::now();
-    let out = Command::new(bin).args(args).output().expect("run");
-    let elapsed = start.elapsed();
-    assert!(
-        out.status.success(),
-        "{bin}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.stdout.is_empty());
-    elapsed
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut out = vec![0; 64 * 1024];
+    let n = stdout.read(&mut out).expect("read");
+    let first = start.elapsed();
+    out.truncate(n);
+    stdout.read_to_end(&mut out).expect("read");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut err)
+        .expect("read");
+    let status = child.wait().expect("wait");
+    let exit = start.elapsed();
+    assert!(status.success(), "{bin}: {err}");
+    assert!(n > 0, "{bin}: no output");
+    (first, exit)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The ratio of the medians, and (min, median, max) of the blocks' ratios.
+fn ratios(ours: &[Duration], theirs: &[Duration]) -> (f64, [f64; 3]) {
+    let r = |a: &[Duration], b: &[Duration]| ms(median(a.to_vec())) / ms(median(b.to_vec()));
+    let mut blocks: Vec<f64> = ours
+        .chunks(PER_BLOCK)
+        .zip(theirs.chunks(PER_BLOCK))
+        .map(|(a, b)| r(a, b))
+        .collect();
+    blocks.sort_by(f64::total_cmp);
+    (
+        r(ours, theirs),
+        [
+            blocks[0],
+            blocks[blocks.len() / 2],
+            blocks[blocks.len() - 1],
+        ],
+    )
 }
 
 fn main() {
@@ -70,28 +114,33 @@ fn main() {
         time(ours, &ours_args);
         time(theirs, &theirs_args);
     }
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..RUNS {
-        a.push(time(ours, &ours_args));
-        b.push(time(theirs, &theirs_args));
+    let (mut first, mut exit) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for _ in 0..BLOCKS * PER_BLOCK {
+        let (f, e) = time(ours, &ours_args);
+        first.0.push(f);
+        exit.0.push(e);
+        let (f, e) = time(theirs, &theirs_args);
+        first.1.push(f);
+        exit.1.push(e);
     }
-    let (a, b) = (median(a), median(b));
-    println!(
-        "startup/demo-app --json device-list      median {:>8.3} ms",
-        a.as_secs_f64() * 1e3
-    );
-    println!(
-        "startup/hand-written clap + rusqlite     median {:>8.3} ms",
-        b.as_secs_f64() * 1e3
-    );
-    println!(
-        "startup/ratio                             {:.2}x (target <= 1.5x)",
-        a.as_secs_f64() / b.as_secs_f64()
-    );
+    for (what, (a, b)) in [("first output", first), ("exit", exit)] {
+        println!(
+            "startup/to {what:<12} demo-app --json device-list {:>7.3} ms, hand-written clap + rusqlite {:>7.3} ms",
+            ms(median(a.clone())),
+            ms(median(b.clone()))
+        );
+        let (ratio, [lo, mid, hi]) = ratios(&a, &b);
+        println!(
+            "startup/to {what:<12} ratio {ratio:.2}x (target <= 1.5x); blocks of {PER_BLOCK}: {lo:.2}x, {mid:.2}x, {hi:.2}x (min, median, max)"
+        );
+    }
     let profile = std::path::Path::new(ours)
         .parent()
         .and_then(std::path::Path::file_name)
         .map_or_else(|| "?".into(), |p| p.to_string_lossy());
-    println!("(binaries of the `{profile}` profile, {RUNS} runs each, run alternately)");
+    println!(
+        "(binaries of the `{profile}` profile, {} runs each, run alternately)",
+        BLOCKS * PER_BLOCK
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
