@@ -27,7 +27,8 @@ fn time(bin: &str, args: &[&str]) -> (Duration, Duration) {
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // Nothing on success; a failure's message goes straight to the bench's own stderr.
+        .stderr(Stdio::inherit())
         .spawn()
         .expect("run");
     let mut stdout = child.stdout.take().expect("piped");
@@ -36,16 +37,9 @@ fn time(bin: &str, args: &[&str]) -> (Duration, Duration) {
     let first = start.elapsed();
     out.truncate(n);
     stdout.read_to_end(&mut out).expect("read");
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .expect("piped")
-        .read_to_string(&mut err)
-        .expect("read");
     let status = child.wait().expect("wait");
     let exit = start.elapsed();
-    assert!(status.success(), "{bin}: {err}");
+    assert!(status.success(), "{bin} failed: {status}");
     assert!(n > 0, "{bin}: no output");
     (first, exit)
 }
