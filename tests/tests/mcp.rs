@@ -257,7 +257,7 @@ fn registry() -> Arc<Registry> {
 fn listing_maps_annotations_and_filters_by_role() {
     let server = McpServer::new(registry());
     let all: Vec<Value> = server
-        .list(&["ops".to_owned()])
+        .list(&tool_runtime::Caller::new(tool_runtime::Source::Mcp).roles(["ops"]))
         .into_iter()
         .map(|t| serde_json::to_value(t).unwrap())
         .collect();
@@ -276,7 +276,7 @@ fn listing_maps_annotations_and_filters_by_role() {
     assert_eq!(all[0]["inputSchema"]["type"], "object");
     // Without the role, the role-gated tool is not listed.
     let visible: Vec<String> = server
-        .list(&[])
+        .list(&tool_runtime::Caller::new(tool_runtime::Source::Mcp))
         .into_iter()
         .map(|t| t.name.into_owned())
         .collect();

@@ -205,6 +205,7 @@ async fn post(app: &axum::Router, uri: &str, body: String) -> (u16, Value) {
         .and_then(Value::as_object_mut)
     {
         details.remove("retry_after");
+        details.remove("token");
     }
     (status, envelope)
 }
@@ -342,9 +343,9 @@ async fn confirmation_and_dry_runs_agree() {
             .or(envelope["error"]["type"].as_str());
         assert_eq!(shown, Some(what), "{uri}: {envelope}");
     }
-    // The confirmed call and the dry run ran from the tree (the refused call took the `Value`
-    // path, for the arguments its message quotes, and stopped before any tool ran).
-    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 0);
+    // The confirmed call and the dry run ran from the tree; the refused call ran only the
+    // tool's dry run, from its arguments as a value, for the preview its question carries.
+    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 1);
     let seen = fx.seen.0.lock().unwrap().clone();
     for pair in seen.chunks(2) {
         assert_eq!(pair[0], pair[1], "observers see the same arguments");
@@ -399,7 +400,8 @@ async fn built_in_policies_and_limits_keep_the_fast_path_and_agree() {
         let (got, envelope) = both_at(&fx, uri, body).await;
         assert_eq!(got, status, "{uri}: {envelope}");
     }
-    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 0);
+    // Only the unconfirmed `wipe` ran its dry run as a value, for its preview.
+    assert_eq!(fx.value_calls.load(Ordering::SeqCst), 1);
     let seen = fx.seen.0.lock().unwrap().clone();
     assert_eq!(seen.len(), 2 * cases.len());
     for pair in seen.chunks(2) {

@@ -174,7 +174,8 @@ async fn policies_deny_with_their_reason() {
 #[tokio::test]
 async fn roles_are_required_by_the_require_roles_policy() {
     let r = registry(Registry::builder().policy(RequireRoles));
-    let meta = r.get("rotate_keys").unwrap().meta();
+    let tool_meta = r.get("rotate_keys").unwrap();
+    let meta = tool_meta.meta();
     assert_eq!(meta.roles, ["admin", "security"]);
     let anonymous = call(&r, "rotate_keys", json!({}), Caller::new(Source::Http)).await;
     let (kind, message) = anonymous.unwrap_err();

@@ -101,7 +101,8 @@ fn input_schemas_are_closed_2020_12_objects_without_refs_to_resolve() {
 #[test]
 fn device_add_schema_carries_docs_defaults_and_constraints() {
     let r = demo();
-    let s = r.get("device_add").unwrap().input_schema();
+    let tool_s = r.get("device_add").unwrap();
+    let s = tool_s.input_schema();
     let p = &s["properties"];
     assert_eq!(
         p["ttl_seconds"]["description"],
@@ -118,7 +119,8 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
     // Optional and defaulted parameters are not required; injected `store` is nowhere.
     assert!(s.get("required").is_none_or(|r| r == &json!([])), "{s}");
     assert!(p.get("store").is_none());
-    let meta = r.get("device_add").unwrap().meta();
+    let tool_meta = r.get("device_add").unwrap();
+    let meta = tool_meta.meta();
     assert_eq!(
         meta.summary,
         "Generate a short-lived pairing code to onboard a new mobile device."
@@ -127,7 +129,8 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
     assert_eq!(meta.title, "Device add");
     assert_eq!(meta.annotations.destructive, Some(false));
     assert_eq!(meta.tags, ["devices"]);
-    let pair = r.get("device_pair").unwrap().input_schema();
+    let tool_pair = r.get("device_pair").unwrap();
+    let pair = tool_pair.input_schema();
     assert_eq!(pair["properties"]["code"]["pattern"], "^[0-9]{4,10}$");
     assert_eq!(pair["required"], json!(["code", "device_name"]));
     assert_eq!(
@@ -143,7 +146,8 @@ fn device_add_schema_carries_docs_defaults_and_constraints() {
 #[test]
 fn user_types_are_described_with_serde_renames() {
     let r = downstream();
-    let s = r.get("ticket_open").unwrap().input_schema();
+    let tool_s = r.get("ticket_open").unwrap();
+    let s = tool_s.input_schema();
     let p = &s["properties"];
     assert_eq!(enum_values(&p["priority"]), ["low", "high", "very-high"]);
     let address = &p["address"];
@@ -160,7 +164,8 @@ fn user_types_are_described_with_serde_renames() {
     assert_eq!(p["title"]["minLength"], 3);
     assert_eq!(p["score"]["maximum"], 1.0);
     assert_eq!(s["required"], json!(["title", "priority"]));
-    let meta = r.get("ticket_open").unwrap().meta();
+    let tool_meta = r.get("ticket_open").unwrap();
+    let meta = tool_meta.meta();
     assert_eq!(meta.timeout, Some(std::time::Duration::from_secs(5)));
 }
 
@@ -170,7 +175,7 @@ fn user_types_are_described_with_serde_renames() {
 fn titles_and_summaries_derived_by_the_macro_follow_the_runtime_rules() {
     let (demo, downstream) = (demo(), downstream());
     let mut seen = 0;
-    for tool in demo.tools().chain(downstream.tools()) {
+    for tool in demo.tools().into_iter().chain(downstream.tools()) {
         let meta = tool.meta();
         let rules = tool_runtime::ToolMeta::new(meta.name.clone(), meta.description.clone());
         assert_eq!(meta.title, rules.title, "title of {}", meta.name);
@@ -185,9 +190,14 @@ fn titles_and_summaries_derived_by_the_macro_follow_the_runtime_rules() {
     }
     assert!(seen >= 6);
     // A first paragraph of two lines is among them, and docs of several paragraphs.
-    let list = downstream.get("ticket_list").unwrap().meta();
+    let tool_list = downstream.get("ticket_list").unwrap();
+    let list = tool_list.meta();
     assert_eq!(list.summary, "List open tickets, oldest first.");
-    assert!(demo.tools().any(|t| t.meta().description.contains("\n\n")));
+    assert!(
+        demo.tools()
+            .iter()
+            .any(|t| t.meta().description.contains("\n\n"))
+    );
 }
 
 fn tool_module(name: &str) -> &'static str {

@@ -84,6 +84,7 @@ pub struct Caller {
     roles: Vec<String>,
     request_id: Option<String>,
     confirm: bool,
+    confirmation: Option<String>,
     dry_run: bool,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: Option<CancellationToken>,
@@ -99,6 +100,7 @@ impl Caller {
             roles: Vec::new(),
             request_id: None,
             confirm: false,
+            confirmation: None,
             dry_run: false,
             progress: None,
             cancel: None,
@@ -134,6 +136,15 @@ impl Caller {
     #[must_use]
     pub fn confirm(mut self, confirm: bool) -> Self {
         self.confirm = confirm;
+        self
+    }
+
+    /// Confirms a destructive call with the token of its `confirmation_required` answer
+    /// (see [`confirm`](crate::confirm)): the call runs if the token was issued for this tool,
+    /// these arguments and this principal, has not expired and was not used.
+    #[must_use]
+    pub fn confirmation(mut self, token: impl Into<String>) -> Self {
+        self.confirmation = Some(token.into());
         self
     }
 
@@ -173,6 +184,7 @@ impl Caller {
                 principal: self.principal,
                 roles: self.roles,
                 confirm: self.confirm,
+                confirmation: self.confirmation,
                 dry_run: self.dry_run,
                 progress: self.progress,
                 // A child: the pipeline cancels it on time-out without touching the caller's.
@@ -198,6 +210,40 @@ impl fmt::Debug for Caller {
             .field("confirm", &self.confirm)
             .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
+    }
+}
+
+/// Who an authenticated caller is: a principal and its roles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The principal's name.
+    pub principal: String,
+    /// Its roles.
+    pub roles: Vec<String>,
+}
+
+/// What a network front end learned about a request before any handler ran: its request id
+/// and, behind authentication, who sent it. The HTTP front layer leaves it in the request's
+/// extensions; handlers behind it (the HTTP routes, MCP over HTTP) read it there.
+#[derive(Debug, Clone)]
+pub struct Requester {
+    /// The request id: the request's own `x-request-id`, or a new one.
+    pub id: String,
+    /// The authenticated caller; `None` without authentication.
+    pub identity: Option<Identity>,
+}
+
+impl Requester {
+    /// The caller this request speaks for, from `source`.
+    #[must_use]
+    pub fn caller(&self, source: Source) -> Caller {
+        let mut caller = Caller::new(source).request_id(self.id.clone());
+        if let Some(who) = &self.identity {
+            caller = caller
+                .principal(who.principal.clone())
+                .roles(who.roles.clone());
+        }
+        caller
     }
 }
 
@@ -240,6 +286,7 @@ struct ContextInner {
     principal: Option<String>,
     roles: Vec<String>,
     confirm: bool,
+    confirmation: Option<String>,
     dry_run: bool,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: std::sync::OnceLock<CancellationToken>,
@@ -297,6 +344,31 @@ impl CallContext {
     #[must_use]
     pub fn dry_run(&self) -> bool {
         self.inner.dry_run
+    }
+
+    /// The confirmation token the caller sent, if any.
+    pub(crate) fn confirmation_token(&self) -> Option<&str> {
+        self.inner.confirmation.as_deref()
+    }
+
+    /// The same caller asking for a dry run: the preview of a call that needs confirmation.
+    pub(crate) fn for_preview(&self) -> CallContext {
+        let i = &self.inner;
+        CallContext {
+            inner: Arc::new(ContextInner {
+                request_id: i.request_id.clone(),
+                source: i.source,
+                principal: i.principal.clone(),
+                roles: i.roles.clone(),
+                confirm: false,
+                confirmation: None,
+                dry_run: true,
+                progress: None,
+                cancel: std::sync::OnceLock::new(),
+                caller_cancels: false,
+                state: i.state.clone(),
+            }),
+        }
     }
 
     /// Cancelled when the caller goes away or the call times out. Long-running tools can

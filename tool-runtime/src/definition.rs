@@ -63,11 +63,11 @@ pub struct ParamHint {
 ///
 /// ```
 /// use tool_runtime::{PendingCall, ToolError};
-/// fn business_hours_only(call: &mut PendingCall) -> Result<(), ToolError> {
+/// fn business_hours_only(call: &mut PendingCall<'_>) -> Result<(), ToolError> {
 ///     if call.context().has_role("oncall") { Ok(()) } else { Err(ToolError::new("forbidden", "on-call only")) }
 /// }
 /// ```
-pub type Guard = fn(&mut crate::hooks::PendingCall) -> Result<(), ToolError>;
+pub type Guard = fn(&mut crate::hooks::PendingCall<'_>) -> Result<(), ToolError>;
 
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -142,10 +142,14 @@ impl ToolMeta {
             dry_run: false,
             requires: Vec::new(),
             params: Vec::new(),
-            defined_at: Cow::Borrowed("(dynamic tool)"),
+            defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
         }
     }
 }
+
+/// The `defined_at` of a dynamic tool that does not set it; the registry then names the tool's
+/// type and order of arrival instead.
+pub(crate) const UNSTATED_ORIGIN: &str = "(dynamic tool)";
 
 /// `device_add` → `Device add`.
 #[must_use]
@@ -192,7 +196,7 @@ pub fn first_paragraph(text: &str) -> String {
 /// }
 ///
 /// let registry = Registry::builder().without_inventory().tool(Echo).build().unwrap();
-/// assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"]);
+/// assert_eq!(registry.names(), ["echo"]);
 /// ```
 pub trait Tool: Send + Sync + 'static {
     /// Metadata; read once, when the tool is registered.

@@ -6,7 +6,7 @@
 //! [`Registry::call`](crate::Registry::call), and every hook applies to every caller.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -33,14 +33,68 @@ pub enum HookPoint {
 
 /// A call that passed validation and waits to run. Hooks read it, and guards may rewrite its
 /// arguments.
-pub struct PendingCall {
+///
+/// The arguments are always there to read ([`args`](Self::args)): a front end that parsed the
+/// body without building a `serde_json::Value` (the HTTP front end does) has it built on the
+/// first read, so no layer can see anything but the call's own arguments.
+pub struct PendingCall<'a> {
     pub(crate) meta: Arc<ToolMeta>,
-    pub(crate) args: Value,
+    pub(crate) args: Arguments<'a>,
     pub(crate) ctx: CallContext,
-    pub(crate) args_rewritten: bool,
 }
 
-impl PendingCall {
+/// A call's arguments: a value, or a parsed tree whose value is built when first asked for.
+pub(crate) struct Arguments<'a> {
+    value: OnceLock<Value>,
+    tree: Option<&'a crate::parsed::Node<'a>>,
+    rewritten: bool,
+}
+
+impl<'a> Arguments<'a> {
+    pub(crate) fn value(value: Value) -> Self {
+        Self {
+            value: OnceLock::from(value),
+            tree: None,
+            rewritten: false,
+        }
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn tree(tree: &'a crate::parsed::Node<'a>) -> Self {
+        Self {
+            value: OnceLock::new(),
+            tree: Some(tree),
+            rewritten: false,
+        }
+    }
+
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| {
+            // The tree normalized its numbers as the `Value` path does.
+            self.tree.map_or(Value::Null, crate::parsed::Node::to_value)
+        })
+    }
+
+    /// The value, built now if nobody asked for it yet.
+    pub(crate) fn take(&mut self) -> Value {
+        self.get();
+        self.value.take().unwrap_or_default()
+    }
+
+    /// Normalizes numbers of rewritten arguments as the `Value` path does (`5.0` → `5`).
+    pub(crate) fn normalize(&mut self) {
+        if let Some(v) = self.value.get_mut() {
+            crate::validate::normalize_numbers(v);
+        }
+    }
+
+    /// Whether a guard or hook replaced the arguments.
+    pub(crate) fn rewritten(&self) -> bool {
+        self.rewritten
+    }
+}
+
+impl PendingCall<'_> {
     /// The tool's metadata.
     #[must_use]
     pub fn meta(&self) -> &ToolMeta {
@@ -50,13 +104,13 @@ impl PendingCall {
     /// The validated arguments.
     #[must_use]
     pub fn args(&self) -> &Value {
-        &self.args
+        self.args.get()
     }
 
     /// Replaces the arguments; the pipeline validates them again before the tool runs.
     pub fn set_args(&mut self, args: Value) {
-        self.args = args;
-        self.args_rewritten = true;
+        self.args.value = OnceLock::from(args);
+        self.args.rewritten = true;
     }
 
     /// The caller and per-call handles.
@@ -66,7 +120,7 @@ impl PendingCall {
     }
 }
 
-impl fmt::Debug for PendingCall {
+impl fmt::Debug for PendingCall<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PendingCall")
             .field("tool", &self.meta.name)
@@ -108,15 +162,10 @@ pub trait CallHook: Send + Sync + 'static {
     fn point(&self) -> HookPoint;
 
     /// Decides on one call: `Ok(permit)` lets it go on, `Err` ends it with that error.
-    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>>;
-
-    /// Whether this reads or rewrites the call's arguments ([`PendingCall::args`]). `true`, the
-    /// default, is always correct. A check that looks only at the tool and the caller (roles,
-    /// rates, sources) may say `false`: calls then need not build their arguments as a
-    /// `serde_json::Value` for it (the HTTP front end's fast path), and it may see `null` as them.
-    fn reads_arguments(&self) -> bool {
-        true
-    }
+    fn before<'a>(
+        &'a self,
+        call: &'a mut PendingCall<'_>,
+    ) -> BoxFuture<'a, Result<Permit, ToolError>>;
 }
 
 /// A finished call, as audit sinks and metrics see it.

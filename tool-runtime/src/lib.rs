@@ -40,6 +40,7 @@ pub mod audit;
 mod blocking;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod confirm;
 mod context;
 mod definition;
 mod envelope;
@@ -54,6 +55,7 @@ pub mod output_cap;
 mod parsed;
 mod pipeline;
 pub mod policy;
+pub mod provider;
 mod registry;
 pub mod schema;
 pub mod secret;
@@ -63,7 +65,7 @@ mod validate;
 pub use blocking::blocking;
 #[cfg(feature = "cli")]
 pub use cli::App;
-pub use context::{CallContext, Caller, ProgressSink, ProgressUpdate, Source};
+pub use context::{CallContext, Caller, Identity, ProgressSink, ProgressUpdate, Requester, Source};
 #[doc(hidden)]
 pub use definition::ParsedCall;
 pub use definition::{
@@ -74,7 +76,8 @@ pub use error::{ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
 pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, PendingCall, Permit};
 pub use registry::{
-    BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, is_valid_name,
+    BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, RegistryError, ToolRef,
+    is_valid_name,
 };
 pub use secret::Secret;
 pub use state::{FromCallContext, State, StateKey, StateMap};

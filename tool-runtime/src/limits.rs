@@ -82,7 +82,10 @@ impl CallHook for RateLimits {
         HookPoint::RateLimit
     }
 
-    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+    fn before<'a>(
+        &'a self,
+        call: &'a mut PendingCall<'_>,
+    ) -> BoxFuture<'a, Result<Permit, ToolError>> {
         let decision = match self.by_tool.get(&*call.meta().name) {
             None => Ok(Permit::none()),
             Some(limiter) => {
@@ -105,10 +108,6 @@ impl CallHook for RateLimits {
             }
         };
         Box::pin(std::future::ready(decision))
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }
 
@@ -147,7 +146,10 @@ impl CallHook for ConcurrencyLimits {
         HookPoint::Concurrency
     }
 
-    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
+    fn before<'a>(
+        &'a self,
+        call: &'a mut PendingCall<'_>,
+    ) -> BoxFuture<'a, Result<Permit, ToolError>> {
         Box::pin(async move {
             let Some(slots) = self.by_tool.get(&*call.meta().name) else {
                 return Ok(Permit::none());
@@ -172,10 +174,6 @@ impl CallHook for ConcurrencyLimits {
                 .map(Permit::hold)
                 .map_err(|_| ToolError::new(kind::UNAVAILABLE, "the registry is shutting down"))
         })
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }
 

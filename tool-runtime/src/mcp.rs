@@ -34,8 +34,9 @@
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
@@ -43,7 +44,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ServerCapabilities, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 
@@ -59,14 +60,35 @@ const CONFIRM_INPUT: &str = "confirm";
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    session: Arc<Session>,
 }
 
 struct Inner {
     registry: Arc<Registry>,
     name: String,
     version: String,
-    /// Every tool's MCP description, in registry (name) order; built on first listing.
-    tools: OnceLock<Vec<Tool>>,
+    /// MCP descriptions by tool name, made on first listing, for the registry version noted.
+    descriptions: Mutex<(u64, HashMap<String, Tool>)>,
+}
+
+/// One session's own part of a server: the task that tells its client when the tools change,
+/// stopped when the session ends (the transport drops the session's server).
+#[derive(Default)]
+struct Session {
+    watcher: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(w) = self
+            .watcher
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            w.abort();
+        }
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -75,7 +97,8 @@ impl std::fmt::Debug for McpServer {
             .field("name", &self.inner.name)
             .field("version", &self.inner.version)
             .field("tools", &self.inner.registry.tools().len())
-            .finish()
+            .field("providers", &self.inner.registry.providers())
+            .finish_non_exhaustive()
     }
 }
 
@@ -98,8 +121,9 @@ impl McpServer {
                 registry,
                 name: name.into(),
                 version: version.into(),
-                tools: OnceLock::new(),
+                descriptions: Mutex::default(),
             }),
+            session: Arc::default(),
         }
     }
 
@@ -148,25 +172,41 @@ impl McpServer {
             config = config.with_allowed_hosts(hosts);
         }
         rmcp::transport::StreamableHttpService::new(
-            move || Ok(self.clone()),
+            // One server per session, sharing everything but the session's own part.
+            move || {
+                Ok(McpServer {
+                    inner: self.inner.clone(),
+                    session: Arc::default(),
+                })
+            },
             Arc::default(),
             config,
         )
     }
 
-    /// The `tools/list` entries a caller with `roles` sees.
+    /// The `tools/list` entries `caller` sees: [`Registry::visible`], described for MCP.
     #[must_use]
-    pub fn list(&self, roles: &[String]) -> Vec<Tool> {
+    pub fn list(&self, caller: &Caller) -> Vec<Tool> {
         let registry = &self.inner.registry;
-        let all = self
+        let version = registry.version();
+        let visible = registry.visible(caller);
+        let mut cache = self
             .inner
-            .tools
-            .get_or_init(|| registry.tools().map(describe).collect());
-        registry
-            .tools()
-            .zip(all)
-            .filter(|(t, _)| registry.roles_allow(t, roles))
-            .map(|(_, d)| d.clone())
+            .descriptions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.0 != version {
+            *cache = (version, HashMap::new());
+        }
+        visible
+            .iter()
+            .map(|t| {
+                cache
+                    .1
+                    .entry(t.name().to_owned())
+                    .or_insert_with(|| describe(t))
+                    .clone()
+            })
             .collect()
     }
 
@@ -207,7 +247,7 @@ impl McpServer {
         let registry = &self.inner.registry;
         let name = request.name.as_ref();
         let Some(tool) = registry.get(name) else {
-            return Err(unknown_tool(registry, name));
+            return Err(unknown_tool(registry, name, &caller_of(context)));
         };
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let modern = context
@@ -221,16 +261,7 @@ impl McpServer {
             .map(|answer| answer.get("action").and_then(Value::as_str) == Some("accept"));
         let progress = progress.map(Arc::new);
         let caller = || {
-            let mut caller = Caller::new(Source::Mcp).cancellation(context.ct.clone());
-            #[cfg(feature = "http")]
-            if let Some(front) = front_context(context) {
-                caller = caller.request_id(front.id.clone());
-                if let Some(who) = &front.identity {
-                    caller = caller
-                        .principal(who.principal.clone())
-                        .roles(who.roles.clone());
-                }
-            }
+            let mut caller = caller_of(context).cancellation(context.ct.clone());
             if let Some(p) = &progress {
                 caller = caller.progress(p.clone());
             }
@@ -240,24 +271,30 @@ impl McpServer {
             .call(name, args.clone(), caller().confirm(answered == Some(true)))
             .await;
         let error = match first.outcome {
-            Ok(value) => return Ok(success(tool, value).into()),
+            Ok(value) => return Ok(success(&tool, value).into()),
             Err(e) if e.kind() == kind::CONFIRMATION_REQUIRED => e,
             Err(e) => return Ok(failure(&e).into()),
         };
         if answered == Some(false) {
             return Ok(declined(name).into());
         }
-        let question = question(tool, &error);
+        let question = question(&error);
+        let token = error
+            .details()
+            .and_then(|d| d.get("token"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let can_ask = context.client_capabilities().is_some_and(|c| {
             c.elicitation
                 .as_ref()
                 .is_some_and(|e| e.form.is_some() || e.url.is_none())
         });
         if !can_ask {
-            return Ok(failure(&error.with_details(json!({
-                "hint": "this client cannot ask its user (no elicitation capability), so destructive tools are refused"
-            })))
-            .into());
+            let mut details = error.details().cloned().unwrap_or_else(|| json!({}));
+            details["hint"] = json!(
+                "this client cannot ask its user (no elicitation capability), so destructive tools are refused"
+            );
+            return Ok(failure(&error.with_details(details)).into());
         }
         if modern {
             return Ok(ask_inline(&question).into());
@@ -271,9 +308,14 @@ impl McpServer {
         };
         match answer {
             Ok(r) if r.action == ElicitationAction::Accept => {
-                let second = registry.call(name, args, caller().confirm(true)).await;
+                // The user's answer confirms exactly the call the question showed.
+                let confirmed = match token {
+                    Some(token) => caller().confirmation(token),
+                    None => caller().confirm(true),
+                };
+                let second = registry.call(name, args, confirmed).await;
                 Ok(match second.outcome {
-                    Ok(value) => success(tool, value),
+                    Ok(value) => success(&tool, value),
                     Err(e) => failure(&e),
                 }
                 .into())
@@ -290,11 +332,16 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.inner.name.clone(),
-                self.inner.version.clone(),
-            ))
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.inner.name.clone(),
+            self.inner.version.clone(),
+        ))
     }
 
     async fn list_tools(
@@ -302,8 +349,32 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let roles = caller_roles(&context);
-        Ok(ListToolsResult::with_all_items(self.list(&roles)))
+        Ok(ListToolsResult::with_all_items(
+            self.list(&caller_of(&context)),
+        ))
+    }
+
+    /// Once the client is ready, it hears of every change to the tools
+    /// (`notifications/tools/list_changed`) until its session ends.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changes = self.inner.registry.changes();
+        let peer = context.peer;
+        let watcher = tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+        let old = self
+            .session
+            .watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .replace(watcher.abort_handle());
+        if let Some(old) = old {
+            old.abort();
+        }
     }
 
     async fn call_tool(
@@ -315,22 +386,19 @@ impl ServerHandler for McpServer {
     }
 }
 
-fn caller_roles(context: &RequestContext<RoleServer>) -> Vec<String> {
+/// The caller of an MCP request: over HTTP, who the front layer authenticated and the request's
+/// id; on stdio, an anonymous caller.
+fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     #[cfg(feature = "http")]
-    if let Some(who) = front_context(context).and_then(|f| f.identity.as_ref()) {
-        return who.roles.clone();
-    }
-    let _ = context;
-    Vec::new()
-}
-
-/// What the HTTP front layer learned about the request (id, identity), when served over HTTP.
-#[cfg(feature = "http")]
-fn front_context(context: &RequestContext<RoleServer>) -> Option<&crate::http::FrontContext> {
-    context
+    if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::http::FrontContext>())
+        .and_then(|p| p.extensions.get::<crate::context::Requester>())
+    {
+        return requester.caller(Source::Mcp);
+    }
+    let _ = context;
+    Caller::new(Source::Mcp)
 }
 
 /// The MCP description of one tool.
@@ -429,18 +497,13 @@ fn declined(name: &str) -> CallToolResult {
     ))
 }
 
-/// The confirmation question: what would run, secrets already redacted by the pipeline.
-fn question(tool: &RegisteredTool, e: &ToolError) -> String {
-    let m = tool.meta();
-    let args = e
-        .details()
-        .and_then(|d| d.get("arguments"))
-        .map_or_else(String::new, |a| format!(" with {a}"));
-    format!(
-        "`{}` is destructive: it would {}{args}. Run it?",
-        m.name,
-        m.summary.trim_end_matches('.').to_lowercase()
-    )
+/// The confirmation question the pipeline wrote (secrets already redacted), as every front
+/// end asks it.
+fn question(e: &ToolError) -> String {
+    e.details()
+        .and_then(|d| d.get("question"))
+        .and_then(Value::as_str)
+        .map_or_else(|| e.message().to_owned(), str::to_owned)
 }
 
 fn elicitation(question: &str) -> ElicitRequestParams {
@@ -468,8 +531,8 @@ fn ask_inline(question: &str) -> InputRequiredResult {
     InputRequiredResult::from_input_requests(requests)
 }
 
-fn unknown_tool(registry: &Registry, name: &str) -> ErrorData {
-    let suggestions = registry.suggest(name);
+fn unknown_tool(registry: &Registry, name: &str, caller: &Caller) -> ErrorData {
+    let suggestions = registry.suggest(name, caller);
     let hint = match suggestions.as_slice() {
         [] => String::new(),
         [one] => format!("; did you mean `{one}`?"),

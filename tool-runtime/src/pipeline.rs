@@ -19,19 +19,17 @@ use crate::context::{CallContext, Caller};
 use crate::definition::ToolMeta;
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, CompletedCall, PendingCall, Permit};
+use crate::hooks::{Arguments, CallHook, CompletedCall, PendingCall, Permit};
 use crate::parsed::{Node, ParsedArgs};
-use crate::registry::{RegisteredTool, Registry};
+use crate::registry::{RegisteredTool, Registry, ToolRef};
 use crate::validate::{normalize_numbers, strip_unknown};
 
 impl Registry {
     /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
-    /// arguments, a refusal, a panicking tool and a time-out, is an envelope.
-    ///
-    /// (Written as a fn returning a future, not an `async fn`, which would keep `args` and
-    /// `caller` in the future for the whole call.)
+    /// arguments, a refusal, a call that needs confirmation, a panicking tool and a time-out, is
+    /// an envelope.
     pub fn call<'a>(
         &'a self,
         name: &'a str,
@@ -46,19 +44,16 @@ impl Registry {
         )
     }
 
-    /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]):
-    /// nothing on its way needs the arguments as a `Value`. Front ends ask before parsing, so a
-    /// call that would take the `Value` path anyway is parsed once.
+    /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]).
+    /// Front ends ask before parsing, so a call that would take the `Value` path anyway is
+    /// parsed once.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn parsed_entry(&self, name: &str) -> Option<&RegisteredTool> {
+    pub(crate) fn parsed_entry(&self, name: &str) -> Option<ToolRef<'_>> {
         self.get(name).filter(|entry| self.parsed_path(entry))
     }
 
     fn parsed_path(&self, entry: &RegisteredTool) -> bool {
-        entry.parsed_call.is_some()
-            && entry.meta.guards.is_empty()
-            && !self.hooks_read_arguments
-            && !self.options.ignore_unknown_fields
+        entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
     }
 
     /// The context of a call by `caller` (made before the call, by a front end that keeps only
@@ -70,13 +65,11 @@ impl Registry {
     /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
     /// the arguments, in a context made by [`context`](Self::context).
     ///
-    /// The span is made when the future is; the duration counts from its first poll. A fn
-    /// returning a future, not an `async fn`, which would keep its arguments in the future
-    /// beside the call's own state: it is on every call's path and moved with it.
+    /// The span is made when the future is; the duration counts from its first poll.
     pub(crate) fn call_in_context<'a>(
         &'a self,
         name: &'a str,
-        entry: Option<&'a RegisteredTool>,
+        entry: Option<ToolRef<'a>>,
         input: Input<'a>,
         ctx: CallContext,
     ) -> impl Future<Output = Envelope> + 'a {
@@ -89,56 +82,30 @@ impl Registry {
         );
         async move {
             let started = Instant::now();
-            // The arguments as observers see them: filled in only when there are observers or
-            // the call takes the `Value` path.
-            let mut args = Value::Null;
+            let observed = !self.observers.is_empty();
+            // The arguments as observers see them: filled in only when there are observers.
+            let mut shown = Value::Null;
             let mut truncated = false;
-            let outcome = match entry {
+            let outcome = match &entry {
                 None => {
-                    if !self.observers.is_empty() {
-                        args = input.into_value();
+                    if observed {
+                        shown = input.into_value();
                     }
-                    Err(self.unknown_tool(name))
+                    Err(self.unknown_tool(name, &ctx))
                 }
-                Some(entry) => {
-                    // The tree's path is awaited here rather than in a nested `async fn`: each
-                    // level would be one more future built and moved on every call.
-                    let parsed = match &input {
-                        Input::Parsed { node, .. } => self
-                            .start_parsed(entry, node, &ctx)
-                            .map(|start| (node, start)),
-                        Input::Value(_) => None,
-                    };
-                    let result = match parsed {
-                        Some((node, start)) => {
-                            if !self.observers.is_empty() {
-                                // What the `Value` path would show: numbers normalized alike.
-                                args = node.to_value();
-                            }
-                            match start {
-                                Ok(fut) if self.no_hooks() => {
-                                    let limit = self.limit_of(entry);
-                                    run_isolated(entry, fut, &ctx, limit).await
-                                }
-                                // Hooks that do not read the arguments (limits, role checks).
-                                Ok(fut) => {
-                                    let mut pending = PendingCall {
-                                        meta: entry.meta.clone(),
-                                        args: Value::Null,
-                                        ctx: ctx.clone(),
-                                        args_rewritten: false,
-                                    };
-                                    Box::pin(self.admit_and_run(entry, &mut pending, |_| fut)).await
-                                }
-                                Err(e) => Err(e),
-                            }
+                // Lookup among the caller's visible tools: a hidden tool is refused before its
+                // arguments are looked at.
+                Some(entry) => match self.admit(entry.meta(), &ctx) {
+                    Err(e) => {
+                        if observed {
+                            shown = input.into_value();
                         }
-                        // Boxed: inline, its state (validation, hooks) would make every call's
-                        // future larger, the tree path's too (HTTP moves it into a box anyway).
-                        None => Box::pin(self.run(entry, input, &mut args, &ctx)).await,
-                    };
-                    result.and_then(|result| self.capped(entry, result, &mut truncated))
-                }
+                        Err(e)
+                    }
+                    Ok(()) => Box::pin(self.run(entry, input, &ctx, &mut shown))
+                        .await
+                        .and_then(|result| self.capped(entry, result, &mut truncated)),
+                },
             };
             let duration = started.elapsed();
             let envelope = Envelope {
@@ -163,14 +130,15 @@ impl Registry {
             }
             // Observers (audit) never see secrets.
             let redacted = entry
-                .filter(|_| !self.observers.is_empty())
-                .and_then(|e| e.redacted(&args));
-            let shown = redacted.as_ref().unwrap_or(&args);
+                .as_ref()
+                .filter(|_| observed)
+                .and_then(|e| e.redacted(&shown));
+            let args = redacted.as_ref().unwrap_or(&shown);
             for observer in &self.observers {
                 observer
                     .observe(CompletedCall {
-                        meta: entry.map(|e| &*e.meta),
-                        args: shown,
+                        meta: entry.as_ref().map(|e| e.meta()),
+                        args,
                         ctx: &ctx,
                         envelope: &envelope,
                         duration,
@@ -182,69 +150,88 @@ impl Registry {
         .instrument(span)
     }
 
+    /// Validates and decodes the arguments, then admits and runs the call. `shown` receives
+    /// the arguments as observers see them, when there are observers.
     async fn run(
         &self,
         entry: &RegisteredTool,
         input: Input<'_>,
-        args: &mut Value,
         ctx: &CallContext,
+        shown: &mut Value,
     ) -> Result<Value, ToolError> {
-        *args = input.into_value();
-        normalize_numbers(args);
-        if self.options.ignore_unknown_fields {
-            let dropped = strip_unknown(entry.input_schema(), args);
-            if !dropped.is_empty() {
-                tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
-            }
-        }
-        entry.check_arguments(args)?;
-
-        let mut pending = PendingCall {
-            meta: entry.meta.clone(),
-            args: std::mem::take(args),
-            ctx: ctx.clone(),
-            args_rewritten: false,
-        };
         let observed = !self.observers.is_empty();
-        let result = self
-            .admit_and_run(entry, &mut pending, |pending| {
-                // Observers (audit) see the arguments after the call; copy them only when
-                // someone looks.
-                let args = if observed {
-                    pending.args.clone()
-                } else {
-                    std::mem::take(&mut pending.args)
-                };
-                entry.tool.call(args, pending.ctx.clone())
-            })
-            .await;
-        *args = pending.args;
+        // A tree that validates is decoded straight into the tool's arguments; anything else
+        // takes the `Value` path, which reports every violation.
+        let started = match &input {
+            Input::Parsed { node, .. } => match self.start_parsed(entry, node, ctx) {
+                Some(Ok(fut)) => Some((*node, fut)),
+                Some(Err(e)) => {
+                    if observed {
+                        *shown = node.to_value();
+                    }
+                    return Err(e);
+                }
+                None => None,
+            },
+            Input::Value(_) => None,
+        };
+        let (mut pending, fut) = if let Some((node, fut)) = started {
+            (
+                PendingCall {
+                    meta: entry.meta.clone(),
+                    args: Arguments::tree(node),
+                    ctx: ctx.clone(),
+                },
+                Some(fut),
+            )
+        } else {
+            let mut args = input.into_value();
+            normalize_numbers(&mut args);
+            if self.options.ignore_unknown_fields {
+                let dropped = strip_unknown(entry.input_schema(), &mut args);
+                if !dropped.is_empty() {
+                    tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
+                }
+            }
+            if let Err(e) = entry.check_arguments(&args) {
+                if observed {
+                    *shown = args;
+                }
+                return Err(e);
+            }
+            (
+                PendingCall {
+                    meta: entry.meta.clone(),
+                    args: Arguments::value(args),
+                    ctx: ctx.clone(),
+                },
+                None,
+            )
+        };
+        let result = self.admit_and_run(entry, &mut pending, fut).await;
+        if observed {
+            *shown = pending.args.take();
+        }
         result
     }
 
     /// Starts the call from a parsed tree: the tool's (not yet polled) future, or the error that
-    /// ends the call; `None` to take the `Value` path instead, when something needs the
-    /// arguments as a value, the tree does not validate (the `Value` path reports every
-    /// violation), or the arguments do not decode from it.
+    /// ends the call; `None` to take the `Value` path instead, when the tree does not validate
+    /// (the `Value` path reports every violation) or the arguments do not decode from it.
     fn start_parsed(
         &self,
         entry: &RegisteredTool,
         node: &Node<'_>,
         ctx: &CallContext,
     ) -> Option<Result<ToolFuture, ToolError>> {
-        // An unconfirmed destructive call is refused with its arguments quoted.
-        let refused = entry.meta.annotations.needs_confirmation() && !ctx.confirmed();
-        if !self.parsed_path(entry) || (refused && !ctx.dry_run()) {
+        if !self.parsed_path(entry) {
             return None;
         }
         let call = entry.parsed_call?;
         if !entry.parsed_validator()?.is_valid(node) {
             return None;
         }
-        if ctx.dry_run() && !entry.meta.dry_run {
-            return Some(Err(dry_run_unsupported(&entry.meta)));
-        }
-        // Decoding only: the tool's code runs when its future is first polled, after any hook.
+        // Decoding only: the tool's code runs when its future is first polled, after any layer.
         match std::panic::catch_unwind(AssertUnwindSafe(|| call(ParsedArgs { node }, ctx))) {
             Ok(fut) => Some(Ok(fut?)),
             Err(panic) => Some(Err(panicked(&entry.meta, &*panic))),
@@ -265,59 +252,104 @@ impl Registry {
         Ok(result)
     }
 
-    fn no_hooks(&self) -> bool {
-        self.hooks_before_confirmation.is_empty() && self.hooks_after_confirmation.is_empty()
-    }
-
     fn limit_of(&self, entry: &RegisteredTool) -> Duration {
         entry.meta.timeout.unwrap_or(self.options.default_timeout)
     }
 
-    /// Everything between validation and the tool: dry runs, hooks, guards, confirmation; then
-    /// the tool, started by `start`, under its time limit with the hooks' permits held.
-    async fn admit_and_run<'e>(
+    /// Everything between validation and the tool: dry runs, policy checks, hooks, guards,
+    /// confirmation; then the tool (`decoded`, when the arguments were decoded from a tree and
+    /// nothing rewrote them) under its time limit with the hooks' permits held.
+    async fn admit_and_run(
         &self,
-        entry: &'e RegisteredTool,
-        pending: &mut PendingCall,
-        start: impl FnOnce(&mut PendingCall) -> BoxFuture<'e, Result<Value, ToolError>>,
+        entry: &RegisteredTool,
+        pending: &mut PendingCall<'_>,
+        decoded: Option<ToolFuture>,
     ) -> Result<Value, ToolError> {
-        if pending.ctx.dry_run() && !entry.meta.dry_run {
+        let ctx = pending.ctx.clone();
+        if ctx.dry_run() && !entry.meta.dry_run {
             return Err(dry_run_unsupported(&entry.meta));
         }
-        let mut permits: Vec<Permit> = Vec::new();
-        // An empty list costs no future at all.
-        if !self.hooks_before_confirmation.is_empty() {
-            run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
+        for policy in &self.policies {
+            policy
+                .check(pending)
+                .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason))?;
         }
+        let mut permits: Vec<Permit> = Vec::new();
+        run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
         for guard in &entry.meta.guards {
             guard(pending)?;
         }
-        if pending.args_rewritten {
-            normalize_numbers(&mut pending.args);
-            entry.check_arguments(&pending.args)?;
+        if pending.args.rewritten() {
+            pending.args.normalize();
+            entry.check_arguments(pending.args())?;
         }
         // A dry run changes nothing, so it needs no confirmation.
-        if entry.meta.annotations.needs_confirmation()
-            && !pending.ctx.confirmed()
-            && !pending.ctx.dry_run()
-        {
-            return Err(confirmation_required(
-                &entry.meta,
-                &entry.redact(&pending.args),
-            ));
+        if entry.meta.annotations.needs_confirmation() && !ctx.confirmed() && !ctx.dry_run() {
+            self.confirmation(entry, pending.args(), &ctx).await?;
         }
-        if !self.hooks_after_confirmation.is_empty() {
-            run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
-        }
+        run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
 
-        let limit = self.limit_of(entry);
-        // A tool whose `call` panics before returning its future is isolated too.
-        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| start(pending))) {
-            Ok(fut) => run_isolated(entry, fut, &pending.ctx, limit).await,
-            Err(panic) => Err(panicked(&entry.meta, &*panic)),
+        let fut = match decoded {
+            Some(fut) if !pending.args.rewritten() => fut,
+            _ => {
+                // Observers (audit) see the arguments after the call; copy them only when
+                // someone looks.
+                let args = if self.observers.is_empty() {
+                    pending.args.take()
+                } else {
+                    pending.args().clone()
+                };
+                // A tool whose `call` panics before returning its future is isolated too.
+                match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    entry.tool.call(args, ctx.clone())
+                })) {
+                    Ok(fut) => fut,
+                    Err(panic) => return Err(panicked(&entry.meta, &*panic)),
+                }
+            }
         };
+        let result = run_isolated(entry, fut, &ctx, self.limit_of(entry)).await;
         drop(permits);
         result
+    }
+
+    /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
+    /// this call, else `confirmation_required` with the question, the tool's dry-run preview
+    /// (for tools that have one) and a new token. See [`crate::confirm`].
+    async fn confirmation(
+        &self,
+        entry: &RegisteredTool,
+        args: &Value,
+        ctx: &CallContext,
+    ) -> Result<(), ToolError> {
+        let name = entry.name();
+        let token = ctx.confirmation_token();
+        if token.is_some_and(|t| self.confirmations.redeem(t, name, args, ctx.principal())) {
+            return Ok(());
+        }
+        let preview = if entry.meta.dry_run {
+            let preview_ctx = ctx.for_preview();
+            let fut = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                entry.tool.call(args.clone(), preview_ctx.clone())
+            }));
+            match fut {
+                Ok(fut) => run_isolated(entry, fut, &preview_ctx, self.limit_of(entry))
+                    .await
+                    .and_then(|v| self.capped(entry, v, &mut false))
+                    .ok(),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let issued = self.confirmations.issue(name, args, ctx.principal());
+        Err(crate::confirm::required(
+            &entry.meta,
+            &entry.redact(args),
+            preview,
+            &issued,
+            token.is_some(),
+        ))
     }
 }
 
@@ -367,26 +399,13 @@ fn panicked(meta: &ToolMeta, panic: &(dyn std::any::Any + Send)) -> ToolError {
 
 async fn run_hooks(
     hooks: &[std::sync::Arc<dyn CallHook>],
-    pending: &mut PendingCall,
+    pending: &mut PendingCall<'_>,
     permits: &mut Vec<Permit>,
 ) -> Result<(), ToolError> {
     for hook in hooks {
         permits.push(hook.before(pending).await?);
     }
     Ok(())
-}
-
-fn confirmation_required(meta: &ToolMeta, args: &Value) -> ToolError {
-    ToolError::new(
-        kind::CONFIRMATION_REQUIRED,
-        format!(
-            "`{}` is destructive and was not run: it would {} with {}; confirm the call to run it",
-            meta.name,
-            meta.summary.trim_end_matches('.').to_lowercase(),
-            args
-        ),
-    )
-    .with_details(serde_json::json!({ "tool": &*meta.name, "arguments": args }))
 }
 
 /// Runs the tool under its time limit, turning a panic into `internal` and a cancellation by

@@ -9,7 +9,7 @@
 //!     .policy(DenyDestructive::for_sources([Source::Agent]))   // models may not destroy
 //!     .policy(AllowTools::new().allow(Source::Mcp, ["device_list"]))
 //!     .policy(RequireRoles)                                     // #[tool(roles("admin"))]
-//!     .policy(|call: &tool_runtime::PendingCall| {
+//!     .policy(|call: &tool_runtime::PendingCall<'_>| {
 //!         if call.context().principal() == Some("mallory") { Err("banned".to_owned()) } else { Ok(()) }
 //!     })
 //!     .without_inventory()
@@ -18,60 +18,50 @@
 //! # let _ = registry;
 //! ```
 //!
-//! Policies run at [`HookPoint::Policy`], in the order added, before
-//! per-tool guards, confirmation and limits.
+//! Policies run in the order added: every `admit` right after the tool is looked up (a refusal
+//! there also hides the tool from the caller's listings), every `check` after the arguments
+//! are validated, before per-tool guards, confirmation and limits.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
+use crate::context::{CallContext, Source};
+use crate::definition::ToolMeta;
+use crate::hooks::PendingCall;
 
-use crate::context::Source;
-use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, HookPoint, PendingCall, Permit};
-
-/// Decides whether a call may go on. `Err(reason)` denies it as `forbidden` with that reason.
+/// Decides whether a caller may see and call a tool. `Err(reason)` denies the call as
+/// `forbidden` with that reason.
+///
+/// A policy decides in up to two steps:
+///
+/// - [`admit`](Self::admit) looks at the tool and the caller only. What it refuses is
+///   **hidden**: left out of every listing (`GET /tools`, `/openapi.json`, MCP `tools/list`, the
+///   CLI's help, LLM tool specs) by [`Registry::visible`](crate::Registry::visible), and refused
+///   as `forbidden` when called by name anyway, before its arguments are looked at. Listed
+///   means callable, as far as policy goes.
+/// - [`check`](Self::check) looks at the validated arguments too. A tool it may refuse stays
+///   listed (nothing about the arguments is known when listing).
+///
+/// A closure `Fn(&PendingCall) -> Result<(), String>` is a policy whose `check` it is.
 pub trait Policy: Send + Sync + 'static {
-    /// Decides on one call.
-    fn check(&self, call: &PendingCall) -> Result<(), String>;
+    /// Decides from the tool and the caller alone, for listings and calls alike. Default: admit.
+    fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
+        let _ = (tool, caller);
+        Ok(())
+    }
 
-    /// Whether this reads or rewrites the call's arguments ([`PendingCall::args`]). `true`, the
-    /// default, is always correct. A check that looks only at the tool and the caller (roles,
-    /// rates, sources) may say `false`: calls then need not build their arguments as a
-    /// `serde_json::Value` for it (the HTTP front end's fast path), and it may see `null` as them.
-    fn reads_arguments(&self) -> bool {
-        true
+    /// Decides on one call with its validated arguments, after `admit`. Default: allow.
+    fn check(&self, call: &PendingCall<'_>) -> Result<(), String> {
+        let _ = call;
+        Ok(())
     }
 }
 
 impl<F> Policy for F
 where
-    F: Fn(&PendingCall) -> Result<(), String> + Send + Sync + 'static,
+    F: Fn(&PendingCall<'_>) -> Result<(), String> + Send + Sync + 'static,
 {
-    fn check(&self, call: &PendingCall) -> Result<(), String> {
+    fn check(&self, call: &PendingCall<'_>) -> Result<(), String> {
         self(call)
-    }
-}
-
-/// Runs a [`Policy`] as a pipeline hook.
-pub(crate) struct PolicyHook(pub(crate) Arc<dyn Policy>);
-
-impl CallHook for PolicyHook {
-    fn point(&self) -> HookPoint {
-        HookPoint::Policy
-    }
-
-    fn before<'a>(&'a self, call: &'a mut PendingCall) -> BoxFuture<'a, Result<Permit, ToolError>> {
-        let decision = self
-            .0
-            .check(call)
-            .map(|()| Permit::none())
-            .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason));
-        Box::pin(std::future::ready(decision))
-    }
-
-    fn reads_arguments(&self) -> bool {
-        self.0.reads_arguments()
     }
 }
 
@@ -104,19 +94,15 @@ impl AllowTools {
 }
 
 impl Policy for AllowTools {
-    fn check(&self, call: &PendingCall) -> Result<(), String> {
-        let source = call.context().source();
+    fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
+        let source = caller.source();
         match self.allowed.get(&source) {
-            Some(tools) if !tools.iter().any(|t| *t == *call.meta().name) => Err(format!(
+            Some(tools) if !tools.iter().any(|t| *t == *tool.name) => Err(format!(
                 "`{}` is not allowed for {source} callers",
-                call.meta().name
+                tool.name
             )),
             _ => Ok(()),
         }
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }
 
@@ -136,19 +122,15 @@ impl DenyDestructive {
 }
 
 impl Policy for DenyDestructive {
-    fn check(&self, call: &PendingCall) -> Result<(), String> {
-        let source = call.context().source();
-        if call.meta().annotations.destructive == Some(true) && self.sources.contains(&source) {
+    fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
+        let source = caller.source();
+        if tool.annotations.destructive == Some(true) && self.sources.contains(&source) {
             return Err(format!(
                 "`{}` is destructive, and {source} callers may not call destructive tools",
-                call.meta().name
+                tool.name
             ));
         }
         Ok(())
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }
 
@@ -157,26 +139,22 @@ impl Policy for DenyDestructive {
 pub struct RequireRoles;
 
 impl Policy for RequireRoles {
-    fn check(&self, call: &PendingCall) -> Result<(), String> {
-        let needed = &call.meta().roles;
-        if needed.is_empty() || needed.iter().any(|r| call.context().has_role(r)) {
+    fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
+        let needed = &tool.roles;
+        if needed.is_empty() || needed.iter().any(|r| caller.has_role(r)) {
             return Ok(());
         }
         let list: Vec<&str> = needed.iter().map(|r| &**r).collect();
         Err(format!(
             "`{}` needs the role {}; {} has {}",
-            call.meta().name,
+            tool.name,
             list.join(" or "),
-            call.context().principal().unwrap_or("this caller"),
-            if call.context().roles().is_empty() {
+            caller.principal().unwrap_or("this caller"),
+            if caller.roles().is_empty() {
                 "none".to_owned()
             } else {
-                call.context().roles().join(", ")
+                caller.roles().join(", ")
             }
         ))
-    }
-
-    fn reads_arguments(&self) -> bool {
-        false
     }
 }

@@ -12,16 +12,21 @@
 //! assert!(registry.get("add").is_some());
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::context::{CallContext, Caller};
 use crate::definition::{DEFAULT_TIMEOUT, ParsedCall, Tool, ToolMeta, ToolRegistration};
-use crate::error::ToolError;
+use crate::error::{ToolError, kind};
 use crate::hooks::{CallHook, CallObserver, HookPoint};
+use crate::policy::Policy;
 use crate::state::StateMap;
 use crate::validate::{ArgsValidator, accepts_empty_object, is_empty_object};
 
@@ -29,6 +34,8 @@ use crate::validate::{ArgsValidator, accepts_empty_object, is_empty_object};
 pub struct RegisteredTool {
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) meta: Arc<ToolMeta>,
+    /// Where the tool comes from, for messages about it (a duplicate name names both origins).
+    origin: Cow<'static, str>,
     input_schema: OnceLock<Value>,
     output_schema: OnceLock<Value>,
     validator: OnceLock<Result<ArgsValidator, String>>,
@@ -39,12 +46,18 @@ pub struct RegisteredTool {
 }
 
 impl RegisteredTool {
-    fn new(tool: Arc<dyn Tool>) -> Self {
+    /// `fallback` names the origin of a tool whose metadata does not say where it is defined.
+    fn new(tool: Arc<dyn Tool>, fallback: Option<Cow<'static, str>>) -> Self {
         let meta = Arc::new(tool.meta());
+        let origin = match fallback {
+            Some(f) if meta.defined_at == crate::definition::UNSTATED_ORIGIN => f,
+            _ => meta.defined_at.clone(),
+        };
         Self {
             parsed_call: tool.parsed_call(),
             tool,
             meta,
+            origin,
             input_schema: OnceLock::new(),
             output_schema: OnceLock::new(),
             validator: OnceLock::new(),
@@ -62,6 +75,13 @@ impl RegisteredTool {
     #[must_use]
     pub fn name(&self) -> &str {
         &self.meta.name
+    }
+
+    /// Where the tool comes from: `module at file:line` for a `#[tool]` fn, the type of a
+    /// dynamic tool, or the provider that supplies it.
+    #[must_use]
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The input schema, computed on first use.
@@ -108,15 +128,26 @@ impl RegisteredTool {
     }
 
     pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
+        self.compiled().as_ref().map_err(|e| {
+            ToolError::internal(format_args!(
+                "the input schema of `{}` does not compile: {e}",
+                self.meta.name
+            ))
+        })
+    }
+
+    fn compiled(&self) -> &Result<ArgsValidator, String> {
         self.validator
             .get_or_init(|| ArgsValidator::compile(self.input_schema()))
-            .as_ref()
-            .map_err(|e| {
-                ToolError::internal(format_args!(
-                    "the input schema of `{}` does not compile: {e}",
-                    self.meta.name
-                ))
-            })
+    }
+
+    /// Computes the schemas and compiles the validators now; the compile error, if any.
+    fn warm_up(&self) -> Result<(), String> {
+        self.output_schema();
+        if self.parsed_call.is_some() {
+            self.parsed_validator();
+        }
+        self.compiled().as_ref().map(|_| ()).map_err(Clone::clone)
     }
 }
 
@@ -124,7 +155,36 @@ impl fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegisteredTool")
             .field("name", &self.meta.name)
+            .field("origin", &self.origin)
             .finish_non_exhaustive()
+    }
+}
+
+/// A tool of a [`Registry`]: borrowed for tools fixed when it was built, shared for tools added
+/// at run time (which may be removed while a call still runs). Dereferences to
+/// [`RegisteredTool`].
+#[derive(Clone)]
+pub struct ToolRef<'r>(Held<'r>);
+
+#[derive(Clone)]
+enum Held<'r> {
+    Fixed(&'r RegisteredTool),
+    Added(Arc<RegisteredTool>),
+}
+
+impl Deref for ToolRef<'_> {
+    type Target = RegisteredTool;
+    fn deref(&self) -> &RegisteredTool {
+        match &self.0 {
+            Held::Fixed(t) => t,
+            Held::Added(t) => t,
+        }
+    }
+}
+
+impl fmt::Debug for ToolRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
     }
 }
 
@@ -132,24 +192,44 @@ impl fmt::Debug for RegisteredTool {
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     pub(crate) ignore_unknown_fields: bool,
-    /// A `RequireRoles` policy is in place: listings leave out what a caller cannot call.
-    pub(crate) enforce_roles: bool,
     pub(crate) default_timeout: Duration,
     pub(crate) max_output: usize,
 }
 
-/// The tools, their state, and the hooks of the call pipeline. Build it with
+type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
+
+/// A tool to register and where it comes from (`None`: where its metadata says).
+pub(crate) type Arrival = (Arc<dyn Tool>, Option<Cow<'static, str>>);
+
+/// The tools, their state, and the layers of the call pipeline. Build it with
 /// [`Registry::builder`], share it (`Arc<Registry>`), and call tools with
 /// [`Registry::call`](Registry::call).
+///
+/// The tools fixed when it was built (every `#[tool]`, and those added to the builder) are
+/// looked up without any lock. Tools can be added and removed at run time
+/// ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool), and
+/// [providers](crate::provider::Provider)): they live in a snapshot that writers replace
+/// whole, so a reader holds a lock only long enough to clone one `Arc`. Every change bumps a
+/// version that front ends watch ([`changes`](Self::changes)).
 pub struct Registry {
-    pub(crate) tools: BTreeMap<Arc<str>, RegisteredTool>,
+    fixed: BTreeMap<Arc<str>, RegisteredTool>,
+    added: RwLock<Arc<ToolMap>>,
+    /// Whether `added` may hold anything, so lookups of fixed tools skip its lock.
+    any_added: AtomicBool,
+    /// Serializes writers; readers never take it.
+    writing: Mutex<()>,
+    /// Counts dynamic tools in their order of arrival, for their origins.
+    arrivals: AtomicU64,
+    version: tokio::sync::watch::Sender<u64>,
     pub(crate) state: Arc<StateMap>,
+    pub(crate) policies: Vec<Arc<dyn Policy>>,
     pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
     pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
-    /// Some hook reads or rewrites arguments ([`CallHook::reads_arguments`]).
-    pub(crate) hooks_read_arguments: bool,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
     pub(crate) options: Options,
+    pub(crate) confirmations: crate::confirm::Confirmations,
+    mounted: Mutex<HashMap<String, crate::provider::Mounted>>,
+    check_state: bool,
 }
 
 impl Registry {
@@ -159,43 +239,114 @@ impl Registry {
         RegistryBuilder::default()
     }
 
-    /// The tool named `name`.
+    /// The tool named `name`, whoever asks. Front ends that answer a caller use
+    /// [`visible_tool`](Self::visible_tool).
     #[must_use]
-    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+    pub fn get(&self, name: &str) -> Option<ToolRef<'_>> {
+        if let Some(t) = self.fixed.get(name) {
+            return Some(ToolRef(Held::Fixed(t)));
+        }
+        if !self.any_added.load(Ordering::Acquire) {
+            return None;
+        }
+        self.snapshot()
+            .get(name)
+            .map(|t| ToolRef(Held::Added(t.clone())))
     }
 
-    /// Every tool, sorted by name.
+    pub(crate) fn mounted_lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, crate::provider::Mounted>> {
+        self.mounted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn snapshot(&self) -> Arc<ToolMap> {
+        self.added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Every tool, sorted by name, whoever asks. Listings for a caller use
+    /// [`visible`](Self::visible).
     #[must_use]
-    pub fn tools(&self) -> impl ExactSizeIterator<Item = &RegisteredTool> {
-        self.tools.values()
+    pub fn tools(&self) -> Vec<ToolRef<'_>> {
+        let fixed = self.fixed.values().map(|t| ToolRef(Held::Fixed(t)));
+        if !self.any_added.load(Ordering::Acquire) {
+            return fixed.collect();
+        }
+        let added = self.snapshot();
+        let mut all: Vec<ToolRef<'_>> = fixed
+            .chain(added.values().map(|t| ToolRef(Held::Added(t.clone()))))
+            .collect();
+        all.sort_by(|a, b| a.name().cmp(b.name()));
+        all
     }
 
     /// Every tool name, sorted.
     #[must_use]
-    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.tools.keys().map(|k| &**k)
+    pub fn names(&self) -> Vec<String> {
+        self.tools().iter().map(|t| t.name().to_owned()).collect()
     }
 
-    /// Whether a caller with `roles` may call `tool` as far as roles go: always, unless a
-    /// [`RequireRoles`](crate::policy::RequireRoles) policy is in place and the tool needs a
-    /// role the caller lacks. Listings (`tools`, `GET /tools`, `/openapi.json`) leave out the
-    /// tools this says no to.
+    /// The tools `caller` may see, sorted by name: those every policy
+    /// [admits](crate::policy::Policy::admit) for it. Every listing (`GET /tools`,
+    /// `/openapi.json`, MCP `tools/list`, the CLI's help) is this list, so a tool is listed
+    /// exactly when a call to it gets past policy; a hidden tool called by name is refused as
+    /// `forbidden`, with the policy's reason.
     #[must_use]
-    pub fn roles_allow(&self, tool: &RegisteredTool, roles: &[String]) -> bool {
-        !self.options.enforce_roles
-            || tool.meta.roles.is_empty()
-            || tool.meta.roles.iter().any(|r| roles.iter().any(|h| h == r))
+    pub fn visible(&self, caller: &Caller) -> Vec<ToolRef<'_>> {
+        self.visible_in(&self.context(caller.clone()))
     }
 
-    /// Up to three registered names close to `name`, best first, for "did you mean" messages.
+    pub(crate) fn visible_in(&self, ctx: &CallContext) -> Vec<ToolRef<'_>> {
+        let mut tools = self.tools();
+        if !self.policies.is_empty() {
+            tools.retain(|t| self.admit(t.meta(), ctx).is_ok());
+        }
+        tools
+    }
+
+    /// The tool `name` if `caller` may see it.
     #[must_use]
-    pub fn suggest(&self, name: &str) -> Vec<&str> {
+    pub fn visible_tool(&self, name: &str, caller: &Caller) -> Option<ToolRef<'_>> {
+        let ctx = self.context(caller.clone());
+        self.get(name)
+            .filter(|t| self.admit(t.meta(), &ctx).is_ok())
+    }
+
+    /// A number that changes whenever a tool is added or removed.
+    #[must_use]
+    pub fn version(&self) -> u64 {
+        *self.version.borrow()
+    }
+
+    /// Watches the registry's [`version`](Self::version): `changed().await` completes after
+    /// every change (MCP servers send `notifications/tools/list_changed` on it).
+    #[must_use]
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    /// The policies' decision on `tool` for the caller of `ctx`: the first refusal, as
+    /// `forbidden`.
+    pub(crate) fn admit(&self, tool: &ToolMeta, ctx: &CallContext) -> Result<(), ToolError> {
+        for policy in &self.policies {
+            policy
+                .admit(tool, ctx)
+                .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason))?;
+        }
+        Ok(())
+    }
+
+    /// Up to three names among `names` close to `name`, best first.
+    fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
         let wanted = name.to_ascii_lowercase().replace('-', "_");
         // Close in spelling (a typo or two), or containing what was typed.
         let budget = (wanted.chars().count() / 4).max(2);
-        let mut scored: Vec<(f64, &str)> = self
-            .names()
+        let mut scored: Vec<(f64, &str)> = names
             .filter_map(|candidate| {
                 let c = candidate.to_ascii_lowercase().replace('-', "_");
                 let close = strsim::levenshtein(&wanted, &c) <= budget
@@ -204,7 +355,19 @@ impl Registry {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-        scored.into_iter().take(3).map(|(_, n)| n).collect()
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, n)| n.to_owned())
+            .collect()
+    }
+
+    /// Up to three names close to `name` among the tools `caller` may see, best first, for
+    /// "did you mean" messages.
+    #[must_use]
+    pub fn suggest(&self, name: &str, caller: &Caller) -> Vec<String> {
+        let visible = self.visible(caller);
+        Self::nearest(name, visible.iter().map(|t| t.name()))
     }
 
     /// Computes every tool's schemas and compiles every validator now rather than on first
@@ -213,19 +376,8 @@ impl Registry {
     pub fn warm_up(&self) -> Result<(), Vec<(String, String)>> {
         let broken: Vec<(String, String)> = self
             .tools()
-            .filter_map(|t| {
-                t.output_schema();
-                if t.parsed_call.is_some() {
-                    t.parsed_validator();
-                }
-                match t
-                    .validator
-                    .get_or_init(|| ArgsValidator::compile(t.input_schema()))
-                {
-                    Ok(_) => None,
-                    Err(e) => Some((t.name().to_owned(), e.clone())),
-                }
-            })
+            .iter()
+            .filter_map(|t| t.warm_up().err().map(|e| (t.name().to_owned(), e)))
             .collect();
         if broken.is_empty() {
             Ok(())
@@ -234,8 +386,10 @@ impl Registry {
         }
     }
 
-    pub(crate) fn unknown_tool(&self, name: &str) -> ToolError {
-        let near = self.suggest(name);
+    /// `unknown_tool`, suggesting only names the caller may see.
+    pub(crate) fn unknown_tool(&self, name: &str, ctx: &CallContext) -> ToolError {
+        let visible = self.visible_in(ctx);
+        let near = Self::nearest(name, visible.iter().map(|t| t.name()));
         let message = if near.is_empty() {
             format!("no tool named `{name}`")
         } else {
@@ -247,15 +401,123 @@ impl Registry {
                     .join(", ")
             )
         };
-        ToolError::new(crate::error::kind::UNKNOWN_TOOL, message)
+        ToolError::new(kind::UNKNOWN_TOOL, message)
             .with_details(serde_json::json!({ "suggestions": near }))
     }
+
+    /// Adds a tool at run time. Refused, with both origins named, when a tool of that name
+    /// exists; refused when its name breaks the portable rule or it needs state that was never
+    /// registered. Front ends see it at once and are told of the change.
+    pub fn add_tool<T: Tool>(&self, tool: T) -> Result<(), RegistryError> {
+        let origin = self.dynamic_origin(std::any::type_name::<T>());
+        self.add_tools(vec![(Arc::new(tool) as Arc<dyn Tool>, Some(origin))])
+    }
+
+    /// [`add_tool`](Self::add_tool) for a shared tool.
+    pub fn add_tool_arc(&self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let origin = self.dynamic_origin("Arc<dyn Tool>");
+        self.add_tools(vec![(tool, Some(origin))])
+    }
+
+    fn dynamic_origin(&self, type_name: &str) -> Cow<'static, str> {
+        let n = self.arrivals.fetch_add(1, Ordering::Relaxed) + 1;
+        Cow::Owned(format!("dynamic tool #{n} (`{type_name}`)"))
+    }
+
+    /// Adds every tool or none; see [`add_tool`](Self::add_tool).
+    pub(crate) fn add_tools(&self, tools: Vec<Arrival>) -> Result<(), RegistryError> {
+        self.replace_tools(&[], tools)
+    }
+
+    /// Removes the tools named `remove` (those added at run time; the others stay) and adds
+    /// `add`, in one change: every tool of `add` or none.
+    pub(crate) fn replace_tools(
+        &self,
+        remove: &[String],
+        add: Vec<Arrival>,
+    ) -> Result<(), RegistryError> {
+        let _writer = self
+            .writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut next: ToolMap = (*self.snapshot()).clone();
+        for name in remove {
+            next.remove(name.as_str());
+        }
+        let mut problems = Vec::new();
+        for (tool, origin) in add {
+            let entry = RegisteredTool::new(tool, origin);
+            let name: Arc<str> = Arc::from(entry.name());
+            let existing = self
+                .fixed
+                .get(&name)
+                .map(|t| t.origin.to_string())
+                .or_else(|| next.get(&name).map(|t| t.origin.to_string()));
+            if let Some(first) = existing {
+                problems.push(BuildProblem::DuplicateName {
+                    name: name.to_string(),
+                    first,
+                    second: entry.origin.to_string(),
+                });
+                continue;
+            }
+            problems.extend(check_entry(
+                &entry,
+                self.check_state.then_some(&*self.state),
+            ));
+            next.insert(name, Arc::new(entry));
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError { problems });
+        }
+        let changed = !remove.is_empty() || next.len() != self.snapshot().len();
+        self.any_added.store(!next.is_empty(), Ordering::Release);
+        *self
+            .added
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(next);
+        if changed {
+            self.version.send_modify(|v| *v += 1);
+        }
+        Ok(())
+    }
+
+    /// Removes a tool added at run time; `false` if there was none of that name (tools fixed
+    /// when the registry was built cannot be removed). Calls already running finish.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        if self.get(name).is_none() || self.fixed.contains_key(name) {
+            return false;
+        }
+        self.replace_tools(&[name.to_owned()], Vec::new()).is_ok()
+    }
+}
+
+/// Names, and state a tool needs: the problems of one tool to be registered.
+fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildProblem> {
+    let mut problems = Vec::new();
+    if !is_valid_name(entry.name()) {
+        problems.push(BuildProblem::InvalidName {
+            name: entry.name().to_owned(),
+            defined_at: entry.origin.to_string(),
+        });
+    }
+    if let Some(state) = state {
+        for key in &entry.meta.requires {
+            if !state.contains(key) {
+                problems.push(BuildProblem::MissingState {
+                    tool: entry.name().to_owned(),
+                    type_name: key.type_name(),
+                });
+            }
+        }
+    }
+    problems
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("tools", &self.names())
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
@@ -270,8 +532,9 @@ pub struct RegistryBuilder {
     roles: HashMap<String, Vec<String>>,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<Arrival>,
     state: StateMap,
+    policies: Vec<Arc<dyn Policy>>,
     hooks: Vec<Arc<dyn CallHook>>,
     observers: Vec<Arc<dyn CallObserver>>,
     options: Options,
@@ -288,11 +551,11 @@ impl Default for RegistryBuilder {
             concurrency_queue: 64,
             tools: Vec::new(),
             state: StateMap::default(),
+            policies: Vec::new(),
             hooks: Vec::new(),
             observers: Vec::new(),
             options: Options {
                 ignore_unknown_fields: false,
-                enforce_roles: false,
                 default_timeout: DEFAULT_TIMEOUT,
                 max_output: crate::output_cap::DEFAULT_MAX_OUTPUT,
             },
@@ -320,15 +583,29 @@ impl RegistryBuilder {
     /// (`my_tool::descriptor()`), which is how a library whose `inventory` registrations the
     /// linker dropped can still be served.
     #[must_use]
-    pub fn tool(mut self, tool: impl Tool) -> Self {
-        self.tools.push(Arc::new(tool));
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        // A `#[tool]` descriptor names where it is defined; a dynamic tool, its type.
+        let origin = (tool.parsed_call().is_none()).then(|| {
+            Cow::Owned(format!(
+                "dynamic tool #{} (`{}`)",
+                self.tools.len() + 1,
+                std::any::type_name::<T>()
+            ))
+        });
+        self.tools.push((Arc::new(tool), origin));
         self
     }
 
     /// Adds a shared dynamic tool.
     #[must_use]
     pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
+        let origin = (tool.parsed_call().is_none()).then(|| {
+            Cow::Owned(format!(
+                "dynamic tool #{} (`Arc<dyn Tool>`)",
+                self.tools.len() + 1
+            ))
+        });
+        self.tools.push((tool, origin));
         self
     }
 
@@ -352,15 +629,12 @@ impl RegistryBuilder {
         self
     }
 
-    /// Adds a registry-wide [`Policy`](crate::policy::Policy), run before every call; a denial
-    /// is `forbidden` with the policy's reason. Policies run in the order added.
+    /// Adds a registry-wide [`Policy`], run on every call; a denial is `forbidden` with the
+    /// policy's reason, and what it refuses from the caller alone is hidden from that caller's
+    /// listings. Policies run in the order added.
     #[must_use]
-    pub fn policy(mut self, policy: impl crate::policy::Policy) -> Self {
-        if (&policy as &dyn std::any::Any).is::<crate::policy::RequireRoles>() {
-            self.options.enforce_roles = true;
-        }
-        self.hooks
-            .push(Arc::new(crate::policy::PolicyHook(Arc::new(policy))));
+    pub fn policy(mut self, policy: impl Policy) -> Self {
+        self.policies.push(Arc::new(policy));
         self
     }
 
@@ -451,40 +725,29 @@ impl RegistryBuilder {
             .then(|| inventory::iter::<ToolRegistration>.into_iter())
             .into_iter()
             .flatten()
-            .map(|r| Arc::new(r.0) as Arc<dyn Tool>);
-        for tool in from_inventory.chain(self.tools) {
-            let mut entry = RegisteredTool::new(tool);
+            .map(|r| (Arc::new(r.0) as Arc<dyn Tool>, None));
+        for (tool, origin) in from_inventory.chain(self.tools) {
+            let mut entry = RegisteredTool::new(tool, origin);
             if let Some(roles) = self.roles.get(&*entry.meta.name) {
                 Arc::make_mut(&mut entry.meta).roles =
-                    roles.iter().cloned().map(std::borrow::Cow::Owned).collect();
+                    roles.iter().cloned().map(Cow::Owned).collect();
             }
             let name: Arc<str> = Arc::from(&*entry.meta.name);
             if let Some(existing) = tools.get(&name) {
                 // The same `#[tool]` registered through inventory and explicitly is one tool.
-                if existing.meta.defined_at == entry.meta.defined_at {
-                    continue;
-                }
-                problems.push(BuildProblem::DuplicateName {
-                    name: name.to_string(),
-                    first: existing.meta.defined_at.to_string(),
-                    second: entry.meta.defined_at.to_string(),
-                });
-                continue;
-            }
-            if !is_valid_name(&name) {
-                problems.push(BuildProblem::InvalidName {
-                    name: name.to_string(),
-                    defined_at: entry.meta.defined_at.to_string(),
-                });
-            }
-            for key in &entry.meta.requires {
-                if self.check_state && !self.state.contains(key) {
-                    problems.push(BuildProblem::MissingState {
-                        tool: name.to_string(),
-                        type_name: key.type_name(),
+                let same_fn = existing.parsed_call.is_some()
+                    && entry.parsed_call.is_some()
+                    && existing.origin == entry.origin;
+                if !same_fn {
+                    problems.push(BuildProblem::DuplicateName {
+                        name: name.to_string(),
+                        first: existing.origin.to_string(),
+                        second: entry.origin.to_string(),
                     });
                 }
+                continue;
             }
+            problems.extend(check_entry(&entry, self.check_state.then_some(&self.state)));
             tools.insert(name, entry);
         }
         if !problems.is_empty() {
@@ -517,13 +780,21 @@ impl RegistryBuilder {
         let split = hooks.partition_point(|h| h.point() <= HookPoint::Guard);
         let after = hooks.split_off(split);
         Ok(Registry {
-            tools,
+            fixed: tools,
+            added: RwLock::default(),
+            any_added: AtomicBool::new(false),
+            writing: Mutex::new(()),
+            arrivals: AtomicU64::new(0),
+            version: tokio::sync::watch::Sender::new(0),
             state: Arc::new(self.state),
-            hooks_read_arguments: hooks.iter().chain(&after).any(|h| h.reads_arguments()),
+            policies: self.policies,
             hooks_before_confirmation: hooks,
             hooks_after_confirmation: after,
             observers: self.observers,
             options: self.options,
+            confirmations: crate::confirm::Confirmations::default(),
+            mounted: Mutex::default(),
+            check_state: self.check_state,
         })
     }
 }
@@ -562,7 +833,7 @@ pub enum BuildProblem {
         /// Where the second is defined.
         second: String,
     },
-    /// A dynamic tool's name breaks the naming rule.
+    /// A tool's name breaks the portable naming rule.
     InvalidName {
         /// The name.
         name: String,
@@ -587,7 +858,7 @@ impl fmt::Display for BuildProblem {
                 second,
             } => write!(
                 f,
-                "two tools are named `{name}`: one in {first}, one in {second}; rename one with #[tool(name = \"...\")]"
+                "two tools are named `{name}`: {first}, and {second}; rename one (#[tool(name = \"...\")] for a #[tool] fn)"
             ),
             BuildProblem::InvalidName { name, defined_at } => write!(
                 f,
@@ -600,6 +871,25 @@ impl fmt::Display for BuildProblem {
         }
     }
 }
+
+/// Every problem found while adding tools to a running registry; nothing was added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryError {
+    /// The problems, in the order found.
+    pub problems: Vec<BuildProblem>,
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the tools were not added:")?;
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RegistryError {}
 
 /// Every problem found while building a registry.
 #[derive(Debug, Clone, PartialEq, Eq)]

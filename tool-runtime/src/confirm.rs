@@ -1,0 +1,263 @@
+//! Confirmation of destructive calls, decided in the pipeline for every front end alike.
+//!
+//! A call of a tool annotated `destructive` runs only when its caller confirmed it:
+//!
+//! - **up front**, for callers that mean it: [`Caller::confirm`](crate::Caller::confirm)
+//!   (`--yes` on the CLI, `"confirm": true` over HTTP);
+//! - **with a token**: a call without confirmation ends as `confirmation_required`, and its
+//!   error's details carry what would happen and a token to send back
+//!   ([`Caller::confirmation`](crate::Caller::confirmation)) once the user agrees:
+//!
+//! ```json
+//! {"type": "confirmation_required",
+//!  "message": "`device_revoke` is destructive and was not run: it would revoke a device with {\"device_id\":\"dev_1\"}. Revoke device dev_1? Confirm to run it.",
+//!  "details": {"tool": "device_revoke", "arguments": {"device_id": "dev_1"},
+//!              "question": "Revoke device dev_1?", "preview": {...},
+//!              "token": "c1-…", "expires_in": 300}}
+//! ```
+//!
+//! `preview` is the tool's own dry-run result, for tools that support dry runs. The token is
+//! bound to the tool, the arguments and the principal, expires after five minutes and works
+//! once. Front ends only render `question` (the CLI asks on the terminal, MCP through
+//! elicitation, HTTP answers 409) and pass the token back; each attempt and each confirmed
+//! call is one pipeline run and one audit record.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::definition::ToolMeta;
+use crate::error::{ToolError, kind};
+
+/// How long a confirmation token stays valid.
+pub const TOKEN_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The most unanswered questions kept at once; past it the oldest are forgotten (their tokens
+/// then fail, and the caller is asked again).
+const MAX_PENDING: usize = 4096;
+
+/// The questions asked and not yet answered, by token.
+#[derive(Default)]
+pub(crate) struct Confirmations {
+    pending: Mutex<HashMap<String, Pending>>,
+}
+
+struct Pending {
+    tool: String,
+    arguments: [u8; 32],
+    principal: Option<String>,
+    expires: Instant,
+}
+
+impl Confirmations {
+    /// A new token for this call.
+    pub(crate) fn issue(&self, tool: &str, args: &Value, principal: Option<&str>) -> String {
+        let mut random = [0_u8; 16];
+        // Without the OS's randomness there is no safe token: every call is then confirmed up
+        // front or refused (the token below matches nothing ever issued).
+        let ok = getrandom::fill(&mut random).is_ok();
+        let token = format!("c1-{}", hex(&random));
+        if !ok {
+            return token;
+        }
+        let now = Instant::now();
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending.retain(|_, p| p.expires > now);
+        if pending.len() >= MAX_PENDING
+            && let Some(oldest) = pending
+                .iter()
+                .min_by_key(|(_, p)| p.expires)
+                .map(|(k, _)| k.clone())
+        {
+            pending.remove(&oldest);
+        }
+        pending.insert(
+            token.clone(),
+            Pending {
+                tool: tool.to_owned(),
+                arguments: digest(args),
+                principal: principal.map(str::to_owned),
+                expires: now + TOKEN_LIFETIME,
+            },
+        );
+        token
+    }
+
+    /// Uses up `token` if it was issued for exactly this call and has not expired.
+    pub(crate) fn redeem(
+        &self,
+        token: &str,
+        tool: &str,
+        args: &Value,
+        principal: Option<&str>,
+    ) -> bool {
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(p) = pending.remove(token) else {
+            return false;
+        };
+        p.expires > Instant::now()
+            && p.tool == tool
+            && p.principal.as_deref() == principal
+            && p.arguments == digest(args)
+    }
+}
+
+/// The question a front end asks its user: `device_revoke` with `{"device_id": "dev_1"}` →
+/// `Revoke device dev_1?`. Secret values are already redacted in `args`.
+#[must_use]
+pub fn question(tool: &str, args: &Value) -> String {
+    let words: Vec<&str> = tool.split(['_', '-']).filter(|w| !w.is_empty()).collect();
+    let mut phrase = match words.split_last() {
+        Some((verb, rest)) if !rest.is_empty() => {
+            let mut v = verb.chars();
+            let verb: String = v
+                .next()
+                .map(|c| c.to_uppercase().chain(v).collect())
+                .unwrap_or_default();
+            format!("{verb} {}", rest.join(" "))
+        }
+        _ => format!("Run {tool}"),
+    };
+    let values: Vec<String> = args
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(|v| match v {
+            Value::String(s) if s == crate::secret::REDACTED => None,
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    if !values.is_empty() {
+        phrase.push(' ');
+        phrase.push_str(&values.join(" "));
+    }
+    format!("{phrase}?")
+}
+
+/// The `confirmation_required` error of a call: the question, the (redacted) arguments, the
+/// dry-run preview if there is one, and the token. `stale`: the caller sent a token that does
+/// not fit this call.
+pub(crate) fn required(
+    meta: &ToolMeta,
+    shown_args: &Value,
+    preview: Option<Value>,
+    token: &str,
+    stale: bool,
+) -> ToolError {
+    let question = question(&meta.name, shown_args);
+    let why = if stale {
+        " (the confirmation token sent is expired, used, or for another call)"
+    } else {
+        ""
+    };
+    let mut details = serde_json::json!({
+        "tool": &*meta.name,
+        "arguments": shown_args,
+        "question": question,
+        "token": token,
+        "expires_in": TOKEN_LIFETIME.as_secs(),
+    });
+    if let Some(preview) = preview {
+        details["preview"] = preview;
+    }
+    ToolError::new(
+        kind::CONFIRMATION_REQUIRED,
+        format!(
+            "`{}` is destructive and was not run{why}: it would {} with {shown_args}. {question} Confirm to run it.",
+            meta.name,
+            meta.summary.trim_end_matches('.').to_lowercase(),
+        ),
+    )
+    .with_details(details)
+}
+
+/// SHA-256 of the arguments in a canonical form (object members sorted by key), so the same
+/// arguments sent in another member order still match.
+fn digest(args: &Value) -> [u8; 32] {
+    fn feed(h: &mut Sha256, v: &Value) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                h.update(b"{");
+                for k in keys {
+                    feed(h, &Value::String(k.clone()));
+                    h.update(b":");
+                    feed(h, &m[k]);
+                    h.update(b",");
+                }
+                h.update(b"}");
+            }
+            Value::Array(items) => {
+                h.update(b"[");
+                for item in items {
+                    feed(h, item);
+                    h.update(b",");
+                }
+                h.update(b"]");
+            }
+            other => h.update(other.to_string().as_bytes()),
+        }
+    }
+    let mut h = Sha256::new();
+    feed(&mut h, args);
+    h.finalize().into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_token_works_once_for_its_own_call() {
+        let c = Confirmations::default();
+        let args = json!({"a": 1, "b": [1, 2]});
+        let t = c.issue("rm", &args, Some("alice"));
+        assert!(!c.redeem(&t, "rm", &json!({"a": 2, "b": [1, 2]}), Some("alice")));
+        let t = c.issue("rm", &args, Some("alice"));
+        assert!(!c.redeem(&t, "rm", &args, Some("bob")));
+        let t = c.issue("rm", &args, Some("alice"));
+        assert!(!c.redeem(&t, "other", &args, Some("alice")));
+        let t = c.issue("rm", &args, Some("alice"));
+        // Member order does not matter.
+        assert!(c.redeem(&t, "rm", &json!({"b": [1, 2], "a": 1}), Some("alice")));
+        assert!(!c.redeem(&t, "rm", &args, Some("alice")), "used up");
+        assert!(!c.redeem("c1-forged", "rm", &args, Some("alice")));
+    }
+
+    #[test]
+    fn questions_read_verb_first() {
+        assert_eq!(
+            question("device_revoke", &json!({"device_id": "dev_1"})),
+            "Revoke device dev_1?"
+        );
+        assert_eq!(question("purge", &json!({})), "Run purge?");
+        assert_eq!(
+            question(
+                "secret_set",
+                &json!({"value": crate::secret::REDACTED, "n": 2})
+            ),
+            "Set secret 2?"
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! Providers: sources of tools that come and go while the registry serves, such as another MCP
+//! server or an in-process store, mounted behind the one registry.
+//!
+//! A provider has a name, a list of tools, a way to call them, and optionally a stream of
+//! change notices. [`Registry::mount`] adds its tools under the names
+//! `{provider}-{tool}` (see [`provider_tool_name`]); every front end then lists and calls them
+//! like any other tool, through the same pipeline (policy, confirmation, limits, audit). When
+//! the provider announces a change, its tools are listed again and replaced in one step.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_runtime::provider::{ProvidedTool, Provider};
+//! use tool_runtime::{BoxFuture, CallContext, Registry, ToolError, ToolMeta};
+//! use serde_json::{json, Value};
+//!
+//! struct Notes;
+//! impl Provider for Notes {
+//!     fn name(&self) -> &str { "notes" }
+//!     fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+//!         Box::pin(async {
+//!             Ok(vec![ProvidedTool::new(
+//!                 ToolMeta::new("count", "Count the notes."),
+//!                 json!({"type": "object", "additionalProperties": false}),
+//!                 json!({"type": "integer"}),
+//!             )])
+//!         })
+//!     }
+//!     fn call<'a>(&'a self, _tool: &'a str, _args: Value, _ctx: CallContext)
+//!         -> BoxFuture<'a, Result<Value, ToolError>> {
+//!         Box::pin(async { Ok(json!(3)) })
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+//! registry.mount(Notes).await.unwrap();
+//! assert_eq!(registry.names(), ["notes-count"]);
+//! # }
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use serde_json::Value;
+
+use crate::context::CallContext;
+use crate::definition::{Tool, ToolMeta};
+use crate::error::ToolError;
+use crate::registry::{BuildProblem, Registry, RegistryError, is_valid_name};
+
+/// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
+/// it), and its schemas.
+#[derive(Debug, Clone)]
+pub struct ProvidedTool {
+    /// Metadata; `name` is the provider's own name for the tool.
+    pub meta: ToolMeta,
+    /// The JSON Schema of its arguments object.
+    pub input_schema: Value,
+    /// The JSON Schema of its result.
+    pub output_schema: Value,
+}
+
+impl ProvidedTool {
+    /// A tool with these metadata and schemas.
+    #[must_use]
+    pub fn new(meta: ToolMeta, input_schema: Value, output_schema: Value) -> Self {
+        Self {
+            meta,
+            input_schema,
+            output_schema,
+        }
+    }
+}
+
+/// A source of tools mounted into a running [`Registry`] with [`Registry::mount`].
+pub trait Provider: Send + Sync + 'static {
+    /// The provider's name, the prefix of its tools' names: `^[A-Za-z_][A-Za-z0-9_-]*$`.
+    fn name(&self) -> &str;
+
+    /// Its tools as they are now.
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>>;
+
+    /// Calls its tool `tool` (its own name, without the prefix) with validated arguments.
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+    /// Yields once each time its tools change (the registry then lists them again); ends when
+    /// they no longer can. `None` (the default): they never change.
+    fn changes(&self) -> Option<BoxStream<'static, ()>> {
+        None
+    }
+}
+
+/// Why a provider could not be mounted.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MountError {
+    /// A provider of that name is mounted already.
+    AlreadyMounted(String),
+    /// Listing its tools failed.
+    Listing(ToolError),
+    /// Its tools could not be added (a name taken or not portable, ...); nothing was added.
+    Tools(RegistryError),
+}
+
+impl fmt::Display for MountError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MountError::AlreadyMounted(name) => {
+                write!(f, "a provider named `{name}` is mounted already")
+            }
+            MountError::Listing(e) => write!(f, "listing the provider's tools failed: {e}"),
+            MountError::Tools(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for MountError {}
+
+/// `{component}-{tool}`, the registry name of a provider's tool: shortened to 64 characters
+/// with a stable hash of the whole when longer (the same inputs always give the same name),
+/// then checked against the portable rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+///
+/// ```
+/// use tool_runtime::provider::provider_tool_name;
+/// assert_eq!(provider_tool_name("github", "create_issue").unwrap(), "github-create_issue");
+/// let long = provider_tool_name("a_component", &"t".repeat(80)).unwrap();
+/// assert_eq!(long.len(), 64);
+/// assert!(provider_tool_name("github", "create issue").is_err());
+/// ```
+pub fn provider_tool_name(component: &str, tool: &str) -> Result<String, String> {
+    let full = format!("{component}-{tool}");
+    let name = if full.len() <= 64 {
+        full.clone()
+    } else {
+        let hash = format!("{:016x}", fnv1a(full.as_bytes()));
+        let mut cut = 64 - 9;
+        while !full.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}-{}", &full[..cut], &hash[..8])
+    };
+    if is_valid_name(&name) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "`{full}` cannot be a tool name: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
+        ))
+    }
+}
+
+/// FNV-1a, 64 bits: stable across runs and platforms, unlike std's hasher.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A provider's tool as the registry holds it.
+struct ProviderTool {
+    provider: Arc<dyn Provider>,
+    remote: String,
+    tool: ProvidedTool,
+}
+
+impl Tool for ProviderTool {
+    fn meta(&self) -> ToolMeta {
+        self.tool.meta.clone()
+    }
+    fn input_schema(&self) -> Value {
+        self.tool.input_schema.clone()
+    }
+    fn output_schema(&self) -> Value {
+        self.tool.output_schema.clone()
+    }
+    fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
+        self.provider.call(&self.remote, args, ctx)
+    }
+}
+
+/// What the registry keeps of a mounted provider.
+pub(crate) struct Mounted {
+    names: Vec<String>,
+    watcher: Option<tokio::task::AbortHandle>,
+}
+
+/// The provider's tools renamed for the registry, or the problems with their names.
+fn renamed(
+    provider: &Arc<dyn Provider>,
+    tools: Vec<ProvidedTool>,
+) -> Result<Vec<crate::registry::Arrival>, RegistryError> {
+    let component = provider.name().to_owned();
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for mut tool in tools {
+        let remote = tool.meta.name.to_string();
+        let origin = format!("provider `{component}` (its tool `{remote}`)");
+        match provider_tool_name(&component, &remote) {
+            Ok(name) => {
+                tool.meta.name = Cow::Owned(name);
+                tool.meta.defined_at = Cow::Owned(origin.clone());
+                out.push((
+                    Arc::new(ProviderTool {
+                        provider: provider.clone(),
+                        remote,
+                        tool,
+                    }) as Arc<dyn Tool>,
+                    Some(Cow::Owned(origin)),
+                ));
+            }
+            Err(_) => problems.push(BuildProblem::InvalidName {
+                name: format!("{component}-{remote}"),
+                defined_at: origin,
+            }),
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(RegistryError { problems })
+    }
+}
+
+impl Registry {
+    /// Mounts `provider`: lists its tools and adds them, all or none, as `{provider}-{tool}`;
+    /// returns their names. If it announces changes, they are followed (listed again and
+    /// replaced in one step) until it is [unmounted](Self::unmount). Front ends are told of
+    /// every change.
+    pub async fn mount(
+        self: &Arc<Self>,
+        provider: impl Provider,
+    ) -> Result<Vec<String>, MountError> {
+        self.mount_arc(Arc::new(provider)).await
+    }
+
+    /// [`mount`](Self::mount) for a shared provider.
+    pub async fn mount_arc(
+        self: &Arc<Self>,
+        provider: Arc<dyn Provider>,
+    ) -> Result<Vec<String>, MountError> {
+        let name = provider.name().to_owned();
+        if self.mounted_lock().contains_key(&name) {
+            return Err(MountError::AlreadyMounted(name));
+        }
+        let tools = provider.tools().await.map_err(MountError::Listing)?;
+        let tools = renamed(&provider, tools).map_err(MountError::Tools)?;
+        let names: Vec<String> = tools
+            .iter()
+            .map(|(t, _)| t.meta().name.to_string())
+            .collect();
+        {
+            let mut mounted = self.mounted_lock();
+            if mounted.contains_key(&name) {
+                return Err(MountError::AlreadyMounted(name));
+            }
+            self.add_tools(tools).map_err(MountError::Tools)?;
+            mounted.insert(
+                name.clone(),
+                Mounted {
+                    names: names.clone(),
+                    watcher: None,
+                },
+            );
+        }
+        if let Some(mut changes) = provider.changes() {
+            let registry: Weak<Registry> = Arc::downgrade(self);
+            let component = name.clone();
+            let task = tokio::spawn(async move {
+                while changes.next().await.is_some() {
+                    let Some(registry) = registry.upgrade() else {
+                        return;
+                    };
+                    registry.refresh(&component, &provider).await;
+                }
+            });
+            if let Some(m) = self.mounted_lock().get_mut(&name) {
+                m.watcher = Some(task.abort_handle());
+            } else {
+                task.abort();
+            }
+        }
+        Ok(names)
+    }
+
+    /// Lists a mounted provider's tools again and replaces the old ones with them.
+    async fn refresh(&self, component: &str, provider: &Arc<dyn Provider>) {
+        let listed = provider.tools().await.map_err(|e| e.to_string());
+        let tools = listed.and_then(|t| renamed(provider, t).map_err(|e| e.to_string()));
+        let mut mounted = self.mounted_lock();
+        let Some(m) = mounted.get_mut(component) else {
+            return;
+        };
+        let outcome = tools.and_then(|tools| {
+            let names: Vec<String> = tools
+                .iter()
+                .map(|(t, _)| t.meta().name.to_string())
+                .collect();
+            self.replace_tools(&m.names, tools)
+                .map(|()| names)
+                .map_err(|e| e.to_string())
+        });
+        match outcome {
+            Ok(names) => m.names = names,
+            Err(e) => tracing::warn!(
+                target: "tool_runtime::provider",
+                provider = component,
+                error = %e,
+                "the provider's tools changed, but the new list was not taken; the old one stays"
+            ),
+        }
+    }
+
+    /// Removes a mounted provider and its tools; `false` if none of that name is mounted.
+    /// Calls already running finish.
+    pub fn unmount(&self, name: &str) -> bool {
+        let Some(m) = self.mounted_lock().remove(name) else {
+            return false;
+        };
+        if let Some(watcher) = m.watcher {
+            watcher.abort();
+        }
+        // Removing only cannot fail.
+        let _ = self.replace_tools(&m.names, Vec::new());
+        true
+    }
+
+    /// The names of the mounted providers, sorted.
+    #[must_use]
+    pub fn providers(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.mounted_lock().keys().cloned().collect();
+        names.sort();
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_stably() {
+        let a = provider_tool_name("component", &"x".repeat(100)).unwrap();
+        let b = provider_tool_name("component", &"x".repeat(100)).unwrap();
+        let c = provider_tool_name("component", &"x".repeat(101)).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(
+            a, c,
+            "the hash tells apart names that share their first 55 characters"
+        );
+        assert_eq!(a.len(), 64);
+        assert!(a.starts_with("component-xxx"));
+        assert!(provider_tool_name("9lives", "x").is_err());
+        assert!(provider_tool_name("a.b", "x").is_err());
+    }
+}
