@@ -73,7 +73,8 @@ fn refuses_a_public_address_without_auth() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("refusing to serve on 0.0.0.0:0 without --auth-file"),
+        err.contains("refusing to serve on 0.0.0.0:0 without authentication")
+            && err.contains("--auth-file"),
         "{err}"
     );
     assert!(err.contains("--insecure"), "{err}");

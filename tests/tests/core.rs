@@ -708,3 +708,47 @@ async fn a_provider_mounts_changes_and_unmounts() {
     assert!(registry.names().is_empty());
     assert!(!registry.unmount("notes"));
 }
+
+/// Without authentication, the HTTP front end (and `/mcp` behind it) serves loopback peers
+/// only, unless told otherwise; with tokens, anyone who has one.
+#[tokio::test]
+async fn unauthenticated_servers_refuse_remote_peers() {
+    use axum::extract::ConnectInfo;
+    use tower::ServiceExt;
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backups_list::descriptor())
+            .build()
+            .unwrap(),
+    );
+    let status = |options: HttpOptions, peer: [u8; 4], path: &'static str| {
+        let app = http::router(registry.clone(), options);
+        async move {
+            let mut request = axum::http::Request::get(path)
+                .body(axum::body::Body::empty())
+                .unwrap();
+            request
+                .extensions_mut()
+                .insert(ConnectInfo(std::net::SocketAddr::from((peer, 40000))));
+            app.oneshot(request).await.unwrap().status().as_u16()
+        }
+    };
+    let lan = [192, 168, 1, 20];
+    assert_eq!(
+        status(HttpOptions::default(), [127, 0, 0, 1], "/tools").await,
+        200
+    );
+    assert_eq!(status(HttpOptions::default(), lan, "/tools").await, 403);
+    assert_eq!(status(HttpOptions::default(), lan, "/mcp").await, 403);
+    let opted_out = HttpOptions {
+        allow_remote_without_auth: true,
+        ..HttpOptions::default()
+    };
+    assert_eq!(status(opted_out, lan, "/tools").await, 200);
+    let with_tokens = HttpOptions {
+        auth: Some(Arc::new(Auth::from_toml(TOKENS).unwrap())),
+        ..HttpOptions::default()
+    };
+    assert_eq!(status(with_tokens, lan, "/tools").await, 401);
+}

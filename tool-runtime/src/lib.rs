@@ -57,6 +57,7 @@ mod pipeline;
 pub mod policy;
 pub mod provider;
 mod registry;
+pub mod safety;
 pub mod schema;
 pub mod secret;
 mod state;

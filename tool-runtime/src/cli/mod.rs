@@ -341,13 +341,9 @@ impl App {
             },
             None => None,
         };
-        if auth.is_none() && !addr.ip().is_loopback() && !m.get_flag("insecure") {
-            return fail(
-                format_args!(
-                    "refusing to serve on {addr} without --auth-file: anyone who can reach it could call every tool. Give --auth-file PATH, or --insecure if something else guards the network"
-                ),
-                2,
-            );
+        let insecure = m.get_flag("insecure");
+        if let Err(refusal) = crate::safety::check_listen_address(addr, auth.is_some(), insecure) {
+            return fail(refusal, 2);
         }
         let auth_present = auth.is_some();
         let (registry, name, version) = match self.serving_registry(matches) {
@@ -361,6 +357,7 @@ impl App {
             api_version: version,
             // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
             mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
+            allow_remote_without_auth: insecure,
             ..HttpOptions::default()
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {

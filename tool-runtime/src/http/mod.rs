@@ -67,6 +67,10 @@ pub struct HttpOptions {
     /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
     /// or a non-loopback address).
     pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// Serve callers on other machines without authentication. Off by default: without `auth`,
+    /// only loopback peers are served ([`crate::safety`]); turn it on only when something else
+    /// guards the network.
+    pub allow_remote_without_auth: bool,
     /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
     /// streams, which graceful shutdown would otherwise wait out (`serve` in the CLI does this).
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -81,6 +85,7 @@ impl Default for HttpOptions {
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
             mcp_allowed_hosts: None,
+            allow_remote_without_auth: false,
             shutdown: tokio_util::sync::CancellationToken::new(),
         }
     }
@@ -269,7 +274,9 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting and lets calls in
-/// flight finish for at most `grace`. Sets `TCP_NODELAY` on every connection.
+/// flight finish for at most `grace`. Sets `TCP_NODELAY` on every connection, and gives every
+/// request its peer address, so a router without authentication serves loopback callers only
+/// ([`crate::safety`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
@@ -286,6 +293,8 @@ pub async fn serve(
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
+    // Each request knows its peer, for the rule on unauthenticated remote callers.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = axum::serve(listener, app).with_graceful_shutdown(shutdown);
     let server = std::pin::pin!(server.into_future());
     let deadline = async move {
@@ -438,8 +447,25 @@ fn front(state: &Shared, request: &Request) -> (Result<FrontContext, Box<Respons
             request.uri().path().to_owned(),
         ))
     });
-    let admitted = authenticate(state, request, &id).map(|identity| FrontContext { id, identity });
+    let admitted = exposure(state, request, &id)
+        .and_then(|()| authenticate(state, request, &id))
+        .map(|identity| FrontContext { id, identity });
     (admitted, Finish { echo, mcp, log })
+}
+
+/// The core's rule on unauthenticated remote callers ([`crate::safety`]), for a request whose
+/// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
+/// no peer to check).
+fn exposure(state: &Shared, request: &Request, id: &str) -> Result<(), Box<Response>> {
+    let Some(peer) = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    else {
+        return Ok(());
+    };
+    let o = &state.options;
+    crate::safety::admit_peer(peer.0.ip(), o.auth.is_some(), o.allow_remote_without_auth)
+        .map_err(|e| Box::new(error_response(None, e, id)))
 }
 
 pin_project_lite::pin_project! {

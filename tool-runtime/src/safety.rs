@@ -1,0 +1,62 @@
+//! Safety rules every network front end applies, decided here once.
+//!
+//! **No unauthenticated remote callers.** A server without authentication answers callers on
+//! the same machine (loopback) only: anyone who can reach it could otherwise call every tool.
+//! The HTTP front layer refuses other peers with `forbidden` (this covers `/mcp` too), and the
+//! CLI's `serve` refuses to listen on a non-loopback address without `--auth-file`. Opt out
+//! explicitly when something else guards the network: `HttpOptions::allow_remote_without_auth`,
+//! `serve --insecure`.
+
+use std::net::IpAddr;
+
+use crate::error::{ToolError, kind};
+
+/// Whether a caller at `peer` may be served: always with authentication or with the explicit
+/// opt-out, else only from loopback.
+///
+/// ```
+/// use tool_runtime::safety::admit_peer;
+/// let lan = "192.168.1.20".parse().unwrap();
+/// assert!(admit_peer("127.0.0.1".parse().unwrap(), false, false).is_ok());
+/// assert!(admit_peer(lan, false, false).is_err());
+/// assert!(admit_peer(lan, true, false).is_ok());
+/// assert!(admit_peer(lan, false, true).is_ok());
+/// ```
+pub fn admit_peer(
+    peer: IpAddr,
+    authenticated: bool,
+    allow_remote_without_auth: bool,
+) -> Result<(), ToolError> {
+    if authenticated || allow_remote_without_auth || is_loopback(peer) {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        kind::FORBIDDEN,
+        "this server has no authentication and serves callers on its own machine only; give it tokens (an auth file), or opt out explicitly if something else guards the network",
+    ))
+}
+
+/// Whether listening on `addr` is allowed: the same rule as [`admit_peer`], for a listener (a
+/// non-loopback address exposes every tool to the network).
+pub fn check_listen_address(
+    addr: std::net::SocketAddr,
+    authenticated: bool,
+    allow_remote_without_auth: bool,
+) -> Result<(), String> {
+    if authenticated || allow_remote_without_auth || is_loopback(addr.ip()) {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve on {addr} without authentication: anyone who can reach it could call every tool. Give tokens (--auth-file PATH), or opt out (--insecure) if something else guards the network"
+    ))
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        // `::ffff:127.0.0.1` is loopback too.
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
