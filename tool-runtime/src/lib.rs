@@ -36,52 +36,51 @@
 //!
 //! See the README for the macro's options, the coercion policy and the error types.
 
-pub mod audit;
-mod blocking;
+// The core, by concern (see ARCHITECTURE.md).
+mod layers;
+mod pipeline;
+mod registry;
+pub mod schema;
+mod tool;
+
+// Front ends: adapters over the core, never over each other.
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod confirm;
-mod context;
-mod definition;
-mod envelope;
-mod error;
-mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
-pub mod limits;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod output_cap;
-mod parsed;
-mod pipeline;
-pub mod policy;
-pub mod provider;
-mod registry;
-pub mod safety;
-pub mod schema;
-pub mod secret;
-mod state;
-mod validate;
+
+// The public modules keep their short paths (`tool_runtime::policy`, ...); the private ones are
+// named here so the crate reads them as `crate::context`, `crate::hooks`, ...
+use layers::hooks;
+pub use layers::{audit, confirm, limits, output_cap, policy, safety};
+pub use registry::provider;
+use schema::{parsed, validate};
+pub use tool::secret;
+use tool::{blocking, context, definition, envelope, error, state};
 
 pub use blocking::blocking;
 #[cfg(feature = "cli")]
 pub use cli::App;
+pub use context::FromCallContext;
 pub use context::{CallContext, Caller, Identity, ProgressSink, ProgressUpdate, Requester, Source};
 #[doc(hidden)]
 pub use definition::ParsedCall;
+pub use definition::PendingCall;
 pub use definition::{
     Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
 };
 pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
-pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, PendingCall, Permit};
+pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
 pub use registry::{
     BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, RegistryError, ToolRef,
     is_valid_name,
 };
 pub use secret::Secret;
-pub use state::{FromCallContext, State, StateKey, StateMap};
+pub use state::{State, StateKey, StateMap};
 pub use tokio_util::sync::CancellationToken;
 pub use tool_macros::tool;
 

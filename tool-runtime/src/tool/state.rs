@@ -11,9 +11,6 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::context::CallContext;
-use crate::error::ToolError;
-
 /// Shared application state of type `T`, injected into a tool; never part of any schema.
 ///
 /// ```
@@ -138,41 +135,5 @@ impl fmt::Debug for StateMap {
         f.debug_struct("StateMap")
             .field("types", &self.map.len())
             .finish()
-    }
-}
-
-/// A parameter the pipeline supplies instead of the caller: `State<T>`, `CallContext` and
-/// `&CallContext`. Such parameters never appear in a schema, a flag or a request body.
-///
-/// Mark a parameter of your own type `#[arg(inject)]` and implement this trait to inject it.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be injected into a tool",
-    label = "this parameter is marked to be injected",
-    note = "injected parameters are `State<T>`, `CallContext`, or a type that implements `FromCallContext`"
-)]
-pub trait FromCallContext: Sized {
-    /// The state type this parameter needs registered, if any; checked when the registry is built.
-    const REQUIRES: Option<StateKey> = None;
-
-    /// Produces the value for one call.
-    fn from_context(ctx: &CallContext) -> Result<Self, ToolError>;
-}
-
-impl<T: Send + Sync + 'static> FromCallContext for State<T> {
-    const REQUIRES: Option<StateKey> = Some(StateKey::of::<T>());
-
-    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
-        ctx.state::<T>().ok_or_else(|| {
-            ToolError::internal(format_args!(
-                "state `{}` is not registered with the registry",
-                std::any::type_name::<T>()
-            ))
-        })
-    }
-}
-
-impl FromCallContext for CallContext {
-    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
-        Ok(ctx.clone())
     }
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::state::{State, StateMap};
+use crate::error::ToolError;
+use crate::state::{State, StateKey, StateMap};
 
 /// Which front end a call came through. Policies use it (e.g. "the agent may not call
 /// destructive tools"); audit records and traces carry it.
@@ -418,6 +419,42 @@ impl fmt::Debug for CallContext {
             .field("confirm", &self.inner.confirm)
             .field("dry_run", &self.inner.dry_run)
             .finish_non_exhaustive()
+    }
+}
+
+/// A parameter the pipeline supplies instead of the caller: `State<T>`, `CallContext` and
+/// `&CallContext`. Such parameters never appear in a schema, a flag or a request body.
+///
+/// Mark a parameter of your own type `#[arg(inject)]` and implement this trait to inject it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected into a tool",
+    label = "this parameter is marked to be injected",
+    note = "injected parameters are `State<T>`, `CallContext`, or a type that implements `FromCallContext`"
+)]
+pub trait FromCallContext: Sized {
+    /// The state type this parameter needs registered, if any; checked when the registry is built.
+    const REQUIRES: Option<StateKey> = None;
+
+    /// Produces the value for one call.
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError>;
+}
+
+impl<T: Send + Sync + 'static> FromCallContext for State<T> {
+    const REQUIRES: Option<StateKey> = Some(StateKey::of::<T>());
+
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
+        ctx.state::<T>().ok_or_else(|| {
+            ToolError::internal(format_args!(
+                "state `{}` is not registered with the registry",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+impl FromCallContext for CallContext {
+    fn from_context(ctx: &CallContext) -> Result<Self, ToolError> {
+        Ok(ctx.clone())
     }
 }
 

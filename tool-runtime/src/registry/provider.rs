@@ -50,7 +50,7 @@ use serde_json::Value;
 use crate::context::CallContext;
 use crate::definition::{Tool, ToolMeta};
 use crate::error::ToolError;
-use crate::registry::{BuildProblem, Registry, RegistryError, is_valid_name};
+use crate::registry::{BuildProblem, Mounted, Registry, RegistryError, is_valid_name};
 
 /// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.
@@ -184,12 +184,6 @@ impl Tool for ProviderTool {
     fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
         self.provider.call(&self.remote, args, ctx)
     }
-}
-
-/// What the registry keeps of a mounted provider.
-pub(crate) struct Mounted {
-    names: Vec<String>,
-    watcher: Option<tokio::task::AbortHandle>,
 }
 
 /// The provider's tools renamed for the registry, or the problems with their names.

@@ -4,6 +4,9 @@
 //! `$defs` stay only for recursive types, which cannot be inlined. Fixed-width integers get
 //! their full `minimum`/`maximum`, so the schema alone rejects what the Rust type cannot hold.
 
+pub(crate) mod parsed;
+pub(crate) mod validate;
+
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};

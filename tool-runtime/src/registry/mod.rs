@@ -12,6 +12,8 @@
 //! assert!(registry.get("add").is_some());
 //! ```
 
+pub mod provider;
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -198,6 +200,13 @@ pub(crate) struct Options {
 
 type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
 
+/// What the registry keeps of a mounted [provider](crate::provider::Provider): the names of its
+/// tools, and the task that follows its changes.
+pub(crate) struct Mounted {
+    pub(crate) names: Vec<String>,
+    pub(crate) watcher: Option<tokio::task::AbortHandle>,
+}
+
 /// A tool to register and where it comes from (`None`: where its metadata says).
 pub(crate) type Arrival = (Arc<dyn Tool>, Option<Cow<'static, str>>);
 
@@ -228,7 +237,7 @@ pub struct Registry {
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
     pub(crate) options: Options,
     pub(crate) confirmations: crate::confirm::Confirmations,
-    mounted: Mutex<HashMap<String, crate::provider::Mounted>>,
+    mounted: Mutex<HashMap<String, Mounted>>,
     check_state: bool,
 }
 
@@ -254,9 +263,7 @@ impl Registry {
             .map(|t| ToolRef(Held::Added(t.clone())))
     }
 
-    pub(crate) fn mounted_lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, crate::provider::Mounted>> {
+    pub(crate) fn mounted_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Mounted>> {
         self.mounted
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

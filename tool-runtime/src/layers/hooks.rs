@@ -6,14 +6,13 @@
 //! [`Registry::call`](crate::Registry::call), and every hook applies to every caller.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::context::CallContext;
-use crate::definition::ToolMeta;
+use crate::definition::{PendingCall, ToolMeta};
 use crate::envelope::Envelope;
 use crate::error::ToolError;
 
@@ -29,104 +28,6 @@ pub enum HookPoint {
     RateLimit,
     /// Concurrency limits: may wait for a slot, or deny with `unavailable`.
     Concurrency,
-}
-
-/// A call that passed validation and waits to run. Hooks read it, and guards may rewrite its
-/// arguments.
-///
-/// The arguments are always there to read ([`args`](Self::args)): a front end that parsed the
-/// body without building a `serde_json::Value` (the HTTP front end does) has it built on the
-/// first read, so no layer can see anything but the call's own arguments.
-pub struct PendingCall<'a> {
-    pub(crate) meta: Arc<ToolMeta>,
-    pub(crate) args: Arguments<'a>,
-    pub(crate) ctx: CallContext,
-}
-
-/// A call's arguments: a value, or a parsed tree whose value is built when first asked for.
-pub(crate) struct Arguments<'a> {
-    value: OnceLock<Value>,
-    tree: Option<&'a crate::parsed::Node<'a>>,
-    rewritten: bool,
-}
-
-impl<'a> Arguments<'a> {
-    pub(crate) fn value(value: Value) -> Self {
-        Self {
-            value: OnceLock::from(value),
-            tree: None,
-            rewritten: false,
-        }
-    }
-
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn tree(tree: &'a crate::parsed::Node<'a>) -> Self {
-        Self {
-            value: OnceLock::new(),
-            tree: Some(tree),
-            rewritten: false,
-        }
-    }
-
-    pub(crate) fn get(&self) -> &Value {
-        self.value.get_or_init(|| {
-            // The tree normalized its numbers as the `Value` path does.
-            self.tree.map_or(Value::Null, crate::parsed::Node::to_value)
-        })
-    }
-
-    /// The value, built now if nobody asked for it yet.
-    pub(crate) fn take(&mut self) -> Value {
-        self.get();
-        self.value.take().unwrap_or_default()
-    }
-
-    /// Normalizes numbers of rewritten arguments as the `Value` path does (`5.0` → `5`).
-    pub(crate) fn normalize(&mut self) {
-        if let Some(v) = self.value.get_mut() {
-            crate::validate::normalize_numbers(v);
-        }
-    }
-
-    /// Whether a guard or hook replaced the arguments.
-    pub(crate) fn rewritten(&self) -> bool {
-        self.rewritten
-    }
-}
-
-impl PendingCall<'_> {
-    /// The tool's metadata.
-    #[must_use]
-    pub fn meta(&self) -> &ToolMeta {
-        &self.meta
-    }
-
-    /// The validated arguments.
-    #[must_use]
-    pub fn args(&self) -> &Value {
-        self.args.get()
-    }
-
-    /// Replaces the arguments; the pipeline validates them again before the tool runs.
-    pub fn set_args(&mut self, args: Value) {
-        self.args.value = OnceLock::from(args);
-        self.args.rewritten = true;
-    }
-
-    /// The caller and per-call handles.
-    #[must_use]
-    pub fn context(&self) -> &CallContext {
-        &self.ctx
-    }
-}
-
-impl fmt::Debug for PendingCall<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PendingCall")
-            .field("tool", &self.meta.name)
-            .field("ctx", &self.ctx)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Something a hook holds for the duration of the call, such as a concurrency slot; dropped

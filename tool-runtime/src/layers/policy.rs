@@ -25,8 +25,8 @@
 use std::collections::HashMap;
 
 use crate::context::{CallContext, Source};
+use crate::definition::PendingCall;
 use crate::definition::ToolMeta;
-use crate::hooks::PendingCall;
 
 /// Decides whether a caller may see and call a tool. `Err(reason)` denies the call as
 /// `forbidden` with that reason.

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use governor::clock::{Clock, DefaultClock};
@@ -22,40 +21,18 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+use crate::definition::PendingCall;
 use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, HookPoint, PendingCall, Permit};
+use crate::hooks::{CallHook, HookPoint, Permit};
 
-/// A rate: `count` calls per `period`, as `"10/min"` writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rate {
-    /// Calls allowed per period (also the burst).
-    pub count: u32,
-    /// The period.
-    pub per: Duration,
-}
+pub use crate::definition::Rate;
 
-impl Rate {
-    /// `"10/min"`, `"5/s"`, `"100/h"` (also `sec`, `second`, `m`, `minute`, `hour`).
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Rate> {
-        let (count, unit) = text.trim().split_once('/')?;
-        let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
-        let per = match unit.trim() {
-            "s" | "sec" | "second" => Duration::from_secs(1),
-            "m" | "min" | "minute" => Duration::from_secs(60),
-            "h" | "hour" => Duration::from_secs(3600),
-            _ => return None,
-        };
-        Some(Rate { count, per })
-    }
-
-    fn quota(self) -> Quota {
-        let count = NonZeroU32::new(self.count).unwrap_or(NonZeroU32::MIN);
-        // `count` per `per`: one cell every per/count, up to `count` at once.
-        Quota::with_period(self.per / self.count.max(1))
-            .unwrap_or_else(|| Quota::per_second(count))
-            .allow_burst(count)
-    }
+fn quota(rate: Rate) -> Quota {
+    let count = NonZeroU32::new(rate.count).unwrap_or(NonZeroU32::MIN);
+    // `count` per `per`: one cell every per/count, up to `count` at once.
+    Quota::with_period(rate.per / rate.count.max(1))
+        .unwrap_or_else(|| Quota::per_second(count))
+        .allow_burst(count)
 }
 
 /// The rate-limit hook: one keyed bucket set per limited tool.
@@ -68,7 +45,7 @@ impl RateLimits {
     pub(crate) fn new(rates: impl IntoIterator<Item = (String, Rate)>) -> Option<Self> {
         let by_tool: HashMap<_, _> = rates
             .into_iter()
-            .map(|(tool, rate)| (tool, governor::RateLimiter::keyed(rate.quota())))
+            .map(|(tool, rate)| (tool, governor::RateLimiter::keyed(quota(rate))))
             .collect();
         (!by_tool.is_empty()).then(|| Self {
             by_tool,
@@ -188,6 +165,7 @@ impl Drop for Waiting<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn rates_parse() {

@@ -17,9 +17,10 @@ use tracing::Instrument;
 
 use crate::context::{CallContext, Caller};
 use crate::definition::ToolMeta;
+use crate::definition::{Arguments, PendingCall};
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
-use crate::hooks::{Arguments, CallHook, CompletedCall, PendingCall, Permit};
+use crate::hooks::{CallHook, CompletedCall, Permit};
 use crate::parsed::{Node, ParsedArgs};
 use crate::registry::{RegisteredTool, Registry, ToolRef};
 use crate::validate::{normalize_numbers, strip_unknown};

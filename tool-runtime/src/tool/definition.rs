@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -67,7 +68,130 @@ pub struct ParamHint {
 ///     if call.context().has_role("oncall") { Ok(()) } else { Err(ToolError::new("forbidden", "on-call only")) }
 /// }
 /// ```
-pub type Guard = fn(&mut crate::hooks::PendingCall<'_>) -> Result<(), ToolError>;
+pub type Guard = fn(&mut PendingCall<'_>) -> Result<(), ToolError>;
+
+/// A rate: `count` calls per `period`, as `"10/min"` writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    /// Calls allowed per period (also the burst).
+    pub count: u32,
+    /// The period.
+    pub per: Duration,
+}
+
+impl Rate {
+    /// `"10/min"`, `"5/s"`, `"100/h"` (also `sec`, `second`, `m`, `minute`, `hour`).
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Rate> {
+        let (count, unit) = text.trim().split_once('/')?;
+        let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
+        let per = match unit.trim() {
+            "s" | "sec" | "second" => Duration::from_secs(1),
+            "m" | "min" | "minute" => Duration::from_secs(60),
+            "h" | "hour" => Duration::from_secs(3600),
+            _ => return None,
+        };
+        Some(Rate { count, per })
+    }
+}
+
+/// A call that passed validation and waits to run. Hooks read it, and guards may rewrite its
+/// arguments.
+///
+/// The arguments are always there to read ([`args`](Self::args)): a front end that parsed the
+/// body without building a `serde_json::Value` (the HTTP front end does) has it built on the
+/// first read, so no layer can see anything but the call's own arguments.
+pub struct PendingCall<'a> {
+    pub(crate) meta: Arc<ToolMeta>,
+    pub(crate) args: Arguments<'a>,
+    pub(crate) ctx: CallContext,
+}
+
+/// A call's arguments: a value, or a parsed tree whose value is built when first asked for.
+pub(crate) struct Arguments<'a> {
+    value: OnceLock<Value>,
+    tree: Option<&'a crate::parsed::Node<'a>>,
+    rewritten: bool,
+}
+
+impl<'a> Arguments<'a> {
+    pub(crate) fn value(value: Value) -> Self {
+        Self {
+            value: OnceLock::from(value),
+            tree: None,
+            rewritten: false,
+        }
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn tree(tree: &'a crate::parsed::Node<'a>) -> Self {
+        Self {
+            value: OnceLock::new(),
+            tree: Some(tree),
+            rewritten: false,
+        }
+    }
+
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| {
+            // The tree normalized its numbers as the `Value` path does.
+            self.tree.map_or(Value::Null, crate::parsed::Node::to_value)
+        })
+    }
+
+    /// The value, built now if nobody asked for it yet.
+    pub(crate) fn take(&mut self) -> Value {
+        self.get();
+        self.value.take().unwrap_or_default()
+    }
+
+    /// Normalizes numbers of rewritten arguments as the `Value` path does (`5.0` → `5`).
+    pub(crate) fn normalize(&mut self) {
+        if let Some(v) = self.value.get_mut() {
+            crate::validate::normalize_numbers(v);
+        }
+    }
+
+    /// Whether a guard or hook replaced the arguments.
+    pub(crate) fn rewritten(&self) -> bool {
+        self.rewritten
+    }
+}
+
+impl PendingCall<'_> {
+    /// The tool's metadata.
+    #[must_use]
+    pub fn meta(&self) -> &ToolMeta {
+        &self.meta
+    }
+
+    /// The validated arguments.
+    #[must_use]
+    pub fn args(&self) -> &Value {
+        self.args.get()
+    }
+
+    /// Replaces the arguments; the pipeline validates them again before the tool runs.
+    pub fn set_args(&mut self, args: Value) {
+        self.args.value = OnceLock::from(args);
+        self.args.rewritten = true;
+    }
+
+    /// The caller and per-call handles.
+    #[must_use]
+    pub fn context(&self) -> &CallContext {
+        &self.ctx
+    }
+}
+
+impl fmt::Debug for PendingCall<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingCall")
+            .field("tool", &self.meta.name)
+            .field("ctx", &self.ctx)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,7 +220,7 @@ pub struct ToolMeta {
     /// The time limit of one call; `None` uses the registry's default.
     pub timeout: Option<Duration>,
     /// `#[tool(rate = "10/min")]`: calls per principal per period.
-    pub rate: Option<crate::limits::Rate>,
+    pub rate: Option<Rate>,
     /// `#[tool(concurrency = 4)]`: calls running at once.
     pub concurrency: Option<u32>,
     /// `#[tool(max_output = "64KiB")]`: the largest result sent whole; `None` uses the
@@ -246,7 +370,7 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub timeout: Option<Duration>,
     #[doc(hidden)]
-    pub rate: Option<crate::limits::Rate>,
+    pub rate: Option<Rate>,
     #[doc(hidden)]
     pub concurrency: Option<u32>,
     #[doc(hidden)]
