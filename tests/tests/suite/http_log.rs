@@ -14,7 +14,7 @@ use tool_runtime::http::{self, HttpOptions};
 use tower::ServiceExt;
 use tracing_subscriber::layer::SubscriberExt;
 
-#[path = "../benches/common/add.rs"]
+#[path = "../../benches/common/add.rs"]
 #[expect(dead_code)] // Reason: the benches' fixture; this test serves its tool only.
 mod add;
 

@@ -576,8 +576,8 @@ async fn duplicate_names_from_any_source_are_refused_naming_both() {
     let text = err.to_string();
     assert!(text.contains("two tools are named `echo`"), "{text}");
     assert!(
-        text.contains("dynamic tool #1 (`core::Echo`)")
-            && text.contains("dynamic tool #2 (`core::Echo`)"),
+        text.contains("dynamic tool #1 (`suite::core::Echo`)")
+            && text.contains("dynamic tool #2 (`suite::core::Echo`)"),
         "{text}"
     );
 
@@ -595,8 +595,8 @@ async fn duplicate_names_from_any_source_are_refused_naming_both() {
         .to_string();
     assert!(
         err.contains("two tools are named `backups_list`")
-            && err.contains("tests/core.rs")
-            && err.contains("`core::Echo`"),
+            && err.contains("suite/core.rs")
+            && err.contains("`suite::core::Echo`"),
         "{err}"
     );
     registry.add_tool(Echo("echo")).unwrap();
