@@ -759,7 +759,7 @@ async fn list_tools(State(state): State<AppState>, mut request: Request) -> Resp
         .map(|t| describe(t))
         .collect();
     let body = serde_json::to_vec(&json!({ "tools": tools })).unwrap_or_default();
-    let etag = format!("\"{:016x}\"", fnv1a(&body));
+    let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
     let fresh = request
         .headers()
         .get(header::IF_NONE_MATCH)
@@ -779,13 +779,6 @@ async fn list_tools(State(state): State<AppState>, mut request: Request) -> Resp
         response.headers_mut().insert(header::ETAG, value);
     }
     response
-}
-
-/// FNV-1a, 64 bits: a stable hash for `ETag`s.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 async fn get_tool(

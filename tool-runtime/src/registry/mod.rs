@@ -499,6 +499,14 @@ impl Registry {
     }
 }
 
+/// FNV-1a, 64 bits: a hash stable across runs and platforms, unlike std's (shortened provider
+/// tool names, `ETag`s of listings).
+pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Names, and state a tool needs: the problems of one tool to be registered.
 fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildProblem> {
     let mut problems = Vec::new();

@@ -141,7 +141,7 @@ pub fn provider_tool_name(component: &str, tool: &str) -> Result<String, String>
     let name = if full.len() <= 64 {
         full.clone()
     } else {
-        let hash = format!("{:016x}", fnv1a(full.as_bytes()));
+        let hash = format!("{:016x}", crate::registry::stable_hash(full.as_bytes()));
         let mut cut = 64 - 9;
         while !full.is_char_boundary(cut) {
             cut -= 1;
@@ -155,13 +155,6 @@ pub fn provider_tool_name(component: &str, tool: &str) -> Result<String, String>
             "`{full}` cannot be a tool name: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
         ))
     }
-}
-
-/// FNV-1a, 64 bits: stable across runs and platforms, unlike std's hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// A provider's tool as the registry holds it.
