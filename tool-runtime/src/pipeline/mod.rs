@@ -96,17 +96,38 @@ impl Registry {
                 }
                 // Lookup among the caller's visible tools: a hidden tool is refused before its
                 // arguments are looked at.
-                Some(entry) => match self.admit(entry.meta(), &ctx) {
-                    Err(e) => {
+                Some(entry) => {
+                    if let Err(e) = self.admit(entry.meta(), &ctx) {
                         if observed {
                             shown = input.into_value();
                         }
                         Err(e)
+                    } else {
+                        // A tree that validates, with no layer to consult, runs without the
+                        // boxed general path.
+                        let bare = match &input {
+                            Input::Parsed { node, .. } if self.nothing_between(entry, &ctx) => {
+                                self.start_parsed(entry, node, &ctx).map(|s| (*node, s))
+                            }
+                            _ => None,
+                        };
+                        let result = match bare {
+                            Some((node, started)) => {
+                                if observed {
+                                    shown = node.to_value();
+                                }
+                                match started {
+                                    Ok(fut) => {
+                                        run_isolated(entry, fut, &ctx, self.limit_of(entry)).await
+                                    }
+                                    Err(e) => Err(e),
+                                }
+                            }
+                            None => Box::pin(self.run(entry, input, &ctx, &mut shown)).await,
+                        };
+                        result.and_then(|result| self.capped(entry, result, &mut truncated))
                     }
-                    Ok(()) => Box::pin(self.run(entry, input, &ctx, &mut shown))
-                        .await
-                        .and_then(|result| self.capped(entry, result, &mut truncated)),
-                },
+                }
             };
             let duration = started.elapsed();
             let envelope = Envelope {
@@ -251,6 +272,17 @@ impl Registry {
             crate::output_cap::apply(result, cap, entry.meta.truncate_output, &entry.meta.name)?;
         *truncated = cut;
         Ok(result)
+    }
+
+    /// Whether no layer has anything to decide on a call of `entry` by this caller: no policy,
+    /// hook or guard, no confirmation, no dry run.
+    fn nothing_between(&self, entry: &RegisteredTool, ctx: &CallContext) -> bool {
+        self.policies.is_empty()
+            && self.hooks_before_confirmation.is_empty()
+            && self.hooks_after_confirmation.is_empty()
+            && entry.meta.guards.is_empty()
+            && !entry.meta.annotations.needs_confirmation()
+            && !ctx.dry_run()
     }
 
     fn limit_of(&self, entry: &RegisteredTool) -> Duration {
