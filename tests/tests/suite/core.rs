@@ -622,6 +622,56 @@ async fn duplicate_names_from_any_source_are_refused_naming_both() {
     assert!(clash.to_string().contains("mounted already"), "{clash}");
 }
 
+/// A tool with a limit of its own.
+struct Limited;
+
+impl Tool for Limited {
+    fn meta(&self) -> ToolMeta {
+        let mut meta = ToolMeta::new("limited", "Return the text, at most twice a minute.");
+        meta.rate = Some(tool_runtime::limits::Rate::parse("2/min").unwrap());
+        meta
+    }
+    fn input_schema(&self) -> Value {
+        Echo("limited").input_schema()
+    }
+    fn output_schema(&self) -> Value {
+        json!({"type": "string"})
+    }
+    fn call(&self, args: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async move { Ok(args["text"].clone()) })
+    }
+}
+
+/// Limits are set up when the registry is built: a run-time tool that has one, or that the
+/// builder set one for, is refused rather than served unlimited. Built in, the limit holds.
+#[tokio::test]
+async fn limits_are_never_ignored_for_tools_added_at_run_time() {
+    let registry = Registry::builder()
+        .without_inventory()
+        .concurrency_limit("later", Some(1))
+        .build()
+        .unwrap();
+    let err = registry.add_tool(Limited).unwrap_err().to_string();
+    assert!(
+        err.contains("tool `limited`") && err.contains("rate or concurrency limit"),
+        "{err}"
+    );
+    let err = registry.add_tool(Echo("later")).unwrap_err().to_string();
+    assert!(err.contains("tool `later`"), "{err}");
+    registry.add_tool(Echo("free")).unwrap();
+    assert_eq!(registry.names(), ["free"]);
+
+    let built = Registry::builder()
+        .without_inventory()
+        .tool(Limited)
+        .build()
+        .unwrap();
+    let call = || built.call("limited", json!({"text": "hi"}), Caller::new(Source::Internal));
+    assert!(call().await.is_ok());
+    assert!(call().await.is_ok());
+    assert_eq!(call().await.error().unwrap().kind(), "rate_limited");
+}
+
 /// An in-process provider whose tools can change.
 struct Notes {
     name: &'static str,

@@ -15,7 +15,7 @@
 pub mod provider;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -239,6 +239,8 @@ pub struct Registry {
     pub(crate) confirmations: crate::confirm::Confirmations,
     mounted: Mutex<HashMap<String, Mounted>>,
     check_state: bool,
+    /// The names the builder set a rate or concurrency limit for.
+    limited: BTreeSet<String>,
 }
 
 impl Registry {
@@ -413,8 +415,11 @@ impl Registry {
     }
 
     /// Adds a tool at run time. Refused, with both origins named, when a tool of that name
-    /// exists; refused when its name breaks the portable rule or it needs state that was never
-    /// registered. Front ends see it at once and are told of the change.
+    /// exists; refused when its name breaks the portable rule, it needs state that was never
+    /// registered, or it has a rate or concurrency limit (its own, or one the builder set for
+    /// its name): limits are set up for the tools present when the registry is built, and a
+    /// limit that would not hold is refused rather than ignored. Front ends see it at once and
+    /// are told of the change.
     pub fn add_tool<T: Tool>(&self, tool: T) -> Result<(), RegistryError> {
         let origin = self.dynamic_origin(std::any::type_name::<T>());
         self.add_tools(vec![(Arc::new(tool) as Arc<dyn Tool>, Some(origin))])
@@ -472,6 +477,15 @@ impl Registry {
                 &entry,
                 self.check_state.then_some(&*self.state),
             ));
+            if entry.meta.rate.is_some()
+                || entry.meta.concurrency.is_some()
+                || self.limited.contains(&*name)
+            {
+                problems.push(BuildProblem::LimitAtRunTime {
+                    tool: name.to_string(),
+                    defined_at: entry.origin.to_string(),
+                });
+            }
             next.insert(name, Arc::new(entry));
         }
         if !problems.is_empty() {
@@ -810,6 +824,16 @@ impl RegistryBuilder {
             confirmations: crate::confirm::Confirmations::default(),
             mounted: Mutex::default(),
             check_state: self.check_state,
+            limited: self
+                .rates
+                .iter()
+                .filter_map(|(name, rate)| rate.map(|_| name.clone()))
+                .chain(
+                    self.concurrency
+                        .iter()
+                        .filter_map(|(name, n)| n.map(|_| name.clone())),
+                )
+                .collect(),
         })
     }
 }
@@ -855,6 +879,14 @@ pub enum BuildProblem {
         /// Where the tool is defined.
         defined_at: String,
     },
+    /// A tool added at run time has a rate or concurrency limit, which only tools present when
+    /// the registry is built can have.
+    LimitAtRunTime {
+        /// The tool.
+        tool: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
     /// A tool needs `State<T>` that was never registered.
     MissingState {
         /// The tool.
@@ -878,6 +910,10 @@ impl fmt::Display for BuildProblem {
             BuildProblem::InvalidName { name, defined_at } => write!(
                 f,
                 "tool name `{name}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
+            ),
+            BuildProblem::LimitAtRunTime { tool, defined_at } => write!(
+                f,
+                "tool `{tool}` ({defined_at}) has a rate or concurrency limit, but limits are set up only for tools present when the registry is built; register it with the builder (`Registry::builder().tool(...)`), or limit it in a `CallHook`"
             ),
             BuildProblem::MissingState { tool, type_name } => write!(
                 f,
