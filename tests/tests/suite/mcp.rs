@@ -13,8 +13,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_runtime::mcp::{McpServer, output_schema};
+use tool_runtime::mcp::McpServer;
 use tool_runtime::policy::RequireRoles;
+use tool_runtime::schema::object_root as output_schema;
 use tool_runtime::{Registry, tool};
 
 fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {

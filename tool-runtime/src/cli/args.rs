@@ -5,8 +5,9 @@ use std::io::Read;
 use clap::ArgMatches;
 use serde_json::{Map, Value};
 
-use super::command::{PARAMS_JSON, ValueKind, ordered_params};
+use super::command::{PARAMS_JSON, flag_kind};
 use crate::registry::RegisteredTool;
+use crate::schema::{self, Kind};
 
 /// Why the arguments could not be assembled: a usage error (exit 2).
 #[derive(Debug)]
@@ -41,23 +42,18 @@ pub(crate) fn collect(
             }
         }
     };
-    let schema = tool.input_schema();
-    let required = |name: &str| {
-        schema["required"]
-            .as_array()
-            .is_some_and(|r| r.iter().any(|n| n == name))
-    };
-    for (name, prop, _) in ordered_params(schema, &tool.meta().params) {
-        match ValueKind::of(prop) {
-            ValueKind::Bool => {
+    for param in schema::params(tool.input_schema(), &tool.meta().params) {
+        let name = param.name;
+        match flag_kind(param.schema) {
+            Kind::Boolean => {
                 if matches.get_flag(name) {
                     args.insert(name.to_owned(), Value::Bool(true));
-                } else if required(name) && !args.contains_key(name) {
+                } else if param.required && !args.contains_key(name) {
                     // A flag left out is `false`: a required `bool` must not demand `--flag`.
                     args.insert(name.to_owned(), Value::Bool(false));
                 }
             }
-            ValueKind::Array(_) => {
+            Kind::Array(_) => {
                 if let Some(values) = matches.get_many::<Value>(name) {
                     args.insert(name.to_owned(), Value::Array(values.cloned().collect()));
                 }

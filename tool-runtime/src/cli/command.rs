@@ -13,8 +13,8 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Arg, ArgAction, Command, ValueHint};
 use serde_json::Value;
 
-use crate::definition::ParamHint;
 use crate::registry::{RegisteredTool, Registry};
+use crate::schema::{self, Kind, Param};
 
 /// The id of `--params-json`.
 pub(crate) const PARAMS_JSON: &str = "params-json";
@@ -196,15 +196,9 @@ fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {
         return cmd;
     }
     cmd = cmd.long_about(meta.description.to_string());
-    let schema = tool.input_schema();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
     let mut position = 0;
-    for (name, prop, hint) in ordered_params(schema, &meta.params) {
-        let arg = param_arg(name, prop, hint, required.contains(&name), &mut position);
-        cmd = cmd.arg(arg);
+    for param in schema::params(tool.input_schema(), &meta.params) {
+        cmd = cmd.arg(param_arg(&param, &mut position));
     }
     cmd = cmd.arg(
         Arg::new(PARAMS_JSON)
@@ -232,40 +226,11 @@ fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {
     cmd
 }
 
-/// The schema's properties with their hints, in declaration order where hints give it.
-pub(crate) fn ordered_params<'a>(
-    schema: &'a Value,
-    hints: &'a [ParamHint],
-) -> Vec<(&'a str, &'a Value, Option<&'a ParamHint>)> {
-    let Some(props) = schema["properties"].as_object() else {
-        return Vec::new();
-    };
-    let mut out: Vec<_> = hints
-        .iter()
-        .filter_map(|h| {
-            props
-                .get_key_value(&*h.name)
-                .map(|(k, v)| (k.as_str(), v, Some(h)))
-        })
-        .collect();
-    for (k, v) in props {
-        if !out.iter().any(|(n, _, _)| n == k) {
-            out.push((k.as_str(), v, None));
-        }
-    }
-    out
-}
-
-fn param_arg(
-    name: &str,
-    prop: &Value,
-    hint: Option<&ParamHint>,
-    required: bool,
-    position: &mut usize,
-) -> Arg {
-    let kind = ValueKind::of(prop);
-    let mut help = prop["description"].as_str().unwrap_or_default().to_owned();
-    if let Some(default) = prop.get("default") {
+fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
+    let (name, hint) = (param.name, param.hint);
+    let kind = flag_kind(param.schema);
+    let mut help = param.description().to_owned();
+    if let Some(default) = param.default() {
         let shown = default
             .as_str()
             .map_or_else(|| default.to_string(), str::to_owned);
@@ -292,107 +257,36 @@ fn param_arg(
         arg = arg.value_hint(ValueHint::FilePath);
     }
     arg = match &kind {
-        ValueKind::Bool => arg.action(ArgAction::SetTrue),
-        ValueKind::Array(item) => arg
+        Kind::Boolean => arg.action(ArgAction::SetTrue),
+        Kind::Array(item) => arg
             .action(ArgAction::Append)
             .value_parser(JsonValueParser((**item).clone())),
         other => arg
             .action(ArgAction::Set)
             .value_parser(JsonValueParser(other.clone())),
     };
-    if required && kind != ValueKind::Bool {
+    if param.required && kind != Kind::Boolean {
         arg = arg.required_unless_present(PARAMS_JSON);
     }
     arg
 }
 
-/// How one parameter's text on the command line becomes JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ValueKind {
-    Bool,
-    Integer(&'static str),
-    Number,
-    String(Option<Vec<String>>),
-    Array(Box<ValueKind>),
-    /// Objects, maps and anything else: the flag's value is JSON text.
-    Json,
-}
-
-impl ValueKind {
-    pub(crate) fn of(schema: &Value) -> ValueKind {
-        if let Some(choices) = enum_choices(schema) {
-            return ValueKind::String(Some(choices));
-        }
-        // `Option<T>`: `"type": ["integer", "null"]`, or `anyOf: [T, {"type": "null"}]`.
-        for key in ["anyOf", "oneOf"] {
-            if let Some(alts) = schema[key].as_array() {
-                let non_null: Vec<&Value> = alts.iter().filter(|a| a["type"] != "null").collect();
-                if let [one] = non_null.as_slice() {
-                    return ValueKind::of(one);
-                }
-            }
-        }
-        let ty = crate::schema::non_null_type(schema);
-        match ty {
-            Some("boolean") => ValueKind::Bool,
-            Some("integer") => ValueKind::Integer(integer_format(schema)),
-            Some("number") => ValueKind::Number,
-            Some("string") => ValueKind::String(None),
-            Some("array") => {
-                let item = ValueKind::of(&schema["items"]);
-                match item {
-                    ValueKind::Array(_) | ValueKind::Json | ValueKind::Bool => {
-                        ValueKind::Array(Box::new(ValueKind::Json))
-                    }
-                    scalar => ValueKind::Array(Box::new(scalar)),
-                }
-            }
-            _ => ValueKind::Json,
-        }
+/// How one parameter's text on the command line becomes JSON: the value's [`Kind`], except that
+/// items of an array flag that are not scalars (arrays, objects, booleans) are JSON text each.
+pub(crate) fn flag_kind(schema: &Value) -> Kind {
+    match Kind::of(schema) {
+        Kind::Array(item) => match *item {
+            Kind::Array(_) | Kind::Json | Kind::Boolean => Kind::Array(Box::new(Kind::Json)),
+            scalar => Kind::Array(Box::new(scalar)),
+        },
+        other => other,
     }
-}
-
-fn integer_format(schema: &Value) -> &'static str {
-    match schema["format"].as_str() {
-        Some("uint8") => "u8",
-        Some("uint16") => "u16",
-        Some("uint32") => "u32",
-        Some("uint64" | "uint") => "u64",
-        Some("int8") => "i8",
-        Some("int16") => "i16",
-        Some("int32") => "i32",
-        _ => "i64",
-    }
-}
-
-/// String values of `enum`, or of a `oneOf` of documented `const` variants.
-fn enum_choices(schema: &Value) -> Option<Vec<String>> {
-    if let Some(values) = schema["enum"].as_array() {
-        return values
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned))
-            .collect();
-    }
-    let alts = schema["oneOf"].as_array()?;
-    let mut out = Vec::new();
-    for alt in alts {
-        if let Some(c) = alt["const"].as_str() {
-            out.push(c.to_owned());
-        } else if let Some(values) = alt["enum"].as_array() {
-            for v in values {
-                out.push(v.as_str()?.to_owned());
-            }
-        } else {
-            return None;
-        }
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 /// Parses a flag's text into a JSON value of the parameter's Rust type, with clap's own
 /// parsers (and so clap's error messages) for numbers.
 #[derive(Debug, Clone)]
-pub(crate) struct JsonValueParser(pub(crate) ValueKind);
+pub(crate) struct JsonValueParser(pub(crate) Kind);
 
 impl TypedValueParser for JsonValueParser {
     type Value = Value;
@@ -411,33 +305,33 @@ impl TypedValueParser for JsonValueParser {
             };
         }
         match &self.0 {
-            ValueKind::Integer("u8") => int!(u8),
-            ValueKind::Integer("u16") => int!(u16),
-            ValueKind::Integer("u32") => int!(u32),
-            ValueKind::Integer("u64") => int!(u64),
-            ValueKind::Integer("i8") => int!(i8),
-            ValueKind::Integer("i16") => int!(i16),
-            ValueKind::Integer("i32") => int!(i32),
-            ValueKind::Integer(_) => int!(i64),
-            ValueKind::Number => {
+            Kind::Integer("u8") => int!(u8),
+            Kind::Integer("u16") => int!(u16),
+            Kind::Integer("u32") => int!(u32),
+            Kind::Integer("u64") => int!(u64),
+            Kind::Integer("i8") => int!(i8),
+            Kind::Integer("i16") => int!(i16),
+            Kind::Integer("i32") => int!(i32),
+            Kind::Integer(_) => int!(i64),
+            Kind::Number => {
                 let text = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
                 match text.trim().parse::<f64>() {
                     Ok(n) if n.is_finite() => Ok(Value::from(n)),
                     _ => Err(invalid_value(cmd, arg, &text, "not a number")),
                 }
             }
-            ValueKind::String(Some(choices)) => {
+            Kind::String(Some(choices)) => {
                 let parser = clap::builder::PossibleValuesParser::new(
                     choices.iter().map(|c| PossibleValue::new(c.clone())),
                 );
                 parser.parse_ref(cmd, arg, value).map(Value::String)
             }
-            ValueKind::Bool | ValueKind::String(None) | ValueKind::Array(_) => {
+            Kind::Boolean | Kind::String(None) | Kind::Array(_) => {
                 clap::builder::StringValueParser::new()
                     .parse_ref(cmd, arg, value)
                     .map(Value::String)
             }
-            ValueKind::Json => {
+            Kind::Json => {
                 let text = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
                 serde_json::from_str(&text)
                     .map_err(|e| invalid_value(cmd, arg, &text, &format!("not JSON: {e}")))
@@ -447,7 +341,7 @@ impl TypedValueParser for JsonValueParser {
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         match &self.0 {
-            ValueKind::String(Some(choices)) => Some(Box::new(
+            Kind::String(Some(choices)) => Some(Box::new(
                 choices.iter().map(|c| PossibleValue::new(c.clone())),
             )),
             _ => None,
@@ -539,14 +433,14 @@ mod tests {
     #[test]
     fn kinds_follow_the_rust_types_behind_the_schema() {
         assert_eq!(
-            ValueKind::of(&json!({"type": "integer", "format": "uint32"})),
-            ValueKind::Integer("u32")
+            flag_kind(&json!({"type": "integer", "format": "uint32"})),
+            Kind::Integer("u32")
         );
         assert_eq!(
-            ValueKind::of(&json!({"type": ["string", "null"]})),
-            ValueKind::String(None)
+            flag_kind(&json!({"type": ["string", "null"]})),
+            Kind::String(None)
         );
-        assert_eq!(ValueKind::of(&json!({"type": "boolean"})), ValueKind::Bool);
+        assert_eq!(flag_kind(&json!({"type": "boolean"})), Kind::Boolean);
         for (sub, tool, same) in [
             ("device-add", "device_add", true),
             ("device-add", "device-add", true),
@@ -558,17 +452,17 @@ mod tests {
             assert_eq!(subcommand_name(tool) == sub, same, "{sub} {tool}");
         }
         assert_eq!(
-            ValueKind::of(&json!({"type": "array", "items": {"type": "string"}})),
-            ValueKind::Array(Box::new(ValueKind::String(None)))
+            flag_kind(&json!({"type": "array", "items": {"type": "string"}})),
+            Kind::Array(Box::new(Kind::String(None)))
         );
         assert_eq!(
-            ValueKind::of(&json!({"oneOf": [{"const": "low"}, {"const": "high"}]})),
-            ValueKind::String(Some(vec!["low".into(), "high".into()]))
+            flag_kind(&json!({"oneOf": [{"const": "low"}, {"const": "high"}]})),
+            Kind::String(Some(vec!["low".into(), "high".into()]))
         );
         assert_eq!(
-            ValueKind::of(&json!({"anyOf": [{"type": "object"}, {"type": "null"}]})),
-            ValueKind::Json
+            flag_kind(&json!({"anyOf": [{"type": "object"}, {"type": "null"}]})),
+            Kind::Json
         );
-        assert_eq!(ValueKind::of(&json!({"type": "object"})), ValueKind::Json);
+        assert_eq!(flag_kind(&json!({"type": "object"})), Kind::Json);
     }
 }

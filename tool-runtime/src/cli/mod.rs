@@ -18,25 +18,27 @@
 //! error or invalid arguments; 3 forbidden or confirmation required.
 
 mod args;
+mod builtins;
+mod call;
 mod command;
 mod render;
+#[cfg(any(feature = "http", feature = "mcp"))]
+mod serve;
 
 use std::ffi::OsString;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Arg, ArgMatches};
-use serde_json::{Value, json};
 
 pub use clap;
 pub use command::{command, subcommand_name};
 
-use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
-use crate::envelope::Envelope;
-use crate::error::{ToolError, kind};
 use crate::registry::{Registry, RegistryBuilder};
-use render::Palette;
+
+use builtins::{list_tools, print_schema};
+pub use call::exit_code;
+use call::fail;
 
 /// An error of an [`App::setup`] step, such as a database that does not open.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
@@ -313,91 +315,6 @@ impl App {
         builder.build().map_err(|e| e.to_string())
     }
 
-    /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
-    /// front, and the name and version to announce; or the exit code of the failure.
-    #[cfg(any(feature = "http", feature = "mcp"))]
-    fn serving_registry(self, matches: &ArgMatches) -> Result<(Arc<Registry>, String, String), u8> {
-        let (name, version) = (self.name.clone(), self.version.clone());
-        let registry = Arc::new(self.build_registry(matches).map_err(|e| fail(e, 1))?);
-        if let Err(broken) = registry.warm_up() {
-            return Err(fail(
-                format_args!("input schemas that do not compile: {broken:?}"),
-                1,
-            ));
-        }
-        Ok((registry, name, version.unwrap_or_else(|| "0.0.0".into())))
-    }
-
-    #[cfg(feature = "http")]
-    async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
-        use crate::http::{self, Auth, HttpOptions};
-        let addr = *m
-            .get_one::<std::net::SocketAddr>("addr")
-            .expect("has a default");
-        let auth = match m.get_one::<std::path::PathBuf>("auth-file") {
-            Some(path) => match Auth::from_file(path) {
-                Ok(a) => Some(Arc::new(a)),
-                Err(e) => return fail(e, 2),
-            },
-            None => None,
-        };
-        let insecure = m.get_flag("insecure");
-        if let Err(refusal) = crate::safety::check_listen_address(addr, auth.is_some(), insecure) {
-            return fail(refusal, 2);
-        }
-        let auth_present = auth.is_some();
-        let (registry, name, version) = match self.serving_registry(matches) {
-            Ok(served) => served,
-            Err(code) => return code,
-        };
-        let options = HttpOptions {
-            body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
-            auth,
-            api_title: name,
-            api_version: version,
-            // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
-            mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
-            allow_remote_without_auth: insecure,
-            ..HttpOptions::default()
-        };
-        let listener = match tokio::net::TcpListener::bind(addr).await {
-            Ok(l) => l,
-            Err(e) => return fail(format_args!("cannot listen on {addr}: {e}"), 1),
-        };
-        let local = listener
-            .local_addr()
-            .map_or_else(|_| addr.to_string(), |a| a.to_string());
-        // The one line on stdout: scripts and tests read the bound address from it.
-        println!("listening on http://{local}");
-        let _ = std::io::stdout().flush();
-        let grace = std::time::Duration::from_secs(
-            *m.get_one::<u64>("grace-period").expect("has a default"),
-        );
-        let shutdown = options.shutdown.clone();
-        let signal = async move {
-            http::shutdown_signal().await;
-            shutdown.cancel();
-        };
-        match http::serve(listener, http::router(registry, options), signal, grace).await {
-            Ok(()) => 0,
-            Err(e) => fail(e, 1),
-        }
-    }
-
-    /// `mcp`: the MCP server on stdio until the client closes stdin.
-    #[cfg(feature = "mcp")]
-    async fn mcp(self, matches: &ArgMatches) -> u8 {
-        let (registry, name, version) = match self.serving_registry(matches) {
-            Ok(served) => served,
-            Err(code) => return code,
-        };
-        let server = crate::mcp::McpServer::named(registry, name, version);
-        match server.serve_stdio().await {
-            Ok(()) => 0,
-            Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
-        }
-    }
-
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
         self.finish_command(command(&self.name, registry, invoked))
     }
@@ -415,59 +332,6 @@ impl App {
         }
         cmd
     }
-
-    async fn invoke(
-        self,
-        tool_name: &str,
-        matches: &ArgMatches,
-        sub_matches: &ArgMatches,
-        json_out: bool,
-        out: &mut dyn Write,
-    ) -> u8 {
-        let registry = match self.build_registry(matches) {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
-        };
-        let Some(tool) = registry.get(tool_name) else {
-            return fail(format_args!("no tool `{tool_name}`"), 2);
-        };
-        let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
-            Ok(a) => a,
-            Err(e) => return fail(&e.0, 2),
-        };
-
-        let dry_run = tool.meta().dry_run && sub_matches.get_flag(command::DRY_RUN);
-        let yes =
-            tool.meta().annotations.needs_confirmation() && sub_matches.get_flag(command::YES);
-        let mut caller = Caller::new(Source::Cli).dry_run(dry_run).confirm(yes);
-        let bar = std::io::stderr().is_terminal().then(progress_bar);
-        if let Some(bar) = &bar {
-            caller = caller.progress(Arc::new(BarSink(bar.clone())));
-        }
-
-        let mut envelope = registry
-            .call(tool_name, call_args.clone(), caller.clone())
-            .await;
-        // The pipeline asks; the terminal answers. Without a terminal the question stands as
-        // the answer (`confirmation_required`, exit code 3).
-        if let Some((question, token)) = confirmation_asked(&envelope)
-            && std::io::stdin().is_terminal()
-        {
-            if let Some(preview) = envelope.error().and_then(|e| e.details()?.get("preview")) {
-                let p = Palette::new(color_for(&std::io::stderr()));
-                eprint!("{}", render::render(preview, p));
-            }
-            if ask(&question) {
-                envelope = registry
-                    .call(tool_name, call_args, caller.confirmation(token))
-                    .await;
-            }
-        }
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
-        report(&envelope, &tool, json_out, out)
-    }
 }
 
 impl std::fmt::Debug for App {
@@ -477,155 +341,6 @@ impl std::fmt::Debug for App {
             .field("version", &self.version)
             .finish_non_exhaustive()
     }
-}
-
-/// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
-fn report(
-    envelope: &Envelope,
-    tool: &crate::registry::RegisteredTool,
-    json_out: bool,
-    out: &mut dyn Write,
-) -> u8 {
-    if json_out {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(envelope).unwrap_or_default()
-        );
-    }
-    match &envelope.outcome {
-        Ok(result) => {
-            if !json_out {
-                let p = Palette::new(color_for(&std::io::stdout()));
-                let _ = write!(out, "{}", render::render(result, p));
-            }
-            0
-        }
-        Err(e) => {
-            let p = Palette::new(color_for(&std::io::stderr()));
-            eprintln!(
-                "{}error:{} {}",
-                p.error.render(),
-                p.error.render_reset(),
-                e.message()
-            );
-            for v in e.violations() {
-                let at = flag_for(&v.path, tool);
-                eprintln!(
-                    "  {}{at}:{} {}",
-                    p.dim.render(),
-                    p.dim.render_reset(),
-                    v.message
-                );
-            }
-            if e.kind() == kind::CONFIRMATION_REQUIRED {
-                eprintln!(
-                    "  hint: run it again with --yes to confirm, or from a terminal to be asked"
-                );
-            }
-            exit_code(e)
-        }
-    }
-}
-
-/// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
-fn flag_for(path: &str, tool: &crate::registry::RegisteredTool) -> String {
-    let top = path.strip_prefix('/').unwrap_or(path);
-    let (head, rest) = top.split_once('/').map_or((top, ""), |(h, r)| (h, r));
-    let known = tool.input_schema()["properties"]
-        .as_object()
-        .is_some_and(|p| p.contains_key(head));
-    let positional = tool
-        .meta()
-        .params
-        .iter()
-        .any(|h| h.name == head && h.positional);
-    match (known, positional) {
-        (true, false) if rest.is_empty() => format!("--{}", head.replace('_', "-")),
-        (true, false) => format!("--{} /{rest}", head.replace('_', "-")),
-        (true, true) => format!("<{}>", head.to_uppercase()),
-        _ if path.is_empty() => "arguments".to_owned(),
-        _ => path.to_owned(),
-    }
-}
-
-/// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
-fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    let p = Palette::new(color_for(&std::io::stderr()));
-    eprintln!(
-        "{}error:{} {message}",
-        p.error.render(),
-        p.error.render_reset()
-    );
-    code
-}
-
-/// The documented exit code of an error type.
-#[must_use]
-pub fn exit_code(e: &ToolError) -> u8 {
-    match e.kind() {
-        kind::INVALID_ARGUMENTS | kind::INVALID_REQUEST | kind::UNKNOWN_TOOL => 2,
-        kind::FORBIDDEN | kind::CONFIRMATION_REQUIRED | kind::UNAUTHENTICATED => 3,
-        _ => 1,
-    }
-}
-
-fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
-    // What a command-line caller may call (it carries no roles: with `RequireRoles`,
-    // role-gated tools are not shown).
-    let visible = registry.visible(&Caller::new(Source::Cli));
-    if json_out {
-        let tools: Vec<Value> = visible
-            .iter()
-            .map(|t| {
-                let m = t.meta();
-                json!({"name": m.name, "title": m.title, "summary": m.summary,
-                       "description": m.description, "annotations": m.annotations, "tags": m.tags})
-            })
-            .collect();
-        let _ = writeln!(out, "{}", json!({ "tools": tools }));
-        return 0;
-    }
-    let width = visible
-        .iter()
-        .map(|t| subcommand_name(t.name()).len())
-        .max()
-        .unwrap_or(0);
-    for t in &visible {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {}",
-            subcommand_name(t.name()),
-            t.meta().summary
-        );
-    }
-    0
-}
-
-fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
-    let name = m.get_one::<String>("tool").expect("required");
-    let caller = Caller::new(Source::Cli);
-    let found = registry.visible_tool(name, &caller).or_else(|| {
-        registry
-            .visible(&caller)
-            .into_iter()
-            .find(|t| subcommand_name(t.name()) == *name)
-    });
-    let Some(tool) = found else {
-        let ctx = registry.context(caller);
-        return fail(registry.unknown_tool(name, &ctx).message(), 2);
-    };
-    let schema = if m.get_flag("output-schema") {
-        tool.output_schema()
-    } else {
-        tool.input_schema()
-    };
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::to_string_pretty(schema).unwrap_or_default()
-    );
-    0
 }
 
 /// Whether `args` start a server (`serve`, `mcp`), which gets a multi-threaded runtime.
@@ -658,67 +373,6 @@ fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)
         return Some((index, s.to_owned()));
     }
     None
-}
-
-/// The question and token of a `confirmation_required` answer.
-fn confirmation_asked(envelope: &Envelope) -> Option<(String, String)> {
-    let e = envelope
-        .error()
-        .filter(|e| e.kind() == kind::CONFIRMATION_REQUIRED)?;
-    let details = e.details()?;
-    Some((
-        details.get("question")?.as_str()?.to_owned(),
-        details.get("token")?.as_str()?.to_owned(),
-    ))
-}
-
-/// Asks on the terminal; only `y` or `yes` confirms.
-fn ask(question: &str) -> bool {
-    eprint!("{question} [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    if std::io::stdin().lock().read_line(&mut line).is_err() {
-        return false;
-    }
-    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-}
-
-fn color_for(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-fn progress_bar() -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    bar
-}
-
-/// Shows a tool's progress reports as a spinner, or a bar once a total is known.
-struct BarSink(indicatif::ProgressBar);
-
-impl ProgressSink for BarSink {
-    fn report(&self, update: ProgressUpdate) {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        // Reason: progress counts are small non-negative numbers; a bar needs integers.
-        let (pos, total) = (
-            update.progress.max(0.0) as u64,
-            update.total.map(|t| t.max(0.0) as u64),
-        );
-        if let Some(total) = total
-            && self.0.length() != Some(total)
-        {
-            self.0.set_length(total);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
-            {
-                self.0.set_style(style.progress_chars("=> "));
-            }
-        }
-        self.0.set_position(pos);
-        if let Some(m) = update.message {
-            self.0.set_message(m);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -758,33 +412,5 @@ mod tests {
         ));
         assert!(!is_server(&args(&["app", "tools"]), &globals));
         assert!(!is_server(&args(&["app"]), &globals));
-    }
-
-    #[test]
-    fn progress_reports_drive_the_bar() {
-        let bar = indicatif::ProgressBar::hidden();
-        let sink = BarSink(bar.clone());
-        sink.report(ProgressUpdate {
-            progress: 2.0,
-            total: Some(5.0),
-            message: Some("copying".into()),
-        });
-        assert_eq!((bar.position(), bar.length()), (2, Some(5)));
-        assert_eq!(bar.message(), "copying");
-    }
-
-    #[test]
-    fn exit_codes_follow_the_documented_table() {
-        for (k, code) in [
-            ("invalid_arguments", 2),
-            ("unknown_tool", 2),
-            ("forbidden", 3),
-            ("confirmation_required", 3),
-            ("internal", 1),
-            ("timeout", 1),
-            ("not_found", 1),
-        ] {
-            assert_eq!(exit_code(&ToolError::new(k, "x")), code, "{k}");
-        }
     }
 }

@@ -341,42 +341,14 @@ fn with_errors(mut responses: Value, auth: bool, calls: bool) -> Value {
 /// Moves a schema's `$defs` into `components/schemas` under `{prefix}__{name}` and rewrites
 /// the references, since `#/$defs/...` would otherwise resolve against the document's root.
 fn relocate(schema: &Value, prefix: &str, schemas: &mut Map<String, Value>) -> Value {
-    let mut schema = schema.clone();
-    let defs = schema
-        .as_object_mut()
-        .and_then(|o| {
-            o.remove("$schema");
-            o.remove("$defs")
-        })
-        .and_then(|d| match d {
-            Value::Object(m) => Some(m),
-            _ => None,
-        })
-        .unwrap_or_default();
     let rename = |r: &str| -> Option<String> {
         r.strip_prefix("#/$defs/")
             .map(|n| format!("#/components/schemas/{prefix}__{n}"))
             .or_else(|| (r == "#").then(|| format!("#/components/schemas/{prefix}")))
     };
-    rewrite_refs(&mut schema, &rename);
-    for (name, mut def) in defs {
-        rewrite_refs(&mut def, &rename);
+    let (schema, defs) = crate::schema::take_defs(schema, &rename);
+    for (name, def) in defs {
         schemas.insert(format!("{prefix}__{name}"), def);
     }
     schema
-}
-
-fn rewrite_refs(v: &mut Value, rename: &dyn Fn(&str) -> Option<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get_mut("$ref")
-                && let Some(new) = rename(r)
-            {
-                *r = new;
-            }
-            m.values_mut().for_each(|v| rewrite_refs(v, rename));
-        }
-        Value::Array(a) => a.iter_mut().for_each(|v| rewrite_refs(v, rename)),
-        _ => {}
-    }
 }

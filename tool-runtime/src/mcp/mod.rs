@@ -10,8 +10,9 @@
 //! # }
 //! ```
 //!
-//! Over HTTP, [`http::router`](crate::http::router) serves the same at `/mcp` (streamable HTTP),
-//! behind the same authentication as the other routes.
+//! Over HTTP, [`McpServer::http_route`] is the streamable-HTTP endpoint as an axum route;
+//! [`http::router`](crate::http::router) mounts it at `/mcp`, behind the same authentication as
+//! the other routes.
 //!
 //! How tools map:
 //!
@@ -20,7 +21,7 @@
 //!   `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
 //! - MCP wants an object at the root of `outputSchema`. A tool whose output is not an object
 //!   (a list, a string, a number, `()`) is described as `{"result": <its output>}` and its
-//!   `structuredContent` is wrapped the same way; see [`output_schema`].
+//!   `structuredContent` is wrapped the same way; see [`schema::object_root`](crate::schema::object_root).
 //! - `tools/call` success: `structuredContent` plus one text block with the same JSON. Every
 //!   pipeline error (invalid arguments, forbidden, rate limited, time-out, a panic, the tool's own
 //!   error) is a result with `isError: true` whose text starts with the error type, then the
@@ -32,6 +33,12 @@
 //!   with `confirmation_required`.
 //! - A request's progress token turns the tool's progress reports into
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
+
+// The streamable-HTTP endpoint is an axum route: with the `http` feature.
+#[cfg(feature = "http")]
+mod drain;
+#[cfg(feature = "http")]
+mod streamable;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -146,42 +153,6 @@ impl McpServer {
             .map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
-    }
-
-    /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// (`http::router` mounts it at `/mcp`). Sessions live in memory. `hosts` is the `Host`
-    /// allowlist against DNS rebinding: empty allows every host (for servers behind
-    /// authentication), `None` keeps the SDK's loopback-only default. Cancelling `sessions` ends
-    /// every session and its open event streams at once (`http::router` does it at shutdown,
-    /// once the answers in flight are out).
-    #[must_use]
-    pub fn http_service(
-        self,
-        hosts: Option<Vec<String>>,
-        body_limit: usize,
-        sessions: tokio_util::sync::CancellationToken,
-    ) -> rmcp::transport::StreamableHttpService<
-        McpServer,
-        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-    > {
-        use rmcp::transport::StreamableHttpServerConfig;
-        let mut config = StreamableHttpServerConfig::default()
-            .with_max_request_body_bytes(body_limit)
-            .with_cancellation_token(sessions);
-        if let Some(hosts) = hosts {
-            config = config.with_allowed_hosts(hosts);
-        }
-        rmcp::transport::StreamableHttpService::new(
-            // One server per session, sharing everything but the session's own part.
-            move || {
-                Ok(McpServer {
-                    inner: self.inner.clone(),
-                    session: Arc::default(),
-                })
-            },
-            Arc::default(),
-            config,
-        )
     }
 
     /// The `tools/list` entries `caller` sees: [`Registry::visible`], described for MCP.
@@ -422,46 +393,15 @@ fn describe(tool: &RegisteredTool) -> Tool {
         "title": &*m.title,
         "description": &*m.description,
         "inputSchema": tool.input_schema(),
-        "outputSchema": output_schema(tool.output_schema()).0,
+        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
+        "outputSchema": crate::schema::object_root(tool.output_schema()).0,
         "annotations": annotations,
     });
     serde_json::from_value(d).expect("a tool description has the shape rmcp's Tool reads")
 }
 
-/// The `outputSchema` MCP gets for a tool's output schema, and whether it is the
-/// `{"result": ...}` wrapper: MCP requires an object at the root, so an output that is not
-/// always an object is wrapped (and its `structuredContent` with it).
-#[must_use]
-pub fn output_schema(schema: &Value) -> (Value, bool) {
-    if !wraps(schema) {
-        return (schema.clone(), false);
-    }
-    let mut inner = schema.clone();
-    let mut wrapper = Map::new();
-    if let Some(s) = inner.get("$schema").cloned() {
-        wrapper.insert("$schema".into(), s);
-    }
-    if let Some(obj) = inner.as_object_mut() {
-        obj.remove("$schema");
-        // `$ref`s point at `#/$defs/...`: the definitions move to the new root.
-        if let Some(defs) = obj.remove("$defs") {
-            wrapper.insert("$defs".into(), defs);
-        }
-    }
-    wrapper.insert("type".into(), json!("object"));
-    wrapper.insert("properties".into(), json!({ "result": inner }));
-    wrapper.insert("required".into(), json!(["result"]));
-    wrapper.insert("additionalProperties".into(), json!(false));
-    (Value::Object(wrapper), true)
-}
-
-/// Whether outputs of this schema reach MCP as `{"result": ...}`: all but those always objects.
-fn wraps(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) != Some("object")
-}
-
 fn success(tool: &RegisteredTool, value: Value) -> CallToolResult {
-    let structured = if wraps(tool.output_schema()) {
+    let structured = if crate::schema::wraps_output(tool.output_schema()) {
         json!({ "result": value })
     } else {
         value

@@ -1,11 +1,20 @@
-//! JSON Schema generation for tool inputs and outputs.
+//! The canonical schemas of tools, and everything that reads them.
 //!
-//! Draft 2020-12 with every subschema inlined, so a client never has to resolve a `$ref`;
-//! `$defs` stay only for recursive types, which cannot be inlined. Fixed-width integers get
-//! their full `minimum`/`maximum`, so the schema alone rejects what the Rust type cannot hold.
+//! - Generation (here): draft 2020-12 with every subschema inlined, so a client never has to
+//!   resolve a `$ref`; `$defs` stay only for recursive types, which cannot be inlined.
+//!   Fixed-width integers get their full `minimum`/`maximum`, so the schema alone rejects what
+//!   the Rust type cannot hold.
+//! - [`describe`]: the top-level parameters and the shape of each value, as front ends show them.
+//! - [`walk`]: walks and rewrites over subschemas, for targets that re-home a schema.
+//! - `validate` and `parsed`: the validator that enforces the canonical schema on every call.
 
+pub mod describe;
 pub(crate) mod parsed;
 pub(crate) mod validate;
+pub mod walk;
+
+pub use describe::{Kind, Param, non_null_type, params};
+pub use walk::{object_root, take_defs, walk_mut, wraps_output};
 
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
@@ -52,23 +61,6 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
 
 /// The `$schema` of every emitted schema.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
-
-/// The one JSON type a property schema admits besides `null`: `"integer"` for both
-/// `{"type": "integer"}` and `{"type": ["integer", "null"]}`; `None` when there is no single one.
-#[cfg_attr(not(any(feature = "cli", feature = "http")), allow(dead_code))]
-pub(crate) fn non_null_type(schema: &Value) -> Option<&str> {
-    match &schema["type"] {
-        Value::String(t) => Some(t.as_str()),
-        Value::Array(ts) => {
-            let mut non_null = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null");
-            match (non_null.next(), non_null.next()) {
-                (Some(one), None) => Some(one),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
 
 fn finish_input(mut value: Value) -> Value {
     let Some(obj) = value.as_object_mut() else {

@@ -1,0 +1,69 @@
+//! The listing built-ins: `tools` and `schema`.
+
+use std::io::Write;
+
+use clap::ArgMatches;
+use serde_json::{Value, json};
+
+use super::call::fail;
+use super::command::subcommand_name;
+use crate::context::{Caller, Source};
+use crate::registry::Registry;
+
+pub(super) fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
+    // What a command-line caller may call (it carries no roles: with `RequireRoles`,
+    // role-gated tools are not shown).
+    let visible = registry.visible(&Caller::new(Source::Cli));
+    if json_out {
+        let tools: Vec<Value> = visible
+            .iter()
+            .map(|t| {
+                let m = t.meta();
+                json!({"name": m.name, "title": m.title, "summary": m.summary,
+                       "description": m.description, "annotations": m.annotations, "tags": m.tags})
+            })
+            .collect();
+        let _ = writeln!(out, "{}", json!({ "tools": tools }));
+        return 0;
+    }
+    let width = visible
+        .iter()
+        .map(|t| subcommand_name(t.name()).len())
+        .max()
+        .unwrap_or(0);
+    for t in &visible {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {}",
+            subcommand_name(t.name()),
+            t.meta().summary
+        );
+    }
+    0
+}
+
+pub(super) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
+    let name = m.get_one::<String>("tool").expect("required");
+    let caller = Caller::new(Source::Cli);
+    let found = registry.visible_tool(name, &caller).or_else(|| {
+        registry
+            .visible(&caller)
+            .into_iter()
+            .find(|t| subcommand_name(t.name()) == *name)
+    });
+    let Some(tool) = found else {
+        let ctx = registry.context(caller);
+        return fail(registry.unknown_tool(name, &ctx).message(), 2);
+    };
+    let schema = if m.get_flag("output-schema") {
+        tool.output_schema()
+    } else {
+        tool.input_schema()
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(schema).unwrap_or_default()
+    );
+    0
+}

@@ -1,0 +1,254 @@
+//! Invoking a tool from the command line: the call, the confirmation question on a terminal,
+//! progress, and the report with its exit code.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use clap::ArgMatches;
+
+use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::envelope::Envelope;
+use crate::error::{ToolError, kind};
+
+use super::render::{self, Palette};
+use super::{App, args, command};
+
+impl App {
+    pub(super) async fn invoke(
+        self,
+        tool_name: &str,
+        matches: &ArgMatches,
+        sub_matches: &ArgMatches,
+        json_out: bool,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let registry = match self.build_registry(matches) {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        let Some(tool) = registry.get(tool_name) else {
+            return fail(format_args!("no tool `{tool_name}`"), 2);
+        };
+        let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
+            Ok(a) => a,
+            Err(e) => return fail(&e.0, 2),
+        };
+
+        let dry_run = tool.meta().dry_run && sub_matches.get_flag(command::DRY_RUN);
+        let yes =
+            tool.meta().annotations.needs_confirmation() && sub_matches.get_flag(command::YES);
+        let mut caller = Caller::new(Source::Cli).dry_run(dry_run).confirm(yes);
+        let bar = std::io::stderr().is_terminal().then(progress_bar);
+        if let Some(bar) = &bar {
+            caller = caller.progress(Arc::new(BarSink(bar.clone())));
+        }
+
+        let mut envelope = registry
+            .call(tool_name, call_args.clone(), caller.clone())
+            .await;
+        // The pipeline asks; the terminal answers. Without a terminal the question stands as
+        // the answer (`confirmation_required`, exit code 3).
+        if let Some((question, token)) = confirmation_asked(&envelope)
+            && std::io::stdin().is_terminal()
+        {
+            if let Some(preview) = envelope.error().and_then(|e| e.details()?.get("preview")) {
+                let p = Palette::new(color_for(&std::io::stderr()));
+                eprint!("{}", render::render(preview, p));
+            }
+            if ask(&question) {
+                envelope = registry
+                    .call(tool_name, call_args, caller.confirmation(token))
+                    .await;
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        report(&envelope, &tool, json_out, out)
+    }
+}
+
+/// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
+pub(super) fn report(
+    envelope: &Envelope,
+    tool: &crate::registry::RegisteredTool,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> u8 {
+    if json_out {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(envelope).unwrap_or_default()
+        );
+    }
+    match &envelope.outcome {
+        Ok(result) => {
+            if !json_out {
+                let p = Palette::new(color_for(&std::io::stdout()));
+                let _ = write!(out, "{}", render::render(result, p));
+            }
+            0
+        }
+        Err(e) => {
+            let p = Palette::new(color_for(&std::io::stderr()));
+            eprintln!(
+                "{}error:{} {}",
+                p.error.render(),
+                p.error.render_reset(),
+                e.message()
+            );
+            for v in e.violations() {
+                let at = flag_for(&v.path, tool);
+                eprintln!(
+                    "  {}{at}:{} {}",
+                    p.dim.render(),
+                    p.dim.render_reset(),
+                    v.message
+                );
+            }
+            if e.kind() == kind::CONFIRMATION_REQUIRED {
+                eprintln!(
+                    "  hint: run it again with --yes to confirm, or from a terminal to be asked"
+                );
+            }
+            exit_code(e)
+        }
+    }
+}
+
+/// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
+pub(super) fn flag_for(path: &str, tool: &crate::registry::RegisteredTool) -> String {
+    let top = path.strip_prefix('/').unwrap_or(path);
+    let (head, rest) = top.split_once('/').map_or((top, ""), |(h, r)| (h, r));
+    let known = tool.input_schema()["properties"]
+        .as_object()
+        .is_some_and(|p| p.contains_key(head));
+    let positional = tool
+        .meta()
+        .params
+        .iter()
+        .any(|h| h.name == head && h.positional);
+    match (known, positional) {
+        (true, false) if rest.is_empty() => format!("--{}", head.replace('_', "-")),
+        (true, false) => format!("--{} /{rest}", head.replace('_', "-")),
+        (true, true) => format!("<{}>", head.to_uppercase()),
+        _ if path.is_empty() => "arguments".to_owned(),
+        _ => path.to_owned(),
+    }
+}
+
+/// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
+pub(super) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
+    let p = Palette::new(color_for(&std::io::stderr()));
+    eprintln!(
+        "{}error:{} {message}",
+        p.error.render(),
+        p.error.render_reset()
+    );
+    code
+}
+
+/// The documented exit code of an error type.
+#[must_use]
+pub fn exit_code(e: &ToolError) -> u8 {
+    match e.kind() {
+        kind::INVALID_ARGUMENTS | kind::INVALID_REQUEST | kind::UNKNOWN_TOOL => 2,
+        kind::FORBIDDEN | kind::CONFIRMATION_REQUIRED | kind::UNAUTHENTICATED => 3,
+        _ => 1,
+    }
+}
+
+/// The question and token of a `confirmation_required` answer.
+pub(super) fn confirmation_asked(envelope: &Envelope) -> Option<(String, String)> {
+    let e = envelope
+        .error()
+        .filter(|e| e.kind() == kind::CONFIRMATION_REQUIRED)?;
+    let details = e.details()?;
+    Some((
+        details.get("question")?.as_str()?.to_owned(),
+        details.get("token")?.as_str()?.to_owned(),
+    ))
+}
+
+/// Asks on the terminal; only `y` or `yes` confirms.
+pub(super) fn ask(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+pub(super) fn color_for(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+pub(super) fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar
+}
+
+/// Shows a tool's progress reports as a spinner, or a bar once a total is known.
+pub(super) struct BarSink(indicatif::ProgressBar);
+
+impl ProgressSink for BarSink {
+    fn report(&self, update: ProgressUpdate) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        // Reason: progress counts are small non-negative numbers; a bar needs integers.
+        let (pos, total) = (
+            update.progress.max(0.0) as u64,
+            update.total.map(|t| t.max(0.0) as u64),
+        );
+        if let Some(total) = total
+            && self.0.length() != Some(total)
+        {
+            self.0.set_length(total);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            {
+                self.0.set_style(style.progress_chars("=> "));
+            }
+        }
+        self.0.set_position(pos);
+        if let Some(m) = update.message {
+            self.0.set_message(m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reports_drive_the_bar() {
+        let bar = indicatif::ProgressBar::hidden();
+        let sink = BarSink(bar.clone());
+        sink.report(ProgressUpdate {
+            progress: 2.0,
+            total: Some(5.0),
+            message: Some("copying".into()),
+        });
+        assert_eq!((bar.position(), bar.length()), (2, Some(5)));
+        assert_eq!(bar.message(), "copying");
+    }
+
+    #[test]
+    fn exit_codes_follow_the_documented_table() {
+        for (k, code) in [
+            ("invalid_arguments", 2),
+            ("unknown_tool", 2),
+            ("forbidden", 3),
+            ("confirmation_required", 3),
+            ("internal", 1),
+            ("timeout", 1),
+            ("not_found", 1),
+        ] {
+            assert_eq!(exit_code(&ToolError::new(k, "x")), code, "{k}");
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The server built-ins: `serve` (HTTP, with MCP at `/mcp`) and `mcp` (stdio).
+
+use std::sync::Arc;
+
+use clap::ArgMatches;
+
+use super::App;
+use super::call::fail;
+use crate::registry::Registry;
+
+impl App {
+    /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
+    /// front, and the name and version to announce; or the exit code of the failure.
+    pub(super) fn serving_registry(
+        self,
+        matches: &ArgMatches,
+    ) -> Result<(Arc<Registry>, String, String), u8> {
+        let (name, version) = (self.name.clone(), self.version.clone());
+        let registry = Arc::new(self.build_registry(matches).map_err(|e| fail(e, 1))?);
+        if let Err(broken) = registry.warm_up() {
+            return Err(fail(
+                format_args!("input schemas that do not compile: {broken:?}"),
+                1,
+            ));
+        }
+        Ok((registry, name, version.unwrap_or_else(|| "0.0.0".into())))
+    }
+
+    #[cfg(feature = "http")]
+    pub(super) async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
+        use crate::http::{self, Auth, HttpOptions};
+        let addr = *m
+            .get_one::<std::net::SocketAddr>("addr")
+            .expect("has a default");
+        let auth = match m.get_one::<std::path::PathBuf>("auth-file") {
+            Some(path) => match Auth::from_file(path) {
+                Ok(a) => Some(Arc::new(a)),
+                Err(e) => return fail(e, 2),
+            },
+            None => None,
+        };
+        let insecure = m.get_flag("insecure");
+        if let Err(refusal) = crate::safety::check_listen_address(addr, auth.is_some(), insecure) {
+            return fail(refusal, 2);
+        }
+        let auth_present = auth.is_some();
+        let (registry, name, version) = match self.serving_registry(matches) {
+            Ok(served) => served,
+            Err(code) => return code,
+        };
+        let options = HttpOptions {
+            body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
+            auth,
+            api_title: name,
+            api_version: version,
+            // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
+            mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
+            allow_remote_without_auth: insecure,
+            ..HttpOptions::default()
+        };
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => return fail(format_args!("cannot listen on {addr}: {e}"), 1),
+        };
+        let local = listener
+            .local_addr()
+            .map_or_else(|_| addr.to_string(), |a| a.to_string());
+        // The one line on stdout: scripts and tests read the bound address from it.
+        println!("listening on http://{local}");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let grace = std::time::Duration::from_secs(
+            *m.get_one::<u64>("grace-period").expect("has a default"),
+        );
+        let shutdown = options.shutdown.clone();
+        let signal = async move {
+            http::shutdown_signal().await;
+            shutdown.cancel();
+        };
+        match http::serve(listener, http::router(registry, options), signal, grace).await {
+            Ok(()) => 0,
+            Err(e) => fail(e, 1),
+        }
+    }
+
+    /// `mcp`: the MCP server on stdio until the client closes stdin.
+    #[cfg(feature = "mcp")]
+    pub(super) async fn mcp(self, matches: &ArgMatches) -> u8 {
+        let (registry, name, version) = match self.serving_registry(matches) {
+            Ok(served) => served,
+            Err(code) => return code,
+        };
+        let server = crate::mcp::McpServer::named(registry, name, version);
+        match server.serve_stdio().await {
+            Ok(()) => 0,
+            Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
+        }
+    }
+}

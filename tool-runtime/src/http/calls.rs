@@ -1,0 +1,330 @@
+//! Calls: `POST /tools/{name}` and `POST /invoke`, from request to envelope.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderName};
+use axum::response::Response;
+use axum::routing::{MethodRouter, get};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::context::{CallContext, Caller, Source};
+use crate::error::ToolError;
+use crate::parsed::Node;
+use crate::pipeline::Input;
+
+use super::front::{FrontContext, FrontLayer, context_of, front, header_of};
+use super::listing::describe_named;
+use super::response::{envelope_response, error_response};
+use super::{AppState, Shared, body};
+
+/// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract. `GET` (and
+/// the 405 of other methods) behind the front layer; `POST` does the front's work itself
+/// ([`CallService`]).
+pub(super) fn named_tool_routes(state: &AppState, name: Arc<str>) -> MethodRouter<AppState> {
+    let described = name.clone();
+    get(move |State(state): State<AppState>, mut request: Request| {
+        let name = described.clone();
+        async move { describe_named(&state, &name, &context_of(&mut request)) }
+    })
+    .layer(FrontLayer(state.clone()))
+    // After the layer, so not under it.
+    .post_service(CallService {
+        state: state.clone(),
+        name,
+    })
+}
+
+/// `POST /tools/<name>` of one tool as a tower service rather than an axum handler behind the
+/// front layer: it does what [`Front`] does (request id, authentication, the log line) on its
+/// own, without passing a context through the request's extensions, and boxes only the call's
+/// own future, where a handler's is boxed with the request it was given and the machinery of
+/// its extractors, and the layer's in a box of its own: on every call.
+#[derive(Clone)]
+pub(super) struct CallService {
+    state: AppState,
+    name: Arc<str>,
+}
+
+impl tower::Service<Request> for CallService {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (admitted, finish) = front(&self.state, &request);
+        let call =
+            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, ctx));
+        let (state, name) = (self.state.clone(), self.name.clone());
+        Box::pin(async move {
+            let response = match call {
+                Ok(call) => call_named(&state, &name, call).await,
+                Err(refused) => *refused,
+            };
+            Ok(finish.response(response))
+        })
+    }
+}
+
+/// The query of `POST /tools/{name}`: `confirm` and `dry_run` (`true` or `false`), and
+/// `confirmation` (a token).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallQuery {
+    confirm: Option<bool>,
+    dry_run: Option<bool>,
+    confirmation: Option<String>,
+}
+
+/// How a `POST /tools/{name}` asks for its call to run.
+pub(super) struct CallFlags {
+    confirm: bool,
+    dry_run: bool,
+    confirmation: Option<String>,
+}
+
+/// The flags from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each `true` or
+/// `false` exactly, and `?confirmation=`/`x-confirmation:`; anything else is a bad request.
+pub(super) fn call_flags(
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+) -> Result<CallFlags, ToolError> {
+    static CONFIRM: HeaderName = HeaderName::from_static("x-confirm");
+    static DRY_RUN: HeaderName = HeaderName::from_static("x-dry-run");
+    static CONFIRMATION: HeaderName = HeaderName::from_static("x-confirmation");
+    let query = if uri.query().is_some() {
+        Query::<CallQuery>::try_from_uri(uri)
+            .map_err(|e| {
+                body::invalid_request(format!(
+                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, and `confirmation`, a token",
+                    e.body_text()
+                ))
+            })?
+            .0
+    } else {
+        CallQuery::default()
+    };
+    let header = |name: &HeaderName| match header_of(headers, name).map(|v| v.to_str()) {
+        Some(Ok("true")) => Ok(true),
+        None | Some(Ok("false")) => Ok(false),
+        Some(_) => Err(body::invalid_request(format!(
+            "`{name}` must be `true` or `false`"
+        ))),
+    };
+    let token = match header_of(headers, &CONFIRMATION).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(t)) => Some(t.to_owned()),
+        Some(Err(_)) => {
+            return Err(body::invalid_request(format!(
+                "`{CONFIRMATION}` must be the token of a `confirmation_required` answer"
+            )));
+        }
+    };
+    Ok(CallFlags {
+        confirm: query.confirm.unwrap_or(false) || header(&CONFIRM)?,
+        dry_run: query.dry_run.unwrap_or(false) || header(&DRY_RUN)?,
+        confirmation: query.confirmation.or(token),
+    })
+}
+
+pub(super) fn call_tool(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    request: Request,
+) -> impl Future<Output = Response> {
+    let call = call_request(&state, &name, request);
+    async move {
+        match call {
+            Ok(call) => call_named(&state, &name, call).await,
+            Err(refused) => *refused,
+        }
+    }
+}
+
+/// What a call takes from its request before the body is read: the request's parts are not
+/// kept in the call's future, which is on every call's path and moved with it (the handlers
+/// are plain fns returning futures for the same reason: an `async fn` keeps its arguments).
+pub(super) struct CallRequest {
+    ctx: CallContext,
+    json: bool,
+    body: Body,
+}
+
+/// A refusal (a bad query or flag header) is boxed: it is rare, and the result is kept in the
+/// call's future.
+pub(super) fn call_request(
+    state: &Shared,
+    name: &str,
+    mut request: Request,
+) -> Result<CallRequest, Box<Response>> {
+    let ctx = context_of(&mut request);
+    call_request_with(state, name, request, ctx)
+}
+
+pub(super) fn call_request_with(
+    state: &Shared,
+    name: &str,
+    request: Request,
+    ctx: FrontContext,
+) -> Result<CallRequest, Box<Response>> {
+    let (parts, body) = request.into_parts();
+    match call_flags(&parts.uri, &parts.headers) {
+        Ok(flags) => {
+            let mut caller = caller(ctx).confirm(flags.confirm).dry_run(flags.dry_run);
+            if let Some(token) = flags.confirmation {
+                caller = caller.confirmation(token);
+            }
+            Ok(CallRequest {
+                json: body::is_json(&parts.headers),
+                body,
+                ctx: state.registry.context(caller),
+            })
+        }
+        Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
+    }
+}
+
+pub(super) async fn call_named(state: &Shared, name: &str, call: CallRequest) -> Response {
+    let o = &state.options;
+    let CallRequest { ctx, json, body } = call;
+    let bytes = match body::json_bytes(json, body, o.body_limit, o.max_depth, true).await {
+        Ok(b) => b,
+        Err(e) => return error_response(Some(name), e, ctx.request_id()),
+    };
+    // Parsed without a `serde_json::Value` when nothing on the call's way needs one
+    // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
+    let registry = &state.registry;
+    let parsed = registry.parsed_entry(name);
+    let tree = parsed.as_ref().and_then(|_| Node::parse(&bytes));
+    let (entry, input) = match &tree {
+        Some(node @ Node::Object(_)) => (
+            parsed,
+            Input::Parsed {
+                node,
+                bytes: &bytes,
+            },
+        ),
+        _ => match body::object_of(&bytes) {
+            Ok(params) => (registry.get(name), Input::Value(Value::Object(params))),
+            Err(e) => return error_response(Some(name), e, ctx.request_id()),
+        },
+    };
+    envelope_response(&registry.call_in_context(name, entry, input, ctx).await)
+}
+
+pub(super) fn caller(ctx: FrontContext) -> Caller {
+    let mut caller = Caller::new(Source::Http).request_id(ctx.id);
+    if let Some(who) = ctx.identity {
+        caller = caller.principal(who.principal).roles(who.roles);
+    }
+    caller
+}
+
+pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) -> Response {
+    let FrontContext { id, identity } = context_of(&mut request);
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    let o = &state.options;
+    let mut request = match body::json_object(headers, body, o.body_limit, o.max_depth, false).await
+    {
+        Ok(r) => r,
+        Err(e) => return error_response(None, e, &id),
+    };
+    let shape = |m: &str| {
+        body::invalid_request(format!(
+            "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}"
+        ))
+    };
+    let tool = match request.remove("tool") {
+        Some(Value::String(t)) => t,
+        Some(other) => {
+            return error_response(
+                None,
+                shape(&format!(
+                    "`tool` must be a string, not {}",
+                    crate::validate::value_kind(&other)
+                )),
+                &id,
+            );
+        }
+        None => return error_response(None, shape("`tool` is missing"), &id),
+    };
+    let params = match request.remove("params") {
+        None => Value::Object(Map::new()),
+        Some(Value::Object(p)) => Value::Object(p),
+        Some(other) => {
+            return error_response(
+                Some(&tool),
+                shape(&format!(
+                    "`params` must be an object, not {}",
+                    crate::validate::value_kind(&other)
+                )),
+                &id,
+            );
+        }
+    };
+    let mut flags = [false; 2];
+    for (slot, key) in flags.iter_mut().zip(["confirm", "dry_run"]) {
+        match request.remove(key) {
+            None => {}
+            Some(Value::Bool(b)) => *slot = b,
+            Some(other) => {
+                return error_response(
+                    Some(&tool),
+                    shape(&format!(
+                        "`{key}` must be a boolean, not {}",
+                        crate::validate::value_kind(&other)
+                    )),
+                    &id,
+                );
+            }
+        }
+    }
+    let confirmation = match request.remove("confirmation") {
+        None => None,
+        Some(Value::String(token)) => Some(token),
+        Some(other) => {
+            return error_response(
+                Some(&tool),
+                shape(&format!(
+                    "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
+                    crate::validate::value_kind(&other)
+                )),
+                &id,
+            );
+        }
+    };
+    if let Some(unknown) = request.keys().next() {
+        return error_response(
+            Some(&tool),
+            shape(&format!("unknown field `{unknown}`")),
+            &id,
+        );
+    }
+    let mut caller = caller(FrontContext { id, identity })
+        .confirm(flags[0])
+        .dry_run(flags[1]);
+    if let Some(token) = confirmation {
+        caller = caller.confirmation(token);
+    }
+    let envelope = state.registry.call(&tool, params, caller).await;
+    envelope_response(&envelope)
+}
+
+pub(super) async fn not_found(mut request: Request) -> Response {
+    error_response(
+        None,
+        ToolError::new("not_found", "no such route; see GET /openapi.json").with_status(404),
+        &context_of(&mut request).id,
+    )
+}

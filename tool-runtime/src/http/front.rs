@@ -1,0 +1,279 @@
+//! The front layer every request passes once: request id, authentication, the peer rule, the
+//! log line.
+
+use std::future::Future;
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use crate::error::{ToolError, kind};
+
+use super::response::error_response;
+use super::{AppState, Identity, REQUEST_ID, Shared};
+
+/// The request id of a request and its `x-request-id` response header: the request's own
+/// header if sensible (1 to 128 visible ASCII characters), returned without a copy; else a new
+/// id.
+pub(super) fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
+    if let Some(value) = header_of(headers, &REQUEST_ID)
+        && let Ok(id) = value.to_str()
+        && !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return (id.to_owned(), value.clone());
+    }
+    let id = crate::context::next_request_id();
+    // Made of visible ASCII: always a valid header value.
+    let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
+    (id, echo)
+}
+
+/// The first value of header `name`. A request carries a handful of headers: comparing their
+/// names is cheaper than hashing `name` for a lookup, which for a custom name costs ~100
+/// instructions, on every request.
+pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option<&'h HeaderValue> {
+    if headers.keys_len() > 8 {
+        return headers.get(name);
+    }
+    headers.iter().find_map(|(n, v)| (n == name).then_some(v))
+}
+
+/// What the front middleware learned about a request, for the handlers (and the MCP adapter,
+/// which finds it in the request's extensions).
+pub(crate) use crate::context::Requester as FrontContext;
+
+/// Every request passes here once: the request id is read or made and returned on the
+/// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
+/// <token>`; axum's bare 405 gets an envelope; one line is logged.
+///
+/// A plain tower layer rather than `middleware::from_fn`: it is on every request's path, and
+/// this costs one allocation per request where `from_fn` costs several.
+#[derive(Clone)]
+pub(super) struct FrontLayer(pub(super) AppState);
+
+impl<S> tower::Layer<S> for FrontLayer {
+    type Service = Front<S>;
+    fn layer(&self, inner: S) -> Front<S> {
+        Front {
+            inner,
+            state: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(super) struct Front<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> tower::Service<Request> for Front<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = FrontFuture<S::Future>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let (admitted, finish) = front(&self.state, &request);
+        let (inner, refusal) = match admitted {
+            Ok(ctx) => {
+                // Moved, not copied: the handler moves it on into the call's context.
+                request.extensions_mut().insert(ctx);
+                // `inner` is an axum `Route` (this layer is private, applied by `Router::layer`
+                // only): always ready, and its `call` clones what it runs. The usual tower
+                // hand-over (serve with the polled service, keep a fresh clone) would clone a
+                // boxed service a second time on every request.
+                (Some(self.inner.call(request)), None)
+            }
+            Err(refusal) => (None, Some(refusal)),
+        };
+        FrontFuture {
+            inner,
+            refusal,
+            finish: Some(finish),
+        }
+    }
+}
+
+/// What the front does before a request is served: its request id read or made, its caller
+/// authenticated (or the 401 to answer), its log line started; and what it does to the
+/// response ([`Finish`]).
+pub(super) fn front(
+    state: &Shared,
+    request: &Request,
+) -> (Result<FrontContext, Box<Response>>, Finish) {
+    let (id, echo) = request_id_of(request.headers());
+    // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
+    let mcp = request.uri().path() == "/mcp";
+    let log = tracing::enabled!(target: "tool_runtime::http", tracing::Level::INFO).then(|| {
+        Box::new((
+            Instant::now(),
+            request.method().clone(),
+            request.uri().path().to_owned(),
+        ))
+    });
+    let admitted = exposure(state, request, &id)
+        .and_then(|()| authenticate(state, request, &id))
+        .map(|identity| FrontContext { id, identity });
+    (admitted, Finish { echo, mcp, log })
+}
+
+/// The core's rule on unauthenticated remote callers ([`crate::safety`]), for a request whose
+/// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
+/// no peer to check).
+pub(super) fn exposure(state: &Shared, request: &Request, id: &str) -> Result<(), Box<Response>> {
+    let Some(peer) = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+    else {
+        return Ok(());
+    };
+    let o = &state.options;
+    crate::safety::admit_peer(peer.0.ip(), o.auth.is_some(), o.allow_remote_without_auth)
+        .map_err(|e| Box::new(error_response(None, e, id)))
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of [`Front`]: the route's own future, then [`Finish`]. A named type
+    /// rather than a boxed `async` block, which cost an allocation and a copy per request.
+    pub(super) struct FrontFuture<F> {
+        #[pin]
+        inner: Option<F>,
+        refusal: Option<Box<Response>>,
+        finish: Option<Finish>,
+    }
+}
+
+impl<F> Future for FrontFuture<F>
+where
+    F: Future<Output = Result<Response, std::convert::Infallible>>,
+{
+    type Output = Result<Response, std::convert::Infallible>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        let response = match this.inner.as_pin_mut() {
+            Some(inner) => std::task::ready!(inner.poll(cx))?,
+            None => *this
+                .refusal
+                .take()
+                .expect("FrontFuture polled after it completed"),
+        };
+        let finish = this
+            .finish
+            .take()
+            .expect("FrontFuture polled after it completed");
+        std::task::Poll::Ready(Ok(finish.response(response)))
+    }
+}
+
+/// What [`Front`] does to every response.
+pub(super) struct Finish {
+    echo: HeaderValue,
+    mcp: bool,
+    /// Boxed: only when the line is logged, and this is kept in every request's future.
+    log: Option<Box<(Instant, axum::http::Method, String)>>,
+}
+
+impl Finish {
+    pub(super) fn response(self, mut response: Response) -> Response {
+        let Finish { echo, mcp, log } = self;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
+            // axum's own 405 carries the `Allow` header; give it an envelope body as well.
+            let allow = response.headers().get(header::ALLOW).cloned();
+            response = error_response(
+                None,
+                ToolError::new(
+                    "method_not_allowed",
+                    "this route does not take that method; see GET /openapi.json",
+                )
+                .with_status(405),
+                echo.to_str().unwrap_or_default(),
+            );
+            if let Some(allow) = allow {
+                response.headers_mut().insert(header::ALLOW, allow);
+            }
+        }
+        if let Some(log) = log {
+            let (started, method, path) = *log;
+            tracing::info!(
+                target: "tool_runtime::http",
+                %method,
+                path,
+                status = response.status().as_u16(),
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                request_id = echo.to_str().unwrap_or_default(),
+                "request"
+            );
+        }
+        response.headers_mut().insert(REQUEST_ID, echo);
+        response
+    }
+}
+
+/// The caller's identity, `None` without an auth file; or the 401 response.
+pub(super) fn authenticate(
+    state: &Shared,
+    request: &Request,
+    id: &str,
+) -> Result<Option<Identity>, Box<Response>> {
+    let Some(auth) = &state.options.auth else {
+        return Ok(None);
+    };
+    if request.uri().path() == "/healthz" {
+        return Ok(None);
+    }
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    if let Some(identity) = token.and_then(|t| auth.check(t)) {
+        return Ok(Some(identity.clone()));
+    }
+    let message = if token.is_some() {
+        "the bearer token is not valid"
+    } else {
+        "this server needs `Authorization: Bearer <token>`"
+    };
+    let mut response = error_response(None, ToolError::new(kind::UNAUTHENTICATED, message), id);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"tools\""),
+    );
+    Err(Box::new(response))
+}
+
+/// The context the front middleware left, or a fresh one (routes used without it).
+pub(super) fn context_of(request: &mut Request) -> FrontContext {
+    request
+        .extensions_mut()
+        .remove::<FrontContext>()
+        .unwrap_or_else(|| FrontContext {
+            id: request_id_of(request.headers()).0,
+            identity: None,
+        })
+}

@@ -1,0 +1,133 @@
+//! What a caller may see: `GET /tools`, `GET /tools/{name}`, `GET /openapi.json`, `/healthz`.
+
+use std::sync::{Arc, PoisonError};
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use crate::context::{Caller, Source};
+use crate::registry::RegisteredTool;
+
+use super::front::{FrontContext, context_of};
+use super::response::{error_response, json_bytes, json_response};
+use super::{AppState, Shared, openapi};
+
+pub(super) async fn healthz() -> Response {
+    json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+/// The caller of a request, as listings see it.
+pub(super) fn caller_of(ctx: &FrontContext) -> Caller {
+    ctx.caller(Source::Http)
+}
+
+pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Request) -> Response {
+    let o = &state.options;
+    let registry = &state.registry;
+    let ctx = context_of(&mut request);
+    // The document lists what this caller may see; without policies that is every tool, and
+    // the document is kept until the registry changes.
+    let cacheable = registry.policies.is_empty();
+    let version = registry.version();
+    if cacheable
+        && let Some((v, doc)) = &*state.openapi.lock().unwrap_or_else(PoisonError::into_inner)
+        && *v == version
+    {
+        return json_response(StatusCode::OK, &**doc);
+    }
+    let tools = registry.visible(&caller_of(&ctx));
+    let doc = Arc::new(openapi::document_for(
+        &tools,
+        &o.api_title,
+        &o.api_version,
+        o.auth.is_some(),
+    ));
+    if cacheable {
+        *state.openapi.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((version, doc.clone()));
+    }
+    json_response(StatusCode::OK, &*doc)
+}
+
+/// A tool as `GET /tools` describes it.
+pub(super) fn describe(tool: &RegisteredTool) -> Value {
+    let meta = tool.meta();
+    let input = tool.input_schema();
+    let mut params = Map::new();
+    for param in crate::schema::params(input, &meta.params) {
+        let mut p = json!({
+            "type": param.kind().word(),
+            "description": param.description(),
+            "required": param.required,
+        });
+        if let Some(d) = param.default() {
+            p["default"] = d.clone();
+        }
+        params.insert(param.name.to_owned(), p);
+    }
+    json!({
+        "name": meta.name,
+        "title": meta.title,
+        "description": meta.description,
+        "params": params,
+        "input_schema": input,
+        "output_schema": tool.output_schema(),
+        "annotations": meta.annotations,
+        "tags": meta.tags,
+    })
+}
+
+/// `GET /tools`: the tools this caller may see, with an `ETag` (a hash of the body): a client
+/// polling with `If-None-Match` gets `304` until the listing changes for it.
+pub(super) async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
+    let ctx = context_of(&mut request);
+    let tools: Vec<Value> = state
+        .registry
+        .visible(&caller_of(&ctx))
+        .iter()
+        .map(|t| describe(t))
+        .collect();
+    let body = serde_json::to_vec(&json!({ "tools": tools })).unwrap_or_default();
+    let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
+    let fresh = request
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == etag)
+        });
+    let mut response = if fresh {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        json_bytes(StatusCode::OK, body)
+    };
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
+}
+
+pub(super) async fn get_tool(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    mut request: Request,
+) -> Response {
+    describe_named(&state, &name, &context_of(&mut request))
+}
+
+pub(super) fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> Response {
+    let caller = caller_of(ctx);
+    if let Some(tool) = state.registry.visible_tool(name, &caller) {
+        return json_response(StatusCode::OK, &describe(&tool));
+    }
+    let error = state
+        .registry
+        .unknown_tool(name, &state.registry.context(caller));
+    error_response(Some(name), error, &ctx.id)
+}

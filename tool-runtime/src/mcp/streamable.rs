@@ -1,0 +1,154 @@
+//! MCP over streamable HTTP: rmcp's transport as a tower service and as an axum route, with
+//! what the official clients expect around it (JSON-RPC errors for unreadable bodies, `204` for
+//! a session's `DELETE`, sessions ended at shutdown only once the answers in flight are out).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use axum::routing::MethodRouter;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{McpServer, drain};
+
+impl McpServer {
+    /// The streamable-HTTP transport as a tower service, to mount at a path of your own
+    /// (`http::router` mounts it at `/mcp`). Sessions live in memory. `hosts` is the `Host`
+    /// allowlist against DNS rebinding: empty allows every host (for servers behind
+    /// authentication), `None` keeps the SDK's loopback-only default. Cancelling `sessions` ends
+    /// every session and its open event streams at once (`http::router` does it at shutdown,
+    /// once the answers in flight are out).
+    #[must_use]
+    pub fn http_service(
+        self,
+        hosts: Option<Vec<String>>,
+        body_limit: usize,
+        sessions: tokio_util::sync::CancellationToken,
+    ) -> rmcp::transport::StreamableHttpService<
+        McpServer,
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+    > {
+        use rmcp::transport::StreamableHttpServerConfig;
+        let mut config = StreamableHttpServerConfig::default()
+            .with_max_request_body_bytes(body_limit)
+            .with_cancellation_token(sessions);
+        if let Some(hosts) = hosts {
+            config = config.with_allowed_hosts(hosts);
+        }
+        rmcp::transport::StreamableHttpService::new(
+            // One server per session, sharing everything but the session's own part.
+            move || {
+                Ok(McpServer {
+                    inner: self.inner.clone(),
+                    session: Arc::default(),
+                })
+            },
+            Arc::default(),
+            config,
+        )
+    }
+
+    /// The streamable-HTTP endpoint as an axum route (`http::router` mounts it at `/mcp`): the
+    /// [`http_service`](Self::http_service), with what the official clients expect of it around
+    /// it. At shutdown (`shutdown` cancelled) its sessions end, closing idle clients' event
+    /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
+    /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204.
+    pub fn http_route<S: Clone + Send + Sync + 'static>(
+        self,
+        hosts: Option<Vec<String>>,
+        body_limit: usize,
+        shutdown: CancellationToken,
+    ) -> MethodRouter<S> {
+        use tower::ServiceExt;
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
+        let sessions = if runtime.is_some() {
+            tokio_util::sync::CancellationToken::new()
+        } else {
+            shutdown.child_token()
+        };
+        let posts = Arc::new(drain::Posts::default());
+        let service = self.http_service(hosts, body_limit, sessions.clone());
+        if let Some(runtime) = runtime {
+            let posts = posts.clone();
+            runtime.spawn(async move {
+                shutdown.cancelled().await;
+                posts.idle().await;
+                sessions.cancel();
+            });
+        }
+        axum::routing::any_service(tower::service_fn(move |request: Request| {
+            let method = request.method().clone();
+            let guard = (method == axum::http::Method::POST).then(|| posts.enter());
+            let json = declares_json(request.headers());
+            let call = service.clone().oneshot(request);
+            async move {
+                let response = call.await?;
+                if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                    return Ok(parse_error(response).await);
+                }
+                if method == axum::http::Method::DELETE && response.status() == StatusCode::ACCEPTED
+                {
+                    // The SDK answers a session's DELETE with 202; the official clients expect
+                    // 200 or 204 (and log a failure otherwise). The session is closed either way.
+                    return Ok(axum::response::IntoResponse::into_response(
+                        StatusCode::NO_CONTENT,
+                    ));
+                }
+                Ok::<_, std::convert::Infallible>(match guard {
+                    // The guard lives as long as the body: until the answer is sent (or dropped).
+                    Some(guard) => response.map(|body| {
+                        Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                            let _held = &guard;
+                            frame
+                        }))
+                    }),
+                    None => response.map(Body::new),
+                })
+            }
+        }))
+    }
+}
+
+/// Whether the request declares a JSON body (`application/json`, with any parameters), as the
+/// SDK requires: its `415` then means the body could not be read, not a wrong media type.
+fn declares_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The SDK answers a JSON body it cannot read (malformed, nested too deep, not JSON-RPC) with a
+/// plain-text 415; clients expect JSON-RPC errors. Same message, as `-32700` (parse error) or
+/// `-32600` (invalid request) with status 400.
+async fn parse_error<B>(response: axum::http::Response<B>) -> Response
+where
+    B: axum::body::HttpBody,
+{
+    let detail = match http_body_util::BodyExt::collect(response.into_body()).await {
+        Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
+        Err(_) => String::new(),
+    };
+    // Valid JSON that is no JSON-RPC message is an invalid request, not a parse error.
+    let (code, what) = if detail.contains("unrecognized JSON-RPC message") {
+        (-32600, "invalid request")
+    } else {
+        (-32700, "parse error")
+    };
+    let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": code,
+        "message": format!("{what}: {}", detail.trim()),
+    }});
+    let mut response = Response::new(Body::from(error.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}

@@ -1,0 +1,136 @@
+//! Walks and rewrites over a schema's subschemas: what every target that re-homes a schema
+//! needs (OpenAPI's `components`, MCP's object root, LLM tool specs).
+
+use schemars::Schema;
+use schemars::transform::transform_subschemas;
+use serde_json::{Map, Value, json};
+
+/// Calls `visit` on `schema` and then on every subschema below it, depth first: the values
+/// of `properties`, `$defs`, `items`, `anyOf`, `not`, ... (never `default`, `const`, `enum`
+/// or `examples`, which are instances, not schemas). Boolean schemas are skipped.
+pub fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value>)) {
+    struct Walk<'f>(&'f mut dyn FnMut(&mut Map<String, Value>));
+    impl schemars::transform::Transform for Walk<'_> {
+        fn transform(&mut self, schema: &mut Schema) {
+            if let Some(obj) = schema.as_object_mut() {
+                (self.0)(obj);
+            }
+            transform_subschemas(self, schema);
+        }
+    }
+    if let Ok(schema) = <&mut Schema>::try_from(schema) {
+        schemars::transform::Transform::transform(&mut Walk(visit), schema);
+    }
+}
+
+/// Takes `schema`'s `$defs` out, so they can live elsewhere in a larger document: the result
+/// is the schema without `$schema` and `$defs`, and the definitions, with every `$ref` (in both)
+/// renamed by `rename` (`"#/$defs/Name"` or `"#"` in, the new reference out; `None` keeps it).
+pub fn take_defs(
+    schema: &Value,
+    rename: &dyn Fn(&str) -> Option<String>,
+) -> (Value, Map<String, Value>) {
+    let mut schema = schema.clone();
+    let mut defs = match schema.as_object_mut().and_then(|o| {
+        o.remove("$schema");
+        o.remove("$defs")
+    }) {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    let mut rewrite = |obj: &mut Map<String, Value>| {
+        if let Some(Value::String(r)) = obj.get_mut("$ref")
+            && let Some(new) = rename(r)
+        {
+            *r = new;
+        }
+    };
+    walk_mut(&mut schema, &mut rewrite);
+    for def in defs.values_mut() {
+        walk_mut(def, &mut rewrite);
+    }
+    (schema, defs)
+}
+
+/// `schema` with an object at its root, and whether it had to be wrapped: a schema that is
+/// not always an object becomes `{"type": "object", "properties": {"result": schema},
+/// "required": ["result"]}` (its `$defs` move to the new root, where its `$ref`s point).
+/// MCP's `outputSchema` needs this; the instance is wrapped the same way
+/// ([`wraps_output`] says when).
+#[must_use]
+pub fn object_root(schema: &Value) -> (Value, bool) {
+    if !wraps_output(schema) {
+        return (schema.clone(), false);
+    }
+    let mut inner = schema.clone();
+    let mut wrapper = Map::new();
+    if let Some(s) = inner.get("$schema").cloned() {
+        wrapper.insert("$schema".into(), s);
+    }
+    if let Some(obj) = inner.as_object_mut() {
+        obj.remove("$schema");
+        if let Some(defs) = obj.remove("$defs") {
+            wrapper.insert("$defs".into(), defs);
+        }
+    }
+    wrapper.insert("type".into(), json!("object"));
+    wrapper.insert("properties".into(), json!({ "result": inner }));
+    wrapper.insert("required".into(), json!(["result"]));
+    wrapper.insert("additionalProperties".into(), json!(false));
+    (Value::Object(wrapper), true)
+}
+
+/// Whether instances of `schema` must be wrapped as `{"result": ...}` to have an object root:
+/// all but schemas that are always objects.
+#[must_use]
+pub fn wraps_output(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) != Some("object")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_reach_subschemas_but_not_instances() {
+        let mut s = json!({
+            "properties": {
+                "a": {"$ref": "#/$defs/A", "default": {"$ref": "#/$defs/A"}},
+                "b": {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
+                "c": {"type": "array", "items": {"$ref": "#/$defs/A"}, "examples": [{"$ref": "x"}]}
+            },
+            "$defs": {"A": {"type": "object", "additionalProperties": {"$ref": "#/$defs/A"}}}
+        });
+        let mut refs = Vec::new();
+        walk_mut(&mut s, &mut |o| {
+            if let Some(r) = o.get("$ref").and_then(Value::as_str) {
+                refs.push(r.to_owned());
+            }
+        });
+        refs.sort();
+        assert_eq!(refs, ["#", "#/$defs/A", "#/$defs/A", "#/$defs/A"]);
+    }
+
+    #[test]
+    fn taken_defs_are_renamed_with_their_references() {
+        let s = json!({
+            "$schema": "x",
+            "properties": {"a": {"$ref": "#/$defs/A", "default": {"$ref": "#/$defs/A"}}},
+            "$defs": {"A": {"properties": {"next": {"$ref": "#"}}}}
+        });
+        let rename = |r: &str| {
+            r.strip_prefix("#/$defs/")
+                .map(|n| format!("#/c/T__{n}"))
+                .or_else(|| (r == "#").then(|| "#/c/T".to_owned()))
+        };
+        let (root, defs) = take_defs(&s, &rename);
+        assert_eq!(
+            root,
+            json!({"properties": {"a": {"$ref": "#/c/T__A", "default": {"$ref": "#/$defs/A"}}}})
+        );
+        assert_eq!(
+            defs["A"],
+            json!({"properties": {"next": {"$ref": "#/c/T"}}})
+        );
+    }
+}
