@@ -38,6 +38,7 @@
 
 // The core, by concern (see ARCHITECTURE.md).
 mod layers;
+pub mod llm;
 mod pipeline;
 mod registry;
 pub mod schema;

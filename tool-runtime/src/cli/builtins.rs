@@ -8,12 +8,41 @@ use serde_json::{Value, json};
 use super::call::fail;
 use super::command::subcommand_name;
 use crate::context::{Caller, Source};
+use crate::llm::{self, Target};
 use crate::registry::Registry;
 
-pub(super) fn list_tools(registry: &Registry, json_out: bool, out: &mut dyn Write) -> u8 {
+pub(super) fn list_tools(
+    registry: &Registry,
+    m: &ArgMatches,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> u8 {
     // What a command-line caller may call (it carries no roles: with `RequireRoles`,
     // role-gated tools are not shown).
     let visible = registry.visible(&Caller::new(Source::Cli));
+    if let Some(target) = m
+        .get_one::<String>("format")
+        .and_then(|f| Target::from_name(f))
+    {
+        let (specs, report) = llm::specs(&visible, target, &llm::Options::default());
+        if !m.get_flag("lint") {
+            let text = serde_json::to_string_pretty(&specs).unwrap_or_default();
+            let _ = writeln!(out, "{text}");
+            return 0;
+        }
+        if json_out {
+            let _ = writeln!(
+                out,
+                "{}",
+                json!({ "format": target.name(), "findings": report.findings })
+            );
+        } else if report.findings.is_empty() {
+            let _ = writeln!(out, "{target}: nothing dropped or rewritten");
+        } else {
+            let _ = write!(out, "{report}");
+        }
+        return u8::from(report.has_errors());
+    }
     if json_out {
         let tools: Vec<Value> = visible
             .iter()

@@ -98,8 +98,26 @@ fn builtins(name: &str) -> Command {
     let cmd = root(name)
         .subcommand(
             Command::new("tools")
-                .about("List the tools: name and summary")
-                .display_order(BUILTIN_ORDER),
+                .about("List the tools: name and summary; or their specs for a model provider")
+                .display_order(BUILTIN_ORDER)
+                .arg(
+                    Arg::new("format")
+                        .long("format")
+                        .value_name("FORMAT")
+                        .value_parser(clap::builder::PossibleValuesParser::new(
+                            crate::llm::Target::ALL.map(crate::llm::Target::name),
+                        ))
+                        .help("Print the tools as this target's `tools` value (JSON)"),
+                )
+                .arg(
+                    Arg::new("lint")
+                        .long("lint")
+                        .action(ArgAction::SetTrue)
+                        .requires("format")
+                        .help(
+                            "Print what lowering for --format drops or rewrites; exit 1 on errors",
+                        ),
+                ),
         )
         .subcommand(
             Command::new("schema")

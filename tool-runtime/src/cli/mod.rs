@@ -116,7 +116,8 @@ impl App {
     }
 
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
-    /// Runs only when a tool is invoked, never for `--help`, `tools` or `schema`. The matches
+    /// Runs when a tool is invoked and before `serve` and `mcp`, never for `--help`, `tools`,
+    /// `schema` or `completions` (so policies added here do not shape those listings). The matches
     /// know the global options, the built-ins and the invoked tool's subcommand; other tools'
     /// subcommands are left out of a call's command tree (clap panics, in debug builds, when
     /// asked about a subcommand it does not know).
@@ -267,7 +268,7 @@ impl App {
             return 0;
         };
         match sub {
-            "tools" => list_tools(&listing, json_out, out),
+            "tools" => list_tools(&listing, sub_matches, json_out, out),
             "schema" => print_schema(&listing, sub_matches, out),
             "completions" => {
                 let shell = *sub_matches

@@ -9,11 +9,12 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use crate::context::{Caller, Source};
+use crate::llm::{self, Target};
 use crate::registry::RegisteredTool;
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
-use super::{AppState, Shared, openapi};
+use super::{AppState, Shared, body, openapi};
 
 pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
@@ -80,17 +81,46 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
     })
 }
 
+/// The query of `GET /tools`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    /// A [`Target`] name: the tools lowered for it instead of the listing.
+    format: Option<String>,
+    /// With `format`, the lint report instead of the specs.
+    #[serde(default)]
+    lint: bool,
+}
+
 /// `GET /tools`: the tools this caller may see, with an `ETag` (a hash of the body): a client
-/// polling with `If-None-Match` gets `304` until the listing changes for it.
+/// polling with `If-None-Match` gets `304` until the listing changes for it. With
+/// `?format=openai` (any [`Target`] name) the same tools as that provider's `tools` value;
+/// adding `&lint=true`, the lint report.
 pub(super) async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
     let ctx = context_of(&mut request);
-    let tools: Vec<Value> = state
-        .registry
-        .visible(&caller_of(&ctx))
-        .iter()
-        .map(|t| describe(t))
-        .collect();
-    let body = serde_json::to_vec(&json!({ "tools": tools })).unwrap_or_default();
+    let query = request.uri().query().unwrap_or_default();
+    let query: ListQuery = match serde_urlencoded_query(query) {
+        Ok(q) => q,
+        Err(e) => return error_response(None, body::invalid_request(e), &ctx.id),
+    };
+    let visible = state.registry.visible(&caller_of(&ctx));
+    let listing = match query.format.as_deref().map(|f| (f, Target::from_name(f))) {
+        None => json!({ "tools": visible.iter().map(|t| describe(t)).collect::<Vec<Value>>() }),
+        Some((_, Some(target))) => {
+            let (specs, report) = llm::specs(&visible, target, &llm::Options::default());
+            if query.lint {
+                json!({ "format": target.name(), "findings": report.findings })
+            } else {
+                json!({ "format": target.name(), "tools": specs })
+            }
+        }
+        Some((other, None)) => {
+            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+            let message = format!("unknown format `{other}`; one of {}", names.join(", "));
+            return error_response(None, body::invalid_request(message), &ctx.id);
+        }
+    };
+    let body = serde_json::to_vec(&listing).unwrap_or_default();
     let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
     let fresh = request
         .headers()
@@ -130,4 +160,12 @@ pub(super) fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> 
         .registry
         .unknown_tool(name, &state.registry.context(caller));
     error_response(Some(name), error, &ctx.id)
+}
+
+/// The query string as `T`, with axum's own decoder (what `Query<T>` does), its error as text.
+fn serde_urlencoded_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, String> {
+    let uri: axum::http::Uri = format!("/?{query}").parse().map_err(|e| format!("{e}"))?;
+    axum::extract::Query::<T>::try_from_uri(&uri)
+        .map(|q| q.0)
+        .map_err(|e| e.body_text())
 }

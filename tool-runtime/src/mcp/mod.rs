@@ -53,7 +53,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
 use crate::error::{ToolError, kind};
@@ -372,32 +372,11 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     Caller::new(Source::Mcp)
 }
 
-/// The MCP description of one tool.
+/// The MCP description of one tool: [`llm::mcp_tool`](crate::llm::mcp_tool), where every
+/// target's description of a tool is made.
 fn describe(tool: &RegisteredTool) -> Tool {
-    let m = tool.meta();
-    let a = &m.annotations;
-    // The title also goes here for clients of 2025-03-26, which know no top-level `title`.
-    let mut annotations = Map::from_iter([("title".to_owned(), json!(&*m.title))]);
-    for (key, value) in [
-        ("readOnlyHint", a.read_only),
-        ("destructiveHint", a.destructive),
-        ("idempotentHint", a.idempotent),
-        ("openWorldHint", a.open_world),
-    ] {
-        if let Some(v) = value {
-            annotations.insert(key.into(), Value::Bool(v));
-        }
-    }
-    let d = json!({
-        "name": &*m.name,
-        "title": &*m.title,
-        "description": &*m.description,
-        "inputSchema": tool.input_schema(),
-        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
-        "outputSchema": crate::schema::object_root(tool.output_schema()).0,
-        "annotations": annotations,
-    });
-    serde_json::from_value(d).expect("a tool description has the shape rmcp's Tool reads")
+    serde_json::from_value(crate::llm::mcp_tool(tool))
+        .expect("a tool description has the shape rmcp's Tool reads")
 }
 
 fn success(tool: &RegisteredTool, value: Value) -> CallToolResult {

@@ -1,0 +1,468 @@
+//! Tool specs for language models: every tool's canonical schema lowered for each provider's
+//! function-calling API, with a report of everything dropped or rewritten.
+//!
+//! Providers accept different subsets of JSON Schema. Each [`Target`] gets the most faithful
+//! form it accepts; what a model should still know but the target cannot express (a range, a
+//! length, a pattern, a default) moves into the field's `description` in plain words. Our own
+//! validator stays authoritative: a model that ignores a description gets `invalid_arguments`
+//! with the violation, not a wrong call.
+//!
+//! ```
+//! use tool_runtime::llm::{self, Target};
+//! # let registry = tool_runtime::Registry::builder().without_inventory().build().unwrap();
+//! # let caller = tool_runtime::Caller::new(tool_runtime::Source::Agent);
+//! let tools = registry.visible(&caller);
+//! let (specs, report) = llm::specs(&tools, Target::OpenAiChat, &llm::Options::default());
+//! assert!(specs.is_array() && !report.has_errors());
+//! ```
+//!
+//! | target | shape | what it cannot express (moved to descriptions, or rewritten) |
+//! | --- | --- | --- |
+//! | [`Target::Canonical`] | `{name, description, input_schema, output_schema}` | nothing: the validator's own schema |
+//! | [`Target::Mcp`] | MCP `Tool` (`inputSchema`, `outputSchema`, `annotations`) | outputs that are not objects are wrapped as `{"result": ...}` |
+//! | [`Target::OpenAiChat`], [`Target::OpenAiResponses`] | function tools, `strict: true` when possible | optional fields become required and nullable; `default`, unsupported `format`s, `oneOf` (→ `anyOf`), `allOf`, `not`, `if`/`then`/`else`, `dependent*`, `patternProperties`; maps make a tool non-strict |
+//! | [`Target::Anthropic`] | `{name, description, input_schema}`; with [`Options::strict`], `strict: true` when possible | strict only: numeric bounds, `multipleOf`, string lengths, `minItems` above 1; recursion and maps make a tool non-strict |
+//! | [`Target::Gemini`] | `functionDeclarations` with `parameters` (the OpenAPI 3.0 subset) | `additionalProperties`, `$ref` (inlined; recursion cut), `oneOf`/`allOf`/`not`, `const`, type arrays (→ `nullable`), non-string enums, `default`, most `format`s |
+//!
+//! The rules follow the providers' published documents:
+//!
+//! - OpenAI, function calling and strict mode:
+//!   <https://platform.openai.com/docs/guides/function-calling> and the supported schema subset
+//!   of Structured Outputs:
+//!   <https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>.
+//! - Anthropic, tool use and strict tool use:
+//!   <https://docs.claude.com/en/docs/agents-and-tools/tool-use/implement-tool-use> and
+//!   <https://docs.claude.com/en/docs/build-with-claude/structured-outputs>.
+//! - Gemini, function calling and the `Schema` object:
+//!   <https://ai.google.dev/gemini-api/docs/function-calling> and
+//!   <https://ai.google.dev/api/caching#Schema>.
+//!
+//! A model under OpenAI strict mode sends every optional field, as `null` when it means to
+//! leave it out: [`accept`] turns such arguments back into what the canonical schema means
+//! (the `null` removed, so the default applies) before they reach the pipeline.
+
+mod describe;
+mod lower;
+
+use std::fmt::{self, Write as _};
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::{RegisteredTool, Registry, ToolRef};
+
+/// A provider format tools are lowered to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Target {
+    /// The canonical JSON Schema (draft 2020-12) of input and output: what the validator enforces.
+    Canonical,
+    /// What the MCP server sends in `tools/list`.
+    Mcp,
+    /// OpenAI Chat Completions `tools`.
+    OpenAiChat,
+    /// OpenAI Responses API function tools.
+    OpenAiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// Gemini `generateContent` `tools` (`functionDeclarations`).
+    Gemini,
+}
+
+impl Target {
+    /// Every target, in a stable order.
+    pub const ALL: [Target; 6] = [
+        Target::Canonical,
+        Target::Mcp,
+        Target::OpenAiChat,
+        Target::OpenAiResponses,
+        Target::Anthropic,
+        Target::Gemini,
+    ];
+
+    /// The target's name on the command line and in `GET /tools?format=`: `json`, `mcp`,
+    /// `openai`, `openai-responses`, `anthropic`, `gemini`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Canonical => "json",
+            Target::Mcp => "mcp",
+            Target::OpenAiChat => "openai",
+            Target::OpenAiResponses => "openai-responses",
+            Target::Anthropic => "anthropic",
+            Target::Gemini => "gemini",
+        }
+    }
+
+    /// The target called `name` ([`Target::name`]).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The most tools one request may carry, when the provider states one.
+    #[must_use]
+    pub fn max_tools(self) -> Option<usize> {
+        match self {
+            Target::OpenAiChat | Target::OpenAiResponses | Target::Gemini => Some(128),
+            Target::Canonical | Target::Mcp | Target::Anthropic => None,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How tools are lowered.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Options {
+    /// Ask for strict schemas where the target has them: OpenAI (on by default) and Anthropic
+    /// (off by default: see [`Options::anthropic_strict`]). A tool whose schema cannot be made
+    /// strict is sent non-strict, with the reason in the report.
+    pub strict: bool,
+    /// Anthropic strict tool use (off by default; it drops numeric and length bounds into
+    /// descriptions).
+    pub anthropic_strict: bool,
+    /// Gemini: send the JSON Schema as `parametersJsonSchema` instead of the OpenAPI-subset
+    /// `parameters`.
+    pub gemini_json_schema: bool,
+    /// Gemini inlines `$ref`s: how many times one recursive type is expanded inside itself
+    /// before an optional property that would recurse further is dropped (default 2).
+    pub recursion_depth: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            strict: true,
+            anthropic_strict: false,
+            gemini_json_schema: false,
+            recursion_depth: 2,
+        }
+    }
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Rewritten without loss (a type array to `nullable`, `oneOf` to `anyOf` of constants).
+    Note,
+    /// Information moved into a description, or strictness given up.
+    Warning,
+    /// The provider would reject the spec.
+    Error,
+}
+
+/// One rule a tool's schema broke or was rewritten for, at one place.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// The tool (empty for a rule about the whole request, such as the number of tools).
+    pub tool: String,
+    /// Where, as a JSON Pointer into the canonical input schema (`""` for the tool itself).
+    pub path: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// What happened, in plain words.
+    pub message: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        let tool = if self.tool.is_empty() {
+            "(request)"
+        } else {
+            &self.tool
+        };
+        if self.path.is_empty() {
+            write!(f, "{severity}: {tool}: {}", self.message)
+        } else {
+            write!(f, "{severity}: {tool} {}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Every finding of one lowering, for one target.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    /// The findings, tool by tool in the tools' order.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether any finding is an [`Severity::Error`].
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    /// The findings of at least `severity`.
+    pub fn at_least(&self, severity: Severity) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.severity >= severity)
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for finding in &self.findings {
+            writeln!(f, "{finding}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The spec of one tool for `target`, and what lowering it found.
+#[must_use]
+pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value, Vec<Finding>) {
+    let meta = tool.meta();
+    let mut findings = Vec::new();
+    let spec = match target {
+        Target::Canonical => json!({
+            "name": &*meta.name,
+            "description": &*meta.description,
+            "input_schema": tool.input_schema(),
+            "output_schema": tool.output_schema(),
+        }),
+        Target::Mcp => mcp_tool(tool),
+        Target::OpenAiChat | Target::OpenAiResponses => {
+            let lowered = lower::openai(tool.input_schema(), options.strict);
+            let strict = lowered.strict;
+            findings.extend(lowered.findings(&meta.name));
+            let function = json!({
+                "name": &*meta.name,
+                "description": &*meta.description,
+                "parameters": lowered.schema,
+                "strict": strict,
+            });
+            if target == Target::OpenAiChat {
+                json!({"type": "function", "function": function})
+            } else {
+                let mut flat = Map::from_iter([("type".to_owned(), json!("function"))]);
+                if let Value::Object(f) = function {
+                    flat.extend(f);
+                }
+                Value::Object(flat)
+            }
+        }
+        Target::Anthropic => {
+            let lowered = lower::anthropic(tool.input_schema(), options.anthropic_strict);
+            findings.extend(lowered.findings(&meta.name));
+            let mut spec = json!({
+                "name": &*meta.name,
+                "description": &*meta.description,
+                "input_schema": lowered.schema,
+            });
+            if lowered.strict {
+                spec["strict"] = json!(true);
+            }
+            spec
+        }
+        Target::Gemini => {
+            let mut spec = json!({"name": &*meta.name, "description": &*meta.description});
+            if options.gemini_json_schema {
+                let mut schema = tool.input_schema().clone();
+                if let Some(o) = schema.as_object_mut() {
+                    o.remove("$schema");
+                }
+                spec["parametersJsonSchema"] = schema;
+            } else {
+                let lowered = lower::gemini(tool.input_schema(), options.recursion_depth);
+                findings.extend(lowered.findings(&meta.name));
+                // An `OBJECT` without properties is rejected: a tool without parameters
+                // declares none.
+                if lowered.schema["properties"]
+                    .as_object()
+                    .is_some_and(|p| !p.is_empty())
+                {
+                    spec["parameters"] = lowered.schema;
+                }
+            }
+            spec
+        }
+    };
+    if !matches!(target, Target::Canonical | Target::Mcp) {
+        findings.extend(unportable_params(tool));
+    }
+    (spec, findings)
+}
+
+/// Whether `name` is a portable parameter name: `^[A-Za-z_][A-Za-z0-9_]{0,63}$`, what every
+/// provider accepts.
+#[must_use]
+pub fn is_portable_param(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 64
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn unportable_params(tool: &RegisteredTool) -> Vec<Finding> {
+    let Some(props) = tool.input_schema()["properties"].as_object() else {
+        return Vec::new();
+    };
+    props
+        .keys()
+        .filter(|name| !is_portable_param(name))
+        .map(|name| Finding {
+            tool: tool.name().to_owned(),
+            path: format!("/properties/{}", name.replace('~', "~0").replace('/', "~1")),
+            severity: Severity::Error,
+            message: format!(
+                "parameter `{name}` is not portable: names must match ^[A-Za-z_][A-Za-z0-9_]{{0,63}}$ (rename it, e.g. with #[serde(rename = \"...\")])"
+            ),
+        })
+        .collect()
+}
+
+/// The `tools` value of one request to `target`, for these tools (normally
+/// [`Registry::visible`]), and the report: an array of tool specs, or for Gemini one
+/// `{"functionDeclarations": [...]}` entry.
+#[must_use]
+pub fn specs(tools: &[ToolRef<'_>], target: Target, options: &Options) -> (Value, Report) {
+    let mut report = Report::default();
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let (spec, findings) = lower(tool, target, options);
+        report.findings.extend(findings);
+        out.push(spec);
+    }
+    request_limits(target, &mut out, &mut report);
+    let value = if target == Target::Gemini {
+        json!([{ "functionDeclarations": out }])
+    } else {
+        Value::Array(out)
+    };
+    (value, report)
+}
+
+/// The report alone: every rule the tools break or are rewritten for, for `target`.
+#[must_use]
+pub fn lint(target: Target, tools: &[ToolRef<'_>], options: &Options) -> Report {
+    specs(tools, target, options).1
+}
+
+/// Panics, listing every error, when a tool linked into this binary (every `#[tool]` found
+/// through `inventory`) would be rejected by one of `targets` with default options. One line
+/// in a test keeps a crate's tools portable:
+///
+/// ```no_run
+/// # fn tools_stay_portable() {
+/// use tool_runtime::llm::{Target, assert_portable};
+/// assert_portable(&[Target::OpenAiChat, Target::Anthropic, Target::Gemini]);
+/// # }
+/// ```
+pub fn assert_portable(targets: &[Target]) {
+    let registry = match Registry::builder().skip_state_check().build() {
+        Ok(r) => r,
+        Err(e) => panic!("the tools do not build into a registry: {e}"),
+    };
+    assert_portable_in(&registry, targets);
+}
+
+/// [`assert_portable`] for the tools of one registry.
+pub fn assert_portable_in(registry: &Registry, targets: &[Target]) {
+    let tools = registry.tools();
+    let mut errors = String::new();
+    for &target in targets {
+        for finding in lint(target, &tools, &Options::default()).at_least(Severity::Error) {
+            let _ = writeln!(errors, "{target}: {finding}");
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "tools a model provider would reject:\n{errors}"
+    );
+}
+
+/// Arguments a model sent under `target`'s lowered spec, as the canonical schema means them:
+/// under OpenAI strict mode every optional field is sent, `null` when the model leaves it out;
+/// a `null` the canonical schema does not allow is removed, so the field's default applies.
+/// Other values are left for the validator to judge.
+#[must_use]
+pub fn accept(target: Target, tool: &RegisteredTool, mut arguments: Value) -> Value {
+    if matches!(target, Target::OpenAiChat | Target::OpenAiResponses) {
+        lower::drop_added_nulls(tool.input_schema(), &mut arguments);
+    }
+    arguments
+}
+
+/// Over-the-limit requests: more tools than the provider takes is an error; Anthropic strict
+/// tool use takes at most 20 strict tools, 24 optional parameters and 16 parameters with
+/// unions across them: tools past those are sent non-strict, with a warning.
+fn request_limits(target: Target, specs: &mut [Value], report: &mut Report) {
+    if let Some(max) = target.max_tools()
+        && specs.len() > max
+    {
+        report.findings.push(Finding {
+            tool: String::new(),
+            path: String::new(),
+            severity: Severity::Error,
+            message: format!(
+                "{} tools in one request; {target} takes at most {max}: offer fewer (a policy's `admit`, or a narrower caller)",
+                specs.len()
+            ),
+        });
+    }
+    if target == Target::Anthropic {
+        let (mut strict_tools, mut optional, mut unions) = (0, 0, 0);
+        for spec in specs.iter_mut() {
+            if spec.get("strict") != Some(&Value::Bool(true)) {
+                continue;
+            }
+            let (o, u) = lower::optional_and_union_params(&spec["input_schema"]);
+            if strict_tools < 20 && optional + o <= 24 && unions + u <= 16 {
+                strict_tools += 1;
+                optional += o;
+                unions += u;
+                continue;
+            }
+            if let Some(obj) = spec.as_object_mut() {
+                obj.remove("strict");
+            }
+            report.findings.push(Finding {
+                tool: spec["name"].as_str().unwrap_or_default().to_owned(),
+                path: String::new(),
+                severity: Severity::Warning,
+                message: "sent non-strict: a request takes at most 20 strict tools, 24 optional parameters and 16 parameters with unions across them".into(),
+            });
+        }
+    }
+}
+
+/// The MCP `Tool` of a registered tool, as `tools/list` sends it.
+#[must_use]
+pub fn mcp_tool(tool: &RegisteredTool) -> Value {
+    let m = tool.meta();
+    let a = &m.annotations;
+    // The title also goes here for clients of 2025-03-26, which know no top-level `title`.
+    let mut annotations = Map::from_iter([("title".to_owned(), json!(&*m.title))]);
+    for (key, value) in [
+        ("readOnlyHint", a.read_only),
+        ("destructiveHint", a.destructive),
+        ("idempotentHint", a.idempotent),
+        ("openWorldHint", a.open_world),
+    ] {
+        if let Some(v) = value {
+            annotations.insert(key.into(), Value::Bool(v));
+        }
+    }
+    json!({
+        "name": &*m.name,
+        "title": &*m.title,
+        "description": &*m.description,
+        "inputSchema": tool.input_schema(),
+        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
+        "outputSchema": crate::schema::object_root(tool.output_schema()).0,
+        "annotations": annotations,
+    })
+}
