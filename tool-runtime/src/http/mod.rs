@@ -43,7 +43,7 @@ use crate::registry::Registry;
 pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
-use front::{FrontContext, FrontLayer, request_id_of};
+use front::{FrontContext, FrontLayer, exposure, request_id_of};
 use listing::{get_tool, healthz, list_tools, openapi_json};
 
 /// The request id header, read and returned on every response.
@@ -142,7 +142,11 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
 }
 
 /// One tool as a `POST` handler to mount anywhere in your own axum router, still through the
-/// pipeline, with default limits and no authentication of its own (put yours in a layer):
+/// pipeline, with default limits and no authentication of its own. Put yours in a layer that
+/// inserts a [`Requester`](crate::Requester) (the request id and the caller's identity) into
+/// the request's extensions: the call then runs as that caller. Without one, callers on other
+/// machines are refused when the peer is known (served by [`serve`]), by the rule of
+/// [`crate::safety`].
 ///
 /// ```no_run
 /// # fn f(registry: std::sync::Arc<tool_runtime::Registry>) {
@@ -175,12 +179,18 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
             let (id, echo) = request_id_of(request.headers());
             (FrontContext { id, identity: None }, Some(echo))
         };
+        // No front layer and no `Requester` from an authentication layer of yours: the core's
+        // rule on unauthenticated remote callers applies here ([`crate::safety`]).
+        let refused = echo
+            .is_some()
+            .then(|| exposure(&state, &request, &ctx.id))
+            .and_then(Result::err);
         let call = call_request_with(&state, &name, request, ctx);
         let name = name.clone();
         async move {
-            let mut response = match call {
-                Ok(call) => call_named(&state, &name, call).await,
-                Err(refused) => *refused,
+            let mut response = match (refused, call) {
+                (Some(refused), _) | (None, Err(refused)) => *refused,
+                (None, Ok(call)) => call_named(&state, &name, call).await,
             };
             if let Some(echo) = echo {
                 response.headers_mut().insert(REQUEST_ID, echo);

@@ -1,7 +1,7 @@
 //! Output caps: a result larger than its cap (default 1 MiB, `#[tool(max_output = "64KiB")]`)
 //! is not sent whole. Text is cut with an explicit marker; a list is cut to the items that fit
 //! when the tool allows it (`#[tool(truncate_output)]`); anything else fails with
-//! `output_too_large`. Either way the envelope says `meta.truncated: true`.
+//! `output_too_large`. A result that was cut says so in its envelope (`meta.truncated: true`).
 
 use std::io::Write;
 
