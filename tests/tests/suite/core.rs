@@ -666,7 +666,13 @@ async fn limits_are_never_ignored_for_tools_added_at_run_time() {
         .tool(Limited)
         .build()
         .unwrap();
-    let call = || built.call("limited", json!({"text": "hi"}), Caller::new(Source::Internal));
+    let call = || {
+        built.call(
+            "limited",
+            json!({"text": "hi"}),
+            Caller::new(Source::Internal),
+        )
+    };
     assert!(call().await.is_ok());
     assert!(call().await.is_ok());
     assert_eq!(call().await.error().unwrap().kind(), "rate_limited");

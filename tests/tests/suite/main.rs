@@ -8,6 +8,7 @@ mod core;
 mod demo;
 mod http_conformance;
 mod http_log;
+mod llm;
 mod load;
 mod mcp;
 mod parsed_path;

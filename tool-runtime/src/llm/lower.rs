@@ -76,7 +76,7 @@ fn describe_away(
         );
     }
     for k in present {
-        schema.remove(k);
+        schema.shift_remove(k);
     }
 }
 
@@ -107,6 +107,32 @@ const NEVER_STRICT: &[&str] = &[
     "contains",
 ];
 
+/// The keywords OpenAI strict mode accepts (with `format` checked on its own); the rest moves
+/// into descriptions.
+const OPENAI_KEEPS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "oneOf",
+    "enum",
+    "const",
+    "description",
+    "title",
+    "$ref",
+    "$defs",
+    "pattern",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "minItems",
+    "maxItems",
+];
+
 /// The `format`s OpenAI strict mode accepts.
 const OPENAI_FORMATS: &[&str] = &[
     "date-time",
@@ -126,7 +152,7 @@ const OPENAI_FORMATS: &[&str] = &[
 pub(super) fn openai(input: &Value, strict: bool) -> Lowered {
     let mut canonical = input.clone();
     if let Some(o) = canonical.as_object_mut() {
-        o.remove("$schema");
+        o.shift_remove("$schema");
     }
     if !strict {
         return Lowered {
@@ -179,14 +205,24 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
             "is not a format OpenAI strict mode supports",
         );
     }
+    let away: Vec<String> = obj
+        .keys()
+        .filter(|k| {
+            !(OPENAI_KEEPS.contains(&k.as_str())
+                || NEVER_STRICT.contains(&k.as_str())
+                || k.as_str() == "format")
+        })
+        .cloned()
+        .collect();
+    let away: Vec<&str> = away.iter().map(String::as_str).collect();
     describe_away(
         obj,
-        &["default"],
+        &away,
         path,
         notes,
-        "is not allowed in OpenAI strict mode",
+        "is not supported in OpenAI strict mode",
     );
-    if let Some(one_of) = obj.remove("oneOf") {
+    if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(
             path,
@@ -232,7 +268,7 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
 pub(super) fn anthropic(input: &Value, strict: bool) -> Lowered {
     let mut canonical = input.clone();
     if let Some(o) = canonical.as_object_mut() {
-        o.remove("$schema");
+        o.shift_remove("$schema");
     }
     if !strict {
         return Lowered {
@@ -306,13 +342,27 @@ fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
             notes.not_strict.push(format!("`{k}` at {}", at(path)));
         }
     }
-    if let Some(one_of) = obj.remove("oneOf") {
+    if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(
             path,
             Severity::Note,
             "`oneOf` sent as `anyOf` (the alternatives exclude each other)",
         );
+    }
+    // One type per schema: a type array becomes `anyOf` of each type, the other keywords
+    // going with the non-null one.
+    if let Some(Value::Array(types)) = obj.get("type").cloned() {
+        split_type_array(obj, &types);
+        notes.add(
+            path,
+            Severity::Note,
+            "type array sent as `anyOf` of each type",
+        );
+    }
+    // A constant or an enum says its type: the strict form leaves `type` out next to it.
+    if obj.contains_key("const") || obj.contains_key("enum") {
+        obj.shift_remove("type");
     }
     let format_ok = obj.get("format").and_then(Value::as_str).is_some_and(|f| {
         obj.get("type").and_then(Value::as_str) == Some("string") && ANTHROPIC_FORMATS.contains(&f)
@@ -353,6 +403,32 @@ fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
         }
     }
     walk_children(obj, path, &mut |v, p| anthropic_walk(v, p, notes));
+}
+
+/// `{"type": ["string", "null"], "minLength": 1, "description": d}` as
+/// `{"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": d}`.
+fn split_type_array(obj: &mut Map<String, Value>, types: &[Value]) {
+    obj.shift_remove("type");
+    let description = obj.shift_remove("description");
+    let title = obj.shift_remove("title");
+    let rest = std::mem::take(obj);
+    let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+    let mut alternatives = Vec::new();
+    for (i, t) in non_null.iter().enumerate() {
+        let mut alt = if i == 0 { rest.clone() } else { Map::new() };
+        alt.insert("type".into(), (*t).clone());
+        alternatives.push(Value::Object(alt));
+    }
+    if non_null.len() < types.len() {
+        alternatives.push(json!({"type": "null"}));
+    }
+    obj.insert("anyOf".into(), Value::Array(alternatives));
+    if let Some(d) = description {
+        obj.insert("description".into(), d);
+    }
+    if let Some(t) = title {
+        obj.insert("title".into(), t);
+    }
 }
 
 /// The optional parameters and the parameters with unions of a (strict) input schema, as
@@ -465,7 +541,7 @@ impl Gemini<'_> {
         let mut obj = src.clone();
         let mut out = Map::new();
         for k in ["$schema", "$defs", "examples", "$comment"] {
-            obj.remove(k);
+            obj.shift_remove(k);
         }
         self.types_and_unions(&mut obj, &mut out, path)?;
         values(&mut obj, &mut out);
@@ -484,7 +560,7 @@ impl Gemini<'_> {
     ) -> Option<()> {
         // Type arrays: one type and `nullable`, or `anyOf` of each.
         let mut nullable = false;
-        match obj.remove("type") {
+        match obj.shift_remove("type") {
             Some(Value::Array(types)) => {
                 let non_null: Vec<&str> = types
                     .iter()
@@ -518,7 +594,7 @@ impl Gemini<'_> {
         if let Some(Value::Array(alts)) = obj.get("oneOf")
             && let Some(values) = string_constants(alts)
         {
-            obj.remove("oneOf");
+            obj.shift_remove("oneOf");
             out.insert("type".into(), json!("string"));
             out.insert("enum".into(), Value::Array(values));
             self.notes.add(
@@ -528,7 +604,7 @@ impl Gemini<'_> {
             );
         }
         for key in ["oneOf", "anyOf"] {
-            let Some(Value::Array(alts)) = obj.remove(key) else {
+            let Some(Value::Array(alts)) = obj.shift_remove(key) else {
                 continue;
             };
             if key == "oneOf" {
@@ -574,9 +650,9 @@ impl Gemini<'_> {
         path: &str,
     ) -> Option<()> {
         // Objects: properties (an optional one that recursion cut is dropped), `required`.
-        if let Some(Value::Object(props)) = obj.remove("properties") {
+        if let Some(Value::Object(props)) = obj.shift_remove("properties") {
             let required = required_of(obj);
-            obj.remove("required");
+            obj.shift_remove("required");
             let mut lowered = Map::new();
             for (name, prop) in &props {
                 let p = child(&child(path, "properties"), name);
@@ -605,7 +681,7 @@ impl Gemini<'_> {
                 out.insert("required".into(), Value::Array(kept));
             }
         }
-        match obj.remove("additionalProperties") {
+        match obj.shift_remove("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
             Some(Value::Bool(true)) => {
                 add_to_description(out, "an object with any keys");
@@ -628,7 +704,7 @@ impl Gemini<'_> {
                 );
             }
         }
-        if let Some(items) = obj.remove("items") {
+        if let Some(items) = obj.shift_remove("items") {
             out.insert("items".into(), self.lower(&items, &child(path, "items"))?);
         }
         if obj.contains_key("prefixItems") {
@@ -637,7 +713,7 @@ impl Gemini<'_> {
                 Severity::Error,
                 "a tuple (`prefixItems`): Gemini cannot describe it",
             );
-            obj.remove("prefixItems");
+            obj.shift_remove("prefixItems");
         }
         Some(())
     }
@@ -645,7 +721,7 @@ impl Gemini<'_> {
     /// Whatever is left has no `Schema` field: into the description, or an error when the
     /// meaning would change.
     fn leftovers(&mut self, mut obj: Map<String, Value>, out: &mut Map<String, Value>, path: &str) {
-        obj.remove("required");
+        obj.shift_remove("required");
         for k in [
             "allOf",
             "not",
@@ -655,7 +731,7 @@ impl Gemini<'_> {
             "dependentSchemas",
             "patternProperties",
         ] {
-            if obj.remove(k).is_some() {
+            if obj.shift_remove(k).is_some() {
                 self.notes.add(
                     path,
                     Severity::Error,
@@ -679,7 +755,7 @@ impl Gemini<'_> {
                 self.notes,
                 "has no field in Gemini's `Schema`",
             );
-            if let Some(d) = removed.remove("description") {
+            if let Some(d) = removed.shift_remove("description") {
                 out.insert("description".into(), d);
             }
         }
@@ -691,35 +767,35 @@ impl Gemini<'_> {
 fn values(obj: &mut Map<String, Value>, out: &mut Map<String, Value>) {
     if let Some(Value::String(c)) = obj.get("const") {
         out.insert("enum".into(), json!([c]));
-        obj.remove("const");
+        obj.shift_remove("const");
         out.entry("type").or_insert(json!("string"));
     }
     if let Some(Value::Array(values)) = obj.get("enum") {
         if values.iter().all(Value::is_string) {
             out.insert("enum".into(), Value::Array(values.clone()));
-            obj.remove("enum");
+            obj.shift_remove("enum");
         } else if values.iter().filter(|v| !v.is_null()).all(Value::is_string) {
             out.insert(
                 "enum".into(),
                 Value::Array(values.iter().filter(|v| v.is_string()).cloned().collect()),
             );
             out.insert("nullable".into(), json!(true));
-            obj.remove("enum");
+            obj.shift_remove("enum");
         }
     }
     if let Some(f) = obj.get("format").and_then(Value::as_str) {
         let ty = out.get("type").and_then(Value::as_str).unwrap_or_default();
         if gemini_format(ty, f) {
             out.insert("format".into(), json!(f));
-            obj.remove("format");
+            obj.shift_remove("format");
         }
     }
     for k in GEMINI_KEEPS {
-        if let Some(v) = obj.remove(*k) {
+        if let Some(v) = obj.shift_remove(*k) {
             out.insert((*k).to_owned(), v);
         }
     }
-    if let Some(d) = obj.remove("description") {
+    if let Some(d) = obj.shift_remove("description") {
         out.insert("description".into(), d);
     }
 }
@@ -837,7 +913,7 @@ fn make_nullable(schema: &mut Value) {
         alts.push(json!({"type": "null"}));
         return;
     }
-    let description = obj.remove("description");
+    let description = obj.shift_remove("description");
     let inner = Value::Object(std::mem::take(obj));
     obj.insert("anyOf".into(), json!([inner, {"type": "null"}]));
     if let Some(d) = description {

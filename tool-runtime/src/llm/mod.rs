@@ -117,7 +117,6 @@ impl fmt::Display for Target {
 
 /// How tools are lowered.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct Options {
     /// Ask for strict schemas where the target has them: OpenAI (on by default) and Anthropic
     /// (off by default: see [`Options::anthropic_strict`]). A tool whose schema cannot be made
@@ -270,7 +269,7 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
             if options.gemini_json_schema {
                 let mut schema = tool.input_schema().clone();
                 if let Some(o) = schema.as_object_mut() {
-                    o.remove("$schema");
+                    o.shift_remove("$schema");
                 }
                 spec["parametersJsonSchema"] = schema;
             } else {
@@ -427,7 +426,7 @@ fn request_limits(target: Target, specs: &mut [Value], report: &mut Report) {
                 continue;
             }
             if let Some(obj) = spec.as_object_mut() {
-                obj.remove("strict");
+                obj.shift_remove("strict");
             }
             report.findings.push(Finding {
                 tool: spec["name"].as_str().unwrap_or_default().to_owned(),
