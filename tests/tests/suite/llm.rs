@@ -20,6 +20,7 @@ struct Address {
     #[schemars(range(min = 1, max = 99999))]
     zip: u32,
     /// Door code, when there is one
+    #[allow(clippy::option_option)] // Reason: the corpus has an `Option` at several depths.
     door: Option<Option<String>>,
 }
 
