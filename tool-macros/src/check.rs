@@ -93,6 +93,39 @@ fn check_name(cx: &Ctxt, tool: &Tool) {
     }
 }
 
+/// A parameter's name is a property of the input schema: it must be one every LLM provider
+/// accepts, `^[A-Za-z_][A-Za-z0-9_]{0,63}$`.
+fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
+    let name = syn::ext::IdentExt::unraw(ident).to_string();
+    let bytes = name.as_bytes();
+    let ok = matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    if !ok {
+        let ascii: String = name
+            .chars()
+            .filter_map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '_' => Some(c),
+                'à'..='å' => Some('a'),
+                'è'..='ë' => Some('e'),
+                'ì'..='ï' => Some('i'),
+                'ò'..='ö' => Some('o'),
+                'ù'..='ü' => Some('u'),
+                _ => None,
+            })
+            .take(64)
+            .collect();
+        cx.error(
+            ident.span(),
+            format!(
+                "parameter name `{name}` is not portable: parameter names must match ^[A-Za-z_][A-Za-z0-9_]{{0,63}}$ (ASCII letters, digits and `_`, at most 64), the names every model provider accepts; rename it, for example to `{ascii}`"
+            ),
+        );
+    }
+}
+
 fn check_timeout(cx: &Ctxt, tool: &Tool) {
     if let Some(lit) = &tool.timeout
         && parse_duration_ms(&lit.value()).is_none_or(|ms| ms == 0)
@@ -209,6 +242,7 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
             }
             continue;
         }
+        check_param_name(cx, &p.ident);
         if let Type::Reference(r) = &p.ty {
             let hint = if last_segment_is(&r.elem, "str") {
                 "use `String` instead of `&str`"

@@ -78,7 +78,7 @@ pub use futures_util::future::BoxFuture;
 pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
 pub use registry::{
     BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, RegistryError, ToolRef,
-    is_valid_name,
+    is_valid_name, is_valid_param_name,
 };
 pub use secret::Secret;
 pub use state::{State, StateKey, StateMap};

@@ -124,6 +124,64 @@ fn listings_do_not_touch_the_database() {
     assert_eq!(schema["properties"]["device_id"]["type"], "string");
 }
 
+/// The demo's tools stay acceptable to every model provider: one line keeps them portable.
+#[test]
+fn the_tools_stay_portable() {
+    use tool_runtime::llm::{Target, assert_portable};
+    assert_portable(&[
+        Target::OpenAiChat,
+        Target::OpenAiResponses,
+        Target::Anthropic,
+        Target::Gemini,
+    ]);
+}
+
+#[test]
+fn tools_print_as_each_provider_takes_them() {
+    let db = Db::new("formats");
+    let specs = |format: &str| -> Value {
+        let out = run(&db.path(), &["tools", "--format", format], None);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(specs("openai")[0]["function"]["name"], "device_add");
+    assert_eq!(specs("openai")[0]["function"]["strict"], true);
+    assert_eq!(specs("openai-responses")[0]["name"], "device_add");
+    assert_eq!(specs("anthropic")[1]["name"], "device_list");
+    assert_eq!(
+        specs("gemini")[0]["functionDeclarations"][2]["name"],
+        "device_pair"
+    );
+    assert_eq!(specs("mcp")[3]["annotations"]["destructiveHint"], true);
+
+    let lint = run(&db.path(), &["tools", "--format", "openai", "--lint"], None);
+    assert_eq!(lint.status.code(), Some(0));
+    let text = String::from_utf8(lint.stdout).unwrap();
+    assert!(
+        text.contains("warning: device_add /properties/ttl_seconds: `default` is not supported in OpenAI strict mode: moved into the description (\"default 300\")"),
+        "{text}"
+    );
+    let (code, report) = json(&db.path(), &["tools", "--format", "gemini", "--lint"]);
+    assert_eq!(code, 0);
+    assert_eq!(report["format"], "gemini");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] != "error")
+    );
+
+    let bad = run(&db.path(), &["tools", "--format", "cohere"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("[possible values: json, mcp, openai, openai-responses, anthropic, gemini]"),
+        "{err}"
+    );
+    assert!(!db.path().exists());
+}
+
 #[test]
 fn the_pairing_flow_works_from_the_shell() {
     let db = Db::new("flow");

@@ -144,6 +144,12 @@ async fn corpus_wide(
     .count()
 }
 
+/// A tuple, which Gemini's `Schema` cannot describe (kept out of the corpus every target takes).
+#[tool]
+async fn corpus_pair(pair: (u32, String)) -> String {
+    format!("{}{}", pair.0, pair.1)
+}
+
 /// No parameters at all.
 #[tool]
 async fn corpus_none() -> bool {
@@ -396,4 +402,116 @@ fn demo_specs_match_their_snapshots() {
     for (target, value) in specs.as_object().unwrap() {
         insta::assert_json_snapshot!(format!("llm-demo-{target}"), value);
     }
+}
+
+/// A dynamic tool whose parameter is called `ttl-seconds`.
+struct Dashed;
+
+impl Tool for Dashed {
+    fn meta(&self) -> tool_runtime::ToolMeta {
+        tool_runtime::ToolMeta::new("dashed", "Take a dashed parameter.")
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"ttl-seconds": {"type": "integer"}}, "additionalProperties": false})
+    }
+    fn output_schema(&self) -> Value {
+        json!({"type": "null"})
+    }
+    fn call(
+        &self,
+        _: Value,
+        _: CallContext,
+    ) -> tool_runtime::BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+#[test]
+fn parameter_names_no_provider_accepts_are_refused_at_registration() {
+    let err = Registry::builder()
+        .without_inventory()
+        .tool(Dashed)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("parameter `ttl-seconds` of tool `dashed`")
+            && err.contains("^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+            && err.contains("`ttl_seconds`, not `ttl-seconds`"),
+        "{err}"
+    );
+    let registry = builder().build().unwrap();
+    let err = registry.add_tool(Dashed).unwrap_err().to_string();
+    assert!(err.contains("parameter `ttl-seconds`"), "{err}");
+}
+
+#[test]
+fn assert_portable_names_what_a_provider_would_reject() {
+    let panic_text = |f: &dyn Fn()| -> String {
+        let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap()
+    };
+    let registry = builder().build().unwrap();
+    llm::assert_portable_in(
+        &registry,
+        &[Target::OpenAiChat, Target::Anthropic, Target::Gemini],
+    );
+
+    let with_pair = builder().tool(corpus_pair::descriptor()).build().unwrap();
+    llm::assert_portable_in(&with_pair, &[Target::OpenAiChat, Target::Anthropic]);
+    let message = panic_text(&|| llm::assert_portable_in(&with_pair, &[Target::Gemini]));
+    assert!(
+        message.contains("gemini: error: corpus_pair /properties/pair: a tuple (`prefixItems`): Gemini cannot describe it"),
+        "{message}"
+    );
+    let empty = Registry::builder().without_inventory().build().unwrap();
+    let message = panic_text(&|| llm::assert_portable_in(&empty, &[Target::Gemini]));
+    assert!(message.contains("no tools to check"), "{message}");
+}
+
+/// `GET /tools?format=` serves the caller's visible tools as each provider takes them.
+#[tokio::test]
+async fn the_http_listing_lowers_for_each_provider() {
+    use tower::ServiceExt;
+    let registry = std::sync::Arc::new(builder().build().unwrap());
+    let app = tool_runtime::http::router(registry, tool_runtime::http::HttpOptions::default());
+    let get = |uri: &str| {
+        let app = app.clone();
+        let request = axum::http::Request::get(uri)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        async move {
+            let response = app.oneshot(request).await.unwrap();
+            let status = response.status().as_u16();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            (status, serde_json::from_slice::<Value>(&body).unwrap())
+        }
+    };
+    let (status, body) = get("/tools?format=gemini").await;
+    assert_eq!(status, 200);
+    let registry = builder().build().unwrap();
+    let (expected, report) = llm::specs(&registry.tools(), Target::Gemini, &Options::default());
+    assert_eq!(body, json!({"format": "gemini", "tools": expected}));
+    let (_, lint) = get("/tools?format=gemini&lint=true").await;
+    assert_eq!(
+        lint["findings"],
+        serde_json::to_value(&report.findings).unwrap()
+    );
+    let (status, error) = get("/tools?format=cohere").await;
+    assert_eq!(status, 400);
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown format `cohere`; one of json, mcp, openai"),
+        "{error}"
+    );
+    let (status, _) = get("/tools?fromat=openai").await;
+    assert_eq!(status, 400);
 }

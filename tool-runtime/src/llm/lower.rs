@@ -105,6 +105,7 @@ const NEVER_STRICT: &[&str] = &[
     "unevaluatedItems",
     "propertyNames",
     "contains",
+    "prefixItems",
 ];
 
 /// The keywords OpenAI strict mode accepts (with `format` checked on its own); the rest moves

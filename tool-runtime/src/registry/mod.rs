@@ -530,6 +530,15 @@ fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildPro
             defined_at: entry.origin.to_string(),
         });
     }
+    if let Some(props) = entry.input_schema()["properties"].as_object() {
+        for param in props.keys().filter(|p| !is_valid_param_name(p)) {
+            problems.push(BuildProblem::InvalidParamName {
+                tool: entry.name().to_owned(),
+                param: param.clone(),
+                defined_at: entry.origin.to_string(),
+            });
+        }
+    }
     if let Some(state) = state {
         for key in &entry.meta.requires {
             if !state.contains(key) {
@@ -859,6 +868,17 @@ pub fn is_valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
 }
 
+/// `^[A-Za-z_][A-Za-z0-9_]{0,63}$`: a parameter name every LLM provider accepts.
+#[must_use]
+pub fn is_valid_param_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
 /// One reason a registry could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -876,6 +896,15 @@ pub enum BuildProblem {
     InvalidName {
         /// The name.
         name: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
+    /// A tool's parameter name breaks the portable rule for parameters.
+    InvalidParamName {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        param: String,
         /// Where the tool is defined.
         defined_at: String,
     },
@@ -910,6 +939,14 @@ impl fmt::Display for BuildProblem {
             BuildProblem::InvalidName { name, defined_at } => write!(
                 f,
                 "tool name `{name}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
+            ),
+            BuildProblem::InvalidParamName {
+                tool,
+                param,
+                defined_at,
+            } => write!(
+                f,
+                "parameter `{param}` of tool `{tool}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_]{{0,63}}$, the names every model provider accepts; rename it (`ttl_seconds`, not `ttl-seconds`)"
             ),
             BuildProblem::LimitAtRunTime { tool, defined_at } => write!(
                 f,
