@@ -3,6 +3,8 @@
 //! 1. The pipeline's overhead for a two-integer tool, against calling the fn directly with
 //!    `serde_json::from_value` + `to_value`, side by side in one run.
 //! 2. Building a registry of 1,000 `#[tool]` fns found through `inventory`.
+//! 3. Lowering 1,000 tools for each LLM target (`tool_runtime::llm::specs`), each with a
+//!    nested struct, an optional enum, bounds, a pattern and defaults.
 //!
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
@@ -193,11 +195,76 @@ fn layers_overhead(c: &mut Criterion) {
     let _ = std::fs::remove_file(&audit_path);
 }
 
+/// A tool with the schema of a typical real one, under a name of its own.
+struct Typical(String);
+
+impl tool_runtime::Tool for Typical {
+    fn meta(&self) -> tool_runtime::ToolMeta {
+        tool_runtime::ToolMeta::new(self.0.clone(), "Book a room for a meeting.")
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "room": {"type": "string", "description": "Room name", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9-]+$"},
+                "minutes": {"type": "integer", "format": "uint32", "minimum": 15, "maximum": 480, "default": 30, "description": "Length"},
+                "priority": {"oneOf": [{"const": "low", "description": "Can move"}, {"const": "high", "description": "Cannot move"}]},
+                "organiser": {"anyOf": [{"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "email": {"type": ["string", "null"], "format": "email"},
+                    "tags": {"type": "array", "items": {"type": "string"}, "default": []}
+                }, "required": ["name"], "additionalProperties": false}, {"type": "null"}]},
+                "attendees": {"type": "array", "items": {"type": "string"}, "maxItems": 50}
+            },
+            "required": ["room", "priority"],
+            "additionalProperties": false
+        })
+    }
+    fn output_schema(&self) -> serde_json::Value {
+        json!({"type": "boolean"})
+    }
+    fn call(
+        &self,
+        _: serde_json::Value,
+        _: tool_runtime::CallContext,
+    ) -> tool_runtime::BoxFuture<'_, Result<serde_json::Value, tool_runtime::ToolError>> {
+        Box::pin(async { Ok(json!(true)) })
+    }
+}
+
+fn llm_lowering(c: &mut Criterion) {
+    use tool_runtime::llm::{self, Options, Target};
+    let registry = (0..1000)
+        .fold(Registry::builder().without_inventory(), |b, i| {
+            b.tool(Typical(format!("book_room_{i:04}")))
+        })
+        .build()
+        .unwrap();
+    let tools = registry.tools();
+    let options = Options::default();
+    let mut group = c.benchmark_group("llm: lower 1,000 tools");
+    for target in Target::ALL {
+        group.bench_function(target.name(), |b| {
+            b.iter(|| black_box(llm::specs(&tools, target, &options)));
+        });
+    }
+    // What a server or an agent loop pays per request once the registry's lowering is cached:
+    // the visible set and its key, then a shared result.
+    let cache = llm::SpecCache::new();
+    let caller = Caller::new(Source::Agent);
+    group.bench_function("openai, from a SpecCache", |b| {
+        b.iter(|| black_box(cache.specs(&registry, &caller, Target::OpenAiChat, &options)));
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     call_overhead,
     registry_construction,
     cli_construction,
-    layers_overhead
+    layers_overhead,
+    llm_lowering
 );
 criterion_main!(benches);

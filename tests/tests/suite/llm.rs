@@ -515,3 +515,54 @@ async fn the_http_listing_lowers_for_each_provider() {
     let (status, _) = get("/tools?fromat=openai").await;
     assert_eq!(status, 400);
 }
+
+/// A cached lowering is shared until the registry changes; then the new tool is in it.
+#[test]
+fn cached_specs_follow_the_registry() {
+    let registry = builder().build().unwrap();
+    let cache = llm::SpecCache::new();
+    let caller = Caller::new(Source::Agent);
+    let options = Options::default();
+    let first = cache.specs(&registry, &caller, Target::OpenAiChat, &options);
+    let again = cache.specs(&registry, &caller, Target::OpenAiChat, &options);
+    assert!(std::sync::Arc::ptr_eq(&first, &again));
+    let gemini = cache.specs(&registry, &caller, Target::Gemini, &options);
+    assert!(!std::sync::Arc::ptr_eq(&first, &gemini));
+    assert_eq!(
+        first.0,
+        llm::specs(&registry.tools(), Target::OpenAiChat, &options).0
+    );
+
+    registry.add_tool(Dashless).unwrap();
+    let after = cache.specs(&registry, &caller, Target::OpenAiChat, &options);
+    let names: Vec<&str> = after
+        .0
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"dashless"), "{names:?}");
+}
+
+/// A dynamic tool added at run time.
+struct Dashless;
+
+impl Tool for Dashless {
+    fn meta(&self) -> tool_runtime::ToolMeta {
+        tool_runtime::ToolMeta::new("dashless", "Take a plain parameter.")
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"ttl_seconds": {"type": "integer"}}, "additionalProperties": false})
+    }
+    fn output_schema(&self) -> Value {
+        json!({"type": "null"})
+    }
+    fn call(
+        &self,
+        _: Value,
+        _: CallContext,
+    ) -> tool_runtime::BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}

@@ -81,6 +81,16 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
     })
 }
 
+/// `GET /tools?format=`: the specs, or with `lint=true` the findings, serialised from the cache.
+#[derive(serde::Serialize)]
+struct Lowered<'a> {
+    format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    findings: Option<&'a [llm::Finding]>,
+}
+
 /// The query of `GET /tools`.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,15 +113,31 @@ pub(super) async fn list_tools(State(state): State<AppState>, mut request: Reque
         Ok(q) => q,
         Err(e) => return error_response(None, body::invalid_request(e), &ctx.id),
     };
-    let visible = state.registry.visible(&caller_of(&ctx));
-    let listing = match query.format.as_deref().map(|f| (f, Target::from_name(f))) {
-        None => json!({ "tools": visible.iter().map(|t| describe(t)).collect::<Vec<Value>>() }),
+    let caller = caller_of(&ctx);
+    let body = match query.format.as_deref().map(|f| (f, Target::from_name(f))) {
+        None => {
+            let visible = state.registry.visible(&caller);
+            let tools: Vec<Value> = visible.iter().map(|t| describe(t)).collect();
+            serde_json::to_vec(&json!({ "tools": tools }))
+        }
         Some((_, Some(target))) => {
-            let (specs, report) = llm::specs(&visible, target, &llm::Options::default());
+            let lowered =
+                state
+                    .specs
+                    .specs(&state.registry, &caller, target, &llm::Options::default());
+            let (specs, report) = &*lowered;
             if query.lint {
-                json!({ "format": target.name(), "findings": report.findings })
+                serde_json::to_vec(&Lowered {
+                    format: target.name(),
+                    tools: None,
+                    findings: Some(&report.findings),
+                })
             } else {
-                json!({ "format": target.name(), "tools": specs })
+                serde_json::to_vec(&Lowered {
+                    format: target.name(),
+                    tools: Some(specs),
+                    findings: None,
+                })
             }
         }
         Some((other, None)) => {
@@ -119,8 +145,8 @@ pub(super) async fn list_tools(State(state): State<AppState>, mut request: Reque
             let message = format!("unknown format `{other}`; one of {}", names.join(", "));
             return error_response(None, body::invalid_request(message), &ctx.id);
         }
-    };
-    let body = serde_json::to_vec(&listing).unwrap_or_default();
+    }
+    .unwrap_or_default();
     let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
     let fresh = request
         .headers()

@@ -95,6 +95,8 @@ struct Shared {
     options: HttpOptions,
     /// The OpenAPI document of every tool and the registry version it was made for.
     openapi: Mutex<Option<(u64, Arc<Value>)>>,
+    /// `GET /tools?format=`: the tools lowered for model providers.
+    specs: crate::llm::SpecCache,
 }
 
 type AppState = Arc<Shared>;
@@ -118,6 +120,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
         registry,
         options,
         openapi: Mutex::default(),
+        specs: crate::llm::SpecCache::new(),
     });
     let router = Router::new();
     #[cfg(feature = "mcp")]
@@ -169,6 +172,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
         registry,
         options: HttpOptions::default(),
         openapi: Mutex::default(),
+        specs: crate::llm::SpecCache::new(),
     });
     let name = tool.to_owned();
     post(move |State(state): State<AppState>, mut request: Request| {

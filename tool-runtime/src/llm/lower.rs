@@ -15,16 +15,19 @@ pub(super) struct Lowered {
 }
 
 impl Lowered {
-    pub(super) fn findings(&self, tool: &str) -> Vec<Finding> {
-        self.notes
-            .iter()
+    /// The schema, and the notes as findings about `tool`.
+    pub(super) fn into_parts(self, tool: &str) -> (Value, bool, Vec<Finding>) {
+        let findings = self
+            .notes
+            .into_iter()
             .map(|(path, severity, message)| Finding {
                 tool: tool.to_owned(),
-                path: path.clone(),
-                severity: *severity,
-                message: message.clone(),
+                path,
+                severity,
+                message,
             })
-            .collect()
+            .collect();
+        (self.schema, self.strict, findings)
     }
 }
 
@@ -88,7 +91,17 @@ fn list(keys: &[&str]) -> String {
 }
 
 fn child(path: &str, segment: &str) -> String {
-    format!("{path}/{}", segment.replace('~', "~0").replace('/', "~1"))
+    let mut out = String::with_capacity(path.len() + segment.len() + 1);
+    out.push_str(path);
+    out.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Keywords no strict form accepts: a schema using them is sent non-strict.
@@ -151,19 +164,15 @@ const OPENAI_FORMATS: &[&str] = &[
 /// one nullable), no `default`, only supported formats, `oneOf` as `anyOf`, within the size
 /// limits; otherwise the canonical schema, non-strict, with the reasons.
 pub(super) fn openai(input: &Value, strict: bool) -> Lowered {
-    let mut canonical = input.clone();
-    if let Some(o) = canonical.as_object_mut() {
-        o.shift_remove("$schema");
-    }
     if !strict {
         return Lowered {
-            schema: canonical,
+            schema: without_dialect(input),
             strict: false,
             notes: Vec::new(),
         };
     }
     let mut notes = Notes::default();
-    let mut schema = canonical.clone();
+    let mut schema = without_dialect(input);
     openai_walk(&mut schema, "", &mut notes);
     let mut sizes = Sizes::default();
     sizes.measure(&schema, 0);
@@ -176,13 +185,26 @@ pub(super) fn openai(input: &Value, strict: bool) -> Lowered {
         };
     }
     Lowered {
-        schema: canonical,
+        schema: without_dialect(input),
         strict: false,
         notes: vec![(
             String::new(),
             Severity::Warning,
             format!("sent with `strict: false`: {}", notes.not_strict.join("; ")),
         )],
+    }
+}
+
+/// The schema without `$schema`, which no provider takes.
+pub(super) fn without_dialect(input: &Value) -> Value {
+    match input {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| k.as_str() != "$schema")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -267,23 +289,21 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
 /// Anthropic `input_schema`: the canonical schema; strict, additionally closed objects and
 /// no numeric or length bounds (moved into descriptions), no recursion.
 pub(super) fn anthropic(input: &Value, strict: bool) -> Lowered {
-    let mut canonical = input.clone();
-    if let Some(o) = canonical.as_object_mut() {
-        o.shift_remove("$schema");
-    }
     if !strict {
         return Lowered {
-            schema: canonical,
+            schema: without_dialect(input),
             strict: false,
             notes: Vec::new(),
         };
     }
     let mut notes = Notes::default();
-    if canonical.get("$defs").is_some() || has_ref(&canonical) {
+    if input.get("$defs").is_some() || has_ref(input) {
         notes.not_strict.push("a recursive type".into());
     }
-    let mut schema = canonical.clone();
-    anthropic_walk(&mut schema, "", &mut notes);
+    let mut schema = without_dialect(input);
+    if notes.not_strict.is_empty() {
+        anthropic_walk(&mut schema, "", &mut notes);
+    }
     if notes.not_strict.is_empty() {
         return Lowered {
             schema,
@@ -292,7 +312,7 @@ pub(super) fn anthropic(input: &Value, strict: bool) -> Lowered {
         };
     }
     Lowered {
-        schema: canonical,
+        schema: without_dialect(input),
         strict: false,
         notes: vec![(
             String::new(),
@@ -926,11 +946,11 @@ fn make_nullable(schema: &mut Value) {
 /// `items`, `anyOf`/`oneOf` alternatives, `$defs`, `additionalProperties` schemas.
 fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mut Value, &str)) {
     for (key, value) in obj.iter_mut() {
-        let p = child(path, key);
         match key.as_str() {
-            "items" | "additionalProperties" if value.is_object() => f(value, &p),
+            "items" | "additionalProperties" if value.is_object() => f(value, &child(path, key)),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(alts) = value {
+                    let p = child(path, key);
                     for (i, alt) in alts.iter_mut().enumerate() {
                         f(alt, &child(&p, &i.to_string()));
                     }
@@ -938,6 +958,7 @@ fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mu
             }
             "$defs" => {
                 if let Value::Object(defs) = value {
+                    let p = child(path, key);
                     for (name, def) in defs.iter_mut() {
                         f(def, &child(&p, name));
                     }

@@ -120,7 +120,7 @@ impl fmt::Display for Target {
 }
 
 /// How tools are lowered.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Ask for strict schemas where the target has them: OpenAI (on by default) and Anthropic
     /// (off by default: see [`Options::anthropic_strict`]). A tool whose schema cannot be made
@@ -236,13 +236,13 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
         }),
         Target::Mcp => mcp_tool(tool),
         Target::OpenAiChat | Target::OpenAiResponses => {
-            let lowered = lower::openai(tool.input_schema(), options.strict);
-            let strict = lowered.strict;
-            findings.extend(lowered.findings(&meta.name));
+            let (schema, strict, found) =
+                lower::openai(tool.input_schema(), options.strict).into_parts(&meta.name);
+            findings = found;
             let function = json!({
                 "name": &*meta.name,
                 "description": &*meta.description,
-                "parameters": lowered.schema,
+                "parameters": schema,
                 "strict": strict,
             });
             if target == Target::OpenAiChat {
@@ -256,14 +256,16 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
             }
         }
         Target::Anthropic => {
-            let lowered = lower::anthropic(tool.input_schema(), options.anthropic_strict);
-            findings.extend(lowered.findings(&meta.name));
+            let (schema, strict, found) =
+                lower::anthropic(tool.input_schema(), options.anthropic_strict)
+                    .into_parts(&meta.name);
+            findings = found;
             let mut spec = json!({
                 "name": &*meta.name,
                 "description": &*meta.description,
-                "input_schema": lowered.schema,
+                "input_schema": schema,
             });
-            if lowered.strict {
+            if strict {
                 spec["strict"] = json!(true);
             }
             spec
@@ -271,21 +273,19 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
         Target::Gemini => {
             let mut spec = json!({"name": &*meta.name, "description": &*meta.description});
             if options.gemini_json_schema {
-                let mut schema = tool.input_schema().clone();
-                if let Some(o) = schema.as_object_mut() {
-                    o.shift_remove("$schema");
-                }
-                spec["parametersJsonSchema"] = schema;
+                spec["parametersJsonSchema"] = lower::without_dialect(tool.input_schema());
             } else {
-                let lowered = lower::gemini(tool.input_schema(), options.recursion_depth);
-                findings.extend(lowered.findings(&meta.name));
+                let (schema, _, found) =
+                    lower::gemini(tool.input_schema(), options.recursion_depth)
+                        .into_parts(&meta.name);
+                findings = found;
                 // An `OBJECT` without properties is rejected: a tool without parameters
                 // declares none.
-                if lowered.schema["properties"]
+                if schema["properties"]
                     .as_object()
                     .is_some_and(|p| !p.is_empty())
                 {
-                    spec["parameters"] = lowered.schema;
+                    spec["parameters"] = schema;
                 }
             }
             spec
@@ -313,6 +313,75 @@ pub fn specs(tools: &[ToolRef<'_>], target: Target, options: &Options) -> (Value
         Value::Array(out)
     };
     (value, report)
+}
+
+/// Lowered specs kept for reuse: what a server or an agent loop asks for again and again (on
+/// every listing, every model turn). An entry holds for one registry version, one set of
+/// visible tools, one target and one set of options; a change to any makes a new one. The
+/// few most recent entries are kept.
+#[derive(Debug, Default)]
+pub struct SpecCache {
+    entries: std::sync::Mutex<Vec<CacheEntry>>,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    key: (u64, u64, Target, Options),
+    specs: std::sync::Arc<(Value, Report)>,
+}
+
+/// How many lowerings a [`SpecCache`] keeps.
+const CACHED: usize = 16;
+
+impl SpecCache {
+    /// An empty cache.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`specs`] of the tools `caller` may see in `registry`, from the cache when the registry
+    /// has not changed since the same request was made.
+    pub fn specs(
+        &self,
+        registry: &Registry,
+        caller: &crate::Caller,
+        target: Target,
+        options: &Options,
+    ) -> std::sync::Arc<(Value, Report)> {
+        let version = registry.version();
+        let tools = registry.visible(caller);
+        let mut names = Vec::with_capacity(tools.len() * 16);
+        for t in &tools {
+            names.extend_from_slice(t.name().as_bytes());
+            names.push(0);
+        }
+        let key = (
+            version,
+            crate::registry::stable_hash(&names),
+            target,
+            options.clone(),
+        );
+        let lock = || {
+            self.entries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(entry) = lock().iter().find(|e| e.key == key) {
+            return entry.specs.clone();
+        }
+        // Lowered without the lock: other requests are not held up meanwhile.
+        let lowered = std::sync::Arc::new(specs(&tools, target, options));
+        let mut entries = lock();
+        if entries.len() >= CACHED {
+            entries.remove(0);
+        }
+        entries.push(CacheEntry {
+            key,
+            specs: lowered.clone(),
+        });
+        lowered
+    }
 }
 
 /// The report alone: every rule the tools break or are rewritten for, for `target`.
