@@ -807,4 +807,33 @@ async fn unauthenticated_servers_refuse_remote_peers() {
         ..HttpOptions::default()
     };
     assert_eq!(status(with_tokens, lan, "/tools").await, 401);
+
+    // `tool_route` in a router of the user's own: no front layer, so the same rule applies
+    // there, unless an authentication layer of theirs says who is calling (a `Requester`).
+    let call = |peer: [u8; 4], requester: Option<tool_runtime::Requester>| {
+        let app = axum::Router::new().route(
+            "/api/backups",
+            http::tool_route(registry.clone(), "backups_list"),
+        );
+        async move {
+            let mut request = axum::http::Request::post("/api/backups")
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from("{}"))
+                .unwrap();
+            request
+                .extensions_mut()
+                .insert(ConnectInfo(std::net::SocketAddr::from((peer, 40000))));
+            if let Some(r) = requester {
+                request.extensions_mut().insert(r);
+            }
+            app.oneshot(request).await.unwrap().status().as_u16()
+        }
+    };
+    assert_eq!(call([127, 0, 0, 1], None).await, 200);
+    assert_eq!(call(lan, None).await, 403);
+    let authenticated = tool_runtime::Requester {
+        id: "req-1".into(),
+        identity: None,
+    };
+    assert_eq!(call(lan, Some(authenticated)).await, 200);
 }
