@@ -31,3 +31,19 @@ pub fn registry_builder() -> RegistryBuilder {
 pub fn registry(store: Store) -> Result<Registry, BuildError> {
     registry_builder().state(store).build()
 }
+
+#[cfg(test)]
+mod tests {
+    /// The demo's tools stay acceptable to every model provider: the one line a crate adds to
+    /// keep its tools portable (its own unit tests link its `#[tool]`s).
+    #[test]
+    fn tools_stay_portable() {
+        use tool_runtime::llm::{Target, assert_portable};
+        assert_portable(&[
+            Target::OpenAiChat,
+            Target::OpenAiResponses,
+            Target::Anthropic,
+            Target::Gemini,
+        ]);
+    }
+}

@@ -79,3 +79,18 @@ fn downstream_state_must_be_registered() {
         BuildProblem::MissingState { tool, type_name } if tool == "ticket_open" && type_name.ends_with("Inbox")
     )));
 }
+
+#[test]
+fn explicit_registration_of_an_inventory_tool_is_not_a_duplicate() {
+    let registry = Registry::builder()
+        .tool(downstream::ticket_open::descriptor())
+        .state(downstream::Inbox::default())
+        .build()
+        .unwrap();
+    let names = registry.names();
+    assert_eq!(
+        names.iter().filter(|n| *n == "ticket_open").count(),
+        1,
+        "{names:?}"
+    );
+}

@@ -124,18 +124,6 @@ fn listings_do_not_touch_the_database() {
     assert_eq!(schema["properties"]["device_id"]["type"], "string");
 }
 
-/// The demo's tools stay acceptable to every model provider: one line keeps them portable.
-#[test]
-fn the_tools_stay_portable() {
-    use tool_runtime::llm::{Target, assert_portable};
-    assert_portable(&[
-        Target::OpenAiChat,
-        Target::OpenAiResponses,
-        Target::Anthropic,
-        Target::Gemini,
-    ]);
-}
-
 #[test]
 fn tools_print_as_each_provider_takes_them() {
     let db = Db::new("formats");

@@ -1,16 +1,23 @@
 //! Integration tests that share one binary (each test binary links separately, which is most
 //! of a build's time): every file here builds its registries explicitly, never from
-//! `inventory`, so their tools do not meet. Files that serve `inventory`'s tools have binaries
-//! of their own.
+//! `inventory`, so their tools do not meet. `tests/downstream.rs` (tools found through
+//! `inventory` across crates) and `tests/tracing/` (tests that install tracing subscribers)
+//! have binaries of their own.
 
 mod agreement;
+mod audit;
+mod cli;
 mod core;
 mod demo;
+mod http;
 mod http_conformance;
-mod http_log;
+mod limits;
 mod llm;
 mod load;
 mod mcp;
+mod output_cap;
 mod parsed_path;
+mod pipeline;
+mod policy;
 mod schemas;
 mod ui;

@@ -6,7 +6,17 @@ use tool_runtime::App;
 use tool_runtime::cli::clap::ValueHint;
 
 fn app() -> App {
-    App::new("tickets").state(downstream::Inbox::default())
+    App::new("tickets")
+        .registry(downstream_tools())
+        .state(downstream::Inbox::default())
+}
+
+/// The downstream crate's tools, listed: this test binary holds other files' tools too.
+fn downstream_tools() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(downstream::ticket_open::descriptor())
+        .tool(downstream::ticket_list::descriptor())
 }
 
 async fn json(args: &[&str]) -> (u8, Value) {
@@ -99,7 +109,7 @@ async fn type_errors_are_usage_errors_and_constraints_go_to_the_validator() {
 
 #[tokio::test]
 async fn enums_list_their_values_and_paths_complete_as_files() {
-    let registry = tool_runtime::Registry::builder()
+    let registry = downstream_tools()
         .state(downstream::Inbox::default())
         .build()
         .unwrap();
@@ -127,7 +137,7 @@ async fn enums_list_their_values_and_paths_complete_as_files() {
 
 #[tokio::test]
 async fn only_the_invoked_tool_gets_its_flags() {
-    let registry = tool_runtime::Registry::builder()
+    let registry = downstream_tools()
         .state(downstream::Inbox::default())
         .build()
         .unwrap();

@@ -86,7 +86,7 @@ struct Server {
 impl Server {
     async fn start(options: HttpOptions) -> Server {
         let registry = Arc::new(
-            Registry::builder()
+            registry_builder()
                 .state(demo_app::Store::in_memory().unwrap())
                 .state(downstream::Inbox::default())
                 .hook(Refusals)
@@ -616,7 +616,7 @@ async fn shutdown_lets_a_slow_call_finish_then_stops() {
 #[tokio::test]
 async fn the_grace_period_bounds_shutdown() {
     let registry = Arc::new(
-        Registry::builder()
+        registry_builder()
             .state(demo_app::Store::in_memory().unwrap())
             .state(downstream::Inbox::default())
             .build()
@@ -690,4 +690,19 @@ async fn dry_runs_by_query_header_or_invoke() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+/// These tools are served beside the demo app's and the downstream crate's.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    demo_app::registry_builder()
+        .tool(downstream::ticket_open::descriptor())
+        .tool(downstream::ticket_list::descriptor())
+        .tool(nap::descriptor())
+        .tool(stall::descriptor())
+        .tool(crash::descriptor())
+        .tool(whoami::descriptor())
+        .tool(secret::descriptor())
+        .tool(limited::descriptor())
+        .tool(busy::descriptor())
 }

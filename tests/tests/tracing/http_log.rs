@@ -1,9 +1,5 @@
 //! One log line per HTTP request (target `tool_runtime::http`, message `request`), on every
 //! route: the call routes, which do the front layer's work themselves, as well as the others.
-//!
-//! Alone in its own test binary: tracing caches per-callsite interest process-wide, so a test
-//! that installs a subscriber races with concurrent tests that log from the same callsite
-//! without one.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -45,6 +41,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Lines {
 
 #[tokio::test(flavor = "current_thread")]
 async fn one_line_per_request_on_every_route() {
+    crate::secrets::seen();
     let lines = Lines::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(lines.clone()));

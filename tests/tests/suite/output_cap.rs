@@ -46,7 +46,7 @@ fn caller() -> Caller {
 
 #[tokio::test]
 async fn results_over_their_cap_are_cut_or_refused() {
-    let r = Registry::builder().max_output(64).build().unwrap();
+    let r = registry_builder().max_output(64).build().unwrap();
 
     let small = r.call("essay", json!({"n": 10}), caller()).await.to_json();
     assert!(small["meta"].get("truncated").is_none(), "{small}");
@@ -84,7 +84,7 @@ async fn results_over_their_cap_are_cut_or_refused() {
 #[tokio::test]
 async fn over_http_the_envelope_says_truncated() {
     use tool_runtime::http::{self, HttpOptions};
-    let r = std::sync::Arc::new(Registry::builder().build().unwrap());
+    let r = std::sync::Arc::new(registry_builder().build().unwrap());
     let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let cut: Value = client
@@ -108,4 +108,14 @@ async fn over_http_the_envelope_says_truncated() {
         refused.json::<Value>().await.unwrap()["error"]["type"],
         "output_too_large"
     );
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(essay::descriptor())
+        .tool(rows::descriptor())
+        .tool(document::descriptor())
+        .tool(echo_text::descriptor())
 }

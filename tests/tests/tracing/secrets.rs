@@ -39,7 +39,7 @@ async fn password_reset(
 
 /// Everything every subscriber and observer saw.
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Seen(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Seen {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -64,7 +64,8 @@ impl CallObserver for Seen {
     }
 }
 
-fn seen() -> &'static Seen {
+/// The process's global subscriber (TRACE, every line kept), installed on first use.
+pub(crate) fn seen() -> &'static Seen {
     static SEEN: OnceLock<Seen> = OnceLock::new();
     SEEN.get_or_init(|| {
         let seen = Seen::default();
@@ -79,12 +80,7 @@ fn seen() -> &'static Seen {
 }
 
 fn registry() -> Arc<Registry> {
-    Arc::new(
-        Registry::builder()
-            .observer(seen().clone())
-            .build()
-            .unwrap(),
-    )
+    Arc::new(registry_builder().observer(seen().clone()).build().unwrap())
 }
 
 fn record(text: &str) {
@@ -212,7 +208,10 @@ async fn through_the_cli() {
             SECRET,
         ],
     ] {
-        let (_, out) = App::new("app").run_captured(args).await;
+        let (_, out) = App::new("app")
+            .registry(registry_builder())
+            .run_captured(args)
+            .await;
         record(&out);
     }
 }
@@ -231,4 +230,12 @@ async fn no_front_end_shows_a_secret() {
     for secret in [SECRET, SHORT_SECRET, "12345678901"] {
         assert!(!all.contains(secret), "`{secret}` leaked:\n{all}");
     }
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(mail_login::descriptor())
+        .tool(password_reset::descriptor())
 }

@@ -30,7 +30,7 @@ fn who(name: &str) -> Caller {
 
 #[tokio::test]
 async fn rate_limits_are_per_principal_with_a_retry_after() {
-    let r = Registry::builder().build().unwrap();
+    let r = registry_builder().build().unwrap();
     assert_eq!(
         r.get("ping").unwrap().meta().rate,
         Some(Rate {
@@ -55,14 +55,11 @@ async fn rate_limits_are_per_principal_with_a_retry_after() {
 
 #[tokio::test]
 async fn limits_can_be_overridden_when_the_registry_is_built() {
-    let r = Registry::builder()
-        .rate_limit("ping", None)
-        .build()
-        .unwrap();
+    let r = registry_builder().rate_limit("ping", None).build().unwrap();
     for _ in 0..5 {
         assert!(r.call("ping", json!({}), who("alice")).await.is_ok());
     }
-    let r = Registry::builder()
+    let r = registry_builder()
         .rate_limit("single", Rate::parse("1/h"))
         .build()
         .unwrap();
@@ -79,7 +76,7 @@ async fn limits_can_be_overridden_when_the_registry_is_built() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limits_queue_then_refuse() {
-    let r = Arc::new(Registry::builder().concurrency_queue(1).build().unwrap());
+    let r = Arc::new(registry_builder().concurrency_queue(1).build().unwrap());
     let spawn = |ms: u64| {
         let r = Arc::clone(&r);
         tokio::spawn(async move {
@@ -105,7 +102,7 @@ async fn concurrency_limits_queue_then_refuse() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caller_that_leaves_the_queue_frees_its_place() {
-    let r = Arc::new(Registry::builder().concurrency_queue(1).build().unwrap());
+    let r = Arc::new(registry_builder().concurrency_queue(1).build().unwrap());
     let r2 = Arc::clone(&r);
     let running = tokio::spawn(async move {
         r2.call("single", json!({"ms": 300}), Caller::new(Source::Internal))
@@ -135,7 +132,7 @@ async fn a_caller_that_leaves_the_queue_frees_its_place() {
 #[tokio::test]
 async fn over_http_a_rate_limit_is_429_with_retry_after() {
     use tool_runtime::http::{self, HttpOptions};
-    let r = Arc::new(Registry::builder().build().unwrap());
+    let r = Arc::new(registry_builder().build().unwrap());
     let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let url = format!("{base}/tools/ping");
     let client = reqwest::Client::new();
@@ -150,4 +147,12 @@ async fn over_http_a_rate_limit_is_429_with_retry_after() {
         .parse()
         .unwrap();
     assert!((1..=30).contains(&after), "{after}");
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(ping::descriptor())
+        .tool(single::descriptor())
 }

@@ -83,7 +83,7 @@ async fn call(
 
 #[tokio::test]
 async fn guards_run_in_order_deny_and_rewrite_with_revalidation() {
-    let r = registry(Registry::builder());
+    let r = registry(registry_builder());
     let c = || Caller::new(Source::Internal);
     assert_eq!(
         call(&r, "echo_number", json!({"n": 3}), c()).await,
@@ -108,7 +108,7 @@ async fn guards_run_in_order_deny_and_rewrite_with_revalidation() {
 #[tokio::test]
 async fn policies_deny_with_their_reason() {
     let r = registry(
-        Registry::builder()
+        registry_builder()
             .policy(DenyDestructive::for_sources([Source::Agent]))
             .policy(AllowTools::new().allow(Source::Mcp, ["report"]))
             .policy(|call: &PendingCall| {
@@ -173,7 +173,7 @@ async fn policies_deny_with_their_reason() {
 
 #[tokio::test]
 async fn roles_are_required_by_the_require_roles_policy() {
-    let r = registry(Registry::builder().policy(RequireRoles));
+    let r = registry(registry_builder().policy(RequireRoles));
     let tool_meta = r.get("rotate_keys").unwrap();
     let meta = tool_meta.meta();
     assert_eq!(meta.roles, ["admin", "security"]);
@@ -215,7 +215,7 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
          [[tokens]]\ntoken = \"viewer-token\"\nprincipal = \"bob\"\nroles = [\"viewer\"]\n",
     )
     .unwrap();
-    let r = Arc::new(registry(Registry::builder().policy(RequireRoles)));
+    let r = Arc::new(registry(registry_builder().policy(RequireRoles)));
     let app = http::router(
         r,
         HttpOptions {
@@ -252,7 +252,7 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
 async fn guards_and_policies_apply_over_http_too() {
     use tool_runtime::http::{self, HttpOptions};
     let r = Arc::new(registry(
-        Registry::builder().policy(DenyDestructive::for_sources([Source::Http])),
+        registry_builder().policy(DenyDestructive::for_sources([Source::Http])),
     ));
     let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
@@ -273,4 +273,14 @@ async fn guards_and_policies_apply_over_http_too() {
     assert_eq!(capped["result"], 10);
     let destructive = post("purge", json!({})).await.unwrap();
     assert_eq!(destructive.status(), 403);
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(purge::descriptor())
+        .tool(report::descriptor())
+        .tool(rotate_keys::descriptor())
+        .tool(echo_number::descriptor())
 }

@@ -1,7 +1,4 @@
 //! One `tool.call` span per call, with tool, source and request id.
-//!
-//! Alone in its own test binary: tracing caches per-callsite interest process-wide, so a test
-//! that installs a subscriber races with concurrent tests that call the same callsite without one.
 
 use std::sync::{Arc, Mutex};
 
@@ -20,7 +17,7 @@ async fn add(
 }
 
 fn registry() -> Registry {
-    Registry::builder().build().unwrap()
+    registry_builder().build().unwrap()
 }
 
 fn caller() -> Caller {
@@ -55,6 +52,7 @@ fn one_span_per_call() {
             self.0.lock().unwrap().push(v.0);
         }
     }
+    crate::secrets::seen();
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let r = registry();
@@ -74,4 +72,11 @@ fn one_span_per_call() {
         spans,
         ["tool.call tool=add source=internal request_id=span-1"]
     );
+}
+
+/// The tools of this file, and no others: the test binary holds other files' tools too.
+fn registry_builder() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(add::descriptor())
 }
