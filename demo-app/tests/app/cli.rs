@@ -146,7 +146,7 @@ fn tools_print_as_each_provider_takes_them() {
     assert_eq!(lint.status.code(), Some(0));
     let text = String::from_utf8(lint.stdout).unwrap();
     assert!(
-        text.contains("warning: device_add /properties/ttl_seconds: `default` is not supported in OpenAI strict mode: moved into the description (\"default 300\")"),
+        text.contains("warning: device_add /properties/ttl_seconds: `default`: not supported in OpenAI strict mode; moved into the description (\"default 300\")"),
         "{text}"
     );
     let (code, report) = json(&db.path(), &["tools", "--format", "gemini", "--lint"]);

@@ -274,7 +274,7 @@ fn reports_say_what_each_target_drops() {
         "{text}"
     );
     assert!(
-        text.contains("warning: corpus_options /properties/c: `default` is not supported in OpenAI strict mode: moved into the description (\"default 5\")"),
+        text.contains("warning: corpus_options /properties/c: `default`: not supported in OpenAI strict mode; moved into the description (\"default 5\")"),
         "{text}"
     );
     let (specs, _) = llm::specs(&tools, Target::OpenAiChat, &defaults);
@@ -313,6 +313,24 @@ fn reports_say_what_each_target_drops() {
         nested["parameters"]["properties"]["filter"],
         json!({"type": "string", "enum": ["mine", "pinned", "recent"], "nullable": true, "description": "Which notes to show."})
     );
+
+    // `parametersJsonSchema`: the canonical schema, as JSON Schema, with nothing to report.
+    let json_schema = Options {
+        gemini_json_schema: true,
+        ..Options::default()
+    };
+    let (specs, report_js) = llm::specs(&tools, Target::Gemini, &json_schema);
+    assert!(report_js.findings.is_empty(), "{report_js}");
+    let map = specs[0]["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "corpus_map")
+        .unwrap();
+    assert!(map.get("parameters").is_none());
+    let mut canonical = registry.get("corpus_map").unwrap().input_schema().clone();
+    canonical.as_object_mut().unwrap().remove("$schema");
+    assert_eq!(map["parametersJsonSchema"], canonical);
 
     let strict = Options {
         anthropic_strict: true,

@@ -67,7 +67,7 @@ fn describe_away(
             path,
             Severity::Warning,
             format!(
-                "{} {why}: moved into the description (\"{words}\")",
+                "{}: {why}; moved into the description (\"{words}\")",
                 list(&present)
             ),
         );
@@ -75,7 +75,7 @@ fn describe_away(
         notes.add(
             path,
             Severity::Note,
-            format!("{} {why}: dropped (nothing a model needs)", list(&present)),
+            format!("{}: {why}; dropped (nothing a model needs)", list(&present)),
         );
     }
     for k in present {
@@ -225,7 +225,7 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
             &["format"],
             path,
             notes,
-            "is not a format OpenAI strict mode supports",
+            "a format OpenAI strict mode does not support",
         );
     }
     let away: Vec<String> = obj
@@ -243,7 +243,7 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
         &away,
         path,
         notes,
-        "is not supported in OpenAI strict mode",
+        "not supported in OpenAI strict mode",
     );
     if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
@@ -407,7 +407,7 @@ fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
         &away,
         path,
         notes,
-        "is not supported by Anthropic strict tool use",
+        "not supported by Anthropic strict tool use",
     );
     if is_object(obj) {
         match obj.get("additionalProperties") {
@@ -774,7 +774,7 @@ impl Gemini<'_> {
                 &rest,
                 path,
                 self.notes,
-                "has no field in Gemini's `Schema`",
+                "no field in Gemini's `Schema`",
             );
             if let Some(d) = removed.shift_remove("description") {
                 out.insert("description".into(), d);
