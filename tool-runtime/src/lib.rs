@@ -45,6 +45,8 @@ pub mod schema;
 mod tool;
 
 // Front ends: adapters over the core, never over each other.
+#[cfg(feature = "agent")]
+pub mod agent;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "http")]

@@ -89,6 +89,7 @@ pub struct Caller {
     dry_run: bool,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: Option<CancellationToken>,
+    extensions: Option<Arc<StateMap>>,
 }
 
 impl Caller {
@@ -105,6 +106,7 @@ impl Caller {
             dry_run: false,
             progress: None,
             cancel: None,
+            extensions: None,
         }
     }
 
@@ -171,6 +173,18 @@ impl Caller {
         self
     }
 
+    /// Attaches a value of type `T` to every call made with this caller, for tools to read
+    /// with [`CallContext::extension`]: per-request facts a front end knows and a tool may
+    /// need (the chat an agent run serves, the user it speaks for). A second value of the same
+    /// type replaces the first. Unlike registry [`State`], it belongs to this caller only, so
+    /// concurrent callers never see each other's.
+    #[must_use]
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        let map = self.extensions.get_or_insert_with(Default::default);
+        Arc::make_mut(map).insert(Arc::new(value));
+        self
+    }
+
     /// The front end this caller came through.
     #[must_use]
     pub fn source(&self) -> Source {
@@ -196,6 +210,7 @@ impl Caller {
                     .map(|t| std::sync::OnceLock::from(t.child_token()))
                     .unwrap_or_default(),
                 state,
+                extensions: self.extensions,
             }),
         }
     }
@@ -293,6 +308,7 @@ struct ContextInner {
     cancel: std::sync::OnceLock<CancellationToken>,
     caller_cancels: bool,
     state: Arc<StateMap>,
+    extensions: Option<Arc<StateMap>>,
 }
 
 /// Everything a tool may know about the call it serves: the caller, the request id, a
@@ -368,6 +384,7 @@ impl CallContext {
                 cancel: std::sync::OnceLock::new(),
                 caller_cancels: false,
                 state: i.state.clone(),
+                extensions: i.extensions.clone(),
             }),
         }
     }
@@ -406,6 +423,32 @@ impl CallContext {
     #[must_use]
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.inner.state.get::<T>()
+    }
+
+    /// The value of type `T` the caller attached with [`Caller::extension`], if any.
+    ///
+    /// ```
+    /// use tool_runtime::{CallContext, Caller, Registry, Source};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Chat(&'static str);
+    ///
+    /// /// Which chat is this?
+    /// #[tool_runtime::tool]
+    /// async fn which_chat(ctx: &CallContext) -> String {
+    ///     ctx.extension::<Chat>().map_or("none", |c| c.0).to_owned()
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let registry = Registry::builder().build().unwrap();
+    /// let caller = Caller::new(Source::Agent).extension(Chat("family"));
+    /// let envelope = registry.call("which_chat", serde_json::json!({}), caller).await;
+    /// assert_eq!(envelope.result(), Some(&serde_json::json!("family")));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.inner.extensions.as_ref()?.get::<T>()
     }
 }
 

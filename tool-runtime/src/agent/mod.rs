@@ -1,0 +1,549 @@
+//! The agent: a model calls the registered tools, in-process, through the pipeline.
+//!
+//! A run sends the conversation and the lowered specs of the tools the run's caller may see
+//! ([`Registry::visible`] with source [`Source::Agent`]) to the model, runs every tool call of
+//! the reply through [`Registry::call`] — so policies, guards, confirmation, limits, output
+//! caps and the audit apply as to every other caller — sends one result per call back in the
+//! provider's format, and repeats until the model answers without calling a tool or a budget
+//! ends the run.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tool_runtime::agent::{Agent, Api, Budgets, Model};
+//! use tool_runtime::policy::DenyDestructive;
+//! use tool_runtime::{Registry, Source};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Arc::new(
+//!     Registry::builder()
+//!         .policy(DenyDestructive::for_sources([Source::Agent]))
+//!         .build()?,
+//! );
+//! // OPENAI_API_KEY (and OPENAI_BASE_URL, if set) from the environment.
+//! let model = Model::from_env(Api::OpenAiChat, "gpt-4.1-mini", None)?;
+//! let agent = Agent::builder(registry, model)
+//!     .system("You manage the devices of a home network.")
+//!     .budgets(Budgets::default().max_tool_calls(20))
+//!     .confirm(|request| async move {
+//!         eprintln!("{}", request.question);
+//!         false // a host with a user would ask them
+//!     })
+//!     .build()?;
+//! let output = agent.run("Which devices are paired in workspace home?").await?;
+//! println!("{}", output.answer);
+//! # Ok(()) }
+//! ```
+//!
+//! What the model gets back when a call goes wrong is a result it can act on, never a broken
+//! run: arguments that are not JSON, an unknown tool (with the nearest names), invalid
+//! arguments (every violation), a tool's error, a time-out, a refusal, a declined
+//! confirmation. Invalid arguments to one tool are answered [`Budgets::invalid_argument_retries`]
+//! times; after that the tool is not run again in this run and the model is told so.
+//!
+//! Providers and the API versions spoken are listed at [`Api`]. Keys come from the environment
+//! variables the providers' SDKs read ([`Model::from_env`]) into a [`Secret`](crate::Secret):
+//! they are never logged, never in a transcript and never in an error.
+
+mod client;
+mod model;
+mod run;
+mod transcript;
+mod wire;
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use client::ProviderError;
+pub use model::{Api, Model, ModelError, Tiers, parse_reference};
+pub use transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn, Usage};
+
+use crate::llm;
+use crate::{Caller, Registry, Source};
+
+/// The name of the tool that moves a run to another tier (offered with two tiers or more).
+pub const SWITCH_MODEL: &str = "switch_model";
+
+/// Limits on one run. Each ends the run with [`RunErrorKind::Budget`] when reached; the
+/// transcript so far is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Budgets {
+    /// Model turns (requests to the model); default 16.
+    pub max_turns: u32,
+    /// Tool calls the model may make; default 64.
+    pub max_tool_calls: u32,
+    /// Tokens, input and output together, as the provider reports them; default none.
+    pub max_tokens: Option<u64>,
+    /// Wall-clock time for the whole run; default none.
+    pub deadline: Option<Duration>,
+    /// How many times one tool's invalid arguments are answered with the violations before
+    /// the tool is refused for the rest of the run; default 2.
+    pub invalid_argument_retries: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            max_turns: 16,
+            max_tool_calls: 64,
+            max_tokens: None,
+            deadline: None,
+            invalid_argument_retries: 2,
+        }
+    }
+}
+
+impl Budgets {
+    /// Sets [`max_turns`](Self::max_turns).
+    #[must_use]
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.max_turns = turns;
+        self
+    }
+
+    /// Sets [`max_tool_calls`](Self::max_tool_calls).
+    #[must_use]
+    pub fn max_tool_calls(mut self, calls: u32) -> Self {
+        self.max_tool_calls = calls;
+        self
+    }
+
+    /// Sets [`max_tokens`](Self::max_tokens).
+    #[must_use]
+    pub fn max_tokens(mut self, tokens: Option<u64>) -> Self {
+        self.max_tokens = tokens;
+        self
+    }
+
+    /// Sets [`deadline`](Self::deadline).
+    #[must_use]
+    pub fn deadline(mut self, deadline: Option<Duration>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Sets [`invalid_argument_retries`](Self::invalid_argument_retries).
+    #[must_use]
+    pub fn invalid_argument_retries(mut self, retries: u32) -> Self {
+        self.invalid_argument_retries = retries;
+        self
+    }
+}
+
+/// A destructive call waiting for the host's answer.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct ConfirmRequest {
+    /// The tool.
+    pub tool: String,
+    /// The arguments, secrets redacted.
+    pub arguments: Value,
+    /// The question to put to the user ("Revoke device dev_1?").
+    pub question: String,
+    /// The tool's dry-run preview, for tools that have one.
+    pub preview: Option<Value>,
+}
+
+type ConfirmFn = Arc<dyn Fn(ConfirmRequest) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// Facts about the conversation a run serves — the channel, the chat, the user — which tools
+/// read with `ctx.extension::<RunContext>()`. Each run carries its own, so concurrent runs
+/// never see each other's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RunContext {
+    /// The channel the conversation happens on (`cli`, `http`, a chat service).
+    pub channel: Option<String>,
+    /// The chat or thread within the channel.
+    pub chat_id: Option<String>,
+    /// The user the run speaks for.
+    pub user: Option<String>,
+}
+
+impl RunContext {
+    /// A context on `channel`.
+    #[must_use]
+    pub fn new(channel: impl Into<String>) -> Self {
+        RunContext {
+            channel: Some(channel.into()),
+            ..RunContext::default()
+        }
+    }
+
+    /// Sets the chat.
+    #[must_use]
+    pub fn chat_id(mut self, chat_id: impl Into<String>) -> Self {
+        self.chat_id = Some(chat_id.into());
+        self
+    }
+
+    /// Sets the user.
+    #[must_use]
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+}
+
+/// A model, tools and the rules of a run. Cheap to clone; runs may go on concurrently.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    tiers: Tiers,
+    system: String,
+    budgets: Budgets,
+    parallel: usize,
+    confirm: Option<ConfirmFn>,
+    http: reqwest::Client,
+    specs: llm::SpecCache,
+    options: llm::Options,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("tiers", &self.inner.tiers)
+            .field("budgets", &self.inner.budgets)
+            .field("parallel", &self.inner.parallel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An agent over `registry`'s tools, talking to `models` (one [`Model`], or [`Tiers`]).
+    pub fn builder(registry: Arc<Registry>, models: impl Into<Tiers>) -> AgentBuilder {
+        AgentBuilder {
+            registry,
+            tiers: models.into(),
+            system: String::new(),
+            budgets: Budgets::default(),
+            parallel: 4,
+            confirm: None,
+            options: llm::Options::default(),
+        }
+    }
+
+    /// A run that starts with the user saying `prompt`. Await it, or configure it first.
+    pub fn run(&self, prompt: impl Into<String>) -> Run {
+        Run {
+            agent: self.clone(),
+            messages: vec![Message::user(prompt)],
+            caller: Caller::new(Source::Agent),
+            tier: None,
+            events: None,
+            cancel: None,
+        }
+    }
+
+    /// The tiers.
+    #[must_use]
+    pub fn tiers(&self) -> &Tiers {
+        &self.inner.tiers
+    }
+
+    /// The registry.
+    #[must_use]
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+}
+
+/// Configures an [`Agent`].
+#[must_use]
+pub struct AgentBuilder {
+    registry: Arc<Registry>,
+    tiers: Tiers,
+    system: String,
+    budgets: Budgets,
+    parallel: usize,
+    confirm: Option<ConfirmFn>,
+    options: llm::Options,
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("tiers", &self.tiers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// The system prompt. With several tiers, a line naming the current model is added.
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = prompt.into();
+        self
+    }
+
+    /// The budgets of every run.
+    pub fn budgets(mut self, budgets: Budgets) -> Self {
+        self.budgets = budgets;
+        self
+    }
+
+    /// How many tool calls of one reply run at once (default 4; at least 1). The pipeline's
+    /// own concurrency limits apply as well.
+    pub fn parallel(mut self, calls: usize) -> Self {
+        self.parallel = calls.max(1);
+        self
+    }
+
+    /// How destructive calls are confirmed: `answer` gets the question and says yes or no.
+    /// Without it the answer is no, and the model is told the user declined.
+    pub fn confirm<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        self.confirm = Some(Arc::new(move |request| Box::pin(answer(request))));
+        self
+    }
+
+    /// How tools are lowered for the model (see [`llm::Options`]). OpenAI-compatible servers
+    /// always get non-strict specs.
+    pub fn spec_options(mut self, options: llm::Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        if self.tiers.models.len() > 1 && self.registry.get(SWITCH_MODEL).is_some() {
+            return Err(AgentError(format!(
+                "a tool named `{SWITCH_MODEL}` is registered, and the agent offers its own with several tiers: rename the tool"
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| AgentError(format!("the HTTP client could not be made: {e}")))?;
+        Ok(Agent {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                tiers: self.tiers,
+                system: self.system,
+                budgets: self.budgets,
+                parallel: self.parallel,
+                confirm: self.confirm,
+                http,
+                specs: llm::SpecCache::new(),
+                options: self.options,
+            }),
+        })
+    }
+}
+
+/// Why an [`Agent`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentError(String);
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+/// One run, configured before it is awaited:
+///
+/// ```no_run
+/// # use tool_runtime::agent::{Agent, RunContext};
+/// # async fn f(agent: Agent, history: Vec<tool_runtime::agent::Message>) {
+/// let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
+/// let run = agent
+///     .run("and now revoke the old one")
+///     .history(history)
+///     .context(RunContext::new("telegram").chat_id("42").user("alice"))
+///     .tier("fast")
+///     .events(events);
+/// tokio::spawn(async move { while let Some(event) = rx.recv().await { println!("{event:?}") } });
+/// let output = run.await;
+/// # }
+/// ```
+///
+/// Dropping the run (or cancelling its [`cancellation`](Run::cancellation) token) cancels the
+/// tool calls in flight; each still ends as a `cancelled` envelope with its audit record.
+#[must_use = "a run does nothing until awaited"]
+pub struct Run {
+    agent: Agent,
+    messages: Vec<Message>,
+    caller: Caller,
+    tier: Option<String>,
+    events: Option<mpsc::UnboundedSender<Event>>,
+    cancel: Option<CancellationToken>,
+}
+
+impl fmt::Debug for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("messages", &self.messages.len())
+            .field("caller", &self.caller)
+            .field("tier", &self.tier)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Run {
+    /// The conversation before the prompt (a chat's earlier messages, e.g. the previous run's
+    /// [`Transcript::messages`]).
+    pub fn history(mut self, history: Vec<Message>) -> Self {
+        let prompt = self.messages.pop();
+        self.messages = history;
+        self.messages.extend(prompt);
+        self
+    }
+
+    /// The principal the run acts for: policies and the audit see it on every tool call.
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.caller = self.caller.principal(principal);
+        self
+    }
+
+    /// The principal's roles.
+    pub fn roles<I, S>(mut self, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.caller = self.caller.roles(roles);
+        self
+    }
+
+    /// The conversation's context, for tools to read (`ctx.extension::<RunContext>()`).
+    pub fn context(self, context: RunContext) -> Self {
+        self.extension(context)
+    }
+
+    /// Any value for tools to read with [`CallContext::extension`](crate::CallContext::extension).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.caller = self.caller.extension(value);
+        self
+    }
+
+    /// The tier the run starts on (the agent's default tier otherwise). An unknown tier ends
+    /// the run before it starts.
+    pub fn tier(mut self, tier: impl Into<String>) -> Self {
+        self.tier = Some(tier.into());
+        self
+    }
+
+    /// Where the run's [`Event`]s go as it goes.
+    pub fn events(mut self, sender: mpsc::UnboundedSender<Event>) -> Self {
+        self.events = Some(sender);
+        self
+    }
+
+    /// A token that cancels the run (Ctrl-C, a closed connection) and its tool calls.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+impl IntoFuture for Run {
+    type Output = Result<RunOutput, RunError>;
+    type IntoFuture = BoxFuture<'static, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(run::drive(self))
+    }
+}
+
+/// A run that ended with the model's answer.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct RunOutput {
+    /// The answer: the text of the model's last reply.
+    pub answer: String,
+    /// The tier the run ended on.
+    pub tier: String,
+    /// Everything said and done.
+    pub transcript: Transcript,
+}
+
+/// Why a run ended without an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunErrorKind {
+    /// A budget ran out.
+    Budget(Budget),
+    /// The run was cancelled.
+    Cancelled,
+    /// The model could not be asked (after retries).
+    Provider(ProviderError),
+    /// The run asked for a tier that does not exist.
+    UnknownTier(String),
+}
+
+/// Which budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Budget {
+    /// [`Budgets::max_turns`].
+    Turns,
+    /// [`Budgets::max_tool_calls`].
+    ToolCalls,
+    /// [`Budgets::max_tokens`].
+    Tokens,
+    /// [`Budgets::deadline`].
+    Deadline,
+}
+
+impl RunErrorKind {
+    /// A short name: `max_turns`, `max_tool_calls`, `max_tokens`, `deadline`, `cancelled`,
+    /// `provider`, `unknown_tier`.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunErrorKind::Budget(Budget::Turns) => "max_turns",
+            RunErrorKind::Budget(Budget::ToolCalls) => "max_tool_calls",
+            RunErrorKind::Budget(Budget::Tokens) => "max_tokens",
+            RunErrorKind::Budget(Budget::Deadline) => "deadline",
+            RunErrorKind::Cancelled => "cancelled",
+            RunErrorKind::Provider(_) => "provider",
+            RunErrorKind::UnknownTier(_) => "unknown_tier",
+        }
+    }
+}
+
+/// A run that ended without an answer, with everything it said and did until then.
+#[derive(Debug, Clone)]
+pub struct RunError {
+    /// Why.
+    pub kind: RunErrorKind,
+    /// The transcript until then.
+    pub transcript: Transcript,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            RunErrorKind::Budget(budget) => {
+                let what = match budget {
+                    Budget::Turns => "model turns",
+                    Budget::ToolCalls => "tool calls",
+                    Budget::Tokens => "tokens",
+                    Budget::Deadline => "time",
+                };
+                write!(f, "the run used up its {what} budget before an answer")
+            }
+            RunErrorKind::Cancelled => f.write_str("the run was cancelled"),
+            RunErrorKind::Provider(e) => e.fmt(f),
+            RunErrorKind::UnknownTier(t) => write!(f, "no model tier is called `{t}`"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}

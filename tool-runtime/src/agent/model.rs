@@ -1,0 +1,388 @@
+//! Which model a run talks to, over which API, with which key: [`Model`], and the named tiers
+//! a run can move between ([`Tiers`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::Secret;
+use crate::llm::Target;
+
+/// A provider's wire format, pinned to one API version.
+///
+/// | API | endpoint | version |
+/// | --- | --- | --- |
+/// | [`OpenAiChat`](Api::OpenAiChat) | `POST {base}/chat/completions` | OpenAI REST API v1 (`https://api.openai.com/v1`) |
+/// | [`OpenAiResponses`](Api::OpenAiResponses) | `POST {base}/responses` | OpenAI REST API v1, `store: false` |
+/// | [`Anthropic`](Api::Anthropic) | `POST {base}/v1/messages` | `anthropic-version: 2023-06-01` |
+/// | [`Gemini`](Api::Gemini) | `POST {base}/v1beta/models/{model}:generateContent` | Gemini API `v1beta` |
+/// | [`OpenAiCompatible`](Api::OpenAiCompatible) | `POST {base}/chat/completions` | as OpenAI Chat Completions, non-strict specs, key optional (llama.cpp server, vLLM, Ollama) |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Api {
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// The OpenAI Responses API.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `generateContent`.
+    Gemini,
+    /// A server that speaks OpenAI Chat Completions at a base URL of its own.
+    OpenAiCompatible,
+}
+
+impl Api {
+    /// Every API, in the order `--provider` lists them.
+    pub const ALL: [Api; 5] = [
+        Api::OpenAiChat,
+        Api::OpenAiResponses,
+        Api::Anthropic,
+        Api::Gemini,
+        Api::OpenAiCompatible,
+    ];
+
+    /// The name used in configuration and `--provider`: `openai`, `openai-responses`,
+    /// `anthropic`, `gemini`, `openai-compatible`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::OpenAiChat => "openai",
+            Api::OpenAiResponses => "openai-responses",
+            Api::Anthropic => "anthropic",
+            Api::Gemini => "gemini",
+            Api::OpenAiCompatible => "openai-compatible",
+        }
+    }
+
+    /// The API called `name` (see [`name`](Self::name)).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// The form its tool specs take.
+    #[must_use]
+    pub fn target(self) -> Target {
+        match self {
+            Api::OpenAiChat | Api::OpenAiCompatible => Target::OpenAiChat,
+            Api::OpenAiResponses => Target::OpenAiResponses,
+            Api::Anthropic => Target::Anthropic,
+            Api::Gemini => Target::Gemini,
+        }
+    }
+
+    /// The environment variables its SDKs read: the API key's and the base URL's.
+    #[must_use]
+    pub fn env_vars(self) -> (&'static str, &'static str) {
+        match self {
+            Api::OpenAiChat | Api::OpenAiResponses | Api::OpenAiCompatible => {
+                ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+            }
+            Api::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            Api::Gemini => ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
+        }
+    }
+
+    /// The provider's own base URL; `None` for an OpenAI-compatible server, which has none.
+    #[must_use]
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Api::OpenAiChat | Api::OpenAiResponses => Some("https://api.openai.com/v1"),
+            Api::Anthropic => Some("https://api.anthropic.com"),
+            Api::Gemini => Some("https://generativelanguage.googleapis.com"),
+            Api::OpenAiCompatible => None,
+        }
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a [`Model`] could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// No API key: neither configured nor in the environment variable named.
+    MissingKey {
+        /// The API.
+        api: Api,
+        /// The environment variable that was read.
+        env: String,
+    },
+    /// An OpenAI-compatible server needs a base URL.
+    MissingBaseUrl {
+        /// The environment variable that was read.
+        env: String,
+    },
+    /// `provider:model` named no known provider, or no model.
+    BadReference(String),
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::MissingKey { api, env } => write!(
+                f,
+                "no API key for `{api}`: set {env} in the environment (or name another variable with `api_key_env`)"
+            ),
+            ModelError::MissingBaseUrl { env } => write!(
+                f,
+                "an OpenAI-compatible server needs a base URL: set {env} (e.g. http://127.0.0.1:8080/v1) or `base_url`"
+            ),
+            ModelError::BadReference(r) => write!(
+                f,
+                "`{r}` is not `provider:model` with a provider among {}",
+                Api::ALL.map(Api::name).join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// A model at a provider: the API, the model's name, where to send requests and with which
+/// key. Every request the agent makes follows it; swapping provider changes this value only.
+///
+/// ```
+/// use tool_runtime::agent::{Api, Model};
+/// let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "sk-ant-test".to_owned());
+/// let model = Model::from_lookup(Api::Anthropic, "claude-sonnet-4-5", None, env).unwrap();
+/// assert_eq!(model.base_url(), "https://api.anthropic.com");
+/// assert!(!format!("{model:?}").contains("sk-ant-test"));
+/// ```
+#[derive(Clone)]
+pub struct Model {
+    pub(crate) api: Api,
+    pub(crate) name: String,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<Secret<String>>,
+    pub(crate) headers: Vec<(String, Secret<String>)>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) retry_base: Duration,
+    pub(crate) stream: bool,
+    pub(crate) max_output_tokens: u32,
+}
+
+impl Model {
+    /// `name` at `api`, with the key and base URL from the environment variables the provider's
+    /// own SDKs read ([`Api::env_vars`]: `OPENAI_API_KEY`/`OPENAI_BASE_URL`,
+    /// `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`, `GEMINI_API_KEY`/`GEMINI_BASE_URL`).
+    /// `key_env` names another variable for the key.
+    pub fn from_env(api: Api, name: &str, key_env: Option<&str>) -> Result<Model, ModelError> {
+        Self::from_lookup(api, name, key_env, |var| {
+            std::env::var(var).ok().filter(|v| !v.is_empty())
+        })
+    }
+
+    /// [`from_env`](Self::from_env) with the environment read through `lookup`.
+    pub fn from_lookup(
+        api: Api,
+        name: &str,
+        key_env: Option<&str>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Model, ModelError> {
+        let (default_key_env, url_env) = api.env_vars();
+        let key_env = key_env.unwrap_or(default_key_env);
+        let api_key = lookup(key_env).map(Secret::new);
+        if api_key.is_none() && api != Api::OpenAiCompatible {
+            return Err(ModelError::MissingKey {
+                api,
+                env: key_env.to_owned(),
+            });
+        }
+        let base_url = match (lookup(url_env), api.default_base_url()) {
+            (Some(url), _) => url,
+            (None, Some(url)) => url.to_owned(),
+            (None, None) => {
+                return Err(ModelError::MissingBaseUrl {
+                    env: url_env.to_owned(),
+                });
+            }
+        };
+        Ok(Model::new(api, name, base_url, api_key))
+    }
+
+    /// `name` at `api`, served at `base_url`, with `api_key` (none for a local server).
+    #[must_use]
+    pub fn new(
+        api: Api,
+        name: impl Into<String>,
+        base_url: impl Into<String>,
+        api_key: Option<Secret<String>>,
+    ) -> Model {
+        Model {
+            api,
+            name: name.into(),
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key,
+            headers: Vec::new(),
+            timeout: Duration::from_secs(120),
+            max_retries: 2,
+            retry_base: Duration::from_millis(500),
+            stream: false,
+            max_output_tokens: 4096,
+        }
+    }
+
+    /// The API.
+    #[must_use]
+    pub fn api(&self) -> Api {
+        self.api
+    }
+
+    /// The model's name at the provider.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where requests go.
+    #[must_use]
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Sends requests to `url` instead (a proxy, a gateway, a local server).
+    #[must_use]
+    pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
+        url.into()
+            .trim_end_matches('/')
+            .clone_into(&mut self.base_url);
+        self
+    }
+
+    /// Adds a header to every request (an organisation id, a gateway's token). Its value is
+    /// kept like a key: never logged.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), Secret::new(value.into())));
+        self
+    }
+
+    /// How long one request may take, streaming included (default 120 s).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How often a request answered 429 or 5xx (or not answered) is retried (default 2), and
+    /// the first wait (default 500 ms, doubling, with jitter; a `Retry-After` answer decides
+    /// instead).
+    #[must_use]
+    pub fn with_retries(mut self, max_retries: u32, first_wait: Duration) -> Self {
+        self.max_retries = max_retries;
+        self.retry_base = first_wait;
+        self
+    }
+
+    /// Streams replies (Chat Completions and OpenAI-compatible servers): text arrives as
+    /// [`Event::TextDelta`](super::Event::TextDelta)s while the model writes.
+    #[must_use]
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// The most tokens one reply may have (default 4,096; Anthropic requires a bound).
+    #[must_use]
+    pub fn with_max_output_tokens(mut self, tokens: u32) -> Self {
+        self.max_output_tokens = tokens;
+        self
+    }
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model")
+            .field("api", &self.api)
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field(
+                "api_key",
+                &self.api_key.as_ref().map(|_| crate::secret::REDACTED),
+            )
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.api, self.name)
+    }
+}
+
+/// Parses `provider:model` (`anthropic:claude-haiku-4-5`) into its API and model name.
+pub fn parse_reference(reference: &str) -> Result<(Api, &str), ModelError> {
+    reference
+        .split_once(':')
+        .and_then(|(api, model)| Some((Api::from_name(api)?, model)))
+        .filter(|(_, model)| !model.is_empty())
+        .ok_or_else(|| ModelError::BadReference(reference.to_owned()))
+}
+
+/// Named tiers of models (`fast`, `standard`, `expert`), one of them the default. With more than
+/// one tier, a run offers the model a `switch_model` tool that moves the rest of the run to
+/// another tier; a host sets a run's first tier with [`Run::tier`](super::Run::tier).
+#[derive(Debug, Clone)]
+pub struct Tiers {
+    pub(crate) models: BTreeMap<String, Model>,
+    pub(crate) default: String,
+}
+
+impl Tiers {
+    /// One tier, `name`, holding `model`; the default.
+    #[must_use]
+    pub fn new(name: impl Into<String>, model: Model) -> Tiers {
+        let name = name.into();
+        Tiers {
+            models: BTreeMap::from([(name.clone(), model)]),
+            default: name,
+        }
+    }
+
+    /// Adds (or replaces) tier `name`.
+    #[must_use]
+    pub fn tier(mut self, name: impl Into<String>, model: Model) -> Tiers {
+        self.models.insert(name.into(), model);
+        self
+    }
+
+    /// Makes `name` the default tier. Unknown names are ignored.
+    #[must_use]
+    pub fn default_tier(mut self, name: &str) -> Tiers {
+        if self.models.contains_key(name) {
+            name.clone_into(&mut self.default);
+        }
+        self
+    }
+
+    /// The tiers' names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.models.keys().map(String::as_str)
+    }
+
+    /// The model of tier `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Model> {
+        self.models.get(name)
+    }
+
+    /// The default tier's name.
+    #[must_use]
+    pub fn default_name(&self) -> &str {
+        &self.default
+    }
+}
+
+impl From<Model> for Tiers {
+    fn from(model: Model) -> Tiers {
+        Tiers::new("default", model)
+    }
+}

@@ -1,0 +1,606 @@
+//! The loop of one run: ask the model, run its tool calls through the pipeline (a bounded
+//! number at once, results kept in the calls' order), answer every call, repeat.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::client;
+use super::model::{Api, Model};
+use super::transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn};
+use super::wire::Request;
+use super::{
+    Budget, ConfirmFn, ConfirmRequest, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL,
+};
+use crate::error::{ToolError, kind};
+use crate::llm::{self, Target};
+use crate::{Caller, Envelope};
+
+/// What the loop keeps between turns.
+struct State {
+    inner: Arc<Inner>,
+    caller: Caller,
+    tier: String,
+    events: Option<mpsc::UnboundedSender<Event>>,
+    transcript: Transcript,
+    /// Invalid-argument answers per tool so far.
+    invalid: HashMap<String, u32>,
+    started: Instant,
+}
+
+impl State {
+    fn emit(&self, event: Event) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    fn end(mut self, kind: RunErrorKind) -> Result<RunOutput, RunError> {
+        self.transcript.elapsed = self.started.elapsed();
+        tracing::info!(target: "tool_runtime::agent", stop = kind.name(), "run ended");
+        let error = RunError {
+            kind,
+            transcript: self.transcript,
+        };
+        if let Some(tx) = &self.events {
+            let _ = tx.send(Event::Finished {
+                answer: None,
+                stop: error.kind.name().to_owned(),
+                error: Some(error.to_string()),
+                usage: error.transcript.usage,
+            });
+        }
+        Err(error)
+    }
+
+    fn answered(mut self, answer: String) -> RunOutput {
+        self.transcript.elapsed = self.started.elapsed();
+        self.emit(Event::Finished {
+            answer: Some(answer.clone()),
+            stop: "answered".to_owned(),
+            error: None,
+            usage: self.transcript.usage,
+        });
+        RunOutput {
+            answer,
+            tier: self.tier,
+            transcript: self.transcript,
+        }
+    }
+}
+
+/// How a wait ended early.
+enum Interrupt {
+    Cancelled,
+    Deadline,
+}
+
+pub(super) async fn drive(run: Run) -> Result<RunOutput, RunError> {
+    let inner = run.agent.inner.clone();
+    let cancel = run.cancel.unwrap_or_default();
+    // Dropping the run cancels its tool calls; they end (and are audited) on their own tasks.
+    let _cancel_on_drop = cancel.clone().drop_guard();
+    let deadline = inner
+        .budgets
+        .deadline
+        .map(|d| tokio::time::Instant::now() + d);
+    let mut state = State {
+        tier: run
+            .tier
+            .unwrap_or_else(|| inner.tiers.default_name().to_owned()),
+        inner,
+        caller: run.caller,
+        events: run.events,
+        transcript: Transcript {
+            messages: run.messages,
+            ..Transcript::default()
+        },
+        invalid: HashMap::new(),
+        started: Instant::now(),
+    };
+    if state.inner.tiers.get(&state.tier).is_none() {
+        let tier = state.tier.clone();
+        return state.end(RunErrorKind::UnknownTier(tier));
+    }
+    let interrupted = || async {
+        tokio::select! {
+            () = cancel.cancelled() => Interrupt::Cancelled,
+            () = sleep_until(deadline) => Interrupt::Deadline,
+        }
+    };
+    let budgets = state.inner.budgets.clone();
+    loop {
+        if state.transcript.turns.len() >= budgets.max_turns as usize {
+            return state.end(RunErrorKind::Budget(Budget::Turns));
+        }
+        let model = state.inner.tiers.get(&state.tier).expect("checked").clone();
+        let reply = tokio::select! {
+            reply = ask(&mut state, &model) => reply,
+            why = interrupted() => Err(match why {
+                Interrupt::Cancelled => RunErrorKind::Cancelled,
+                Interrupt::Deadline => RunErrorKind::Budget(Budget::Deadline),
+            }),
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(kind) => return state.end(kind),
+        };
+        let calls = reply.tool_calls.clone();
+        state.transcript.messages.push(Message::Assistant {
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls,
+            model: model.to_string(),
+            native: reply.native.map(|n| (model.api, n)),
+        });
+        if calls.is_empty() {
+            return Ok(state.answered(reply.text));
+        }
+        let over_tokens = budgets
+            .max_tokens
+            .is_some_and(|max| state.transcript.usage.total() >= max);
+        let room = budgets
+            .max_tool_calls
+            .saturating_sub(state.transcript.tool_calls) as usize;
+        let over_calls = calls.len() > room;
+        let (results, interrupt) = if over_tokens {
+            (
+                unanswered(&calls, "the run's token budget is used up"),
+                None,
+            )
+        } else {
+            run_calls(&mut state, &model, calls, room, &cancel, deadline).await
+        };
+        state.transcript.messages.push(Message::Tool { results });
+        match interrupt {
+            Some(Interrupt::Cancelled) => return state.end(RunErrorKind::Cancelled),
+            Some(Interrupt::Deadline) => return state.end(RunErrorKind::Budget(Budget::Deadline)),
+            None => {}
+        }
+        if over_tokens {
+            return state.end(RunErrorKind::Budget(Budget::Tokens));
+        }
+        if over_calls {
+            return state.end(RunErrorKind::Budget(Budget::ToolCalls));
+        }
+    }
+}
+
+/// One model turn: the request built from the conversation, sent, and its reply recorded.
+async fn ask(state: &mut State, model: &Model) -> Result<super::wire::Reply, RunErrorKind> {
+    let tools = tool_specs(state, model);
+    let system = system_prompt(state, model);
+    state.emit(Event::TurnStarted {
+        model: model.to_string(),
+    });
+    let started = Instant::now();
+    let events = state.events.clone();
+    let mut on_text = move |text: &str| {
+        if let Some(tx) = &events {
+            let _ = tx.send(Event::TextDelta {
+                text: text.to_owned(),
+            });
+        }
+    };
+    let request = Request {
+        model,
+        system: &system,
+        messages: &state.transcript.messages,
+        tools: &tools,
+    };
+    let (reply, retries) = client::complete(&state.inner.http, &request, &mut on_text)
+        .await
+        .map_err(RunErrorKind::Provider)?;
+    state.transcript.usage.add(reply.usage);
+    state.transcript.turns.push(Turn {
+        model: model.to_string(),
+        duration: started.elapsed(),
+        usage: reply.usage,
+        retries,
+    });
+    state.emit(Event::Usage {
+        turn: reply.usage,
+        total: state.transcript.usage,
+    });
+    Ok(reply)
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The specs of the tools the run's caller may see, for `model`'s API: tools the provider
+/// would reject are left out (and logged), `switch_model` added with two tiers or more.
+fn tool_specs(state: &State, model: &Model) -> Vec<Value> {
+    let target = model.api.target();
+    let mut options = state.inner.options.clone();
+    if model.api == Api::OpenAiCompatible {
+        options.strict = false;
+    }
+    let cached = state
+        .inner
+        .specs
+        .specs(&state.inner.registry, &state.caller, target, &options);
+    let (specs, report) = &*cached;
+    let entries = match target {
+        Target::Gemini => specs.pointer("/0/functionDeclarations"),
+        _ => Some(specs),
+    };
+    let mut entries: Vec<Value> = entries
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if report.has_errors() {
+        let rejected: Vec<&str> = report
+            .at_least(llm::Severity::Error)
+            .map(|f| f.tool.as_str())
+            .collect();
+        entries.retain(|e| !rejected.contains(&spec_name(e)));
+        tracing::warn!(
+            target: "tool_runtime::agent",
+            api = %model.api,
+            tools = ?rejected,
+            "tools left out: the provider would reject their specs (see `tools --lint`)",
+        );
+    }
+    if state.inner.tiers.models.len() > 1 {
+        entries.push(switch_model_spec(state, target));
+    }
+    entries
+}
+
+fn spec_name(entry: &Value) -> &str {
+    entry
+        .pointer("/function/name")
+        .or_else(|| entry.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn switch_model_spec(state: &State, target: Target) -> Value {
+    let tiers: Vec<&str> = state.inner.tiers.names().collect();
+    let description = format!(
+        "Move the rest of this task to another model tier ({}). Use a stronger tier for hard steps and a faster one for simple steps.",
+        tiers.join(", ")
+    );
+    let mut parameters = json!({
+        "type": "object",
+        "properties": {"tier": {"type": "string", "enum": tiers, "description": "The tier to switch to"}},
+        "required": ["tier"],
+    });
+    match target {
+        Target::OpenAiChat => {
+            parameters["additionalProperties"] = json!(false);
+            json!({"type": "function", "function": {
+                "name": SWITCH_MODEL, "description": description, "parameters": parameters, "strict": true}})
+        }
+        Target::OpenAiResponses => {
+            parameters["additionalProperties"] = json!(false);
+            json!({"type": "function", "name": SWITCH_MODEL, "description": description,
+                   "parameters": parameters, "strict": true})
+        }
+        Target::Anthropic => {
+            json!({"name": SWITCH_MODEL, "description": description, "input_schema": parameters})
+        }
+        _ => json!({"name": SWITCH_MODEL, "description": description, "parameters": parameters}),
+    }
+}
+
+fn system_prompt(state: &State, model: &Model) -> String {
+    let tiers = &state.inner.tiers;
+    if tiers.models.len() < 2 {
+        return state.inner.system.clone();
+    }
+    let mut prompt = state.inner.system.clone();
+    if !prompt.is_empty() {
+        prompt.push_str("\n\n");
+    }
+    let others: Vec<String> = tiers
+        .models
+        .iter()
+        .map(|(name, m)| format!("`{name}` ({m})"))
+        .collect();
+    let _ = write!(
+        prompt,
+        "You are running as {model} (tier `{}`). Model tiers: {}. Call `{SWITCH_MODEL}` to move the rest of the task to another tier.",
+        state.tier,
+        others.join(", ")
+    );
+    prompt
+}
+
+/// Results for calls that are not run, saying why.
+fn unanswered(calls: &[ToolCall], why: &str) -> Vec<ToolResult> {
+    calls
+        .iter()
+        .map(|c| not_run(c, "budget_exhausted", why))
+        .collect()
+}
+
+fn not_run(call: &ToolCall, kind: &str, message: &str) -> ToolResult {
+    ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        is_error: true,
+        content: json!({"type": kind, "message": message}),
+        envelope: Value::Null,
+        duration: Duration::ZERO,
+    }
+}
+
+/// Runs one reply's calls: at most `room` of them (the rest answered as over budget), up to
+/// `parallel` at once, each on its own task. Returns the results in the calls' order, and
+/// what interrupted the run meanwhile, if anything: the calls in flight were then cancelled
+/// and their `cancelled` envelopes are among the results.
+async fn run_calls(
+    state: &mut State,
+    model: &Model,
+    calls: Vec<ToolCall>,
+    room: usize,
+    cancel: &CancellationToken,
+    deadline: Option<tokio::time::Instant>,
+) -> (Vec<ToolResult>, Option<Interrupt>) {
+    let target = model.api.target();
+    let retries = state.inner.budgets.invalid_argument_retries;
+    let tools_cancel = cancel.child_token();
+    let mut planned = Vec::with_capacity(calls.len());
+    for (i, call) in calls.into_iter().enumerate() {
+        state.transcript.tool_calls += 1;
+        if i >= room {
+            planned.push(Planned::Done(not_run(
+                &call,
+                "budget_exhausted",
+                "the run's tool-call budget is used up; this call was not run",
+            )));
+        } else if call.name == SWITCH_MODEL && state.inner.tiers.models.len() > 1 {
+            planned.push(Planned::Done(switch_model(state, &call)));
+        } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
+            planned.push(Planned::Done(not_run(
+                &call,
+                kind::INVALID_ARGUMENTS,
+                &format!(
+                    "`{}` got invalid arguments {} times in this run and is not run again; answer without it",
+                    call.name,
+                    retries + 1
+                ),
+            )));
+        } else {
+            planned.push(Planned::Run(call));
+        }
+    }
+    let job = Job {
+        inner: state.inner.clone(),
+        caller: state.caller.clone(),
+        target,
+        cancel: tools_cancel.clone(),
+        events: state.events.clone(),
+    };
+    let mut results = futures_util::stream::iter(planned)
+        .map(|p| {
+            let job = job.clone();
+            async move {
+                match p {
+                    Planned::Done(result) => result,
+                    Planned::Run(call) => {
+                        let fallback = call.clone();
+                        tokio::spawn(job.execute(call)).await.unwrap_or_else(|e| {
+                            not_run(
+                                &fallback,
+                                kind::INTERNAL,
+                                &format!("the call's task failed: {e}"),
+                            )
+                        })
+                    }
+                }
+            }
+        })
+        .buffered(state.inner.parallel);
+    let mut out = Vec::new();
+    let mut interrupt = None;
+    loop {
+        let next = if interrupt.is_some() {
+            results.next().await
+        } else {
+            tokio::select! {
+                next = results.next() => next,
+                () = cancel.cancelled() => { interrupt = Some(Interrupt::Cancelled); tools_cancel.cancel(); continue; }
+                () = sleep_until(deadline) => { interrupt = Some(Interrupt::Deadline); tools_cancel.cancel(); continue; }
+            }
+        };
+        let Some(result) = next else { break };
+        if result.content.get("type").and_then(Value::as_str) == Some(kind::INVALID_ARGUMENTS)
+            && !result.envelope.is_null()
+        {
+            *state.invalid.entry(result.name.clone()).or_default() += 1;
+        }
+        out.push(result);
+    }
+    (out, interrupt)
+}
+
+enum Planned {
+    Done(ToolResult),
+    Run(ToolCall),
+}
+
+fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
+    let wanted = serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .and_then(|v| v.get("tier").and_then(Value::as_str).map(str::to_owned));
+    match wanted.and_then(|t| state.inner.tiers.get(&t).map(|m| (t, m.to_string()))) {
+        Some((tier, model)) => {
+            state.emit(Event::ModelSwitched {
+                tier: tier.clone(),
+                model: model.clone(),
+            });
+            tier.clone_into(&mut state.tier);
+            ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                is_error: false,
+                content: json!({"tier": tier, "model": model, "note": "the next turn runs on this model"}),
+                envelope: Value::Null,
+                duration: Duration::ZERO,
+            }
+        }
+        None => not_run(
+            call,
+            kind::INVALID_ARGUMENTS,
+            &format!(
+                "`tier` must be one of: {}",
+                state.inner.tiers.names().collect::<Vec<_>>().join(", ")
+            ),
+        ),
+    }
+}
+
+/// What one tool call needs on its own task.
+#[derive(Clone)]
+struct Job {
+    inner: Arc<Inner>,
+    caller: Caller,
+    target: Target,
+    cancel: CancellationToken,
+    events: Option<mpsc::UnboundedSender<Event>>,
+}
+
+impl Job {
+    fn emit(&self, event: Event) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    async fn execute(self, call: ToolCall) -> ToolResult {
+        let started = Instant::now();
+        self.emit(Event::ToolCallStarted {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let registry = &self.inner.registry;
+        let (envelope, declined) = match parse_arguments(&call.arguments) {
+            Err(e) => (
+                Envelope {
+                    tool: call.name.clone(),
+                    outcome: Err(e),
+                    meta: crate::EnvelopeMeta {
+                        request_id: String::new(),
+                        duration_ms: None,
+                        truncated: false,
+                    },
+                },
+                false,
+            ),
+            Ok(args) => {
+                let args = match registry.get(&call.name) {
+                    Some(tool) => llm::accept(self.target, &tool, args),
+                    None => args,
+                };
+                let caller = self.caller.clone().cancellation(self.cancel.clone());
+                let first = registry
+                    .call(&call.name, args.clone(), caller.clone())
+                    .await;
+                self.confirm_if_asked(&call, first, args, caller).await
+            }
+        };
+        let result = ToolResult {
+            call_id: call.id,
+            name: call.name,
+            is_error: !envelope.is_ok() || declined,
+            content: if declined {
+                json!({
+                    "type": "confirmation_declined",
+                    "message": "the user declined this destructive call; it was not run. Do not retry it unless the user asks.",
+                })
+            } else {
+                match &envelope.outcome {
+                    Ok(result) => result.clone(),
+                    Err(e) => serde_json::to_value(e).unwrap_or(Value::Null),
+                }
+            },
+            envelope: envelope.to_json(),
+            duration: started.elapsed(),
+        };
+        self.emit(Event::ToolCallFinished {
+            result: result.clone(),
+        });
+        result
+    }
+
+    /// A call answered `confirmation_required` goes to the host's callback; on yes it runs
+    /// again with the token. Returns the envelope the model is told of, and whether the host
+    /// said no.
+    async fn confirm_if_asked(
+        &self,
+        call: &ToolCall,
+        first: Envelope,
+        args: Value,
+        caller: Caller,
+    ) -> (Envelope, bool) {
+        let Some(error) = first.error() else {
+            return (first, false);
+        };
+        if error.kind() != kind::CONFIRMATION_REQUIRED {
+            return (first, false);
+        }
+        let details = error.details().cloned().unwrap_or(Value::Null);
+        let (Some(token), Some(question)) = (
+            details.get("token").and_then(Value::as_str),
+            details.get("question").and_then(Value::as_str),
+        ) else {
+            return (first, false);
+        };
+        let Some(confirm): Option<&ConfirmFn> = self.inner.confirm.as_ref() else {
+            return (first, true);
+        };
+        self.emit(Event::ConfirmationRequested {
+            id: call.id.clone(),
+            question: question.to_owned(),
+        });
+        let request = ConfirmRequest {
+            tool: call.name.clone(),
+            arguments: details.get("arguments").cloned().unwrap_or(Value::Null),
+            question: question.to_owned(),
+            preview: details.get("preview").cloned(),
+        };
+        let yes = tokio::select! {
+            yes = confirm(request) => yes,
+            () = self.cancel.cancelled() => false,
+        };
+        if !yes {
+            return (first, true);
+        }
+        let token = token.to_owned();
+        let second = self
+            .inner
+            .registry
+            .call(&call.name, args, caller.confirmation(token))
+            .await;
+        (second, false)
+    }
+}
+
+/// A model's argument text as JSON: empty means no arguments; anything that is not JSON is
+/// `invalid_arguments` saying so, with the start of what was sent.
+fn parse_arguments(text: &str) -> Result<Value, ToolError> {
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let shown: String = text.chars().take(200).collect();
+        ToolError::new(
+            kind::INVALID_ARGUMENTS,
+            format!("the arguments are not JSON ({e}); send one JSON object"),
+        )
+        .with_details(json!({"arguments": shown}))
+    })
+}
