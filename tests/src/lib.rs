@@ -1,6 +1,8 @@
 //! Integration tests of tool-runtime, the macro and the demo app; see `tests/` and `ui/`.
 //! This library holds what several test files share.
 
+pub mod fake_provider;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 

@@ -4,6 +4,7 @@
 //! `inventory` across crates) and `tests/tracing/` (tests that install tracing subscribers)
 //! have binaries of their own.
 
+mod agent;
 mod agreement;
 mod audit;
 mod cli;
