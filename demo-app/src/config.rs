@@ -3,10 +3,20 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use std::sync::Arc;
+
 use serde::Deserialize;
+use tool_runtime::agent::{
+    Agent, AgentBuilder, Api, Budgets, Model, ModelError, Tiers, default_model, detect_api,
+    parse_reference,
+};
+use tool_runtime::cli::AgentFlags;
 use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
-use tool_runtime::{RegistryBuilder, Source};
+use tool_runtime::{Registry, RegistryBuilder, Source};
+
+/// The agent's default system prompt.
+pub const SYSTEM: &str = "You manage the paired devices of a small home network with the tools you are given. Act, then answer in one or two sentences.";
 
 /// The embedded default configuration (the repository's `demo-app/demo-app.toml`). The binary
 /// uses [`Config::embedded`], the same values built without parsing (a test keeps the two equal).
@@ -25,6 +35,54 @@ pub struct Config {
     /// Policy rules.
     #[serde(default)]
     pub policy: PolicyRules,
+    /// The agent (`demo-app agent`, `chat`, `POST /agent`).
+    #[serde(default)]
+    pub agent: AgentConfig,
+}
+
+/// `[agent]`: which model, how runs are bounded. Keys and base URLs come from the environment
+/// variables the providers' SDKs read (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`,
+/// `..._BASE_URL`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// `openai`, `openai-responses`, `anthropic`, `gemini` or `openai-compatible`; default: the
+    /// first provider with a key in the environment.
+    pub provider: Option<String>,
+    /// The model; default: the provider's current general model.
+    pub model: Option<String>,
+    /// Overrides the base URL from the environment.
+    pub base_url: Option<String>,
+    /// The environment variable holding the key, if not the provider's usual one.
+    pub api_key_env: Option<String>,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// Stream replies (Chat Completions and OpenAI-compatible servers).
+    pub stream: Option<bool>,
+    /// Tool calls of one reply run at once.
+    pub parallel: Option<usize>,
+    /// Named tiers, `name = "provider:model"`; with two or more the model may switch.
+    #[serde(default)]
+    pub tiers: BTreeMap<String, String>,
+    /// The tier runs start on (default: the first).
+    pub default_tier: Option<String>,
+    /// Budgets of every run.
+    #[serde(default)]
+    pub budgets: AgentBudgets,
+}
+
+/// `[agent.budgets]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentBudgets {
+    /// Model turns per run.
+    pub max_turns: Option<u32>,
+    /// Tool calls per run.
+    pub max_tool_calls: Option<u32>,
+    /// Tokens per run.
+    pub max_tokens: Option<u64>,
+    /// Wall-clock time per run: `"2m"`, `"90s"`.
+    pub deadline: Option<String>,
 }
 
 /// One tool's limits.
@@ -74,6 +132,22 @@ impl Config {
                 ));
             }
         }
+        if let Some(p) = &config.agent.provider
+            && Api::from_name(p).is_none()
+        {
+            return Err(format!(
+                "agent.provider = \"{p}\": write one of {}",
+                Api::ALL.map(Api::name).join(", ")
+            ));
+        }
+        for (name, reference) in &config.agent.tiers {
+            parse_reference(reference).map_err(|e| format!("agent.tiers.{name}: {e}"))?;
+        }
+        if let Some(d) = &config.agent.budgets.deadline {
+            humantime::parse_duration(d).map_err(|e| {
+                format!("agent.budgets.deadline = \"{d}\": {e}; write a duration such as \"2m\"")
+            })?;
+        }
         for name in config
             .policy
             .deny_destructive_for
@@ -119,7 +193,83 @@ impl Config {
                 deny_destructive_for: vec!["agent".to_owned()],
                 allow: BTreeMap::new(),
             },
+            agent: AgentConfig {
+                system: Some(SYSTEM.to_owned()),
+                budgets: AgentBudgets {
+                    max_turns: Some(12),
+                    max_tool_calls: Some(24),
+                    max_tokens: None,
+                    deadline: Some("2m".to_owned()),
+                },
+                ..AgentConfig::default()
+            },
         }
+    }
+
+    /// The agent these settings describe over `registry`, with `flags` (`--provider`,
+    /// `--model`) over the file, and keys and base URLs read through `env`.
+    pub fn agent(
+        &self,
+        flags: &AgentFlags,
+        registry: Arc<Registry>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<AgentBuilder, ModelError> {
+        let a = &self.agent;
+        let api = match (
+            flags.provider,
+            a.provider.as_deref().and_then(Api::from_name),
+        ) {
+            (Some(api), _) | (None, Some(api)) => api,
+            (None, None) => detect_api(&env)?,
+        };
+        let name = match (&flags.model, &a.model) {
+            (Some(m), _) => m.clone(),
+            // The configured model belongs to the configured provider.
+            (None, Some(m)) if flags.provider.is_none() => m.clone(),
+            _ => default_model(api)?.to_owned(),
+        };
+        let mut main = Model::from_lookup(api, &name, a.api_key_env.as_deref(), &env)?
+            .with_stream(a.stream.unwrap_or(false));
+        if let Some(url) = &a.base_url {
+            main = main.with_base_url(url.clone());
+        }
+        let tiers = if a.tiers.is_empty() {
+            Tiers::new("default", main)
+        } else {
+            let first = a
+                .default_tier
+                .clone()
+                .unwrap_or_else(|| a.tiers.keys().next().cloned().unwrap_or_default());
+            let mut tiers = Tiers::new(first.clone(), main);
+            for (tier, reference) in &a.tiers {
+                if *tier == first && (flags.provider.is_some() || flags.model.is_some()) {
+                    continue;
+                }
+                let (api, model) = parse_reference(reference)?;
+                tiers = tiers.tier(tier.clone(), Model::from_lookup(api, model, None, &env)?);
+            }
+            tiers.default_tier(&first)
+        };
+        let b = &a.budgets;
+        let mut budgets = Budgets::default();
+        if let Some(n) = b.max_turns {
+            budgets = budgets.max_turns(n);
+        }
+        if let Some(n) = b.max_tool_calls {
+            budgets = budgets.max_tool_calls(n);
+        }
+        budgets = budgets.max_tokens(b.max_tokens).deadline(
+            b.deadline
+                .as_deref()
+                .and_then(|d| humantime::parse_duration(d).ok()),
+        );
+        let mut builder = Agent::builder(registry, tiers)
+            .budgets(budgets)
+            .system(a.system.clone().unwrap_or_default());
+        if let Some(n) = a.parallel {
+            builder = builder.parallel(n);
+        }
+        Ok(builder)
     }
 
     /// Applies limits and policy rules; roles (with `RequireRoles`) only when `enforce_roles`

@@ -66,6 +66,13 @@ fn main() -> ExitCode {
                 None => registry,
             })
         })
+        .agent(|matches, flags, registry| {
+            let config = demo_app::config::Config::load(
+                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+            )?;
+            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            Ok(config.agent(flags, registry, env)?)
+        })
         // A runtime that fits the command: one thread for a single call, where the store's
         // queries run inline; worker threads for `serve` and `mcp`.
         .main()

@@ -62,7 +62,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use client::ProviderError;
-pub use model::{Api, Model, ModelError, Tiers, parse_reference};
+pub use model::{Api, Model, ModelError, Tiers, default_model, detect_api, parse_reference};
 pub use transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn, Usage};
 
 use crate::llm;

@@ -120,6 +120,10 @@ pub enum ModelError {
     },
     /// `provider:model` named no known provider, or no model.
     BadReference(String),
+    /// No provider was named and none has a key in the environment.
+    NoProvider,
+    /// A provider without a model's name.
+    NoModel(Api),
 }
 
 impl fmt::Display for ModelError {
@@ -132,6 +136,13 @@ impl fmt::Display for ModelError {
             ModelError::MissingBaseUrl { env } => write!(
                 f,
                 "an OpenAI-compatible server needs a base URL: set {env} (e.g. http://127.0.0.1:8080/v1) or `base_url`"
+            ),
+            ModelError::NoProvider => f.write_str(
+                "no model provider is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY in the environment, or name a provider (--provider, or `provider` under [agent] in the configuration)",
+            ),
+            ModelError::NoModel(api) => write!(
+                f,
+                "`{api}` has no default model: name one with --model (or `model` under [agent])"
             ),
             ModelError::BadReference(r) => write!(
                 f,
@@ -315,6 +326,26 @@ impl fmt::Debug for Model {
 impl fmt::Display for Model {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.api, self.name)
+    }
+}
+
+/// The provider to use when none is named: the first of OpenAI, Anthropic and Gemini whose key
+/// `lookup` finds, then an OpenAI-compatible server if `OPENAI_BASE_URL` is set.
+pub fn detect_api(lookup: impl Fn(&str) -> Option<String>) -> Result<Api, ModelError> {
+    [Api::OpenAiChat, Api::Anthropic, Api::Gemini]
+        .into_iter()
+        .find(|api| lookup(api.env_vars().0).is_some())
+        .or_else(|| lookup("OPENAI_BASE_URL").map(|_| Api::OpenAiCompatible))
+        .ok_or(ModelError::NoProvider)
+}
+
+/// A sensible current model of each provider, for configurations that name none.
+pub fn default_model(api: Api) -> Result<&'static str, ModelError> {
+    match api {
+        Api::OpenAiChat | Api::OpenAiResponses => Ok("gpt-4.1-mini"),
+        Api::Anthropic => Ok("claude-sonnet-4-5"),
+        Api::Gemini => Ok("gemini-2.5-flash"),
+        Api::OpenAiCompatible => Err(ModelError::NoModel(api)),
     }
 }
 

@@ -26,10 +26,20 @@ pub(crate) const DRY_RUN: &str = "dry-run";
 pub(crate) const JSON: &str = "json";
 
 /// Built-ins are listed after the tools in `--help`.
-const BUILTIN_ORDER: usize = 10_000;
+pub(super) const BUILTIN_ORDER: usize = 10_000;
 
 /// The built-in subcommands.
-pub(crate) const BUILTINS: &[&str] = &["tools", "schema", "completions", "serve", "mcp"];
+pub(crate) const BUILTINS: &[&str] = &[
+    "tools",
+    "schema",
+    "completions",
+    "serve",
+    "mcp",
+    #[cfg(feature = "agent")]
+    "agent",
+    #[cfg(feature = "agent")]
+    "chat",
+];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.
 #[must_use]

@@ -17,6 +17,8 @@
 //! Exit codes: 0 success; 1 the tool failed (its own error, `internal`, `timeout`); 2 usage
 //! error or invalid arguments; 3 forbidden or confirmation required.
 
+#[cfg(feature = "agent")]
+mod agent;
 mod args;
 mod builtins;
 mod call;
@@ -31,6 +33,8 @@ use std::process::ExitCode;
 
 use clap::{Arg, ArgMatches};
 
+#[cfg(feature = "agent")]
+pub use agent::AgentFlags;
 pub use clap;
 pub use command::{command, subcommand_name};
 
@@ -53,6 +57,8 @@ pub struct App {
     builder: RegistryBuilder,
     globals: Vec<Arg>,
     setup: Option<Setup>,
+    #[cfg(feature = "agent")]
+    agent: Option<agent::AgentSetup>,
 }
 
 /// An [`App`] named, versioned and described from the calling crate's Cargo metadata.
@@ -76,6 +82,8 @@ impl App {
             builder: Registry::builder(),
             globals: Vec::new(),
             setup: None,
+            #[cfg(feature = "agent")]
+            agent: None,
         }
     }
 
@@ -291,6 +299,11 @@ impl App {
                 drop(listing);
                 Box::pin(self.mcp(&matches)).await
             }
+            #[cfg(feature = "agent")]
+            "agent" | "chat" if self.agent.is_some() => {
+                drop(listing);
+                Box::pin(self.run_agent(&matches, sub, sub_matches)).await
+            }
             tool_sub => {
                 let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
                     listing
@@ -331,6 +344,11 @@ impl App {
         for g in &self.globals {
             cmd = cmd.arg(g.clone());
         }
+        // A tool call's tree already names the built-ins (bare); the agent's come whole.
+        #[cfg(feature = "agent")]
+        if self.agent.is_some() && cmd.find_subcommand("agent").is_none() {
+            cmd = cmd.subcommands(agent::commands());
+        }
         cmd
     }
 }
@@ -344,9 +362,11 @@ impl std::fmt::Debug for App {
     }
 }
 
-/// Whether `args` start a server (`serve`, `mcp`), which gets a multi-threaded runtime.
+/// Whether `args` start a server (`serve`, `mcp`) or an agent (`agent`, `chat`, whose tool calls
+/// run in parallel), which get a multi-threaded runtime.
 fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
-    find_subcommand(args, globals).is_some_and(|(_, sub)| sub == "serve" || sub == "mcp")
+    find_subcommand(args, globals)
+        .is_some_and(|(_, sub)| matches!(sub.as_str(), "serve" | "mcp" | "agent" | "chat"))
 }
 
 /// The subcommand named on the command line, found before parsing so that only its flags are

@@ -44,11 +44,24 @@ impl App {
             return fail(refusal, 2);
         }
         let auth_present = auth.is_some();
+        #[cfg(feature = "agent")]
+        let make_agent = self.agent.clone();
         let (registry, name, version) = match self.serving_registry(matches) {
             Ok(served) => served,
             Err(code) => return code,
         };
+        #[cfg(feature = "agent")]
+        let agent = make_agent.and_then(|make| {
+            let made = make(matches, &super::AgentFlags::default(), registry.clone())
+                .and_then(|b| b.build().map_err(Into::into));
+            made.map_err(
+                |e| tracing::warn!(target: "tool_runtime::http", "POST /agent is off: {e}"),
+            )
+            .ok()
+        });
         let options = HttpOptions {
+            #[cfg(feature = "agent")]
+            agent,
             body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
             auth,
             api_title: name,

@@ -19,6 +19,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "agent")]
+mod agent;
 mod auth;
 mod body;
 mod calls;
@@ -73,6 +75,10 @@ pub struct HttpOptions {
     /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
     /// streams, which graceful shutdown would otherwise wait out (`serve` in the CLI does this).
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// The agent `POST /agent` runs (see [`agent`](crate::agent)); without one the route
+    /// answers 400.
+    #[cfg(feature = "agent")]
+    pub agent: Option<crate::agent::Agent>,
 }
 
 impl Default for HttpOptions {
@@ -86,6 +92,8 @@ impl Default for HttpOptions {
             mcp_allowed_hosts: None,
             allow_remote_without_auth: false,
             shutdown: tokio_util::sync::CancellationToken::new(),
+            #[cfg(feature = "agent")]
+            agent: None,
         }
     }
 }
@@ -125,14 +133,15 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     let router = Router::new();
     #[cfg(feature = "mcp")]
     let router = router.route("/mcp", mcp);
-    let mut router = router
+    let router = router
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi_json))
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
-        .route("/invoke", post(invoke))
-        .fallback(not_found)
-        .layer(FrontLayer(state.clone()));
+        .route("/invoke", post(invoke));
+    #[cfg(feature = "agent")]
+    let router = router.route("/agent", post(agent::run_agent));
+    let mut router = router.fallback(not_found).layer(FrontLayer(state.clone()));
     // Each tool also gets a static route: matching `/tools/{name}` builds a URL-parameter map
     // per request, about 4 % of a small call's work. The pattern still answers unknown names and
     // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the

@@ -1,0 +1,275 @@
+//! The agent built-ins: `agent PROMPT` (one run, progress on standard error, the answer on
+//! standard output; `--json` prints the run instead) and `chat` (a conversation, one run per
+//! line). Both exist when the application supplies an agent with [`App::agent`].
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::call::{ask, fail};
+use super::{App, SetupError};
+use crate::agent::{AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError};
+use crate::registry::Registry;
+
+/// What the command line asks of the agent: `--provider` and `--model`, which override the
+/// application's configuration. `serve` passes none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentFlags {
+    /// `--provider`.
+    pub provider: Option<Api>,
+    /// `--model`.
+    pub model: Option<String>,
+}
+
+/// Makes the application's agent: see [`App::agent`].
+pub(crate) type AgentSetup =
+    Arc<dyn Fn(&ArgMatches, &AgentFlags, Arc<Registry>) -> Result<AgentBuilder, SetupError>>;
+
+impl App {
+    /// Offers `agent` and `chat` subcommands, and `POST /agent` on `serve`, running the agent
+    /// `make` returns over the application's registry (after [`setup`](Self::setup)). `make`
+    /// gets the parsed global options and the `--provider`/`--model` flags; a
+    /// [`ModelError`](crate::agent::ModelError) from it (no provider, no key) exits with 2 and
+    /// its message. On a terminal, `agent` and `chat` ask the user to confirm destructive
+    /// calls; elsewhere the answer is whatever `make` configured (no, by default).
+    #[must_use]
+    pub fn agent<F>(mut self, make: F) -> Self
+    where
+        F: Fn(&ArgMatches, &AgentFlags, Arc<Registry>) -> Result<AgentBuilder, SetupError>
+            + 'static,
+    {
+        self.agent = Some(Arc::new(make));
+        self
+    }
+
+    /// `agent` and `chat`.
+    pub(super) async fn run_agent(self, matches: &ArgMatches, sub: &str, m: &ArgMatches) -> u8 {
+        let Some(make) = self.agent.clone() else {
+            return 2;
+        };
+        let flags = AgentFlags {
+            provider: m
+                .get_one::<String>("provider")
+                .and_then(|p| Api::from_name(p)),
+            model: m.get_one::<String>("model").cloned(),
+        };
+        let registry = match self.build_registry(matches) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return fail(e, 1),
+        };
+        let mut builder = match make(matches, &flags, registry) {
+            Ok(b) => b,
+            Err(e) => return fail(&e, if e.is::<ModelError>() { 2 } else { 1 }),
+        };
+        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            builder = builder.confirm(|request| async move {
+                tokio::task::spawn_blocking(move || ask(&request.question))
+                    .await
+                    .unwrap_or(false)
+            });
+        }
+        let agent = match builder.build() {
+            Ok(a) => a,
+            Err(e) => return fail(e, 1),
+        };
+        let json = matches.get_flag(super::command::JSON);
+        let tier = m.get_one::<String>("tier").cloned();
+        if sub == "agent" {
+            let prompt = m
+                .get_many::<String>("prompt")
+                .expect("required")
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let (code, _) = one_run(&agent, prompt, Vec::new(), tier.as_deref(), json).await;
+            return code;
+        }
+        let mut history: Vec<Message> = Vec::new();
+        let stdin = std::io::stdin();
+        let prompt_shown = stdin.is_terminal();
+        loop {
+            if prompt_shown {
+                eprint!("> ");
+                let _ = std::io::stderr().flush();
+            }
+            let mut line = String::new();
+            match stdin.lock().read_line(&mut line) {
+                Ok(0) | Err(_) => return 0,
+                Ok(_) => {}
+            }
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (_, messages) =
+                one_run(&agent, line.to_owned(), history, tier.as_deref(), json).await;
+            history = messages;
+        }
+    }
+}
+
+/// One run, its progress on standard error, its answer (or with `json` the whole output) on
+/// standard output. Ctrl-C cancels it. Returns the exit code and the conversation so far.
+async fn one_run(
+    agent: &crate::agent::Agent,
+    prompt: String,
+    history: Vec<Message>,
+    tier: Option<&str>,
+    json: bool,
+) -> (u8, Vec<Message>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = crate::CancellationToken::new();
+    let mut run = agent
+        .run(prompt)
+        .history(history.clone())
+        .context(RunContext::new("cli"))
+        .events(tx)
+        .cancellation(cancel.clone());
+    if let Some(tier) = tier {
+        run = run.tier(tier);
+    }
+    let show = !json;
+    let printer = async move {
+        let mut wrote_text = false;
+        while let Some(event) = rx.recv().await {
+            if show {
+                wrote_text = show_event(&event, wrote_text);
+            }
+        }
+    };
+    let ctrl_c = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let (outcome, ()) = tokio::join!(run.into_future(), printer);
+    watcher.abort();
+    let mut out = std::io::stdout();
+    match outcome {
+        Ok(output) => {
+            if json {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&output).unwrap_or_default()
+                );
+            } else {
+                let _ = writeln!(out);
+            }
+            (0, output.transcript.messages)
+        }
+        Err(e) => {
+            let code = run_error_code(&e);
+            if json {
+                let value = serde_json::json!({
+                    "error": {"type": e.kind.name(), "message": e.to_string()},
+                    "transcript": e.transcript,
+                });
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                );
+            }
+            eprintln!("error: {e}");
+            let mut messages = e.transcript.messages;
+            // A conversation that goes on needs every call answered: keep what was answered.
+            if matches!(messages.last(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
+            {
+                messages.pop();
+            }
+            let _ = history;
+            (code, messages)
+        }
+    }
+}
+
+fn run_error_code(e: &RunError) -> u8 {
+    match e.kind {
+        crate::agent::RunErrorKind::Cancelled => 130,
+        crate::agent::RunErrorKind::UnknownTier(_) => 2,
+        _ => 1,
+    }
+}
+
+/// Shows one event: text as it comes on standard output, tool calls on standard error.
+/// Returns whether the last thing written was model text (so a tool line starts on its own).
+fn show_event(event: &Event, wrote_text: bool) -> bool {
+    let mut out = std::io::stdout();
+    match event {
+        Event::TextDelta { text } => {
+            let _ = write!(out, "{text}");
+            let _ = out.flush();
+            true
+        }
+        Event::ToolCallStarted {
+            name, arguments, ..
+        } => {
+            if wrote_text {
+                let _ = writeln!(out);
+            }
+            let shown: String = arguments.chars().take(120).collect();
+            eprintln!("→ {name} {shown}");
+            false
+        }
+        Event::ToolCallFinished { result } => {
+            let ms = result.duration.as_secs_f64() * 1000.0;
+            if result.is_error {
+                let kind = result.content["type"].as_str().unwrap_or("error");
+                let message = result.content["message"].as_str().unwrap_or_default();
+                eprintln!("✗ {} {kind}: {message} ({ms:.0} ms)", result.name);
+            } else {
+                eprintln!("✓ {} ({ms:.0} ms)", result.name);
+            }
+            false
+        }
+        Event::ModelSwitched { tier, model } => {
+            eprintln!("⇄ tier {tier} ({model})");
+            wrote_text
+        }
+        _ => wrote_text,
+    }
+}
+
+/// `agent` and `chat`.
+pub(super) fn commands() -> [Command; 2] {
+    let provider = Arg::new("provider")
+        .long("provider")
+        .value_name("PROVIDER")
+        .value_parser(clap::builder::PossibleValuesParser::new(
+            Api::ALL.map(Api::name),
+        ))
+        .help("The model provider (overrides the configuration)");
+    let model = Arg::new("model")
+        .long("model")
+        .value_name("MODEL")
+        .help("The model's name at the provider (overrides the configuration)");
+    let tier = Arg::new("tier")
+        .long("tier")
+        .value_name("TIER")
+        .help("The model tier to start on");
+    [
+        Command::new("agent")
+            .about("Run a model against the tools for one request; progress on stderr, the answer on stdout")
+            .display_order(super::command::BUILTIN_ORDER)
+            .arg(
+                Arg::new("prompt")
+                    .required(true)
+                    .num_args(1..)
+                    .action(ArgAction::Append)
+                    .help("What to ask"),
+            )
+            .arg(provider.clone())
+            .arg(model.clone())
+            .arg(tier.clone()),
+        Command::new("chat")
+            .about("Talk to a model that can call the tools, one line per message, until end of input")
+            .display_order(super::command::BUILTIN_ORDER)
+            .arg(provider)
+            .arg(model)
+            .arg(tier),
+    ]
+}
