@@ -1,6 +1,7 @@
 //! The demo app's binary driven as a user would: its command line, its HTTP server, its MCP
 //! server with the official clients. One test binary (each links separately).
 
+mod agent;
 mod cli;
 mod mcp;
 mod serve;
