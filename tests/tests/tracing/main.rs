@@ -6,6 +6,7 @@
 //! global subscriber ([`secrets::seen`], at TRACE), which is interested in everything; tests that
 //! need their own capture add a scoped one on their thread.
 
+mod agent_key;
 mod http_log;
 mod secrets;
 mod spans;

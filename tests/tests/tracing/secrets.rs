@@ -39,7 +39,7 @@ async fn password_reset(
 
 /// Everything every subscriber and observer saw.
 #[derive(Clone, Default)]
-pub(crate) struct Seen(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Seen(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl Write for Seen {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
