@@ -1,6 +1,7 @@
 //! A model provider's API key appears in no log line (at TRACE, the HTTP client's own
 //! included), transcript, event, error or `Debug` output of the agent.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,18 +40,18 @@ async fn the_api_key_is_never_shown() {
             Some(Secret::new(KEY.to_owned())),
         )
         .with_retries(1, Duration::from_millis(1));
-        shown.push_str(&format!("{model:?} {model}"));
+        let _ = write!(shown, "{model:?} {model}");
         let agent = Agent::builder(registry.clone(), model).build().unwrap();
-        shown.push_str(&format!("{agent:?}"));
+        let _ = write!(shown, "{agent:?}");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let ok = agent.run("hi").events(tx).await.unwrap();
         shown.push_str(&serde_json::to_string(&ok).unwrap());
-        shown.push_str(&format!("{ok:?}"));
+        let _ = write!(shown, "{ok:?}");
         while let Ok(event) = rx.try_recv() {
             shown.push_str(&serde_json::to_string(&event).unwrap());
         }
         let e = agent.run("again").await.unwrap_err();
-        shown.push_str(&format!("{e} {e:?}"));
+        let _ = write!(shown, "{e} {e:?}");
         assert!(e.to_string().contains("401"), "{e}");
         fake.assert_clean();
         // The key did reach the provider.
