@@ -440,7 +440,11 @@ impl CallContext {
     /// }
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let registry = Registry::builder().build().unwrap();
+    /// let registry = Registry::builder()
+    ///     .without_inventory()
+    ///     .tool(which_chat::descriptor())
+    ///     .build()
+    ///     .unwrap();
     /// let caller = Caller::new(Source::Agent).extension(Chat("family"));
     /// let envelope = registry.call("which_chat", serde_json::json!({}), caller).await;
     /// assert_eq!(envelope.result(), Some(&serde_json::json!("family")));
