@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test command: makes the Python venv the checkers need (jsonschema, openapi-spec-validator, mcp,
-# schemathesis, the model providers' SDKs; once) and installs the MCP TypeScript SDK client (npm, once), then runs
+# schemathesis, the model providers' SDKs, openai-agents; once) and installs the MCP TypeScript SDK client (npm, once), then runs
 # every test of the workspace. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! .venv/bin/python -c 'import jsonschema, openapi_spec_validator, schemathesis, mcp, openai, anthropic, google.genai' 2>/dev/null; then
+if ! .venv/bin/python -c 'import jsonschema, openapi_spec_validator, schemathesis, mcp, openai, anthropic, google.genai, agents' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
 fi

@@ -66,6 +66,9 @@ pub struct AgentConfig {
     pub tiers: BTreeMap<String, String>,
     /// The tier runs start on (default: the first).
     pub default_tier: Option<String>,
+    /// Where no one can be asked (no terminal, the server), run destructive calls the policy
+    /// lets through without asking. Off by default: they are declined, and the model is told.
+    pub auto_confirm: Option<bool>,
     /// Budgets of every run.
     #[serde(default)]
     pub budgets: AgentBudgets,
@@ -268,6 +271,9 @@ impl Config {
             .system(a.system.clone().unwrap_or_default());
         if let Some(n) = a.parallel {
             builder = builder.parallel(n);
+        }
+        if a.auto_confirm == Some(true) {
+            builder = builder.confirm(|_| async { true });
         }
         Ok(builder)
     }

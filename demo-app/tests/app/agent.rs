@@ -294,3 +294,39 @@ async fn serve_streams_a_run_as_server_sent_events() {
     assert_eq!(result["envelope"]["status"], "ok");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Without a terminal, a destructive call the policy lets through is declined, unless the
+/// configuration says `auto_confirm = true`.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_terminal_destructive_calls_are_declined_unless_configured() {
+    let dir = temp_dir("confirm");
+    let revoke = ("device_revoke", r#"{"device_id":"dev_0123456789abcdef"}"#);
+    for (auto, expected) in [(false, "confirmation_declined"), (true, "not_found")] {
+        let config = dir.join(format!("c{auto}.toml"));
+        std::fs::write(
+            &config,
+            format!("[policy]\ndeny_destructive_for = []\n[agent]\nauto_confirm = {auto}\n"),
+        )
+        .unwrap();
+        let fake = FakeProvider::start(
+            Api::OpenAiChat,
+            KEY,
+            vec![Step::calls(&[revoke]), Step::text("ok")],
+        )
+        .await;
+        let mut cmd = demo(&dir.join("demo.db"), Some(&fake));
+        cmd.arg("--config")
+            .arg(&config)
+            .args(["--json", "agent", "revoke it"]);
+        let out = output(cmd, None).await;
+        fake.assert_clean();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let result = &run["transcript"]["messages"][2]["results"][0];
+        assert_eq!(
+            result["content"]["type"], expected,
+            "auto_confirm = {auto}: {result}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
