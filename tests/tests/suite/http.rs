@@ -17,8 +17,18 @@ async fn nap(
     /// Milliseconds
     ms: u64,
 ) -> u64 {
+    let _ = NAP_STARTED.send(ms);
     tokio::time::sleep(Duration::from_millis(ms)).await;
     ms
+}
+
+/// Told each `nap`'s length as it starts, so a test can act while its call is in flight.
+static NAP_STARTED: std::sync::LazyLock<tokio::sync::broadcast::Sender<u64>> =
+    std::sync::LazyLock::new(|| tokio::sync::broadcast::channel(64).0);
+
+/// Wait until a `nap` of `ms` milliseconds is running (subscribe before sending the call).
+async fn nap_started(started: &mut tokio::sync::broadcast::Receiver<u64>, ms: u64) {
+    while started.recv().await.unwrap() != ms {}
 }
 
 /// Take too long.
@@ -584,6 +594,7 @@ async fn one_tool_mounted_in_a_users_own_router_with_a_users_layer() {
 async fn shutdown_lets_a_slow_call_finish_then_stops() {
     let mut s = Server::start(HttpOptions::default()).await;
     let url = s.url("/tools/nap");
+    let mut started = NAP_STARTED.subscribe();
     let slow = tokio::spawn(async move {
         let r = client()
             .post(url)
@@ -593,7 +604,7 @@ async fn shutdown_lets_a_slow_call_finish_then_stops() {
             .unwrap();
         (r.status(), r.json::<Value>().await.unwrap())
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    nap_started(&mut started, 400).await;
     s.stop.take().unwrap().send(()).unwrap();
     let (status, env) = slow.await.unwrap();
     assert_eq!(status, 200);
@@ -633,6 +644,7 @@ async fn the_grace_period_bounds_shutdown() {
         },
         Duration::from_millis(200),
     ));
+    let mut nap = NAP_STARTED.subscribe();
     let call = tokio::spawn(async move {
         client()
             .post(format!("http://{addr}/tools/nap"))
@@ -640,7 +652,7 @@ async fn the_grace_period_bounds_shutdown() {
             .send()
             .await
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    nap_started(&mut nap, 1900).await;
     tx.send(()).unwrap();
     let started = std::time::Instant::now();
     tokio::time::timeout(Duration::from_secs(3), server)
