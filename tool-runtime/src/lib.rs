@@ -75,7 +75,7 @@ pub use definition::{
     Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
 };
 pub use envelope::{Envelope, EnvelopeMeta};
-pub use error::{ToolError, Violation, kind};
+pub use error::{MAX_VIOLATIONS, ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
 pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
 pub use registry::{

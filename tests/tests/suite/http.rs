@@ -383,6 +383,52 @@ async fn bad_requests_get_envelopes_too() {
     assert_eq!(r.status(), 405);
 }
 
+/// A body of thousands of unknown fields, or one huge string, gets a small 422: at most 100
+/// violations, and rejected values quoted by their start only.
+#[tokio::test]
+async fn an_invalid_body_gets_an_answer_far_smaller_than_itself() {
+    let s = Server::start(HttpOptions::default()).await;
+    let mut body = serde_json::Map::new();
+    body.insert("ttl_seconds".into(), json!(60));
+    for i in 0..20_000 {
+        body.insert(format!("unknown_field_{i:05}"), json!("v".repeat(24)));
+    }
+    let body = Value::Object(body);
+    let sent = body.to_string().len();
+    let r = client()
+        .post(s.url("/tools/device_add"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let answer = r.bytes().await.unwrap();
+    assert!(
+        answer.len() < 40_000,
+        "{sent} bytes in, {} out",
+        answer.len()
+    );
+    let env: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(
+        env["error"]["details"]["violations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        100
+    );
+    assert_eq!(env["error"]["details"]["omitted"], 19_900);
+
+    let huge = "w".repeat(400_000);
+    let (status, _, env) = post_json(
+        &s,
+        "/tools/device_pair",
+        &json!({"code": huge, "device_name": huge}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(env.to_string().len() < 2_000, "{env}");
+}
+
 #[tokio::test]
 async fn discovery_routes() {
     let s = Server::start(HttpOptions::default()).await;

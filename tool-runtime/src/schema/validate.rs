@@ -11,7 +11,7 @@ use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use crate::error::{ToolError, Violation};
+use crate::error::{MAX_VIOLATIONS, ToolError, Violation};
 
 /// A compiled input schema.
 pub(crate) struct ArgsValidator {
@@ -47,39 +47,60 @@ impl ArgsValidator {
         if self.validator.is_valid(args) {
             return Ok(());
         }
+        // Every violation is counted; the first `MAX_VIOLATIONS` are put in words.
         let mut violations = Vec::new();
+        let mut total = 0;
+        let mut push = |path: String, message: &dyn Fn() -> String| {
+            total += 1;
+            if violations.len() < MAX_VIOLATIONS {
+                violations.push(Violation {
+                    message: message(),
+                    path,
+                });
+            }
+        };
         for e in self.validator.iter_errors(args) {
             let path = e.instance_path().to_string();
             if let ValidationErrorKind::AdditionalProperties { unexpected } = e.kind() {
                 // One violation per unknown field, pointing at the field itself.
                 for name in unexpected {
-                    let message = if path.is_empty() && !self.known.is_empty() {
-                        format!("unknown field `{name}`; the fields are {}", self.known)
-                    } else if path.is_empty() {
-                        format!("unknown field `{name}`; this tool takes no arguments")
-                    } else {
-                        format!("unknown field `{name}`")
-                    };
-                    violations.push(Violation {
-                        path: format!("{path}/{}", escape_pointer(name)),
-                        message,
+                    push(format!("{path}/{}", escape_pointer(name)), &|| {
+                        if path.is_empty() && !self.known.is_empty() {
+                            format!("unknown field `{name}`; the fields are {}", self.known)
+                        } else if path.is_empty() {
+                            format!("unknown field `{name}`; this tool takes no arguments")
+                        } else {
+                            format!("unknown field `{name}`")
+                        }
                     });
                 }
             } else if crate::secret::is_secret_path(&path, &self.secrets) {
                 // The validator's message quotes the value: say only which rule it breaks.
-                violations.push(Violation {
-                    message: format!("the secret value does not satisfy `{}`", e.kind().keyword()),
-                    path,
+                push(path, &|| {
+                    format!("the secret value does not satisfy `{}`", e.kind().keyword())
                 });
             } else {
-                violations.push(Violation {
-                    path,
-                    message: e.to_string(),
-                });
+                push(path, &|| quoting_a_prefix(&e.to_string(), e.instance()));
             }
         }
-        Err(ToolError::invalid_arguments(violations))
+        Err(ToolError::invalid_arguments_of(violations, total))
     }
+}
+
+/// `message` with a long rejected value it quotes cut to its first few characters: an answer
+/// says which value it means without sending it back.
+fn quoting_a_prefix(message: &str, instance: &Value) -> String {
+    const SHOWN: usize = 40;
+    if message.len() <= SHOWN * 2 {
+        return message.to_owned();
+    }
+    let quoted = instance.to_string();
+    if quoted.len() <= SHOWN || !message.contains(&quoted) {
+        return message.to_owned();
+    }
+    let cut = crate::error::floor_boundary(&quoted, SHOWN);
+    let short = format!("{}… ({} bytes)", &quoted[..cut], quoted.len());
+    message.replacen(&quoted, &short, 1)
 }
 
 /// Whether the empty object `{}` satisfies `schema` by its root keywords alone, so that a call
@@ -314,6 +335,43 @@ mod tests {
         assert!(is_empty_object(&empty));
         assert!(!is_empty_object(&json!({"a": 1})));
         assert!(!is_empty_object(&json!([])));
+    }
+
+    #[test]
+    fn a_long_rejected_value_is_quoted_by_its_start_only() {
+        let schema = json!({"type": "object", "properties": {"s": {"type": "string",
+            "maxLength": 3}, "t": {"enum": ["a", "b"]}}});
+        let v = ArgsValidator::compile(&schema).unwrap();
+        let long = "y".repeat(100_000);
+        let err = v.check(&json!({"s": long, "t": long})).unwrap_err();
+        for violation in err.violations() {
+            assert!(violation.message.len() < 200, "{}", violation.message);
+            assert!(
+                violation.message.contains("\"yyyy"),
+                "{}",
+                violation.message
+            );
+            assert!(
+                violation.message.contains("(100002 bytes)"),
+                "{}",
+                violation.message
+            );
+        }
+        assert!(serde_json::to_string(&err).unwrap().len() < 1000);
+    }
+
+    #[test]
+    fn thousands_of_unknown_fields_give_a_bounded_answer() {
+        let v = ArgsValidator::compile(&schema()).unwrap();
+        let mut args = serde_json::Map::new();
+        args.insert("n".into(), json!(1));
+        for i in 0..5000 {
+            args.insert(format!("field{i}"), json!("z".repeat(100)));
+        }
+        let err = v.check(&Value::Object(args)).unwrap_err();
+        assert_eq!(err.violations().len(), MAX_VIOLATIONS);
+        assert_eq!(err.details().unwrap()["omitted"], 4900);
+        assert!(serde_json::to_string(&err).unwrap().len() < 20_000);
     }
 
     #[test]

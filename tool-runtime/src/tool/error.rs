@@ -40,6 +40,45 @@ pub mod kind {
     pub const DRY_RUN_UNSUPPORTED: &str = "dry_run_unsupported";
 }
 
+/// At most this many violations are listed in an `invalid_arguments` error; the rest are counted
+/// in `details.omitted`.
+pub const MAX_VIOLATIONS: usize = 100;
+
+/// Paths and messages of violations longer than this (in bytes) keep only their start and end.
+const MAX_VIOLATION_TEXT: usize = 300;
+
+/// Shortens `text` to about [`MAX_VIOLATION_TEXT`] bytes: its start, how much was left out, its
+/// end. An answer never echoes a large rejected value.
+fn shorten_in_place(text: &mut String) {
+    if text.len() <= MAX_VIOLATION_TEXT {
+        return;
+    }
+    let head = floor_boundary(text, MAX_VIOLATION_TEXT * 2 / 3);
+    let tail = ceil_boundary(text, text.len() - MAX_VIOLATION_TEXT / 3);
+    *text = format!(
+        "{}… ({} bytes left out) …{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    );
+}
+
+/// The largest char boundary of `s` at or below `i`.
+pub(crate) fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or above `i`.
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 /// One way the arguments break the input schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
@@ -89,17 +128,43 @@ impl ToolError {
         Self::new(kind::TOOL_FAILED, message)
     }
 
-    /// Arguments that break the schema, every violation listed in `details.violations`.
+    /// Arguments that break the schema, listed in `details.violations`.
+    ///
+    /// The answer stays small whatever was sent: at most [`MAX_VIOLATIONS`] are listed (the
+    /// number left out is `details.omitted`), and a path or message longer than a few hundred
+    /// characters keeps only its start and end.
     #[must_use]
     pub fn invalid_arguments(violations: Vec<Violation>) -> Self {
-        let message = match violations.as_slice() {
-            [one] if one.path.is_empty() => format!("invalid arguments: {}", one.message),
-            [one] => format!("invalid arguments: {}: {}", one.path, one.message),
-            many => format!("invalid arguments: {} violations", many.len()),
+        let total = violations.len();
+        Self::invalid_arguments_of(violations, total)
+    }
+
+    /// [`invalid_arguments`](Self::invalid_arguments) where `listed` are the first of `total`.
+    pub(crate) fn invalid_arguments_of(mut listed: Vec<Violation>, total: usize) -> Self {
+        listed.truncate(MAX_VIOLATIONS);
+        for v in &mut listed {
+            shorten_in_place(&mut v.path);
+            shorten_in_place(&mut v.message);
+        }
+        let omitted = total.saturating_sub(listed.len());
+        let message = match listed.as_slice() {
+            [one] if total == 1 && one.path.is_empty() => {
+                format!("invalid arguments: {}", one.message)
+            }
+            [one] if total == 1 => format!("invalid arguments: {}: {}", one.path, one.message),
+            _ if omitted > 0 => format!(
+                "invalid arguments: {total} violations; the first {} are listed, and {omitted} more",
+                listed.len()
+            ),
+            _ => format!("invalid arguments: {total} violations"),
         };
-        let list = serde_json::to_value(violations).unwrap_or_default();
-        Self::new(kind::INVALID_ARGUMENTS, message)
-            .with_details(serde_json::json!({ "violations": list }))
+        let list = serde_json::to_value(listed).unwrap_or_default();
+        let details = if omitted > 0 {
+            serde_json::json!({ "violations": list, "omitted": omitted })
+        } else {
+            serde_json::json!({ "violations": list })
+        };
+        Self::new(kind::INVALID_ARGUMENTS, message).with_details(details)
     }
 
     /// An unexpected failure. The message given here is logged, never shown to the caller.
@@ -275,5 +340,28 @@ mod tests {
         assert_eq!(err.violations(), v);
         assert!(err.is_retryable());
         assert_eq!(err.message(), "invalid arguments: /a: must be >= 1");
+    }
+
+    #[test]
+    fn an_answer_lists_at_most_a_hundred_violations_each_short() {
+        let many: Vec<Violation> = (0..250)
+            .map(|i| Violation {
+                path: format!("/{}", "p".repeat(10_000)),
+                message: format!("é{} is wrong {i}", "x".repeat(100_000)),
+            })
+            .collect();
+        let err = ToolError::invalid_arguments(many);
+        assert_eq!(err.violations().len(), MAX_VIOLATIONS);
+        assert_eq!(err.details().unwrap()["omitted"], 150);
+        assert_eq!(
+            err.message(),
+            "invalid arguments: 250 violations; the first 100 are listed, and 150 more"
+        );
+        let first = &err.violations()[0];
+        assert!(first.message.len() < 400, "{}", first.message);
+        assert!(first.message.starts_with("éxxx"));
+        assert!(first.message.ends_with("x is wrong 0"));
+        assert!(first.path.len() < 400);
+        assert!(serde_json::to_string(&err).unwrap().len() < 100 * 800);
     }
 }
