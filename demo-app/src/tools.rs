@@ -4,6 +4,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use tool_runtime::Secret;
 use tool_runtime::prelude::*;
 
 use crate::store::{self, CodeRow, DeviceRow, Store, StoreError};
@@ -146,13 +147,13 @@ pub async fn device_pair(
     store: State<Store>,
     /// The pairing code shown by device_add
     #[arg(short = 'c', pattern = "^[0-9]{4,10}$")]
-    code: String,
+    code: Secret<String>,
     /// A name for the new device, such as "Alice's phone"
     #[arg(length(min = 1, max = 100))]
     device_name: String,
 ) -> Result<Device, ToolError> {
     let row = store
-        .run(move |conn| store::redeem_code(conn, &code, &device_name))
+        .run(move |conn| store::redeem_code(conn, code.expose(), &device_name))
         .await?;
     Ok(row.into())
 }

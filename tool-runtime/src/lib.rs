@@ -77,7 +77,7 @@ pub use definition::{
 pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{MAX_VIOLATIONS, ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
-pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
+pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit, StartingCall};
 pub use registry::{
     BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, RegistryError, ToolRef,
     is_valid_name, is_valid_param_name,

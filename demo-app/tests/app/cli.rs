@@ -478,9 +478,96 @@ fn audit_log_records_cli_calls() {
     assert_eq!(out.status.code(), Some(2));
     let text = std::fs::read_to_string(&log).unwrap();
     let record: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(record["event"], "outcome");
     assert_eq!(record["tool"], "device_add");
     assert_eq!(record["source"], "cli");
     assert_eq!(record["outcome"], "invalid_arguments");
+}
+
+/// An audit log that cannot be written refuses the call before it runs: nothing is committed.
+#[test]
+fn a_call_that_cannot_be_audited_does_not_run() {
+    let db = Db::new("audit-full");
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(db.path())
+        .args([
+            "--audit-log",
+            "/dev/full",
+            "--json",
+            "device-add",
+            "--ttl-seconds",
+            "60",
+        ])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["error"]["type"], "unavailable", "{answer}");
+    assert_ne!(out.status.code(), Some(0));
+    let (_, list) = json(&db.path(), &["device-list"]);
+    assert_eq!(list["result"]["pending_codes"], serde_json::json!([]));
+}
+
+/// The pairing code is a one-time credential: the audit log never holds it.
+#[test]
+fn the_pairing_code_is_never_in_the_audit_log() {
+    let db = Db::new("audit-code");
+    let log = db.0.join("audit.jsonl");
+    let demo = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+            .arg("--db")
+            .arg(db.path())
+            .arg("--audit-log")
+            .arg(&log)
+            .arg("--json")
+            .args(args)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let code = demo(&["device-add"])["result"]["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let paired = demo(&["device-pair", "--code", &code, "--device-name", "phone"]);
+    assert_eq!(paired["status"], "ok", "{paired}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(&format!("\"{code}\"")), "{text}");
+    assert!(text.contains(r#""code":"[redacted]""#), "{text}");
+}
+
+/// A call left without an outcome by a killed process is reported when the log is next opened.
+#[test]
+fn an_outcome_left_unknown_is_reported_at_start() {
+    let db = Db::new("audit-unknown");
+    let log = db.0.join("audit.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"event":"intent","time":2.5,"call":"aa-2","request_id":"r-lost","source":"http","#,
+            r#""principal":null,"tool":"device_revoke","arguments":{}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(db.path())
+        .arg("--audit-log")
+        .arg(&log)
+        .arg("device-list")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("outcome unknown"), "{err}");
+    assert!(
+        err.contains("device_revoke") && err.contains("r-lost"),
+        "{err}"
+    );
 }
 
 #[test]

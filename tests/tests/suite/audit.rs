@@ -1,7 +1,10 @@
-//! The audit log: one JSON line per call that reached the pipeline, denials included, secrets
-//! redacted, none lost or duplicated under concurrency.
+//! The audit log: an intent before a tool runs and an outcome after, one outcome per call that
+//! reached the pipeline (denials included), secrets redacted, none lost or duplicated under
+//! concurrency; a call whose intent cannot be written never runs; intents left by a killed
+//! process are reported as "outcome unknown".
 
 use std::collections::HashSet;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -29,6 +32,15 @@ async fn drop_table(
     !password.expose().is_empty()
 }
 
+/// Counts its runs.
+#[tool]
+async fn touch() -> bool {
+    TOUCHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    true
+}
+
+static TOUCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 struct TempFile(PathBuf);
 
 impl TempFile {
@@ -40,11 +52,26 @@ impl TempFile {
         let _ = std::fs::remove_file(&path);
         TempFile(path)
     }
-    fn lines(&self) -> Vec<Value> {
+    fn records(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.0)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+            .collect()
+    }
+    /// Every record, passing over lines that do not parse (cut short by a crash).
+    fn records_lenient(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.0)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+    /// The outcome records.
+    fn lines(&self) -> Vec<Value> {
+        self.records()
+            .into_iter()
+            .filter(|r| r["event"] == "outcome")
             .collect()
     }
 }
@@ -113,6 +140,167 @@ async fn every_call_is_recorded_with_its_outcome_and_no_secret() {
     assert_eq!(lines[5]["arguments"], json!({"password": "[redacted]"}));
     let text = std::fs::read_to_string(&log.0).unwrap();
     assert!(!text.contains("s3cret-value"), "{text}");
+
+    // Only the calls whose tools ran have an intent, written before their outcome.
+    let records = log.records();
+    let events: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["event"].as_str().unwrap(), r["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("intent", "lookup"),
+            ("outcome", "lookup"),
+            ("outcome", "lookup"),
+            ("outcome", "nope"),
+            ("outcome", "drop_table"),
+            ("outcome", "drop_table"),
+            ("intent", "drop_table"),
+            ("outcome", "drop_table"),
+        ]
+    );
+    assert_eq!(records[0]["call"], records[1]["call"]);
+    assert_ne!(records[0]["call"], records[2]["call"]);
+    assert_eq!(records[6]["arguments"], json!({"password": "[redacted]"}));
+    assert!(records[0].get("outcome").is_none());
+}
+
+/// A log that cannot be written refuses every call before its tool runs: `/dev/full` takes the
+/// open but fails every write.
+#[tokio::test]
+async fn a_call_whose_intent_cannot_be_written_is_refused_and_never_runs() {
+    let r = registry_builder()
+        .audit(JsonLinesAudit::open("/dev/full").unwrap())
+        .build()
+        .unwrap();
+    let env = r.call("touch", json!({}), Caller::new(Source::Cli)).await;
+    assert_eq!(env.error().unwrap().kind(), "unavailable", "{env:?}");
+    assert_eq!(
+        env.error().unwrap().message(),
+        "the call was not run: its audit record could not be written"
+    );
+    assert_eq!(TOUCHED.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// Long strings are stored as their start with length and hash, so rejected calls with huge
+/// values cannot fill the disk; the record stays small.
+#[tokio::test]
+async fn a_huge_argument_is_recorded_by_its_start_length_and_hash() {
+    let log = TempFile::new("huge");
+    let r = registry_builder()
+        .audit(JsonLinesAudit::open(&log.0).unwrap())
+        .build()
+        .unwrap();
+    let huge = "h".repeat(1_000_000);
+    r.call("lookup", json!({"key": huge}), Caller::new(Source::Http))
+        .await;
+    r.call(
+        "lookup",
+        json!({"key": 5, "x": huge}),
+        Caller::new(Source::Http),
+    )
+    .await;
+    let size = std::fs::metadata(&log.0).unwrap().len();
+    assert!(size < 2_000, "{size} bytes of audit");
+    let records = log.records();
+    let key = records[0]["arguments"]["key"].as_str().unwrap();
+    assert!(key.starts_with("hhhh"), "{key}");
+    let hash = key
+        .split_once("[1000000 bytes, sha256 ")
+        .and_then(|(_, h)| h.strip_suffix(']'))
+        .expect("length and hash");
+    assert_eq!(hash.len(), 64);
+    // The rejected call's record is as small.
+    assert_eq!(records[2]["outcome"], "invalid_arguments");
+    assert_eq!(
+        records[2]["arguments"]["x"]
+            .as_str()
+            .unwrap()
+            .split_once(" [")
+            .unwrap()
+            .1,
+        format!("1000000 bytes, sha256 {hash}]")
+    );
+}
+
+/// A process killed while a tool runs leaves an intent without an outcome; the next process to
+/// open the log reports it once as "outcome unknown", and records that outcome.
+#[test]
+fn an_intent_without_outcome_is_reported_once_as_outcome_unknown() {
+    let log = TempFile::new("unknown");
+    std::fs::write(
+        &log.0,
+        concat!(
+            r#"{"event":"intent","time":1.5,"call":"aa-1","request_id":"r-done","source":"cli","principal":null,"tool":"lookup","arguments":{}}"#,
+            "\n",
+            r#"{"event":"outcome","time":1.6,"call":"aa-1","request_id":"r-done","source":"cli","principal":null,"tool":"lookup","arguments":{},"outcome":"ok","duration_ms":1.0}"#,
+            "\n",
+            r#"{"event":"intent","time":2.5,"call":"aa-2","request_id":"r-lost","source":"http","principal":"ann","tool":"drop_table","arguments":{"password":"[redacted]"}}"#,
+            "\n",
+            // A record cut short by the kill.
+            r#"{"event":"outcome","time":2.6,"call":"aa-"#,
+        ),
+    )
+    .unwrap();
+    let audit = JsonLinesAudit::open(&log.0).unwrap();
+    let unknown = audit.unknown_outcomes();
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(
+        (
+            unknown[0].call.as_str(),
+            unknown[0].tool.as_str(),
+            unknown[0].request_id.as_str()
+        ),
+        ("aa-2", "drop_table", "r-lost")
+    );
+    drop(audit);
+    let records = log.records_lenient();
+    let resolved = records
+        .iter()
+        .find(|r| r["call"] == "aa-2" && r["event"] == "outcome")
+        .expect("the unknown outcome is recorded");
+    assert_eq!(resolved["outcome"], "unknown");
+    assert_eq!(resolved["principal"], "ann");
+
+    // Reported once: the next open finds nothing left.
+    assert!(
+        JsonLinesAudit::open(&log.0)
+            .unwrap()
+            .unknown_outcomes()
+            .is_empty()
+    );
+}
+
+/// While another process (here: another open handle) has the log open, an intent without an
+/// outcome may be its call in flight: it is not reported.
+#[test]
+fn an_intent_is_not_reported_while_another_holder_has_the_log_open() {
+    let log = TempFile::new("shared");
+    let first = JsonLinesAudit::open(&log.0).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log.0)
+        .unwrap()
+        .write_all(
+            br#"{"event":"intent","time":2.5,"call":"bb-1","request_id":"r","source":"cli","principal":null,"tool":"lookup","arguments":{}}
+"#,
+        )
+        .unwrap();
+    assert!(
+        JsonLinesAudit::open(&log.0)
+            .unwrap()
+            .unknown_outcomes()
+            .is_empty()
+    );
+    drop(first);
+    assert_eq!(
+        JsonLinesAudit::open(&log.0)
+            .unwrap()
+            .unknown_outcomes()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -150,6 +338,8 @@ async fn concurrent_calls_lose_and_duplicate_no_record() {
     }
     let lines = log.lines();
     assert_eq!(lines.len(), 400);
+    // 300 lookups and 100 confirmed drops ran: an intent each.
+    assert_eq!(log.records().len(), 800);
     let ids: HashSet<&str> = lines
         .iter()
         .map(|l| l["request_id"].as_str().unwrap())
@@ -163,4 +353,5 @@ fn registry_builder() -> tool_runtime::RegistryBuilder {
         .without_inventory()
         .tool(lookup::descriptor())
         .tool(drop_table::descriptor())
+        .tool(touch::descriptor())
 }

@@ -45,16 +45,18 @@ async fn keys_rotate() -> bool {
     true
 }
 
-/// Every audit record's tool and outcome, in order.
+/// Every audit outcome record's tool and outcome, in order.
 #[derive(Clone, Default)]
 struct Outcomes(Arc<Mutex<Vec<(String, String)>>>);
 
 impl Audit for Outcomes {
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
-        self.0
-            .lock()
-            .unwrap()
-            .push((record.tool.to_owned(), record.outcome.to_owned()));
+        if let Some(outcome) = record.outcome {
+            self.0
+                .lock()
+                .unwrap()
+                .push((record.tool.to_owned(), outcome.to_owned()));
+        }
         Ok(())
     }
 }

@@ -53,6 +53,22 @@ async fn rate_limits_are_per_principal_with_a_retry_after() {
     assert!(r.call("ping", json!({}), who("bob")).await.is_ok());
 }
 
+/// Calls refused for their arguments take from the bucket too: bad calls cannot be sent (and
+/// validated, and audited) faster than good ones.
+#[tokio::test]
+async fn calls_refused_for_their_arguments_count_against_the_rate_limit() {
+    let r = registry_builder().build().unwrap();
+    let bad = json!({"huge": "x".repeat(10_000)});
+    for _ in 0..2 {
+        let env = r.call("ping", bad.clone(), who("carol")).await;
+        assert_eq!(env.error().unwrap().kind(), "invalid_arguments");
+    }
+    let env = r.call("ping", bad, who("carol")).await;
+    assert_eq!(env.error().unwrap().kind(), "rate_limited");
+    let env = r.call("ping", json!({}), who("carol")).await;
+    assert_eq!(env.error().unwrap().kind(), "rate_limited");
+}
+
 #[tokio::test]
 async fn limits_can_be_overridden_when_the_registry_is_built() {
     let r = registry_builder().rate_limit("ping", None).build().unwrap();

@@ -92,13 +92,24 @@ async fn two_hundred_callers_for_ten_seconds() {
         "the rate limit engaged: {by_outcome:?}"
     );
 
-    // One audit record per answered call: none lost, none duplicated.
+    // One outcome record per answered call: none lost, none duplicated; every intent has its
+    // outcome.
     let text = std::fs::read_to_string(&audit_path).unwrap();
-    let records: Vec<Value> = text
+    let (records, intents): (Vec<Value>, Vec<Value>) = text
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .partition(|r| r["event"] == "outcome");
     assert_eq!(records.len(), answers.len(), "records vs answers");
+    let finished: HashSet<&str> = records
+        .iter()
+        .map(|r| r["call"].as_str().unwrap())
+        .collect();
+    for intent in &intents {
+        assert!(
+            finished.contains(intent["call"].as_str().unwrap()),
+            "{intent}"
+        );
+    }
     let ids: HashSet<&str> = records
         .iter()
         .map(|r| r["request_id"].as_str().unwrap())

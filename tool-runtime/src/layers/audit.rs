@@ -1,14 +1,26 @@
-//! The audit log: one record per call that reached the pipeline, denials included.
+//! The audit log, written ahead: a call's intent is recorded before its tool runs, and its
+//! outcome after.
 //!
-//! Each record holds the time, request id, source, principal, tool, arguments (secrets
-//! redacted), outcome type and duration. The default sink, [`JsonLinesAudit`], appends one JSON
-//! line per call to a file: every record is written to the operating system before the answer
-//! is returned (a crash of the process loses no record of an answered call), and for tools not
-//! annotated read-only it is also synced to disk first (nor does a power cut). Implement
-//! [`Audit`] to send records elsewhere.
+//! Every call that reached the pipeline gets an `outcome` record (denials included: a call refused
+//! before its tool runs has only that). A call that passed every check first gets an `intent`
+//! record, and if the intent cannot be written the call is refused with `unavailable` and its
+//! tool never runs: no effect goes unrecorded. A process killed while a tool runs leaves an
+//! intent with no outcome; the next process to open the log alone reports each such call as
+//! "outcome unknown" (a warning, [`JsonLinesAudit::unknown_outcomes`], and an `outcome` record
+//! with outcome `unknown`).
+//!
+//! Records hold the time, a call id joining intent and outcome, the request id, source,
+//! principal, tool, arguments (secrets redacted; long strings cut to their start, with their
+//! length and SHA-256; a record's arguments at most [`MAX_RECORDED_ARGUMENTS`] bytes), then the
+//! outcome type and duration. The default sink, [`JsonLinesAudit`], appends one JSON line per
+//! record: each is written to the operating system before the call goes on (a crash of the
+//! process loses none), and for tools not annotated read-only also synced to disk first (nor
+//! does a power cut). Implement [`Audit`] to send records elsewhere.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,14 +28,38 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
-use crate::hooks::{CallObserver, CompletedCall};
+use crate::error::{ToolError, kind};
+use crate::hooks::{CallObserver, CompletedCall, StartingCall};
 
-/// One audited call.
+/// Strings in recorded arguments longer than this many bytes keep only their start, with their
+/// length and SHA-256.
+pub const MAX_RECORDED_STRING: usize = 256;
+
+/// A record's arguments, serialized, are at most this many bytes; larger ones are replaced by
+/// their length and SHA-256.
+pub const MAX_RECORDED_ARGUMENTS: usize = 16 * 1024;
+
+/// Which record of a call this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditEvent {
+    /// The call passed every check; its tool is about to run.
+    Intent,
+    /// The call ended; the caller gets its answer once this is recorded.
+    Outcome,
+}
+
+/// One audit record.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord<'a> {
+    /// `intent` or `outcome`.
+    pub event: AuditEvent,
     /// Seconds since the Unix epoch, with microseconds.
     pub time: f64,
+    /// Joins a call's intent and outcome records; unique across processes sharing a log.
+    pub call: &'a str,
     /// The request id.
     pub request_id: &'a str,
     /// `cli`, `http`, ...
@@ -32,12 +68,14 @@ pub struct AuditRecord<'a> {
     pub principal: Option<&'a str>,
     /// The tool's name as asked for.
     pub tool: &'a str,
-    /// The arguments, secrets redacted.
+    /// The arguments: secrets redacted, large values cut (see the module documentation).
     pub arguments: &'a Value,
-    /// `ok`, or the error type.
-    pub outcome: &'a str,
-    /// Milliseconds in the pipeline.
-    pub duration_ms: f64,
+    /// `ok`, or the error type (outcome records only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'a str>,
+    /// Milliseconds in the pipeline (outcome records only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
     /// Whether the tool is annotated read-only (its records need not be synced).
     #[serde(skip)]
     pub read_only: bool,
@@ -45,53 +83,328 @@ pub struct AuditRecord<'a> {
 
 /// A sink for audit records.
 pub trait Audit: Send + Sync + 'static {
-    /// Stores one record. Returning means the record is as durable as this sink makes it; the
-    /// call's answer waits for it.
+    /// Stores one record. Returning `Ok` means the record is as durable as this sink makes it;
+    /// the call waits for it. An `Err` on an intent refuses the call with `unavailable`.
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()>;
 }
 
 /// Runs an [`Audit`] sink as an observer of every call.
-pub(crate) struct AuditObserver<A>(pub(crate) A);
+pub(crate) struct AuditObserver<A> {
+    sink: A,
+    /// Makes call ids unique across the processes that share a log.
+    process: u32,
+}
+
+impl<A> AuditObserver<A> {
+    pub(crate) fn new(sink: A) -> Self {
+        let mut random = [0; 4];
+        let process = if getrandom::fill(&mut random).is_ok() {
+            u32::from_le_bytes(random)
+        } else {
+            std::process::id()
+        };
+        Self { sink, process }
+    }
+
+    fn call_id(&self, call_id: u64) -> String {
+        format!("{:08x}-{call_id}", self.process)
+    }
+}
 
 impl<A: Audit> CallObserver for AuditObserver<A> {
-    fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
-        let time = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0.0, |d| (d.as_secs_f64() * 1e6).round() / 1e6);
+    fn starting<'a>(&'a self, call: StartingCall<'a>) -> BoxFuture<'a, Result<(), ToolError>> {
+        let id = self.call_id(call.call_id);
+        let arguments = bounded(call.args);
         let record = AuditRecord {
-            time,
+            event: AuditEvent::Intent,
+            time: now(),
+            call: &id,
+            request_id: call.ctx.request_id(),
+            source: call.ctx.source().as_str(),
+            principal: call.ctx.principal(),
+            tool: &call.meta.name,
+            arguments: &arguments,
+            outcome: None,
+            duration_ms: None,
+            read_only: call.meta.annotations.read_only == Some(true),
+        };
+        let result = self.sink.record(&record).map_err(|e| {
+            tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
+            ToolError::new(
+                kind::UNAVAILABLE,
+                "the call was not run: its audit record could not be written",
+            )
+        });
+        Box::pin(std::future::ready(result))
+    }
+
+    fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
+        let id = self.call_id(call.call_id);
+        let arguments = bounded(call.args);
+        let record = AuditRecord {
+            event: AuditEvent::Outcome,
+            time: now(),
+            call: &id,
             request_id: call.ctx.request_id(),
             source: call.ctx.source().as_str(),
             principal: call.ctx.principal(),
             tool: &call.envelope.tool,
-            arguments: call.args,
-            outcome: call.envelope.error().map_or("ok", crate::ToolError::kind),
-            duration_ms: (call.duration.as_secs_f64() * 1e6).round() / 1e3,
+            arguments: &arguments,
+            outcome: Some(call.envelope.error().map_or("ok", crate::ToolError::kind)),
+            duration_ms: Some((call.duration.as_secs_f64() * 1e6).round() / 1e3),
             read_only: call
                 .meta
                 .is_some_and(|m| m.annotations.read_only == Some(true)),
         };
-        if let Err(e) = self.0.record(&record) {
-            tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, "the audit record could not be written");
+        if let Err(e) = self.sink.record(&record) {
+            // The tool has run (or was refused): its answer stands. A started call keeps its
+            // intent, so it is reported as "outcome unknown" when the log is next opened.
+            tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record of the outcome could not be written");
         }
         Box::pin(std::future::ready(()))
     }
 }
 
-/// Appends one JSON line per call to a file.
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| (d.as_secs_f64() * 1e6).round() / 1e6)
+}
+
+/// `args` as a record stores them: long strings cut, and the whole at most
+/// [`MAX_RECORDED_ARGUMENTS`] bytes. Borrowed when nothing needs cutting.
+fn bounded(args: &Value) -> Cow<'_, Value> {
+    let cut = if has_long_string(args) {
+        Cow::Owned(cut_strings(args))
+    } else {
+        Cow::Borrowed(args)
+    };
+    let size = serde_json::to_vec(&*cut).map_or(0, |v| v.len());
+    if size <= MAX_RECORDED_ARGUMENTS {
+        return cut;
+    }
+    let full = serde_json::to_vec(args).unwrap_or_default();
+    Cow::Owned(serde_json::json!({
+        "$truncated": { "bytes": full.len(), "sha256": hex(&Sha256::digest(&full)) }
+    }))
+}
+
+fn has_long_string(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.len() > MAX_RECORDED_STRING,
+        Value::Array(items) => items.iter().any(has_long_string),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.len() > MAX_RECORDED_STRING || has_long_string(v)),
+        _ => false,
+    }
+}
+
+fn cut_strings(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(cut(s)),
+        Value::Array(items) => Value::Array(items.iter().map(cut_strings).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (cut(k), cut_strings(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// A string longer than [`MAX_RECORDED_STRING`] as `"<start>… [<n> bytes, sha256 <hex>]"`.
+fn cut(s: &str) -> String {
+    if s.len() <= MAX_RECORDED_STRING {
+        return s.to_owned();
+    }
+    let end = crate::error::floor_boundary(s, 64);
+    format!(
+        "{}… [{} bytes, sha256 {}]",
+        &s[..end],
+        s.len(),
+        hex(&Sha256::digest(s.as_bytes()))
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// A call whose intent was recorded by a process that ended before its outcome was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownOutcome {
+    /// The call id.
+    pub call: String,
+    /// The tool.
+    pub tool: String,
+    /// The request id.
+    pub request_id: String,
+    /// When the intent was recorded (seconds since the Unix epoch).
+    pub time: f64,
+}
+
+/// Appends one JSON line per record to a file.
+///
+/// Several processes may share one log (a server and command-line calls). Each holds a shared
+/// lock on the file while it is open; the one that opens it alone (no other process has it
+/// open) first looks for intents without outcomes and records them as `unknown`.
 #[derive(Debug)]
 pub struct JsonLinesAudit {
     file: Mutex<File>,
+    unknown: Vec<UnknownOutcome>,
 }
 
+/// A line that marks everything before it as resolved: recovery reads only what follows the
+/// last one. Every record starts with `{"event":`, so only a record can match at a line start.
+const CHECKPOINT: &[u8] = b"{\"event\":\"checkpoint\"";
+
+/// Recovery writes a checkpoint once it has read more than this, so the next reads less.
+const CHECKPOINT_AFTER: usize = 64 * 1024;
+
 impl JsonLinesAudit {
-    /// Opens (creating if needed) the file for appending.
+    /// Opens (creating if needed) the file for appending, and resolves the intents left without
+    /// outcomes by processes that ended, if no other process has the file open.
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let path = path.as_ref();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        let unknown = match file.try_lock() {
+            Ok(()) => {
+                let found = recover(&mut file);
+                file.unlock()?;
+                file.lock_shared()?;
+                found?
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                // Another process has it open: it resolved what was left when it opened it.
+                file.lock_shared()?;
+                Vec::new()
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        };
+        for u in &unknown {
+            tracing::warn!(
+                target: "tool_runtime::audit",
+                log = %path.display(),
+                call = %u.call,
+                tool = %u.tool,
+                request_id = %u.request_id,
+                started = u.time,
+                "outcome unknown: the process ended while this call ran; check its effect"
+            );
+        }
         Ok(Self {
             file: Mutex::new(file),
+            unknown,
         })
     }
+
+    /// The calls found at [`open`](Self::open) with an intent and no outcome: their tools may
+    /// or may not have had their effect.
+    #[must_use]
+    pub fn unknown_outcomes(&self) -> &[UnknownOutcome] {
+        &self.unknown
+    }
+}
+
+/// Reads the log since its last checkpoint, appends an `unknown` outcome for every intent
+/// without one, and a checkpoint if that was a long read. The caller holds the exclusive lock.
+fn recover(file: &mut File) -> std::io::Result<Vec<UnknownOutcome>> {
+    let tail = since_checkpoint(file)?;
+    let mut open: HashMap<String, Value> = HashMap::new();
+    for line in tail.split(|&b| b == b'\n') {
+        // A line cut short by a crash does not parse, and is passed over.
+        let Ok(record) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let Some(call) = record["call"].as_str() else {
+            continue;
+        };
+        match record["event"].as_str() {
+            Some("intent") => {
+                open.insert(call.to_owned(), record);
+            }
+            Some("outcome") => {
+                open.remove(call);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    // A record cut short by a crash must not swallow the next one.
+    if !tail.is_empty() && !tail.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    let mut unknown: Vec<UnknownOutcome> = open
+        .into_values()
+        .map(|mut intent| {
+            let found = UnknownOutcome {
+                call: intent["call"].as_str().unwrap_or_default().to_owned(),
+                tool: intent["tool"].as_str().unwrap_or_default().to_owned(),
+                request_id: intent["request_id"].as_str().unwrap_or_default().to_owned(),
+                time: intent["time"].as_f64().unwrap_or_default(),
+            };
+            intent["event"] = "outcome".into();
+            intent["time"] = now().into();
+            intent["outcome"] = "unknown".into();
+            if let Ok(line) = serde_json::to_vec(&intent) {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+            }
+            found
+        })
+        .collect();
+    unknown.sort_by(|a, b| a.time.total_cmp(&b.time));
+    if tail.len() > CHECKPOINT_AFTER || !unknown.is_empty() {
+        out.extend_from_slice(CHECKPOINT);
+        out.extend_from_slice(format!(",\"time\":{}}}\n", now()).as_bytes());
+    }
+    if !out.is_empty() {
+        file.write_all(&out)?;
+        file.sync_data()?;
+    }
+    Ok(unknown)
+}
+
+/// The bytes after the last checkpoint line (the whole file if there is none), read backwards
+/// in blocks so that a long log with a recent checkpoint costs one block.
+fn since_checkpoint(file: &mut File) -> std::io::Result<Vec<u8>> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut end = file.seek(SeekFrom::End(0))?;
+    let mut tail: Vec<u8> = Vec::new();
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let mut block = vec![0; usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        block.extend_from_slice(&tail);
+        tail = block;
+        end = start;
+        // The last checkpoint at a line start in what has been read (a match straddling the
+        // block boundary is found with the next block).
+        let at_line_start = |i: usize| i == 0 && end == 0 || i > 0 && tail[i - 1] == b'\n';
+        if let Some(i) = (0..tail.len())
+            .rev()
+            .filter(|&i| tail[i..].starts_with(CHECKPOINT))
+            .find(|&i| at_line_start(i))
+        {
+            tail.drain(..i);
+            // Drop the checkpoint line itself.
+            let next = tail
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(tail.len(), |n| n + 1);
+            tail.drain(..next);
+            return Ok(tail);
+        }
+    }
+    Ok(tail)
 }
 
 impl Audit for JsonLinesAudit {
@@ -108,5 +421,58 @@ impl Audit for JsonLinesAudit {
             file.sync_data()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_strings_and_large_arguments_are_cut_with_length_and_hash() {
+        let small = json!({"a": "short", "n": 5});
+        assert!(matches!(bounded(&small), Cow::Borrowed(_)));
+
+        let long = "é".repeat(1000);
+        let v = bounded(&json!({"a": long, "list": [long]})).into_owned();
+        let a = v["a"].as_str().unwrap();
+        assert!(a.starts_with("éé") && a.len() < 200, "{a}");
+        assert!(a.contains("[2000 bytes, sha256 "), "{a}");
+        assert_eq!(v["list"][0], v["a"]);
+
+        let many: Vec<String> = (0..2000).map(|i| format!("item {i}")).collect();
+        let v = bounded(&json!({ "many": many })).into_owned();
+        let size = v["$truncated"]["bytes"].as_u64().unwrap();
+        assert!(size > 16 * 1024);
+        assert_eq!(v["$truncated"]["sha256"].as_str().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn the_checkpoint_search_finds_the_last_one_at_a_line_start() {
+        let dir = std::env::temp_dir().join(format!("audit-cp-{}", std::process::id()));
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&dir)
+            .unwrap();
+        let filler = format!("{{\"event\":\"outcome\",\"x\":\"{}\"}}\n", "y".repeat(100));
+        let mut text = String::new();
+        text.push_str("{\"event\":\"checkpoint\",\"time\":1}\n");
+        for _ in 0..2000 {
+            text.push_str(&filler);
+        }
+        text.push_str("{\"event\":\"checkpoint\",\"time\":2}\n");
+        text.push_str("{\"event\":\"intent\",\"arguments\":{\"event\":\"checkpoint\"}}\n");
+        file.write_all(text.as_bytes()).unwrap();
+        let tail = since_checkpoint(&mut file).unwrap();
+        assert_eq!(
+            String::from_utf8(tail).unwrap(),
+            "{\"event\":\"intent\",\"arguments\":{\"event\":\"checkpoint\"}}\n"
+        );
+        drop(file);
+        let _ = std::fs::remove_file(&dir);
     }
 }

@@ -69,9 +69,26 @@ pub trait CallHook: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Permit, ToolError>>;
 }
 
+/// A call that passed every check and is about to run, as audit sinks see it.
+#[derive(Debug)]
+pub struct StartingCall<'a> {
+    /// The tool's metadata.
+    pub meta: &'a ToolMeta,
+    /// The arguments the tool receives, with secret values replaced by `"[redacted]"`.
+    pub args: &'a Value,
+    /// The caller and per-call handles.
+    pub ctx: &'a CallContext,
+    /// This call's number, unique in the process; the same in its [`CompletedCall`].
+    pub call_id: u64,
+}
+
 /// A finished call, as audit sinks and metrics see it.
 #[derive(Debug)]
 pub struct CompletedCall<'a> {
+    /// This call's number, unique in the process; the same in its [`StartingCall`].
+    pub call_id: u64,
+    /// Whether the tool was started ([`CallObserver::starting`] was called for this call).
+    pub started: bool,
     /// The tool's metadata; `None` when no tool had the requested name.
     pub meta: Option<&'a ToolMeta>,
     /// The arguments as the tool received them (or as they came, if the call was refused),
@@ -88,6 +105,15 @@ pub struct CompletedCall<'a> {
 /// Sees every call that reached the pipeline, after its envelope is made and before it is
 /// returned, denials included. The audit log is one.
 pub trait CallObserver: Send + Sync + 'static {
+    /// Called when a call has passed every check, just before the tool runs; an `Err` refuses
+    /// the call (the tool never runs) with that error. The audit log records the call's intent
+    /// here, so that a call whose record cannot be written never has an effect. The default
+    /// does nothing.
+    fn starting<'a>(&'a self, call: StartingCall<'a>) -> BoxFuture<'a, Result<(), ToolError>> {
+        let _ = call;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// Records one call. The envelope is returned to the caller once this future completes,
     /// so a sink that must be durable before the answer (audit of mutating tools) awaits here.
     fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()>;

@@ -2,7 +2,8 @@
 //!
 //! - **Rate**: `#[tool(rate = "10/min")]`, a token bucket per (principal, tool) from the
 //!   `governor` crate; over it → `rate_limited` with `details.retry_after` in seconds (HTTP
-//!   `Retry-After`). Anonymous callers share one bucket per tool.
+//!   `Retry-After`). Anonymous callers share one bucket per tool. Calls refused for invalid
+//!   arguments take from the bucket too.
 //! - **Concurrency**: `#[tool(concurrency = 4)]`, a tokio semaphore; callers beyond it wait in a
 //!   bounded queue (`RegistryBuilder::concurrency_queue`, default 64); a full queue →
 //!   `unavailable`.
@@ -63,28 +64,33 @@ impl CallHook for RateLimits {
         &'a self,
         call: &'a mut PendingCall<'_>,
     ) -> BoxFuture<'a, Result<Permit, ToolError>> {
-        let decision = match self.by_tool.get(&*call.meta().name) {
-            None => Ok(Permit::none()),
-            Some(limiter) => {
-                let key = call.context().principal().unwrap_or_default().to_owned();
-                limiter
-                    .check_key(&key)
-                    .map(|()| Permit::none())
-                    .map_err(|not_until| {
-                        let wait = not_until.wait_time_from(self.clock.now());
-                        ToolError::new(
-                            kind::RATE_LIMITED,
-                            format!(
-                                "`{}` is over its rate limit; retry in {:.1}s",
-                                call.meta().name,
-                                wait.as_secs_f64()
-                            ),
-                        )
-                        .with_details(json!({ "retry_after": wait.as_secs_f64() }))
-                    })
-            }
-        };
+        let decision = self
+            .charge(&call.meta().name, call.context().principal())
+            .map(|()| Permit::none());
         Box::pin(std::future::ready(decision))
+    }
+}
+
+impl RateLimits {
+    /// Takes one call from the bucket of (`principal`, `tool`), or says when to retry. Calls
+    /// refused for their arguments are charged too, so a caller cannot make the server validate
+    /// (and audit) bad calls faster than its limit.
+    pub(crate) fn charge(&self, tool: &str, principal: Option<&str>) -> Result<(), ToolError> {
+        let Some(limiter) = self.by_tool.get(tool) else {
+            return Ok(());
+        };
+        let key = principal.unwrap_or_default().to_owned();
+        limiter.check_key(&key).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            ToolError::new(
+                kind::RATE_LIMITED,
+                format!(
+                    "`{tool}` is over its rate limit; retry in {:.1}s",
+                    wait.as_secs_f64()
+                ),
+            )
+            .with_details(json!({ "retry_after": wait.as_secs_f64() }))
+        })
     }
 }
 

@@ -20,7 +20,7 @@ use crate::definition::ToolMeta;
 use crate::definition::{Arguments, PendingCall};
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, CompletedCall, Permit};
+use crate::hooks::{CallHook, CompletedCall, Permit, StartingCall};
 use crate::parsed::{Node, ParsedArgs};
 use crate::registry::{RegisteredTool, Registry, ToolRef};
 use crate::validate::{normalize_numbers, strip_unknown};
@@ -84,9 +84,11 @@ impl Registry {
         async move {
             let started = Instant::now();
             let observed = !self.observers.is_empty();
+            let call_id = if observed { next_call_id() } else { 0 };
             // The arguments as observers see them: filled in only when there are observers.
             let mut shown = Value::Null;
             let mut truncated = false;
+            let mut tool_started = false;
             let outcome = match &entry {
                 None => {
                     if observed {
@@ -111,19 +113,17 @@ impl Registry {
                             }
                             _ => None,
                         };
-                        let result = match bare {
-                            Some((node, started)) => {
-                                if observed {
-                                    shown = node.to_value();
-                                }
-                                match started {
-                                    Ok(fut) => {
-                                        run_isolated(entry, fut, &ctx, self.limit_of(entry)).await
-                                    }
-                                    Err(e) => Err(e),
-                                }
+                        let mark = Started {
+                            call_id,
+                            started: &mut tool_started,
+                        };
+                        let result = if let Some((node, started)) = bare {
+                            if observed {
+                                shown = node.to_value();
                             }
-                            None => Box::pin(self.run(entry, input, &ctx, &mut shown)).await,
+                            self.run_bare(entry, started, &shown, &ctx, mark).await
+                        } else {
+                            Box::pin(self.run(entry, input, &ctx, &mut shown, mark)).await
                         };
                         result.and_then(|result| self.capped(entry, result, &mut truncated))
                     }
@@ -159,6 +159,8 @@ impl Registry {
             for observer in &self.observers {
                 observer
                     .observe(CompletedCall {
+                        call_id,
+                        started: tool_started,
                         meta: entry.as_ref().map(|e| e.meta()),
                         args,
                         ctx: &ctx,
@@ -172,6 +174,22 @@ impl Registry {
         .instrument(span)
     }
 
+    /// Runs a call started from a tree with no layer between (`started`: the tool's future, or
+    /// why it could not start), once the observers have been told.
+    async fn run_bare(
+        &self,
+        entry: &RegisteredTool,
+        started: Result<ToolFuture, ToolError>,
+        shown: &Value,
+        ctx: &CallContext,
+        mark: Started<'_>,
+    ) -> Result<Value, ToolError> {
+        let fut = started?;
+        self.announce(entry, shown, ctx, mark.call_id).await?;
+        *mark.started = true;
+        run_isolated(entry, fut, ctx, self.limit_of(entry)).await
+    }
+
     /// Validates and decodes the arguments, then admits and runs the call. `shown` receives
     /// the arguments as observers see them, when there are observers.
     async fn run(
@@ -180,6 +198,7 @@ impl Registry {
         input: Input<'_>,
         ctx: &CallContext,
         shown: &mut Value,
+        mark: Started<'_>,
     ) -> Result<Value, ToolError> {
         let observed = !self.observers.is_empty();
         // A tree that validates is decoded straight into the tool's arguments; anything else
@@ -219,7 +238,7 @@ impl Registry {
                 if observed {
                     *shown = args;
                 }
-                return Err(e);
+                return Err(self.charged(entry, ctx, e));
             }
             (
                 PendingCall {
@@ -230,7 +249,7 @@ impl Registry {
                 None,
             )
         };
-        let result = self.admit_and_run(entry, &mut pending, fut).await;
+        let result = self.admit_and_run(entry, &mut pending, fut, mark).await;
         if observed {
             *shown = pending.args.take();
         }
@@ -297,6 +316,7 @@ impl Registry {
         entry: &RegisteredTool,
         pending: &mut PendingCall<'_>,
         decoded: Option<ToolFuture>,
+        started: Started<'_>,
     ) -> Result<Value, ToolError> {
         let ctx = pending.ctx.clone();
         if ctx.dry_run() && !entry.meta.dry_run {
@@ -321,6 +341,11 @@ impl Registry {
             self.confirmation(entry, pending.args(), &ctx).await?;
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+        if !self.observers.is_empty() {
+            self.announce(entry, pending.args(), &ctx, started.call_id)
+                .await?;
+        }
+        *started.started = true;
 
         let fut = match decoded {
             Some(fut) if !pending.args.rewritten() => fut,
@@ -344,6 +369,46 @@ impl Registry {
         let result = run_isolated(entry, fut, &ctx, self.limit_of(entry)).await;
         drop(permits);
         result
+    }
+
+    /// `rejected`, the error of a call refused for its arguments, after charging the call to
+    /// the caller's rate limit: once over it, the answer is `rate_limited`.
+    fn charged(&self, entry: &RegisteredTool, ctx: &CallContext, rejected: ToolError) -> ToolError {
+        match &self.rate_limits {
+            Some(limits) => limits
+                .charge(&entry.meta.name, ctx.principal())
+                .err()
+                .unwrap_or(rejected),
+            None => rejected,
+        }
+    }
+
+    /// Tells the observers (audit) that the call passed every check and is about to run. The
+    /// first that refuses (an intent that cannot be recorded) ends the call: the tool never
+    /// runs.
+    async fn announce(
+        &self,
+        entry: &RegisteredTool,
+        args: &Value,
+        ctx: &CallContext,
+        call_id: u64,
+    ) -> Result<(), ToolError> {
+        if self.observers.is_empty() {
+            return Ok(());
+        }
+        let redacted = entry.redacted(args);
+        let args = redacted.as_ref().unwrap_or(args);
+        for observer in &self.observers {
+            observer
+                .starting(StartingCall {
+                    meta: &entry.meta,
+                    args,
+                    ctx,
+                    call_id,
+                })
+                .await?;
+        }
+        Ok(())
     }
 
     /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
@@ -384,6 +449,18 @@ impl Registry {
             token.is_some(),
         ))
     }
+}
+
+/// Where the general path says that the tool was started, and under which call number.
+struct Started<'a> {
+    call_id: u64,
+    started: &'a mut bool,
+}
+
+/// A number for each observed call, unique in the process.
+fn next_call_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A started call of a tool.

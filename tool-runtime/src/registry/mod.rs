@@ -234,6 +234,8 @@ pub struct Registry {
     pub(crate) policies: Vec<Arc<dyn Policy>>,
     pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
     pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
+    /// The rate-limit hook again, to charge calls refused for their arguments.
+    pub(crate) rate_limits: Option<Arc<crate::limits::RateLimits>>,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
     pub(crate) options: Options,
     pub(crate) confirmations: crate::confirm::Confirmations,
@@ -720,7 +722,7 @@ impl RegistryBuilder {
     #[must_use]
     pub fn audit(mut self, sink: impl crate::audit::Audit) -> Self {
         self.observers
-            .push(Arc::new(crate::audit::AuditObserver(sink)));
+            .push(Arc::new(crate::audit::AuditObserver::new(sink)));
         self
     }
 
@@ -805,8 +807,9 @@ impl RegistryBuilder {
         let rates = tools
             .values()
             .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
-        if let Some(limits) = crate::limits::RateLimits::new(rates) {
-            hooks.push(Arc::new(limits));
+        let rate_limits = crate::limits::RateLimits::new(rates).map(Arc::new);
+        if let Some(limits) = &rate_limits {
+            hooks.push(Arc::clone(limits) as Arc<dyn CallHook>);
         }
         let slots = tools
             .values()
@@ -828,6 +831,7 @@ impl RegistryBuilder {
             policies: self.policies,
             hooks_before_confirmation: hooks,
             hooks_after_confirmation: after,
+            rate_limits,
             observers: self.observers,
             options: self.options,
             confirmations: crate::confirm::Confirmations::default(),
