@@ -86,3 +86,51 @@ fn refuses_a_public_address_without_auth() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read auth file"));
 }
+
+/// The IPv4-mapped loopback address is loopback: served without tokens, with `/mcp` open to its
+/// own `Host` and still closed to others (DNS rebinding).
+#[test]
+fn serves_on_the_ipv4_mapped_loopback_address() {
+    let dir = std::env::temp_dir().join(format!("demo-app-serve-mapped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .args(["serve", "--addr", "[::ffff:127.0.0.1]:0"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect(&line)
+        .to_owned();
+    assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"));
+    let initialize = |host: &str| {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    };
+    let own = initialize(&addr);
+    assert!(own.starts_with("HTTP/1.1 200"), "{own}");
+    let other = initialize("evil.example");
+    assert!(other.starts_with("HTTP/1.1 403"), "{other}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

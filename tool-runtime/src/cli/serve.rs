@@ -66,8 +66,7 @@ impl App {
             auth,
             api_title: name,
             api_version: version,
-            // Behind tokens, or deliberately exposed: any `Host` may reach `/mcp`.
-            mcp_allowed_hosts: (auth_present || !addr.ip().is_loopback()).then(Vec::new),
+            mcp_allowed_hosts: mcp_hosts(addr, auth_present),
             allow_remote_without_auth: insecure,
             ..HttpOptions::default()
         };
@@ -107,5 +106,22 @@ impl App {
             Ok(()) => 0,
             Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
         }
+    }
+}
+
+/// The `Host` names `/mcp` accepts when serving on `addr`: behind tokens, or deliberately
+/// exposed, any; on loopback, loopback names only (against DNS rebinding), the IPv4-mapped
+/// loopback address included when serving on it.
+fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<String>> {
+    if authenticated || !crate::safety::is_loopback(addr.ip()) {
+        return Some(Vec::new());
+    }
+    match addr.ip() {
+        std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => Some(
+            ["localhost", "127.0.0.1", "::1", &format!("[{v6}]")]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+        _ => None,
     }
 }

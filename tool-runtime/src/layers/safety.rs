@@ -51,7 +51,8 @@ pub fn check_listen_address(
     ))
 }
 
-fn is_loopback(ip: IpAddr) -> bool {
+/// Whether `ip` is this machine: `127.0.0.0/8`, `::1`, or IPv4-mapped `::ffff:127.x.y.z`.
+pub(crate) fn is_loopback(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => v4.is_loopback(),
         // `::ffff:127.0.0.1` is loopback too.
