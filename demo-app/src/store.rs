@@ -4,7 +4,7 @@
 //! processes (or two connections) redeeming one code pair exactly one device.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -92,60 +92,173 @@ pub struct DeviceRow {
     pub revoked_at: Option<i64>,
 }
 
-/// The database. Cheap to share: the connection sits behind a mutex, and queries run off the
+/// The database. Cheap to share: a small pool of connections (WAL mode, so readers never wait
+/// for the writer; writers wait for each other up to a busy timeout), and queries run off the
 /// async workers through [`Store::run`].
 #[derive(Debug, Clone)]
 pub struct Store {
-    conn: Arc<Mutex<Connection>>,
+    pool: Arc<Pool>,
 }
+
+/// How many connections a file-backed store opens at most.
+const POOL_SIZE: usize = 4;
+
+/// How long a connection waits for another's write lock before `database is locked`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and runs pending migrations.
+    /// Connections are opened as calls need them, up to a small pool.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let conn = Connection::open(path)?;
-        Self::init(conn)
+        let path = path.as_ref().to_owned();
+        let mut first = Connection::open(&path)?;
+        first.busy_timeout(BUSY_TIMEOUT)?;
+        migrate(&mut first)?;
+        Ok(Self::pooled(
+            first,
+            POOL_SIZE,
+            Box::new(move || Connection::open(&path)),
+        ))
     }
 
-    /// An in-memory database, for tests.
+    /// An in-memory database, for tests: one connection (each would be its own database).
     pub fn in_memory() -> Result<Self, StoreError> {
-        Self::init(Connection::open_in_memory()?)
+        let mut conn = Connection::open_in_memory()?;
+        migrate(&mut conn)?;
+        Ok(Self::pooled(conn, 1, Box::new(Connection::open_in_memory)))
     }
 
-    fn init(mut conn: Connection) -> Result<Self, StoreError> {
-        conn.busy_timeout(Duration::from_secs(5))?;
-        migrate(&mut conn)?;
-        Ok(Self {
-            conn: Arc::new(Mutex::new(conn)),
-        })
+    fn pooled(first: Connection, max: usize, open: Box<OpenFn>) -> Self {
+        Self {
+            pool: Arc::new(Pool {
+                open,
+                max,
+                slots: Mutex::new(Slots {
+                    idle: vec![first],
+                    opened: 1,
+                }),
+                returned: Condvar::new(),
+            }),
+        }
     }
 
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<u32, StoreError> {
-        let conn = self.lock();
+        let conn = self.pool.get()?;
         Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
-    /// Runs `f` with the connection, off the async workers ([`tool_runtime::blocking`]: on
-    /// tokio's blocking pool, or inline in a one-shot CLI process).
+    /// Runs `f` with a connection of the pool, off the async workers
+    /// ([`tool_runtime::blocking`]: on tokio's blocking pool, or inline in a one-shot CLI
+    /// process).
     pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
+        let pool = Arc::clone(&self.pool);
         tool_runtime::blocking(move || {
-            let mut guard = conn
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            f(&mut guard)
+            let mut conn = pool.get()?;
+            f(&mut conn)
         })
         .await
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn
+type OpenFn = dyn Fn() -> rusqlite::Result<Connection> + Send + Sync;
+
+/// A few connections, opened on demand. Small enough not to need a pool crate (the ones for
+/// rusqlite pin an older rusqlite, and would open connections and a reaper thread at start-up,
+/// which a one-shot command pays for).
+struct Pool {
+    open: Box<OpenFn>,
+    max: usize,
+    slots: Mutex<Slots>,
+    returned: Condvar,
+}
+
+struct Slots {
+    idle: Vec<Connection>,
+    opened: usize,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// An idle connection, a new one while fewer than `max` are open, or the next returned.
+    fn get(&self) -> Result<Pooled<'_>, StoreError> {
+        let mut slots = self.lock();
+        loop {
+            if let Some(conn) = slots.idle.pop() {
+                return Ok(Pooled {
+                    pool: self,
+                    conn: Some(conn),
+                });
+            }
+            if slots.opened < self.max {
+                slots.opened += 1;
+                drop(slots);
+                let opened = (self.open)().and_then(|c| {
+                    c.busy_timeout(BUSY_TIMEOUT)?;
+                    Ok(c)
+                });
+                return match opened {
+                    Ok(conn) => Ok(Pooled {
+                        pool: self,
+                        conn: Some(conn),
+                    }),
+                    Err(e) => {
+                        self.lock().opened -= 1;
+                        self.returned.notify_one();
+                        Err(e.into())
+                    }
+                };
+            }
+            slots = self
+                .returned
+                .wait(slots)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A connection lent by the pool; back to it when dropped.
+struct Pooled<'a> {
+    pool: &'a Pool,
+    conn: Option<Connection>,
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.lock().idle.push(conn);
+            self.pool.returned.notify_one();
+        }
     }
 }
 
@@ -389,7 +502,7 @@ mod tests {
     #[test]
     fn a_code_pairs_once_then_is_invalid() {
         let store = Store::in_memory().unwrap();
-        let mut conn = store.lock();
+        let mut conn = store.pool.get().unwrap();
         let code = create_code(&mut conn, Some("home"), Duration::from_secs(60), 6).unwrap();
         let dev = redeem_code(&mut conn, &code.code, "phone").unwrap();
         assert!(dev.device_id.starts_with("dev_"));
@@ -412,11 +525,52 @@ mod tests {
     #[test]
     fn expired_codes_are_refused() {
         let store = Store::in_memory().unwrap();
-        let mut conn = store.lock();
+        let mut conn = store.pool.get().unwrap();
         let code = create_code(&mut conn, None, Duration::ZERO, 6).unwrap();
         assert!(matches!(
             redeem_code(&mut conn, &code.code, "x"),
             Err(StoreError::CodeExpired)
         ));
+    }
+
+    /// Writers on several connections wait for each other (busy timeout) instead of failing
+    /// with `database is locked`; the pool never opens more than its size.
+    #[test]
+    fn writers_on_pooled_connections_wait_for_each_other() {
+        let dir = std::env::temp_dir().join(format!("demo-store-pool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.db");
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open(&path).unwrap();
+        let threads: Vec<_> = (0..16)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..25 {
+                        let mut conn = store.pool.get().unwrap();
+                        let code = create_code(
+                            &mut conn,
+                            Some(&format!("w{i}")),
+                            Duration::from_secs(60),
+                            8,
+                        )
+                        .unwrap();
+                        assert!(matches!(
+                            redeem_code(&mut conn, "0000", "x"),
+                            Err(StoreError::InvalidCode)
+                        ));
+                        redeem_code(&mut conn, &code.code, "phone").unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(store.pool.lock().opened <= POOL_SIZE);
+        let (devices, _) = list(&mut store.pool.get().unwrap(), None).unwrap();
+        assert_eq!(devices.len(), 16 * 25);
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
