@@ -383,6 +383,136 @@ async fn bad_requests_get_envelopes_too() {
     assert_eq!(r.status(), 405);
 }
 
+/// Serves with short deadlines and a small connection cap.
+async fn start_strict(max_connections: usize) -> Server {
+    let registry = Arc::new(
+        registry_builder()
+            .state(demo_app::Store::in_memory().unwrap())
+            .state(downstream::Inbox::default())
+            .build()
+            .unwrap(),
+    );
+    let app = http::router(registry, HttpOptions::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let options = http::ServeOptions::default()
+        .header_timeout(Duration::from_secs(1))
+        .body_timeout(Duration::from_secs(1))
+        .max_connections(max_connections);
+    let done = tokio::spawn(http::serve_with(
+        listener,
+        app,
+        async {
+            let _ = rx.await;
+        },
+        options,
+    ));
+    Server {
+        base: format!("http://{addr}"),
+        stop: Some(tx),
+        done,
+    }
+}
+
+/// Reads what the server sends until it closes the connection (or `within` passes: `None`).
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, within: Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut out = Vec::new();
+    match tokio::time::timeout(within, stream.read_to_end(&mut out)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// Slowloris: 300 idle, slow-header and slow-body connections against a cap of 256. The server
+/// closes each at its deadline (slow bodies get a 408 envelope), and a client arriving among them
+/// is served within a few seconds.
+#[tokio::test]
+async fn slow_and_idle_connections_are_closed_and_never_starve_a_client() {
+    use tokio::io::AsyncWriteExt;
+    let s = start_strict(256).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    let mut slow_head = Vec::new();
+    let mut slow_body = Vec::new();
+    for i in 0..300 {
+        let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        match i % 3 {
+            0 => idle.push(c),
+            1 => {
+                c.write_all(b"POST /tools/nap HTTP/1.1\r\nHost: x\r\n")
+                    .await
+                    .unwrap();
+                slow_head.push(c);
+            }
+            _ => {
+                c.write_all(b"POST /tools/nap HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"").await.unwrap();
+                slow_body.push(c);
+            }
+        }
+    }
+    let started = std::time::Instant::now();
+    let r = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .get(s.url("/healthz"))
+        .send()
+        .await
+        .expect("served among 300 bad connections");
+    assert_eq!(r.status(), 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    for c in idle.iter_mut().chain(slow_head.iter_mut()) {
+        let answer = read_until_closed(c, Duration::from_secs(10)).await;
+        assert!(answer.is_some(), "a slow or idle connection was left open");
+    }
+    for c in &mut slow_body {
+        let answer = read_until_closed(c, Duration::from_secs(10))
+            .await
+            .expect("closed after its body deadline");
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains(r#""type":"request_timeout""#), "{answer}");
+    }
+}
+
+/// The answers hyper makes itself for requests it cannot parse carry an error envelope.
+#[tokio::test]
+async fn unparseable_requests_get_an_envelope() {
+    use tokio::io::AsyncWriteExt;
+    let s = start_strict(16).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let ask = |request: Vec<u8>| {
+        let addr = addr.clone();
+        async move {
+            let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            c.write_all(&request).await.unwrap();
+            read_until_closed(&mut c, Duration::from_secs(5))
+                .await
+                .unwrap()
+        }
+    };
+    let answer = ask(b"NOT HTTP AT ALL\r\n\r\n".to_vec()).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["status"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request");
+
+    let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let answer = ask(long.into_bytes()).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 414"),
+        "{}",
+        &answer[..answer.len().min(200)]
+    );
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["error"]["type"], "uri_too_long");
+}
+
 /// A body of thousands of unknown fields, or one huge string, gets a small 422: at most 100
 /// violations, and rejected values quoted by their start only.
 #[tokio::test]

@@ -99,9 +99,25 @@ async fn two_hundred_callers_for_ten_seconds() {
         "the rate limit engaged: {by_outcome:?}"
     );
 
-    // One outcome record per answered call: none lost, none duplicated; every intent has its
-    // outcome.
-    let text = std::fs::read_to_string(&audit_path).unwrap();
+    check_audit(&audit_path, &answers);
+
+    // Memory flat: after warm-up, the resident size grows by less than 64 MiB.
+    let growth = rss.last().unwrap().saturating_sub(rss[1]);
+    assert!(
+        growth < 64 * 1024,
+        "RSS grew by {growth} KiB during the run: {rss:?}"
+    );
+    eprintln!(
+        "load: {} answers, {by_outcome:?}, RSS KiB {rss:?}",
+        answers.len()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// One outcome record per answered call: none lost, none duplicated; every intent has its
+/// outcome.
+fn check_audit(audit_path: &std::path::Path, answers: &[(u16, String, String)]) {
+    let text = std::fs::read_to_string(audit_path).unwrap();
     let (records, intents): (Vec<Value>, Vec<Value>) = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -122,21 +138,9 @@ async fn two_hundred_callers_for_ten_seconds() {
         .map(|r| r["request_id"].as_str().unwrap())
         .collect();
     assert_eq!(ids.len(), answers.len(), "duplicated records");
-    for (_, _, id) in &answers {
+    for (_, _, id) in answers {
         assert!(ids.contains(id.as_str()), "no record of {id}");
     }
-
-    // Memory flat: after warm-up, the resident size grows by less than 64 MiB.
-    let growth = rss.last().unwrap().saturating_sub(rss[1]);
-    assert!(
-        growth < 64 * 1024,
-        "RSS grew by {growth} KiB during the run: {rss:?}"
-    );
-    eprintln!(
-        "load: {} answers, {by_outcome:?}, RSS KiB {rss:?}",
-        answers.len()
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// One caller: requests until the deadline; returns (status, error type or "ok", request id).

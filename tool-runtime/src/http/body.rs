@@ -82,6 +82,11 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
         return Err(too_large());
     }
     axum::body::to_bytes(body, limit).await.map_err(|e| {
+        if let Some(late) = find_source::<super::serve::BodyTimeout>(&e) {
+            return ToolError::new("request_timeout", late.to_string())
+                .with_status(408)
+                .with_retryable(true);
+        }
         let over = std::error::Error::source(&e)
             .is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>)
             || e.to_string().contains("length limit");
@@ -91,6 +96,20 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
             invalid_request(format!("the body could not be read: {e}"))
         }
     })
+}
+
+/// The first error of type `E` in `e`'s chain of sources.
+fn find_source<'e, E: std::error::Error + 'static>(
+    e: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e E> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = e.source();
+    }
+    None
 }
 
 /// `Content-Type` is `application/json` or `application/...+json`.

@@ -42,7 +42,7 @@ pub use auth::{Auth, Identity};
 
 use crate::registry::Registry;
 
-pub use serve::{serve, shutdown_signal};
+pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};

@@ -1,47 +1,363 @@
-//! Serving a router: connections, peer addresses, graceful shutdown.
+//! Serving a router: connections, their deadlines and cap, peer addresses, graceful shutdown.
+//!
+//! One accept loop over hyper's HTTP/1 connections:
+//! - **a cap on connections** ([`ServeOptions::max_connections`]): at the cap the loop stops
+//!   accepting, so further clients wait in the kernel's backlog, not in our memory;
+//! - **a header deadline** ([`ServeOptions::header_timeout`]): a request's head must arrive within
+//!   it, and a kept-alive connection waiting for its next request is closed after it (slow
+//!   headers and idle connections hold no slot for long);
+//! - **a body deadline** ([`ServeOptions::body_timeout`]): a body still arriving after it ends the
+//!   request with `408 request_timeout`;
+//! - accept errors (such as an exhausted descriptor table) are logged, and the loop backs off;
+//! - the answers hyper makes itself for requests it cannot parse (400, 414, 431) carry an error
+//!   envelope like every other answer.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use hyper::body::{Bytes, Frame, Incoming};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tower::ServiceExt;
+
+/// Limits on connections, for [`serve_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// After shutdown begins, how long calls in flight may take before their connections are
+    /// dropped (default 10 s).
+    pub grace: Duration,
+    /// How long a request's head may take to arrive, and how long a kept-alive connection may
+    /// wait idle for its next request (default 10 s).
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive, counted from its head (default 30 s).
+    pub body_timeout: Duration,
+    /// Connections served at once; at the cap, new ones wait to be accepted (default 512).
+    pub max_connections: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The grace period after shutdown begins.
+    #[must_use]
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The deadline of a request's head, and of an idle kept-alive connection.
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// The deadline of a request's body.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// The cap on connections served at once (at least 1).
+    #[must_use]
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max.max(1);
+        self
+    }
+}
 
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting and lets calls in
-/// flight finish for at most `grace`. Sets `TCP_NODELAY` on every connection, and gives every
-/// request its peer address, so a router without authentication serves loopback callers only
-/// ([`crate::safety`]).
+/// flight finish for at most `grace`, with the default [`ServeOptions`] otherwise. Sets
+/// `TCP_NODELAY` on every connection, and gives every request its peer address, so a router
+/// without authentication serves loopback callers only ([`crate::safety`]).
 pub async fn serve(
-    listener: tokio::net::TcpListener,
+    listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let (signalled_tx, signalled_rx) = tokio::sync::oneshot::channel::<()>();
-    let shutdown = async move {
-        shutdown.await;
-        tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
-        let _ = signalled_tx.send(());
-    };
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    // Each request knows its peer, for the rule on unauthenticated remote callers.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown);
-    let server = std::pin::pin!(server.into_future());
-    let deadline = async move {
-        if signalled_rx.await.is_ok() {
-            tokio::time::sleep(grace).await;
+    serve_with(
+        listener,
+        app,
+        shutdown,
+        ServeOptions::default().grace(grace),
+    )
+    .await
+}
+
+/// [`serve`] with every limit given.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    options: ServeOptions,
+) -> std::io::Result<()> {
+    let mut shutdown = std::pin::pin!(shutdown);
+    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        // Finished connections are reaped as we go.
+        while connections.try_join_next().is_some() {}
+        let permit = if let Ok(permit) = Arc::clone(&slots).try_acquire_owned() {
+            permit
         } else {
-            std::future::pending::<()>().await;
+            tracing::warn!(target: "tool_runtime::http", max = options.max_connections, "at the connection cap: new connections wait until one closes");
+            tokio::select! {
+                permit = Arc::clone(&slots).acquire_owned() => permit.expect("the semaphore is never closed"),
+                () = &mut shutdown => break,
+            }
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors or memory: say so, and give connections time to close.
+                    tracing::error!(target: "tool_runtime::http", error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = connection_service(app.clone(), peer, options.body_timeout);
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(options.header_timeout)
+            // One buffer per write, so that hyper's own error answers are seen whole.
+            .writev(false)
+            .serve_connection(TokioIo::new(Enveloped::new(stream)), service)
+            .with_upgrades();
+        let mut stopping = stopping.clone();
+        connections.spawn(async move {
+            let _permit = permit;
+            let mut conn = std::pin::pin!(conn);
+            let ended = tokio::select! {
+                ended = conn.as_mut() => ended,
+                () = async { let _ = stopping.wait_for(|stop| *stop).await; } => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(target: "tool_runtime::http", %peer, error = %e, "connection ended");
+            }
+        });
+    }
+    tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
+    drop(listener);
+    let _ = stop.send(true);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(options.grace, drained).await.is_err() {
+        tracing::warn!(target: "tool_runtime::http", grace = ?options.grace, "grace period over; dropping calls still in flight");
+        connections.abort_all();
+    }
+    Ok(())
+}
+
+/// The service of one connection: `app`, with each request knowing its peer and its body under
+/// a deadline.
+fn connection_service(
+    app: Router,
+    peer: std::net::SocketAddr,
+    body_timeout: Duration,
+) -> hyper_util::service::TowerToHyperService<
+    impl tower::Service<
+        hyper::Request<Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future = impl Send,
+    > + Clone,
+> {
+    let service = app.map_request(move |request: hyper::Request<Incoming>| {
+        let mut request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
+        request.extensions_mut().insert(ConnectInfo(peer));
+        request
+    });
+    hyper_util::service::TowerToHyperService::new(service)
+}
+
+pin_project_lite::pin_project! {
+    /// A request body that fails with [`BodyTimeout`] once its deadline passes.
+    struct Deadline {
+        #[pin]
+        body: Incoming,
+        #[pin]
+        sleep: tokio::time::Sleep,
+        after: Duration,
+    }
+}
+
+impl Deadline {
+    fn new(body: Incoming, after: Duration) -> Self {
+        Self {
+            body,
+            sleep: tokio::time::sleep(after),
+            after,
         }
+    }
+}
+
+/// A request body did not arrive within the body deadline.
+#[derive(Debug)]
+pub(crate) struct BodyTimeout(pub(crate) Duration);
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the body did not arrive within {:?}", self.0)
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
+
+impl hyper::body::Body for Deadline {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.project();
+        match this.body.poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(Into::into))),
+            Poll::Pending => match this.sleep.poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout(*this.after))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A connection's stream that gives hyper's own error answers (an empty 400, 414 or 431, sent
+/// when a request cannot be parsed, just before the connection closes) an error envelope.
+struct Enveloped {
+    stream: TcpStream,
+    /// The answer being written in place of hyper's, and how much of it is written.
+    replacing: Option<(Vec<u8>, usize)>,
+}
+
+impl Enveloped {
+    fn new(stream: TcpStream) -> Self {
+        Self {
+            stream,
+            replacing: None,
+        }
+    }
+}
+
+/// The envelope answer for hyper's empty `head`, if it is one of its error answers.
+fn envelope_for(head: &[u8]) -> Option<Vec<u8>> {
+    let (status, kind, message) = if head.starts_with(b"HTTP/1.1 400 Bad Request\r\n") {
+        (
+            "400 Bad Request",
+            "invalid_request",
+            "the request is not valid HTTP",
+        )
+    } else if head.starts_with(b"HTTP/1.1 414 URI Too Long\r\n") {
+        ("414 URI Too Long", "uri_too_long", "the URI is too long")
+    } else if head.starts_with(b"HTTP/1.1 431 Request Header Fields Too Large\r\n") {
+        (
+            "431 Request Header Fields Too Large",
+            "headers_too_large",
+            "the request's headers are too large",
+        )
+    } else {
+        return None;
     };
-    tokio::select! {
-        r = server => r,
-        () = deadline => {
-            tracing::warn!(target: "tool_runtime::http", ?grace, "grace period over; dropping calls still in flight");
-            Ok(())
+    let empty = head.ends_with(b"\r\n\r\n")
+        && head
+            .windows(b"\r\ncontent-length: 0\r\n".len())
+            .any(|w| w == b"\r\ncontent-length: 0\r\n");
+    if !empty {
+        return None;
+    }
+    let body = serde_json::json!({
+        "tool": null,
+        "status": "error",
+        "error": {"type": kind, "message": message, "retryable": false},
+        "meta": {"request_id": crate::context::next_request_id()},
+    })
+    .to_string();
+    Some(
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
+}
+
+impl AsyncRead for Enveloped {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Enveloped {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        if this.replacing.is_none()
+            && buf.first() == Some(&b'H')
+            && let Some(answer) = envelope_for(buf)
+        {
+            this.replacing = Some((answer, 0));
         }
+        let Some((answer, written)) = &mut this.replacing else {
+            return Pin::new(&mut this.stream).poll_write(cx, buf);
+        };
+        // Hyper offers the same bytes again until told they are written: write ours meanwhile.
+        while *written < answer.len() {
+            match Pin::new(&mut this.stream).poll_write(cx, &answer[*written..]) {
+                Poll::Ready(Ok(n)) => *written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
