@@ -218,3 +218,59 @@ fn typescript_sdk_client_over_streamable_http() {
         "alice-token",
     ]);
 }
+
+/// No line a peer sends ends `demo-app mcp` or goes unanswered: messages before the first
+/// request are passed over, lines that are not JSON get -32700 and JSON that is not JSON-RPC
+/// -32600 (both with `"id": null`), bad params of a known method -32602; the session then works.
+#[test]
+fn stdio_survives_bad_lines_and_messages_before_initialize() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = std::env::temp_dir().join(format!("demo-app-mcp-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .arg("mcp")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || -> serde_json::Value {
+        serde_json::from_str(&lines.next().expect("an answer").unwrap()).unwrap()
+    };
+    let mut send = |line: &str| writeln!(stdin, "{line}").unwrap();
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    send(r#"{"jsonrpc":"2.0","id":8,"error":{"code":1,"message":"stray"}}"#);
+    send("{}");
+    let answer = next();
+    assert_eq!(answer["id"], serde_json::Value::Null);
+    assert_eq!(answer["error"]["code"], -32600);
+    send("not json");
+    let answer = next();
+    assert_eq!(answer["id"], serde_json::Value::Null);
+    assert_eq!(answer["error"]["code"], -32700);
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#);
+    let answer = next();
+    assert_eq!(
+        (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
+        (Some(3), Some(-32602))
+    );
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    assert_eq!(next()["id"], 1);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
+    let answer = next();
+    assert_eq!(answer["id"], 4);
+    assert!(answer["result"]["tools"].as_array().unwrap().len() >= 4);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

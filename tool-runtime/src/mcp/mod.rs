@@ -37,6 +37,7 @@
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 #[cfg(feature = "http")]
 mod drain;
+mod lines;
 #[cfg(feature = "http")]
 mod streamable;
 
@@ -148,9 +149,12 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let running = rmcp::serve_server(self, (read, write))
-            .await
-            .map_err(std::io::Error::other)?;
+        let running = match rmcp::serve_server(self, lines::Lines::new(read, write)).await {
+            Ok(running) => running,
+            // The peer left before starting a session: nothing went wrong here.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }
