@@ -260,6 +260,17 @@ fn stdio_survives_bad_lines_and_messages_before_initialize() {
         (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
         (Some(3), Some(-32602))
     );
+    // A request before `initialize` is not refused as out of order: since protocol 2026-07-28 a
+    // request may stand alone if its `_meta` carries the protocol version and client details.
+    // Without them it gets the SDK's -32602 naming what is missing, and the server keeps serving.
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answer = next();
+    assert_eq!(
+        (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
+        (Some(2), Some(-32602))
+    );
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("_meta"), "{message}");
     send(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
     );

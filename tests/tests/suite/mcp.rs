@@ -674,3 +674,102 @@ async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
         .unwrap();
     assert_eq!(gone.status(), 404);
 }
+
+#[tokio::test]
+async fn sessions_are_capped_and_unfinished_handshakes_expire() {
+    use std::time::Duration;
+    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::mcp::SessionLimits;
+    const MAX: usize = 6;
+    let options = HttpOptions {
+        mcp_sessions: SessionLimits::default()
+            .max_sessions(MAX)
+            .handshake_timeout(Duration::from_millis(400)),
+        ..HttpOptions::default()
+    };
+    let base = tool_tests::serve_on_loopback(http::router(registry(), options)).await;
+    let url = format!("{base}/mcp");
+    let http = reqwest::Client::new();
+    let post = |body: &Value, session: Option<&str>| {
+        let mut request = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let init = tool_tests::mcp_initialize("2025-11-25");
+    let open = |n: usize| {
+        let init = init.clone();
+        let post = &post;
+        async move {
+            let mut sessions = Vec::new();
+            for _ in 0..n {
+                let answer = post(&init, None).await.unwrap();
+                assert_eq!(answer.status(), 200);
+                sessions.push(
+                    answer.headers()["mcp-session-id"]
+                        .to_str()
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+            sessions
+        }
+    };
+    let first = open(MAX).await;
+
+    // At the cap, an `initialize` is refused with an answer a client can act on.
+    let mut late = init.clone();
+    late["id"] = json!(77);
+    let refused = post(&late, None).await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    let answer: Value = refused.json().await.unwrap();
+    assert_eq!(answer["id"], 77, "{answer}");
+    assert_eq!(answer["error"]["code"], -32000);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("6 MCP sessions open"), "{message}");
+    // Posts that open no session are not refused for it.
+    let stray = post(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_ne!(stray.status(), 503);
+
+    // One client finishes its handshake; the others never do, and lose their sessions soon.
+    let notified = post(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(&first[0]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(notified.status(), 202);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(&list, Some(&first[0])).await.unwrap().status(), 200);
+    for session in &first[1..] {
+        assert_eq!(post(&list, Some(session)).await.unwrap().status(), 404);
+    }
+
+    // Their places are free again, and only theirs.
+    let second = open(MAX - 1).await;
+    assert_eq!(post(&init, None).await.unwrap().status(), 503);
+    // Ending a session frees its place too.
+    let end = http
+        .delete(&url)
+        .header("mcp-session-id", &second[0])
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(end.status(), 204);
+    assert_eq!(open(1).await.len(), 1);
+}

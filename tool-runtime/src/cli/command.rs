@@ -161,7 +161,7 @@ fn builtins(name: &str) -> Command {
 /// `serve`: the HTTP front end.
 #[cfg(feature = "http")]
 fn serve_command() -> Command {
-    Command::new("serve")
+    let cmd = Command::new("serve")
         .about(if cfg!(feature = "mcp") {
             "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json) and MCP at /mcp"
         } else {
@@ -206,6 +206,24 @@ fn serve_command() -> Command {
                 .value_parser(clap::value_parser!(u64))
                 .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
         )
+        .arg(
+            Arg::new("max-connections")
+                .long("max-connections")
+                .value_name("N")
+                .default_value("512")
+                .value_parser(clap::value_parser!(u32).range(1..))
+                .help("Connections served at once; more wait to be accepted"),
+        );
+    #[cfg(feature = "mcp")]
+    let cmd = cmd.arg(
+        Arg::new("max-mcp-sessions")
+            .long("max-mcp-sessions")
+            .value_name("N")
+            .default_value("256")
+            .value_parser(clap::value_parser!(u32).range(1..))
+            .help("MCP sessions open at /mcp at once; an initialize beyond it gets 503"),
+    );
+    cmd
 }
 
 /// `mcp`: the MCP server on stdio.

@@ -67,6 +67,10 @@ impl App {
             api_title: name,
             api_version: version,
             mcp_allowed_hosts: mcp_hosts(addr, auth_present),
+            #[cfg(feature = "mcp")]
+            mcp_sessions: crate::mcp::SessionLimits::default().max_sessions(
+                *m.get_one::<u32>("max-mcp-sessions").expect("has a default") as usize,
+            ),
             allow_remote_without_auth: insecure,
             ..HttpOptions::default()
         };
@@ -88,7 +92,10 @@ impl App {
             http::shutdown_signal().await;
             shutdown.cancel();
         };
-        match http::serve(listener, http::router(registry, options), signal, grace).await {
+        let serving = http::ServeOptions::default()
+            .grace(grace)
+            .max_connections(*m.get_one::<u32>("max-connections").expect("has a default") as usize);
+        match http::serve_with(listener, http::router(registry, options), signal, serving).await {
             Ok(()) => 0,
             Err(e) => fail(e, 1),
         }

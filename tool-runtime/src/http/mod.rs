@@ -68,6 +68,9 @@ pub struct HttpOptions {
     /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
     /// or a non-loopback address).
     pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// How many MCP sessions `/mcp` keeps open, and for how long.
+    #[cfg(feature = "mcp")]
+    pub mcp_sessions: crate::mcp::SessionLimits,
     /// Serve callers on other machines without authentication. Off by default: without `auth`,
     /// only loopback peers are served ([`crate::safety`]); turn it on only when something else
     /// guards the network.
@@ -90,6 +93,8 @@ impl Default for HttpOptions {
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
             mcp_allowed_hosts: None,
+            #[cfg(feature = "mcp")]
+            mcp_sessions: crate::mcp::SessionLimits::default(),
             allow_remote_without_auth: false,
             shutdown: tokio_util::sync::CancellationToken::new(),
             #[cfg(feature = "agent")]
@@ -122,6 +127,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     .http_route(
         options.mcp_allowed_hosts.clone(),
         options.body_limit,
+        options.mcp_sessions.clone(),
         options.shutdown.clone(),
     );
     let state: AppState = Arc::new(Shared {

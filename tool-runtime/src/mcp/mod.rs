@@ -12,7 +12,9 @@
 //!
 //! Over HTTP, [`McpServer::http_route`] is the streamable-HTTP endpoint as an axum route;
 //! [`http::router`](crate::http::router) mounts it at `/mcp`, behind the same authentication as
-//! the other routes.
+//! the other routes. Its sessions live in memory, within [`SessionLimits`]: a cap on sessions
+//! open at once (an `initialize` beyond it gets `503`), a short deadline for a new session's
+//! client to send `notifications/initialized`, and an idle timeout.
 //!
 //! How tools map:
 //!
@@ -39,7 +41,12 @@
 mod drain;
 mod lines;
 #[cfg(feature = "http")]
+mod sessions;
+#[cfg(feature = "http")]
 mod streamable;
+
+#[cfg(feature = "http")]
+pub use sessions::{BoundedSessions, SessionLimits, SessionsError};
 
 use std::borrow::Cow;
 use std::collections::HashMap;

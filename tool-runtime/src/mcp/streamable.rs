@@ -12,29 +12,31 @@ use axum::routing::MethodRouter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::{BoundedSessions, SessionLimits};
 use super::{McpServer, drain};
+
+/// The header naming a request's MCP session.
+const SESSION_ID: &str = "mcp-session-id";
 
 impl McpServer {
     /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// (`http::router` mounts it at `/mcp`). Sessions live in memory. `hosts` is the `Host`
-    /// allowlist against DNS rebinding: empty allows every host (for servers behind
-    /// authentication), `None` keeps the SDK's loopback-only default. Cancelling `sessions` ends
-    /// every session and its open event streams at once (`http::router` does it at shutdown,
-    /// once the answers in flight are out).
+    /// (`http::router` mounts it at `/mcp`). Sessions live in memory, within the limits of
+    /// `sessions`. `hosts` is the `Host` allowlist against DNS rebinding: empty allows every host
+    /// (for servers behind authentication), `None` keeps the SDK's loopback-only default.
+    /// Cancelling `cancel` ends every session and its open event streams at once
+    /// (`http::router` does it at shutdown, once the answers in flight are out).
     #[must_use]
     pub fn http_service(
         self,
         hosts: Option<Vec<String>>,
         body_limit: usize,
-        sessions: tokio_util::sync::CancellationToken,
-    ) -> rmcp::transport::StreamableHttpService<
-        McpServer,
-        rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-    > {
+        sessions: BoundedSessions,
+        cancel: CancellationToken,
+    ) -> rmcp::transport::StreamableHttpService<McpServer, BoundedSessions> {
         use rmcp::transport::StreamableHttpServerConfig;
         let mut config = StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(body_limit)
-            .with_cancellation_token(sessions);
+            .with_cancellation_token(cancel);
         if let Some(hosts) = hosts {
             config = config.with_allowed_hosts(hosts);
         }
@@ -46,7 +48,7 @@ impl McpServer {
                     session: Arc::default(),
                 })
             },
-            Arc::default(),
+            Arc::new(sessions),
             config,
         )
     }
@@ -55,11 +57,13 @@ impl McpServer {
     /// [`http_service`](Self::http_service), with what the official clients expect of it around
     /// it. At shutdown (`shutdown` cancelled) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
-    /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204.
+    /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
+    /// an `initialize` while `limits.max_sessions` are open, 503 with a JSON-RPC error.
     pub fn http_route<S: Clone + Send + Sync + 'static>(
         self,
         hosts: Option<Vec<String>>,
         body_limit: usize,
+        limits: SessionLimits,
         shutdown: CancellationToken,
     ) -> MethodRouter<S> {
         use tower::ServiceExt;
@@ -71,7 +75,8 @@ impl McpServer {
             shutdown.child_token()
         };
         let posts = Arc::new(drain::Posts::default());
-        let service = self.http_service(hosts, body_limit, sessions.clone());
+        let open = BoundedSessions::new(limits);
+        let service = self.http_service(hosts, body_limit, open.clone(), sessions.clone());
         if let Some(runtime) = runtime {
             let posts = posts.clone();
             runtime.spawn(async move {
@@ -84,9 +89,23 @@ impl McpServer {
             let method = request.method().clone();
             let guard = (method == axum::http::Method::POST).then(|| posts.enter());
             let json = declares_json(request.headers());
-            let call = service.clone().oneshot(request);
+            let service = service.clone();
+            let open = open.clone();
             async move {
-                let response = call.await?;
+                // A post without a session may open one: at the cap, an `initialize` is refused
+                // here, with an answer a client can act on (the SDK's own is a bare 500).
+                let request = if method == axum::http::Method::POST
+                    && !request.headers().contains_key(SESSION_ID)
+                    && open.is_full()
+                {
+                    match refuse_initialize(request, body_limit, open.limits().max_sessions).await {
+                        Ok(request) => request,
+                        Err(refused) => return Ok(refused),
+                    }
+                } else {
+                    request
+                };
+                let response = service.oneshot(request).await?;
                 if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
                     return Ok(parse_error(response).await);
                 }
@@ -110,6 +129,53 @@ impl McpServer {
                 })
             }
         }))
+    }
+}
+
+/// At the session cap, a post without a session: if it is an `initialize`, the answer refusing
+/// it (503, a JSON-RPC error with the request's id, `Retry-After`); anything else goes on to the
+/// SDK, rebuilt from the bytes read. A body over `body_limit` goes on unread past the limit, for
+/// the SDK to refuse as it always does.
+async fn refuse_initialize(
+    request: Request,
+    body_limit: usize,
+    max_sessions: usize,
+) -> Result<Request, Response> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(default)]
+        id: serde_json::Value,
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, body_limit).await else {
+        let mut response = Response::new(Body::from(format!(
+            "Payload Too Large: request body exceeds {body_limit} bytes"
+        )));
+        *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+        return Err(response);
+    };
+    match serde_json::from_slice::<Message>(&bytes) {
+        Ok(message) if message.method.as_deref() == Some("initialize") => {
+            let error = json!({"jsonrpc": "2.0", "id": message.id, "error": {
+                "code": -32000,
+                "message": format!(
+                    "the server has {max_sessions} MCP sessions open, the most it keeps; \
+                     retry later, or close a session you no longer use (DELETE /mcp)"
+                ),
+            }});
+            let mut response = Response::new(Body::from(error.to_string()));
+            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            Err(response)
+        }
+        _ => Ok(Request::from_parts(parts, Body::from(bytes))),
     }
 }
 
