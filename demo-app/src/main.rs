@@ -1,7 +1,6 @@
 //! `demo-app`: every demo tool as a subcommand (`demo-app --help`), over the SQLite database
 //! named by `--db PATH` or `DEMO_APP_DB` (default `./demo-app.db`).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,18 +8,6 @@ use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::cli::clap::{Arg, value_parser};
 
 fn main() -> ExitCode {
-    // `RUST_LOG` decides; by default warnings, and one line per HTTP request when serving.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tool_runtime::http=info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(
-            std::io::stderr().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
-        .init();
-
     tool_runtime::app!()
         .registry(demo_app::registry_builder())
         .global_arg(

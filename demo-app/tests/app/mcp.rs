@@ -285,3 +285,43 @@ fn stdio_survives_bad_lines_and_messages_before_initialize() {
     assert_eq!(status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The MCP SDK logs whole messages at `debug` and `trace`: at any `RUST_LOG` that does not name
+/// it, a secret argument sent over MCP reaches no log line. Naming it shows them, as asked.
+#[test]
+fn a_secret_sent_over_mcp_reaches_no_log_unless_the_sdk_log_is_asked_for() {
+    let dir = std::env::temp_dir().join(format!("demo-app-mcp-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log_of = |rust_log: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+            .arg("--db")
+            .arg(dir.join("d.db"))
+            .arg("mcp")
+            .env("RUST_LOG", rust_log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"device_pair","arguments":{"code":"98765432","device_name":"x"}}}"#,
+        ] {
+            std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    for level in ["debug", "trace"] {
+        let log = log_of(level);
+        assert!(log.contains("tool=\"device_pair\""), "{log}");
+        assert!(!log.contains("98765432"), "RUST_LOG={level}:\n{log}");
+    }
+    let asked = log_of("warn,rmcp=debug");
+    assert!(asked.contains("98765432"), "{asked}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -23,6 +23,7 @@ mod args;
 mod builtins;
 mod call;
 mod command;
+pub mod logging;
 mod render;
 #[cfg(any(feature = "http", feature = "mcp"))]
 mod serve;
@@ -57,6 +58,7 @@ pub struct App {
     builder: RegistryBuilder,
     globals: Vec<Arg>,
     setup: Option<Setup>,
+    logging: bool,
     #[cfg(feature = "agent")]
     agent: Option<agent::AgentSetup>,
 }
@@ -82,9 +84,19 @@ impl App {
             builder: Registry::builder(),
             globals: Vec::new(),
             setup: None,
+            logging: true,
             #[cfg(feature = "agent")]
             agent: None,
         }
+    }
+
+    /// Installs no log subscriber: the app's log is yours to set up. Without this, `main` and
+    /// `run` install [`logging::init`]'s (on standard error, `RUST_LOG` deciding) unless the
+    /// process already has one.
+    #[must_use]
+    pub fn without_logging(mut self) -> Self {
+        self.logging = false;
+        self
     }
 
     /// The version `--version` prints.
@@ -198,6 +210,9 @@ impl App {
         T: Into<OsString>,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        if self.logging {
+            logging::init();
+        }
         // Not `stdout().lock()`: `mcp` writes to standard output from another thread (when it is
         // not a pipe), which a lock held here for the whole run would block forever.
         let mut out = std::io::stdout();

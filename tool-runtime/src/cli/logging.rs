@@ -1,0 +1,89 @@
+//! The log an [`App`](super::App) writes: a `tracing` subscriber on standard error, installed
+//! by [`App::main`](super::App::main) and [`App::run`](super::App::run) unless the process
+//! already has one or the app says [`without_logging`](super::App::without_logging).
+//!
+//! `RUST_LOG` decides what is written, with the syntax of
+//! [`EnvFilter`](tracing_subscriber::EnvFilter); unset, warnings and errors, and one line per
+//! HTTP request when serving ([`DEFAULT_FILTER`]). Standard output is never written: it
+//! carries the CLI's answers and the MCP protocol.
+//!
+//! The MCP SDK logs whole protocol messages, tool arguments and results included, at `debug`
+//! and `trace`: a [`Secret`](crate::Secret) argument would be written in clear. Its log is
+//! therefore kept at `warn` unless `RUST_LOG` names it (`RUST_LOG=debug,rmcp=debug`), which
+//! shows those messages as they are.
+//!
+//! To bring your own subscriber, install it before `main` (it is kept) or call
+//! `without_logging`; [`env_filter`] gives the same filter for it.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+/// What is logged when `RUST_LOG` is unset.
+pub const DEFAULT_FILTER: &str = "warn,tool_runtime::http=info";
+
+/// The targets whose logs carry protocol messages verbatim, kept at `warn` unless named.
+const VERBATIM: &[&str] = &["rmcp"];
+
+/// The filter of `RUST_LOG`, or of [`DEFAULT_FILTER`] when it is unset or unreadable, with the
+/// MCP SDK held at `warn` unless named.
+#[must_use]
+pub fn env_filter() -> EnvFilter {
+    filter_of(std::env::var("RUST_LOG").ok().as_deref())
+}
+
+fn filter_of(spec: Option<&str>) -> EnvFilter {
+    let spec = spec.filter(|s| !s.trim().is_empty());
+    let mut filter = spec
+        .and_then(|s| EnvFilter::try_new(s).ok())
+        .unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER));
+    for target in VERBATIM {
+        if !spec.is_some_and(|s| s.contains(target)) {
+            filter = filter.add_directive(format!("{target}=warn").parse().expect("a directive"));
+        }
+    }
+    filter
+}
+
+/// Installs the log on standard error (coloured on a terminal unless `NO_COLOR` is set), unless
+/// the process already has a global subscriber. Returns whether it was installed.
+pub fn init() -> bool {
+    let stderr = std::io::stderr();
+    tracing_subscriber::fmt()
+        .with_env_filter(env_filter())
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
+        .try_init()
+        .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::filter_of;
+
+    fn directives(spec: Option<&str>) -> Vec<String> {
+        let mut all: Vec<String> = filter_of(spec)
+            .to_string()
+            .split(',')
+            .map(str::to_owned)
+            .collect();
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn the_sdk_is_held_at_warn_unless_named() {
+        assert_eq!(
+            directives(None),
+            ["rmcp=warn", "tool_runtime::http=info", "warn"]
+        );
+        assert_eq!(directives(Some("")), directives(None));
+        assert_eq!(directives(Some("debug")), ["debug", "rmcp=warn"]);
+        assert_eq!(
+            directives(Some("trace,rmcp=debug")),
+            ["rmcp=debug", "trace"]
+        );
+    }
+}
