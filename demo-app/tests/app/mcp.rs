@@ -271,6 +271,11 @@ fn stdio_survives_bad_lines_and_messages_before_initialize() {
     );
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("_meta"), "{message}");
+    // A request the SDK refuses starts no session: a notification after it is passed over
+    // still, not handed to the SDK (which would end the server on it). Found by the fuzzer.
+    send(r#"{"jsonrpc":"2.0","id":9,"method":"initi`lize"}"#);
+    assert_eq!(next()["id"], 9);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     send(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
     );

@@ -6,8 +6,11 @@
 //!   has a usable one, else `"id": null`;
 //! - a request for a method the protocol defines, with parameters of the wrong shape (such as
 //!   `tools/call` with `{"name": 5}`), gets `-32602` (invalid params), not "method not found";
-//! - before the first request, notifications, responses and errors are passed over (logged):
-//!   there is nothing they can refer to, and the SDK would end the session on them.
+//! - until the SDK has started a session, notifications, responses and errors are passed over
+//!   (logged): there is nothing they can refer to, and the SDK would end the session on them.
+//!   A session has started once the SDK answers a request other than `ping` or
+//!   `server/discover` (which it answers before any session) with a result: a request it
+//!   refuses, such as one for an unknown method before `initialize`, starts nothing.
 
 use std::sync::Arc;
 
@@ -41,9 +44,15 @@ const METHODS: &[&str] = &[
 pub(crate) struct Lines<R, W> {
     read: BufReader<R>,
     write: Arc<tokio::sync::Mutex<W>>,
-    /// Whether a request has been passed on (before it, nothing else is).
+    /// Whether the SDK has started a session (before it, only requests are passed on).
     started: bool,
+    /// Before that: the requests passed on whose answer may start one.
+    opening: Vec<rmcp::model::RequestId>,
 }
+
+/// The most requests awaiting an answer before a session starts that are remembered; past it,
+/// the oldest is forgotten (the SDK answers requests before a session one at a time).
+const MAX_OPENING: usize = 64;
 
 impl<R, W> Lines<R, W>
 where
@@ -55,6 +64,7 @@ where
             read: BufReader::new(read),
             write: Arc::new(tokio::sync::Mutex::new(write)),
             started: false,
+            opening: Vec::new(),
         }
     }
 
@@ -161,7 +171,18 @@ where
                         self.answer_error(id, -32602, message).await;
                         continue;
                     }
-                    self.started = true;
+                    if !self.started
+                        && !matches!(
+                            request.request,
+                            rmcp::model::ClientRequest::PingRequest(_)
+                                | rmcp::model::ClientRequest::DiscoverRequest(_)
+                        )
+                    {
+                        if self.opening.len() == MAX_OPENING {
+                            self.opening.remove(0);
+                        }
+                        self.opening.push(request.id.clone());
+                    }
                     return Some(rmcp::model::JsonRpcMessage::Request(request));
                 }
                 Ok(other) if !self.started => {
@@ -201,6 +222,18 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if !self.started {
+            match &item {
+                rmcp::model::JsonRpcMessage::Response(r) if self.opening.contains(&r.id) => {
+                    self.started = true;
+                    self.opening = Vec::new();
+                }
+                rmcp::model::JsonRpcMessage::Error(e) => {
+                    self.opening.retain(|id| Some(id) != e.id.as_ref());
+                }
+                _ => {}
+            }
+        }
         let write = Arc::clone(&self.write);
         async move { Self::write_line(&write, &item).await }
     }
