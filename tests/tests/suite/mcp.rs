@@ -773,3 +773,49 @@ async fn sessions_are_capped_and_unfinished_handshakes_expire() {
     assert_eq!(end.status(), 204);
     assert_eq!(open(1).await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initializes_racing_for_the_last_places_get_503_never_500() {
+    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::mcp::SessionLimits;
+    const MAX: usize = 32;
+    // Each round on a new server: the race is likely in one round, and near certain in five.
+    for _ in 0..5 {
+        let options = HttpOptions {
+            mcp_sessions: SessionLimits::default().max_sessions(MAX),
+            ..HttpOptions::default()
+        };
+        let base = tool_tests::serve_on_loopback(http::router(registry(), options)).await;
+        let url = format!("{base}/mcp");
+        let http = reqwest::Client::new();
+        // Many at once, so that several pass the check made before the SDK while places remain,
+        // and the cap is decided when the sessions are counted in.
+        let answers = futures_util::future::join_all((0..256).map(|i| {
+            let mut init = tool_tests::mcp_initialize("2025-11-25");
+            init["id"] = json!(i);
+            http.post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .json(&init)
+                .send()
+        }))
+        .await;
+        let mut opened = 0;
+        for (i, answer) in answers.into_iter().enumerate() {
+            let answer = answer.unwrap();
+            match answer.status().as_u16() {
+                200 => opened += 1,
+                503 => {
+                    let refusal: Value = answer.json().await.unwrap();
+                    assert_eq!(refusal["id"], i, "{refusal}");
+                    assert_eq!(refusal["error"]["code"], -32000, "{refusal}");
+                }
+                status => panic!(
+                    "initialize {i}: {status} {}",
+                    answer.text().await.unwrap_or_default()
+                ),
+            }
+        }
+        assert_eq!(opened, MAX);
+    }
+}

@@ -3,6 +3,7 @@
 //! handshake (`notifications/initialized`). Without them, anyone who can post an `initialize`
 //! opens sessions as fast as they can send, each kept for the idle timeout.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +17,23 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
+
+tokio::task_local! {
+    /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
+    /// request it was (the SDK answers that with a bare 500; the route answers 503).
+    static REFUSED_FOR_ROOM: Cell<bool>;
+}
+
+/// Runs `call` (a request through the SDK's service) and says whether a session it asked for was
+/// refused for the cap.
+pub(crate) async fn refused_for_room<F: Future>(call: F) -> (F::Output, bool) {
+    REFUSED_FOR_ROOM
+        .scope(Cell::new(false), async {
+            let output = call.await;
+            (output, REFUSED_FOR_ROOM.with(Cell::get))
+        })
+        .await
+}
 
 /// How many MCP sessions `/mcp` keeps, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,8 +180,12 @@ impl SessionManager for BoundedSessions {
         // Counted before the session is made (no work for a refused one) and again as it is
         // counted in, which decides: concurrent `initialize`s cannot overshoot the cap.
         let max = self.0.limits.max_sessions;
+        let full = || {
+            let _ = REFUSED_FOR_ROOM.try_with(|refused| refused.set(true));
+            Err(SessionsError::Full(max))
+        };
         if self.is_full() {
-            return Err(SessionsError::Full(max));
+            return full();
         }
         let (id, transport) = self.0.inner.create_session().await?;
         let counted = {
@@ -176,7 +198,7 @@ impl SessionManager for BoundedSessions {
         };
         if !counted {
             let _ = self.0.inner.close_session(&id).await;
-            return Err(SessionsError::Full(max));
+            return full();
         }
         let this = self.clone();
         let session = id.clone();

@@ -12,7 +12,7 @@ use axum::routing::MethodRouter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{BoundedSessions, SessionLimits};
+use super::sessions::{BoundedSessions, SessionLimits, refused_for_room};
 use super::{McpServer, drain};
 
 /// The header naming a request's MCP session.
@@ -92,20 +92,30 @@ impl McpServer {
             let service = service.clone();
             let open = open.clone();
             async move {
-                // A post without a session may open one: at the cap, an `initialize` is refused
-                // here, with an answer a client can act on (the SDK's own is a bare 500).
-                let request = if method == axum::http::Method::POST
+                // A post without a session may open one. At the cap, an `initialize` is refused
+                // with an answer a client can act on (the SDK's own is a bare 500): here when the
+                // cap is already reached, or after the SDK if another took the last place first.
+                let (request, initialize) = if method == axum::http::Method::POST
                     && !request.headers().contains_key(SESSION_ID)
-                    && open.is_full()
                 {
-                    match refuse_initialize(request, body_limit, open.limits().max_sessions).await {
-                        Ok(request) => request,
-                        Err(refused) => return Ok(refused),
+                    match initialize_id(request, body_limit).await {
+                        Ok(read) => read,
+                        Err(too_large) => return Ok(too_large),
                     }
                 } else {
-                    request
+                    (request, None)
                 };
-                let response = service.oneshot(request).await?;
+                let max = open.limits().max_sessions;
+                if let Some(id) = &initialize
+                    && open.is_full()
+                {
+                    return Ok(no_room(id, max));
+                }
+                let (response, refused) = refused_for_room(service.oneshot(request)).await;
+                let response = response?;
+                if refused && let Some(id) = &initialize {
+                    return Ok(no_room(id, max));
+                }
                 if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
                     return Ok(parse_error(response).await);
                 }
@@ -132,15 +142,12 @@ impl McpServer {
     }
 }
 
-/// At the session cap, a post without a session: if it is an `initialize`, the answer refusing
-/// it (503, a JSON-RPC error with the request's id, `Retry-After`); anything else goes on to the
-/// SDK, rebuilt from the bytes read. A body over `body_limit` goes on unread past the limit, for
-/// the SDK to refuse as it always does.
-async fn refuse_initialize(
+/// A post without a session, read: if it is an `initialize`, its id comes back with the request
+/// (rebuilt from the bytes read). A body over `body_limit` is answered 413 here, as the SDK would.
+async fn initialize_id(
     request: Request,
     body_limit: usize,
-    max_sessions: usize,
-) -> Result<Request, Response> {
+) -> Result<(Request, Option<serde_json::Value>), Response> {
     #[derive(serde::Deserialize)]
     struct Message<'a> {
         #[serde(default)]
@@ -156,27 +163,32 @@ async fn refuse_initialize(
         *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
         return Err(response);
     };
-    match serde_json::from_slice::<Message>(&bytes) {
-        Ok(message) if message.method.as_deref() == Some("initialize") => {
-            let error = json!({"jsonrpc": "2.0", "id": message.id, "error": {
-                "code": -32000,
-                "message": format!(
-                    "the server has {max_sessions} MCP sessions open, the most it keeps; \
-                     retry later, or close a session you no longer use (DELETE /mcp)"
-                ),
-            }});
-            let mut response = Response::new(Body::from(error.to_string()));
-            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            Err(response)
-        }
-        _ => Ok(Request::from_parts(parts, Body::from(bytes))),
-    }
+    let id = match serde_json::from_slice::<Message>(&bytes) {
+        Ok(message) if message.method.as_deref() == Some("initialize") => Some(message.id),
+        _ => None,
+    };
+    Ok((Request::from_parts(parts, Body::from(bytes)), id))
+}
+
+/// The answer to an `initialize` while `max_sessions` are open: 503, a JSON-RPC error with the
+/// request's id, and `Retry-After`.
+fn no_room(id: &serde_json::Value, max_sessions: usize) -> Response {
+    let error = json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32000,
+        "message": format!(
+            "the server has {max_sessions} MCP sessions open, the most it keeps; \
+             retry later, or close a session you no longer use (DELETE /mcp)"
+        ),
+    }});
+    let mut response = Response::new(Body::from(error.to_string()));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// Whether the request declares a JSON body (`application/json`, with any parameters), as the
