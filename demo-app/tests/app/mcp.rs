@@ -285,6 +285,23 @@ fn stdio_survives_bad_lines_and_messages_before_initialize() {
     let answer = next();
     assert_eq!(answer["id"], 4);
     assert!(answer["result"]["tools"].as_array().unwrap().len() >= 4);
+    // A second `initialize` is refused, and the session keeps the version it negotiated (the SDK
+    // alone would take this unknown one, and then answer `ping` as an unknown method). Found by
+    // the fuzzer.
+    send(
+        r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2hhh","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    let answer = next();
+    assert_eq!(
+        (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
+        (Some(5), Some(-32600))
+    );
+    send(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#);
+    let answer = next();
+    assert_eq!(
+        (answer["id"].as_i64(), &answer["result"]),
+        (Some(6), &serde_json::json!({}))
+    );
     drop(stdin);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));

@@ -51,13 +51,14 @@ pub use sessions::{BoundedSessions, SessionLimits, SessionsError};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, Implementation, InitializeResult, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, Tool,
+    ElicitationAction, Implementation, InitializeRequestParams, InitializeResult,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -86,10 +87,12 @@ struct Inner {
     descriptions: Mutex<(u64, HashMap<String, Tool>)>,
 }
 
-/// One session's own part of a server: the task that tells its client when the tools change,
-/// stopped when the session ends (the transport drops the session's server).
+/// One session's own part of a server: whether it has been initialized, and the task that
+/// tells its client when the tools change, stopped when the session ends (the transport drops
+/// the session's server).
 #[derive(Default)]
 struct Session {
+    initialized: AtomicBool,
     watcher: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
@@ -156,7 +159,12 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let running = match rmcp::serve_server(self, lines::Lines::new(read, write)).await {
+        // A session of its own, whichever clone of the server serves it.
+        let server = McpServer {
+            inner: self.inner,
+            session: Arc::default(),
+        };
+        let running = match rmcp::serve_server(server, lines::Lines::new(read, write)).await {
             Ok(running) => running,
             // The peer left before starting a session: nothing went wrong here.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -324,6 +332,24 @@ impl ServerHandler for McpServer {
             self.inner.name.clone(),
             self.inner.version.clone(),
         ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // Once per session. The SDK would take a second `initialize`'s protocol version as the
+        // session's, unnegotiated: an unknown one made the session answer `ping` as unknown.
+        if self.session.initialized.swap(true, Ordering::Relaxed) {
+            return Err(ErrorData::invalid_request(
+                "the session is already initialized; to initialize again, start a new session \
+                 (a new connection, or over HTTP an `initialize` without `Mcp-Session-Id`)",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
