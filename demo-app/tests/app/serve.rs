@@ -134,3 +134,52 @@ fn serves_on_the_ipv4_mapped_loopback_address() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With its descriptor table full, the server logs the failed accepts and goes on: once the
+/// idle clients leave, `/healthz` answers again.
+#[test]
+fn an_exhausted_descriptor_table_is_logged_and_outlived() {
+    let dir = std::env::temp_dir().join(format!("demo-app-serve-fds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A small table (64 descriptors), so that a hundred idle clients fill it.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 64 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect(&line)
+        .to_owned();
+    assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"));
+    let idle: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(idle);
+    let health = get(&addr, "/healthz");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("accepting a connection failed"), "{log}");
+    assert!(log.contains("Too many open files"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
