@@ -64,6 +64,10 @@ fn probes(prop: &Value) -> Vec<Value> {
         json!({"street": "Main 1", "zip": "123"}),
         json!({"name": "a", "parts": [{"name": "b"}]}),
         json!({"name": "a", "parts": [{"nam": "b"}]}),
+        // Unknown fields below the top level: refused at every depth.
+        json!({"name": "a", "age": 3}),
+        json!({"name": "a", "parts": [{"name": "b", "age": 3}]}),
+        json!({"street": "Main 1", "zip-code": "123", "floor": 2}),
         json!(["a", "b", "c", "d", "e", "f"]),
         json!("a".repeat(65)),
         json!("a".repeat(101)),

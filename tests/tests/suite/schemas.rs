@@ -227,3 +227,118 @@ fn calls_without_arguments_are_checked_as_the_validator_would() {
         }
     }
 }
+
+mod nested {
+    use std::collections::BTreeMap;
+
+    use tool_runtime::prelude::*;
+
+    /// Who wrote it.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct Author {
+        /// Full name.
+        pub name: String,
+    }
+
+    /// Notes that take any field besides their own.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[schemars(extend("additionalProperties" = true))]
+    pub struct Notes {
+        /// The note.
+        pub text: String,
+    }
+
+    /// A book.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct Book {
+        /// Its author.
+        pub author: Author,
+        /// Its co-authors.
+        #[serde(default)]
+        pub others: Vec<Author>,
+        /// Free notes.
+        pub notes: Option<Notes>,
+        /// Labels by key.
+        #[serde(default)]
+        pub labels: BTreeMap<String, String>,
+    }
+
+    /// Shelve a book.
+    #[tool]
+    pub async fn shelve(
+        /// The book
+        book: Book,
+    ) -> String {
+        book.author.name
+    }
+}
+
+/// Unknown fields are refused at every depth of a parameter's type, as at the top: the schema
+/// closes every struct's object and the validator enforces it. Maps and types that opt out keep
+/// taking any field.
+#[tokio::test]
+async fn unknown_fields_are_refused_in_nested_structs_unless_the_type_opts_out() {
+    use tool_runtime::{Caller, Source};
+    let registry = Registry::builder()
+        .without_inventory()
+        .tool(nested::shelve::descriptor())
+        .build()
+        .unwrap();
+    let tool = registry.get("shelve").unwrap();
+    let book = &tool.input_schema()["properties"]["book"];
+    assert_eq!(book["additionalProperties"], false, "{book}");
+    assert_eq!(book["properties"]["author"]["additionalProperties"], false);
+    assert_eq!(
+        book["properties"]["others"]["items"]["additionalProperties"],
+        false
+    );
+    assert_eq!(
+        book["properties"]["labels"]["additionalProperties"]["type"],
+        "string"
+    );
+    let call = |args: Value| registry.call("shelve", args, Caller::new(Source::Internal));
+
+    let refused = call(json!({"book": {"author": {"name": "a", "age": 3}}})).await;
+    let error = refused.error().expect("refused");
+    assert_eq!(error.kind(), "invalid_arguments");
+    let violations = error.violations();
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].path, "/book/author/age");
+    assert!(violations[0].message.contains("age"), "{violations:?}");
+
+    let deep =
+        call(json!({"book": {"author": {"name": "a"}, "others": [{"name": "b", "x": 1}]}})).await;
+    assert_eq!(
+        deep.error().expect("refused").violations()[0].path,
+        "/book/others/0/x"
+    );
+    let misspelt = call(json!({"book": {"author": {"name": "a"}, "lables": {}}})).await;
+    assert_eq!(
+        misspelt.error().expect("refused").kind(),
+        "invalid_arguments"
+    );
+
+    let open = call(json!({"book": {
+        "author": {"name": "a"},
+        "notes": {"text": "t", "anything": [1, 2]},
+        "labels": {"any": "key"}
+    }}))
+    .await;
+    assert!(open.error().is_none(), "{open:?}");
+
+    // Where the registry drops unknown fields instead, it drops them at every depth too.
+    let lenient = Registry::builder()
+        .without_inventory()
+        .tool(nested::shelve::descriptor())
+        .ignore_unknown_fields(true)
+        .build()
+        .unwrap();
+    let dropped = lenient
+        .call(
+            "shelve",
+            json!({"book": {"author": {"name": "a", "age": 3}, "others": [{"name": "b", "x": 1}]}, "y": 0}),
+            Caller::new(Source::Internal),
+        )
+        .await;
+    assert!(dropped.error().is_none(), "{dropped:?}");
+}

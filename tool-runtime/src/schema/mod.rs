@@ -21,10 +21,10 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
 /// The generator every tool input schema comes from (what the tool accepts: serde's
-/// deserialize contract).
+/// deserialize contract), with every struct's object closed to unknown fields.
 #[must_use]
 pub fn generator() -> SchemaGenerator {
-    settings().into_generator()
+    settings().with_transform(CloseObjects).into_generator()
 }
 
 fn settings() -> SchemaSettings {
@@ -76,6 +76,56 @@ fn finish_input(mut value: Value) -> Value {
     out.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
     out.extend(std::mem::take(obj));
     Value::Object(out)
+}
+
+/// Closes every object with named `properties` to unknown fields (`additionalProperties:
+/// false`), at every depth, as the arguments object itself is: a misspelt or stray field in a
+/// nested struct is an error, not silently dropped.
+///
+/// Left as they are: objects that say what else they take (`additionalProperties` or
+/// `unevaluatedProperties` already present: maps, `#[serde(deny_unknown_fields)]`, and the
+/// opt-out `#[schemars(extend("additionalProperties" = true))]` on a type), and objects with
+/// `properties` composed with `allOf`, `anyOf` or `oneOf` (a `#[serde(flatten)]`ed enum), whose
+/// fields are split between the object and its branches: closing either would refuse the
+/// other's fields. What lies deeper is closed as usual.
+#[derive(Debug, Clone)]
+struct CloseObjects;
+
+const COMPOSITIONS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+
+impl Transform for CloseObjects {
+    fn transform(&mut self, schema: &mut Schema) {
+        let Some(obj) = schema.as_object_mut() else {
+            return;
+        };
+        if !obj.get("properties").is_some_and(Value::is_object) {
+            transform_subschemas(self, schema);
+            return;
+        }
+        let composed: Vec<(&str, Value)> = COMPOSITIONS
+            .iter()
+            .filter_map(|key| obj.remove(*key).map(|branches| (*key, branches)))
+            .collect();
+        if composed.is_empty()
+            && !obj.contains_key("additionalProperties")
+            && !obj.contains_key("unevaluatedProperties")
+        {
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        transform_subschemas(self, schema);
+        for (key, mut branches) in composed {
+            // The branches share the object's fields: only what is inside them is closed.
+            for branch in branches.as_array_mut().into_iter().flatten() {
+                if let Ok(mut sub) = Schema::try_from(std::mem::take(branch)) {
+                    transform_subschemas(self, &mut sub);
+                    *branch = sub.to_value();
+                }
+            }
+            if let Some(obj) = schema.as_object_mut() {
+                obj.insert(key.into(), branches);
+            }
+        }
+    }
 }
 
 /// Adds the bounds of fixed-width integer formats that schemars leaves open.
@@ -138,5 +188,53 @@ mod tests {
             s.get("$defs").is_some() || s["properties"]["children"]["items"]["$ref"] == "#",
             "{s}"
         );
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    #[serde(untagged)]
+    enum Shape {
+        Circle { radius: u8 },
+        Square { side: u8 },
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Drawing {
+        name: String,
+        #[serde(flatten)]
+        shape: Shape,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Canvas {
+        drawing: Drawing,
+        tree: Tree,
+    }
+
+    #[test]
+    fn nested_objects_are_closed_unless_composed() {
+        use serde_json::json;
+        let s = input_schema_for::<Canvas>();
+        let validator = jsonschema::validator_for(&s).unwrap();
+        // A flattened enum's fields live beside the object's own: both stay open, and a
+        // variant's fields are taken.
+        let drawing = &s["properties"]["drawing"];
+        assert!(drawing.get("additionalProperties").is_none(), "{drawing}");
+        let tree = json!({"children": [{"children": []}]});
+        for variant in [json!({"radius": 1}), json!({"side": 2})] {
+            let mut drawing = json!({"name": "c"});
+            drawing
+                .as_object_mut()
+                .unwrap()
+                .extend(variant.as_object().unwrap().clone());
+            let args = json!({"drawing": drawing, "tree": tree});
+            assert!(validator.is_valid(&args), "{args} {s}");
+        }
+        // Every plain struct is closed, a recursive one in `$defs` too.
+        let stray = json!({"drawing": {"name": "c", "radius": 1}, "tree": {"children": [{"children": [], "leaf": 1}]}});
+        assert!(!validator.is_valid(&stray), "{s}");
+        assert_eq!(s["$defs"]["Tree"]["additionalProperties"], false, "{s}");
     }
 }

@@ -215,24 +215,92 @@ pub(crate) fn compile_for<F: jsonschema::json::Json>(
         .map_err(|e| e.to_string())
 }
 
-/// Removes top-level properties the schema does not declare (the registry's
-/// `ignore_unknown_fields` option). Returns the removed names, for the trace.
+/// Removes the fields the schema does not declare from every closed object of `args` (the
+/// registry's `ignore_unknown_fields` option), at every depth: through `properties`, `items`,
+/// `$ref`s into `$defs`, and the one object branch of an `anyOf`/`oneOf` (an `Option`). Returns
+/// the removed fields' JSON pointers, for the trace.
 pub(crate) fn strip_unknown(schema: &Value, args: &mut Value) -> Vec<String> {
-    let (Some(props), Some(map)) = (
-        schema.get("properties").and_then(Value::as_object),
-        args.as_object_mut(),
-    ) else {
-        return Vec::new();
-    };
-    let unknown: Vec<String> = map
-        .keys()
-        .filter(|k| !props.contains_key(*k))
-        .cloned()
-        .collect();
-    for k in &unknown {
-        map.remove(k);
+    let mut removed = Vec::new();
+    strip_at(schema, schema, args, &mut String::new(), &mut removed, 0);
+    removed
+}
+
+fn strip_at(
+    root: &Value,
+    schema: &Value,
+    value: &mut Value,
+    path: &mut String,
+    removed: &mut Vec<String>,
+    depth: usize,
+) {
+    // Deeper than any argument the body limits let through; a recursive schema ends here.
+    if depth > 128 {
+        return;
     }
-    unknown
+    let Some(schema) = schema.as_object() else {
+        return;
+    };
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        strip_at(root, target, value, path, removed, depth + 1);
+    }
+    for key in ["anyOf", "oneOf"] {
+        let objects: Vec<&Value> = schema
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|branches| {
+                branches
+                    .iter()
+                    .filter(|b| b.get("properties").is_some() || b.get("$ref").is_some())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let [only] = objects.as_slice() {
+            strip_at(root, only, value, path, removed, depth + 1);
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.retain(|k, _| {
+                    let known = props.contains_key(k);
+                    if !known {
+                        removed.push(format!("{path}/{}", escape_pointer(k)));
+                    }
+                    known
+                });
+            }
+            for (k, v) in map.iter_mut() {
+                if let Some(sub) = props.get(k) {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&escape_pointer(k));
+                    strip_at(root, sub, v, path, removed, depth + 1);
+                    path.truncate(len);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let Some(sub) = schema.get("items") else {
+                return;
+            };
+            for (i, v) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                strip_at(root, sub, v, path, removed, depth + 1);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -389,9 +457,43 @@ mod tests {
     }
 
     #[test]
+    fn strip_unknown_reaches_every_closed_object() {
+        let schema = json!({
+            "type": "object", "additionalProperties": false,
+            "properties": {
+                "a": {"anyOf": [
+                    {"type": "object", "additionalProperties": false,
+                     "properties": {"n": {"type": "integer"}}},
+                    {"type": "null"}
+                ]},
+                "list": {"type": "array", "items": {"$ref": "#/$defs/T"}},
+                "map": {"type": "object", "additionalProperties": {"type": "object"}}
+            },
+            "$defs": {"T": {"type": "object", "additionalProperties": false,
+                            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}}}}
+        });
+        let mut x = json!({
+            "a": {"n": 1, "x/y": 2},
+            "list": [{"kids": [{"z": 1}]}, {"w": 0}],
+            "map": {"k": {"any": 1}},
+            "top": 0
+        });
+        let mut removed = strip_unknown(&schema, &mut x);
+        removed.sort();
+        assert_eq!(
+            removed,
+            ["/a/x~1y", "/list/0/kids/0/z", "/list/1/w", "/top"]
+        );
+        assert_eq!(
+            x,
+            json!({"a": {"n": 1}, "list": [{"kids": [{}]}, {}], "map": {"k": {"any": 1}}})
+        );
+    }
+
+    #[test]
     fn strip_unknown_keeps_declared_properties() {
         let mut x = json!({"n": 1, "zzz": 2});
-        assert_eq!(strip_unknown(&schema(), &mut x), ["zzz"]);
+        assert_eq!(strip_unknown(&schema(), &mut x), ["/zzz"]);
         assert_eq!(x, json!({"n": 1}));
     }
 }
