@@ -269,7 +269,13 @@ mod nested {
         /// The book
         book: Book,
     ) -> String {
-        book.author.name
+        let notes = book.notes.map_or(0, |n| n.text.len());
+        format!(
+            "{} and {} others, {notes} bytes of notes, {} labels",
+            book.author.name,
+            book.others.len(),
+            book.labels.len()
+        )
     }
 }
 
