@@ -207,6 +207,8 @@ pub(crate) struct ArgAttrs {
     pub(crate) inject: Attr<()>,
     pub(crate) positional: Attr<()>,
     pub(crate) short: Attr<syn::LitChar>,
+    /// A `bool` or `Vec<T>` the caller must give (they default to `false` and empty).
+    pub(crate) required: Attr<()>,
 }
 
 /// `min = ..., max = ...`, either optional.
@@ -215,7 +217,12 @@ pub(crate) struct Bounds {
     pub(crate) max: Option<Expr>,
 }
 
-const ARG_OPTIONS: &str = "`default = <value>`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`";
+/// The options of `#[arg]` a misspelling is matched against.
+const ARG_NAMES: [&str; 6] = [
+    "default", "required", "range", "length", "pattern", "inject",
+];
+
+const ARG_OPTIONS: &str = "`default = <value>`, `required`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`";
 
 impl ArgAttrs {
     pub(crate) fn empty() -> Self {
@@ -226,6 +233,7 @@ impl ArgAttrs {
             pattern: Attr::none("pattern"),
             inject: Attr::none("inject"),
             positional: Attr::none("positional"),
+            required: Attr::none("required"),
             short: Attr::none("short"),
         }
     }
@@ -253,6 +261,7 @@ impl ArgAttrs {
                 }
                 "inject" => self.inject.set(cx, span, ()),
                 "positional" => self.positional.set(cx, span, ()),
+                "required" => self.required.set(cx, span, ()),
                 "short" => {
                     let c: syn::LitChar = meta.value()?.parse().map_err(|e| {
                         syn::Error::new(e.span(), "`short` takes a character: `short = 'n'`")
@@ -264,10 +273,7 @@ impl ArgAttrs {
                         span,
                         format!(
                             "unknown option `{other}` in #[arg]{}; the options are {ARG_OPTIONS}",
-                            did_you_mean(
-                                other,
-                                &["default", "range", "length", "pattern", "inject"]
-                            )
+                            did_you_mean(other, &ARG_NAMES)
                         ),
                     );
                     skip_value(&meta)?;

@@ -4,7 +4,7 @@
 use syn::{FnArg, ItemFn, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{ParamKind, Tool, last_segment_is, option_inner};
+use crate::model::{ParamKind, Tool, implicit_default, last_segment_is, option_inner};
 
 const NUMBERS: &[&str] = &[
     "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
@@ -305,11 +305,33 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
         {
             cx.error(span, format!("`{}` is a `bool`, which is a flag (`--{}`), not a positional argument; remove `positional`", p.ident, p.ident.to_string().replace('_', "-")));
         }
+        check_required(cx, p);
         if tool.require_docs && p.doc.is_none() {
             cx.error(
                 p.ident.span(),
                 format!(
                     "parameter `{}` has no description; add a `/// ...` doc comment above it (required by `require_docs`)",
+                    p.ident
+                ),
+            );
+        }
+    }
+}
+
+/// `#[arg(required)]` only where it changes something: a `bool` or a `Vec<T>` without a default.
+fn check_required(cx: &Ctxt, p: &crate::model::Param) {
+    let a = &p.args;
+    if let Some(span) = a.required.span() {
+        if a.default.get().is_some() {
+            cx.error(
+                span,
+                "`required` and `default` contradict each other: keep one",
+            );
+        } else if implicit_default(&p.ty).is_none() {
+            cx.error(
+                span,
+                format!(
+                    "`required` applies to `bool` and `Vec<T>` parameters, which otherwise default to `false` and empty; `{}` is required already (make it an `Option` or give it a `default` to make it optional)",
                     p.ident
                 ),
             );

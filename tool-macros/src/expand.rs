@@ -225,14 +225,22 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
         let ty = &p.ty;
         let docs = &p.doc_attrs;
         let mut attrs = Vec::new();
-        if let Some(default) = p.args.default.get() {
+        // A `bool` defaults to `false` and a `Vec<T>` to empty unless `#[arg(required)]`.
+        let default = match p.args.default.get() {
+            Some(default) => Some((default.to_token_stream(), default.span())),
+            None if p.args.required.get().is_none() => {
+                crate::model::implicit_default(ty).map(|d| (d, ty.span()))
+            }
+            None => None,
+        };
+        if let Some((default, span)) = default {
             let default_fn = format_ident!(
                 "__tool_default_{}",
                 ident.to_string().trim_start_matches("r#")
             );
             let path = default_fn.to_string();
             // Spanned at the default, so a value that does not fit the type is reported there.
-            default_fns.push(quote_spanned! {default.span()=>
+            default_fns.push(quote_spanned! {span=>
                 #[allow(clippy::unnecessary_wraps, clippy::default_numeric_fallback)]
                 fn #default_fn() -> #ty { #default }
             });

@@ -218,6 +218,18 @@ fn is_context_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if r.mutability.is_none() && last_segment_is(&r.elem, "CallContext"))
 }
 
+/// The default a parameter of this type has without `#[arg(default)]`: `false` for a `bool`,
+/// empty for a `Vec<T>` (a flag, a repeatable flag); `None` for every other type.
+pub(crate) fn implicit_default(ty: &Type) -> Option<proc_macro2::TokenStream> {
+    if last_segment_is(ty, "bool") {
+        Some(quote::quote!(false))
+    } else if last_segment_is(ty, "Vec") {
+        Some(quote::quote!(::std::vec::Vec::new()))
+    } else {
+        None
+    }
+}
+
 pub(crate) fn last_segment_is(ty: &Type, name: &str) -> bool {
     match ty {
         Type::Path(tp) if tp.qself.is_none() => {

@@ -348,3 +348,45 @@ async fn unknown_fields_are_refused_in_nested_structs_unless_the_type_opts_out()
         .await;
     assert!(dropped.error().is_none(), "{dropped:?}");
 }
+
+mod flags {
+    use tool_runtime::prelude::*;
+
+    /// Archive notes.
+    #[tool]
+    pub async fn archive(
+        /// Also the pinned ones
+        pinned: bool,
+        /// Only these labels
+        labels: Vec<String>,
+        /// Say it out loud (must be given)
+        #[arg(required)]
+        loud: bool,
+    ) -> String {
+        format!("{pinned} {labels:?} {loud}")
+    }
+}
+
+/// A plain `bool` defaults to `false` and a plain `Vec<T>` to empty, in the schema and in a
+/// call, unless the parameter says `#[arg(required)]`.
+#[tokio::test]
+async fn bools_and_vecs_default_to_false_and_empty_unless_required() {
+    use tool_runtime::{Caller, Source};
+    let registry = Registry::builder()
+        .without_inventory()
+        .tool(flags::archive::descriptor())
+        .build()
+        .unwrap();
+    let schema = registry.get("archive").unwrap().input_schema().clone();
+    assert_eq!(schema["required"], json!(["loud"]), "{schema}");
+    assert_eq!(schema["properties"]["pinned"]["default"], false);
+    assert_eq!(schema["properties"]["labels"]["default"], json!([]));
+    assert!(schema["properties"]["loud"].get("default").is_none());
+    let call = |args: Value| registry.call("archive", args, Caller::new(Source::Internal));
+    let ok = call(json!({"loud": true})).await;
+    assert_eq!(ok.result(), Some(&json!("false [] true")), "{ok:?}");
+    let refused = call(json!({})).await;
+    let violations = refused.error().expect("loud is required").violations();
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert!(violations[0].message.contains("loud"), "{violations:?}");
+}
