@@ -30,15 +30,6 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
 
 fn check_signature(cx: &Ctxt, item: &ItemFn) {
     let sig = &item.sig;
-    if sig.asyncness.is_none() {
-        cx.error(
-            sig.fn_token.span,
-            format!(
-                "#[tool] needs an `async fn`; write `async fn {}(...)`",
-                sig.ident
-            ),
-        );
-    }
     if let Some(c) = &sig.constness {
         cx.error(c.span, "#[tool] fns cannot be `const`; remove `const`");
     }

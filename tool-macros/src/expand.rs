@@ -43,6 +43,17 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         checks: injected_checks,
     } = call_parts(tool, &private);
     checks.extend(injected_checks);
+    // A plain `fn` runs on the blocking pool (or inline in a one-shot CLI process), with what it
+    // takes moved there: the arguments, the injected values, and a clone of the context.
+    let invoke = if tool.blocking {
+        quote! {{
+            #[allow(unused_variables)]
+            let __tool_ctx = #private::Clone::clone(&__tool_ctx);
+            #private::blocking(move || #fn_ident(#(#call_args),*)).await
+        }}
+    } else {
+        quote!(#fn_ident(#(#call_args),*).await)
+    };
 
     // Spanned at the return type, so a result that does not serialize is reported there.
     let (output_ty, finish) = match &tool.output {
@@ -148,7 +159,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     __tool_ctx: #private::CallContext,
                 ) -> #private::Result<#private::Value, #private::ToolError> {
                     #(#injections)*
-                    let __tool_out = #fn_ident(#(#call_args),*).await;
+                    let __tool_out = #invoke;
                     #finish
                 }
 

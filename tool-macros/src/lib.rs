@@ -20,7 +20,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
 
-/// Turns an `async fn` into a tool: its input and output JSON Schemas, a validator, and a
+/// Turns an `async fn` (or a plain `fn`, run on the blocking pool) into a tool: its input and output JSON Schemas, a validator, and a
 /// registration every front end finds. See the `tool-runtime` crate for the options.
 #[proc_macro_attribute]
 pub fn tool(
@@ -38,7 +38,7 @@ pub(crate) fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => {
             let message = syn::Error::new(
                 e.span(),
-                "#[tool] applies to an `async fn` item; write `#[tool] async fn name(...) -> T { ... }`",
+                "#[tool] applies to a fn item; write `#[tool] async fn name(...) -> T { ... }` (or a plain `fn`, run on the blocking pool)",
             )
             .to_compile_error();
             return quote!(#message #item);
@@ -49,10 +49,14 @@ pub(crate) fn expand_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let tool = model::Tool::from_fn(&cx, &attrs, &item);
     check::check(&cx, &item, &tool);
     strip_param_attrs(&mut item);
-    // A tool must be `async` even when it awaits nothing, and one parameter per argument is
-    // the point: these two pedantic lints would fire on correct tools.
-    item.attrs
-        .push(syn::parse_quote!(#[allow(clippy::unused_async, clippy::too_many_arguments)]));
+    // An `async` tool that awaits nothing is fine, one parameter per argument is the point, and
+    // a plain fn's parameters are owned because they come from the call: these pedantic lints
+    // would fire on correct tools.
+    item.attrs.push(syn::parse_quote!(#[allow(
+        clippy::unused_async,
+        clippy::too_many_arguments,
+        clippy::needless_pass_by_value
+    )]));
     if let Some(errors) = cx.finish() {
         let errors = errors.to_compile_error();
         quote!(#item #errors)

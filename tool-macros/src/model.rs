@@ -8,6 +8,7 @@ use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
 use crate::attr::{ArgAttrs, ToolAttrs};
 use crate::ctxt::Ctxt;
 
+#[allow(clippy::struct_excessive_bools)] // independent switches of the attribute and the fn
 pub(crate) struct Tool {
     pub(crate) ident: syn::Ident,
     pub(crate) vis: syn::Visibility,
@@ -33,6 +34,8 @@ pub(crate) struct Tool {
     pub(crate) krate: TokenStream,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
+    /// A plain `fn`, run on the blocking pool.
+    pub(crate) blocking: bool,
 }
 
 #[derive(Default)]
@@ -113,6 +116,7 @@ impl Tool {
         };
 
         Tool {
+            blocking: item.sig.asyncness.is_none(),
             vis: item.vis.clone(),
             name,
             name_span,

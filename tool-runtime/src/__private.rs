@@ -19,7 +19,7 @@ pub use crate::limits::Rate;
 pub use crate::parsed::ParsedArgs;
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::state::StateKey;
-pub use crate::{BoxFuture, CallContext, ToolError, Violation};
+pub use crate::{BoxFuture, CallContext, ToolError, Violation, blocking};
 pub use std::borrow::Cow;
 
 /// Deserializes validated arguments into the generated args struct.

@@ -704,3 +704,110 @@ fn registry_builder() -> tool_runtime::RegistryBuilder {
         .tool(steps::descriptor())
         .tool(bump::descriptor())
 }
+
+/// Sum on the blocking pool, reporting the thread and the caller.
+#[tool]
+fn sync_sum(
+    /// Numbers to add
+    numbers: Vec<i64>,
+    counter: State<Counter>,
+    ctx: &CallContext,
+) -> Result<(i64, String, String, usize), String> {
+    if numbers.len() > 3 {
+        return Err(format!("{} numbers are too many", numbers.len()));
+    }
+    let thread = std::thread::current().name().unwrap_or("").to_owned();
+    let seen = counter.0.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok((
+        numbers.iter().sum(),
+        thread,
+        ctx.request_id().to_owned(),
+        seen,
+    ))
+}
+
+/// Panic on the blocking pool.
+#[tool]
+fn sync_boom() -> u8 {
+    panic!("sync boom")
+}
+
+/// Read a file.
+#[tool]
+fn read_text(
+    /// Its path
+    path: String,
+) -> Result<String, std::io::Error> {
+    std::fs::read_to_string(path)
+}
+
+/// Refuse with a fixed message.
+#[tool]
+async fn refuse() -> Result<u8, &'static str> {
+    Err("not today")
+}
+
+/// `String`, `&'static str` and `std::io::Error` serve as a tool's error type: `tool_failed`
+/// with the message, and io errors by their kind.
+#[tokio::test]
+async fn strings_and_io_errors_are_tool_errors() {
+    let r = tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(read_text::descriptor())
+        .tool(refuse::descriptor())
+        .build()
+        .unwrap();
+    let missing = r
+        .call("read_text", json!({"path": "/nonexistent/file"}), caller())
+        .await;
+    let error = missing.error().expect("an error");
+    assert_eq!((error.kind(), error.status()), ("not_found", 404));
+    assert!(error.message().contains("No such file"), "{error:?}");
+    let dir = r.call("read_text", json!({"path": "/"}), caller()).await;
+    assert_eq!(dir.error().expect("an error").kind(), "tool_failed");
+    let refused = r.call("refuse", json!({}), caller()).await;
+    let error = refused.error().expect("an error");
+    assert_eq!(
+        (error.kind(), error.message()),
+        ("tool_failed", "not today")
+    );
+}
+
+/// A plain `fn` is a tool too: it runs on the blocking pool, with its arguments, injected state
+/// and the context, and its panics and errors are answered like an async tool's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_plain_fn_runs_on_the_blocking_pool() {
+    let r = tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(sync_sum::descriptor())
+        .tool(sync_boom::descriptor())
+        .state(Counter(AtomicUsize::new(0)))
+        .build()
+        .unwrap();
+    let env = r
+        .call(
+            "sync_sum",
+            json!({"numbers": [1, 2, 3]}),
+            caller().request_id("req-s"),
+        )
+        .await;
+    let result = env.result().expect("ok").clone();
+    assert_eq!(result[0], 6);
+    assert_eq!(result[2], "req-s");
+    assert_eq!(result[3], 1);
+    let worker = std::thread::current().name().unwrap_or("").to_owned();
+    assert_ne!(result[1], json!(worker), "ran on the runtime's own thread");
+
+    let refused = r
+        .call("sync_sum", json!({"numbers": [1, 2, 3, 4]}), caller())
+        .await;
+    let error = refused.error().expect("an error");
+    assert_eq!(error.kind(), "tool_failed");
+    assert!(error.message().contains("4 numbers"), "{error:?}");
+
+    let panicked = r.call("sync_boom", json!({}), caller()).await;
+    assert_eq!(panicked.error().expect("an error").kind(), "internal");
+    // The registry goes on serving.
+    let again = r.call("sync_sum", json!({}), caller()).await;
+    assert_eq!(again.result().expect("ok")[3], 2);
+}

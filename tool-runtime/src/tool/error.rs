@@ -292,6 +292,32 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// `Result<T, String>` from a tool: a `tool_failed` error with this message.
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self::failed(message)
+    }
+}
+
+/// `Result<T, &'static str>` from a tool: a `tool_failed` error with this message.
+impl From<&'static str> for ToolError {
+    fn from(message: &'static str) -> Self {
+        Self::failed(message)
+    }
+}
+
+/// `Result<T, std::io::Error>` from a tool: a missing file is `not_found` (404), a refused
+/// permission `forbidden` (403), anything else `tool_failed`; the message is the error's own.
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => Self::not_found(e.to_string()),
+            std::io::ErrorKind::PermissionDenied => Self::new(kind::FORBIDDEN, e.to_string()),
+            _ => Self::failed(e.to_string()),
+        }
+    }
+}
+
 impl Serialize for ToolError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
