@@ -253,6 +253,23 @@ fn exit_codes_follow_the_documented_table() {
         err.contains("--code-length: 20 is greater than the maximum of 10"),
         "{err}"
     );
+    // One violation is said once, by its flag.
+    let out = run(&db.path(), &["device-add", "--ttl-seconds", "5"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: --ttl-seconds: 5 is less than the minimum of 30\n"
+    );
+    // With --json, the envelope on stdout alone, the same exit code.
+    let out = run(
+        &db.path(),
+        &["--json", "device-add", "--ttl-seconds", "5"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["error"]["type"], "invalid_arguments");
     // 2: a value of the wrong type, refused by clap's typed parser.
     let out = run(&db.path(), &["device-add", "--ttl-seconds", "abc"], None);
     assert_eq!(out.status.code(), Some(2));

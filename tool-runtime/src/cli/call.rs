@@ -90,22 +90,36 @@ pub(super) fn report(
             }
             0
         }
+        // With `--json` the envelope on stdout says it all; stderr stays quiet.
+        Err(e) if json_out => exit_code(e),
         Err(e) => {
             let p = Palette::new(color_for(&std::io::stderr()));
-            eprintln!(
-                "{}error:{} {}",
-                p.error.render(),
-                p.error.render_reset(),
-                e.message()
-            );
-            for v in e.violations() {
-                let at = flag_for(&v.path, tool);
-                eprintln!(
-                    "  {}{at}:{} {}",
-                    p.dim.render(),
-                    p.dim.render_reset(),
-                    v.message
-                );
+            let (error, reset) = (p.error.render(), p.error.render_reset());
+            let violations = e.violations();
+            match violations.as_slice() {
+                // One violation: said once, by the flag it concerns.
+                [one]
+                    if e.kind() == kind::INVALID_ARGUMENTS
+                        && e.message().ends_with(&one.message) =>
+                {
+                    eprintln!(
+                        "{error}error:{reset} {}: {}",
+                        flag_for(&one.path, tool),
+                        one.message
+                    );
+                }
+                _ => {
+                    eprintln!("{error}error:{reset} {}", e.message());
+                    for v in &violations {
+                        let at = flag_for(&v.path, tool);
+                        eprintln!(
+                            "  {}{at}:{} {}",
+                            p.dim.render(),
+                            p.dim.render_reset(),
+                            v.message
+                        );
+                    }
+                }
             }
             if e.kind() == kind::CONFIRMATION_REQUIRED {
                 eprintln!(
