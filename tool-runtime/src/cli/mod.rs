@@ -411,6 +411,25 @@ fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)
     None
 }
 
+/// The JSON arguments the command line makes of a tool's words, for the fuzz targets in
+/// `tests/fuzz`. Not public API.
+#[doc(hidden)]
+pub fn arguments_of<I, T>(
+    registry: &Registry,
+    tool: &str,
+    argv: I,
+) -> Result<serde_json::Value, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let tool = registry.get(tool).ok_or("no such tool")?;
+    let cmd = command::for_call("app", &tool, false);
+    let matches = cmd.try_get_matches_from(argv).map_err(|e| e.to_string())?;
+    let (_, sub) = matches.subcommand().ok_or("no subcommand")?;
+    args::collect(&tool, sub, &mut std::io::empty()).map_err(|e| e.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
