@@ -122,7 +122,11 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         " The tool's descriptor, for explicit registration: `Registry::builder().tool({fn_ident}::descriptor())`."
     );
 
+    let undocumented = undocumented_warning(tool);
+
     quote! {
+        #undocumented
+
         #[doc = #handle_doc]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #fn_ident {}
@@ -217,6 +221,28 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                 &__TOOL_DESCRIPTOR
             }
         }
+    }
+}
+
+/// A compiler warning at the fn's name when the tool has no description: stable Rust gives
+/// macros no warnings of their own, so it is the `deprecated` lint on a constant named for the
+/// problem, used there. `#[tool(require_docs)]` makes it an error instead (see check.rs).
+fn undocumented_warning(tool: &Tool) -> TokenStream {
+    if !tool.description.is_empty() || tool.require_docs {
+        return TokenStream::new();
+    }
+    let note = format!(
+        "tool `{}` has no description, so models and --help show nothing for it; add a `/// What it does.` doc comment above the fn, or `#[tool(description = \"...\")]`",
+        tool.name
+    );
+    let constant = format_ident!("tool_without_description", span = tool.ident.span());
+    quote_spanned! {tool.ident.span()=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const tool_without_description: () = ();
+            #constant
+        };
     }
 }
 

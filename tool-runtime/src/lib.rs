@@ -1,40 +1,4 @@
-//! Turn an ordinary `async fn` into a tool: a JSON Schema of its input and output, a validator
-//! that enforces exactly that schema, and a registration every front end (CLI, HTTP, MCP, an
-//! LLM agent loop) finds without a hand-written list. Every call, whatever its source, passes
-//! one pipeline ([`Registry::call`]) where validation, policy, confirmation, limits, time-outs,
-//! panic isolation, audit and tracing live once.
-//!
-//! ```standalone_crate
-//! use tool_runtime::prelude::*;
-//!
-//! /// Add two integers.
-//! ///
-//! /// Returns their sum.
-//! #[tool(annotations(read_only))]
-//! async fn add(
-//!     /// The first term
-//!     a: i64,
-//!     /// The second term
-//!     #[arg(default = 1, range(min = -100, max = 100))]
-//!     b: i64,
-//! ) -> i64 {
-//!     a + b
-//! }
-//!
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let registry = Registry::builder().build().unwrap();
-//! let envelope = registry
-//!     .call("add", serde_json::json!({"a": 2}), Caller::new(Source::Internal))
-//!     .await;
-//! assert_eq!(envelope.result(), Some(&serde_json::json!(3)));
-//! # }
-//! ```
-//!
-//! Front ends (cargo features, all on by default): [`cli`] (`App`: a clap subcommand per tool,
-//! plus `serve` and `mcp`), [`http`] (an axum router with OpenAPI 3.1), [`mcp`] (the Model
-//! Context Protocol over stdio and streamable HTTP, through the official `rmcp` SDK).
-//!
-//! See the README for the macro's options, the coercion policy and the error types.
+#![doc = include_str!("../README.md")]
 
 // The core, by concern (see ARCHITECTURE.md).
 mod layers;

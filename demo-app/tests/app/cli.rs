@@ -291,7 +291,21 @@ fn exit_codes_follow_the_documented_table() {
             .code(),
         Some(2)
     );
-    assert_eq!(run(&db.path(), &["device-ad"], None).status.code(), Some(2));
+    let unknown = run(&db.path(), &["devce-add"], None);
+    assert_eq!(unknown.status.code(), Some(2));
+    // The tip names the near subcommand, not every one that shares its prefix.
+    let err = String::from_utf8(unknown.stderr).unwrap();
+    assert!(
+        err.contains("tip: a similar subcommand exists: 'device-add'")
+            && !err.contains("device-list"),
+        "{err}"
+    );
+    let far = run(&db.path(), &["schema", "nope"], None);
+    assert_eq!(far.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(far.stderr).unwrap(),
+        "error: no tool named `nope`; `tools` lists them\n"
+    );
     // 1: the tool's own error.
     let (code, env) = json(
         &db.path(),

@@ -120,9 +120,14 @@ async fn enums_list_their_values_and_paths_complete_as_files() {
         help.contains("[possible values: low, high, very-high]"),
         "{help}"
     );
-    // Required unless given through --params-json, so clap shows them as optional.
+    // Required unless given through --params-json (so optional to clap): the usage and the
+    // help say it is required.
     assert!(
-        help.contains("Usage: ticket-open [OPTIONS] [TITLE]"),
+        help.contains("Usage: tickets ticket-open [OPTIONS] <TITLE>"),
+        "{help}"
+    );
+    assert!(
+        help.contains("Short summary [required] [length: 3 to 80]"),
         "{help}"
     );
     assert!(help.contains("-p, --priority <PRIORITY>"), "{help}");
@@ -188,4 +193,146 @@ async fn in_a_runtime_of_its_own_blocking_work_goes_to_the_pool() {
         .run_captured(["probe", "--json", "blocking-probe"])
         .await;
     assert_eq!(code, 0, "{out}");
+}
+
+mod notes {
+    use tool_runtime::prelude::*;
+
+    /// Which notes.
+    #[allow(dead_code)] // read through `Debug` in the tool's answer
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Filter {
+        /// The pinned ones
+        Pinned,
+        /// Every note
+        All,
+        /// Notes with this tag
+        Tag(String),
+    }
+
+    /// A place.
+    #[allow(dead_code)] // read through `Debug` in the tool's answer
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    pub struct Place {
+        /// The city
+        pub city: String,
+        /// The floor, if any
+        pub floor: Option<u8>,
+    }
+
+    /// Find notes.
+    #[tool]
+    pub async fn find_notes(
+        /// Words of the title
+        #[arg(positional, length(min = 2, max = 40))]
+        words: String,
+        /// Which ones
+        filter: Option<Filter>,
+        /// Where they were written
+        place: Option<Place>,
+        /// How many at most
+        #[arg(range(min = 1, max = 50))]
+        limit: u32,
+        /// Only after this note
+        #[arg(pattern = "^n_[0-9]+$")]
+        after: Option<String>,
+    ) -> String {
+        format!("{words} {filter:?} {place:?} {limit} {after:?}")
+    }
+}
+
+fn notes_tools() -> tool_runtime::RegistryBuilder {
+    tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(notes::find_notes::descriptor())
+}
+
+/// Unit variants of an enum with data are plain words (listed in help), anything else is JSON,
+/// and help shows its shape; help marks required flags and states each constraint.
+#[tokio::test]
+async fn enum_words_json_shapes_and_constraints_on_the_command_line() {
+    let run = |args: &'static [&'static str]| async move {
+        let mut command_line = vec!["notes", "--json", "find-notes", "hi", "--limit", "3"];
+        command_line.extend_from_slice(args);
+        let (code, out) = App::new("notes")
+            .registry(notes_tools())
+            .run_captured(command_line)
+            .await;
+        let envelope: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        (
+            code,
+            envelope["result"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    assert_eq!(
+        run(&["--filter", "pinned"]).await,
+        (0, "hi Some(Pinned) None 3 None".to_owned())
+    );
+    assert_eq!(
+        run(&[
+            "--filter",
+            r#"{"tag": "x"}"#,
+            "--place",
+            r#"{"city": "Oslo"}"#
+        ])
+        .await,
+        (
+            0,
+            r#"hi Some(Tag("x")) Some(Place { city: "Oslo", floor: None }) 3 None"#.to_owned()
+        )
+    );
+
+    let registry = notes_tools().build().unwrap();
+    let cmd = || tool_runtime::cli::command("notes", &registry, Some("find-notes"));
+    let refused = cmd()
+        .try_get_matches_from([
+            "notes",
+            "find-notes",
+            "hi",
+            "--limit",
+            "3",
+            "--filter",
+            "bogus",
+        ])
+        .unwrap_err();
+    assert_eq!(refused.exit_code(), 2);
+    assert!(
+        refused
+            .to_string()
+            .contains("neither one of pinned, all nor JSON"),
+        "{refused}"
+    );
+
+    let mut tree = cmd();
+    let help = tree
+        .find_subcommand_mut("find-notes")
+        .unwrap()
+        .render_long_help()
+        .to_string();
+    for expected in [
+        "Usage: notes find-notes [OPTIONS] <WORDS>",
+        "Words of the title [required] [length: 2 to 40]",
+        "[possible values: pinned, all]",
+        r#"Which ones [or JSON, such as {"tag":"..."}]"#,
+        r#"Where they were written [JSON, such as {"city":"..."}]"#,
+        "How many at most [required] [range: ≥ 1, ≤ 50]",
+        "Only after this note [pattern: ^n_[0-9]+$]",
+    ] {
+        assert!(help.contains(expected), "{expected:?} not in:\n{help}");
+    }
+
+    // Over JSON, a value that is no variant is told every variant.
+    let envelope = registry
+        .call(
+            "find_notes",
+            serde_json::json!({"words": "hi", "limit": 3, "filter": "pinnd"}),
+            tool_runtime::Caller::new(tool_runtime::Source::Internal),
+        )
+        .await;
+    let message = &envelope.error().expect("refused").violations()[0].message;
+    assert_eq!(
+        message,
+        r#""pinnd" is not one of "pinned", "all" or an object"#
+    );
 }

@@ -31,7 +31,7 @@ impl App {
     /// Offers `agent` and `chat` subcommands, and `POST /agent` on `serve`, running the agent
     /// `make` returns over the application's registry (after [`setup`](Self::setup)). `make`
     /// gets the parsed global options and the `--provider`/`--model` flags; a
-    /// [`ModelError`](crate::agent::ModelError) from it (no provider, no key) exits with 2 and
+    /// [`ModelError`] from it (no provider, no key) exits with 2 and
     /// its message. On a terminal, `agent` and `chat` ask the user to confirm destructive
     /// calls; elsewhere the answer is whatever `make` configured (no, by default).
     #[must_use]

@@ -82,7 +82,13 @@ pub(super) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Wr
     });
     let Some(tool) = found else {
         let ctx = registry.context(caller);
-        return fail(registry.unknown_tool(name, &ctx).message(), 2);
+        let error = registry.unknown_tool(name, &ctx);
+        let listed = error
+            .details()
+            .and_then(|d| d["suggestions"].as_array())
+            .is_some_and(|s| !s.is_empty());
+        let hint = if listed { "" } else { "; `tools` lists them" };
+        return fail(format!("{}{hint}", error.message()), 2);
     };
     let schema = if m.get_flag("output-schema") {
         tool.output_schema()

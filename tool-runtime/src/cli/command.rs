@@ -68,7 +68,7 @@ pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Comman
     let visible = registry.visible(&crate::context::Caller::new(crate::context::Source::Cli));
     for (order, tool) in visible.iter().enumerate() {
         let wanted = invoked.is_none_or(|i| i == tool.name() || names_tool(i, tool.name()));
-        cmd = cmd.subcommand(tool_command(tool, wanted).display_order(order));
+        cmd = cmd.subcommand(tool_command(name, tool, wanted).display_order(order));
     }
     cmd
 }
@@ -88,7 +88,7 @@ pub(crate) fn for_call(name: &str, tool: &RegisteredTool, placeholders: bool) ->
             cmd = cmd.subcommand(Command::new(*builtin));
         }
     }
-    cmd.subcommand(tool_command(tool, true))
+    cmd.subcommand(tool_command(name, tool, true))
 }
 
 fn root(name: &str) -> Command {
@@ -234,17 +234,31 @@ fn mcp_command() -> Command {
         .display_order(BUILTIN_ORDER)
 }
 
-fn tool_command(tool: &RegisteredTool, with_args: bool) -> Command {
+fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
     let meta = tool.meta();
     let sub = subcommand_name(&meta.name);
-    let mut cmd = Command::new(sub).about(meta.summary.to_string());
+    let mut cmd = Command::new(sub.clone()).about(meta.summary.to_string());
     if !with_args {
         return cmd;
     }
     cmd = cmd.long_about(meta.description.to_string());
     let mut position = 0;
+    let mut positionals = Vec::new();
     for param in schema::params(tool.input_schema(), &meta.params) {
+        if param.hint.is_some_and(|h| h.positional) {
+            let name = param.name.to_uppercase();
+            positionals.push(if param.required {
+                format!("<{name}>")
+            } else {
+                format!("[{name}]")
+            });
+        }
         cmd = cmd.arg(param_arg(&param, &mut position));
+    }
+    // A required positional is optional to clap (it may come in --params-json instead), which
+    // would show it as `[NAME]`: the usage says `<NAME>`.
+    if positionals.iter().any(|p| p.starts_with('<')) {
+        cmd = cmd.override_usage(format!("{app} {sub} [OPTIONS] {}", positionals.join(" ")));
     }
     cmd = cmd.arg(
         Arg::new(PARAMS_JSON)
@@ -276,15 +290,13 @@ fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
     let (name, hint) = (param.name, param.hint);
     let kind = flag_kind(param.schema);
     let mut help = param.description().to_owned();
-    if let Some(default) = param.default() {
-        let shown = default
-            .as_str()
-            .map_or_else(|| default.to_string(), str::to_owned);
-        help = if help.is_empty() {
-            format!("[default: {shown}]")
-        } else {
-            format!("{help} [default: {shown}]")
-        };
+    for note in notes(param, &kind) {
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push('[');
+        help.push_str(&note);
+        help.push(']');
     }
     let mut arg = Arg::new(name.to_owned()).help(help);
     let positional = hint.is_some_and(|h| h.positional);
@@ -306,15 +318,221 @@ fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
         Kind::Boolean => arg.action(ArgAction::SetTrue),
         Kind::Array(item) => arg
             .action(ArgAction::Append)
-            .value_parser(JsonValueParser((**item).clone())),
+            .value_parser(JsonValueParser((**item).clone(), Vec::new())),
+        Kind::Json => arg
+            .action(ArgAction::Set)
+            .value_parser(JsonValueParser(Kind::Json, unit_words(param.schema))),
         other => arg
             .action(ArgAction::Set)
-            .value_parser(JsonValueParser(other.clone())),
+            .value_parser(JsonValueParser(other.clone(), Vec::new())),
     };
     if param.required && kind != Kind::Boolean {
         arg = arg.required_unless_present(PARAMS_JSON);
     }
     arg
+}
+
+/// What help says of a parameter besides its description: required, its default, and the
+/// constraints of its schema (range, length, pattern). Integer bounds that are only the Rust
+/// type's own (`u32` → `0..=4294967295`) are left out.
+fn notes(param: &Param<'_>, kind: &Kind) -> Vec<String> {
+    let schema = param.schema;
+    let mut notes = Vec::new();
+    if param.required && *kind != Kind::Boolean {
+        notes.push("required".to_owned());
+    }
+    if let Some(default) = param.default() {
+        let shown = default
+            .as_str()
+            .map_or_else(|| default.to_string(), str::to_owned);
+        notes.push(format!("default: {shown}"));
+    }
+    let own = type_bounds(schema);
+    let bound = |key: &str, natural: Option<i128>| {
+        schema
+            .get(key)
+            .filter(|v| v.is_number() && as_i128(v).is_none_or(|n| Some(n) != natural))
+            .map(ToString::to_string)
+    };
+    let (min, max) = (
+        bound("minimum", own.map(|b| b.0)),
+        bound("maximum", own.map(|b| b.1)),
+    );
+    let (above, below) = (
+        bound("exclusiveMinimum", None),
+        bound("exclusiveMaximum", None),
+    );
+    let range = match (min, above, max, below) {
+        (None, None, None, None) => None,
+        (min, above, max, below) => {
+            let low = min
+                .map(|m| format!("≥ {m}"))
+                .or(above.map(|m| format!("> {m}")));
+            let high = max
+                .map(|m| format!("≤ {m}"))
+                .or(below.map(|m| format!("< {m}")));
+            Some(low.into_iter().chain(high).collect::<Vec<_>>().join(", "))
+        }
+    };
+    if let Some(range) = range {
+        notes.push(format!("range: {range}"));
+    }
+    for (what, min, max) in [
+        ("length", "minLength", "maxLength"),
+        ("items", "minItems", "maxItems"),
+    ] {
+        let (low, high) = (schema.get(min), schema.get(max));
+        match (low, high) {
+            (Some(l), Some(h)) if l == h => notes.push(format!("{what}: {l}")),
+            (Some(l), Some(h)) => notes.push(format!("{what}: {l} to {h}")),
+            (Some(l), None) => notes.push(format!("{what}: at least {l}")),
+            (None, Some(h)) => notes.push(format!("{what}: at most {h}")),
+            (None, None) => {}
+        }
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        notes.push(format!("pattern: {pattern}"));
+    }
+    if *kind == Kind::Json
+        && let Some(example) = example(schema, 0).filter(|e| e.is_object() || e.is_array())
+    {
+        let or = if unit_words(schema).is_empty() {
+            ""
+        } else {
+            "or "
+        };
+        notes.push(format!("{or}JSON, such as {example}"));
+    }
+    notes
+}
+
+/// The plain words among a parameter's values: the unit variants of an enum that also has
+/// variants with data (an enum of words only is a [`Kind::String`] with choices), also inside
+/// an `Option`. They are accepted as they are; anything else is read as JSON.
+fn unit_words(schema: &Value) -> Vec<String> {
+    let mut words = Vec::new();
+    collect_words(schema, &mut words, 0);
+    words
+}
+
+fn collect_words(schema: &Value, words: &mut Vec<String>, depth: usize) {
+    if depth > 4 {
+        return;
+    }
+    if let Some(word) = schema.get("const").and_then(Value::as_str) {
+        words.push(word.to_owned());
+    }
+    for value in schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(word) = value.as_str() {
+            words.push(word.to_owned());
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            collect_words(branch, words, depth + 1);
+        }
+    }
+}
+
+/// A small value of `schema`'s shape for help (`{"name":"...","parts":[]}`): required fields
+/// only (all when none is), one item per list, `"..."` for text; `None` past a few levels or
+/// at a recursive `$ref`.
+fn example(schema: &Value, depth: usize) -> Option<Value> {
+    if depth > 3 {
+        return None;
+    }
+    if let Some(c) = schema.get("const") {
+        return Some(c.clone());
+    }
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|values| values.iter().find(|v| !v.is_null()))
+    {
+        return Some(first.clone());
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            let examples: Vec<Value> = branches
+                .iter()
+                .filter_map(|b| example(b, depth + 1))
+                .filter(|e| !e.is_null())
+                .collect();
+            // A variant with data shows more than a word does.
+            return examples
+                .iter()
+                .find(|e| e.is_object() || e.is_array())
+                .or(examples.first())
+                .cloned();
+        }
+    }
+    match crate::schema::non_null_type(schema)? {
+        "object" => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut out = serde_json::Map::new();
+            if let Some(props) = props {
+                for (name, sub) in props {
+                    if (required.is_empty() || required.contains(&name.as_str()))
+                        && let Some(value) = example(sub, depth + 1)
+                    {
+                        out.insert(name.clone(), value);
+                    }
+                }
+            } else if let Some(values) =
+                schema.get("additionalProperties").filter(|v| v.is_object())
+            {
+                out.insert("key".into(), example(values, depth + 1)?);
+            }
+            Some(Value::Object(out))
+        }
+        "array" => Some(Value::Array(
+            schema
+                .get("items")
+                .and_then(|items| example(items, depth + 1))
+                .into_iter()
+                .collect(),
+        )),
+        "string" => Some(Value::String("...".into())),
+        "integer" | "number" => Some(schema.get("minimum").cloned().unwrap_or(Value::from(0))),
+        "boolean" => Some(Value::Bool(false)),
+        _ => None,
+    }
+}
+
+/// The bounds of the fixed-width integer type behind `schema`'s `format`, if any.
+fn type_bounds(schema: &Value) -> Option<(i128, i128)> {
+    Some(match schema.get("format")?.as_str()? {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" | "uint" => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+fn as_i128(v: &Value) -> Option<i128> {
+    v.as_i64()
+        .map(i128::from)
+        .or_else(|| v.as_u64().map(i128::from))
 }
 
 /// How one parameter's text on the command line becomes JSON: the value's [`Kind`], except that
@@ -332,7 +550,7 @@ pub(crate) fn flag_kind(schema: &Value) -> Kind {
 /// Parses a flag's text into a JSON value of the parameter's Rust type, with clap's own
 /// parsers (and so clap's error messages) for numbers.
 #[derive(Debug, Clone)]
-pub(crate) struct JsonValueParser(pub(crate) Kind);
+pub(crate) struct JsonValueParser(pub(crate) Kind, pub(crate) Vec<String>);
 
 impl TypedValueParser for JsonValueParser {
     type Value = Value;
@@ -379,8 +597,17 @@ impl TypedValueParser for JsonValueParser {
             }
             Kind::Json => {
                 let text = clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)?;
-                serde_json::from_str(&text)
-                    .map_err(|e| invalid_value(cmd, arg, &text, &format!("not JSON: {e}")))
+                if self.1.contains(&text) {
+                    return Ok(Value::String(text));
+                }
+                serde_json::from_str(&text).map_err(|e| {
+                    let why = if self.1.is_empty() {
+                        format!("not JSON: {e}")
+                    } else {
+                        format!("neither one of {} nor JSON ({e})", self.1.join(", "))
+                    };
+                    invalid_value(cmd, arg, &text, &why)
+                })
             }
         }
     }
@@ -389,6 +616,9 @@ impl TypedValueParser for JsonValueParser {
         match &self.0 {
             Kind::String(Some(choices)) => Some(Box::new(
                 choices.iter().map(|c| PossibleValue::new(c.clone())),
+            )),
+            Kind::Json if !self.1.is_empty() => Some(Box::new(
+                self.1.iter().map(|w| PossibleValue::new(w.clone())),
             )),
             _ => None,
         }

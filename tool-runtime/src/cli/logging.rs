@@ -3,7 +3,7 @@
 //! already has one or the app says [`without_logging`](super::App::without_logging).
 //!
 //! `RUST_LOG` decides what is written, with the syntax of
-//! [`EnvFilter`](tracing_subscriber::EnvFilter); unset, warnings and errors, and one line per
+//! [`EnvFilter`]; unset, warnings and errors, and one line per
 //! HTTP request when serving ([`DEFAULT_FILTER`]). Standard output is never written: it
 //! carries the CLI's answers and the MCP protocol.
 //!

@@ -280,7 +280,8 @@ impl App {
         // Parsed in place: a copy of the command tree costs more than the parse.
         let matches = match cmd.try_get_matches_from_mut(&args) {
             Ok(m) => m,
-            Err(e) => {
+            Err(mut e) => {
+                fewer_suggestions(&mut e);
                 let _ = e.print();
                 return u8::try_from(e.exit_code()).unwrap_or(2);
             }
@@ -409,6 +410,27 @@ fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)
         return Some((index, s.to_owned()));
     }
     None
+}
+
+/// clap suggests every subcommand alike enough to the one typed, and tools often share a
+/// prefix (`device-add`, `device-list`, ...): keep the few that are close in spelling, as the
+/// registry's "did you mean" does for tool names.
+fn fewer_suggestions(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return;
+    }
+    let typed = match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(typed)) => typed.clone(),
+        _ => return,
+    };
+    if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
+        let near = Registry::nearest(&typed, all.iter().map(String::as_str));
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(near),
+        );
+    }
 }
 
 /// The JSON arguments the command line makes of a tool's words, for the fuzz targets in

@@ -353,7 +353,7 @@ impl Registry {
     }
 
     /// Up to three names among `names` close to `name`, best first.
-    fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
+    pub(crate) fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
         let wanted = name.to_ascii_lowercase().replace('-', "_");
         // Close in spelling (a typo or two), or containing what was typed.
         let budget = (wanted.chars().count() / 4).max(2);

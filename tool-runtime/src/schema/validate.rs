@@ -80,10 +80,94 @@ impl ArgsValidator {
                     format!("the secret value does not satisfy `{}`", e.kind().keyword())
                 });
             } else {
-                push(path, &|| quoting_a_prefix(&e.to_string(), e.instance()));
+                push(path, &|| {
+                    let message = choices_in_words(&e).unwrap_or_else(|| e.to_string());
+                    quoting_a_prefix(&message, e.instance())
+                });
             }
         }
         Err(ToolError::invalid_arguments_of(violations, total))
+    }
+}
+
+/// A value that is none of a set of choices (an `enum`, or an `anyOf`/`oneOf` of variants such
+/// as a Rust enum's, or an `Option` of one), in words that name every choice: the validator's own
+/// message lists two ("or 3 other candidates", counting `null`), or only says that no branch
+/// matched. `None` for every other violation.
+fn choices_in_words(e: &jsonschema::ValidationError<'_>) -> Option<String> {
+    // An object or array may have failed a branch of its own shape deeper down, which the
+    // branches' verdicts on the value itself would not tell: the validator's message stays.
+    if matches!(&**e.instance(), Value::Object(_) | Value::Array(_))
+        && !matches!(e.kind(), ValidationErrorKind::Enum { .. })
+    {
+        return None;
+    }
+    let mut choices = Choices::default();
+    choices.collect(e, e.instance_path().as_str());
+    let Choices { mut words, shapes } = choices;
+    if words.is_empty() {
+        return None;
+    }
+    words.extend(shapes);
+    Some(match words.as_slice() {
+        [one] => format!("{} is not {one}", e.instance()),
+        [rest @ .., last] => format!(
+            "{} is not one of {} or {last}",
+            e.instance(),
+            rest.join(", ")
+        ),
+        [] => return None,
+    })
+}
+
+/// The values (`"pinned"`) and shapes (`an object`) a value was compared with, `null` left out.
+#[derive(Default)]
+struct Choices {
+    words: Vec<String>,
+    shapes: Vec<String>,
+}
+
+impl Choices {
+    fn add(&mut self, value: &Value) {
+        let word = value.to_string();
+        if !value.is_null() && !self.words.contains(&word) {
+            self.words.push(word);
+        }
+    }
+
+    /// What `e` compared the value at `here` with; branches of nested `anyOf`/`oneOf` too,
+    /// but not verdicts on values inside it.
+    fn collect(&mut self, e: &jsonschema::ValidationError<'_>, here: &str) {
+        if e.instance_path().as_str() != here {
+            return;
+        }
+        match e.kind() {
+            ValidationErrorKind::Constant { expected_value } => self.add(expected_value),
+            ValidationErrorKind::Enum { options } => {
+                for option in options.as_array().into_iter().flatten() {
+                    self.add(option);
+                }
+            }
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
+                for error in context.iter().flatten() {
+                    self.collect(error, here);
+                }
+            }
+            ValidationErrorKind::Type {
+                kind: jsonschema::error::TypeKind::Single(t),
+            } if t.as_str() != "null" => {
+                let article = match t.as_str() {
+                    "integer" | "object" | "array" => "an",
+                    _ => "a",
+                };
+                let shape = format!("{article} {t}");
+                if !self.shapes.contains(&shape) {
+                    self.shapes.push(shape);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -454,6 +538,41 @@ mod tests {
         let mut x = json!({"a": 5.0, "b": [1.5, 2.0], "c": 1e300});
         normalize_numbers(&mut x);
         assert_eq!(x, json!({"a": 5, "b": [1.5, 2], "c": 1e300}));
+    }
+
+    #[test]
+    fn a_value_outside_its_choices_is_told_every_choice() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "size": {"enum": ["s", "m", "l", "xl", null]},
+                "filter": {"anyOf": [
+                    {"oneOf": [
+                        {"const": "pinned", "description": "Pinned ones"},
+                        {"const": "all"},
+                        {"type": "object", "properties": {"tag": {"type": "string"}},
+                         "required": ["tag"], "additionalProperties": false}
+                    ]},
+                    {"type": "null"}
+                ]}
+            }
+        });
+        let v = ArgsValidator::compile(&schema).unwrap();
+        let e = v
+            .check(&json!({"size": "xxl", "filter": "pinnd"}))
+            .unwrap_err();
+        let messages: Vec<String> = e.violations().into_iter().map(|v| v.message).collect();
+        assert!(
+            messages.contains(&r#""xxl" is not one of "s", "m", "l" or "xl""#.to_owned()),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(
+                |m| m.starts_with(r#""pinnd" is not one of "pinned", "all""#)
+                    && m.contains("an object")
+            ),
+            "{messages:?}"
+        );
     }
 
     #[test]
