@@ -246,7 +246,7 @@ fn undocumented_warning(tool: &Tool) -> TokenStream {
     }
 }
 
-/// The args struct's fields, their default fns, and one trait check per field type.
+/// The args struct's fields, their default fns and readers, and one trait check per field type.
 struct Args {
     fields: Vec<TokenStream>,
     default_fns: Vec<TokenStream>,
@@ -270,6 +270,7 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
             }
             None => None,
         };
+        let has_default = default.is_some();
         if let Some((default, span)) = default {
             let default_fn = format_ident!(
                 "__tool_default_{}",
@@ -297,6 +298,37 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
         }
         if let Some(pattern) = p.args.pattern.get() {
             attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
+        }
+        // Read and described through `Param<T>`, which asks nothing of the type: a type
+        // without the derives is reported once, by `assert_param`, instead of again inside
+        // serde's and schemars' derives.
+        let name = ident.to_string();
+        let name = name.trim_start_matches("r#");
+        let read_fn = format_ident!("__tool_read_{}", name);
+        let describe_fn = format_ident!("__tool_describe_{}", name);
+        default_fns.push(quote! {
+            fn #read_fn<'de, D: #private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> #private::Result<#ty, D::Error> {
+                #[allow(unused_imports)]
+                use #private::{Readable as _, Unreadable as _};
+                (&&#private::Param::<#ty>::new()).read(d)
+            }
+            fn #describe_fn(
+                generator: &mut #private::schemars::SchemaGenerator,
+            ) -> #private::schemars::Schema {
+                #[allow(unused_imports)]
+                use #private::{Readable as _, Unreadable as _};
+                (&&#private::Param::<#ty>::new()).describe(generator)
+            }
+        });
+        let (read, describe) = (read_fn.to_string(), describe_fn.to_string());
+        attrs.push(quote!(#[serde(deserialize_with = #read)]));
+        attrs.push(quote!(#[schemars(schema_with = #describe)]));
+        // Without `deserialize_with`, serde reads a missing `Option` field as `None`; with it,
+        // it must be told.
+        if !has_default && crate::model::option_inner(ty).is_some() {
+            attrs.push(quote!(#[serde(default)]));
         }
         fields.push(quote! {
             #(#docs)*

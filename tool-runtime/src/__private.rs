@@ -66,6 +66,67 @@ impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
 pub trait ToolParam {}
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 
+/// Spanned at a parameter's type by the generated code: the one place a type without the
+/// derives is reported, in the words of [`ToolParam`].
+pub const fn assert_param<T: ToolParam>() {}
+
+/// A parameter's type, for the generated arguments struct to read and describe it through
+/// (`deserialize_with`, `schema_with`) without asking for its traits a second time: for a type
+/// without them, the methods of [`Unreadable`] are chosen (autoref specialization), which
+/// compile and are never run, since [`assert_param`] fails the build first.
+#[derive(Debug)]
+pub struct Param<T>(core::marker::PhantomData<T>);
+
+impl<T> Param<T> {
+    /// The marker.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<T> Default for Param<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Reading and describing a parameter whose type has the derives.
+pub trait Readable<T> {
+    /// serde's `Deserialize`.
+    fn read<'de, D: serde::Deserializer<'de>>(&self, d: D) -> Result<T, D::Error>;
+    /// schemars' `JsonSchema`.
+    fn describe(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> Readable<T> for &Param<T> {
+    fn read<'de, D: serde::Deserializer<'de>>(&self, d: D) -> Result<T, D::Error> {
+        T::deserialize(d)
+    }
+    fn describe(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<T>()
+    }
+}
+
+/// The stand-in for a type without the derives (never run: the build has failed).
+pub trait Unreadable<T> {
+    /// Refuses.
+    fn read<'de, D: serde::Deserializer<'de>>(&self, d: D) -> Result<T, D::Error>;
+    /// Any schema.
+    fn describe(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
+
+impl<T> Unreadable<T> for Param<T> {
+    fn read<'de, D: serde::Deserializer<'de>>(&self, _: D) -> Result<T, D::Error> {
+        Err(serde::de::Error::custom(
+            "the parameter's type cannot be read",
+        ))
+    }
+    fn describe(&self, _: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::Schema::default()
+    }
+}
+
 /// Every tool result must be serializable and describable.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool result",
@@ -75,8 +136,6 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 pub trait ToolOutput {}
 impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
 
-/// Spanned at a parameter's type by the generated code, so rustc names the parameter.
-pub const fn assert_param<T: ToolParam>() {}
 /// Spanned at the return type by the generated code.
 pub const fn assert_output<T: ToolOutput>() {}
 /// Spanned at an injected parameter's type.

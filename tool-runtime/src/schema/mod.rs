@@ -72,6 +72,17 @@ fn finish_input(mut value: Value) -> Value {
     obj.entry("properties")
         .or_insert_with(|| Value::Object(Map::new()));
     obj.insert("additionalProperties".into(), Value::Bool(false));
+    // An `Option` parameter left out is `None`: `"default": null` (which the generated struct's
+    // `#[serde(default)]` makes schemars write) says nothing more.
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for prop in props.values_mut() {
+            if let Some(p) = prop.as_object_mut()
+                && p.get("default") == Some(&Value::Null)
+            {
+                p.remove("default");
+            }
+        }
+    }
     let mut out = Map::with_capacity(obj.len() + 1);
     out.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
     out.extend(std::mem::take(obj));
