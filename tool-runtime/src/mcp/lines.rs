@@ -48,6 +48,13 @@ pub(crate) struct Lines<R, W> {
     started: bool,
     /// Before that: the requests passed on whose answer may start one.
     opening: Vec<rmcp::model::RequestId>,
+    /// The part of a line read so far, and whether it is over [`MAX_LINE`]. Kept here rather
+    /// than in `next_line`: the SDK races `receive` against its other work and drops the
+    /// future when that wins, and a line that arrived in two reads must not lose its start.
+    line: Vec<u8>,
+    too_long: bool,
+    /// Answers to bad messages still being written, waited for at the end of the stream.
+    answering: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// The most requests awaiting an answer before a session starts that are remembered; past it,
@@ -65,6 +72,9 @@ where
             write: Arc::new(tokio::sync::Mutex::new(write)),
             started: false,
             opening: Vec::new(),
+            line: Vec::new(),
+            too_long: false,
+            answering: Vec::new(),
         }
     }
 
@@ -79,19 +89,23 @@ where
         w.flush().await
     }
 
-    async fn answer_error(&mut self, id: Value, code: i64, message: String) {
+    /// Answers a bad message. Written by a task of its own, so that the answer is whole even if
+    /// the `receive` future that found the message is dropped (see the `line` field).
+    fn answer_error(&mut self, id: &Value, code: i64, message: &str) {
         let error =
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-        if let Err(e) = Self::write_line(&self.write, &error).await {
-            tracing::debug!(target: "tool_runtime::mcp", error = %e, "could not answer a bad message");
-        }
+        let write = Arc::clone(&self.write);
+        self.answering.retain(|task| !task.is_finished());
+        self.answering.push(tokio::spawn(async move {
+            if let Err(e) = Self::write_line(&write, &error).await {
+                tracing::debug!(target: "tool_runtime::mcp", error = %e, "could not answer a bad message");
+            }
+        }));
     }
 
     /// The next line, without its newline; `None` at the end of the stream; `Some(Err)` for a
     /// line over [`MAX_LINE`] (skipped).
     async fn next_line(&mut self) -> Option<Result<Vec<u8>, ()>> {
-        let mut line = Vec::new();
-        let mut too_long = false;
         loop {
             let available = match self.read.fill_buf().await {
                 Ok(b) => b,
@@ -101,6 +115,13 @@ where
                 }
             };
             if available.is_empty() {
+                // The end: the answers on their way go out before the SDK hears of it.
+                while let Some(task) = self.answering.last_mut() {
+                    let _ = task.await;
+                    self.answering.pop();
+                }
+                let (line, too_long) = (std::mem::take(&mut self.line), self.too_long);
+                self.too_long = false;
                 return (!line.is_empty() || too_long).then_some(if too_long {
                     Err(())
                 } else {
@@ -111,17 +132,19 @@ where
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
-            if !too_long {
-                if line.len() + chunk.len() > MAX_LINE {
-                    too_long = true;
-                    line = Vec::new();
+            if !self.too_long {
+                if self.line.len() + chunk.len() > MAX_LINE {
+                    self.too_long = true;
+                    self.line = Vec::new();
                 } else {
-                    line.extend_from_slice(chunk);
+                    self.line.extend_from_slice(chunk);
                 }
             }
             let used = done.unwrap_or(available.len());
             self.read.consume(used);
             if done.is_some() {
+                let line = std::mem::take(&mut self.line);
+                let too_long = std::mem::replace(&mut self.too_long, false);
                 return Some(if too_long { Err(()) } else { Ok(line) });
             }
         }
@@ -132,11 +155,10 @@ where
         loop {
             let Ok(line) = self.next_line().await? else {
                 self.answer_error(
-                    Value::Null,
+                    &Value::Null,
                     -32700,
-                    format!("parse error: the line is longer than {MAX_LINE} bytes"),
-                )
-                .await;
+                    &format!("parse error: the line is longer than {MAX_LINE} bytes"),
+                );
                 continue;
             };
             if line.iter().all(u8::is_ascii_whitespace) {
@@ -146,11 +168,10 @@ where
                 Ok(v) => v,
                 Err(e) => {
                     self.answer_error(
-                        Value::Null,
+                        &Value::Null,
                         -32700,
-                        format!("parse error: the line is not JSON: {e}"),
-                    )
-                    .await;
+                        &format!("parse error: the line is not JSON: {e}"),
+                    );
                     continue;
                 }
             };
@@ -168,7 +189,7 @@ where
                         && METHODS.contains(&custom.method.as_str())
                     {
                         let message = format!("invalid params for `{}`", custom.method);
-                        self.answer_error(id, -32602, message).await;
+                        self.answer_error(&id, -32602, &message);
                         continue;
                     }
                     if !self.started
@@ -204,7 +225,7 @@ where
                         tracing::debug!(target: "tool_runtime::mcp", "passed over an invalid notification: {message}");
                         continue;
                     }
-                    self.answer_error(id, code, message).await;
+                    self.answer_error(&id, code, &message);
                 }
             }
         }
@@ -244,5 +265,53 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.write.lock().await.shutdown().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rmcp::transport::Transport;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::Lines;
+
+    /// The SDK drops a `receive` future whenever something else it waits for comes first: a
+    /// line that arrived in two reads, or a bad line being answered, loses nothing by it.
+    #[tokio::test]
+    async fn a_dropped_receive_loses_no_part_of_a_line() {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(server);
+        let mut lines = Lines::new(read, write);
+        client
+            .write_all(br#"{"jsonrpc":"2.0","id":7,"method":"pi"#)
+            .await
+            .unwrap();
+        // The first half is read, then the future waits for the rest, and is dropped.
+        let waited = tokio::time::timeout(Duration::from_millis(50), lines.receive()).await;
+        assert!(waited.is_err(), "no whole line yet");
+        client.write_all(b"ng\"}\nnot json\n").await.unwrap();
+        let message = lines.receive();
+        let got = tokio::time::timeout(Duration::from_secs(5), message)
+            .await
+            .expect("the line, whole")
+            .expect("a message");
+        let value = serde_json::to_value(&got).unwrap();
+        assert_eq!(
+            (value["id"].as_i64(), value["method"].as_str()),
+            (Some(7), Some("ping"))
+        );
+        // A bad line's answer is written even though the receive that found it is dropped.
+        let waited = tokio::time::timeout(Duration::from_millis(50), lines.receive()).await;
+        assert!(waited.is_err());
+        let mut answers = BufReader::new(client).lines();
+        let answer = tokio::time::timeout(Duration::from_secs(5), answers.next_line())
+            .await
+            .expect("an answer")
+            .unwrap()
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
     }
 }
