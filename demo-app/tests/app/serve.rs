@@ -19,6 +19,18 @@ fn get(addr: &str, path: &str) -> String {
     out
 }
 
+/// The address a `serve` child prints on its first line of stdout.
+fn listening_address(child: &mut std::process::Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line.trim()
+        .strip_prefix("listening on http://")
+        .expect(&line)
+        .to_owned()
+}
+
 #[test]
 fn serves_logs_and_stops_on_sigterm() {
     let dir = std::env::temp_dir().join(format!("demo-app-serve-{}", std::process::id()));
@@ -32,15 +44,7 @@ fn serves_logs_and_stops_on_sigterm() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect(&line)
-        .to_owned();
+    let addr = listening_address(&mut child);
 
     let health = get(&addr, "/healthz");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
@@ -102,15 +106,7 @@ fn serves_on_the_ipv4_mapped_loopback_address() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect(&line)
-        .to_owned();
+    let addr = listening_address(&mut child);
     assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"));
     let initialize = |host: &str| {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -154,15 +150,7 @@ fn an_exhausted_descriptor_table_is_logged_and_outlived() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect(&line)
-        .to_owned();
+    let addr = listening_address(&mut child);
     assert!(get(&addr, "/healthz").starts_with("HTTP/1.1 200"));
     let idle: Vec<TcpStream> = (0..100)
         .map(|_| TcpStream::connect(&addr).unwrap())
