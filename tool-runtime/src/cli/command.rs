@@ -289,8 +289,13 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
 fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
     let (name, hint) = (param.name, param.hint);
     let kind = flag_kind(param.schema);
+    let words = if kind == Kind::Json {
+        unit_words(param.schema)
+    } else {
+        Vec::new()
+    };
     let mut help = param.description().to_owned();
-    for note in notes(param, &kind) {
+    for note in notes(param, &kind, &words) {
         if !help.is_empty() {
             help.push(' ');
         }
@@ -321,7 +326,7 @@ fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
             .value_parser(JsonValueParser((**item).clone(), Vec::new())),
         Kind::Json => arg
             .action(ArgAction::Set)
-            .value_parser(JsonValueParser(Kind::Json, unit_words(param.schema))),
+            .value_parser(JsonValueParser(Kind::Json, words)),
         other => arg
             .action(ArgAction::Set)
             .value_parser(JsonValueParser(other.clone(), Vec::new())),
@@ -335,7 +340,7 @@ fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
 /// What help says of a parameter besides its description: required, its default, and the
 /// constraints of its schema (range, length, pattern). Integer bounds that are only the Rust
 /// type's own (`u32` → `0..=4294967295`) are left out.
-fn notes(param: &Param<'_>, kind: &Kind) -> Vec<String> {
+fn notes(param: &Param<'_>, kind: &Kind, words: &[String]) -> Vec<String> {
     let schema = param.schema;
     let mut notes = Vec::new();
     if param.required && *kind != Kind::Boolean {
@@ -347,7 +352,10 @@ fn notes(param: &Param<'_>, kind: &Kind) -> Vec<String> {
             .map_or_else(|| default.to_string(), str::to_owned);
         notes.push(format!("default: {shown}"));
     }
-    let own = type_bounds(schema);
+    let own = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(crate::schema::integer_bounds);
     let bound = |key: &str, natural: Option<i128>| {
         schema
             .get(key)
@@ -396,11 +404,7 @@ fn notes(param: &Param<'_>, kind: &Kind) -> Vec<String> {
     if *kind == Kind::Json
         && let Some(example) = example(schema, 0).filter(|e| e.is_object() || e.is_array())
     {
-        let or = if unit_words(schema).is_empty() {
-            ""
-        } else {
-            "or "
-        };
+        let or = if words.is_empty() { "" } else { "or " };
         notes.push(format!("{or}JSON, such as {example}"));
     }
     notes
@@ -512,21 +516,6 @@ fn example(schema: &Value, depth: usize) -> Option<Value> {
         "boolean" => Some(Value::Bool(false)),
         _ => None,
     }
-}
-
-/// The bounds of the fixed-width integer type behind `schema`'s `format`, if any.
-fn type_bounds(schema: &Value) -> Option<(i128, i128)> {
-    Some(match schema.get("format")?.as_str()? {
-        "int8" => (i8::MIN.into(), i8::MAX.into()),
-        "int16" => (i16::MIN.into(), i16::MAX.into()),
-        "int32" => (i32::MIN.into(), i32::MAX.into()),
-        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
-        "uint8" => (0, u8::MAX.into()),
-        "uint16" => (0, u16::MAX.into()),
-        "uint32" => (0, u32::MAX.into()),
-        "uint64" | "uint" => (0, u64::MAX.into()),
-        _ => return None,
-    })
 }
 
 fn as_i128(v: &Value) -> Option<i128> {

@@ -139,24 +139,49 @@ impl Transform for CloseObjects {
     }
 }
 
+/// The bounds of the fixed-width integer type behind a schema's `format` (`"uint32"` →
+/// `0..=4294967295`), or `None` for any other format.
+pub(crate) fn integer_bounds(format: &str) -> Option<(i128, i128)> {
+    let size = |n: usize| i128::try_from(n).unwrap_or(i128::MAX);
+    let signed_size = |n: isize| i128::try_from(n).unwrap_or(i128::MIN);
+    Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" => (i64::MIN.into(), i64::MAX.into()),
+        "int" => (signed_size(isize::MIN), signed_size(isize::MAX)),
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" => (0, u64::MAX.into()),
+        "uint" => (0, size(usize::MAX)),
+        _ => return None,
+    })
+}
+
 /// Adds the bounds of fixed-width integer formats that schemars leaves open.
 #[derive(Debug, Clone)]
 struct IntegerBounds;
 
 impl Transform for IntegerBounds {
     fn transform(&mut self, schema: &mut Schema) {
-        let bounds: Option<(Value, Value)> = match schema.get("format").and_then(Value::as_str) {
-            Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
-            Some("int64") => Some((i64::MIN.into(), i64::MAX.into())),
-            Some("uint32") => Some((0.into(), u32::MAX.into())),
-            Some("uint64") => Some((0.into(), u64::MAX.into())),
-            Some("uint") => Some((0.into(), usize::MAX.into())),
-            Some("int") => Some((isize::MIN.into(), isize::MAX.into())),
-            _ => None,
+        let number = |n: i128| {
+            i64::try_from(n)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(n).map(Value::from))
+                .ok()
         };
+        let bounds = schema
+            .get("format")
+            .and_then(Value::as_str)
+            .and_then(integer_bounds);
         if let (Some((min, max)), Some(obj)) = (bounds, schema.as_object_mut()) {
-            obj.entry("minimum").or_insert(min);
-            obj.entry("maximum").or_insert(max);
+            if let Some(min) = number(min) {
+                obj.entry("minimum").or_insert(min);
+            }
+            if let Some(max) = number(max) {
+                obj.entry("maximum").or_insert(max);
+            }
         }
         transform_subschemas(self, schema);
     }
