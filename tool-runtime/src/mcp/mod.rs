@@ -145,6 +145,14 @@ impl McpServer {
         }
     }
 
+    /// The server for a new session: everything shared but the session's own part.
+    fn new_session(&self) -> McpServer {
+        McpServer {
+            inner: Arc::clone(&self.inner),
+            session: Arc::default(),
+        }
+    }
+
     /// Serves MCP on stdin/stdout until the client closes stdin. Nothing else may write to
     /// stdout meanwhile: send logs to stderr.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
@@ -160,10 +168,7 @@ impl McpServer {
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         // A session of its own, whichever clone of the server serves it.
-        let server = McpServer {
-            inner: self.inner,
-            session: Arc::default(),
-        };
+        let server = self.new_session();
         let running = match rmcp::serve_server(server, lines::Lines::new(read, write)).await {
             Ok(running) => running,
             // The peer left before starting a session: nothing went wrong here.

@@ -42,12 +42,7 @@ impl McpServer {
         }
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
-            move || {
-                Ok(McpServer {
-                    inner: self.inner.clone(),
-                    session: Arc::default(),
-                })
-            },
+            move || Ok(self.new_session()),
             Arc::new(sessions),
             config,
         )
