@@ -3,7 +3,8 @@
 # binary size, for tool-runtime with its default features and with each front end alone, beside
 # the same tool served by clap alone and by rmcp alone. Each crate is made in a scratch folder
 # with its own target directory, and takes the workspace's Cargo.lock, so every crate builds the
-# same versions. Run on an idle machine: the crates build one after another.
+# same versions. The CLI-only crate keeps `fast-start`, as a command line should; the servers go
+# without it. Run on an idle machine: the crates build one after another.
 #
 #   bash tests/build_cost.sh [crate ...]     (default: every crate)
 set -euo pipefail
@@ -11,11 +12,13 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${BUILD_COST_DIR:-$(mktemp -d)}"
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=1
 
-runtime() { # features
+runtime() { # features...
   if [ "$1" = default ]; then
     echo "tool-runtime = { path = \"$root/tool-runtime\" }"
   else
-    echo "tool-runtime = { path = \"$root/tool-runtime\", default-features = false, features = [\"$1\"] }"
+    local list
+    list=$(printf '"%s", ' "$@")
+    echo "tool-runtime = { path = \"$root/tool-runtime\", default-features = false, features = [${list%, }] }"
   fi
 }
 
@@ -57,7 +60,7 @@ fn main() -> std::process::ExitCode {
     tool_runtime::app!().main()
 }"
 
-make ours-cli "$(runtime cli)" "$ours_tool
+make ours-cli "$(runtime cli fast-start)" "$ours_tool
 fn main() -> std::process::ExitCode {
     tool_runtime::app!().main()
 }"

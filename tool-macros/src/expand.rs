@@ -55,18 +55,46 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         quote!(#fn_ident(#(#call_args),*).await)
     };
 
-    // Spanned at the return type, so a result that does not serialize is reported there.
-    let (output_ty, finish) = match &tool.output {
-        Output::Unit => (quote!(()), quote!(#private::encode(&__tool_out))),
-        Output::Plain(ty) => (
-            ty.to_token_stream(),
-            quote_spanned!(ty.span()=> #private::encode(&__tool_out)),
-        ),
-        Output::Result(ty) => (
-            quote!(<#ty as #private::IntoToolResult>::Ok),
-            quote_spanned!(ty.span()=> #private::encode(&#private::IntoToolResult::into_tool_result(__tool_out)?)),
-        ),
+    // The value the tool returned, or (from a `Result`) its `Ok` value, an `Err` returned
+    // converted.
+    let (output_ty, value) = match &tool.output {
+        Output::Unit => (quote!(()), quote!(__tool_out)),
+        Output::Plain(ty) => (ty.to_token_stream(), quote!(__tool_out)),
+        Output::Result(ty) => {
+            let err_ty = quote!(<#ty as #private::IntoToolResult>::Err);
+            // Checked at `E` when the type is written `Result<T, E>`, else at the whole type
+            // (an alias such as `io::Result<T>`).
+            let (checked, span) = crate::model::result_error(ty).map_or_else(
+                || {
+                    (
+                        quote_spanned!(ty.span()=> <#ty as #private::IntoToolResult>::Err),
+                        ty.span(),
+                    )
+                },
+                |e| (e.to_token_stream(), e.span()),
+            );
+            checks
+                .push(quote_spanned! {span=> const _: () = #private::assert_error::<#checked>(); });
+            (
+                quote!(<#ty as #private::IntoToolResult>::Ok),
+                quote! {
+                    match #private::IntoToolResult::into_result(__tool_out) {
+                        #private::Ok(__tool_out) => __tool_out,
+                        #private::Err(__tool_err) => {
+                            use #private::{Convertible as _, Unconvertible as _};
+                            return #private::Err((&&#private::ErrorOf::<#err_ty>::new()).convert(__tool_err));
+                        }
+                    }
+                },
+            )
+        }
     };
+    // Encoded and described through a marker, so only `assert_output` reports a type without
+    // the derives.
+    let finish = quote! {{
+        use #private::{Writable as _, Unwritable as _};
+        (&&#private::Out::<#output_ty>::new()).encode(&#value)
+    }};
     if let Output::Plain(ty) | Output::Result(ty) = &tool.output {
         checks.push(quote_spanned! {ty.span()=>
             const _: () = #private::assert_output::<#output_ty>();
@@ -155,7 +183,8 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                 }
 
                 fn __tool_output_schema() -> #private::Value {
-                    #private::output_schema_for::<#output_ty>()
+                    use #private::{Writable as _, Unwritable as _};
+                    (&&#private::Out::<#output_ty>::new()).describe()
                 }
 
                 async fn __tool_run(

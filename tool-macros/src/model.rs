@@ -218,6 +218,20 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     }
 }
 
+/// The `E` of a return type written `Result<T, E>`; `None` for an alias such as
+/// `io::Result<T>`, whose error type only the compiler knows.
+pub(crate) fn result_error(ty: &Type) -> Option<&Type> {
+    let Type::Path(tp) = ty else { return None };
+    let seg = tp.path.segments.last()?;
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 2 => match a.args.last()? {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn is_context_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if r.mutability.is_none() && last_segment_is(&r.elem, "CallContext"))
 }

@@ -38,7 +38,8 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
         .map_err(|e| ToolError::internal(format_args!("the result does not serialize: {e}")))
 }
 
-/// Turns a tool fn's `Result<T, E>` into the pipeline's, through `E: Into<ToolError>`.
+/// A tool fn's `Result<T, E>` taken apart: `T` is described and serialized, `E` converted
+/// into a [`ToolError`] (through [`ErrorOf`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool result",
     note = "a tool returns `T` or `Result<T, E>` where `E: Into<ToolError>` and `T: Serialize + JsonSchema`"
@@ -46,14 +47,78 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
 pub trait IntoToolResult {
     /// The success type.
     type Ok;
-    /// Converts.
-    fn into_tool_result(self) -> Result<Self::Ok, ToolError>;
+    /// The error type.
+    type Err;
+    /// The result itself.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
 }
 
-impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+impl<T, E> IntoToolResult for Result<T, E> {
     type Ok = T;
-    fn into_tool_result(self) -> Result<T, ToolError> {
-        self.map_err(Into::into)
+    type Err = E;
+    fn into_result(self) -> Self {
+        self
+    }
+}
+
+/// A tool's error type converts into a [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error type",
+    label = "`ToolError` has no `From<{Self}>`",
+    note = "for an error type of your crate, implement `From<{Self}> for tool_runtime::ToolError`, choosing the error's kind (`ToolError::failed(..)`, `ToolError::not_found(..)`, ...)",
+    note = "for another crate's, convert in the fn: `.map_err(|e| ToolError::failed(e.to_string()))?`, or return `Result<T, String>`",
+    note = "`String`, `&'static str`, `std::io::Error` and, with the `anyhow` feature, `anyhow::Error` convert already"
+)]
+pub trait ToolErrorType {}
+// Not recommended: the error names this trait, in the words above, and not `From`.
+#[diagnostic::do_not_recommend]
+impl<E: Into<ToolError>> ToolErrorType for E {}
+
+/// Spanned at a tool's error type by the generated code: the one place an error type without
+/// the conversion is reported, in the words of [`ToolErrorType`].
+pub const fn assert_error<E: ToolErrorType>() {}
+
+/// A tool's error type, for the generated code to convert an error through without asking
+/// for the conversion a second time (as [`Param`] does for parameters): [`Convertible`] where
+/// `E: Into<ToolError>`, else [`Unconvertible`], which is never run.
+#[derive(Debug)]
+pub struct ErrorOf<E>(core::marker::PhantomData<E>);
+
+impl<E> ErrorOf<E> {
+    /// The marker.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<E> Default for ErrorOf<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Converting an error whose type has `Into<ToolError>`.
+pub trait Convertible<E> {
+    /// `E::into`.
+    fn convert(&self, e: E) -> ToolError;
+}
+
+impl<E: Into<ToolError>> Convertible<E> for &ErrorOf<E> {
+    fn convert(&self, e: E) -> ToolError {
+        e.into()
+    }
+}
+
+/// The stand-in for an error type without the conversion (never run: the build has failed).
+pub trait Unconvertible<E> {
+    /// Any error.
+    fn convert(&self, e: E) -> ToolError;
+}
+
+impl<E> Unconvertible<E> for ErrorOf<E> {
+    fn convert(&self, _: E) -> ToolError {
+        ToolError::internal("the tool's error type does not convert into ToolError")
     }
 }
 
@@ -136,8 +201,64 @@ impl<T> Unreadable<T> for Param<T> {
 pub trait ToolOutput {}
 impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
 
-/// Spanned at the return type by the generated code.
+/// Spanned at the return type by the generated code: the one place a result type without
+/// the derives is reported, in the words of [`ToolOutput`].
 pub const fn assert_output<T: ToolOutput>() {}
+
+/// A tool's result type, for the generated code to encode and describe the result through
+/// without asking for its traits a second time (as [`Param`] does for parameters).
+#[derive(Debug)]
+pub struct Out<T>(core::marker::PhantomData<T>);
+
+impl<T> Out<T> {
+    /// The marker.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<T> Default for Out<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Encoding and describing a result whose type has the derives.
+pub trait Writable<T> {
+    /// [`encode`].
+    fn encode(&self, value: &T) -> Result<Value, ToolError>;
+    /// [`output_schema_for`].
+    fn describe(&self) -> Value;
+}
+
+impl<T: serde::Serialize + schemars::JsonSchema> Writable<T> for &Out<T> {
+    fn encode(&self, value: &T) -> Result<Value, ToolError> {
+        encode(value)
+    }
+    fn describe(&self) -> Value {
+        output_schema_for::<T>()
+    }
+}
+
+/// The stand-in for a result type without the derives (never run: the build has failed).
+pub trait Unwritable<T> {
+    /// Refuses.
+    fn encode(&self, value: &T) -> Result<Value, ToolError>;
+    /// Any schema.
+    fn describe(&self) -> Value;
+}
+
+impl<T> Unwritable<T> for Out<T> {
+    fn encode(&self, _: &T) -> Result<Value, ToolError> {
+        Err(ToolError::internal(
+            "the tool's result type cannot be written",
+        ))
+    }
+    fn describe(&self) -> Value {
+        Value::Null
+    }
+}
 /// Spanned at an injected parameter's type.
 pub const fn assert_injected<T: FromCallContext>() {}
 

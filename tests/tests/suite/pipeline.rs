@@ -773,6 +773,93 @@ async fn strings_and_io_errors_are_tool_errors() {
     );
 }
 
+/// Read a file's first line, as `anyhow` code does.
+#[tool]
+async fn first_line(
+    /// The file
+    path: String,
+) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    let line = text.lines().next().context("the file is empty")?;
+    if line == "locked" {
+        anyhow::bail!(ToolError::new("locked", "the file is locked").with_retryable(true));
+    }
+    Ok(line.to_owned())
+}
+
+/// Count a file's bytes.
+#[tool]
+async fn byte_count(
+    /// The file
+    path: String,
+) -> std::io::Result<u64> {
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// `anyhow::Result<T>` serves too (feature `anyhow`): the context chain is the message, an io
+/// error inside keeps its kind, a `ToolError` inside is returned as it is. Aliases such as
+/// `std::io::Result<T>` work like the types they name.
+#[tokio::test]
+async fn anyhow_errors_and_result_aliases_are_tool_errors() {
+    let r = tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(first_line::descriptor())
+        .tool(byte_count::descriptor())
+        .build()
+        .unwrap();
+    let dir = tempfile_dir();
+    let missing = dir.join("missing.txt");
+    let env = r
+        .call("first_line", json!({"path": missing}), caller())
+        .await;
+    let error = env.error().expect("an error");
+    assert_eq!(error.kind(), "not_found");
+    assert!(
+        error
+            .message()
+            .starts_with(&format!("reading {}: ", missing.display())),
+        "{error:?}"
+    );
+
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let env = r.call("first_line", json!({"path": empty}), caller()).await;
+    let error = env.error().expect("an error");
+    assert_eq!(
+        (error.kind(), error.message()),
+        ("tool_failed", "the file is empty")
+    );
+
+    let locked = dir.join("locked.txt");
+    std::fs::write(&locked, "locked\n").unwrap();
+    let env = r
+        .call("first_line", json!({"path": locked}), caller())
+        .await;
+    let error = env.error().expect("an error");
+    assert_eq!(
+        (error.kind(), error.message()),
+        ("locked", "the file is locked")
+    );
+    assert!(error.is_retryable());
+
+    let env = r
+        .call("byte_count", json!({"path": locked}), caller())
+        .await;
+    assert_eq!(env.result(), Some(&json!(7)));
+    let env = r
+        .call("byte_count", json!({"path": missing}), caller())
+        .await;
+    assert_eq!(env.error().expect("an error").kind(), "not_found");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tool-anyhow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A plain `fn` is a tool too: it runs on the blocking pool, with its arguments, injected state
 /// and the context, and its panics and errors are answered like an async tool's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]

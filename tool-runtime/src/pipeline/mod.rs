@@ -53,8 +53,9 @@ impl Registry {
         self.get(name).filter(|entry| self.parsed_path(entry))
     }
 
+    /// Trees come only from the HTTP front end: other builds compile no validator for them.
     fn parsed_path(&self, entry: &RegisteredTool) -> bool {
-        entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
+        cfg!(feature = "http") && entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
     }
 
     /// The context of a call by `caller` (made before the call, by a front end that keeps only
@@ -269,6 +270,7 @@ impl Registry {
             return None;
         }
         let call = entry.parsed_call?;
+        #[cfg(feature = "http")]
         if !entry.parsed_validator()?.is_valid(node) {
             return None;
         }

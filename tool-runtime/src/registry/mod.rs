@@ -44,6 +44,7 @@ pub struct RegisteredTool {
     /// `#[tool]` tools decode the HTTP front end's parsed tree; see `crate::parsed`.
     pub(crate) parsed_call: Option<ParsedCall>,
     /// The input schema compiled for that tree, on first use; `None` if it does not compile.
+    #[cfg(feature = "http")]
     parsed_validator: OnceLock<Option<jsonschema::Validator<crate::parsed::Parsed>>>,
 }
 
@@ -63,6 +64,7 @@ impl RegisteredTool {
             input_schema: OnceLock::new(),
             output_schema: OnceLock::new(),
             validator: OnceLock::new(),
+            #[cfg(feature = "http")]
             parsed_validator: OnceLock::new(),
         }
     }
@@ -121,6 +123,7 @@ impl RegisteredTool {
         (!v.secrets.is_empty()).then(|| crate::secret::redact(args, &v.secrets))
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn parsed_validator(&self) -> Option<&jsonschema::Validator<crate::parsed::Parsed>> {
         self.parsed_validator
             .get_or_init(|| {
@@ -146,6 +149,7 @@ impl RegisteredTool {
     /// Computes the schemas and compiles the validators now; the compile error, if any.
     fn warm_up(&self) -> Result<(), String> {
         self.output_schema();
+        #[cfg(feature = "http")]
         if self.parsed_call.is_some() {
             self.parsed_validator();
         }

@@ -310,10 +310,36 @@ impl From<&'static str> for ToolError {
 /// permission `forbidden` (403), anything else `tool_failed`; the message is the error's own.
 impl From<std::io::Error> for ToolError {
     fn from(e: std::io::Error) -> Self {
-        match e.kind() {
-            std::io::ErrorKind::NotFound => Self::not_found(e.to_string()),
-            std::io::ErrorKind::PermissionDenied => Self::new(kind::FORBIDDEN, e.to_string()),
-            _ => Self::failed(e.to_string()),
+        Self::of_io(e.kind(), e.to_string())
+    }
+}
+
+/// `Result<T, anyhow::Error>` from a tool (feature `anyhow`): a [`ToolError`] inside is
+/// returned as it is; otherwise the message is the error with its context
+/// (`"reading config.toml: No such file or directory"`), its kind `tool_failed`, or that of an
+/// `std::io::Error` inside (as above).
+#[cfg(feature = "anyhow")]
+impl From<anyhow::Error> for ToolError {
+    fn from(e: anyhow::Error) -> Self {
+        match e.downcast::<Self>() {
+            Ok(tool_error) => tool_error,
+            Err(e) => {
+                let message = format!("{e:#}");
+                match e.downcast_ref::<std::io::Error>() {
+                    Some(io) => Self::of_io(io.kind(), message),
+                    None => Self::failed(message),
+                }
+            }
+        }
+    }
+}
+
+impl ToolError {
+    fn of_io(io_kind: std::io::ErrorKind, message: String) -> Self {
+        match io_kind {
+            std::io::ErrorKind::NotFound => Self::not_found(message),
+            std::io::ErrorKind::PermissionDenied => Self::new(kind::FORBIDDEN, message),
+            _ => Self::failed(message),
         }
     }
 }
