@@ -425,6 +425,41 @@ async fn state_is_injected() {
     );
 }
 
+/// A hand-made tool whose parameter names a model provider would refuse.
+struct Unportable;
+
+impl Tool for Unportable {
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "unportable",
+            "A tool with a parameter name that is not portable.",
+        )
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"dévice": {"type": "string"}, "ok": {}},
+               "additionalProperties": false})
+    }
+    fn output_schema(&self) -> Value {
+        json!({})
+    }
+    fn call(&self, _: Value, _: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+/// A `#[tool]`'s parameter names are checked when it compiles (trybuild `bad_param_name`); a
+/// hand-made tool's, from its schema, when the registry is built.
+#[test]
+fn a_hand_made_tool_with_an_unportable_parameter_name_is_refused_at_build() {
+    let err = builder().tool(Unportable).build().unwrap_err();
+    assert_eq!(err.problems.len(), 1, "{err}");
+    assert!(
+        matches!(&err.problems[0], BuildProblem::InvalidParamName { tool, param, .. }
+            if tool == "unportable" && param == "dévice"),
+        "{err}"
+    );
+}
+
 #[test]
 fn missing_state_is_reported_at_build_naming_tool_and_type() {
     let err = registry_builder().build().unwrap_err();

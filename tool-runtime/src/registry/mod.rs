@@ -536,7 +536,13 @@ fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildPro
             defined_at: entry.origin.to_string(),
         });
     }
-    if let Some(props) = entry.input_schema()["properties"].as_object() {
+    // A `#[tool]`'s parameter names were checked when it compiled; the schema of any other
+    // tool is made here to check its own.
+    let hand_made = entry.parsed_call.is_none();
+    if let Some(props) = hand_made
+        .then(|| entry.input_schema()["properties"].as_object())
+        .flatten()
+    {
         for param in props.keys().filter(|p| !is_valid_param_name(p)) {
             problems.push(BuildProblem::InvalidParamName {
                 tool: entry.name().to_owned(),
