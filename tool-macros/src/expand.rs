@@ -82,7 +82,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                         #private::Ok(__tool_out) => __tool_out,
                         #private::Err(__tool_err) => {
                             use #private::{Convertible as _, Unconvertible as _};
-                            return #private::Err((&&#private::ErrorOf::<#err_ty>::new()).convert(__tool_err));
+                            return #private::Err((&&#private::Marker::<#err_ty>::new()).convert(__tool_err));
                         }
                     }
                 },
@@ -93,7 +93,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     // the derives.
     let finish = quote! {{
         use #private::{Writable as _, Unwritable as _};
-        (&&#private::Out::<#output_ty>::new()).encode(&#value)
+        (&&#private::Marker::<#output_ty>::new()).encode(&#value)
     }};
     if let Output::Plain(ty) | Output::Result(ty) = &tool.output {
         checks.push(quote_spanned! {ty.span()=>
@@ -184,7 +184,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
 
                 fn __tool_output_schema() -> #private::Value {
                     use #private::{Writable as _, Unwritable as _};
-                    (&&#private::Out::<#output_ty>::new()).describe()
+                    (&&#private::Marker::<#output_ty>::new()).describe()
                 }
 
                 async fn __tool_run(
@@ -328,7 +328,7 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
         if let Some(pattern) = p.args.pattern.get() {
             attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
         }
-        // Read and described through `Param<T>`, which asks nothing of the type: a type
+        // Read and described through `Marker<T>`, which asks nothing of the type: a type
         // without the derives is reported once, by `assert_param`, instead of again inside
         // serde's and schemars' derives.
         let name = ident.to_string();
@@ -341,14 +341,14 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
             ) -> #private::Result<#ty, D::Error> {
                 #[allow(unused_imports)]
                 use #private::{Readable as _, Unreadable as _};
-                (&&#private::Param::<#ty>::new()).read(d)
+                (&&#private::Marker::<#ty>::new()).read(d)
             }
             fn #describe_fn(
                 generator: &mut #private::schemars::SchemaGenerator,
             ) -> #private::schemars::Schema {
                 #[allow(unused_imports)]
                 use #private::{Readable as _, Unreadable as _};
-                (&&#private::Param::<#ty>::new()).describe(generator)
+                (&&#private::Marker::<#ty>::new()).describe(generator)
             }
         });
         let (read, describe) = (read_fn.to_string(), describe_fn.to_string());

@@ -39,7 +39,7 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
 }
 
 /// A tool fn's `Result<T, E>` taken apart: `T` is described and serialized, `E` converted
-/// into a [`ToolError`] (through [`ErrorOf`]).
+/// into a [`ToolError`] (through [`Marker`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool result",
     note = "a tool returns `T` or `Result<T, E>` where `E: Into<ToolError>` and `T: Serialize + JsonSchema`"
@@ -78,33 +78,13 @@ impl<E: Into<ToolError>> ToolErrorType for E {}
 /// the conversion is reported, in the words of [`ToolErrorType`].
 pub const fn assert_error<E: ToolErrorType>() {}
 
-/// A tool's error type, for the generated code to convert an error through without asking
-/// for the conversion a second time (as [`Param`] does for parameters): [`Convertible`] where
-/// `E: Into<ToolError>`, else [`Unconvertible`], which is never run.
-#[derive(Debug)]
-pub struct ErrorOf<E>(core::marker::PhantomData<E>);
-
-impl<E> ErrorOf<E> {
-    /// The marker.
-    #[must_use]
-    pub const fn new() -> Self {
-        Self(core::marker::PhantomData)
-    }
-}
-
-impl<E> Default for ErrorOf<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Converting an error whose type has `Into<ToolError>`.
 pub trait Convertible<E> {
     /// `E::into`.
     fn convert(&self, e: E) -> ToolError;
 }
 
-impl<E: Into<ToolError>> Convertible<E> for &ErrorOf<E> {
+impl<E: Into<ToolError>> Convertible<E> for &Marker<E> {
     fn convert(&self, e: E) -> ToolError {
         e.into()
     }
@@ -116,7 +96,7 @@ pub trait Unconvertible<E> {
     fn convert(&self, e: E) -> ToolError;
 }
 
-impl<E> Unconvertible<E> for ErrorOf<E> {
+impl<E> Unconvertible<E> for Marker<E> {
     fn convert(&self, _: E) -> ToolError {
         ToolError::internal("the tool's error type does not convert into ToolError")
     }
@@ -135,14 +115,16 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 /// derives is reported, in the words of [`ToolParam`].
 pub const fn assert_param<T: ToolParam>() {}
 
-/// A parameter's type, for the generated arguments struct to read and describe it through
-/// (`deserialize_with`, `schema_with`) without asking for its traits a second time: for a type
-/// without them, the methods of [`Unreadable`] are chosen (autoref specialization), which
-/// compile and are never run, since [`assert_param`] fails the build first.
+/// A type, for the generated code to read, describe, write or convert a value of it through
+/// without asking for its traits a second time. The methods of [`Readable`], [`Writable`] and
+/// [`Convertible`] are implemented for `&Marker<T>` where `T` has the traits; those of
+/// [`Unreadable`], [`Unwritable`] and [`Unconvertible`] for `Marker<T>` whatever `T` is, and are
+/// chosen otherwise (autoref specialization): they compile and are never run, since the
+/// `assert_*` fn spanned at the type fails the build first.
 #[derive(Debug)]
-pub struct Param<T>(core::marker::PhantomData<T>);
+pub struct Marker<T>(core::marker::PhantomData<T>);
 
-impl<T> Param<T> {
+impl<T> Marker<T> {
     /// The marker.
     #[must_use]
     pub const fn new() -> Self {
@@ -150,7 +132,7 @@ impl<T> Param<T> {
     }
 }
 
-impl<T> Default for Param<T> {
+impl<T> Default for Marker<T> {
     fn default() -> Self {
         Self::new()
     }
@@ -164,7 +146,7 @@ pub trait Readable<T> {
     fn describe(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
-impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> Readable<T> for &Param<T> {
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> Readable<T> for &Marker<T> {
     fn read<'de, D: serde::Deserializer<'de>>(&self, d: D) -> Result<T, D::Error> {
         T::deserialize(d)
     }
@@ -181,7 +163,7 @@ pub trait Unreadable<T> {
     fn describe(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
-impl<T> Unreadable<T> for Param<T> {
+impl<T> Unreadable<T> for Marker<T> {
     fn read<'de, D: serde::Deserializer<'de>>(&self, _: D) -> Result<T, D::Error> {
         Err(serde::de::Error::custom(
             "the parameter's type cannot be read",
@@ -205,25 +187,6 @@ impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
 /// the derives is reported, in the words of [`ToolOutput`].
 pub const fn assert_output<T: ToolOutput>() {}
 
-/// A tool's result type, for the generated code to encode and describe the result through
-/// without asking for its traits a second time (as [`Param`] does for parameters).
-#[derive(Debug)]
-pub struct Out<T>(core::marker::PhantomData<T>);
-
-impl<T> Out<T> {
-    /// The marker.
-    #[must_use]
-    pub const fn new() -> Self {
-        Self(core::marker::PhantomData)
-    }
-}
-
-impl<T> Default for Out<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Encoding and describing a result whose type has the derives.
 pub trait Writable<T> {
     /// [`encode`].
@@ -232,7 +195,7 @@ pub trait Writable<T> {
     fn describe(&self) -> Value;
 }
 
-impl<T: serde::Serialize + schemars::JsonSchema> Writable<T> for &Out<T> {
+impl<T: serde::Serialize + schemars::JsonSchema> Writable<T> for &Marker<T> {
     fn encode(&self, value: &T) -> Result<Value, ToolError> {
         encode(value)
     }
@@ -249,7 +212,7 @@ pub trait Unwritable<T> {
     fn describe(&self) -> Value;
 }
 
-impl<T> Unwritable<T> for Out<T> {
+impl<T> Unwritable<T> for Marker<T> {
     fn encode(&self, _: &T) -> Result<Value, ToolError> {
         Err(ToolError::internal(
             "the tool's result type cannot be written",
