@@ -3,8 +3,46 @@
 
 pub mod fake_provider;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// A fresh directory under the system's temporary one, named for the test and this process;
+/// removed when dropped, so also when the test fails.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// `tool-tests-{name}-{pid}`, emptied if a run before left it.
+    ///
+    /// # Panics
+    ///
+    /// If the directory cannot be made.
+    #[must_use]
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("tool-tests-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        Self(dir)
+    }
+
+    /// The directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// A path inside it.
+    #[must_use]
+    pub fn join(&self, path: impl AsRef<Path>) -> PathBuf {
+        self.0.join(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// The Python interpreter that has the `jsonschema` package.
 ///

@@ -1,31 +1,11 @@
 //! The demo app's tools through the pipeline, on a real SQLite file.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::{Caller, Envelope, Registry, Source};
-
-struct TempDb(PathBuf);
-
-impl TempDb {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("tool-tests-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDb(dir)
-    }
-    fn path(&self) -> PathBuf {
-        self.0.join("demo.db")
-    }
-}
-
-impl Drop for TempDb {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use tool_tests::TempDir;
 
 fn caller() -> Caller {
     Caller::new(Source::Internal)
@@ -46,8 +26,8 @@ fn err(env: &Envelope) -> (&str, u16) {
 
 #[tokio::test]
 async fn the_pairing_flow_works_end_to_end() {
-    let db = TempDb::new("flow");
-    let r = demo_app::registry(demo_app::Store::open(db.path()).unwrap()).unwrap();
+    let db = TempDir::new("flow");
+    let r = demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap();
 
     let code = ok(
         &r,
@@ -136,7 +116,7 @@ async fn the_pairing_flow_works_end_to_end() {
     assert_eq!(err(&missing), ("not_found", 404));
 
     // State survives reopening the file.
-    let r2 = demo_app::registry(demo_app::Store::open(db.path()).unwrap()).unwrap();
+    let r2 = demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap();
     let listed = ok(&r2, "device_list", json!({}), caller()).await;
     assert_eq!(listed["devices"].as_array().unwrap().len(), 1);
 }
@@ -147,8 +127,8 @@ fn humantime_like_rfc3339(s: &str) -> bool {
 
 #[tokio::test]
 async fn expired_codes_and_bad_arguments_are_refused() {
-    let db = TempDb::new("expired");
-    let store = demo_app::Store::open(db.path()).unwrap();
+    let db = TempDir::new("expired");
+    let store = demo_app::Store::open(db.join("demo.db")).unwrap();
     let expired = store
         .run(|c| demo_app::store::create_code(c, None, Duration::ZERO, 6))
         .await
@@ -199,8 +179,8 @@ async fn expired_codes_and_bad_arguments_are_refused() {
 
 #[test]
 fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
-    let db = TempDb::new("race");
-    let first = demo_app::Store::open(db.path()).unwrap();
+    let db = TempDir::new("race");
+    let first = demo_app::Store::open(db.join("demo.db")).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let code = rt
         .block_on(first.run(|c| demo_app::store::create_code(c, None, Duration::from_secs(60), 6)))
@@ -209,7 +189,7 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
     let barrier = Arc::new(std::sync::Barrier::new(8));
     let handles: Vec<_> = (0..8)
         .map(|i| {
-            let path = db.path();
+            let path = db.join("demo.db");
             let code = code.clone();
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
@@ -239,8 +219,9 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_calls_through_the_pipeline_pair_exactly_one_device() {
-    let db = TempDb::new("race-pipeline");
-    let r = Arc::new(demo_app::registry(demo_app::Store::open(db.path()).unwrap()).unwrap());
+    let db = TempDir::new("race-pipeline");
+    let r =
+        Arc::new(demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap());
     let code = ok(&r, "device_add", json!({}), caller()).await["code"].clone();
     let calls: Vec<_> = (0..16)
         .map(|i| {

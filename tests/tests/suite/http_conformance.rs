@@ -2,30 +2,19 @@
 //! `openapi-spec-validator`, and `schemathesis` fuzzes every operation without finding a
 //! response outside the documented ones or an unplanned 5xx.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tool_runtime::http::{self, HttpOptions};
 
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
     let python = tool_tests::python_with("schemathesis, openapi_spec_validator");
-    let dir = TempDir(
-        std::env::temp_dir().join(format!("tool-tests-conformance-{}", std::process::id())),
-    );
-    std::fs::create_dir_all(&dir.0).unwrap();
+    let dir = tool_tests::TempDir::new("conformance");
 
-    let store = demo_app::Store::open(dir.0.join("demo.db")).unwrap();
+    let store = demo_app::Store::open(dir.join("demo.db")).unwrap();
     let registry = Arc::new(demo_app::registry(store).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -45,7 +34,7 @@ async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
         .text()
         .await
         .unwrap();
-    let doc_path = dir.0.join("openapi.json");
+    let doc_path = dir.join("openapi.json");
     std::fs::write(&doc_path, doc).unwrap();
     let validator = run(
         &python,

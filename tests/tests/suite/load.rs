@@ -27,9 +27,7 @@ fn rss_kib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_callers_for_ten_seconds() {
-    let dir = std::env::temp_dir().join(format!("tool-tests-load-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tool_tests::TempDir::new("load");
     let audit_path = dir.join("audit.jsonl");
     let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
     let registry = config
@@ -111,7 +109,6 @@ async fn two_hundred_callers_for_ten_seconds() {
         "load: {} answers, {by_outcome:?}, RSS KiB {rss:?}",
         answers.len()
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// One outcome record per answered call: none lost, none duplicated; every intent has its

@@ -555,8 +555,7 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
     // MCP clients may hand the server sockets or files instead of pipes (Node.js uses sockets);
     // the SDK then falls back to the blocking standard streams. Regression: the CLI held the
     // stdout lock for the whole run, so no answer ever came out.
-    let dir = std::env::temp_dir().join(format!("mcp-stdio-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tool_tests::TempDir::new("mcp-stdio-file");
     let input = dir.join("in.jsonl");
     let lines = [
         tool_tests::mcp_initialize("2025-11-25"),
@@ -595,7 +594,6 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let out = std::fs::read_to_string(&output).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(status.success(), "{status}");
     let answers: Vec<Value> = out
         .lines()

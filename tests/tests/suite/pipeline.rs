@@ -843,7 +843,7 @@ async fn anyhow_errors_and_result_aliases_are_tool_errors() {
         .tool(byte_count::descriptor())
         .build()
         .unwrap();
-    let dir = tempfile_dir();
+    let dir = tool_tests::TempDir::new("anyhow");
     let missing = dir.join("missing.txt");
     let env = r
         .call("first_line", json!({"path": missing}), caller())
@@ -886,13 +886,6 @@ async fn anyhow_errors_and_result_aliases_are_tool_errors() {
         .call("byte_count", json!({"path": missing}), caller())
         .await;
     assert_eq!(env.error().expect("an error").kind(), "not_found");
-    std::fs::remove_dir_all(dir).unwrap();
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tool-anyhow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A plain `fn` is a tool too: it runs on the blocking pool, with its arguments, injected state
