@@ -334,16 +334,22 @@ struct Pipe {
 }
 
 impl Pipe {
-    async fn start(registry: Arc<Registry>) -> Self {
+    /// A server with no session yet: 2026-07-28 requests stand alone, their `_meta` saying
+    /// what `initialize` would have.
+    fn connect(registry: Arc<Registry>) -> Self {
         use tokio::io::AsyncBufReadExt;
         let (client, server) = tokio::io::duplex(1 << 16);
         let (sr, sw) = tokio::io::split(server);
         tokio::spawn(McpServer::new(registry).serve_on(sr, sw));
         let (cr, cw) = tokio::io::split(client);
-        let mut pipe = Self {
+        Self {
             write: cw,
             read: tokio::io::BufReader::new(cr).lines(),
-        };
+        }
+    }
+
+    async fn start(registry: Arc<Registry>) -> Self {
+        let mut pipe = Self::connect(registry);
         pipe.send(tool_tests::mcp_initialize("2025-11-25")).await;
         pipe.answer(0).await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -433,6 +439,148 @@ async fn every_pipeline_error_is_an_is_error_result_naming_its_type() {
     assert!(
         text.contains("\n  /id:") && text.contains("\n  /x:"),
         "{text}"
+    );
+}
+
+/// Empties a backup store.
+#[tool(annotations(destructive))]
+async fn store_wipe(
+    store: String,
+    runs: tool_runtime::State<std::sync::atomic::AtomicUsize>,
+) -> String {
+    runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("wiped {store}")
+}
+
+/// The outcome of every pipeline run, as the audit would record it.
+#[derive(Default, Clone)]
+struct Outcomes(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tool_runtime::CallObserver for Outcomes {
+    fn observe<'a>(
+        &'a self,
+        call: tool_runtime::CompletedCall<'a>,
+    ) -> tool_runtime::BoxFuture<'a, ()> {
+        let outcome = call.envelope.error().map_or("ok", |e| e.kind()).to_owned();
+        self.0.lock().unwrap().push(outcome);
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let outcomes = Outcomes::default();
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(store_wipe::descriptor())
+            .state_arc(runs.clone())
+            .observer(outcomes.clone())
+            .build()
+            .unwrap(),
+    );
+    let mut pipe = Pipe::connect(registry.clone());
+    let mut id = 0;
+    // A 2026-07-28 call that stands alone, from a client that can ask its user; `retry` adds
+    // the answer (`inputResponses`) and what it echoes (`requestState`).
+    let mut call = async |store: &str, retry: Value| {
+        id += 1;
+        let mut params = json!({"name": "store_wipe", "arguments": {"store": store}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}});
+        for (k, v) in retry.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        pipe.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+        pipe.answer(id).await["result"].clone()
+    };
+    let accept = |state: Option<&str>| {
+        let mut retry = json!({"inputResponses": {"confirm": {"action": "accept", "content": {}}}});
+        if let Some(state) = state {
+            retry["requestState"] = json!(state);
+        }
+        retry
+    };
+    let refused = |result: &Value| {
+        let text = error_text(result);
+        assert!(text.starts_with("confirmation_required:"), "{text}");
+    };
+
+    // Asked inline: the question, and the token as the state to echo.
+    let asked = call("a", json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(
+        asked["inputRequests"]["confirm"]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains('a'),
+        "{asked}"
+    );
+    let token = asked["requestState"].as_str().unwrap().to_owned();
+
+    // An accept that echoes no state confirms nothing.
+    refused(&call("a", accept(None)).await);
+    // Nor does the token of a question about other arguments.
+    let other = call("b", json!({})).await["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    refused(&call("a", accept(Some(&other))).await);
+    // Nor one issued to another principal.
+    let theirs = registry
+        .call(
+            "store_wipe",
+            json!({"store": "a"}),
+            tool_runtime::Caller::new(tool_runtime::Source::Mcp).principal("mallory"),
+        )
+        .await;
+    let theirs = theirs
+        .error()
+        .unwrap()
+        .confirmation()
+        .unwrap()
+        .token
+        .clone();
+    refused(&call("a", accept(Some(&theirs))).await);
+    // Nor a forged one.
+    refused(&call("a", accept(Some("c1-forged"))).await);
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // The accept with the token of this very call runs it, once.
+    let done = call("a", accept(Some(&token))).await;
+    assert_eq!(
+        done["structuredContent"],
+        json!({"result": "wiped a"}),
+        "{done}"
+    );
+    // The same token again is used up.
+    refused(&call("a", accept(Some(&token))).await);
+    // A decline runs nothing.
+    let declined = call(
+        "a",
+        json!({"inputResponses": {"confirm": {"action": "decline"}}}),
+    )
+    .await;
+    assert!(
+        error_text(&declined).starts_with("confirmation_declined:"),
+        "{declined}"
+    );
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // One record per pipeline run: each question, each refusal, the one run.
+    let seen = outcomes.0.lock().unwrap().clone();
+    let required = "confirmation_required".to_owned();
+    assert_eq!(
+        seen,
+        [
+            vec![required.clone(); 7],
+            vec!["ok".to_owned(), required.clone(), required]
+        ]
+        .concat(),
+        "{seen:?}"
     );
 }
 

@@ -387,6 +387,66 @@ async fn destructive_tools_need_confirmation() {
     assert_eq!(env.result(), Some(&json!(true)));
 }
 
+/// Answers every question the same way, and remembers what it was asked.
+struct Answering(tool_runtime::confirm::Answer, Mutex<Vec<String>>);
+
+impl tool_runtime::confirm::Ask for Answering {
+    async fn ask(
+        &self,
+        confirmation: &tool_runtime::confirm::Confirmation,
+    ) -> tool_runtime::confirm::Answer {
+        self.1.lock().unwrap().push(confirmation.question.clone());
+        self.0.clone()
+    }
+}
+
+#[tokio::test]
+async fn call_asking_asks_redeems_declines_or_leaves_the_question_standing() {
+    use tool_runtime::confirm::Answer;
+    let r = registry();
+    let ask = |answer| Answering(answer, Mutex::default());
+
+    // The typed confirmation is what the JSON details say.
+    let env = r.call("wipe", json!({}), caller()).await;
+    let e = env.error().unwrap();
+    let c = e.confirmation().expect("a confirmation");
+    assert_eq!(c.question, "Run wipe?");
+    assert_eq!(e.details().unwrap()["token"], json!(c.token));
+    assert_eq!(c.expires_in, tool_runtime::confirm::TOKEN_LIFETIME);
+    assert!(
+        r.call("add", json!({"a": 1}), caller())
+            .await
+            .error()
+            .unwrap()
+            .confirmation()
+            .is_none()
+    );
+
+    let yes = ask(Answer::Yes);
+    let env = r.call_asking("wipe", json!({}), caller(), &yes).await;
+    assert_eq!(env.result(), Some(&json!(true)));
+    assert_eq!(*yes.1.lock().unwrap(), ["Run wipe?"]);
+
+    let no = ask(Answer::No);
+    let env = r.call_asking("wipe", json!({}), caller(), &no).await;
+    assert_eq!(env.error().unwrap().kind(), "confirmation_declined");
+    assert_eq!(env.error().unwrap().status(), 409);
+
+    let unasked = ask(Answer::Unasked(Some("no one to ask".into())));
+    let env = r.call_asking("wipe", json!({}), caller(), &unasked).await;
+    let e = env.error().unwrap();
+    assert_eq!(e.kind(), "confirmation_required");
+    assert_eq!(e.details().unwrap()["hint"], "no one to ask");
+    assert!(e.confirmation().is_some(), "the token stays for the caller");
+
+    // A tool that needs no confirmation is never asked about.
+    let env = r
+        .call_asking("add", json!({"a": 1, "b": 2}), caller(), &yes)
+        .await;
+    assert!(env.is_ok(), "{env:?}");
+    assert_eq!(yes.1.lock().unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn the_context_carries_the_caller() {
     let r = registry();

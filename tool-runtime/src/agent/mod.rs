@@ -57,7 +57,6 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +64,7 @@ pub use client::ProviderError;
 pub use model::{Api, Model, ModelError, Tiers, default_model, detect_api, parse_reference};
 pub use transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn, Usage};
 
+use crate::confirm::Confirmation;
 use crate::llm;
 use crate::{Caller, Registry, Source};
 
@@ -138,21 +138,7 @@ impl Budgets {
     }
 }
 
-/// A destructive call waiting for the host's answer.
-#[derive(Debug, Clone, Serialize)]
-#[non_exhaustive]
-pub struct ConfirmRequest {
-    /// The tool.
-    pub tool: String,
-    /// The arguments, secrets redacted.
-    pub arguments: Value,
-    /// The question to put to the user ("Revoke device dev_1?").
-    pub question: String,
-    /// The tool's dry-run preview, for tools that have one.
-    pub preview: Option<Value>,
-}
-
-type ConfirmFn = Arc<dyn Fn(ConfirmRequest) -> BoxFuture<'static, bool> + Send + Sync>;
+type ConfirmFn = Arc<dyn Fn(Confirmation) -> BoxFuture<'static, bool> + Send + Sync>;
 
 /// Facts about the conversation a run serves — the channel, the chat, the user — which tools
 /// read with `ctx.extension::<RunContext>()`. Each run carries its own, so concurrent runs
@@ -300,11 +286,12 @@ impl AgentBuilder {
         self
     }
 
-    /// How destructive calls are confirmed: `answer` gets the question and says yes or no.
-    /// Without it the answer is no, and the model is told the user declined.
+    /// How destructive calls are confirmed: `answer` gets the [`Confirmation`] (the question,
+    /// the redacted arguments, the tool's preview) and says yes or no. Without it the answer is
+    /// no, and the model is told the user declined.
     pub fn confirm<F, Fut>(mut self, answer: F) -> Self
     where
-        F: Fn(ConfirmRequest) -> Fut + Send + Sync + 'static,
+        F: Fn(Confirmation) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = bool> + Send + 'static,
     {
         self.confirm = Some(Arc::new(move |request| Box::pin(answer(request))));

@@ -15,9 +15,8 @@ use super::client;
 use super::model::{Api, Model};
 use super::transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn};
 use super::wire::Request;
-use super::{
-    Budget, ConfirmFn, ConfirmRequest, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL,
-};
+use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
+use crate::confirm::{Answer, Ask, Confirmation};
 use crate::error::{ToolError, kind};
 use crate::llm::{self, Target};
 use crate::{Caller, Envelope};
@@ -321,7 +320,7 @@ fn system_prompt(state: &State, model: &Model) -> String {
 fn unanswered(calls: &[ToolCall], why: &str) -> Vec<ToolResult> {
     calls
         .iter()
-        .map(|c| not_run(c, "budget_exhausted", why))
+        .map(|c| not_run(c, kind::BUDGET_EXHAUSTED, why))
         .collect()
 }
 
@@ -357,7 +356,7 @@ async fn run_calls(
         if i >= room {
             planned.push(Planned::Done(not_run(
                 &call,
-                "budget_exhausted",
+                kind::BUDGET_EXHAUSTED,
                 "the run's tool-call budget is used up; this call was not run",
             )));
         } else if call.name == SWITCH_MODEL && state.inner.tiers.models.len() > 1 {
@@ -487,45 +486,36 @@ impl Job {
             arguments: call.arguments.clone(),
         });
         let registry = &self.inner.registry;
-        let (envelope, declined) = match parse_arguments(&call.arguments) {
-            Err(e) => (
-                Envelope {
-                    tool: call.name.clone(),
-                    outcome: Err(e),
-                    meta: crate::EnvelopeMeta {
-                        request_id: String::new(),
-                        duration_ms: None,
-                        truncated: false,
-                    },
+        let envelope = match parse_arguments(&call.arguments) {
+            Err(e) => Envelope {
+                tool: call.name.clone(),
+                outcome: Err(e),
+                meta: crate::EnvelopeMeta {
+                    request_id: String::new(),
+                    duration_ms: None,
+                    truncated: false,
                 },
-                false,
-            ),
+            },
             Ok(args) => {
                 let args = match registry.get(&call.name) {
                     Some(tool) => llm::accept(self.target, &tool, args),
                     None => args,
                 };
                 let caller = self.caller.clone().cancellation(self.cancel.clone());
-                let first = registry
-                    .call(&call.name, args.clone(), caller.clone())
-                    .await;
-                self.confirm_if_asked(&call, first, args, caller).await
+                let host = Host {
+                    run: &self,
+                    call_id: &call.id,
+                };
+                registry.call_asking(&call.name, args, caller, &host).await
             }
         };
         let result = ToolResult {
             call_id: call.id,
             name: call.name,
-            is_error: !envelope.is_ok() || declined,
-            content: if declined {
-                json!({
-                    "type": "confirmation_declined",
-                    "message": "the user declined this destructive call; it was not run. Do not retry it unless the user asks.",
-                })
-            } else {
-                match &envelope.outcome {
-                    Ok(result) => result.clone(),
-                    Err(e) => serde_json::to_value(e).unwrap_or(Value::Null),
-                }
+            is_error: !envelope.is_ok(),
+            content: match &envelope.outcome {
+                Ok(result) => result.clone(),
+                Err(e) => serde_json::to_value(e).unwrap_or(Value::Null),
             },
             envelope: envelope.to_json(),
             duration: started.elapsed(),
@@ -535,57 +525,29 @@ impl Job {
         });
         result
     }
+}
 
-    /// A call answered `confirmation_required` goes to the host's callback; on yes it runs
-    /// again with the token. Returns the envelope the model is told of, and whether the host
-    /// said no.
-    async fn confirm_if_asked(
-        &self,
-        call: &ToolCall,
-        first: Envelope,
-        args: Value,
-        caller: Caller,
-    ) -> (Envelope, bool) {
-        let Some(error) = first.error() else {
-            return (first, false);
+/// The host application, asked through its [`confirm`](super::AgentBuilder::confirm)
+/// callback; without one every destructive call is declined.
+struct Host<'a> {
+    run: &'a Job,
+    call_id: &'a str,
+}
+
+impl Ask for Host<'_> {
+    async fn ask(&self, confirmation: &Confirmation) -> Answer {
+        let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
+            return Answer::No;
         };
-        if error.kind() != kind::CONFIRMATION_REQUIRED {
-            return (first, false);
-        }
-        let details = error.details().cloned().unwrap_or(Value::Null);
-        let (Some(token), Some(question)) = (
-            details.get("token").and_then(Value::as_str),
-            details.get("question").and_then(Value::as_str),
-        ) else {
-            return (first, false);
-        };
-        let Some(confirm): Option<&ConfirmFn> = self.inner.confirm.as_ref() else {
-            return (first, true);
-        };
-        self.emit(Event::ConfirmationRequested {
-            id: call.id.clone(),
-            question: question.to_owned(),
+        self.run.emit(Event::ConfirmationRequested {
+            id: self.call_id.to_owned(),
+            question: confirmation.question.clone(),
         });
-        let request = ConfirmRequest {
-            tool: call.name.clone(),
-            arguments: details.get("arguments").cloned().unwrap_or(Value::Null),
-            question: question.to_owned(),
-            preview: details.get("preview").cloned(),
-        };
-        let yes = tokio::select! {
-            yes = confirm(request) => yes,
-            () = self.cancel.cancelled() => false,
-        };
-        if !yes {
-            return (first, true);
+        if confirm(confirmation.clone()).await {
+            Answer::Yes
+        } else {
+            Answer::No
         }
-        let token = token.to_owned();
-        let second = self
-            .inner
-            .registry
-            .call(&call.name, args, caller.confirmation(token))
-            .await;
-        (second, false)
     }
 }
 

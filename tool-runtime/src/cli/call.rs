@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 
+use crate::confirm::{Answer, Ask, Confirmation};
 use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
 use crate::envelope::Envelope;
 use crate::error::{ToolError, kind};
@@ -34,33 +35,18 @@ impl App {
             Err(e) => return fail(&e.0, 2),
         };
 
-        let dry_run = tool.meta().dry_run && sub_matches.get_flag(command::DRY_RUN);
-        let yes =
-            tool.meta().annotations.needs_confirmation() && sub_matches.get_flag(command::YES);
-        let mut caller = Caller::new(Source::Cli).dry_run(dry_run).confirm(yes);
+        // `--dry-run` and `--yes` exist only on tools they apply to.
+        let flag = |id| sub_matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+        let mut caller = Caller::new(Source::Cli)
+            .dry_run(flag(command::DRY_RUN))
+            .confirm(flag(command::YES));
         let bar = std::io::stderr().is_terminal().then(progress_bar);
         if let Some(bar) = &bar {
             caller = caller.progress(Arc::new(BarSink(bar.clone())));
         }
-
-        let mut envelope = registry
-            .call(tool_name, call_args.clone(), caller.clone())
+        let envelope = registry
+            .call_asking(tool_name, call_args, caller, &Terminal)
             .await;
-        // The pipeline asks; the terminal answers. Without a terminal the question stands as
-        // the answer (`confirmation_required`, exit code 3).
-        if let Some((question, token)) = confirmation_asked(&envelope)
-            && std::io::stdin().is_terminal()
-        {
-            if let Some(preview) = envelope.error().and_then(|e| e.details()?.get("preview")) {
-                let p = Palette::new(color_for(&std::io::stderr()));
-                eprint!("{}", render::render(preview, p));
-            }
-            if ask(&question) {
-                envelope = registry
-                    .call(tool_name, call_args, caller.confirmation(token))
-                    .await;
-            }
-        }
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -168,21 +154,33 @@ pub(super) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
 pub fn exit_code(e: &ToolError) -> u8 {
     match e.kind() {
         kind::INVALID_ARGUMENTS | kind::INVALID_REQUEST | kind::UNKNOWN_TOOL => 2,
-        kind::FORBIDDEN | kind::CONFIRMATION_REQUIRED | kind::UNAUTHENTICATED => 3,
+        kind::FORBIDDEN
+        | kind::CONFIRMATION_REQUIRED
+        | kind::CONFIRMATION_DECLINED
+        | kind::UNAUTHENTICATED => 3,
         _ => 1,
     }
 }
 
-/// The question and token of a `confirmation_required` answer.
-pub(super) fn confirmation_asked(envelope: &Envelope) -> Option<(String, String)> {
-    let e = envelope
-        .error()
-        .filter(|e| e.kind() == kind::CONFIRMATION_REQUIRED)?;
-    let details = e.details()?;
-    Some((
-        details.get("question")?.as_str()?.to_owned(),
-        details.get("token")?.as_str()?.to_owned(),
-    ))
+/// The person at the terminal: shown the preview and asked. Without a terminal the question
+/// stands as the answer (`confirmation_required`, exit code 3).
+struct Terminal;
+
+impl Ask for Terminal {
+    async fn ask(&self, confirmation: &Confirmation) -> Answer {
+        if !std::io::stdin().is_terminal() {
+            return Answer::Unasked(None);
+        }
+        if let Some(preview) = &confirmation.preview {
+            let p = Palette::new(color_for(&std::io::stderr()));
+            eprint!("{}", render::render(preview, p));
+        }
+        let question = confirmation.question.clone();
+        let yes = tokio::task::spawn_blocking(move || ask(&question))
+            .await
+            .unwrap_or(false);
+        if yes { Answer::Yes } else { Answer::No }
+    }
 }
 
 /// Asks on the terminal; only `y` or `yes` confirms.

@@ -47,10 +47,9 @@ pub(crate) async fn json_bytes(
     }
     if !json {
         return Err(ToolError::new(
-            "unsupported_media_type",
+            kind::UNSUPPORTED_MEDIA_TYPE,
             "send the body as `Content-Type: application/json`",
-        )
-        .with_status(415));
+        ));
     }
     check_depth(&bytes, max_depth)?;
     Ok(bytes)
@@ -71,10 +70,9 @@ pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
 async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
     let too_large = || {
         ToolError::new(
-            "payload_too_large",
+            kind::PAYLOAD_TOO_LARGE,
             format!("the body is larger than the limit of {limit} bytes"),
         )
-        .with_status(413)
     };
     // What `Content-Length` declares (hyper's body reports it as its lower bound): refused
     // before reading a byte. Other bodies are cut off at the limit as they are read.
@@ -83,9 +81,7 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
     }
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         if let Some(late) = find_source::<super::serve::BodyTimeout>(&e) {
-            return ToolError::new("request_timeout", late.to_string())
-                .with_status(408)
-                .with_retryable(true);
+            return ToolError::new(kind::REQUEST_TIMEOUT, late.to_string());
         }
         let over = std::error::Error::source(&e)
             .is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>)

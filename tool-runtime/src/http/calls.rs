@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::context::{CallContext, Caller, Source};
-use crate::error::ToolError;
+use crate::error::{ToolError, kind};
 use crate::parsed::Node;
 use crate::pipeline::Input;
 
@@ -324,7 +324,7 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
 pub(super) async fn not_found(mut request: Request) -> Response {
     error_response(
         None,
-        ToolError::new("not_found", "no such route; see GET /openapi.json").with_status(404),
+        ToolError::new(kind::NOT_FOUND, "no such route; see GET /openapi.json"),
         &context_of(&mut request).id,
     )
 }

@@ -203,10 +203,9 @@ impl Finish {
             response = error_response(
                 None,
                 ToolError::new(
-                    "method_not_allowed",
+                    kind::METHOD_NOT_ALLOWED,
                     "this route does not take that method; see GET /openapi.json",
-                )
-                .with_status(405),
+                ),
                 echo.to_str().unwrap_or_default(),
             );
             if let Some(allow) = allow {

@@ -5,8 +5,9 @@
 //! - **up front**, for callers that mean it: [`Caller::confirm`](crate::Caller::confirm)
 //!   (`--yes` on the CLI, `"confirm": true` over HTTP);
 //! - **with a token**: a call without confirmation ends as `confirmation_required`, and its
-//!   error's details carry what would happen and a token to send back
-//!   ([`Caller::confirmation`](crate::Caller::confirmation)) once the user agrees:
+//!   error carries a [`Confirmation`] ([`ToolError::confirmation`]): what would happen and a
+//!   token to send back ([`Caller::confirmation`](crate::Caller::confirmation)) once the user
+//!   agrees. Over HTTP the same is the error's `details`:
 //!
 //! ```json
 //! {"type": "confirmation_required",
@@ -18,9 +19,15 @@
 //!
 //! `preview` is the tool's own dry-run result, for tools that support dry runs. The token is
 //! bound to the tool, the arguments and the principal, expires after five minutes and works
-//! once. Front ends only render `question` (the CLI asks on the terminal, MCP through
-//! elicitation, HTTP answers 409) and pass the token back; each attempt and each confirmed
-//! call is one pipeline run and one audit record.
+//! once: a "yes" confirms exactly the call that was asked about, for the caller it was asked
+//! of.
+//!
+//! Front ends that can put the question to a person implement [`Ask`] (the CLI on a terminal,
+//! MCP through elicitation, the agent through its host's callback) and call
+//! [`Registry::call_asking`](crate::Registry::call_asking), which asks, redeems the token on a
+//! yes and says what happens when no one can be asked. HTTP answers `409` and leaves the asking
+//! to its client. Each attempt and each confirmed call is one pipeline run and one audit
+//! record.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -31,6 +38,47 @@ use sha2::{Digest, Sha256};
 
 use crate::definition::ToolMeta;
 use crate::error::{ToolError, kind};
+
+/// A destructive call waiting for its caller's yes: what a `confirmation_required` error asks.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Confirmation {
+    /// The tool.
+    pub tool: String,
+    /// The arguments, secrets redacted.
+    pub arguments: Value,
+    /// The question to put to the user ("Revoke device dev_1?").
+    pub question: String,
+    /// The tool's dry-run result, for tools that support dry runs.
+    pub preview: Option<Value>,
+    /// Confirms exactly this call, once, for the same principal: send it back with
+    /// [`Caller::confirmation`](crate::Caller::confirmation).
+    pub token: String,
+    /// How long the token stays valid after it was issued.
+    pub expires_in: Duration,
+}
+
+/// How a front end puts a [`Confirmation`] to the person behind its caller; see
+/// [`Registry::call_asking`](crate::Registry::call_asking).
+pub trait Ask: Send + Sync {
+    /// The user's answer to `confirmation`.
+    fn ask(&self, confirmation: &Confirmation) -> impl Future<Output = Answer> + Send;
+}
+
+/// An answer to a [`Confirmation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// Run the call: its token is redeemed in a second pipeline run.
+    Yes,
+    /// Do not run it: the call ends as `confirmation_declined`.
+    No,
+    /// The user cannot be asked here (no terminal, a client without elicitation, a question
+    /// that goes back to the client with the result): the call ends as the
+    /// `confirmation_required` error itself, its token left for the caller to send back, with
+    /// this hint in its details when there is one.
+    Unasked(Option<String>),
+}
 
 /// How long a confirmation token stays valid.
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(300);
@@ -152,7 +200,7 @@ pub(crate) fn required(
     meta: &ToolMeta,
     shown_args: &Value,
     preview: Option<Value>,
-    token: &str,
+    token: String,
     stale: bool,
 ) -> ToolError {
     let question = question(&meta.name, shown_args);
@@ -164,22 +212,42 @@ pub(crate) fn required(
     let mut details = serde_json::json!({
         "tool": &*meta.name,
         "arguments": shown_args,
-        "question": question,
-        "token": token,
+        "question": &question,
+        "token": &token,
         "expires_in": TOKEN_LIFETIME.as_secs(),
     });
-    if let Some(preview) = preview {
-        details["preview"] = preview;
+    if let Some(preview) = &preview {
+        details["preview"] = preview.clone();
     }
+    let confirmation = Confirmation {
+        tool: meta.name.to_string(),
+        arguments: shown_args.clone(),
+        question,
+        preview,
+        token,
+        expires_in: TOKEN_LIFETIME,
+    };
     ToolError::new(
         kind::CONFIRMATION_REQUIRED,
         format!(
-            "`{}` is destructive and was not run{why}: it would {} with {shown_args}. {question} Confirm to run it.",
+            "`{}` is destructive and was not run{why}: it would {} with {shown_args}. {} Confirm to run it.",
             meta.name,
             meta.summary.trim_end_matches('.').to_lowercase(),
+            confirmation.question,
         ),
     )
     .with_details(details)
+    .with_confirmation(confirmation)
+}
+
+/// The error of a call whose user said no when asked to confirm it.
+pub(crate) fn declined(tool: &str) -> ToolError {
+    ToolError::new(
+        kind::CONFIRMATION_DECLINED,
+        format!(
+            "`{tool}` is destructive and was not run: the user declined. Do not retry it unless the user asks."
+        ),
+    )
 }
 
 /// SHA-256 of the arguments in a canonical form (object members sorted by key), so the same

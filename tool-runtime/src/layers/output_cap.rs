@@ -7,13 +7,10 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::error::{ToolError, kind};
 
 /// The cap of tools that set none.
 pub const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
-
-/// The error type of a result over its cap. HTTP 500.
-pub const OUTPUT_TOO_LARGE: &str = "output_too_large";
 
 /// Counts serialized bytes without keeping them.
 struct Counter(usize);
@@ -130,7 +127,7 @@ pub(crate) fn apply(
             Ok((Value::Array(kept), true))
         }
         _ => Err(ToolError::new(
-            OUTPUT_TOO_LARGE,
+            kind::OUTPUT_TOO_LARGE,
             format!(
                 "`{tool}` returned {size} bytes, over its limit of {cap}; ask for less (a narrower query), or raise `max_output`"
             ),
@@ -205,7 +202,7 @@ mod tests {
         let (v, cut) = apply(list.clone(), 50, true, "t").unwrap();
         assert!(cut && json_size(&v) <= 50 && !v.as_array().unwrap().is_empty());
         let e = apply(list, 50, false, "t").unwrap_err();
-        assert_eq!((e.kind(), e.status()), (OUTPUT_TOO_LARGE, 500));
+        assert_eq!((e.kind(), e.status()), (kind::OUTPUT_TOO_LARGE, 500));
         assert!(apply(json!({"big": "x".repeat(100)}), 50, true, "t").is_err());
     }
 }

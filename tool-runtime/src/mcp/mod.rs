@@ -30,9 +30,11 @@
 //!   message and one line per violation. An unknown tool is the JSON-RPC error `-32602`, as the
 //!   specification prescribes.
 //! - Destructive tools are never run unconfirmed. When the client declares form elicitation,
-//!   the user is asked through it (accept runs the tool; decline or cancel refuses); on protocol
-//!   `2026-07-28` the same question is an `InputRequiredResult`. Otherwise the call is refused
-//!   with `confirmation_required`.
+//!   the user is asked through it (accept runs the tool; decline or cancel refuses, as
+//!   `confirmation_declined`); on protocol `2026-07-28` the same question is an
+//!   `InputRequiredResult` whose `requestState` is the call's confirmation token, and an accept
+//!   runs the tool only when the retried call brings that state back for the same arguments
+//!   and caller. Otherwise the call is refused with `confirmation_required`.
 //! - A request's progress token turns the tool's progress reports into
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
 
@@ -48,7 +50,6 @@ mod streamable;
 #[cfg(feature = "http")]
 pub use sessions::{BoundedSessions, SessionLimits, SessionsError};
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,6 +65,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::confirm::{Answer, Ask, Confirmation};
 use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
 use crate::error::{ToolError, kind};
 use crate::registry::{RegisteredTool, Registry};
@@ -241,86 +243,102 @@ impl McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let registry = &self.inner.registry;
         let name = request.name.as_ref();
-        let Some(tool) = registry.get(name) else {
-            return Err(unknown_tool(registry, name, &caller_of(context)));
-        };
-        let args = Value::Object(request.arguments.clone().unwrap_or_default());
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        // 2026-07-28: the answer to our confirmation question comes back with the retried call.
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut caller = caller_of(context).cancellation(context.ct.clone());
+        if let Some(p) = progress {
+            caller = caller.progress(Arc::new(p));
+        }
+        // 2026-07-28: the answer to our question comes back with the retried call, and the
+        // token it confirms in the request state. An accept redeems that token and nothing
+        // else: without it, or with one issued for another call, the call is refused.
         let answered = request
             .input_responses
             .as_ref()
             .and_then(|r| r.get(CONFIRM_INPUT))
             .map(|answer| answer.get("action").and_then(Value::as_str) == Some("accept"));
-        let progress = progress.map(Arc::new);
-        let caller = || {
-            let mut caller = caller_of(context).cancellation(context.ct.clone());
-            if let Some(p) = &progress {
-                caller = caller.progress(p.clone());
-            }
-            caller
-        };
-        let first = registry
-            .call(name, args.clone(), caller().confirm(answered == Some(true)))
-            .await;
-        let error = match first.outcome {
-            Ok(value) => return Ok(success(&tool, value).into()),
-            Err(e) if e.kind() == kind::CONFIRMATION_REQUIRED => e,
-            Err(e) => return Ok(failure(&e).into()),
-        };
-        if answered == Some(false) {
-            return Ok(declined(name).into());
+        if answered == Some(true)
+            && let Some(token) = request.request_state
+        {
+            caller = caller.confirmation(token);
         }
-        let question = question(&error);
-        let token = error
-            .details()
-            .and_then(|d| d.get("token"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let can_ask = context.client_capabilities().is_some_and(|c| {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let ask = Elicit {
+            context,
+            answered,
+            inline: modern && answered.is_none(),
+        };
+        let envelope = registry.call_asking(name, args, caller, &ask).await;
+        match envelope.outcome {
+            Ok(value) => {
+                let wrapped = registry
+                    .get(name)
+                    .is_some_and(|t| crate::schema::wraps_output(t.output_schema()));
+                Ok(success(value, wrapped).into())
+            }
+            Err(e) => match (e.confirmation(), kind::jsonrpc_code(e.kind())) {
+                (Some(c), _) if ask.inline && ask.can_ask() => Ok(ask_inline(c).into()),
+                (_, Some(code)) => Err(protocol_error(name, &e, code)),
+                _ => Ok(failure(&e).into()),
+            },
+        }
+    }
+}
+
+/// The user behind an MCP client: asked through form elicitation when the client declares it
+/// (on 2026-07-28 the question goes back with the result, and the answer comes with the
+/// retried call); never, otherwise.
+struct Elicit<'a> {
+    context: &'a RequestContext<RoleServer>,
+    /// The answer a 2026-07-28 client sent with its retried call.
+    answered: Option<bool>,
+    /// Whether the question is asked inline, as an `InputRequiredResult`.
+    inline: bool,
+}
+
+impl Elicit<'_> {
+    fn can_ask(&self) -> bool {
+        self.context.client_capabilities().is_some_and(|c| {
             c.elicitation
                 .as_ref()
                 .is_some_and(|e| e.form.is_some() || e.url.is_none())
-        });
-        if !can_ask {
-            let mut details = error.details().cloned().unwrap_or_else(|| json!({}));
-            details["hint"] = json!(
+        })
+    }
+}
+
+impl Ask for Elicit<'_> {
+    async fn ask(&self, confirmation: &Confirmation) -> Answer {
+        match self.answered {
+            Some(false) => return Answer::No,
+            // The accept came without the token of this call (none, expired, used, or issued
+            // for other arguments or another caller): it confirms nothing.
+            Some(true) => {
+                return Answer::Unasked(Some(
+                    "the answer did not come with the request state of this call's question; call again to be asked"
+                        .to_owned(),
+                ));
+            }
+            None => {}
+        }
+        if !self.can_ask() {
+            return Answer::Unasked(Some(
                 "this client cannot ask its user (no elicitation capability), so destructive tools are refused"
-            );
-            return Ok(failure(&error.with_details(details)).into());
+                    .to_owned(),
+            ));
         }
-        if modern {
-            return Ok(ask_inline(&question).into());
+        if self.inline {
+            return Answer::Unasked(None);
         }
-        let ask = context.peer.create_elicitation(elicitation(&question));
-        let answer = tokio::select! {
-            answer = ask => answer,
-            () = context.ct.cancelled() => {
-                return Ok(failure(&ToolError::new("cancelled", "the caller cancelled the call")).into());
-            }
-        };
-        match answer {
-            Ok(r) if r.action == ElicitationAction::Accept => {
-                // The user's answer confirms exactly the call the question showed.
-                let confirmed = match token {
-                    Some(token) => caller().confirmation(token),
-                    None => caller().confirm(true),
-                };
-                let second = registry.call(name, args, confirmed).await;
-                Ok(match second.outcome {
-                    Ok(value) => success(&tool, value),
-                    Err(e) => failure(&e),
-                }
-                .into())
-            }
-            Ok(_) => Ok(declined(name).into()),
-            Err(e) => Ok(failure(&ToolError::new(
-                kind::CONFIRMATION_REQUIRED,
-                format!("`{name}` is destructive and was not run: asking the user failed ({e})"),
-            ))
-            .into()),
+        let asked = self
+            .context
+            .peer
+            .create_elicitation(elicitation(&confirmation.question))
+            .await;
+        match asked {
+            Ok(r) if r.action == ElicitationAction::Accept => Answer::Yes,
+            Ok(_) => Answer::No,
+            Err(e) => Answer::Unasked(Some(format!("asking the user failed: {e}"))),
         }
     }
 }
@@ -421,8 +439,8 @@ fn describe(tool: &RegisteredTool) -> Tool {
         .expect("a tool description has the shape rmcp's Tool reads")
 }
 
-fn success(tool: &RegisteredTool, value: Value) -> CallToolResult {
-    let structured = if crate::schema::wraps_output(tool.output_schema()) {
+fn success(value: Value, wrapped: bool) -> CallToolResult {
+    let structured = if wrapped {
         json!({ "result": value })
     } else {
         value
@@ -451,22 +469,6 @@ fn failure(e: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-fn declined(name: &str) -> CallToolResult {
-    failure(&ToolError::new(
-        kind::CONFIRMATION_REQUIRED,
-        format!("`{name}` is destructive and was not run: the user declined"),
-    ))
-}
-
-/// The confirmation question the pipeline wrote (secrets already redacted), as every front
-/// end asks it.
-fn question(e: &ToolError) -> String {
-    e.details()
-        .and_then(|d| d.get("question"))
-        .and_then(Value::as_str)
-        .map_or_else(|| e.message().to_owned(), str::to_owned)
-}
-
 fn elicitation(question: &str) -> ElicitRequestParams {
     serde_json::from_value(json!({
         "mode": "form",
@@ -476,12 +478,14 @@ fn elicitation(question: &str) -> ElicitRequestParams {
     .expect("a form elicitation with no fields")
 }
 
-fn ask_inline(question: &str) -> InputRequiredResult {
+/// The question of `confirmation` as a 2026-07-28 `InputRequiredResult`; its token is the
+/// request state the client sends back with its answer.
+fn ask_inline(confirmation: &Confirmation) -> InputRequiredResult {
     let request = json!({
         "method": "elicitation/create",
         "params": {
             "mode": "form",
-            "message": question,
+            "message": confirmation.question,
             "requestedSchema": {"type": "object", "properties": {}},
         }
     });
@@ -489,19 +493,22 @@ fn ask_inline(question: &str) -> InputRequiredResult {
         CONFIRM_INPUT.to_owned(),
         serde_json::from_value(request).expect("an elicitation request"),
     )]);
-    InputRequiredResult::from_input_requests(requests)
+    InputRequiredResult::new(Some(requests), Some(confirmation.token.clone()))
 }
 
-fn unknown_tool(registry: &Registry, name: &str, caller: &Caller) -> ErrorData {
-    let suggestions = registry.suggest(name, caller);
-    let hint = match suggestions.as_slice() {
-        [] => String::new(),
-        [one] => format!("; did you mean `{one}`?"),
-        many => format!("; did you mean one of {many:?}?"),
-    };
-    ErrorData::invalid_params(
-        Cow::Owned(format!("unknown tool `{name}`{hint}")),
-        Some(json!({ "type": kind::UNKNOWN_TOOL, "tool": name, "suggestions": suggestions })),
+/// A pipeline error that MCP answers as a JSON-RPC error (an unknown tool), with the
+/// pipeline's own message and details.
+fn protocol_error(name: &str, e: &ToolError, code: i32) -> ErrorData {
+    let mut data = json!({ "type": e.kind(), "tool": name });
+    if let Some(Value::Object(details)) = e.details() {
+        for (k, v) in details {
+            data[k] = v.clone();
+        }
+    }
+    ErrorData::new(
+        rmcp::model::ErrorCode(code),
+        e.message().to_owned(),
+        Some(data),
     )
 }
 

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::confirm::{Answer, Ask};
 use crate::context::{CallContext, Caller};
 use crate::definition::ToolMeta;
 use crate::definition::{Arguments, PendingCall};
@@ -43,6 +44,56 @@ impl Registry {
             Input::Value(args),
             self.context(caller),
         )
+    }
+
+    /// [`call`](Self::call), putting the question to the user through `ask` when the call
+    /// needs confirmation.
+    ///
+    /// On [`Answer::Yes`] the call runs again with the token it was issued, which confirms
+    /// exactly the call asked about (this tool, these arguments, this principal); on
+    /// [`Answer::No`] it ends as `confirmation_declined`; when no one can be asked
+    /// ([`Answer::Unasked`]) the `confirmation_required` error stands, with its token for the
+    /// caller and the hint given. A caller that cancels while the user is asked ends the call
+    /// as `cancelled`.
+    pub async fn call_asking<A: Ask>(
+        &self,
+        name: &str,
+        args: Value,
+        caller: Caller,
+        ask: &A,
+    ) -> Envelope {
+        let mut first = self.call(name, args.clone(), caller.clone()).await;
+        let Some(confirmation) = first.error().and_then(ToolError::confirmation) else {
+            return first;
+        };
+        let answer = match caller.cancellation_token() {
+            Some(cancel) => tokio::select! {
+                answer = ask.ask(confirmation) => answer,
+                () = cancel.cancelled() => {
+                    first.outcome = Err(cancelled());
+                    return first;
+                }
+            },
+            None => ask.ask(confirmation).await,
+        };
+        match answer {
+            Answer::Yes => {
+                let token = confirmation.token.clone();
+                self.call(name, args, caller.confirmation(token)).await
+            }
+            Answer::No => {
+                first.outcome = Err(crate::confirm::declined(name));
+                first
+            }
+            Answer::Unasked(hint) => {
+                if let (Some(hint), Err(e)) = (hint, &mut first.outcome) {
+                    let mut details = e.details().cloned().unwrap_or_else(|| json!({}));
+                    details["hint"] = Value::String(hint);
+                    *e = e.clone().with_details(details);
+                }
+                first
+            }
+        }
     }
 
     /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]).
@@ -447,7 +498,7 @@ impl Registry {
             &entry.meta,
             &entry.redact(args),
             preview,
-            &issued,
+            issued,
             token.is_some(),
         ))
     }
@@ -548,9 +599,7 @@ async fn run_isolated(
         match watched.await {
             Some(r) => r,
             None => {
-                return Err(
-                    ToolError::new("cancelled", "the caller cancelled the call").with_status(499)
-                );
+                return Err(cancelled());
             }
         }
     } else if let Poll::Ready(done) =
@@ -578,6 +627,11 @@ async fn run_isolated(
             ))
         }
     }
+}
+
+/// The error of a call its caller cancelled.
+pub(crate) fn cancelled() -> ToolError {
+    ToolError::new(kind::CANCELLED, "the caller cancelled the call")
 }
 
 fn humanize(d: Duration) -> String {

@@ -191,6 +191,11 @@ impl Caller {
         self.source
     }
 
+    /// The token set with [`cancellation`](Self::cancellation), if any.
+    pub(crate) fn cancellation_token(&self) -> Option<&CancellationToken> {
+        self.cancel.as_ref()
+    }
+
     pub(crate) fn into_context(self, state: Arc<StateMap>) -> CallContext {
         CallContext {
             inner: Arc::new(ContextInner {

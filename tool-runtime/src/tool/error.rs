@@ -9,35 +9,125 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The built-in error types, with the HTTP status each one maps to.
+/// Every error type the runtime itself produces, with the HTTP status each maps to.
 ///
-/// A tool's own errors choose their own type string (`not_found`, `code_expired`, ...); these
-/// are the ones the pipeline itself produces.
+/// A tool's own errors choose their own type string (`code_expired`, `card_declined`, ...);
+/// these are the ones the pipeline and the front ends produce, each worded once. On MCP every
+/// one of them is a tool result with `isError: true` except [`UNKNOWN_TOOL`], which is the
+/// JSON-RPC error `-32602` (invalid params) as the specification prescribes; see
+/// [`jsonrpc_code`].
+///
+/// | type | HTTP | retryable |
+/// | --- | --- | --- |
+/// | [`INVALID_REQUEST`] | 400 | no |
+/// | [`DRY_RUN_UNSUPPORTED`] | 400 | no |
+/// | [`UNAUTHENTICATED`] | 401 | no |
+/// | [`FORBIDDEN`] | 403 | no |
+/// | [`UNKNOWN_TOOL`] | 404 | no |
+/// | [`NOT_FOUND`] | 404 | no |
+/// | [`METHOD_NOT_ALLOWED`] | 405 | no |
+/// | [`REQUEST_TIMEOUT`] | 408 | yes |
+/// | [`CONFIRMATION_REQUIRED`] | 409 | no |
+/// | [`CONFIRMATION_DECLINED`] | 409 | no |
+/// | [`PAYLOAD_TOO_LARGE`] | 413 | no |
+/// | [`UNSUPPORTED_MEDIA_TYPE`] | 415 | no |
+/// | [`INVALID_ARGUMENTS`] | 422 | yes |
+/// | [`RATE_LIMITED`] | 429 | yes |
+/// | [`BUDGET_EXHAUSTED`] | 429 | no |
+/// | [`CANCELLED`] | 499 | no |
+/// | [`INTERNAL`] | 500 | no |
+/// | [`TOOL_FAILED`] | 500 | no |
+/// | [`OUTPUT_TOO_LARGE`] | 500 | no |
+/// | [`UNAVAILABLE`] | 503 | yes |
+/// | [`TIMEOUT`] | 504 | yes |
 pub mod kind {
-    /// The request is not JSON, or not of the request's shape. HTTP 400.
+    /// The request is not JSON, or not of the request's shape.
     pub const INVALID_REQUEST: &str = "invalid_request";
-    /// Credentials are missing or wrong where they are required. HTTP 401.
-    pub const UNAUTHENTICATED: &str = "unauthenticated";
-    /// Policy or a guard refused the call. HTTP 403.
-    pub const FORBIDDEN: &str = "forbidden";
-    /// No tool by that name. HTTP 404.
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    /// A destructive call came without confirmation. HTTP 409.
-    pub const CONFIRMATION_REQUIRED: &str = "confirmation_required";
-    /// The arguments break the input schema. HTTP 422.
-    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
-    /// Over a rate limit. HTTP 429.
-    pub const RATE_LIMITED: &str = "rate_limited";
-    /// The tool panicked or failed unexpectedly. HTTP 500.
-    pub const INTERNAL: &str = "internal";
-    /// Not ready, or over capacity. HTTP 503.
-    pub const UNAVAILABLE: &str = "unavailable";
-    /// The tool ran past its time limit and was cancelled. HTTP 504.
-    pub const TIMEOUT: &str = "timeout";
-    /// The default type of a tool's own error. HTTP 500.
-    pub const TOOL_FAILED: &str = "tool_failed";
-    /// A dry run of a tool that does not support dry runs. HTTP 400.
+    /// A dry run of a tool that does not support dry runs.
     pub const DRY_RUN_UNSUPPORTED: &str = "dry_run_unsupported";
+    /// Credentials are missing or wrong where they are required.
+    pub const UNAUTHENTICATED: &str = "unauthenticated";
+    /// Policy or a guard refused the call.
+    pub const FORBIDDEN: &str = "forbidden";
+    /// No tool by that name (among those the caller may see); the error's details list the
+    /// nearest names.
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    /// Something a tool looked for does not exist; over HTTP, also a route that does not.
+    pub const NOT_FOUND: &str = "not_found";
+    /// An HTTP route called with a method it does not take.
+    pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// The request's body did not arrive in time.
+    pub const REQUEST_TIMEOUT: &str = "request_timeout";
+    /// A destructive call came without confirmation; the error carries a
+    /// [`Confirmation`](crate::confirm::Confirmation).
+    pub const CONFIRMATION_REQUIRED: &str = "confirmation_required";
+    /// The user was asked to confirm a destructive call and said no; it did not run.
+    pub const CONFIRMATION_DECLINED: &str = "confirmation_declined";
+    /// The request's body is larger than the limit.
+    pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+    /// The request's body is not sent as JSON.
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
+    /// The arguments break the input schema.
+    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+    /// Over a rate limit.
+    pub const RATE_LIMITED: &str = "rate_limited";
+    /// An agent run's budget (tool calls, turns, tokens) is used up; the call was not run.
+    pub const BUDGET_EXHAUSTED: &str = "budget_exhausted";
+    /// The caller cancelled the call (HTTP 499, nginx's "client closed request").
+    pub const CANCELLED: &str = "cancelled";
+    /// The tool panicked or failed unexpectedly.
+    pub const INTERNAL: &str = "internal";
+    /// The default type of a tool's own error.
+    pub const TOOL_FAILED: &str = "tool_failed";
+    /// The result is over the tool's output cap and cannot be cut.
+    pub const OUTPUT_TOO_LARGE: &str = "output_too_large";
+    /// Not ready, or over capacity.
+    pub const UNAVAILABLE: &str = "unavailable";
+    /// The tool ran past its time limit and was cancelled.
+    pub const TIMEOUT: &str = "timeout";
+
+    /// The HTTP status of an error type: the table above, 500 for a type not in it.
+    #[must_use]
+    pub fn status(kind: &str) -> u16 {
+        match kind {
+            INVALID_REQUEST | DRY_RUN_UNSUPPORTED => 400,
+            UNAUTHENTICATED => 401,
+            FORBIDDEN => 403,
+            UNKNOWN_TOOL | NOT_FOUND => 404,
+            METHOD_NOT_ALLOWED => 405,
+            REQUEST_TIMEOUT => 408,
+            CONFIRMATION_REQUIRED | CONFIRMATION_DECLINED => 409,
+            PAYLOAD_TOO_LARGE => 413,
+            UNSUPPORTED_MEDIA_TYPE => 415,
+            INVALID_ARGUMENTS => 422,
+            RATE_LIMITED | BUDGET_EXHAUSTED => 429,
+            CANCELLED => 499,
+            UNAVAILABLE => 503,
+            TIMEOUT => 504,
+            _ => 500,
+        }
+    }
+
+    /// Whether retrying the same call can help, by type: a model that sent bad arguments can
+    /// fix them; limits, time-outs and late bodies pass.
+    #[must_use]
+    pub fn retryable(kind: &str) -> bool {
+        matches!(
+            kind,
+            INVALID_ARGUMENTS | RATE_LIMITED | UNAVAILABLE | TIMEOUT | REQUEST_TIMEOUT
+        )
+    }
+
+    /// The JSON-RPC error code an error type is answered with on MCP, where it is a protocol
+    /// error rather than a tool result: `-32602` (invalid params) for [`UNKNOWN_TOOL`]; `None`
+    /// for every other type, which is a tool result with `isError: true`.
+    #[must_use]
+    pub fn jsonrpc_code(kind: &str) -> Option<i32> {
+        match kind {
+            UNKNOWN_TOOL => Some(-32602),
+            _ => None,
+        }
+    }
 }
 
 /// At most this many violations are listed in an `invalid_arguments` error; the rest are counted
@@ -107,19 +197,22 @@ pub struct ToolError {
     status: u16,
     // Boxed: keeps `Result<_, ToolError>` small on the hot path.
     details: Option<Box<Value>>,
+    /// What a `confirmation_required` error asks; see [`confirmation`](Self::confirmation).
+    confirmation: Option<Box<crate::confirm::Confirmation>>,
 }
 
 impl ToolError {
     /// A tool's own error with the given type; HTTP status 500 and not retryable until set.
     pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         let kind = kind.into();
-        let status = default_status(&kind);
+        let status = kind::status(&kind);
         Self {
-            retryable: default_retryable(&kind),
+            retryable: kind::retryable(&kind),
             kind,
             message: message.into(),
             status,
             details: None,
+            confirmation: None,
         }
     }
 
@@ -175,7 +268,7 @@ impl ToolError {
 
     /// Not found (HTTP 404), a common type for tools' own errors.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new("not_found", message).with_status(404)
+        Self::new(kind::NOT_FOUND, message)
     }
 
     /// Sets the HTTP status this error maps to.
@@ -229,6 +322,20 @@ impl ToolError {
         self.details.as_deref()
     }
 
+    /// What a `confirmation_required` error asks: the question, the preview and the token that
+    /// confirms exactly this call. `None` for every other error.
+    #[must_use]
+    pub fn confirmation(&self) -> Option<&crate::confirm::Confirmation> {
+        self.confirmation.as_deref()
+    }
+
+    /// A `confirmation_required` error carrying `confirmation` (also in its details, for
+    /// callers that read JSON).
+    pub(crate) fn with_confirmation(mut self, confirmation: crate::confirm::Confirmation) -> Self {
+        self.confirmation = Some(Box::new(confirmation));
+        self
+    }
+
     /// The violations of an `invalid_arguments` error; empty for every other type.
     #[must_use]
     pub fn violations(&self) -> Vec<Violation> {
@@ -249,29 +356,6 @@ impl ToolError {
     }
 }
 
-fn default_status(kind: &str) -> u16 {
-    match kind {
-        kind::INVALID_REQUEST | kind::DRY_RUN_UNSUPPORTED => 400,
-        kind::UNAUTHENTICATED => 401,
-        kind::FORBIDDEN => 403,
-        kind::UNKNOWN_TOOL => 404,
-        kind::CONFIRMATION_REQUIRED => 409,
-        kind::INVALID_ARGUMENTS => 422,
-        kind::RATE_LIMITED => 429,
-        kind::UNAVAILABLE => 503,
-        kind::TIMEOUT => 504,
-        _ => 500,
-    }
-}
-
-fn default_retryable(kind: &str) -> bool {
-    // A model that sent bad arguments can fix them; limits and time-outs pass.
-    matches!(
-        kind,
-        kind::INVALID_ARGUMENTS | kind::RATE_LIMITED | kind::UNAVAILABLE | kind::TIMEOUT
-    )
-}
-
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolError")
@@ -280,6 +364,7 @@ impl fmt::Debug for ToolError {
             .field("retryable", &self.retryable)
             .field("status", &self.status)
             .field("details", &self.details)
+            .field("confirmation", &self.confirmation)
             .finish()
     }
 }
@@ -376,6 +461,16 @@ mod tests {
             (kind::UNAVAILABLE, 503),
             (kind::TIMEOUT, 504),
             (kind::TOOL_FAILED, 500),
+            (kind::DRY_RUN_UNSUPPORTED, 400),
+            (kind::NOT_FOUND, 404),
+            (kind::METHOD_NOT_ALLOWED, 405),
+            (kind::REQUEST_TIMEOUT, 408),
+            (kind::CONFIRMATION_DECLINED, 409),
+            (kind::PAYLOAD_TOO_LARGE, 413),
+            (kind::UNSUPPORTED_MEDIA_TYPE, 415),
+            (kind::BUDGET_EXHAUSTED, 429),
+            (kind::CANCELLED, 499),
+            ("card_declined", 500),
         ];
         for (kind, status) in table {
             assert_eq!(ToolError::new(kind, "x").status(), status, "{kind}");
