@@ -37,7 +37,9 @@ fn main() -> ExitCode {
                     "Limits, roles and policy (default: ./demo-app.toml if present, else built in)",
                 ),
         )
-        .setup(|matches, registry| {
+        // Limits, roles and policy shape every command, listings included: a tool the policy
+        // keeps from the command line is not in its help either.
+        .configure(|matches, registry| {
             let config = demo_app::config::Config::load(
                 matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
             )?;
@@ -45,7 +47,10 @@ fn main() -> ExitCode {
             let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
                 m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some()
             });
-            let registry = config.apply(registry, authenticated);
+            Ok(config.apply(registry, authenticated))
+        })
+        // The database and the audit log only when a tool runs or a server starts.
+        .setup(|matches, registry| {
             let path = matches.get_one::<PathBuf>("db").expect("has a default");
             let registry = registry.state(demo_app::Store::open(path)?);
             Ok(match matches.get_one::<PathBuf>("audit-log") {

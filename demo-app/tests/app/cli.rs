@@ -618,3 +618,39 @@ fn a_bad_configuration_is_reported() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("limits.device_add.rate"), "{err}");
 }
+
+/// The configuration's policy shapes the listings as it shapes calls: a tool it keeps from the
+/// command line is not in `--help` or `tools`, and is refused when called; the database is
+/// still untouched by the listings.
+#[test]
+fn the_configured_policy_hides_tools_from_help_and_tools() {
+    let db = Db::new("policy");
+    let config = db.0.join("policy.toml");
+    std::fs::write(
+        &config,
+        "[policy.allow]\ncli = [\"device_list\", \"device_add\"]\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let help = run(&db.path(), &["--config", config, "--help"], None);
+    assert_eq!(help.status.code(), Some(0));
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("device-list"), "{help}");
+    assert!(!help.contains("device-revoke"), "{help}");
+    let tools = run(&db.path(), &["tools", "--json", "--config", config], None);
+    let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["device_add", "device_list"]);
+    assert!(!db.path().exists(), "listings open no database");
+    let (code, refused) = json(
+        &db.path(),
+        &["--config", config, "device-revoke", "--device-id", "d1"],
+    );
+    assert_eq!(code, 3, "{refused}");
+    assert_eq!(refused["error"]["type"], "forbidden");
+}

@@ -336,3 +336,71 @@ async fn enum_words_json_shapes_and_constraints_on_the_command_line() {
         r#""pinnd" is not one of "pinned", "all" or an object"#
     );
 }
+
+/// `tickets --only NAME`: a policy, added in `configure` from a global option, lets the CLI
+/// reach that tool alone.
+fn only() -> App {
+    use tool_runtime::cli::clap::Arg;
+    use tool_runtime::policy::AllowTools;
+    app()
+        .global_arg(Arg::new("only").long("only").num_args(1))
+        .configure(|matches, builder| {
+            Ok(match matches.get_one::<String>("only") {
+                Some(tool) => builder
+                    .policy(AllowTools::new().allow(tool_runtime::Source::Cli, [tool.clone()])),
+                None => builder,
+            })
+        })
+}
+
+#[tokio::test]
+async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses_it() {
+    let listed = |args: &'static [&'static str]| async move {
+        let (code, out) = only().run_captured(args).await;
+        assert_eq!(code, 0, "{args:?}: {out}");
+        out
+    };
+    // Help (the long help a bare command prints).
+    let help = listed(&["tickets", "--only", "ticket_list"]).await;
+    assert!(help.contains("ticket-list"), "{help}");
+    assert!(!help.contains("ticket-open"), "{help}");
+    let help = listed(&["tickets"]).await;
+    assert!(help.contains("ticket-open"), "without the policy: {help}");
+    // `tools`, with the global option before or after the built-in.
+    for args in [
+        &["tickets", "--only", "ticket_list", "--json", "tools"][..],
+        &["tickets", "--json", "tools", "--only=ticket_list"],
+    ] {
+        let (code, out) = only().run_captured(args).await;
+        assert_eq!(code, 0, "{out}");
+        let tools: Value = serde_json::from_str(&out).unwrap();
+        let names: Vec<&str> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["ticket_list"], "{args:?}");
+    }
+    // `schema` of the hidden tool: unknown to this caller.
+    let (code, _) = only()
+        .run_captured(["tickets", "--only", "ticket_list", "schema", "ticket_open"])
+        .await;
+    assert_eq!(code, 2);
+    // Called by name: refused by the pipeline with the policy's reason.
+    let (code, out) = only()
+        .run_captured([
+            "tickets",
+            "--json",
+            "--only",
+            "ticket_list",
+            "ticket-open",
+            "printer on fire",
+            "-p",
+            "low",
+        ])
+        .await;
+    assert_eq!(code, 3, "{out}");
+    let envelope: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(envelope["error"]["type"], "forbidden", "{envelope}");
+}

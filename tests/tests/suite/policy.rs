@@ -284,3 +284,65 @@ fn registry_builder() -> tool_runtime::RegistryBuilder {
         .tool(rotate_keys::descriptor())
         .tool(echo_number::descriptor())
 }
+
+/// What a policy keeps from a front end is missing from that front end's listings (`GET
+/// /tools`, `/openapi.json` and its library form, MCP `tools/list`) and refused when called.
+#[tokio::test]
+async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns() {
+    use tool_runtime::http::{self, HttpOptions};
+    let r = Arc::new(registry(
+        registry_builder().policy(
+            AllowTools::new()
+                .allow(Source::Http, ["report"])
+                .allow(Source::Mcp, ["report", "purge"]),
+        ),
+    ));
+    let doc = http::openapi::document(&r, &Caller::new(Source::Http), "t", "1", false);
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    assert!(paths.iter().any(|p| p.ends_with("/report")), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.contains("purge")), "{paths:?}");
+
+    let base = tool_tests::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
+    let client = reqwest::Client::new();
+    let get = |path: &'static str| {
+        let client = client.clone();
+        let url = format!("{base}{path}");
+        async move {
+            client
+                .get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let tools = get("/tools").await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["report"]);
+    let served = get("/openapi.json").await;
+    assert_eq!(served["paths"], doc["paths"]);
+    let refused = client
+        .post(format!("{base}/tools/echo_number"))
+        .json(&json!({"n": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+
+    let mcp = tool_runtime::mcp::McpServer::new(r.clone());
+    let listed: Vec<String> = mcp
+        .list(&Caller::new(Source::Mcp))
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    assert_eq!(listed, ["purge", "report"]);
+    let refused = call(&r, "echo_number", json!({"n": 1}), Caller::new(Source::Mcp)).await;
+    assert_eq!(refused.unwrap_err().0, "forbidden");
+}

@@ -50,6 +50,8 @@ pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
 type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
 
+type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+
 /// A command-line application over a registry. See the [module docs](self).
 pub struct App {
     name: String,
@@ -57,6 +59,7 @@ pub struct App {
     about: Option<String>,
     builder: RegistryBuilder,
     globals: Vec<Arg>,
+    configure: Option<Configure>,
     setup: Option<Setup>,
     logging: bool,
     #[cfg(feature = "agent")]
@@ -83,6 +86,7 @@ impl App {
             about: None,
             builder: Registry::builder(),
             globals: Vec::new(),
+            configure: None,
             setup: None,
             logging: true,
             #[cfg(feature = "agent")]
@@ -135,12 +139,29 @@ impl App {
         self
     }
 
+    /// Shapes the registry from the global options for every command, listings included:
+    /// policies, roles and limits read from a configuration file named by `--config`, say.
+    /// What it adds decides what `--help`, `tools` and `schema` list, exactly as it decides what
+    /// a call may reach. It must not open anything a listing should not touch (a database, a
+    /// log): that belongs in [`setup`](Self::setup). Runs before `setup` when both run.
+    ///
+    /// For a listing the matches hold the global options only (and know the built-ins by name,
+    /// none of them invoked); for a call or a server, the whole command line.
+    #[must_use]
+    pub fn configure<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+    {
+        self.configure = Some(Box::new(f));
+        self
+    }
+
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
     /// Runs when a tool is invoked and before `serve` and `mcp`, never for `--help`, `tools`,
-    /// `schema` or `completions` (so policies added here do not shape those listings). The matches
-    /// know the global options, the built-ins and the invoked tool's subcommand; other tools'
-    /// subcommands are left out of a call's command tree (clap panics, in debug builds, when
-    /// asked about a subcommand it does not know).
+    /// `schema` or `completions`: policies that should shape those listings go in
+    /// [`configure`](Self::configure). The matches know the global options, the built-ins and
+    /// the invoked tool's subcommand; other tools' subcommands are left out of a call's command
+    /// tree (clap panics, in debug builds, when asked about a subcommand it does not know).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
     where
@@ -235,7 +256,12 @@ impl App {
     }
 
     async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
-        let listing = match self.builder.clone().skip_state_check().build() {
+        // What every listing shows: the registry as `configure` shapes it, state unchecked
+        // (`setup`, which registers it, runs only for calls and servers).
+        let listing = self
+            .configured(&self.global_matches(args), self.builder.clone())
+            .and_then(|b| b.skip_state_check().build().map_err(|e| e.to_string()));
+        let listing = match listing {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
@@ -336,13 +362,69 @@ impl App {
         }
     }
 
-    /// Runs the setup and builds the full registry (state checked).
+    /// Runs `configure` and `setup`, and builds the full registry (state checked).
     fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
+        let builder = self.configured(matches, self.builder.clone())?;
         let builder = match self.setup {
-            Some(setup) => setup(matches, self.builder).map_err(|e| e.to_string())?,
-            None => self.builder,
+            Some(setup) => setup(matches, builder).map_err(|e| e.to_string())?,
+            None => builder,
         };
         builder.build().map_err(|e| e.to_string())
+    }
+
+    fn configured(
+        &self,
+        matches: &ArgMatches,
+        builder: RegistryBuilder,
+    ) -> Result<RegistryBuilder, String> {
+        match &self.configure {
+            Some(configure) => configure(matches, builder).map_err(|e| e.to_string()),
+            None => Ok(builder),
+        }
+    }
+
+    /// The global options of `args` (and their environment variables and defaults), parsed
+    /// apart from the rest: what `configure` reads before the command tree, which depends on
+    /// it, exists.
+    fn global_matches(&self, args: &[OsString]) -> ArgMatches {
+        let mut picked: Vec<OsString> = args.iter().take(1).cloned().collect();
+        let mut it = args.iter().skip(1);
+        while let Some(arg) = it.next() {
+            let Some(s) = arg.to_str() else { continue };
+            if s == "--" {
+                break;
+            }
+            let (global, inline) = if let Some(long) = s.strip_prefix("--") {
+                let (name, inline) = long
+                    .split_once('=')
+                    .map_or((long, false), |(n, _)| (n, true));
+                (
+                    self.globals.iter().find(|g| g.get_long() == Some(name)),
+                    inline,
+                )
+            } else {
+                let mut short = s.strip_prefix('-').unwrap_or_default().chars();
+                let (c, rest) = (short.next(), short.as_str());
+                let found = c.and_then(|c| self.globals.iter().find(|g| g.get_short() == Some(c)));
+                (found, !rest.is_empty())
+            };
+            if let Some(global) = global {
+                picked.push(arg.clone());
+                if !inline && global.get_action().takes_values() {
+                    picked.extend(it.next().cloned());
+                }
+            }
+        }
+        // The built-ins by name, as in a call's tree, so that asking whether one was invoked
+        // answers no rather than panicking.
+        clap::Command::new(self.name.clone())
+            .args(self.globals.iter().map(|g| g.clone().global(false)))
+            .subcommands(command::BUILTINS.iter().map(|b| clap::Command::new(*b)))
+            .disable_help_flag(true)
+            .disable_version_flag(true)
+            .ignore_errors(true)
+            .try_get_matches_from(picked)
+            .unwrap_or_default()
     }
 
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {

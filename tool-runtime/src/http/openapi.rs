@@ -45,18 +45,24 @@ const ERROR_STATUSES: &[(&str, &str)] = &[
     ("504", "The tool ran past its time limit (`timeout`)"),
 ];
 
-/// Builds the document of every tool. `auth` documents bearer authentication and the 401
-/// response.
+/// Builds the document of the tools `caller` may see ([`Registry::visible`]), as
+/// `GET /openapi.json` serves it to that caller. `auth` documents bearer authentication and the
+/// 401 response.
 #[must_use]
-pub fn document(registry: &Registry, title: &str, version: &str, auth: bool) -> Value {
-    document_for(&registry.tools(), title, version, auth)
+pub fn document(
+    registry: &Registry,
+    caller: &crate::Caller,
+    title: &str,
+    version: &str,
+    auth: bool,
+) -> Value {
+    document_for(&registry.visible(caller), title, version, auth)
 }
 
-/// Builds the document of `tools`: those a caller may see
-/// ([`Registry::visible`](crate::Registry::visible)).
+/// Builds the document of `tools`: those a caller may see.
 #[must_use]
 #[allow(clippy::too_many_lines, clippy::needless_pass_by_value)] // Reason: the document reads best as one literal-heavy listing.
-pub fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, auth: bool) -> Value {
+pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, auth: bool) -> Value {
     let mut schemas = Map::new();
     schemas.insert(
         "Meta".into(),
