@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 // The core, by concern (see ARCHITECTURE.md).
+mod catalog;
 mod layers;
 pub mod llm;
 mod pipeline;
@@ -20,14 +21,17 @@ pub mod mcp;
 
 // The public modules keep their short paths (`tool_runtime::policy`, ...); the private ones are
 // named here so the crate reads them as `crate::context`, `crate::hooks`, ...
+pub use catalog::provider;
 use layers::hooks;
 pub use layers::{audit, confirm, limits, output_cap, policy, safety};
-pub use registry::provider;
 use schema::{parsed, validate};
 pub use tool::secret;
 use tool::{blocking, context, definition, envelope, error, state};
 
 pub use blocking::blocking;
+pub use catalog::{
+    BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
+};
 #[cfg(feature = "cli")]
 pub use cli::App;
 pub use context::FromCallContext;
@@ -42,10 +46,7 @@ pub use envelope::{Envelope, EnvelopeMeta};
 pub use error::{MAX_VIOLATIONS, ToolError, Violation, kind};
 pub use futures_util::future::BoxFuture;
 pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit, StartingCall};
-pub use registry::{
-    BuildError, BuildProblem, RegisteredTool, Registry, RegistryBuilder, RegistryError, ToolRef,
-    is_valid_name, is_valid_param_name,
-};
+pub use registry::{Registry, RegistryBuilder};
 pub use secret::Secret;
 pub use state::{State, StateKey, StateMap};
 pub use tokio_util::sync::CancellationToken;

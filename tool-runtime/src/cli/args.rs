@@ -6,7 +6,7 @@ use clap::ArgMatches;
 use serde_json::{Map, Value};
 
 use super::command::{PARAMS_JSON, flag_kind};
-use crate::registry::RegisteredTool;
+use crate::catalog::RegisteredTool;
 use crate::schema::{self, Kind};
 
 /// Why the arguments could not be assembled: a usage error (exit 2).

@@ -57,7 +57,7 @@ impl App {
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
 pub(super) fn report(
     envelope: &Envelope,
-    tool: &crate::registry::RegisteredTool,
+    tool: &crate::catalog::RegisteredTool,
     json_out: bool,
     out: &mut dyn Write,
 ) -> u8 {
@@ -118,7 +118,7 @@ pub(super) fn report(
 }
 
 /// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
-pub(super) fn flag_for(path: &str, tool: &crate::registry::RegisteredTool) -> String {
+pub(super) fn flag_for(path: &str, tool: &crate::catalog::RegisteredTool) -> String {
     let top = path.strip_prefix('/').unwrap_or(path);
     let (head, rest) = top.split_once('/').map_or((top, ""), |(h, r)| (h, r));
     let known = tool.input_schema()["properties"]

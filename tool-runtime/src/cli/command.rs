@@ -13,7 +13,8 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Arg, ArgAction, Command, ValueHint};
 use serde_json::Value;
 
-use crate::registry::{RegisteredTool, Registry};
+use crate::catalog::RegisteredTool;
+use crate::registry::Registry;
 use crate::schema::{self, Kind, Param};
 
 /// The id of `--params-json`.

@@ -507,7 +507,7 @@ fn fewer_suggestions(e: &mut clap::Error) {
         _ => return,
     };
     if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
-        let near = Registry::nearest(&typed, all.iter().map(String::as_str));
+        let near = crate::catalog::nearest(&typed, all.iter().map(String::as_str));
         e.insert(
             ContextKind::SuggestedSubcommand,
             ContextValue::Strings(near),

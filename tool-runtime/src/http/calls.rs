@@ -201,25 +201,17 @@ pub(super) async fn call_named(state: &Shared, name: &str, call: CallRequest) ->
         Ok(b) => b,
         Err(e) => return error_response(Some(name), e, ctx.request_id()),
     };
-    // Parsed without a `serde_json::Value` when nothing on the call's way needs one
-    // (`crate::parsed`); any other body takes the `Value` path, which reports what is wrong.
-    let registry = &state.registry;
-    let parsed = registry.parsed_entry(name);
-    let tree = parsed.as_ref().and_then(|_| Node::parse(&bytes));
-    let (entry, input) = match &tree {
-        Some(node @ Node::Object(_)) => (
-            parsed,
-            Input::Parsed {
-                node,
-                bytes: &bytes,
-            },
-        ),
+    // Parsed into a tree, which a `#[tool]` decodes without a `serde_json::Value`
+    // (`crate::parsed`); a body that is not a JSON object is told what is wrong with it.
+    let tree = Node::parse(&bytes);
+    let args = match &tree {
+        Some(node @ Node::Object(_)) => Input::Parsed(node),
         _ => match body::object_of(&bytes) {
-            Ok(params) => (registry.get(name), Input::Value(Value::Object(params))),
+            Ok(params) => Input::Value(Value::Object(params)),
             Err(e) => return error_response(Some(name), e, ctx.request_id()),
         },
     };
-    envelope_response(&registry.call_in_context(name, entry, input, ctx).await)
+    envelope_response(&state.registry.call_in(name, args, ctx).await)
 }
 
 pub(super) fn caller(ctx: FrontContext) -> Caller {

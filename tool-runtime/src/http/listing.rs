@@ -8,9 +8,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
+use crate::catalog::RegisteredTool;
 use crate::context::{Caller, Source};
 use crate::llm::{self, Target};
-use crate::registry::RegisteredTool;
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
@@ -31,7 +31,7 @@ pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Req
     let ctx = context_of(&mut request);
     // The document lists what this caller may see; without policies that is every tool, and
     // the document is kept until the registry changes.
-    let cacheable = registry.policies.is_empty();
+    let cacheable = !registry.has_policies();
     let version = registry.version();
     if cacheable
         && let Some((v, doc)) = &*state.openapi.lock().unwrap_or_else(PoisonError::into_inner)
@@ -147,7 +147,7 @@ pub(super) async fn list_tools(State(state): State<AppState>, mut request: Reque
         }
     }
     .unwrap_or_default();
-    let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
+    let etag = format!("\"{:016x}\"", crate::catalog::stable_hash(&body));
     let fresh = request
         .headers()
         .get(header::IF_NONE_MATCH)

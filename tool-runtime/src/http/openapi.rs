@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::{Registry, ToolRef};
+use crate::catalog::ToolRef;
+use crate::registry::Registry;
 
 /// The statuses the pipeline and the HTTP layer produce, and when.
 const ERROR_STATUSES: &[(&str, &str)] = &[

@@ -52,7 +52,8 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::{RegisteredTool, Registry, ToolRef};
+use crate::catalog::{RegisteredTool, ToolRef};
+use crate::registry::Registry;
 
 /// A provider format tools are lowered to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -358,7 +359,7 @@ impl SpecCache {
         }
         let key = (
             version,
-            crate::registry::stable_hash(&names),
+            crate::catalog::stable_hash(&names),
             target,
             options.clone(),
         );

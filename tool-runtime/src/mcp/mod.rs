@@ -65,10 +65,11 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::catalog::RegisteredTool;
 use crate::confirm::{Answer, Ask, Confirmation};
 use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
 use crate::error::{ToolError, kind};
-use crate::registry::{RegisteredTool, Registry};
+use crate::registry::Registry;
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
 const CONFIRM_INPUT: &str = "confirm";

@@ -1,128 +1,124 @@
-//! The call pipeline: the one path every call takes, whatever front end it came from.
+//! The call pipeline: the one path every call takes, whatever front end it came from, and the
+//! layers it consults.
 //!
-//! lookup → validate against the advertised schema → policy and guard hooks → confirmation of
-//! destructive tools → rate and concurrency hooks → run under a time limit with panic isolation
-//! → envelope → observers (audit). One `tool.call` tracing span covers it all.
+//! lookup → visibility (policies' `admit`) → validate against the advertised schema → policy
+//! checks and hooks → guards → confirmation of destructive tools → rate and concurrency hooks →
+//! intent announced to observers (audit) → run under a time limit with panic isolation →
+//! output cap → envelope → observers. One `tool.call` tracing span covers it all.
+//!
+//! [`Pipeline`] owns the layers; the tools it calls are the [`Catalog`]'s. Front ends reach it
+//! through [`Registry::call`](crate::Registry::call) (and
+//! [`call_asking`](crate::Registry::call_asking)), handing it a name, the arguments and the
+//! caller.
+
+mod asking;
+mod run;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::Poll;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tracing::Instrument;
 
-use crate::confirm::{Answer, Ask};
-use crate::context::{CallContext, Caller};
+use crate::catalog::{Catalog, RegisteredTool, ToolRef};
+use crate::confirm::Confirmations;
+use crate::context::CallContext;
 use crate::definition::ToolMeta;
 use crate::definition::{Arguments, PendingCall};
 use crate::envelope::{Envelope, EnvelopeMeta};
 use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, CompletedCall, Permit, StartingCall};
+use crate::hooks::{CallHook, CallObserver, CompletedCall, Permit, StartingCall};
+use crate::limits::RateLimits;
 use crate::parsed::{Node, ParsedArgs};
-use crate::registry::{RegisteredTool, Registry, ToolRef};
+use crate::policy::Policy;
+
 use crate::validate::{normalize_numbers, strip_unknown};
+pub(crate) use run::cancelled;
+use run::{dry_run_unsupported, next_call_id, panicked, run_isolated};
 
-impl Registry {
-    /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
-    ///
-    /// Never panics and never returns early: every outcome, including an unknown tool, invalid
-    /// arguments, a refusal, a call that needs confirmation, a panicking tool and a time-out, is
-    /// an envelope.
-    pub fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        caller: Caller,
-    ) -> impl Future<Output = Envelope> + 'a {
-        self.call_in_context(
-            name,
-            self.get(name),
-            Input::Value(args),
-            self.context(caller),
-        )
-    }
+/// The layers every call passes, in the order the pipeline consults them, and the options that
+/// change how every call is handled.
+pub(crate) struct Pipeline {
+    pub(crate) policies: Vec<Arc<dyn Policy>>,
+    pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
+    pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
+    /// The rate-limit hook again, to charge calls refused for their arguments.
+    pub(crate) rate_limits: Option<Arc<RateLimits>>,
+    pub(crate) observers: Vec<Arc<dyn CallObserver>>,
+    pub(crate) options: Options,
+    pub(crate) confirmations: Confirmations,
+}
 
-    /// [`call`](Self::call), putting the question to the user through `ask` when the call
-    /// needs confirmation.
-    ///
-    /// On [`Answer::Yes`] the call runs again with the token it was issued, which confirms
-    /// exactly the call asked about (this tool, these arguments, this principal); on
-    /// [`Answer::No`] it ends as `confirmation_declined`; when no one can be asked
-    /// ([`Answer::Unasked`]) the `confirmation_required` error stands, with its token for the
-    /// caller and the hint given. A caller that cancels while the user is asked ends the call
-    /// as `cancelled`.
-    pub async fn call_asking<A: Ask>(
-        &self,
-        name: &str,
-        args: Value,
-        caller: Caller,
-        ask: &A,
-    ) -> Envelope {
-        let mut first = self.call(name, args.clone(), caller.clone()).await;
-        let Some(confirmation) = first.error().and_then(ToolError::confirmation) else {
-            return first;
-        };
-        let answer = match caller.cancellation_token() {
-            Some(cancel) => tokio::select! {
-                answer = ask.ask(confirmation) => answer,
-                () = cancel.cancelled() => {
-                    first.outcome = Err(cancelled());
-                    return first;
-                }
-            },
-            None => ask.ask(confirmation).await,
-        };
-        match answer {
-            Answer::Yes => {
-                let token = confirmation.token.clone();
-                self.call(name, args, caller.confirmation(token)).await
-            }
-            Answer::No => {
-                first.outcome = Err(crate::confirm::declined(name));
-                first
-            }
-            Answer::Unasked(hint) => {
-                if let (Some(hint), Err(e)) = (hint, &mut first.outcome) {
-                    let mut details = e.details().cloned().unwrap_or_else(|| json!({}));
-                    details["hint"] = Value::String(hint);
-                    *e = e.clone().with_details(details);
-                }
-                first
-            }
+/// Options that change how every call is handled.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) ignore_unknown_fields: bool,
+    pub(crate) default_timeout: Duration,
+    pub(crate) max_output: usize,
+}
+
+impl Pipeline {
+    /// The policies' decision on `tool` for the caller of `ctx`: the first refusal, as
+    /// `forbidden`.
+    pub(crate) fn admit(&self, tool: &ToolMeta, ctx: &CallContext) -> Result<(), ToolError> {
+        for policy in &self.policies {
+            policy
+                .admit(tool, ctx)
+                .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason))?;
         }
+        Ok(())
     }
 
-    /// The tool `name` if a call to it may start from a parsed tree ([`Input::Parsed`]).
-    /// Front ends ask before parsing, so a call that would take the `Value` path anyway is
-    /// parsed once.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn parsed_entry(&self, name: &str) -> Option<ToolRef<'_>> {
-        self.get(name).filter(|entry| self.parsed_path(entry))
+    /// The tools of `catalog` the caller of `ctx` may see, sorted by name.
+    pub(crate) fn visible<'c>(&self, catalog: &'c Catalog, ctx: &CallContext) -> Vec<ToolRef<'c>> {
+        let mut tools = catalog.tools();
+        if !self.policies.is_empty() {
+            tools.retain(|t| self.admit(t.meta(), ctx).is_ok());
+        }
+        tools
     }
 
-    /// Trees come only from the HTTP front end: other builds compile no validator for them.
+    /// `unknown_tool`, suggesting only names the caller may see.
+    pub(crate) fn unknown_tool(
+        &self,
+        catalog: &Catalog,
+        name: &str,
+        ctx: &CallContext,
+    ) -> ToolError {
+        let visible = self.visible(catalog, ctx);
+        let near = crate::catalog::nearest(name, visible.iter().map(|t| t.name()));
+        let message = if near.is_empty() {
+            format!("no tool named `{name}`")
+        } else {
+            format!(
+                "no tool named `{name}`; did you mean {}?",
+                near.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        ToolError::new(kind::UNKNOWN_TOOL, message)
+            .with_details(serde_json::json!({ "suggestions": near }))
+    }
+
+    /// Whether a call of `entry` may start from a parsed tree ([`Input::Parsed`]). Trees come
+    /// only from the HTTP front end: other builds compile no validator for them.
     fn parsed_path(&self, entry: &RegisteredTool) -> bool {
         cfg!(feature = "http") && entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
     }
 
-    /// The context of a call by `caller` (made before the call, by a front end that keeps only
-    /// this while it reads the arguments).
-    pub(crate) fn context(&self, caller: Caller) -> CallContext {
-        caller.into_context(self.state.clone())
-    }
-
-    /// [`call`](Self::call) of `entry`, the tool `name` if there is one, from either form of
-    /// the arguments, in a context made by [`context`](Self::context).
+    /// Calls `entry`, the tool `name` of `catalog` if there is one, from either form of the
+    /// arguments, in `ctx`.
     ///
     /// The span is made when the future is; the duration counts from its first poll.
-    pub(crate) fn call_in_context<'a>(
+    pub(crate) fn call<'a>(
         &'a self,
+        catalog: &'a Catalog,
         name: &'a str,
-        entry: Option<ToolRef<'a>>,
         input: Input<'a>,
         ctx: CallContext,
     ) -> impl Future<Output = Envelope> + 'a {
@@ -141,12 +137,13 @@ impl Registry {
             let mut shown = Value::Null;
             let mut truncated = false;
             let mut tool_started = false;
+            let entry = catalog.get(name);
             let outcome = match &entry {
                 None => {
                     if observed {
                         shown = input.into_value();
                     }
-                    Err(self.unknown_tool(name, &ctx))
+                    Err(self.unknown_tool(catalog, name, &ctx))
                 }
                 // Lookup among the caller's visible tools: a hidden tool is refused before its
                 // arguments are looked at.
@@ -160,7 +157,7 @@ impl Registry {
                         // A tree that validates, with no layer to consult, runs without the
                         // boxed general path.
                         let bare = match &input {
-                            Input::Parsed { node, .. } if self.nothing_between(entry, &ctx) => {
+                            Input::Parsed(node) if self.nothing_between(entry, &ctx) => {
                                 self.start_parsed(entry, node, &ctx).map(|s| (*node, s))
                             }
                             _ => None,
@@ -256,7 +253,7 @@ impl Registry {
         // A tree that validates is decoded straight into the tool's arguments; anything else
         // takes the `Value` path, which reports every violation.
         let started = match &input {
-            Input::Parsed { node, .. } => match self.start_parsed(entry, node, ctx) {
+            Input::Parsed(node) => match self.start_parsed(entry, node, ctx) {
                 Some(Ok(fut)) => Some((*node, fut)),
                 Some(Err(e)) => {
                     if observed {
@@ -510,12 +507,6 @@ struct Started<'a> {
     started: &'a mut bool,
 }
 
-/// A number for each observed call, unique in the process.
-fn next_call_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
 /// A started call of a tool.
 type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 
@@ -523,41 +514,20 @@ type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 pub(crate) enum Input<'a> {
     /// Already a `serde_json::Value` (the CLI, MCP, `POST /invoke`, library callers).
     Value(Value),
-    /// A body parsed into a tree (`POST /tools/{name}`); `bytes` are parsed again into a
-    /// `Value` if the call needs one.
+    /// A body parsed into a tree (`POST /tools/{name}`), which a `#[tool]` decodes without a
+    /// `Value`; made into one when the call needs it (a tool that takes no tree, arguments
+    /// that break the schema, a layer that reads them).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    Parsed { node: &'a Node<'a>, bytes: &'a [u8] },
+    Parsed(&'a Node<'a>),
 }
 
 impl Input<'_> {
     fn into_value(self) -> Value {
         match self {
             Input::Value(value) => value,
-            // The bytes parsed into the tree, so they parse; the tree would do as a fallback.
-            Input::Parsed { node, bytes } => {
-                serde_json::from_slice(bytes).unwrap_or_else(|_| node.to_value())
-            }
+            Input::Parsed(node) => node.to_value(),
         }
     }
-}
-
-fn dry_run_unsupported(meta: &ToolMeta) -> ToolError {
-    ToolError::new(
-        kind::DRY_RUN_UNSUPPORTED,
-        format!(
-            "`{}` does not support dry runs; call it without dry_run to run it",
-            meta.name
-        ),
-    )
-}
-
-fn panicked(meta: &ToolMeta, panic: &(dyn std::any::Any + Send)) -> ToolError {
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(non-string panic payload)".to_owned());
-    ToolError::internal(format_args!("tool `{}` panicked: {message}", meta.name))
 }
 
 async fn run_hooks(
@@ -569,75 +539,4 @@ async fn run_hooks(
         permits.push(hook.before(pending).await?);
     }
     Ok(())
-}
-
-/// Runs the tool under its time limit, turning a panic into `internal` and a cancellation by
-/// the caller into `cancelled`. The tool's future is dropped (cancelled) on time-out.
-async fn run_isolated(
-    entry: &RegisteredTool,
-    fut: BoxFuture<'_, Result<Value, ToolError>>,
-    ctx: &CallContext,
-    limit: Duration,
-) -> Result<Value, ToolError> {
-    let started = tokio::time::Instant::now();
-    let mut fut = AssertUnwindSafe(fut).catch_unwind();
-    let timed = |fut| match started.checked_add(limit) {
-        Some(deadline) => tokio::time::timeout_at(deadline, fut),
-        None => tokio::time::timeout(limit, fut),
-    };
-    // Watching a token costs a lock per call: only when the caller brought one. The timer and
-    // the watch are boxed: most calls need neither, and inline they would make every call's
-    // future larger (it is moved as it is wrapped, layer by layer).
-    let outcome = if ctx.caller_cancels() {
-        let watched = Box::pin(async {
-            tokio::select! {
-                biased;
-                r = timed(fut) => Some(r),
-                () = ctx.cancellation().cancelled() => None,
-            }
-        });
-        match watched.await {
-            Some(r) => r,
-            None => {
-                return Err(cancelled());
-            }
-        }
-    } else if let Poll::Ready(done) =
-        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await
-    {
-        // Finished on its first poll: no timer was needed, since `Timeout` polls its future
-        // before looking at the deadline and could not have stopped it either.
-        Ok(done)
-    } else {
-        // The deadline counts from the start, as if the timer had been there from the first poll.
-        Box::pin(timed(fut)).await
-    };
-    match outcome {
-        Ok(Ok(result)) => result,
-        Ok(Err(panic)) => Err(panicked(&entry.meta, &*panic)),
-        Err(_elapsed) => {
-            ctx.cancel();
-            Err(ToolError::new(
-                kind::TIMEOUT,
-                format!(
-                    "`{}` did not finish within {} and was cancelled",
-                    entry.meta.name,
-                    humanize(limit)
-                ),
-            ))
-        }
-    }
-}
-
-/// The error of a call its caller cancelled.
-pub(crate) fn cancelled() -> ToolError {
-    ToolError::new(kind::CANCELLED, "the caller cancelled the call")
-}
-
-fn humanize(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }

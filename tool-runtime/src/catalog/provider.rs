@@ -2,7 +2,7 @@
 //! server or an in-process store, mounted behind the one registry.
 //!
 //! A provider has a name, a list of tools, a way to call them, and optionally a stream of
-//! change notices. [`Registry::mount`] adds its tools under the names
+//! change notices. [`Registry::mount`](crate::Registry::mount) adds its tools under the names
 //! `{provider}-{tool}` (see [`provider_tool_name`]); every front end then lists and calls them
 //! like any other tool, through the same pipeline (policy, confirmation, limits, audit). When
 //! the provider announces a change, its tools are listed again and replaced in one step.
@@ -47,10 +47,10 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use serde_json::Value;
 
+use super::{BuildError, BuildProblem, Catalog, Mounted, is_valid_name};
 use crate::context::CallContext;
 use crate::definition::{Tool, ToolMeta};
 use crate::error::ToolError;
-use crate::registry::{BuildProblem, Mounted, Registry, RegistryError, is_valid_name};
 
 /// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.
@@ -76,7 +76,8 @@ impl ProvidedTool {
     }
 }
 
-/// A source of tools mounted into a running [`Registry`] with [`Registry::mount`].
+/// A source of tools mounted into a running [`Registry`](crate::Registry) with
+/// [`Registry::mount`](crate::Registry::mount).
 pub trait Provider: Send + Sync + 'static {
     /// The provider's name, the prefix of its tools' names: `^[A-Za-z_][A-Za-z0-9_-]*$`.
     fn name(&self) -> &str;
@@ -108,7 +109,7 @@ pub enum MountError {
     /// Listing its tools failed.
     Listing(ToolError),
     /// Its tools could not be added (a name taken or not portable, ...); nothing was added.
-    Tools(RegistryError),
+    Tools(BuildError),
 }
 
 impl fmt::Display for MountError {
@@ -141,7 +142,7 @@ pub fn provider_tool_name(component: &str, tool: &str) -> Result<String, String>
     let name = if full.len() <= 64 {
         full.clone()
     } else {
-        let hash = format!("{:016x}", crate::registry::stable_hash(full.as_bytes()));
+        let hash = format!("{:016x}", crate::catalog::stable_hash(full.as_bytes()));
         let mut cut = 64 - 9;
         while !full.is_char_boundary(cut) {
             cut -= 1;
@@ -183,7 +184,7 @@ impl Tool for ProviderTool {
 fn renamed(
     provider: &Arc<dyn Provider>,
     tools: Vec<ProvidedTool>,
-) -> Result<Vec<crate::registry::Arrival>, RegistryError> {
+) -> Result<Vec<crate::catalog::Arrival>, BuildError> {
     let component = provider.name().to_owned();
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -212,24 +213,16 @@ fn renamed(
     if problems.is_empty() {
         Ok(out)
     } else {
-        Err(RegistryError { problems })
+        Err(BuildError {
+            problems,
+            at_run_time: true,
+        })
     }
 }
 
-impl Registry {
-    /// Mounts `provider`: lists its tools and adds them, all or none, as `{provider}-{tool}`;
-    /// returns their names. If it announces changes, they are followed (listed again and
-    /// replaced in one step) until it is [unmounted](Self::unmount). Front ends are told of
-    /// every change.
-    pub async fn mount(
-        self: &Arc<Self>,
-        provider: impl Provider,
-    ) -> Result<Vec<String>, MountError> {
-        self.mount_arc(Arc::new(provider)).await
-    }
-
-    /// [`mount`](Self::mount) for a shared provider.
-    pub async fn mount_arc(
+impl Catalog {
+    /// See [`Registry::mount`](crate::Registry::mount).
+    pub(crate) async fn mount(
         self: &Arc<Self>,
         provider: Arc<dyn Provider>,
     ) -> Result<Vec<String>, MountError> {
@@ -258,14 +251,14 @@ impl Registry {
             );
         }
         if let Some(mut changes) = provider.changes() {
-            let registry: Weak<Registry> = Arc::downgrade(self);
+            let catalog: Weak<Catalog> = Arc::downgrade(self);
             let component = name.clone();
             let task = tokio::spawn(async move {
                 while changes.next().await.is_some() {
-                    let Some(registry) = registry.upgrade() else {
+                    let Some(catalog) = catalog.upgrade() else {
                         return;
                     };
-                    registry.refresh(&component, &provider).await;
+                    catalog.refresh(&component, &provider).await;
                 }
             });
             if let Some(m) = self.mounted_lock().get_mut(&name) {
@@ -307,7 +300,7 @@ impl Registry {
 
     /// Removes a mounted provider and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
-    pub fn unmount(&self, name: &str) -> bool {
+    pub(crate) fn unmount(&self, name: &str) -> bool {
         let Some(m) = self.mounted_lock().remove(name) else {
             return false;
         };
@@ -320,8 +313,7 @@ impl Registry {
     }
 
     /// The names of the mounted providers, sorted.
-    #[must_use]
-    pub fn providers(&self) -> Vec<String> {
+    pub(crate) fn providers(&self) -> Vec<String> {
         let mut names: Vec<String> = self.mounted_lock().keys().cloned().collect();
         names.sort();
         names

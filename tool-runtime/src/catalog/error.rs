@@ -1,0 +1,110 @@
+//! Why tools could not be registered.
+
+use std::fmt;
+
+/// One reason a registry could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools share a name.
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// A tool's name breaks the portable naming rule.
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
+    /// A tool's parameter name breaks the portable rule for parameters.
+    InvalidParamName {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        param: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
+    /// A tool added at run time has a rate or concurrency limit, which only tools present when
+    /// the registry is built can have.
+    LimitAtRunTime {
+        /// The tool.
+        tool: String,
+        /// Where the tool is defined.
+        defined_at: String,
+    },
+    /// A tool needs `State<T>` that was never registered.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state type.
+        type_name: &'static str,
+    },
+}
+
+impl fmt::Display for BuildProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildProblem::DuplicateName {
+                name,
+                first,
+                second,
+            } => write!(
+                f,
+                "two tools are named `{name}`: {first}, and {second}; rename one (#[tool(name = \"...\")] for a #[tool] fn)"
+            ),
+            BuildProblem::InvalidName { name, defined_at } => write!(
+                f,
+                "tool name `{name}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$"
+            ),
+            BuildProblem::InvalidParamName {
+                tool,
+                param,
+                defined_at,
+            } => write!(
+                f,
+                "parameter `{param}` of tool `{tool}` ({defined_at}) must match ^[A-Za-z_][A-Za-z0-9_]{{0,63}}$, the names every model provider accepts; rename it (`ttl_seconds`, not `ttl-seconds`)"
+            ),
+            BuildProblem::LimitAtRunTime { tool, defined_at } => write!(
+                f,
+                "tool `{tool}` ({defined_at}) has a rate or concurrency limit, but limits are set up only for tools present when the registry is built; register it with the builder (`Registry::builder().tool(...)`), or limit it in a `CallHook`"
+            ),
+            BuildProblem::MissingState { tool, type_name } => write!(
+                f,
+                "tool `{tool}` takes State<{type_name}>, but no `{type_name}` was registered; add `.state(value)` to the registry builder"
+            ),
+        }
+    }
+}
+
+/// Every problem found while building a registry, or while adding tools to a running one
+/// (then nothing was added).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    /// The problems, in the order found.
+    pub problems: Vec<BuildProblem>,
+    /// Whether the tools came to a running registry.
+    pub(crate) at_run_time: bool,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.at_run_time {
+            write!(f, "the tools were not added:")?;
+        } else {
+            write!(f, "the tool registry cannot be built:")?;
+        }
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}

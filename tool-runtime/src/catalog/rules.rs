@@ -1,0 +1,110 @@
+//! What a tool must be to be registered: a portable name, portable parameter names, the
+//! state it takes; and how near names are found for "did you mean".
+
+use crate::state::StateMap;
+
+use super::error::BuildProblem;
+use super::tool::RegisteredTool;
+
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`: portable across MCP clients and LLM providers.
+#[must_use]
+pub fn is_valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+}
+
+/// `^[A-Za-z_][A-Za-z0-9_]{0,63}$`: a parameter name every LLM provider accepts.
+#[must_use]
+pub fn is_valid_param_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
+        && bytes.len() <= 64
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// Up to three names among `names` close to `name`, best first.
+pub(crate) fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
+    let wanted = name.to_ascii_lowercase().replace('-', "_");
+    // Close in spelling (a typo or two), or containing what was typed.
+    let budget = (wanted.chars().count() / 4).max(2);
+    let mut scored: Vec<(f64, &str)> = names
+        .filter_map(|candidate| {
+            let c = candidate.to_ascii_lowercase().replace('-', "_");
+            let close = strsim::levenshtein(&wanted, &c) <= budget
+                || (wanted.len() >= 3 && c.contains(&wanted));
+            close.then(|| (strsim::jaro_winkler(&wanted, &c), candidate))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_owned())
+        .collect()
+}
+
+/// FNV-1a, 64 bits: a hash stable across runs and platforms, unlike std's (shortened provider
+/// tool names, `ETag`s of listings).
+pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Names, and state a tool needs: the problems of one tool to be registered.
+pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildProblem> {
+    let mut problems = Vec::new();
+    if !is_valid_name(entry.name()) {
+        problems.push(BuildProblem::InvalidName {
+            name: entry.name().to_owned(),
+            defined_at: entry.origin.to_string(),
+        });
+    }
+    // A `#[tool]`'s parameter names were checked when it compiled; the schema of any other
+    // tool is made here to check its own.
+    let hand_made = entry.parsed_call.is_none();
+    if let Some(props) = hand_made
+        .then(|| entry.input_schema()["properties"].as_object())
+        .flatten()
+    {
+        for param in props.keys().filter(|p| !is_valid_param_name(p)) {
+            problems.push(BuildProblem::InvalidParamName {
+                tool: entry.name().to_owned(),
+                param: param.clone(),
+                defined_at: entry.origin.to_string(),
+            });
+        }
+    }
+    if let Some(state) = state {
+        for key in &entry.meta.requires {
+            if !state.contains(key) {
+                problems.push(BuildProblem::MissingState {
+                    tool: entry.name().to_owned(),
+                    type_name: key.type_name(),
+                });
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_portable_rule() {
+        for ok in ["a", "_x", "device_add", "device-add", &"a".repeat(64)] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "-a", "a b", "a.b", "é", &"a".repeat(65)] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+}

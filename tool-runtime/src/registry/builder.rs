@@ -1,0 +1,311 @@
+//! Building a [`Registry`]: its tools and state, and the layers of its pipeline.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::catalog::{Arrival, BuildError, BuildProblem, Catalog, RegisteredTool, check_entry};
+use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
+use crate::hooks::{CallHook, CallObserver, HookPoint};
+use crate::pipeline::{Options, Pipeline};
+use crate::policy::Policy;
+use crate::state::StateMap;
+
+use super::Registry;
+
+/// Collects tools, state and hooks, then checks them all at once in [`build`](Self::build).
+#[derive(Clone)]
+pub struct RegistryBuilder {
+    inventory: bool,
+    check_state: bool,
+    rates: HashMap<String, Option<crate::limits::Rate>>,
+    roles: HashMap<String, Vec<String>>,
+    concurrency: HashMap<String, Option<u32>>,
+    concurrency_queue: usize,
+    tools: Vec<Arrival>,
+    state: StateMap,
+    policies: Vec<Arc<dyn Policy>>,
+    hooks: Vec<Arc<dyn CallHook>>,
+    observers: Vec<Arc<dyn CallObserver>>,
+    options: Options,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        Self {
+            inventory: true,
+            check_state: true,
+            rates: HashMap::new(),
+            roles: HashMap::new(),
+            concurrency: HashMap::new(),
+            concurrency_queue: 64,
+            tools: Vec::new(),
+            state: StateMap::default(),
+            policies: Vec::new(),
+            hooks: Vec::new(),
+            observers: Vec::new(),
+            options: Options {
+                ignore_unknown_fields: false,
+                default_timeout: DEFAULT_TIMEOUT,
+                max_output: crate::output_cap::DEFAULT_MAX_OUTPUT,
+            },
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Leaves out the tools found through `inventory`; only explicitly added tools are served.
+    #[must_use]
+    pub fn without_inventory(mut self) -> Self {
+        self.inventory = false;
+        self
+    }
+
+    /// Builds without checking that every `State<T>` is registered: for listings (`--help`,
+    /// schemas) that never call a tool.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn skip_state_check(mut self) -> Self {
+        self.check_state = false;
+        self
+    }
+
+    /// Adds a tool: a dynamic [`Tool`], or a `#[tool]` fn's descriptor
+    /// (`my_tool::descriptor()`), which is how a library whose `inventory` registrations the
+    /// linker dropped can still be served.
+    #[must_use]
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        // A `#[tool]` descriptor names where it is defined; a dynamic tool, its type.
+        let origin = (tool.parsed_call().is_none()).then(|| {
+            Cow::Owned(format!(
+                "dynamic tool #{} (`{}`)",
+                self.tools.len() + 1,
+                std::any::type_name::<T>()
+            ))
+        });
+        self.tools.push((Arc::new(tool), origin));
+        self
+    }
+
+    /// Adds a shared dynamic tool.
+    #[must_use]
+    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
+        let origin = (tool.parsed_call().is_none()).then(|| {
+            Cow::Owned(format!(
+                "dynamic tool #{} (`Arc<dyn Tool>`)",
+                self.tools.len() + 1
+            ))
+        });
+        self.tools.push((tool, origin));
+        self
+    }
+
+    /// Registers application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_arc(Arc::new(value))
+    }
+
+    /// Registers shared application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Adds a pipeline hook (policy, guard, limit).
+    #[must_use]
+    pub fn hook(mut self, hook: impl CallHook) -> Self {
+        self.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a registry-wide [`Policy`], run on every call; a denial is `forbidden` with the
+    /// policy's reason, and what it refuses from the caller alone is hidden from that caller's
+    /// listings. Policies run in the order added.
+    #[must_use]
+    pub fn policy(mut self, policy: impl Policy) -> Self {
+        self.policies.push(Arc::new(policy));
+        self
+    }
+
+    /// Sets or overrides (`None`: removes) a tool's rate limit, whatever `#[tool(rate)]` says.
+    #[must_use]
+    pub fn rate_limit(
+        mut self,
+        tool: impl Into<String>,
+        rate: Option<crate::limits::Rate>,
+    ) -> Self {
+        self.rates.insert(tool.into(), rate);
+        self
+    }
+
+    /// Sets the roles a tool needs (replacing `#[tool(roles(...))]`), enforced and used for
+    /// listings by the [`RequireRoles`](crate::policy::RequireRoles) policy.
+    #[must_use]
+    pub fn tool_roles<I, S>(mut self, tool: impl Into<String>, roles: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.roles
+            .insert(tool.into(), roles.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets or overrides (`None`: removes) a tool's concurrency limit.
+    #[must_use]
+    pub fn concurrency_limit(mut self, tool: impl Into<String>, limit: Option<u32>) -> Self {
+        self.concurrency.insert(tool.into(), limit);
+        self
+    }
+
+    /// How many calls may wait for a concurrency-limited tool before more are refused with
+    /// `unavailable` (default 64).
+    #[must_use]
+    pub fn concurrency_queue(mut self, waiting: usize) -> Self {
+        self.concurrency_queue = waiting;
+        self
+    }
+
+    /// Records every call in an audit sink, such as
+    /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
+    #[must_use]
+    pub fn audit(mut self, sink: impl crate::audit::Audit) -> Self {
+        self.observers
+            .push(Arc::new(crate::audit::AuditObserver::new(sink)));
+        self
+    }
+
+    /// Adds an observer of finished calls (audit, metrics).
+    #[must_use]
+    pub fn observer(mut self, observer: impl CallObserver) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// Drops argument fields the schema does not declare instead of rejecting the call.
+    /// Off by default: an unknown field is usually a typo the caller wants to hear about.
+    #[must_use]
+    pub fn ignore_unknown_fields(mut self, ignore: bool) -> Self {
+        self.options.ignore_unknown_fields = ignore;
+        self
+    }
+
+    /// The output cap of tools that set none, in bytes of JSON (default 1 MiB).
+    #[must_use]
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.options.max_output = bytes;
+        self
+    }
+
+    /// The time limit of tools that set none (default 30 s).
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.options.default_timeout = timeout;
+        self
+    }
+
+    /// Checks everything and builds the registry: duplicate names (both definitions named),
+    /// invalid names, and state a tool needs that was never registered (tool and type named).
+    pub fn build(self) -> Result<Registry, BuildError> {
+        let mut problems = Vec::new();
+        let mut tools: BTreeMap<Arc<str>, RegisteredTool> = BTreeMap::new();
+        let from_inventory = self
+            .inventory
+            .then(|| inventory::iter::<ToolRegistration>.into_iter())
+            .into_iter()
+            .flatten()
+            .map(|r| (Arc::new(r.0) as Arc<dyn Tool>, None));
+        for (tool, origin) in from_inventory.chain(self.tools) {
+            let mut entry = RegisteredTool::new(tool, origin);
+            if let Some(roles) = self.roles.get(&*entry.meta.name) {
+                Arc::make_mut(&mut entry.meta).roles =
+                    roles.iter().cloned().map(Cow::Owned).collect();
+            }
+            let name: Arc<str> = Arc::from(&*entry.meta.name);
+            if let Some(existing) = tools.get(&name) {
+                // The same `#[tool]` registered through inventory and explicitly is one tool.
+                let same_fn = existing.parsed_call.is_some()
+                    && entry.parsed_call.is_some()
+                    && existing.origin == entry.origin;
+                if !same_fn {
+                    problems.push(BuildProblem::DuplicateName {
+                        name: name.to_string(),
+                        first: existing.origin.to_string(),
+                        second: entry.origin.to_string(),
+                    });
+                }
+                continue;
+            }
+            problems.extend(check_entry(&entry, self.check_state.then_some(&self.state)));
+            tools.insert(name, entry);
+        }
+        if !problems.is_empty() {
+            return Err(BuildError {
+                problems,
+                at_run_time: false,
+            });
+        }
+        let mut hooks = self.hooks;
+        let setting = |tool: &RegisteredTool| {
+            let name = &*tool.meta.name;
+            (
+                self.rates.get(name).copied().unwrap_or(tool.meta.rate),
+                self.concurrency
+                    .get(name)
+                    .copied()
+                    .unwrap_or(tool.meta.concurrency),
+            )
+        };
+        let rates = tools
+            .values()
+            .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
+        let rate_limits = crate::limits::RateLimits::new(rates).map(Arc::new);
+        if let Some(limits) = &rate_limits {
+            hooks.push(Arc::clone(limits) as Arc<dyn CallHook>);
+        }
+        let slots = tools
+            .values()
+            .filter_map(|t| setting(t).1.map(|n| (t.meta.name.to_string(), n)));
+        if let Some(limits) = crate::limits::ConcurrencyLimits::new(slots, self.concurrency_queue) {
+            hooks.push(Arc::new(limits));
+        }
+        hooks.sort_by_key(|h| h.point());
+        let split = hooks.partition_point(|h| h.point() <= HookPoint::Guard);
+        let after = hooks.split_off(split);
+        let limited = self
+            .rates
+            .iter()
+            .filter_map(|(name, rate)| rate.map(|_| name.clone()))
+            .chain(
+                self.concurrency
+                    .iter()
+                    .filter_map(|(name, n)| n.map(|_| name.clone())),
+            )
+            .collect();
+        Ok(Registry {
+            catalog: Arc::new(Catalog::new(tools, self.state, self.check_state, limited)),
+            pipeline: Pipeline {
+                policies: self.policies,
+                hooks_before_confirmation: hooks,
+                hooks_after_confirmation: after,
+                rate_limits,
+                observers: self.observers,
+                options: self.options,
+                confirmations: crate::confirm::Confirmations::default(),
+            },
+        })
+    }
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("inventory", &self.inventory)
+            .field("tools", &self.tools.len())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
