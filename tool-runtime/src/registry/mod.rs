@@ -26,7 +26,6 @@ use crate::confirm::Ask;
 use crate::context::{CallContext, Caller};
 use crate::definition::Tool;
 use crate::envelope::Envelope;
-use crate::error::ToolError;
 use crate::pipeline::{Input, Pipeline};
 use crate::provider::{MountError, Provider};
 
@@ -150,7 +149,8 @@ impl Registry {
     }
 
     /// `unknown_tool`, suggesting only names the caller may see.
-    pub(crate) fn unknown_tool(&self, name: &str, ctx: &CallContext) -> ToolError {
+    #[cfg(any(feature = "cli", feature = "http"))]
+    pub(crate) fn unknown_tool(&self, name: &str, ctx: &CallContext) -> crate::ToolError {
         self.pipeline.unknown_tool(&self.catalog, name, ctx)
     }
 
@@ -228,6 +228,7 @@ impl Registry {
 
     /// Whether any policy decides what a caller sees (listings that depend on no caller can
     /// be kept).
+    #[cfg(feature = "http")]
     pub(crate) fn has_policies(&self) -> bool {
         !self.pipeline.policies.is_empty()
     }
