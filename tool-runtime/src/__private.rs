@@ -13,12 +13,14 @@ pub use schemars;
 pub use serde;
 pub use serde_json::{self, Value};
 
-pub use crate::context::FromCallContext;
-pub use crate::definition::{Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration};
-pub use crate::limits::Rate;
-pub use crate::parsed::ParsedArgs;
+pub use crate::layers::limits::Rate;
 pub use crate::schema::{input_schema_for, output_schema_for};
-pub use crate::state::StateKey;
+pub use crate::tool::context::FromCallContext;
+pub use crate::tool::definition::{
+    Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration,
+};
+pub use crate::tool::parsed::ParsedArgs;
+pub use crate::tool::state::StateKey;
 pub use crate::{BoxFuture, CallContext, ToolError, Violation, blocking};
 pub use std::borrow::Cow;
 

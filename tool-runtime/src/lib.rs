@@ -19,37 +19,36 @@ pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-// The public modules keep their short paths (`tool_runtime::policy`, ...); the private ones are
-// named here so the crate reads them as `crate::context`, `crate::hooks`, ...
+// The layers users configure keep short public paths (`tool_runtime::policy`, ...); inside the
+// crate every module is named by its full path.
 pub use catalog::provider;
-use layers::hooks;
 pub use layers::{audit, confirm, limits, output_cap, policy, safety};
-use schema::{parsed, validate};
 pub use tool::secret;
-use tool::{blocking, context, definition, envelope, error, state};
 
-pub use blocking::blocking;
 pub use catalog::{
     BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
 };
 #[cfg(feature = "cli")]
 pub use cli::App;
-pub use context::FromCallContext;
-pub use context::{CallContext, Caller, Identity, ProgressSink, ProgressUpdate, Requester, Source};
+pub use futures_util::future::BoxFuture;
+pub use layers::hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit, StartingCall};
+pub use registry::{Registry, RegistryBuilder};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::blocking::blocking;
+pub use tool::context::FromCallContext;
+pub use tool::context::{
+    CallContext, Caller, Identity, ProgressSink, ProgressUpdate, Requester, Source,
+};
 #[doc(hidden)]
-pub use definition::ParsedCall;
-pub use definition::PendingCall;
-pub use definition::{
+pub use tool::definition::ParsedCall;
+pub use tool::definition::PendingCall;
+pub use tool::definition::{
     Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
 };
-pub use envelope::{Envelope, EnvelopeMeta};
-pub use error::{MAX_VIOLATIONS, ToolError, Violation, kind};
-pub use futures_util::future::BoxFuture;
-pub use hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit, StartingCall};
-pub use registry::{Registry, RegistryBuilder};
-pub use secret::Secret;
-pub use state::{State, StateKey, StateMap};
-pub use tokio_util::sync::CancellationToken;
+pub use tool::envelope::{Envelope, EnvelopeMeta};
+pub use tool::error::{MAX_VIOLATIONS, ToolError, Violation, kind};
+pub use tool::secret::Secret;
+pub use tool::state::{State, StateKey, StateMap};
 pub use tool_macros::tool;
 
 /// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.

@@ -64,7 +64,7 @@ pub use client::ProviderError;
 pub use model::{Api, Model, ModelError, Tiers, default_model, detect_api, parse_reference};
 pub use transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn, Usage};
 
-use crate::confirm::Confirmation;
+use crate::layers::confirm::Confirmation;
 use crate::llm;
 use crate::{Caller, Registry, Source};
 

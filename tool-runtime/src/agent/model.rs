@@ -316,7 +316,7 @@ impl fmt::Debug for Model {
             .field("base_url", &self.base_url)
             .field(
                 "api_key",
-                &self.api_key.as_ref().map(|_| crate::secret::REDACTED),
+                &self.api_key.as_ref().map(|_| crate::tool::secret::REDACTED),
             )
             .field("stream", &self.stream)
             .finish_non_exhaustive()

@@ -16,9 +16,9 @@ use super::model::{Api, Model};
 use super::transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn};
 use super::wire::Request;
 use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
-use crate::confirm::{Answer, Ask, Confirmation};
-use crate::error::{ToolError, kind};
+use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::llm::{self, Target};
+use crate::tool::error::{ToolError, kind};
 use crate::{Caller, Envelope};
 
 /// What the loop keeps between turns.

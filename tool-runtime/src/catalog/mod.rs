@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::definition::Tool;
-use crate::state::StateMap;
+use crate::tool::definition::Tool;
+use crate::tool::state::StateMap;
 
 pub use error::{BuildError, BuildProblem};
 pub(crate) use rules::nearest;

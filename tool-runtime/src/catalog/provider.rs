@@ -48,9 +48,9 @@ use futures_util::stream::BoxStream;
 use serde_json::Value;
 
 use super::{BuildError, BuildProblem, Catalog, Mounted, is_valid_name};
-use crate::context::CallContext;
-use crate::definition::{Tool, ToolMeta};
-use crate::error::ToolError;
+use crate::tool::context::CallContext;
+use crate::tool::definition::{Tool, ToolMeta};
+use crate::tool::error::ToolError;
 
 /// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.

@@ -1,7 +1,7 @@
 //! What a tool must be to be registered: a portable name, portable parameter names, the
 //! state it takes; and how near names are found for "did you mean".
 
-use crate::state::StateMap;
+use crate::tool::state::StateMap;
 
 use super::error::BuildProblem;
 use super::tool::RegisteredTool;

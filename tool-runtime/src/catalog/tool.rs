@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::definition::{ParsedCall, Tool, ToolMeta};
-use crate::error::ToolError;
-use crate::validate::{ArgsValidator, accepts_empty_object, is_empty_object};
+use crate::schema::validate::{ArgsValidator, accepts_empty_object, is_empty_object};
+use crate::tool::definition::{ParsedCall, Tool, ToolMeta};
+use crate::tool::error::ToolError;
 
 /// One registered tool with its lazily computed schemas and validator.
 pub struct RegisteredTool {
@@ -24,7 +24,7 @@ pub struct RegisteredTool {
     pub(crate) parsed_call: Option<ParsedCall>,
     /// The input schema compiled for that tree, on first use; `None` if it does not compile.
     #[cfg(feature = "http")]
-    parsed_validator: OnceLock<Option<jsonschema::Validator<crate::parsed::Parsed>>>,
+    parsed_validator: OnceLock<Option<jsonschema::Validator<crate::schema::parsed::Parsed>>>,
 }
 
 impl RegisteredTool {
@@ -32,7 +32,7 @@ impl RegisteredTool {
     pub(crate) fn new(tool: Arc<dyn Tool>, fallback: Option<Cow<'static, str>>) -> Self {
         let meta = Arc::new(tool.meta());
         let origin = match fallback {
-            Some(f) if meta.defined_at == crate::definition::UNSTATED_ORIGIN => f,
+            Some(f) if meta.defined_at == crate::tool::definition::UNSTATED_ORIGIN => f,
             _ => meta.defined_at.clone(),
         };
         Self {
@@ -99,14 +99,19 @@ impl RegisteredTool {
             return None;
         }
         let v = self.validator().ok()?;
-        (!v.secrets.is_empty()).then(|| crate::secret::redact(args, &v.secrets))
+        (!v.secrets.is_empty()).then(|| crate::tool::secret::redact(args, &v.secrets))
     }
 
     #[cfg(feature = "http")]
-    pub(crate) fn parsed_validator(&self) -> Option<&jsonschema::Validator<crate::parsed::Parsed>> {
+    pub(crate) fn parsed_validator(
+        &self,
+    ) -> Option<&jsonschema::Validator<crate::schema::parsed::Parsed>> {
         self.parsed_validator
             .get_or_init(|| {
-                crate::validate::compile_for::<crate::parsed::Parsed>(self.input_schema()).ok()
+                crate::schema::validate::compile_for::<crate::schema::parsed::Parsed>(
+                    self.input_schema(),
+                )
+                .ok()
             })
             .as_ref()
     }

@@ -35,7 +35,7 @@ pub(crate) fn collect(
                 Ok(other) => {
                     return Err(UsageError(format!(
                         "--params-json must be a JSON object, not {}",
-                        crate::validate::value_kind(&other)
+                        crate::schema::validate::value_kind(&other)
                     )));
                 }
                 Err(e) => return Err(UsageError(format!("--params-json is not JSON: {e}"))),

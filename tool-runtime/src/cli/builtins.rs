@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::call::fail;
 use super::command::subcommand_name;
-use crate::context::{Caller, Source};
 use crate::llm::{self, Target};
 use crate::registry::Registry;
+use crate::tool::context::{Caller, Source};
 
 pub(super) fn list_tools(
     registry: &Registry,

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 
-use crate::confirm::{Answer, Ask, Confirmation};
-use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
-use crate::envelope::Envelope;
-use crate::error::{ToolError, kind};
+use crate::layers::confirm::{Answer, Ask, Confirmation};
+use crate::tool::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::tool::envelope::Envelope;
+use crate::tool::error::{ToolError, kind};
 
 use super::render::{self, Palette};
 use super::{App, args, command};

@@ -66,7 +66,9 @@ pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
     let mut cmd = builtins(name);
     // The tools a command-line caller may call: hidden ones are not offered.
-    let visible = registry.visible(&crate::context::Caller::new(crate::context::Source::Cli));
+    let visible = registry.visible(&crate::tool::context::Caller::new(
+        crate::tool::context::Source::Cli,
+    ));
     for (order, tool) in visible.iter().enumerate() {
         let wanted = invoked.is_none_or(|i| i == tool.name() || names_tool(i, tool.name()));
         cmd = cmd.subcommand(tool_command(name, tool, wanted).display_order(order));

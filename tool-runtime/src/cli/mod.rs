@@ -213,7 +213,7 @@ impl App {
             Ok(runtime) => runtime,
             Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
         };
-        let _inline = (!server).then(crate::blocking::InlineGuard::enter);
+        let _inline = (!server).then(crate::tool::blocking::InlineGuard::enter);
         // Boxed: `block_on` moves its future through several frames, each of which would
         // otherwise reserve (and touch) stack for all of it.
         runtime.block_on(Box::pin(self.run_from(args)))

@@ -40,7 +40,9 @@ impl App {
             None => None,
         };
         let insecure = m.get_flag("insecure");
-        if let Err(refusal) = crate::safety::check_listen_address(addr, auth.is_some(), insecure) {
+        if let Err(refusal) =
+            crate::layers::safety::check_listen_address(addr, auth.is_some(), insecure)
+        {
             return fail(refusal, 2);
         }
         let auth_present = auth.is_some();
@@ -120,7 +122,7 @@ impl App {
 /// exposed, any; on loopback, loopback names only (against DNS rebinding), the IPv4-mapped
 /// loopback address included when serving on it.
 fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<String>> {
-    if authenticated || !crate::safety::is_loopback(addr.ip()) {
+    if authenticated || !crate::layers::safety::is_loopback(addr.ip()) {
         return Some(Vec::new());
     }
     match addr.ip() {

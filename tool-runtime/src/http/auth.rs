@@ -16,7 +16,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use crate::context::Identity;
+pub use crate::tool::context::Identity;
 
 /// The accepted tokens.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use serde_json::{Map, Value};
 
-use crate::error::{ToolError, kind};
+use crate::tool::error::{ToolError, kind};
 
 /// Why a body was refused, as the error the caller receives.
 pub(crate) fn invalid_request(message: impl Into<String>) -> ToolError {
@@ -61,7 +61,7 @@ pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(invalid_request(format!(
             "the body must be a JSON object, not {}",
-            crate::validate::value_kind(&other)
+            crate::schema::validate::value_kind(&other)
         ))),
         Err(e) => Err(invalid_request(format!("the body is not JSON: {e}"))),
     }

@@ -11,10 +11,10 @@ use axum::routing::{MethodRouter, get};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::context::{CallContext, Caller, Source};
-use crate::error::{ToolError, kind};
-use crate::parsed::Node;
 use crate::pipeline::Input;
+use crate::tool::context::{CallContext, Caller, Source};
+use crate::tool::error::{ToolError, kind};
+use crate::tool::parsed::Node;
 
 use super::front::{FrontContext, FrontLayer, context_of, front, header_of};
 use super::listing::describe_named;
@@ -244,7 +244,7 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
                 None,
                 shape(&format!(
                     "`tool` must be a string, not {}",
-                    crate::validate::value_kind(&other)
+                    crate::schema::validate::value_kind(&other)
                 )),
                 &id,
             );
@@ -259,7 +259,7 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
                 Some(&tool),
                 shape(&format!(
                     "`params` must be an object, not {}",
-                    crate::validate::value_kind(&other)
+                    crate::schema::validate::value_kind(&other)
                 )),
                 &id,
             );
@@ -275,7 +275,7 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
                     Some(&tool),
                     shape(&format!(
                         "`{key}` must be a boolean, not {}",
-                        crate::validate::value_kind(&other)
+                        crate::schema::validate::value_kind(&other)
                     )),
                     &id,
                 );
@@ -290,7 +290,7 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
                 Some(&tool),
                 shape(&format!(
                     "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
-                    crate::validate::value_kind(&other)
+                    crate::schema::validate::value_kind(&other)
                 )),
                 &id,
             );

@@ -8,7 +8,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use crate::error::{ToolError, kind};
+use crate::tool::error::{ToolError, kind};
 
 use super::response::error_response;
 use super::{AppState, Identity, REQUEST_ID, Shared};
@@ -25,7 +25,7 @@ pub(super) fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
     {
         return (id.to_owned(), value.clone());
     }
-    let id = crate::context::next_request_id();
+    let id = crate::tool::context::next_request_id();
     // Made of visible ASCII: always a valid header value.
     let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
     (id, echo)
@@ -43,7 +43,7 @@ pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option
 
 /// What the front middleware learned about a request, for the handlers (and the MCP adapter,
 /// which finds it in the request's extensions).
-pub(crate) use crate::context::Requester as FrontContext;
+pub(crate) use crate::tool::context::Requester as FrontContext;
 
 /// Every request passes here once: the request id is read or made and returned on the
 /// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
@@ -145,7 +145,7 @@ pub(super) fn exposure(state: &Shared, request: &Request, id: &str) -> Result<()
         return Ok(());
     };
     let o = &state.options;
-    crate::safety::admit_peer(peer.0.ip(), o.auth.is_some(), o.allow_remote_without_auth)
+    crate::layers::safety::admit_peer(peer.0.ip(), o.auth.is_some(), o.allow_remote_without_auth)
         .map_err(|e| Box::new(error_response(None, e, id)))
 }
 

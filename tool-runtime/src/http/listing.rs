@@ -9,8 +9,8 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::RegisteredTool;
-use crate::context::{Caller, Source};
 use crate::llm::{self, Target};
+use crate::tool::context::{Caller, Source};
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};

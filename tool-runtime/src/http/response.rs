@@ -5,8 +5,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::envelope::Envelope;
-use crate::error::{ToolError, kind};
+use crate::tool::envelope::Envelope;
+use crate::tool::error::{ToolError, kind};
 
 /// `body` as a JSON response with `status`.
 ///

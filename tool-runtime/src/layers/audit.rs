@@ -30,8 +30,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::{ToolError, kind};
-use crate::hooks::{CallObserver, CompletedCall, StartingCall};
+use crate::layers::hooks::{CallObserver, CompletedCall, StartingCall};
+use crate::tool::error::{ToolError, kind};
 
 /// Strings in recorded arguments longer than this many bytes keep only their start, with their
 /// length and SHA-256.
@@ -216,7 +216,7 @@ fn cut(s: &str) -> String {
     if s.len() <= MAX_RECORDED_STRING {
         return s.to_owned();
     }
-    let end = crate::error::floor_boundary(s, 64);
+    let end = crate::tool::error::floor_boundary(s, 64);
     format!(
         "{}… [{} bytes, sha256 {}]",
         &s[..end],

@@ -36,27 +36,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::definition::ToolMeta;
-use crate::error::{ToolError, kind};
+use crate::tool::definition::ToolMeta;
+use crate::tool::error::{ToolError, kind};
 
-/// A destructive call waiting for its caller's yes: what a `confirmation_required` error asks.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Confirmation {
-    /// The tool.
-    pub tool: String,
-    /// The arguments, secrets redacted.
-    pub arguments: Value,
-    /// The question to put to the user ("Revoke device dev_1?").
-    pub question: String,
-    /// The tool's dry-run result, for tools that support dry runs.
-    pub preview: Option<Value>,
-    /// Confirms exactly this call, once, for the same principal: send it back with
-    /// [`Caller::confirmation`](crate::Caller::confirmation).
-    pub token: String,
-    /// How long the token stays valid after it was issued.
-    pub expires_in: Duration,
-}
+pub use crate::tool::error::Confirmation;
 
 /// How a front end puts a [`Confirmation`] to the person behind its caller; see
 /// [`Registry::call_asking`](crate::Registry::call_asking).
@@ -180,7 +163,7 @@ pub fn question(tool: &str, args: &Value) -> String {
         .into_iter()
         .flat_map(|m| m.values())
         .filter_map(|v| match v {
-            Value::String(s) if s == crate::secret::REDACTED => None,
+            Value::String(s) if s == crate::tool::secret::REDACTED => None,
             Value::String(s) => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
             _ => None,
@@ -323,7 +306,7 @@ mod tests {
         assert_eq!(
             question(
                 "secret_set",
-                &json!({"value": crate::secret::REDACTED, "n": 2})
+                &json!({"value": crate::tool::secret::REDACTED, "n": 2})
             ),
             "Set secret 2?"
         );

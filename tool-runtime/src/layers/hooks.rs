@@ -11,10 +11,10 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::context::CallContext;
-use crate::definition::{PendingCall, ToolMeta};
-use crate::envelope::Envelope;
-use crate::error::ToolError;
+use crate::tool::context::CallContext;
+use crate::tool::definition::{PendingCall, ToolMeta};
+use crate::tool::envelope::Envelope;
+use crate::tool::error::ToolError;
 
 /// Where a [`CallHook`] runs. Hooks run in this order; within one point, in registration order.
 /// The built-in confirmation check of destructive tools sits between `Guard` and `RateLimit`.

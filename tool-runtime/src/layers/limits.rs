@@ -22,11 +22,11 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
-use crate::definition::PendingCall;
-use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, HookPoint, Permit};
+use crate::layers::hooks::{CallHook, HookPoint, Permit};
+use crate::tool::definition::PendingCall;
+use crate::tool::error::{ToolError, kind};
 
-pub use crate::definition::Rate;
+pub use crate::tool::definition::Rate;
 
 fn quota(rate: Rate) -> Quota {
     let count = NonZeroU32::new(rate.count).unwrap_or(NonZeroU32::MIN);

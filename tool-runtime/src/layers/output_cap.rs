@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::error::{ToolError, kind};
+use crate::tool::error::{ToolError, kind};
 
 /// The cap of tools that set none.
 pub const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;

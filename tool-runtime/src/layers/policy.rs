@@ -24,9 +24,9 @@
 
 use std::collections::HashMap;
 
-use crate::context::{CallContext, Source};
-use crate::definition::PendingCall;
-use crate::definition::ToolMeta;
+use crate::tool::context::{CallContext, Source};
+use crate::tool::definition::PendingCall;
+use crate::tool::definition::ToolMeta;
 
 /// Decides whether a caller may see and call a tool. `Err(reason)` denies the call as
 /// `forbidden` with that reason.

@@ -9,7 +9,7 @@
 
 use std::net::IpAddr;
 
-use crate::error::{ToolError, kind};
+use crate::tool::error::{ToolError, kind};
 
 /// Whether a caller at `peer` may be served: always with authentication or with the explicit
 /// opt-out, else only from loopback.

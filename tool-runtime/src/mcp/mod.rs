@@ -66,10 +66,10 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::catalog::RegisteredTool;
-use crate::confirm::{Answer, Ask, Confirmation};
-use crate::context::{Caller, ProgressSink, ProgressUpdate, Source};
-use crate::error::{ToolError, kind};
+use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::registry::Registry;
+use crate::tool::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::tool::error::{ToolError, kind};
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
 const CONFIRM_INPUT: &str = "confirm";
@@ -425,7 +425,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::context::Requester>())
+        .and_then(|p| p.extensions.get::<crate::tool::context::Requester>())
     {
         return requester.caller(Source::Mcp);
     }

@@ -4,10 +4,10 @@
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
-use crate::confirm::{Answer, Ask};
-use crate::context::Caller;
-use crate::envelope::Envelope;
-use crate::error::ToolError;
+use crate::layers::confirm::{Answer, Ask};
+use crate::tool::context::Caller;
+use crate::tool::envelope::Envelope;
+use crate::tool::error::ToolError;
 
 use super::{Input, Pipeline, cancelled};
 
@@ -45,7 +45,7 @@ impl Pipeline {
                 call(args, caller.confirmation(token)).await
             }
             Answer::No => {
-                first.outcome = Err(crate::confirm::declined(name));
+                first.outcome = Err(crate::layers::confirm::declined(name));
                 first
             }
             Answer::Unasked(hint) => {

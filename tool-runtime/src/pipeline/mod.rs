@@ -24,18 +24,19 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::catalog::{Catalog, RegisteredTool, ToolRef};
-use crate::confirm::Confirmations;
-use crate::context::CallContext;
-use crate::definition::ToolMeta;
-use crate::definition::{Arguments, PendingCall};
-use crate::envelope::{Envelope, EnvelopeMeta};
-use crate::error::{ToolError, kind};
-use crate::hooks::{CallHook, CallObserver, CompletedCall, Permit, StartingCall};
-use crate::limits::RateLimits;
-use crate::parsed::{Node, ParsedArgs};
-use crate::policy::Policy;
+use crate::layers::confirm::Confirmations;
+use crate::layers::hooks::{CallHook, CallObserver, CompletedCall, Permit, StartingCall};
+use crate::layers::limits::RateLimits;
+use crate::layers::policy::Policy;
+use crate::tool::context::CallContext;
+use crate::tool::definition::ToolMeta;
+use crate::tool::definition::{Arguments, PendingCall};
+use crate::tool::envelope::{Envelope, EnvelopeMeta};
+use crate::tool::error::{ToolError, kind};
+use crate::tool::parsed::{Node, ParsedArgs};
 
-use crate::validate::{normalize_numbers, strip_unknown};
+use crate::schema::validate::strip_unknown;
+use crate::tool::parsed::normalize_numbers;
 pub(crate) use run::cancelled;
 use run::{dry_run_unsupported, next_call_id, panicked, run_isolated};
 
@@ -133,60 +134,32 @@ impl Pipeline {
             let started = Instant::now();
             let observed = !self.observers.is_empty();
             let call_id = if observed { next_call_id() } else { 0 };
-            // The arguments as observers see them: filled in only when there are observers.
-            let mut shown = Value::Null;
-            let mut truncated = false;
-            let mut tool_started = false;
-            let entry = catalog.get(name);
-            let outcome = match &entry {
-                None => {
-                    if observed {
-                        shown = input.into_value();
-                    }
-                    Err(self.unknown_tool(catalog, name, &ctx))
+            let shown = |input: Input<'_>| {
+                if observed {
+                    input.into_value()
+                } else {
+                    Value::Null
                 }
+            };
+            let entry = catalog.get(name);
+            let ran = match &entry {
+                None => Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input)),
                 // Lookup among the caller's visible tools: a hidden tool is refused before its
                 // arguments are looked at.
-                Some(entry) => {
-                    if let Err(e) = self.admit(entry.meta(), &ctx) {
-                        if observed {
-                            shown = input.into_value();
-                        }
-                        Err(e)
-                    } else {
-                        // A tree that validates, with no layer to consult, runs without the
-                        // boxed general path.
-                        let bare = match &input {
-                            Input::Parsed(node) if self.nothing_between(entry, &ctx) => {
-                                self.start_parsed(entry, node, &ctx).map(|s| (*node, s))
-                            }
-                            _ => None,
-                        };
-                        let mark = Started {
-                            call_id,
-                            started: &mut tool_started,
-                        };
-                        let result = if let Some((node, started)) = bare {
-                            if observed {
-                                shown = node.to_value();
-                            }
-                            self.run_bare(entry, started, &shown, &ctx, mark).await
-                        } else {
-                            Box::pin(self.run(entry, input, &ctx, &mut shown, mark)).await
-                        };
-                        result.and_then(|result| self.capped(entry, result, &mut truncated))
-                    }
-                }
+                Some(entry) => match self.admit(entry.meta(), &ctx) {
+                    Err(e) => Ran::refused(e, shown(input)),
+                    Ok(()) => self.run(entry, input, &ctx, call_id).await,
+                },
             };
             let duration = started.elapsed();
             let envelope = Envelope {
                 tool: name.to_owned(),
-                outcome,
+                outcome: ran.outcome,
                 meta: EnvelopeMeta {
                     request_id: ctx.request_id().to_owned(),
                     // Microsecond resolution: finer digits are noise.
                     duration_ms: Some((duration.as_secs_f64() * 1_000_000.0).round() / 1000.0),
-                    truncated,
+                    truncated: ran.truncated,
                 },
             };
             match &envelope.outcome {
@@ -203,13 +176,13 @@ impl Pipeline {
             let redacted = entry
                 .as_ref()
                 .filter(|_| observed)
-                .and_then(|e| e.redacted(&shown));
-            let args = redacted.as_ref().unwrap_or(&shown);
+                .and_then(|e| e.redacted(&ran.shown));
+            let args = redacted.as_ref().unwrap_or(&ran.shown);
             for observer in &self.observers {
                 observer
                     .observe(CompletedCall {
                         call_id,
-                        started: tool_started,
+                        started: ran.started,
                         meta: entry.as_ref().map(|e| e.meta()),
                         args,
                         ctx: &ctx,
@@ -223,86 +196,83 @@ impl Pipeline {
         .instrument(span)
     }
 
-    /// Runs a call started from a tree with no layer between (`started`: the tool's future, or
-    /// why it could not start), once the observers have been told.
-    async fn run_bare(
-        &self,
-        entry: &RegisteredTool,
-        started: Result<ToolFuture, ToolError>,
-        shown: &Value,
-        ctx: &CallContext,
-        mark: Started<'_>,
-    ) -> Result<Value, ToolError> {
-        let fut = started?;
-        self.announce(entry, shown, ctx, mark.call_id).await?;
-        *mark.started = true;
-        run_isolated(entry, fut, ctx, self.limit_of(entry)).await
-    }
-
-    /// Validates and decodes the arguments, then admits and runs the call. `shown` receives
-    /// the arguments as observers see them, when there are observers.
+    /// Validates and decodes the arguments, passes the layers, runs the tool and caps its
+    /// output.
     async fn run(
         &self,
         entry: &RegisteredTool,
         input: Input<'_>,
         ctx: &CallContext,
-        shown: &mut Value,
-        mark: Started<'_>,
-    ) -> Result<Value, ToolError> {
+        call_id: u64,
+    ) -> Ran {
         let observed = !self.observers.is_empty();
+        let shown = |node: &Node<'_>| {
+            if observed {
+                node.to_value()
+            } else {
+                Value::Null
+            }
+        };
         // A tree that validates is decoded straight into the tool's arguments; anything else
         // takes the `Value` path, which reports every violation.
-        let started = match &input {
-            Input::Parsed(node) => match self.start_parsed(entry, node, ctx) {
-                Some(Ok(fut)) => Some((*node, fut)),
-                Some(Err(e)) => {
-                    if observed {
-                        *shown = node.to_value();
-                    }
-                    return Err(e);
-                }
-                None => None,
-            },
+        let decoded = match &input {
+            Input::Parsed(node) => self.start_parsed(entry, node, ctx).map(|s| (*node, s)),
             Input::Value(_) => None,
         };
-        let (mut pending, fut) = if let Some((node, fut)) = started {
-            (
-                PendingCall {
-                    meta: entry.meta.clone(),
-                    args: Arguments::tree(node),
-                    ctx: ctx.clone(),
-                },
-                Some(fut),
-            )
-        } else {
-            let mut args = input.into_value();
-            normalize_numbers(&mut args);
-            if self.options.ignore_unknown_fields {
-                let dropped = strip_unknown(entry.input_schema(), &mut args);
-                if !dropped.is_empty() {
-                    tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
+        let mut ran = match decoded {
+            Some((node, Err(e))) => Ran::refused(e, shown(node)),
+            // No layer to consult: straight to the tool, without the boxed general path.
+            Some((node, Ok(fut))) if self.nothing_between(entry, ctx) => {
+                let shown = shown(node);
+                match self.announce(entry, &shown, ctx, call_id).await {
+                    Ok(()) => Ran::started(
+                        run_isolated(entry, fut, ctx, self.limit_of(entry)).await,
+                        shown,
+                    ),
+                    Err(e) => Ran::refused(e, shown),
                 }
             }
-            if let Err(e) = entry.check_arguments(&args) {
-                if observed {
-                    *shown = args;
-                }
-                return Err(self.charged(entry, ctx, e));
+            Some((node, Ok(fut))) => {
+                let pending = pending(entry, Arguments::tree(node), ctx);
+                Box::pin(self.admit_and_run(entry, pending, Some(fut), call_id)).await
             }
-            (
-                PendingCall {
-                    meta: entry.meta.clone(),
-                    args: Arguments::value(args),
-                    ctx: ctx.clone(),
-                },
-                None,
-            )
+            None => {
+                let mut args = input.into_value();
+                match self.validate(entry, &mut args, ctx) {
+                    Ok(()) => {
+                        let pending = pending(entry, Arguments::value(args), ctx);
+                        Box::pin(self.admit_and_run(entry, pending, None, call_id)).await
+                    }
+                    Err(e) => Ran::refused(e, if observed { args } else { Value::Null }),
+                }
+            }
         };
-        let result = self.admit_and_run(entry, &mut pending, fut, mark).await;
-        if observed {
-            *shown = pending.args.take();
+        if let Ok(result) = ran.outcome {
+            ran.outcome = self.capped(entry, result).map(|(result, cut)| {
+                ran.truncated = cut;
+                result
+            });
         }
-        result
+        ran
+    }
+
+    /// Normalizes the arguments of the `Value` path and checks them against the input schema.
+    fn validate(
+        &self,
+        entry: &RegisteredTool,
+        args: &mut Value,
+        ctx: &CallContext,
+    ) -> Result<(), ToolError> {
+        normalize_numbers(args);
+        if self.options.ignore_unknown_fields {
+            let dropped = strip_unknown(entry.input_schema(), args);
+            if !dropped.is_empty() {
+                tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
+            }
+        }
+        entry
+            .check_arguments(args)
+            .map_err(|e| self.charged(entry, ctx, e))
     }
 
     /// Starts the call from a parsed tree: the tool's (not yet polled) future, or the error that
@@ -329,18 +299,10 @@ impl Pipeline {
         }
     }
 
-    /// `result` within the tool's output cap; `truncated` set if it was cut.
-    fn capped(
-        &self,
-        entry: &RegisteredTool,
-        result: Value,
-        truncated: &mut bool,
-    ) -> Result<Value, ToolError> {
+    /// `result` within the tool's output cap, and whether it was cut.
+    fn capped(&self, entry: &RegisteredTool, result: Value) -> Result<(Value, bool), ToolError> {
         let cap = entry.meta.max_output.unwrap_or(self.options.max_output);
-        let (result, cut) =
-            crate::output_cap::apply(result, cap, entry.meta.truncate_output, &entry.meta.name)?;
-        *truncated = cut;
-        Ok(result)
+        crate::layers::output_cap::apply(result, cap, entry.meta.truncate_output, &entry.meta.name)
     }
 
     /// Whether no layer has anything to decide on a call of `entry` by this caller: no policy,
@@ -358,16 +320,66 @@ impl Pipeline {
         entry.meta.timeout.unwrap_or(self.options.default_timeout)
     }
 
-    /// Everything between validation and the tool: dry runs, policy checks, hooks, guards,
-    /// confirmation; then the tool (`decoded`, when the arguments were decoded from a tree and
-    /// nothing rewrote them) under its time limit with the hooks' permits held.
+    /// Everything between validation and the tool (dry runs, policy checks, hooks, guards,
+    /// confirmation, the intent told to observers), then the tool under its time limit with
+    /// the hooks' permits held: `decoded` when the arguments were decoded from a tree and
+    /// nothing rewrote them.
     async fn admit_and_run(
         &self,
         entry: &RegisteredTool,
-        pending: &mut PendingCall<'_>,
+        mut pending: PendingCall<'_>,
         decoded: Option<ToolFuture>,
-        started: Started<'_>,
-    ) -> Result<Value, ToolError> {
+        call_id: u64,
+    ) -> Ran {
+        let observed = !self.observers.is_empty();
+        let permits = match self.pass_layers(entry, &mut pending, call_id).await {
+            Ok(permits) => permits,
+            Err(e) => {
+                let shown = if observed {
+                    pending.args.take()
+                } else {
+                    Value::Null
+                };
+                return Ran::refused(e, shown);
+            }
+        };
+        let ctx = &pending.ctx;
+        let fut = match decoded {
+            Some(fut) if !pending.args.rewritten() => Ok(fut),
+            _ => {
+                // Observers (audit) see the arguments after the call; copy them only when
+                // someone looks.
+                let args = if observed {
+                    pending.args().clone()
+                } else {
+                    pending.args.take()
+                };
+                // A tool whose `call` panics before returning its future is isolated too.
+                std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(args, ctx.clone())))
+                    .map_err(|panic| panicked(&entry.meta, &*panic))
+            }
+        };
+        let outcome = match fut {
+            Ok(fut) => run_isolated(entry, fut, ctx, self.limit_of(entry)).await,
+            Err(e) => Err(e),
+        };
+        drop(permits);
+        let shown = if observed {
+            pending.args.take()
+        } else {
+            Value::Null
+        };
+        Ran::started(outcome, shown)
+    }
+
+    /// The layers a call passes before its tool runs, in order; the permits the hooks gave, to
+    /// be held while it runs.
+    async fn pass_layers(
+        &self,
+        entry: &RegisteredTool,
+        pending: &mut PendingCall<'_>,
+        call_id: u64,
+    ) -> Result<Vec<Permit>, ToolError> {
         let ctx = pending.ctx.clone();
         if ctx.dry_run() && !entry.meta.dry_run {
             return Err(dry_run_unsupported(&entry.meta));
@@ -391,34 +403,8 @@ impl Pipeline {
             self.confirmation(entry, pending.args(), &ctx).await?;
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
-        if !self.observers.is_empty() {
-            self.announce(entry, pending.args(), &ctx, started.call_id)
-                .await?;
-        }
-        *started.started = true;
-
-        let fut = match decoded {
-            Some(fut) if !pending.args.rewritten() => fut,
-            _ => {
-                // Observers (audit) see the arguments after the call; copy them only when
-                // someone looks.
-                let args = if self.observers.is_empty() {
-                    pending.args.take()
-                } else {
-                    pending.args().clone()
-                };
-                // A tool whose `call` panics before returning its future is isolated too.
-                match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    entry.tool.call(args, ctx.clone())
-                })) {
-                    Ok(fut) => fut,
-                    Err(panic) => return Err(panicked(&entry.meta, &*panic)),
-                }
-            }
-        };
-        let result = run_isolated(entry, fut, &ctx, self.limit_of(entry)).await;
-        drop(permits);
-        result
+        self.announce(entry, pending.args(), &ctx, call_id).await?;
+        Ok(permits)
     }
 
     /// `rejected`, the error of a call refused for its arguments, after charging the call to
@@ -483,7 +469,7 @@ impl Pipeline {
             match fut {
                 Ok(fut) => run_isolated(entry, fut, &preview_ctx, self.limit_of(entry))
                     .await
-                    .and_then(|v| self.capped(entry, v, &mut false))
+                    .and_then(|v| self.capped(entry, v).map(|(v, _)| v))
                     .ok(),
                 Err(_) => None,
             }
@@ -491,7 +477,7 @@ impl Pipeline {
             None
         };
         let issued = self.confirmations.issue(name, args, ctx.principal());
-        Err(crate::confirm::required(
+        Err(crate::layers::confirm::required(
             &entry.meta,
             &entry.redact(args),
             preview,
@@ -501,10 +487,46 @@ impl Pipeline {
     }
 }
 
-/// Where the general path says that the tool was started, and under which call number.
-struct Started<'a> {
-    call_id: u64,
-    started: &'a mut bool,
+/// A call of `entry` with `args` in `ctx`, as the layers see it.
+fn pending<'a>(entry: &RegisteredTool, args: Arguments<'a>, ctx: &CallContext) -> PendingCall<'a> {
+    PendingCall {
+        meta: entry.meta.clone(),
+        args,
+        ctx: ctx.clone(),
+    }
+}
+
+/// What one call came to, with what the observers are told of it.
+struct Ran {
+    outcome: Result<Value, ToolError>,
+    /// The arguments as observers see them (`Null` when there are none).
+    shown: Value,
+    /// Whether the call passed every check and its tool was started.
+    started: bool,
+    /// Whether the result was cut to the output cap.
+    truncated: bool,
+}
+
+impl Ran {
+    /// A call refused before its tool started.
+    fn refused(error: ToolError, shown: Value) -> Self {
+        Self {
+            outcome: Err(error),
+            shown,
+            started: false,
+            truncated: false,
+        }
+    }
+
+    /// A call whose tool was started.
+    fn started(outcome: Result<Value, ToolError>, shown: Value) -> Self {
+        Self {
+            outcome,
+            shown,
+            started: true,
+            truncated: false,
+        }
+    }
 }
 
 /// A started call of a tool.

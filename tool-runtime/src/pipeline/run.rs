@@ -12,9 +12,9 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::catalog::RegisteredTool;
-use crate::context::CallContext;
-use crate::definition::ToolMeta;
-use crate::error::{ToolError, kind};
+use crate::tool::context::CallContext;
+use crate::tool::definition::ToolMeta;
+use crate::tool::error::{ToolError, kind};
 
 /// A number for each observed call, unique in the process.
 pub(super) fn next_call_id() -> u64 {

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::{Arrival, BuildError, BuildProblem, Catalog, RegisteredTool, check_entry};
-use crate::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
-use crate::hooks::{CallHook, CallObserver, HookPoint};
+use crate::layers::hooks::{CallHook, CallObserver, HookPoint};
+use crate::layers::policy::Policy;
 use crate::pipeline::{Options, Pipeline};
-use crate::policy::Policy;
-use crate::state::StateMap;
+use crate::tool::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
+use crate::tool::state::StateMap;
 
 use super::Registry;
 
@@ -20,7 +20,7 @@ use super::Registry;
 pub struct RegistryBuilder {
     inventory: bool,
     check_state: bool,
-    rates: HashMap<String, Option<crate::limits::Rate>>,
+    rates: HashMap<String, Option<crate::layers::limits::Rate>>,
     roles: HashMap<String, Vec<String>>,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
@@ -49,7 +49,7 @@ impl Default for RegistryBuilder {
             options: Options {
                 ignore_unknown_fields: false,
                 default_timeout: DEFAULT_TIMEOUT,
-                max_output: crate::output_cap::DEFAULT_MAX_OUTPUT,
+                max_output: crate::layers::output_cap::DEFAULT_MAX_OUTPUT,
             },
         }
     }
@@ -135,7 +135,7 @@ impl RegistryBuilder {
     pub fn rate_limit(
         mut self,
         tool: impl Into<String>,
-        rate: Option<crate::limits::Rate>,
+        rate: Option<crate::layers::limits::Rate>,
     ) -> Self {
         self.rates.insert(tool.into(), rate);
         self
@@ -172,9 +172,9 @@ impl RegistryBuilder {
     /// Records every call in an audit sink, such as
     /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
     #[must_use]
-    pub fn audit(mut self, sink: impl crate::audit::Audit) -> Self {
+    pub fn audit(mut self, sink: impl crate::layers::audit::Audit) -> Self {
         self.observers
-            .push(Arc::new(crate::audit::AuditObserver::new(sink)));
+            .push(Arc::new(crate::layers::audit::AuditObserver::new(sink)));
         self
     }
 
@@ -262,14 +262,16 @@ impl RegistryBuilder {
         let rates = tools
             .values()
             .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
-        let rate_limits = crate::limits::RateLimits::new(rates).map(Arc::new);
+        let rate_limits = crate::layers::limits::RateLimits::new(rates).map(Arc::new);
         if let Some(limits) = &rate_limits {
             hooks.push(Arc::clone(limits) as Arc<dyn CallHook>);
         }
         let slots = tools
             .values()
             .filter_map(|t| setting(t).1.map(|n| (t.meta.name.to_string(), n)));
-        if let Some(limits) = crate::limits::ConcurrencyLimits::new(slots, self.concurrency_queue) {
+        if let Some(limits) =
+            crate::layers::limits::ConcurrencyLimits::new(slots, self.concurrency_queue)
+        {
             hooks.push(Arc::new(limits));
         }
         hooks.sort_by_key(|h| h.point());
@@ -294,7 +296,7 @@ impl RegistryBuilder {
                 rate_limits,
                 observers: self.observers,
                 options: self.options,
-                confirmations: crate::confirm::Confirmations::default(),
+                confirmations: crate::layers::confirm::Confirmations::default(),
             },
         })
     }

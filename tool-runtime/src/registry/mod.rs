@@ -21,13 +21,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::catalog::provider::{MountError, Provider};
 use crate::catalog::{BuildError, Catalog, ToolRef};
-use crate::confirm::Ask;
-use crate::context::{CallContext, Caller};
-use crate::definition::Tool;
-use crate::envelope::Envelope;
+use crate::layers::confirm::Ask;
 use crate::pipeline::{Input, Pipeline};
-use crate::provider::{MountError, Provider};
+use crate::tool::context::{CallContext, Caller};
+use crate::tool::definition::Tool;
+use crate::tool::envelope::Envelope;
 
 pub use builder::RegistryBuilder;
 

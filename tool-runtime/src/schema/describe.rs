@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::definition::ParamHint;
+use crate::tool::definition::ParamHint;
 
 /// One top-level parameter of a tool's input schema.
 #[derive(Debug, Clone, Copy)]

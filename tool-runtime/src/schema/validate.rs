@@ -11,7 +11,7 @@ use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use crate::error::{MAX_VIOLATIONS, ToolError, Violation};
+use crate::tool::error::{MAX_VIOLATIONS, ToolError, Violation};
 
 /// A compiled input schema.
 pub(crate) struct ArgsValidator {
@@ -37,7 +37,7 @@ impl ArgsValidator {
         compile_for::<jsonschema::json::SerdeJson>(schema).map(|validator| Self {
             validator,
             known,
-            secrets: crate::secret::write_only_paths(schema),
+            secrets: crate::tool::secret::write_only_paths(schema),
         })
     }
 
@@ -74,7 +74,7 @@ impl ArgsValidator {
                         }
                     });
                 }
-            } else if crate::secret::is_secret_path(&path, &self.secrets) {
+            } else if crate::tool::secret::is_secret_path(&path, &self.secrets) {
                 // The validator's message quotes the value: say only which rule it breaks.
                 push(path, &|| {
                     format!("the secret value does not satisfy `{}`", e.kind().keyword())
@@ -182,7 +182,7 @@ fn quoting_a_prefix(message: &str, instance: &Value) -> String {
     if quoted.len() <= SHOWN || !message.contains(&quoted) {
         return message.to_owned();
     }
-    let cut = crate::error::floor_boundary(&quoted, SHOWN);
+    let cut = crate::tool::error::floor_boundary(&quoted, SHOWN);
     let short = format!("{}… ({} bytes)", &quoted[..cut], quoted.len());
     message.replacen(&quoted, &short, 1)
 }
@@ -254,38 +254,6 @@ pub(crate) fn value_kind(v: &Value) -> &'static str {
 /// Escapes a property name for a JSON pointer (RFC 6901).
 fn escape_pointer(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
-}
-
-/// Rewrites numbers with integral values (`5.0`) as integers, as JSON Schema reads them, so the
-/// Rust integer parameters accept what the schema accepted.
-pub(crate) fn normalize_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(i) = n.as_f64().and_then(integral) {
-                *value = Value::from(i);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
-        Value::Object(map) => map.values_mut().for_each(normalize_numbers),
-        _ => {}
-    }
-}
-
-/// The integer a float stands for, when it is integral and survives the round trip exactly.
-pub(crate) fn integral(f: f64) -> Option<i64> {
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_precision_loss,
-        clippy::float_cmp
-    )]
-    // Reason: only values that survive the round trip exactly are rewritten.
-    if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
-        let i = f as i64;
-        if i as f64 == f {
-            return Some(i);
-        }
-    }
-    None
 }
 
 /// Compiles `schema` for instances in representation `F`, with the options every input
@@ -531,13 +499,6 @@ mod tests {
         let v = ArgsValidator::compile(&schema()).unwrap();
         assert!(v.check(&json!({"n": "5"})).is_err());
         assert!(v.check(&json!({"n": 5})).is_ok());
-    }
-
-    #[test]
-    fn integral_floats_become_integers() {
-        let mut x = json!({"a": 5.0, "b": [1.5, 2.0], "c": 1e300});
-        normalize_numbers(&mut x);
-        assert_eq!(x, json!({"a": 5, "b": [1.5, 2], "c": 1e300}));
     }
 
     #[test]

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
-use crate::state::{State, StateKey, StateMap};
+use crate::tool::error::ToolError;
+use crate::tool::state::{State, StateKey, StateMap};
 
 /// Which front end a call came through. Policies use it (e.g. "the agent may not call
 /// destructive tools"); audit records and traces carry it.

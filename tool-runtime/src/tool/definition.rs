@@ -13,9 +13,9 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::context::CallContext;
-use crate::error::ToolError;
-use crate::state::StateKey;
+use crate::tool::context::CallContext;
+use crate::tool::error::ToolError;
+use crate::tool::state::StateKey;
 
 /// Hints about a tool's behaviour, as MCP's tool annotations define them.
 ///
@@ -110,7 +110,7 @@ pub struct PendingCall<'a> {
 /// A call's arguments: a value, or a parsed tree whose value is built when first asked for.
 pub(crate) struct Arguments<'a> {
     value: OnceLock<Value>,
-    tree: Option<&'a crate::parsed::Node<'a>>,
+    tree: Option<&'a super::parsed::Node<'a>>,
     rewritten: bool,
 }
 
@@ -124,7 +124,7 @@ impl<'a> Arguments<'a> {
     }
 
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn tree(tree: &'a crate::parsed::Node<'a>) -> Self {
+    pub(crate) fn tree(tree: &'a super::parsed::Node<'a>) -> Self {
         Self {
             value: OnceLock::new(),
             tree: Some(tree),
@@ -135,7 +135,7 @@ impl<'a> Arguments<'a> {
     pub(crate) fn get(&self) -> &Value {
         self.value.get_or_init(|| {
             // The tree normalized its numbers as the `Value` path does.
-            self.tree.map_or(Value::Null, crate::parsed::Node::to_value)
+            self.tree.map_or(Value::Null, super::parsed::Node::to_value)
         })
     }
 
@@ -148,7 +148,7 @@ impl<'a> Arguments<'a> {
     /// Normalizes numbers of rewritten arguments as the `Value` path does (`5.0` → `5`).
     pub(crate) fn normalize(&mut self) {
         if let Some(v) = self.value.get_mut() {
-            crate::validate::normalize_numbers(v);
+            super::parsed::normalize_numbers(v);
         }
     }
 
@@ -344,7 +344,7 @@ pub trait Tool: Send + Sync + 'static {
 /// when they do not decode (the pipeline then takes the `Value` path, which says why).
 #[doc(hidden)]
 pub type ParsedCall = for<'a> fn(
-    crate::parsed::ParsedArgs<'a>,
+    super::parsed::ParsedArgs<'a>,
     &CallContext,
 ) -> Option<BoxFuture<'static, Result<Value, ToolError>>>;
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::tool::error::ToolError;
 
 /// Facts about the call itself, not its result.
 #[derive(Debug, Clone, PartialEq, Serialize)]

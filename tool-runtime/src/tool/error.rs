@@ -5,42 +5,44 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-/// Every error type the runtime itself produces, with the HTTP status each maps to.
-///
-/// A tool's own errors choose their own type string (`code_expired`, `card_declined`, ...);
-/// these are the ones the pipeline and the front ends produce, each worded once. On MCP every
-/// one of them is a tool result with `isError: true` except [`UNKNOWN_TOOL`], which is the
-/// JSON-RPC error `-32602` (invalid params) as the specification prescribes; see
-/// [`jsonrpc_code`].
-///
-/// | type | HTTP | retryable |
-/// | --- | --- | --- |
-/// | [`INVALID_REQUEST`] | 400 | no |
-/// | [`DRY_RUN_UNSUPPORTED`] | 400 | no |
-/// | [`UNAUTHENTICATED`] | 401 | no |
-/// | [`FORBIDDEN`] | 403 | no |
-/// | [`UNKNOWN_TOOL`] | 404 | no |
-/// | [`NOT_FOUND`] | 404 | no |
-/// | [`METHOD_NOT_ALLOWED`] | 405 | no |
-/// | [`REQUEST_TIMEOUT`] | 408 | yes |
-/// | [`CONFIRMATION_REQUIRED`] | 409 | no |
-/// | [`CONFIRMATION_DECLINED`] | 409 | no |
-/// | [`PAYLOAD_TOO_LARGE`] | 413 | no |
-/// | [`UNSUPPORTED_MEDIA_TYPE`] | 415 | no |
-/// | [`INVALID_ARGUMENTS`] | 422 | yes |
-/// | [`RATE_LIMITED`] | 429 | yes |
-/// | [`BUDGET_EXHAUSTED`] | 429 | no |
-/// | [`CANCELLED`] | 499 | no |
-/// | [`INTERNAL`] | 500 | no |
-/// | [`TOOL_FAILED`] | 500 | no |
-/// | [`OUTPUT_TOO_LARGE`] | 500 | no |
-/// | [`UNAVAILABLE`] | 503 | yes |
-/// | [`TIMEOUT`] | 504 | yes |
 pub mod kind {
+    //! Every error type the runtime itself produces, with the HTTP status each maps to.
+    //!
+    //! A tool's own errors choose their own type string (`code_expired`, `card_declined`, ...);
+    //! these are the ones the pipeline and the front ends produce, each worded once. On MCP every
+    //! one of them is a tool result with `isError: true` except [`UNKNOWN_TOOL`], which is the
+    //! JSON-RPC error `-32602` (invalid params) as the specification prescribes; see
+    //! [`jsonrpc_code`].
+    //!
+    //! | type | HTTP | retryable |
+    //! | --- | --- | --- |
+    //! | [`INVALID_REQUEST`] | 400 | no |
+    //! | [`DRY_RUN_UNSUPPORTED`] | 400 | no |
+    //! | [`UNAUTHENTICATED`] | 401 | no |
+    //! | [`FORBIDDEN`] | 403 | no |
+    //! | [`UNKNOWN_TOOL`] | 404 | no |
+    //! | [`NOT_FOUND`] | 404 | no |
+    //! | [`METHOD_NOT_ALLOWED`] | 405 | no |
+    //! | [`REQUEST_TIMEOUT`] | 408 | yes |
+    //! | [`CONFIRMATION_REQUIRED`] | 409 | no |
+    //! | [`CONFIRMATION_DECLINED`] | 409 | no |
+    //! | [`PAYLOAD_TOO_LARGE`] | 413 | no |
+    //! | [`UNSUPPORTED_MEDIA_TYPE`] | 415 | no |
+    //! | [`INVALID_ARGUMENTS`] | 422 | yes |
+    //! | [`RATE_LIMITED`] | 429 | yes |
+    //! | [`BUDGET_EXHAUSTED`] | 429 | no |
+    //! | [`CANCELLED`] | 499 | no |
+    //! | [`INTERNAL`] | 500 | no |
+    //! | [`TOOL_FAILED`] | 500 | no |
+    //! | [`OUTPUT_TOO_LARGE`] | 500 | no |
+    //! | [`UNAVAILABLE`] | 503 | yes |
+    //! | [`TIMEOUT`] | 504 | yes |
+
     /// The request is not JSON, or not of the request's shape.
     pub const INVALID_REQUEST: &str = "invalid_request";
     /// A dry run of a tool that does not support dry runs.
@@ -178,6 +180,25 @@ pub struct Violation {
     pub message: String,
 }
 
+/// A destructive call waiting for its caller's yes: what a `confirmation_required` error asks.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Confirmation {
+    /// The tool.
+    pub tool: String,
+    /// The arguments, secrets redacted.
+    pub arguments: Value,
+    /// The question to put to the user ("Revoke device dev_1?").
+    pub question: String,
+    /// The tool's dry-run result, for tools that support dry runs.
+    pub preview: Option<Value>,
+    /// Confirms exactly this call, once, for the same principal: send it back with
+    /// [`Caller::confirmation`](crate::Caller::confirmation).
+    pub token: String,
+    /// How long the token stays valid after it was issued.
+    pub expires_in: Duration,
+}
+
 /// An error as every caller sees it: a stable `type`, a message, whether retrying can help,
 /// the HTTP status it maps to, and optional structured details.
 ///
@@ -198,7 +219,7 @@ pub struct ToolError {
     // Boxed: keeps `Result<_, ToolError>` small on the hot path.
     details: Option<Box<Value>>,
     /// What a `confirmation_required` error asks; see [`confirmation`](Self::confirmation).
-    confirmation: Option<Box<crate::confirm::Confirmation>>,
+    confirmation: Option<Box<Confirmation>>,
 }
 
 impl ToolError {
@@ -325,13 +346,13 @@ impl ToolError {
     /// What a `confirmation_required` error asks: the question, the preview and the token that
     /// confirms exactly this call. `None` for every other error.
     #[must_use]
-    pub fn confirmation(&self) -> Option<&crate::confirm::Confirmation> {
+    pub fn confirmation(&self) -> Option<&Confirmation> {
         self.confirmation.as_deref()
     }
 
     /// A `confirmation_required` error carrying `confirmation` (also in its details, for
     /// callers that read JSON).
-    pub(crate) fn with_confirmation(mut self, confirmation: crate::confirm::Confirmation) -> Self {
+    pub(crate) fn with_confirmation(mut self, confirmation: Confirmation) -> Self {
         self.confirmation = Some(Box::new(confirmation));
         self
     }
