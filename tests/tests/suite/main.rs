@@ -6,6 +6,7 @@
 
 mod agent;
 mod agreement;
+mod architecture;
 mod audit;
 mod cli;
 mod core;
