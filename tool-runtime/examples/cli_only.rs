@@ -16,8 +16,9 @@ async fn add(
     /// The second term
     #[arg(default = 1)]
     b: i64,
-) -> i64 {
-    a + b
+) -> Result<i64, ToolError> {
+    a.checked_add(b)
+        .ok_or_else(|| ToolError::new("overflow", format!("{a} + {b} does not fit in 64 bits")))
 }
 
 /// Count the lines of a file.

@@ -2,7 +2,7 @@
 //! checks every request against the Chat Completions contract.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -11,11 +11,9 @@ use tool_tests::fake_provider::{FakeProvider, Step};
 
 const KEY: &str = "sk-demo-test-key-0042";
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("demo-app-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory of the shared kind, removed on drop.
+fn temp_dir(name: &str) -> tool_tests::TempDir {
+    tool_tests::TempDir::new(&format!("demo-agent-{name}"))
 }
 
 /// `demo-app` with the provider's environment pointing at `fake` (or at nothing).
@@ -115,7 +113,6 @@ async fn one_run_from_the_shell_calls_tools_and_prints_the_answer() {
     );
     // No key anywhere in what was printed.
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -146,7 +143,6 @@ async fn json_prints_the_transcript() {
     assert_eq!(messages[2]["results"][0]["envelope"]["status"], "ok");
     assert_eq!(run["transcript"]["tool_calls"], 1);
     assert!(!text(&out.stdout).contains(KEY));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -169,7 +165,6 @@ async fn without_a_provider_the_commands_say_so_and_exit_2() {
     let out = output(cmd, None).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("ANTHROPIC_API_KEY"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -195,7 +190,6 @@ async fn chat_keeps_the_conversation() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `serve` with `POST /agent`: the run's events as server-sent events, behind the server's
@@ -292,7 +286,6 @@ async fn serve_streams_a_run_as_server_sent_events() {
     assert_eq!(events[7].1["answer"], "Nothing paired in home.");
     let result = &events[8].1["messages"][2]["results"][0];
     assert_eq!(result["envelope"]["status"], "ok");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Without a terminal, a destructive call the policy lets through is declined, unless the
@@ -328,5 +321,4 @@ async fn without_a_terminal_destructive_calls_are_declined_unless_configured() {
             "auto_confirm = {auto}: {result}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

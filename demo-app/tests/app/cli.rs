@@ -7,23 +7,15 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-struct Db(PathBuf);
+/// A scratch directory of the shared kind, removed on drop; the database goes inside.
+struct Db(tool_tests::TempDir);
 
 impl Db {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("demo-app-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Db(dir)
+        Db(tool_tests::TempDir::new(&format!("demo-cli-{name}")))
     }
     fn path(&self) -> PathBuf {
         self.0.join("demo.db")
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

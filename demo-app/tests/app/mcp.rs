@@ -22,23 +22,6 @@ const CHECKS: &[&str] = &[
     "elicitation_accepted",
 ];
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("demo-app-mcp-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_check.py")
 }
@@ -61,8 +44,8 @@ fn run_client(args: &[&str], version: &str) {
 }
 
 fn stdio(mode: &str, version: &str) {
-    let dir = Scratch::new(mode);
-    let db = dir.0.join("d.db");
+    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{mode}"));
+    let db = dir.path().join("d.db");
     run_client(
         &[
             "demo",
@@ -107,8 +90,8 @@ fn serve(dir: &Path) -> Served {
 }
 
 fn http(mode: &str, version: &str) {
-    let dir = Scratch::new(&format!("http-{mode}"));
-    let server = serve(&dir.0);
+    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", &format!("http-{mode}")));
+    let server = serve(dir.path());
     let url = format!("{}/mcp", server.base);
     run_client(
         &[
@@ -136,8 +119,8 @@ fn streamable_http_as_sdk_2_connects_by_default() {
 
 #[test]
 fn streamable_http_needs_the_token() {
-    let dir = Scratch::new("http-auth");
-    let server = serve(&dir.0);
+    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "http-auth"));
+    let server = serve(dir.path());
     let addr = server.base.strip_prefix("http://").unwrap();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let answer = |token: Option<&str>| {
@@ -196,8 +179,8 @@ fn run_node(args: &[&str]) {
 
 #[test]
 fn typescript_sdk_client_over_stdio() {
-    let dir = Scratch::new("ts-stdio");
-    let db = dir.0.join("d.db");
+    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "ts-stdio"));
+    let db = dir.path().join("d.db");
     run_node(&[
         "--stdio",
         env!("CARGO_BIN_EXE_demo-app"),
@@ -209,8 +192,8 @@ fn typescript_sdk_client_over_stdio() {
 
 #[test]
 fn typescript_sdk_client_over_streamable_http() {
-    let dir = Scratch::new("ts-http");
-    let server = serve(&dir.0);
+    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "ts-http"));
+    let server = serve(dir.path());
     run_node(&[
         "--url",
         &format!("{}/mcp", server.base),

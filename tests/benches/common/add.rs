@@ -12,17 +12,18 @@ use axum::body::Body;
 use axum::routing::post;
 use serde::Deserialize;
 use serde_json::json;
-use tool_runtime::Registry;
+use tool_runtime::{Registry, ToolError};
 
-/// Add two integers.
+/// Add two integers; a sum past 64 bits is the tool's `overflow` error.
 #[tool_runtime::tool(annotations(read_only))]
 pub async fn add(
     /// First term
     a: i64,
     /// Second term
     b: i64,
-) -> i64 {
-    a + b
+) -> Result<i64, ToolError> {
+    a.checked_add(b)
+        .ok_or_else(|| ToolError::new("overflow", format!("{a} + {b} does not fit in 64 bits")))
 }
 
 #[derive(Deserialize)]
@@ -56,7 +57,10 @@ pub fn hand_written() -> axum::Router {
     axum::Router::new().route(
         "/tools/add",
         post(|Json(args): Json<AddArgs>| async move {
-            Json(json!({"tool": "add", "status": "ok", "result": add(args.a, args.b).await}))
+            Json(match add(args.a, args.b).await {
+                Ok(sum) => json!({"tool": "add", "status": "ok", "result": sum}),
+                Err(e) => json!({"tool": "add", "status": "error", "error": e}),
+            })
         }),
     )
 }

@@ -17,15 +17,18 @@ struct Counted {
     counted: u32,
 }
 
-/// Adds two integers: the small tool of the MCP benchmark (`benches/mcp.rs`).
+/// Adds two integers: the small tool of the MCP benchmark (`benches/mcp.rs`). A sum past 64
+/// bits is the tool's `overflow` error.
 #[tool(annotations(read_only, idempotent))]
 async fn add(
     /// First term
     a: i64,
     /// Second term
     b: i64,
-) -> i64 {
-    a + b
+) -> Result<i64, tool_runtime::ToolError> {
+    a.checked_add(b).ok_or_else(|| {
+        tool_runtime::ToolError::new("overflow", format!("{a} + {b} does not fit in 64 bits"))
+    })
 }
 
 /// Counts to `steps`, reporting progress after each step.

@@ -68,7 +68,7 @@ async fn busy() -> bool {
     true
 }
 
-/// Policy, limit and capacity refusals, by tool name, as the policy issue's hooks will make them.
+/// Policy, limit and capacity refusals, by tool name, as hooks make them.
 struct Refusals;
 impl CallHook for Refusals {
     fn point(&self) -> HookPoint {

@@ -228,6 +228,25 @@ fn unknown_tool_is_the_invalid_params_error() {
     assert_eq!(answer["error"]["data"]["suggestions"], json!(["numbers"]));
 }
 
+#[test]
+fn the_fixtures_add_reports_overflow_as_its_own_error() {
+    let mut s = Stdio_::start();
+    s.initialize("2025-11-25");
+    let big = 1_i64 << 62;
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "add", "arguments": {"a": big, "b": big}}}));
+    let answer = s.answer(1);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("overflow: "), "{text}");
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "add", "arguments": {"a": big, "b": -big}}}));
+    assert_eq!(
+        s.answer(2)["result"]["structuredContent"],
+        json!({"result": 0})
+    );
+}
+
 // --- the mapping, in process ---------------------------------------------------------------
 
 /// Lists the backups.

@@ -170,15 +170,19 @@ fn caller() -> Caller {
 #[tokio::test]
 async fn success_is_an_ok_envelope() {
     let r = registry();
+    let began = std::time::Instant::now();
     let env = r
         .call("add", json!({"a": 2, "b": 3}), caller().request_id("req-7"))
         .await;
+    let elapsed_ms = began.elapsed().as_secs_f64() * 1000.0;
     let j = env.to_json();
     assert_eq!(j["status"], "ok");
     assert_eq!(j["result"], 5);
     assert_eq!(j["tool"], "add");
     assert_eq!(j["meta"]["request_id"], "req-7");
-    assert!(j["meta"]["duration_ms"].as_f64().unwrap() >= 0.0);
+    // In milliseconds, within the time the call took as seen from here.
+    let duration = j["meta"]["duration_ms"].as_f64().unwrap();
+    assert!(duration <= elapsed_ms + 0.001, "{duration} vs {elapsed_ms}");
     assert_eq!(env.http_status(), 200);
 }
 

@@ -148,8 +148,8 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     #[cfg(feature = "agent")]
     let router = router.route("/agent", post(agent::run_agent));
     let mut router = router.fallback(not_found).layer(FrontLayer(state.clone()));
-    // Each tool also gets a static route: matching `/tools/{name}` builds a URL-parameter map
-    // per request, about 4 % of a small call's work. The pattern still answers unknown names and
+    // Each tool also gets a static route, so a call does not build the URL-parameter map that
+    // matching `/tools/{name}` makes. The pattern still answers unknown names and
     // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the
     // front layer, which they apply themselves (`named_tool_routes`).
     for tool in state.registry.tools() {

@@ -6,7 +6,9 @@
 //!
 //! /// Add two numbers.
 //! #[tool]
-//! async fn add(a: i64, b: i64) -> i64 { a + b }
+//! async fn add(a: i64, b: i64) -> Result<i64, ToolError> {
+//!     a.checked_add(b).ok_or_else(|| ToolError::new("overflow", "the sum does not fit in 64 bits"))
+//! }
 //!
 //! // Every `#[tool]` linked into the binary is found through `inventory`.
 //! let registry = Registry::builder().build().unwrap();

@@ -13,7 +13,7 @@
 //!
 //! Anything it does not handle makes the pipeline take the `Value` path: hooks that read
 //! arguments, guards and observers see the same arguments they always did.
-//! `tests/tests/parsed_path.rs` checks that both paths give the same envelopes.
+//! `tests/tests/suite/parsed_path.rs` checks that both paths give the same envelopes.
 
 use std::borrow::Cow;
 use std::fmt;
