@@ -1,0 +1,223 @@
+//! The lowering walks, one per provider family. Each takes the canonical input schema and
+//! returns the target's schema and what it found on the way, by JSON Pointer.
+//!
+//! This file holds what every target shares: the [`Lowered`] result and the notes taken on the
+//! way, moving keywords into descriptions, JSON Pointer paths and the walk over subschemas.
+//! Each target has its own file; `accept` turns a model's arguments back into what the
+//! canonical schema means.
+
+mod accept;
+mod anthropic;
+mod gemini;
+mod openai;
+
+use serde_json::{Map, Value};
+
+use super::describe::{add_to_description, phrases};
+use super::{Finding, Severity};
+
+pub(super) use self::accept::drop_added_nulls;
+pub(super) use self::anthropic::{anthropic, optional_and_union_params};
+pub(super) use self::gemini::gemini;
+pub(super) use self::openai::openai;
+
+/// A lowered input schema.
+pub(super) struct Lowered {
+    pub(super) schema: Value,
+    /// Sent as a strict schema.
+    pub(super) strict: bool,
+    notes: Vec<(String, Severity, String)>,
+}
+
+impl Lowered {
+    /// The schema, and the notes as findings about `tool`.
+    pub(super) fn into_parts(self, tool: &str) -> (Value, bool, Vec<Finding>) {
+        let findings = self
+            .notes
+            .into_iter()
+            .map(|(path, severity, message)| Finding {
+                tool: tool.to_owned(),
+                path,
+                severity,
+                message,
+            })
+            .collect();
+        (self.schema, self.strict, findings)
+    }
+}
+
+/// What is recorded while walking.
+#[derive(Default)]
+struct Notes {
+    notes: Vec<(String, Severity, String)>,
+    /// Why the schema cannot be strict, when it cannot.
+    not_strict: Vec<String>,
+}
+
+impl Notes {
+    fn add(&mut self, path: &str, severity: Severity, message: impl Into<String>) {
+        self.notes.push((path.to_owned(), severity, message.into()));
+    }
+}
+
+/// Moves `keys` of `schema` (those present) into its description, with one warning.
+fn describe_away(
+    schema: &mut Map<String, Value>,
+    keys: &[&str],
+    path: &str,
+    notes: &mut Notes,
+    why: &str,
+) {
+    let present: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| schema.contains_key(*k))
+        .collect();
+    if present.is_empty() {
+        return;
+    }
+    if let Some(words) = phrases(schema, &present) {
+        add_to_description(schema, &words);
+        notes.add(
+            path,
+            Severity::Warning,
+            format!(
+                "{}: {why}; moved into the description (\"{words}\")",
+                list(&present)
+            ),
+        );
+    } else {
+        notes.add(
+            path,
+            Severity::Note,
+            format!("{}: {why}; dropped (nothing a model needs)", list(&present)),
+        );
+    }
+    for k in present {
+        schema.shift_remove(k);
+    }
+}
+
+fn list(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn child(path: &str, segment: &str) -> String {
+    let mut out = String::with_capacity(path.len() + segment.len() + 1);
+    out.push_str(path);
+    out.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Keywords no strict form accepts: a schema using them is sent non-strict.
+const NEVER_STRICT: &[&str] = &[
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "contains",
+    "prefixItems",
+];
+
+/// The schema without `$schema`, which no provider takes.
+pub(super) fn without_dialect(input: &Value) -> Value {
+    match input {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| k.as_str() != "$schema")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn admits_null(schema: &Value) -> bool {
+    match &schema["type"] {
+        Value::String(t) if t == "null" => return true,
+        Value::Array(ts) if ts.iter().any(|t| t == "null") => return true,
+        _ => {}
+    }
+    if schema.get("const") == Some(&Value::Null) {
+        return true;
+    }
+    if schema["enum"]
+        .as_array()
+        .is_some_and(|v| v.contains(&Value::Null))
+    {
+        return true;
+    }
+    ["anyOf", "oneOf"].iter().any(|k| {
+        schema[*k]
+            .as_array()
+            .is_some_and(|alts| alts.iter().any(admits_null))
+    })
+}
+
+/// Calls `f` on every direct subschema of `obj` but `properties` (handled by the caller):
+/// `items`, `anyOf`/`oneOf` alternatives, `$defs`, `additionalProperties` schemas.
+fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mut Value, &str)) {
+    for (key, value) in obj.iter_mut() {
+        match key.as_str() {
+            "items" | "additionalProperties" if value.is_object() => f(value, &child(path, key)),
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(alts) = value {
+                    let p = child(path, key);
+                    for (i, alt) in alts.iter_mut().enumerate() {
+                        f(alt, &child(&p, &i.to_string()));
+                    }
+                }
+            }
+            "$defs" => {
+                if let Value::Object(defs) = value {
+                    let p = child(path, key);
+                    for (name, def) in defs.iter_mut() {
+                        f(def, &child(&p, name));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_object(obj: &Map<String, Value>) -> bool {
+    obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties")
+}
+
+fn required_of(obj: &Map<String, Value>) -> Vec<String> {
+    obj.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn at(path: &str) -> String {
+    if path.is_empty() {
+        "the root".into()
+    } else {
+        path.to_owned()
+    }
+}
