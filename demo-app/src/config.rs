@@ -13,7 +13,8 @@ use tool_runtime::agent::{
 use tool_runtime::cli::AgentFlags;
 use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
-use tool_runtime::{Registry, RegistryBuilder, Source};
+use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::{Registry, Source};
 
 /// The agent's default system prompt.
 pub const SYSTEM: &str = "You manage the paired devices of a small home network with the tools you are given. Act, then answer in one or two sentences.";

@@ -8,7 +8,8 @@ pub mod config;
 pub mod store;
 pub mod tools;
 
-use tool_runtime::{BuildError, Registry, RegistryBuilder};
+use tool_runtime::Registry;
+use tool_runtime::registry::{BuildError, RegistryBuilder};
 
 pub use store::Store;
 

@@ -2,7 +2,8 @@
 //! callable with the crate's own state.
 
 use serde_json::json;
-use tool_runtime::{BuildProblem, Caller, Registry, Source};
+use tool_runtime::registry::BuildProblem;
+use tool_runtime::{Caller, Registry, Source};
 
 #[tokio::test]
 async fn downstream_tools_are_registered_and_callable() {

@@ -4,7 +4,7 @@
 use syn::{FnArg, ItemFn, Type};
 
 use crate::ctxt::Ctxt;
-use crate::model::{ParamKind, Tool, implicit_default, last_segment_is, option_inner};
+use crate::model::{ParamKind, Parsed, Tool, implicit_default, last_segment_is, option_inner};
 
 const NUMBERS: &[&str] = &[
     "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
@@ -118,8 +118,8 @@ fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
 }
 
 fn check_timeout(cx: &Ctxt, tool: &Tool) {
-    if let Some(lit) = &tool.timeout
-        && parse_duration_ms(&lit.value()).is_none_or(|ms| ms == 0)
+    if let Some(Parsed { lit, value }) = &tool.timeout
+        && value.is_none_or(|ms| ms == 0)
     {
         cx.error(
             lit.span(),
@@ -132,9 +132,7 @@ fn check_timeout(cx: &Ctxt, tool: &Tool) {
 }
 
 fn check_limits(cx: &Ctxt, tool: &Tool) {
-    if let Some(lit) = &tool.rate
-        && parse_rate(&lit.value()).is_none()
-    {
+    if let Some(Parsed { lit, value: None }) = &tool.rate {
         cx.error(
             lit.span(),
             format!(
@@ -143,9 +141,7 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
-    if let Some(lit) = &tool.max_output
-        && parse_size(&lit.value()).is_none()
-    {
+    if let Some(Parsed { lit, value: None }) = &tool.max_output {
         cx.error(
             lit.span(),
             format!(
@@ -162,52 +158,6 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
             "`concurrency` is how many calls may run at once: a whole number of at least 1",
         );
     }
-}
-
-/// `"64KiB"` → bytes. The runtime's `output_cap::parse_size` reads the same grammar.
-pub(crate) fn parse_size(text: &str) -> Option<usize> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: usize = digits.parse().ok()?;
-    let factor = match unit.trim() {
-        "B" => 1,
-        "KB" => 1000,
-        "KiB" => 1024,
-        "MB" => 1_000_000,
-        "MiB" => 1024 * 1024,
-        _ => return None,
-    };
-    n.checked_mul(factor).filter(|n| *n > 0)
-}
-
-/// `"10/min"` → (10, seconds per period). The runtime's `Rate::parse` reads the same grammar.
-pub(crate) fn parse_rate(text: &str) -> Option<(u32, u64)> {
-    let (count, unit) = text.trim().split_once('/')?;
-    let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
-    let secs = match unit.trim() {
-        "s" | "sec" | "second" => 1,
-        "m" | "min" | "minute" => 60,
-        "h" | "hour" => 3600,
-        _ => return None,
-    };
-    Some((count, secs))
-}
-
-/// `"500ms"`, `"5s"`, `"2m"`, `"1h"` → milliseconds.
-pub(crate) fn parse_duration_ms(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let factor = match unit.trim() {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" | "min" => 60_000,
-        "h" => 3_600_000,
-        _ => return None,
-    };
-    n.checked_mul(factor)
 }
 
 fn check_params(cx: &Ctxt, tool: &Tool) {
@@ -327,21 +277,5 @@ fn check_required(cx: &Ctxt, p: &crate::model::Param) {
                 ),
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration_ms;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration_ms("500ms"), Some(500));
-        assert_eq!(parse_duration_ms("5s"), Some(5_000));
-        assert_eq!(parse_duration_ms("2m"), Some(120_000));
-        assert_eq!(parse_duration_ms("1h"), Some(3_600_000));
-        assert_eq!(parse_duration_ms("5"), None);
-        assert_eq!(parse_duration_ms("s"), None);
-        assert_eq!(parse_duration_ms("5 parsecs"), None);
     }
 }

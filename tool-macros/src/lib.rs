@@ -6,6 +6,8 @@
 //! The macro runs parse (`attr.rs`) → model (`model.rs`) → check (`check.rs`) → expand
 //! (`expand.rs`). On any error the user's fn is still emitted, with the errors beside it, so
 //! callers and IDEs keep working.
+// Every public item is documented, and `pub` means reachable by users.
+#![warn(missing_docs, unreachable_pub)]
 
 mod attr;
 mod check;

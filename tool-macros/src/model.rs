@@ -23,9 +23,12 @@ pub(crate) struct Tool {
     pub(crate) tags: Vec<String>,
     pub(crate) roles: Vec<String>,
     pub(crate) guards: Vec<syn::Path>,
-    pub(crate) timeout: Option<syn::LitStr>,
-    pub(crate) rate: Option<syn::LitStr>,
-    pub(crate) max_output: Option<syn::LitStr>,
+    /// Milliseconds.
+    pub(crate) timeout: Option<Parsed<u64>>,
+    /// Calls, and seconds per period.
+    pub(crate) rate: Option<Parsed<(u32, u64)>>,
+    /// Bytes.
+    pub(crate) max_output: Option<Parsed<usize>>,
     pub(crate) truncate_output: bool,
     pub(crate) concurrency: Option<syn::LitInt>,
     pub(crate) require_docs: bool,
@@ -36,6 +39,23 @@ pub(crate) struct Tool {
     pub(crate) output: Output,
     /// A plain `fn`, run on the blocking pool.
     pub(crate) blocking: bool,
+}
+
+/// A string option read once, in the grammar the runtime shares (`tool_grammar`): the literal,
+/// for errors at its span, and its value (`None` when it does not parse, which `check`
+/// reports).
+pub(crate) struct Parsed<T> {
+    pub(crate) lit: syn::LitStr,
+    pub(crate) value: Option<T>,
+}
+
+impl<T> Parsed<T> {
+    fn read(lit: Option<&syn::LitStr>, parse: fn(&str) -> Option<T>) -> Option<Self> {
+        lit.map(|lit| Parsed {
+            value: parse(&lit.value()),
+            lit: lit.clone(),
+        })
+    }
 }
 
 #[derive(Default)]
@@ -89,8 +109,8 @@ impl Tool {
         let title = attrs
             .title
             .get()
-            .map_or_else(|| title_from_name(&name), syn::LitStr::value);
-        let summary = first_paragraph(&description);
+            .map_or_else(|| tool_grammar::title_from_name(&name), syn::LitStr::value);
+        let summary = tool_grammar::first_paragraph(&description);
         let krate = attrs
             .krate
             .get()
@@ -140,9 +160,9 @@ impl Tool {
                 .get()
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
                 .unwrap_or_default(),
-            timeout: attrs.timeout.get().cloned(),
-            rate: attrs.rate.get().cloned(),
-            max_output: attrs.max_output.get().cloned(),
+            timeout: Parsed::read(attrs.timeout.get(), tool_grammar::duration_ms),
+            rate: Parsed::read(attrs.rate.get(), tool_grammar::rate),
+            max_output: Parsed::read(attrs.max_output.get(), tool_grammar::size),
             truncate_output: attrs.truncate_output.get().is_some(),
             concurrency: attrs.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
@@ -316,48 +336,4 @@ pub(crate) fn manifest_requires_docs(manifest: &str) -> bool {
         }
     }
     false
-}
-
-// Title and summary are derived here, at compile time, so that reading a tool's metadata at
-// every registry build allocates nothing for them. The rules are those of
-// `tool_runtime::{title_from_name, first_paragraph}` for tools made at run time;
-// `tests/tests/registry.rs` checks that every `#[tool]` of the test crate agrees with them.
-
-/// "device_add" → "Device add".
-fn title_from_name(name: &str) -> String {
-    let spaced = name.replace(['_', '-'], " ");
-    let mut chars = spaced.trim().chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
-}
-
-/// The first paragraph of a text, its lines trimmed and joined by spaces.
-fn first_paragraph(text: &str) -> String {
-    text.trim()
-        .split("\n\n")
-        .next()
-        .unwrap_or_default()
-        .lines()
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{first_paragraph, title_from_name};
-
-    #[test]
-    fn titles_and_summaries() {
-        assert_eq!(title_from_name("device_add"), "Device add");
-        assert_eq!(title_from_name("x"), "X");
-        assert_eq!(title_from_name("ticket-open"), "Ticket open");
-        assert_eq!(
-            first_paragraph("Generate a code\nfor a device.\n\nMore text."),
-            "Generate a code for a device."
-        );
-        assert_eq!(first_paragraph("  One line.  "), "One line.");
-        assert_eq!(first_paragraph(""), "");
-    }
 }

@@ -17,10 +17,10 @@ pub use crate::layers::limits::Rate;
 pub use crate::schema::{input_schema_for, output_schema_for};
 pub use crate::tool::context::FromCallContext;
 pub use crate::tool::definition::{
-    Annotations, Guard, ParamHint, ToolDescriptor, ToolRegistration,
+    Annotations, Guard, ParamHint, ParsedCall, ToolDescriptor, ToolRegistration,
 };
 pub use crate::tool::parsed::ParsedArgs;
-pub use crate::tool::state::StateKey;
+pub use crate::tool::state::{StateKey, StateMap};
 pub use crate::{BoxFuture, CallContext, ToolError, Violation, blocking};
 pub use std::borrow::Cow;
 

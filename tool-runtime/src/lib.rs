@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
+// Every public item is documented, and `pub` means reachable by users.
+#![warn(missing_docs, unreachable_pub)]
 
 // The core, by concern (see ARCHITECTURE.md).
 mod catalog;
 mod layers;
 pub mod llm;
 mod pipeline;
-mod registry;
+pub mod registry;
 pub mod schema;
 mod tool;
 
@@ -22,33 +24,23 @@ pub mod mcp;
 // The layers users configure keep short public paths (`tool_runtime::policy`, ...); inside the
 // crate every module is named by its full path.
 pub use catalog::provider;
-pub use layers::{audit, confirm, limits, output_cap, policy, safety};
-pub use tool::secret;
+pub use layers::{audit, confirm, hooks, limits, policy};
 
-pub use catalog::{
-    BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
-};
 #[cfg(feature = "cli")]
 pub use cli::App;
 pub use futures_util::future::BoxFuture;
-pub use layers::hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit, StartingCall};
-pub use registry::{Registry, RegistryBuilder};
+pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::blocking::blocking;
-pub use tool::context::FromCallContext;
 pub use tool::context::{
-    CallContext, Caller, Identity, ProgressSink, ProgressUpdate, Requester, Source,
+    CallContext, Caller, FromCallContext, ProgressSink, ProgressUpdate, Source,
 };
-#[doc(hidden)]
-pub use tool::definition::ParsedCall;
-pub use tool::definition::PendingCall;
-pub use tool::definition::{
-    Annotations, DEFAULT_TIMEOUT, Guard, ParamHint, Tool, ToolDescriptor, ToolMeta,
-};
+pub use tool::definition::{Annotations, Guard, PendingCall, Tool, ToolMeta};
 pub use tool::envelope::{Envelope, EnvelopeMeta};
-pub use tool::error::{MAX_VIOLATIONS, ToolError, Violation, kind};
+pub use tool::error::{ToolError, Violation, kind};
 pub use tool::secret::Secret;
-pub use tool::state::{State, StateKey, StateMap};
+pub use tool::state::State;
+#[doc = include_str!("../docs/tool-macro.md")]
 pub use tool_macros::tool;
 
 /// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.

@@ -10,7 +10,8 @@ use axum::http::{Request, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::http::{self, HttpOptions};
-use tool_runtime::{Registry, RegistryBuilder, tool};
+use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::{Registry, tool};
 use tower::ServiceExt;
 
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]

@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 use tool_runtime::agent::{
     Agent, Api, Budgets, Event, Message, Model, RunContext, RunErrorKind, Tiers,
 };
+use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::llm::{self, Target};
 use tool_runtime::policy::DenyDestructive;
-use tool_runtime::{
-    CallContext, CallObserver, Caller, CompletedCall, Registry, Source, State, tool,
-};
+use tool_runtime::{CallContext, Caller, Registry, Source, State, tool};
 use tool_tests::fake_provider::{FakeProvider, Step, USAGE};
 
 const KEY: &str = "sk-test-0123456789-secret";
@@ -114,7 +113,7 @@ impl CallObserver for Seen {
     }
 }
 
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     Registry::builder()
         .without_inventory()
         .tool(agent_add::descriptor())

@@ -12,7 +12,7 @@ fn app() -> App {
 }
 
 /// The downstream crate's tools, listed: this test binary holds other files' tools too.
-fn downstream_tools() -> tool_runtime::RegistryBuilder {
+fn downstream_tools() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(downstream::ticket_open::descriptor())
@@ -242,7 +242,7 @@ mod notes {
     }
 }
 
-fn notes_tools() -> tool_runtime::RegistryBuilder {
+fn notes_tools() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(notes::find_notes::descriptor())

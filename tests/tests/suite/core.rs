@@ -12,12 +12,14 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tool_runtime::audit::{Audit, AuditRecord};
+use tool_runtime::http::Identity;
 use tool_runtime::http::{self, Auth, HttpOptions};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
 use tool_runtime::provider::{ProvidedTool, Provider};
-use tool_runtime::{BoxFuture, Identity, RegistryBuilder, ToolMeta};
+use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::{BoxFuture, ToolMeta};
 
 /// List the backups.
 #[tool(annotations(read_only))]
@@ -220,7 +222,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
         assert_eq!(&listed, expected, "MCP tools/list, {who}");
     }
     // And over HTTP, where the session's identity comes from the bearer token.
-    let requester = tool_runtime::Requester {
+    let requester = tool_runtime::http::Requester {
         id: "r".into(),
         identity: Some(Identity {
             principal: "ada".into(),
@@ -812,7 +814,7 @@ async fn unauthenticated_servers_refuse_remote_peers() {
 
     // `tool_route` in a router of the user's own: no front layer, so the same rule applies
     // there, unless an authentication layer of theirs says who is calling (a `Requester`).
-    let call = |peer: [u8; 4], requester: Option<tool_runtime::Requester>| {
+    let call = |peer: [u8; 4], requester: Option<tool_runtime::http::Requester>| {
         let app = axum::Router::new().route(
             "/api/backups",
             http::tool_route(registry.clone(), "backups_list"),
@@ -833,7 +835,7 @@ async fn unauthenticated_servers_refuse_remote_peers() {
     };
     assert_eq!(call([127, 0, 0, 1], None).await, 200);
     assert_eq!(call(lan, None).await, 403);
-    let authenticated = tool_runtime::Requester {
+    let authenticated = tool_runtime::http::Requester {
         id: "req-1".into(),
         identity: None,
     };

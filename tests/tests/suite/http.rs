@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use tool_runtime::hooks::{CallHook, HookPoint, Permit};
 use tool_runtime::http::{self, Auth, HttpOptions};
 use tool_runtime::prelude::*;
-use tool_runtime::{BoxFuture, CallHook, HookPoint, PendingCall, Permit};
+use tool_runtime::{BoxFuture, PendingCall};
 
 /// Sleep, then answer.
 #[tool(timeout = "2s")]
@@ -882,7 +883,7 @@ async fn dry_runs_by_query_header_or_invoke() {
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
 /// These tools are served beside the demo app's and the downstream crate's.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     demo_app::registry_builder()
         .tool(downstream::ticket_open::descriptor())
         .tool(downstream::ticket_list::descriptor())

@@ -166,7 +166,7 @@ async fn over_http_a_rate_limit_is_429_with_retry_after() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(ping::descriptor())

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::llm::{self, Options, Severity, Target};
 use tool_runtime::prelude::*;
-use tool_runtime::{RegistryBuilder, ToolRef};
+use tool_runtime::registry::{RegistryBuilder, ToolRef};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

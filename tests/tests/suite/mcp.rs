@@ -475,10 +475,10 @@ async fn store_wipe(
 #[derive(Default, Clone)]
 struct Outcomes(Arc<std::sync::Mutex<Vec<String>>>);
 
-impl tool_runtime::CallObserver for Outcomes {
+impl tool_runtime::hooks::CallObserver for Outcomes {
     fn observe<'a>(
         &'a self,
-        call: tool_runtime::CompletedCall<'a>,
+        call: tool_runtime::hooks::CompletedCall<'a>,
     ) -> tool_runtime::BoxFuture<'a, ()> {
         let outcome = call.envelope.error().map_or("ok", |e| e.kind()).to_owned();
         self.0.lock().unwrap().push(outcome);

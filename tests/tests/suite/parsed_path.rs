@@ -15,13 +15,12 @@ use axum::body::Body;
 use axum::http::{Request, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::http::{self, HttpOptions};
 use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive};
-use tool_runtime::{
-    BoxFuture, CallContext, CallObserver, CompletedCall, Registry, RegistryBuilder, Source, Tool,
-    ToolDescriptor, ToolError, ToolMeta, tool,
-};
+use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::{BoxFuture, CallContext, Registry, Source, Tool, ToolError, ToolMeta, tool};
 use tower::ServiceExt;
 
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -115,7 +114,10 @@ async fn wipe(target: String, ctx: &CallContext) -> String {
 
 /// Counts the calls that reach `Tool::call` (the `Value` path) and passes everything else,
 /// the fast path's decoder included, to the generated tool.
-struct Counting(&'static ToolDescriptor, Arc<AtomicUsize>);
+struct Counting(
+    &'static tool_runtime::__private::ToolDescriptor,
+    Arc<AtomicUsize>,
+);
 
 impl Tool for Counting {
     fn meta(&self) -> ToolMeta {
@@ -131,7 +133,7 @@ impl Tool for Counting {
         self.1.fetch_add(1, Ordering::SeqCst);
         self.0.call(args, ctx)
     }
-    fn parsed_call(&self) -> Option<tool_runtime::ParsedCall> {
+    fn parsed_call(&self) -> Option<tool_runtime::__private::ParsedCall> {
         self.0.parsed_call()
     }
 }

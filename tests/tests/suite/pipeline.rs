@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tool_runtime::hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
 use tool_runtime::prelude::*;
+use tool_runtime::registry::BuildProblem;
 use tool_runtime::{
-    BoxFuture, BuildProblem, CallHook, CallObserver, CancellationToken, CompletedCall, HookPoint,
-    PendingCall, Permit, ProgressSink, ProgressUpdate, ToolMeta,
+    BoxFuture, CancellationToken, PendingCall, ProgressSink, ProgressUpdate, ToolMeta,
 };
 
 /// Add two integers.
@@ -153,7 +154,7 @@ impl Tool for Echo {
     }
 }
 
-fn builder() -> tool_runtime::RegistryBuilder {
+fn builder() -> tool_runtime::registry::RegistryBuilder {
     registry_builder()
         .state(Counter(AtomicUsize::new(0)))
         .tool(Echo)
@@ -790,7 +791,7 @@ async fn dry_runs_preview_without_confirmation_and_only_where_supported() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(add::descriptor())

@@ -64,7 +64,7 @@ async fn echo_number(
     n
 }
 
-fn registry(builder: tool_runtime::RegistryBuilder) -> Registry {
+fn registry(builder: tool_runtime::registry::RegistryBuilder) -> Registry {
     builder.build().unwrap()
 }
 
@@ -276,7 +276,7 @@ async fn guards_and_policies_apply_over_http_too() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(purge::descriptor())

@@ -5,9 +5,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
+use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::http::{self, HttpOptions};
 use tool_runtime::prelude::*;
-use tool_runtime::{App, BoxFuture, CallObserver, CompletedCall, Secret};
+use tool_runtime::{App, BoxFuture, Secret};
 
 const SECRET: &str = "correct-horse-battery-staple";
 const SHORT_SECRET: &str = "hunter2";
@@ -233,7 +234,7 @@ async fn no_front_end_shows_a_secret() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(mail_login::descriptor())

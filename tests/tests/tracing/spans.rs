@@ -75,7 +75,7 @@ fn one_span_per_call() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
-fn registry_builder() -> tool_runtime::RegistryBuilder {
+fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(add::descriptor())

@@ -43,6 +43,7 @@
 //! Providers and the API versions spoken are listed at [`Api`]. Keys come from the environment
 //! variables the providers' SDKs read ([`Model::from_env`]) into a [`Secret`](crate::Secret):
 //! they are never logged, never in a transcript and never in an error.
+#![doc = include_str!("../../docs/agent.md")]
 
 mod client;
 mod model;

@@ -3,7 +3,7 @@
 //!
 //! A provider has a name, a list of tools, a way to call them, and optionally a stream of
 //! change notices. [`Registry::mount`](crate::Registry::mount) adds its tools under the names
-//! `{provider}-{tool}` (see [`provider_tool_name`]); every front end then lists and calls them
+//! `{provider}-{tool}` (shortened to 64 characters with a stable hash when longer); every front end then lists and calls them
 //! like any other tool, through the same pipeline (policy, confirmation, limits, audit). When
 //! the provider announces a change, its tools are listed again and replaced in one step.
 //!
@@ -37,6 +37,7 @@
 //! assert_eq!(registry.names(), ["notes-count"]);
 //! # }
 //! ```
+#![doc = include_str!("../../docs/providers.md")]
 
 use std::borrow::Cow;
 use std::fmt;
@@ -129,15 +130,7 @@ impl std::error::Error for MountError {}
 /// `{component}-{tool}`, the registry name of a provider's tool: shortened to 64 characters
 /// with a stable hash of the whole when longer (the same inputs always give the same name),
 /// then checked against the portable rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
-///
-/// ```
-/// use tool_runtime::provider::provider_tool_name;
-/// assert_eq!(provider_tool_name("github", "create_issue").unwrap(), "github-create_issue");
-/// let long = provider_tool_name("a_component", &"t".repeat(80)).unwrap();
-/// assert_eq!(long.len(), 64);
-/// assert!(provider_tool_name("github", "create issue").is_err());
-/// ```
-pub fn provider_tool_name(component: &str, tool: &str) -> Result<String, String> {
+pub(crate) fn provider_tool_name(component: &str, tool: &str) -> Result<String, String> {
     let full = format!("{component}-{tool}");
     let name = if full.len() <= 64 {
         full.clone()
@@ -323,6 +316,17 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_component_dash_tool_within_64_characters() {
+        assert_eq!(
+            provider_tool_name("github", "create_issue").unwrap(),
+            "github-create_issue"
+        );
+        let long = provider_tool_name("a_component", &"t".repeat(80)).unwrap();
+        assert_eq!(long.len(), 64);
+        assert!(provider_tool_name("github", "create issue").is_err());
+    }
 
     #[test]
     fn long_names_are_shortened_stably() {

@@ -5,9 +5,10 @@ use std::io::Read;
 use clap::ArgMatches;
 use serde_json::{Map, Value};
 
-use super::command::{PARAMS_JSON, flag_kind};
+use super::command::PARAMS_JSON;
+use super::flags::flag_kind;
 use crate::catalog::RegisteredTool;
-use crate::schema::{self, Kind};
+use crate::schema::describe::{self as schema, Kind};
 
 /// Why the arguments could not be assembled: a usage error (exit 2).
 #[derive(Debug)]

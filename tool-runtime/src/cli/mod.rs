@@ -23,6 +23,7 @@ mod args;
 mod builtins;
 mod call;
 mod command;
+mod flags;
 pub mod logging;
 mod render;
 #[cfg(any(feature = "http", feature = "mcp"))]
@@ -37,7 +38,8 @@ use clap::{Arg, ArgMatches};
 #[cfg(feature = "agent")]
 pub use agent::AgentFlags;
 pub use clap;
-pub use command::{command, subcommand_name};
+pub use command::command;
+pub(crate) use command::subcommand_name;
 
 use crate::registry::{Registry, RegistryBuilder};
 
@@ -53,6 +55,8 @@ type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuil
 type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
 
 /// A command-line application over a registry. See the [module docs](self).
+///
+#[doc = include_str!("../../docs/cli.md")]
 pub struct App {
     name: String,
     version: Option<String>,

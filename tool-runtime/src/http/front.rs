@@ -133,7 +133,7 @@ pub(super) fn front(
     (admitted, Finish { echo, mcp, log })
 }
 
-/// The core's rule on unauthenticated remote callers ([`crate::safety`]), for a request whose
+/// The core's rule on unauthenticated remote callers (`layers::safety`), for a request whose
 /// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
 /// no peer to check).
 pub(super) fn exposure(state: &Shared, request: &Request, id: &str) -> Result<(), Box<Response>> {

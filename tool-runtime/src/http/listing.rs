@@ -58,7 +58,7 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
     let meta = tool.meta();
     let input = tool.input_schema();
     let mut params = Map::new();
-    for param in crate::schema::params(input, &meta.params) {
+    for param in crate::schema::describe::params(input, &meta.params) {
         let mut p = json!({
             "type": param.kind().word(),
             "description": param.description(),

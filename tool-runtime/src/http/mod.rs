@@ -38,6 +38,7 @@ use axum::http::HeaderName;
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
+pub use crate::tool::context::Requester;
 pub use auth::{Auth, Identity};
 
 use crate::registry::Registry;
@@ -52,6 +53,8 @@ use listing::{get_tool, healthz, list_tools, openapi_json};
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Limits and authentication of the HTTP front end.
+///
+#[doc = include_str!("../../docs/security.md")]
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Largest accepted body, in bytes (default 1 MiB); larger → 413.
@@ -72,7 +75,7 @@ pub struct HttpOptions {
     #[cfg(feature = "mcp")]
     pub mcp_sessions: crate::mcp::SessionLimits,
     /// Serve callers on other machines without authentication. Off by default: without `auth`,
-    /// only loopback peers are served ([`crate::safety`]); turn it on only when something else
+    /// only loopback peers are served; turn it on only when something else
     /// guards the network.
     pub allow_remote_without_auth: bool,
     /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
@@ -115,6 +118,8 @@ struct Shared {
 type AppState = Arc<Shared>;
 
 /// The router of every route above. Add your own layers and routes to it as to any axum router.
+///
+#[doc = include_str!("../../docs/http.md")]
 pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
     // The one place HTTP meets MCP: the MCP front end's own streamable-HTTP route, mounted
     // behind the same front layer (request id, authentication, peer rule) as the other routes.
@@ -161,10 +166,10 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
 
 /// One tool as a `POST` handler to mount anywhere in your own axum router, still through the
 /// pipeline, with default limits and no authentication of its own. Put yours in a layer that
-/// inserts a [`Requester`](crate::Requester) (the request id and the caller's identity) into
+/// inserts a [`Requester`] (the request id and the caller's identity) into
 /// the request's extensions: the call then runs as that caller. Without one, callers on other
-/// machines are refused when the peer is known (served by [`serve`]), by the rule of
-/// [`crate::safety`].
+/// machines are refused when the peer is known (served by [`serve`]), by
+/// the loopback rule.
 ///
 /// ```no_run
 /// # fn f(registry: std::sync::Arc<tool_runtime::Registry>) {
@@ -199,7 +204,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
             (FrontContext { id, identity: None }, Some(echo))
         };
         // No front layer and no `Requester` from an authentication layer of yours: the core's
-        // rule on unauthenticated remote callers applies here ([`crate::safety`]).
+        // rule on unauthenticated remote callers applies here (`layers::safety`).
         let refused = echo
             .is_some()
             .then(|| exposure(&state, &request, &ctx.id))

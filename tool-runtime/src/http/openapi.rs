@@ -353,7 +353,7 @@ fn relocate(schema: &Value, prefix: &str, schemas: &mut Map<String, Value>) -> V
             .map(|n| format!("#/components/schemas/{prefix}__{n}"))
             .or_else(|| (r == "#").then(|| format!("#/components/schemas/{prefix}")))
     };
-    let (schema, defs) = crate::schema::take_defs(schema, &rename);
+    let (schema, defs) = crate::schema::walk::take_defs(schema, &rename);
     for (name, def) in defs {
         schemas.insert(format!("{prefix}__{name}"), def);
     }

@@ -87,7 +87,7 @@ impl ServeOptions {
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting and lets calls in
 /// flight finish for at most `grace`, with the default [`ServeOptions`] otherwise. Sets
 /// `TCP_NODELAY` on every connection, and gives every request its peer address, so a router
-/// without authentication serves loopback callers only ([`crate::safety`]).
+/// without authentication serves loopback callers only.
 pub async fn serve(
     listener: TcpListener,
     app: Router,

@@ -16,6 +16,7 @@
 //! record: each is written to the operating system before the call goes on (a crash of the
 //! process loses none), and for tools not annotated read-only also synced to disk first (nor
 //! does a power cut). Implement [`Audit`] to send records elsewhere.
+#![doc = include_str!("../../docs/audit.md")]
 
 use std::borrow::Cow;
 use std::collections::HashMap;

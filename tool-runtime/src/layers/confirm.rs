@@ -28,6 +28,7 @@
 //! yes and says what happens when no one can be asked. HTTP answers `409` and leaves the asking
 //! to its client. Each attempt and each confirmed call is one pipeline run and one audit
 //! record.
+#![doc = include_str!("../../docs/confirm.md")]
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -145,7 +146,7 @@ impl Confirmations {
 /// The question a front end asks its user: `device_revoke` with `{"device_id": "dev_1"}` →
 /// `Revoke device dev_1?`. Secret values are already redacted in `args`.
 #[must_use]
-pub fn question(tool: &str, args: &Value) -> String {
+pub(crate) fn question(tool: &str, args: &Value) -> String {
     let words: Vec<&str> = tool.split(['_', '-']).filter(|w| !w.is_empty()).collect();
     let mut phrase = match words.split_last() {
         Some((verb, rest)) if !rest.is_empty() => {

@@ -1,12 +1,13 @@
 //! The cross-cutting layers of the call pipeline, one concern a file: who may see and call
 //! what ([`policy`]), rate and concurrency ([`limits`]), result size ([`output_cap`]), the
-//! audit log ([`audit`]), confirmation of destructive calls ([`confirm`]), where layers plug in ([`hooks`](crate::CallHook)), and the rules
+//! audit log ([`audit`]), confirmation of destructive calls ([`confirm`]), where layers plug in ([`hooks`]), and the rules
 //! every network listener applies ([`safety`]).
 
 pub mod audit;
 pub mod confirm;
-pub(crate) mod hooks;
+pub mod hooks;
 pub mod limits;
-pub mod output_cap;
+pub(crate) mod output_cap;
 pub mod policy;
-pub mod safety;
+#[cfg(feature = "http")]
+pub(crate) mod safety;

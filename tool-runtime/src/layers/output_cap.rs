@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::tool::error::{ToolError, kind};
 
 /// The cap of tools that set none.
-pub const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
+pub(crate) const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
 
 /// Counts serialized bytes without keeping them.
 struct Counter(usize);
@@ -59,24 +59,6 @@ fn surely_within(value: &Value, cap: usize) -> bool {
     }
     let mut left = cap;
     bound(value, &mut left)
-}
-
-/// `"64KiB"`, `"1MiB"`, `"500B"`, `"2MB"` → bytes.
-#[must_use]
-pub fn parse_size(text: &str) -> Option<usize> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: usize = digits.parse().ok()?;
-    let factor = match unit.trim() {
-        "B" => 1,
-        "KB" => 1000,
-        "KiB" => 1024,
-        "MB" => 1_000_000,
-        "MiB" => 1024 * 1024,
-        _ => return None,
-    };
-    n.checked_mul(factor).filter(|n| *n > 0)
 }
 
 /// Applies the cap: the result, and whether it was cut.
@@ -139,17 +121,6 @@ pub(crate) fn apply(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("64KiB"), Some(65_536));
-        assert_eq!(parse_size("1MiB"), Some(1_048_576));
-        assert_eq!(parse_size("500B"), Some(500));
-        assert_eq!(parse_size("2MB"), Some(2_000_000));
-        for bad in ["", "KiB", "10", "10 GB", "0B"] {
-            assert_eq!(parse_size(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn the_bound_is_never_below_the_size() {

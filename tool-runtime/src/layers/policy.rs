@@ -21,6 +21,7 @@
 //! Policies run in the order added: every `admit` right after the tool is looked up (a refusal
 //! there also hides the tool from the caller's listings), every `check` after the arguments
 //! are validated, before per-tool guards, confirmation and limits.
+#![doc = include_str!("../../docs/policy.md")]
 
 use std::collections::HashMap;
 

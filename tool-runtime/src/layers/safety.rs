@@ -13,16 +13,7 @@ use crate::tool::error::{ToolError, kind};
 
 /// Whether a caller at `peer` may be served: always with authentication or with the explicit
 /// opt-out, else only from loopback.
-///
-/// ```
-/// use tool_runtime::safety::admit_peer;
-/// let lan = "192.168.1.20".parse().unwrap();
-/// assert!(admit_peer("127.0.0.1".parse().unwrap(), false, false).is_ok());
-/// assert!(admit_peer(lan, false, false).is_err());
-/// assert!(admit_peer(lan, true, false).is_ok());
-/// assert!(admit_peer(lan, false, true).is_ok());
-/// ```
-pub fn admit_peer(
+pub(crate) fn admit_peer(
     peer: IpAddr,
     authenticated: bool,
     allow_remote_without_auth: bool,
@@ -38,7 +29,8 @@ pub fn admit_peer(
 
 /// Whether listening on `addr` is allowed: the same rule as [`admit_peer`], for a listener (a
 /// non-loopback address exposes every tool to the network).
-pub fn check_listen_address(
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn check_listen_address(
     addr: std::net::SocketAddr,
     authenticated: bool,
     allow_remote_without_auth: bool,
@@ -59,5 +51,19 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
         IpAddr::V6(v6) => {
             v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_peers_need_authentication_or_the_opt_out() {
+        let lan = "192.168.1.20".parse().unwrap();
+        assert!(admit_peer("127.0.0.1".parse().unwrap(), false, false).is_ok());
+        assert!(admit_peer(lan, false, false).is_err());
+        assert!(admit_peer(lan, true, false).is_ok());
+        assert!(admit_peer(lan, false, true).is_ok());
     }
 }

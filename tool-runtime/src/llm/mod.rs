@@ -44,6 +44,7 @@
 //! A model under OpenAI strict mode sends every optional field, as `null` when it means to
 //! leave it out: [`accept`] turns such arguments back into what the canonical schema means
 //! (the `null` removed, so the default applies) before they reach the pipeline.
+#![doc = include_str!("../../docs/llm.md")]
 
 mod describe;
 mod lower;

@@ -76,6 +76,8 @@ const CONFIRM_INPUT: &str = "confirm";
 
 /// An MCP server over a registry. Cheap to clone: the streamable-HTTP transport makes one per
 /// session.
+///
+#[doc = include_str!("../../docs/mcp.md")]
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,

@@ -1,5 +1,7 @@
-//! The registry every front end serves: the tools (the [catalogue](crate::catalog)) and the
-//! [pipeline](crate::pipeline) every call to them takes, built once at start-up.
+//! The registry every front end serves: the tools, and the pipeline every call to them takes
+//! (policies, hooks, confirmation, limits, time limits, output caps, observers), built once at
+//! start-up by a [`RegistryBuilder`]; [`RegisteredTool`] and [`ToolRef`] are the tools it
+//! hands out, [`BuildError`] why it would not build.
 //!
 //! ```standalone_crate
 //! use tool_runtime::prelude::*;
@@ -23,14 +25,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::catalog::Catalog;
 use crate::catalog::provider::{MountError, Provider};
-use crate::catalog::{BuildError, Catalog, ToolRef};
 use crate::layers::confirm::Ask;
 use crate::pipeline::{Input, Pipeline};
 use crate::tool::context::{CallContext, Caller};
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
 
+pub use crate::catalog::{
+    BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
+};
 pub use builder::RegistryBuilder;
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it

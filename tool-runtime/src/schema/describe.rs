@@ -10,7 +10,7 @@ use crate::tool::definition::ParamHint;
 
 /// One top-level parameter of a tool's input schema.
 #[derive(Debug, Clone, Copy)]
-pub struct Param<'a> {
+pub(crate) struct Param<'a> {
     /// The property name, as callers send it.
     pub name: &'a str,
     /// The property's subschema.
@@ -24,19 +24,19 @@ pub struct Param<'a> {
 impl<'a> Param<'a> {
     /// The property's `description`, or `""`.
     #[must_use]
-    pub fn description(&self) -> &'a str {
+    pub(crate) fn description(&self) -> &'a str {
         self.schema["description"].as_str().unwrap_or_default()
     }
 
     /// The property's `default`, when it has one.
     #[must_use]
-    pub fn default(&self) -> Option<&'a Value> {
+    pub(crate) fn default(&self) -> Option<&'a Value> {
         self.schema.get("default")
     }
 
     /// The shape of the parameter's value.
     #[must_use]
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         Kind::of(self.schema)
     }
 }
@@ -44,7 +44,7 @@ impl<'a> Param<'a> {
 /// The parameters of `input` (a tool's input schema): first those `hints` name, in the hints'
 /// order (the function's parameter order), then any other property in the schema's order.
 #[must_use]
-pub fn params<'a>(input: &'a Value, hints: &'a [ParamHint]) -> Vec<Param<'a>> {
+pub(crate) fn params<'a>(input: &'a Value, hints: &'a [ParamHint]) -> Vec<Param<'a>> {
     let Some(props) = input["properties"].as_object() else {
         return Vec::new();
     };
@@ -79,7 +79,7 @@ pub fn params<'a>(input: &'a Value, hints: &'a [ParamHint]) -> Vec<Param<'a>> {
 
 /// The shape of a value a subschema admits, seen through `Option` (a `null` alternative).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `true` or `false`.
     Boolean,
     /// An integer; the narrowest Rust integer type its `format` names (`"u32"`, `"i64"`, ...).
@@ -97,7 +97,7 @@ pub enum Kind {
 impl Kind {
     /// The kind of values `schema` admits.
     #[must_use]
-    pub fn of(schema: &Value) -> Kind {
+    pub(crate) fn of(schema: &Value) -> Kind {
         if let Some(choices) = string_choices(schema) {
             return Kind::String(Some(choices));
         }
@@ -122,7 +122,7 @@ impl Kind {
 
     /// One word for simple UIs: `boolean`, `integer`, `number`, `string`, `array` or `json`.
     #[must_use]
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Kind::Boolean => "boolean",
             Kind::Integer(_) => "integer",
@@ -137,7 +137,7 @@ impl Kind {
 /// The one JSON type a schema admits besides `null`: `"integer"` for both
 /// `{"type": "integer"}` and `{"type": ["integer", "null"]}`; `None` when there is no single one.
 #[must_use]
-pub fn non_null_type(schema: &Value) -> Option<&str> {
+pub(crate) fn non_null_type(schema: &Value) -> Option<&str> {
     match &schema["type"] {
         Value::String(t) => Some(t.as_str()),
         Value::Array(ts) => {

@@ -4,17 +4,20 @@
 //!   resolve a `$ref`; `$defs` stay only for recursive types, which cannot be inlined.
 //!   Fixed-width integers get their full `minimum`/`maximum`, so the schema alone rejects what
 //!   the Rust type cannot hold.
-//! - [`describe`]: the top-level parameters and the shape of each value, as front ends show them.
-//! - [`walk`]: walks and rewrites over subschemas, for targets that re-home a schema.
+//! - `describe`: the top-level parameters and the shape of each value, as front ends show them.
+//! - `walk`: walks and rewrites over subschemas, for targets that re-home a schema; its
+//!   [`object_root`] and [`wraps_output`] are how MCP gets an object at the root of every
+//!   output schema.
 //! - `validate` and `parsed`: the validator that enforces the canonical schema on every call.
 
-pub mod describe;
+// Read by the command line and by `GET /tools`; either may be left out of a build.
+#[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
+pub(crate) mod describe;
 pub(crate) mod parsed;
 pub(crate) mod validate;
-pub mod walk;
+pub(crate) mod walk;
 
-pub use describe::{Kind, Param, non_null_type, params};
-pub use walk::{object_root, take_defs, walk_mut, wraps_output};
+pub use walk::{object_root, wraps_output};
 
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};

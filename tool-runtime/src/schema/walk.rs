@@ -8,7 +8,8 @@ use serde_json::{Map, Value, json};
 /// Calls `visit` on `schema` and then on every subschema below it, depth first: the values
 /// of `properties`, `$defs`, `items`, `anyOf`, `not`, ... (never `default`, `const`, `enum`
 /// or `examples`, which are instances, not schemas). Boolean schemas are skipped.
-pub fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value>)) {
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value>)) {
     struct Walk<'f>(&'f mut dyn FnMut(&mut Map<String, Value>));
     impl schemars::transform::Transform for Walk<'_> {
         fn transform(&mut self, schema: &mut Schema) {
@@ -26,7 +27,8 @@ pub fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value
 /// Takes `schema`'s `$defs` out, so they can live elsewhere in a larger document: the result
 /// is the schema without `$schema` and `$defs`, and the definitions, with every `$ref` (in both)
 /// renamed by `rename` (`"#/$defs/Name"` or `"#"` in, the new reference out; `None` keeps it).
-pub fn take_defs(
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn take_defs(
     schema: &Value,
     rename: &dyn Fn(&str) -> Option<String>,
 ) -> (Value, Map<String, Value>) {

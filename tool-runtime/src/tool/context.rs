@@ -235,6 +235,7 @@ impl fmt::Debug for Caller {
 }
 
 /// Who an authenticated caller is: a principal and its roles.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     /// The principal's name.
@@ -246,6 +247,7 @@ pub struct Identity {
 /// What a network front end learned about a request before any handler ran: its request id
 /// and, behind authentication, who sent it. The HTTP front layer leaves it in the request's
 /// extensions; handlers behind it (the HTTP routes, MCP over HTTP) read it there.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone)]
 pub struct Requester {
     /// The request id: the request's own `x-request-id`, or a new one.
@@ -254,6 +256,7 @@ pub struct Requester {
     pub identity: Option<Identity>,
 }
 
+#[cfg(feature = "http")]
 impl Requester {
     /// The caller this request speaks for, from `source`.
     #[must_use]

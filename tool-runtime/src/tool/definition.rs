@@ -83,15 +83,11 @@ impl Rate {
     /// `"10/min"`, `"5/s"`, `"100/h"` (also `sec`, `second`, `m`, `minute`, `hour`).
     #[must_use]
     pub fn parse(text: &str) -> Option<Rate> {
-        let (count, unit) = text.trim().split_once('/')?;
-        let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
-        let per = match unit.trim() {
-            "s" | "sec" | "second" => Duration::from_secs(1),
-            "m" | "min" | "minute" => Duration::from_secs(60),
-            "h" | "hour" => Duration::from_secs(3600),
-            _ => return None,
-        };
-        Some(Rate { count, per })
+        let (count, secs) = tool_grammar::rate(text)?;
+        Some(Rate {
+            count,
+            per: Duration::from_secs(secs),
+        })
     }
 }
 
@@ -194,7 +190,7 @@ impl fmt::Debug for PendingCall<'_> {
 }
 
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything about a tool except its schemas and its code.
 #[derive(Debug, Clone)]
@@ -250,8 +246,8 @@ impl ToolMeta {
         let name = name.into();
         let description = description.into();
         Self {
-            title: Cow::Owned(title_from_name(&name)),
-            summary: Cow::Owned(first_paragraph(&description)),
+            title: Cow::Owned(tool_grammar::title_from_name(&name)),
+            summary: Cow::Owned(tool_grammar::first_paragraph(&description)),
             name,
             description,
             annotations: Annotations::default(),
@@ -274,29 +270,6 @@ impl ToolMeta {
 /// The `defined_at` of a dynamic tool that does not set it; the registry then names the tool's
 /// type and order of arrival instead.
 pub(crate) const UNSTATED_ORIGIN: &str = "(dynamic tool)";
-
-/// `device_add` → `Device add`.
-#[must_use]
-pub fn title_from_name(name: &str) -> String {
-    let spaced = name.replace(['_', '-'], " ");
-    let mut chars = spaced.trim().chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
-}
-
-/// The first paragraph of a text, its lines joined by spaces.
-#[must_use]
-pub fn first_paragraph(text: &str) -> String {
-    text.trim()
-        .split("\n\n")
-        .next()
-        .unwrap_or_default()
-        .lines()
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// A tool: metadata, input and output schemas, and a call. Object-safe.
 ///
@@ -466,12 +439,9 @@ mod tests {
 
     #[test]
     fn titles_and_summaries_come_from_names_and_docs() {
-        assert_eq!(title_from_name("device_add"), "Device add");
-        assert_eq!(title_from_name("x"), "X");
-        assert_eq!(
-            first_paragraph("Generate a code\nfor a device.\n\nMore text."),
-            "Generate a code for a device."
-        );
+        let meta = ToolMeta::new("device_add", "Generate a code\nfor a device.\n\nMore text.");
+        assert_eq!(meta.title, "Device add");
+        assert_eq!(meta.summary, "Generate a code for a device.");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The typed error every outcome that is not a success is carried in.
 //!
 //! One type for every front end: the CLI, HTTP and MCP adapters render a [`ToolError`] but never
-//! invent their own. The `type` string is stable and documented in the README's error table.
+//! invent their own. The `type` string is stable and documented in the error table on [`ToolError`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -134,7 +134,7 @@ pub mod kind {
 
 /// At most this many violations are listed in an `invalid_arguments` error; the rest are counted
 /// in `details.omitted`.
-pub const MAX_VIOLATIONS: usize = 100;
+pub(crate) const MAX_VIOLATIONS: usize = 100;
 
 /// Paths and messages of violations longer than this (in bytes) keep only their start and end.
 const MAX_VIOLATION_TEXT: usize = 300;
@@ -210,6 +210,7 @@ pub struct Confirmation {
 /// assert_eq!(err.kind(), "not_found");
 /// assert!(!err.is_retryable());
 /// ```
+#[doc = include_str!("../../docs/errors.md")]
 #[derive(Clone, PartialEq)]
 pub struct ToolError {
     kind: Cow<'static, str>,
@@ -244,7 +245,7 @@ impl ToolError {
 
     /// Arguments that break the schema, listed in `details.violations`.
     ///
-    /// The answer stays small whatever was sent: at most [`MAX_VIOLATIONS`] are listed (the
+    /// The answer stays small whatever was sent: at most 100 are listed (the
     /// number left out is `details.omitted`), and a path or message longer than a few hundred
     /// characters keeps only its start and end.
     #[must_use]

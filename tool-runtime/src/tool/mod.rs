@@ -10,5 +10,5 @@ pub(crate) mod definition;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod parsed;
-pub mod secret;
+pub(crate) mod secret;
 pub(crate) mod state;

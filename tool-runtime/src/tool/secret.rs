@@ -1,24 +1,4 @@
 //! `Secret<T>`: a parameter whose value never leaves the tool.
-//!
-//! Accepted like `T` (a `Secret<String>` is a JSON string), described as `writeOnly` with
-//! `format: password` in the schema, and never shown: `Debug` and `Display` print
-//! `[redacted]`, it has no `Serialize` (so it cannot be returned), and the pipeline keeps its
-//! value out of violation messages, confirmation prompts and previews.
-//!
-//! ```
-//! use tool_runtime::{Secret, prelude::*};
-//!
-//! /// Log in to the mail server.
-//! #[tool]
-//! async fn mail_login(
-//!     /// Account
-//!     user: String,
-//!     /// Password
-//!     password: Secret<String>,
-//! ) -> bool {
-//!     password.expose().len() >= 8 && !user.is_empty()
-//! }
-//! ```
 
 use std::borrow::Cow;
 use std::fmt;
@@ -28,9 +8,29 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// What a secret looks like wherever it would be shown.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
-/// A value that is accepted from callers but never shown. See the [module docs](self).
+/// A parameter whose value never leaves the tool.
+///
+/// Accepted like `T` (a `Secret<String>` is a JSON string), described as `writeOnly` with
+/// `format: password` in the schema, and never shown: `Debug` and `Display` print
+/// `[redacted]`, it has no `Serialize` (so it cannot be returned), and the pipeline keeps its
+/// value out of violation messages, confirmation prompts and previews.
+///
+/// ```
+/// use tool_runtime::{Secret, prelude::*};
+///
+/// /// Log in to the mail server.
+/// #[tool]
+/// async fn mail_login(
+///     /// Account
+///     user: String,
+///     /// Password
+///     password: Secret<String>,
+/// ) -> bool {
+///     password.expose().len() >= 8 && !user.is_empty()
+/// }
+/// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secret<T>(T);
 
@@ -121,7 +121,7 @@ pub(crate) fn write_only_paths(schema: &Value) -> Vec<String> {
 
 /// A copy of `args` with the values at `paths` replaced by `"[redacted]"`.
 #[must_use]
-pub fn redact(args: &Value, paths: &[String]) -> Value {
+pub(crate) fn redact(args: &Value, paths: &[String]) -> Value {
     let mut copy = args.clone();
     for path in paths {
         if let Some(slot) = copy.pointer_mut(path) {

@@ -1,0 +1,134 @@
+//! The small grammars a `#[tool]` attribute and the runtime read alike: rates (`"10/min"`),
+//! time limits (`"5s"`), sizes (`"64KiB"`), and a tool's title and summary from its name and
+//! doc comment. The macro reads them when a tool compiles and writes the values into the
+//! expansion; the runtime reads the same grammar from configuration and for tools made at run
+//! time. One definition each, so both always agree.
+// Every public item is documented, and `pub` means reachable by users.
+#![warn(missing_docs, unreachable_pub)]
+
+/// `"10/min"` → `(10, 60)`: calls, and the period in seconds (`s`, `min`, `h` and their long
+/// names). `None` for anything else, or a count of zero.
+#[must_use]
+pub fn rate(text: &str) -> Option<(u32, u64)> {
+    let (count, unit) = text.trim().split_once('/')?;
+    let count: u32 = count.trim().parse().ok().filter(|c| *c > 0)?;
+    let secs = match unit.trim() {
+        "s" | "sec" | "second" => 1,
+        "m" | "min" | "minute" => 60,
+        "h" | "hour" => 3600,
+        _ => return None,
+    };
+    Some((count, secs))
+}
+
+/// `"500ms"`, `"5s"`, `"2m"`, `"1h"` → milliseconds. `None` without a unit or on overflow.
+#[must_use]
+pub fn duration_ms(text: &str) -> Option<u64> {
+    let (n, unit) = number_and_unit(text)?;
+    let factor = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(factor)
+}
+
+/// `"64KiB"`, `"1MiB"`, `"500B"`, `"2MB"` → bytes. `None` without a unit, for zero, or on
+/// overflow.
+#[must_use]
+pub fn size(text: &str) -> Option<usize> {
+    let (n, unit) = number_and_unit(text)?;
+    let factor: u64 = match unit {
+        "B" => 1,
+        "KB" => 1000,
+        "KiB" => 1024,
+        "MB" => 1_000_000,
+        "MiB" => 1024 * 1024,
+        _ => return None,
+    };
+    let bytes = n.checked_mul(factor).filter(|n| *n > 0)?;
+    usize::try_from(bytes).ok()
+}
+
+/// The leading digits of `text` and the unit after them, spaces trimmed.
+fn number_and_unit(text: &str) -> Option<(u64, &str)> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    Some((digits.parse().ok()?, unit.trim()))
+}
+
+/// `"device_add"` → `"Device add"`.
+#[must_use]
+pub fn title_from_name(name: &str) -> String {
+    let spaced = name.replace(['_', '-'], " ");
+    let mut chars = spaced.trim().chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The first paragraph of a text, its lines trimmed and joined by spaces.
+#[must_use]
+pub fn first_paragraph(text: &str) -> String {
+    text.trim()
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate("10/min"), Some((10, 60)));
+        assert_eq!(rate("5/s"), Some((5, 1)));
+        assert_eq!(rate("100 / hour"), Some((100, 3600)));
+        for bad in ["0/min", "10", "10/day", "x/min", ""] {
+            assert_eq!(rate(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ms("500ms"), Some(500));
+        assert_eq!(duration_ms("5s"), Some(5_000));
+        assert_eq!(duration_ms("2m"), Some(120_000));
+        assert_eq!(duration_ms("1h"), Some(3_600_000));
+        for bad in ["5", "s", "5 parsecs", "99999999999999999999s"] {
+            assert_eq!(duration_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("64KiB"), Some(65_536));
+        assert_eq!(size("1MiB"), Some(1_048_576));
+        assert_eq!(size("500B"), Some(500));
+        assert_eq!(size("2MB"), Some(2_000_000));
+        for bad in ["0B", "64", "64 kib", "KiB"] {
+            assert_eq!(size(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn titles_and_summaries() {
+        assert_eq!(title_from_name("device_add"), "Device add");
+        assert_eq!(title_from_name("x"), "X");
+        assert_eq!(title_from_name("ticket-open"), "Ticket open");
+        assert_eq!(
+            first_paragraph("Generate a code\nfor a device.\n\nMore text."),
+            "Generate a code for a device."
+        );
+        assert_eq!(first_paragraph("  One line.  "), "One line.");
+        assert_eq!(first_paragraph(""), "");
+    }
+}
