@@ -387,15 +387,17 @@ async fn run_calls(
             let job = job.clone();
             async move {
                 match p {
-                    Planned::Done(result) => result,
+                    // Not run: never counted as invalid arguments.
+                    Planned::Done(result) => (result, false),
                     Planned::Run(call) => {
                         let fallback = call.clone();
                         tokio::spawn(job.execute(call)).await.unwrap_or_else(|e| {
-                            not_run(
+                            let result = not_run(
                                 &fallback,
                                 kind::INTERNAL,
                                 &format!("the call's task failed: {e}"),
-                            )
+                            );
+                            (result, false)
                         })
                     }
                 }
@@ -414,10 +416,10 @@ async fn run_calls(
                 () = sleep_until(deadline) => { interrupt = Some(Interrupt::Deadline); tools_cancel.cancel(); continue; }
             }
         };
-        let Some(result) = next else { break };
-        if result.content.get("type").and_then(Value::as_str) == Some(kind::INVALID_ARGUMENTS)
-            && !result.envelope.is_null()
-        {
+        let Some((result, invalid_arguments)) = next else {
+            break;
+        };
+        if invalid_arguments {
             *state.invalid.entry(result.name.clone()).or_default() += 1;
         }
         out.push(result);
@@ -478,7 +480,9 @@ impl Job {
         }
     }
 
-    async fn execute(self, call: ToolCall) -> ToolResult {
+    /// Runs one call through the pipeline; its result, and whether the pipeline refused its
+    /// arguments (`invalid_arguments`, which the run's retry budget counts).
+    async fn execute(self, call: ToolCall) -> (ToolResult, bool) {
         let started = Instant::now();
         self.emit(Event::ToolCallStarted {
             id: call.id.clone(),
@@ -509,6 +513,9 @@ impl Job {
                 registry.call_asking(&call.name, args, caller, &host).await
             }
         };
+        let invalid_arguments = envelope
+            .error()
+            .is_some_and(|e| e.kind() == kind::INVALID_ARGUMENTS);
         let result = ToolResult {
             call_id: call.id,
             name: call.name,
@@ -523,7 +530,7 @@ impl Job {
         self.emit(Event::ToolCallFinished {
             result: result.clone(),
         });
-        result
+        (result, invalid_arguments)
     }
 }
 
