@@ -487,6 +487,7 @@ impl tool_runtime::hooks::CallObserver for Outcomes {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // Reason: one scenario, step by step, whose audit trail is checked at its end.
 async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
     let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let outcomes = Outcomes::default();
@@ -496,6 +497,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
             .tool(store_wipe::descriptor())
             .state_arc(runs.clone())
             .observer(outcomes.clone())
+            .confirmation_lifetime(std::time::Duration::from_secs(1))
             .build()
             .unwrap(),
     );
@@ -587,6 +589,13 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         error_text(&declined).starts_with("confirmation_declined:"),
         "{declined}"
     );
+    // Nor a token past its lifetime (this registry's tokens live a second).
+    let expired = call("a", json!({})).await["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    refused(&call("a", accept(Some(&expired))).await);
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
 
     // One record per pipeline run: each question, each refusal, the one run.
@@ -596,7 +605,8 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         seen,
         [
             vec![required.clone(); 7],
-            vec!["ok".to_owned(), required.clone(), required]
+            vec!["ok".to_owned()],
+            vec![required; 4],
         ]
         .concat(),
         "{seen:?}"

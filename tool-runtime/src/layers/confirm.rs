@@ -18,9 +18,9 @@
 //! ```
 //!
 //! `preview` is the tool's own dry-run result, for tools that support dry runs. The token is
-//! bound to the tool, the arguments and the principal, expires after five minutes and works
-//! once: a "yes" confirms exactly the call that was asked about, for the caller it was asked
-//! of.
+//! bound to the tool, the arguments and the principal, expires after five minutes (unless the
+//! registry sets another lifetime) and works once: a "yes" confirms exactly the call that was
+//! asked about, for the caller it was asked of.
 //!
 //! Front ends that can put the question to a person implement [`Ask`] (the CLI on a terminal,
 //! MCP through elicitation, the agent through its host's callback) and call
@@ -64,17 +64,24 @@ pub enum Answer {
     Unasked(Option<String>),
 }
 
-/// How long a confirmation token stays valid.
+/// How long a confirmation token stays valid unless the registry says otherwise
+/// ([`RegistryBuilder::confirmation_lifetime`](crate::registry::RegistryBuilder::confirmation_lifetime)).
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(300);
 
 /// The most unanswered questions kept at once; past it the oldest are forgotten (their tokens
 /// then fail, and the caller is asked again).
 const MAX_PENDING: usize = 4096;
 
-/// The questions asked and not yet answered, by token.
-#[derive(Default)]
+/// The questions asked and not yet answered, by token, and how long their tokens stay valid.
 pub(crate) struct Confirmations {
     pending: Mutex<HashMap<String, Pending>>,
+    lifetime: Duration,
+}
+
+impl Default for Confirmations {
+    fn default() -> Self {
+        Self::new(TOKEN_LIFETIME)
+    }
 }
 
 struct Pending {
@@ -85,6 +92,18 @@ struct Pending {
 }
 
 impl Confirmations {
+    pub(crate) fn new(lifetime: Duration) -> Self {
+        Self {
+            pending: Mutex::default(),
+            lifetime,
+        }
+    }
+
+    /// How long the tokens issued stay valid.
+    pub(crate) fn lifetime(&self) -> Duration {
+        self.lifetime
+    }
+
     /// A new token for this call.
     pub(crate) fn issue(&self, tool: &str, args: &Value, principal: Option<&str>) -> String {
         let mut random = [0_u8; 16];
@@ -115,7 +134,7 @@ impl Confirmations {
                 tool: tool.to_owned(),
                 arguments: digest(args),
                 principal: principal.map(str::to_owned),
-                expires: now + TOKEN_LIFETIME,
+                expires: now + self.lifetime,
             },
         );
         token
@@ -185,6 +204,7 @@ pub(crate) fn required(
     shown_args: &Value,
     preview: Option<Value>,
     token: String,
+    lifetime: Duration,
     stale: bool,
 ) -> ToolError {
     let question = question(&meta.name, shown_args);
@@ -198,7 +218,7 @@ pub(crate) fn required(
         "arguments": shown_args,
         "question": &question,
         "token": &token,
-        "expires_in": TOKEN_LIFETIME.as_secs(),
+        "expires_in": lifetime.as_secs(),
     });
     if let Some(preview) = &preview {
         details["preview"] = preview.clone();
@@ -209,7 +229,7 @@ pub(crate) fn required(
         question,
         preview,
         token,
-        expires_in: TOKEN_LIFETIME,
+        expires_in: lifetime,
     };
     ToolError::new(
         kind::CONFIRMATION_REQUIRED,

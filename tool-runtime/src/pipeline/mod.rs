@@ -482,6 +482,7 @@ impl Pipeline {
             &entry.redact(args),
             preview,
             issued,
+            self.confirmations.lifetime(),
             token.is_some(),
         ))
     }

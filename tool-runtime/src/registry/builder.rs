@@ -24,6 +24,7 @@ pub struct RegistryBuilder {
     roles: HashMap<String, Vec<String>>,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
+    confirmation_lifetime: Duration,
     tools: Vec<Arrival>,
     state: StateMap,
     policies: Vec<Arc<dyn Policy>>,
@@ -41,6 +42,7 @@ impl Default for RegistryBuilder {
             roles: HashMap::new(),
             concurrency: HashMap::new(),
             concurrency_queue: 64,
+            confirmation_lifetime: crate::layers::confirm::TOKEN_LIFETIME,
             tools: Vec::new(),
             state: StateMap::default(),
             policies: Vec::new(),
@@ -166,6 +168,14 @@ impl RegistryBuilder {
     #[must_use]
     pub fn concurrency_queue(mut self, waiting: usize) -> Self {
         self.concurrency_queue = waiting;
+        self
+    }
+
+    /// How long the token of a `confirmation_required` answer stays valid (default five
+    /// minutes): a yes that comes later asks again.
+    #[must_use]
+    pub fn confirmation_lifetime(mut self, lifetime: Duration) -> Self {
+        self.confirmation_lifetime = lifetime;
         self
     }
 
@@ -296,7 +306,9 @@ impl RegistryBuilder {
                 rate_limits,
                 observers: self.observers,
                 options: self.options,
-                confirmations: crate::layers::confirm::Confirmations::default(),
+                confirmations: crate::layers::confirm::Confirmations::new(
+                    self.confirmation_lifetime,
+                ),
             },
         })
     }
