@@ -190,3 +190,19 @@ pub fn mcp_initialize(version: &str) -> serde_json::Value {
         "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "tool-tests", "version": "1"}}})
 }
+
+/// The tool names of a `{"tools": [{"name": ...}, ...]}` listing (`GET /tools`, the CLI's
+/// `tools --json`), in its order.
+///
+/// # Panics
+///
+/// If the listing is not of that shape.
+#[must_use]
+pub fn tool_names(listing: &serde_json::Value) -> Vec<&str> {
+    listing["tools"]
+        .as_array()
+        .expect("a `tools` array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a `name` string"))
+        .collect()
+}

@@ -97,12 +97,7 @@ fn listings_do_not_touch_the_database() {
     assert!(!db.path().exists());
     let tools = run(&db.path(), &["tools", "--json"], None);
     let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_tests::tool_names(&tools);
     assert_eq!(
         names,
         ["device_add", "device_list", "device_pair", "device_revoke"]
@@ -631,12 +626,7 @@ fn the_configured_policy_hides_tools_from_help_and_tools() {
     assert!(!help.contains("device-revoke"), "{help}");
     let tools = run(&db.path(), &["tools", "--json", "--config", config], None);
     let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_tests::tool_names(&tools);
     assert_eq!(names, ["device_add", "device_list"]);
     assert!(!db.path().exists(), "listings open no database");
     let (code, refused) = json(

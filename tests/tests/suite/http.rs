@@ -571,12 +571,7 @@ async fn discovery_routes() {
         .json()
         .await
         .unwrap();
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_tests::tool_names(&tools);
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted);

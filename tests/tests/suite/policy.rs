@@ -319,12 +319,7 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
         }
     };
     let tools = get("/tools").await;
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_tests::tool_names(&tools);
     assert_eq!(names, ["report"]);
     let served = get("/openapi.json").await;
     assert_eq!(served["paths"], doc["paths"]);
