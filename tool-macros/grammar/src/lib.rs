@@ -1,8 +1,8 @@
 //! The small grammars a `#[tool]` attribute and the runtime read alike: rates (`"10/min"`),
 //! time limits (`"5s"`), sizes (`"64KiB"`), and a tool's title and summary from its name and
 //! doc comment. The macro reads them when a tool compiles and writes the values into the
-//! expansion; the runtime reads the same grammar from configuration and for tools made at run
-//! time. One definition each, so both always agree.
+//! expansion; the runtime reads rates from configuration (`limits::Rate::parse`) and titles and
+//! summaries for tools made at run time (`ToolMeta::new`). One definition each, so both agree.
 // Every public item is documented, and `pub` means reachable by users.
 #![warn(missing_docs, unreachable_pub)]
 

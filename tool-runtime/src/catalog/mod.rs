@@ -82,8 +82,7 @@ impl Catalog {
         }
     }
 
-    /// The tool named `name`, whoever asks. Front ends that answer a caller use
-    /// [`visible_tool`](Self::visible_tool).
+    /// The tool named `name`, whoever asks (what a caller may see is the pipeline's to say).
     pub(crate) fn get(&self, name: &str) -> Option<ToolRef<'_>> {
         if let Some(t) = self.fixed.get(name) {
             return Some(ToolRef(Held::Fixed(t)));
@@ -109,8 +108,7 @@ impl Catalog {
             .clone()
     }
 
-    /// Every tool, sorted by name, whoever asks. Listings for a caller use
-    /// [`visible`](Self::visible).
+    /// Every tool, sorted by name, whoever asks.
     pub(crate) fn tools(&self) -> Vec<ToolRef<'_>> {
         let fixed = self.fixed.values().map(|t| ToolRef(Held::Fixed(t)));
         if !self.any_added.load(Ordering::Acquire) {

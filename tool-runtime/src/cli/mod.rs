@@ -262,8 +262,12 @@ impl App {
     async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
         // What every listing shows: the registry as `configure` shapes it, state unchecked
         // (`setup`, which registers it, runs only for calls and servers).
+        let globals = match &self.configure {
+            Some(_) => self.global_matches(args),
+            None => ArgMatches::default(),
+        };
         let listing = self
-            .configured(&self.global_matches(args), self.builder.clone())
+            .configured(&globals, self.builder.clone())
             .and_then(|b| b.skip_state_check().build().map_err(|e| e.to_string()));
         let listing = match listing {
             Ok(r) => r,

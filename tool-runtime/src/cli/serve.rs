@@ -121,6 +121,7 @@ impl App {
 /// The `Host` names `/mcp` accepts when serving on `addr`: behind tokens, or deliberately
 /// exposed, any; on loopback, loopback names only (against DNS rebinding), the IPv4-mapped
 /// loopback address included when serving on it.
+#[cfg(feature = "http")]
 fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<String>> {
     if authenticated || !crate::layers::safety::is_loopback(addr.ip()) {
         return Some(Vec::new());

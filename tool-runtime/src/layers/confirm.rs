@@ -59,8 +59,7 @@ pub enum Answer {
     No,
     /// The user cannot be asked here (no terminal, a client without elicitation, a question
     /// that goes back to the client with the result): the call ends as the
-    /// `confirmation_required` error itself, its token left for the caller to send back, with
-    /// this hint in its details when there is one.
+    /// `confirmation_required` error itself, with this hint in its details when there is one.
     Unasked(Option<String>),
 }
 
@@ -134,7 +133,10 @@ impl Confirmations {
                 tool: tool.to_owned(),
                 arguments: digest(args),
                 principal: principal.map(str::to_owned),
-                expires: now + self.lifetime,
+                // A lifetime past what the clock can hold never expires.
+                expires: now
+                    .checked_add(self.lifetime)
+                    .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600)),
             },
         );
         token
@@ -299,6 +301,14 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_lifetime_past_the_clock_never_expires() {
+        let c = Confirmations::new(Duration::MAX);
+        let args = json!({"a": 1});
+        let t = c.issue("rm", &args, None);
+        assert!(c.redeem(&t, "rm", &args, None));
+    }
 
     #[test]
     fn a_token_works_once_for_its_own_call() {

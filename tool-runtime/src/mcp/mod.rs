@@ -282,7 +282,10 @@ impl McpServer {
             }
             Err(e) => match (e.confirmation(), kind::jsonrpc_code(e.kind())) {
                 (Some(c), _) if ask.inline && ask.can_ask() => Ok(ask_inline(c).into()),
-                (_, Some(code)) => Err(protocol_error(name, &e, code)),
+                // The pipeline's "no such tool", not a tool's own error of that type.
+                (_, Some(code)) if registry.get(name).is_none() => {
+                    Err(protocol_error(name, &e, code))
+                }
                 _ => Ok(failure(&e).into()),
             },
         }

@@ -2,6 +2,7 @@
 //! can: call, ask through the front end's [`Ask`], redeem the token on a yes.
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::layers::confirm::{Answer, Ask};
@@ -26,18 +27,29 @@ impl Pipeline {
             self.call(catalog, name, Input::Value(args), ctx)
         };
         let mut first = call(args.clone(), caller.clone()).await;
-        let Some(confirmation) = first.error().and_then(ToolError::confirmation) else {
+        // Only the pipeline's own question about this tool: a tool's error that carries the
+        // question of a call it made itself is its own outcome, not something to confirm here.
+        let Some(confirmation) = first
+            .error()
+            .and_then(ToolError::confirmation)
+            .filter(|c| c.tool == name)
+        else {
             return first;
         };
-        let answer = match caller.cancellation_token() {
+        let cancel = caller.cancellation_token();
+        let answer = match cancel {
             Some(cancel) => tokio::select! {
-                answer = ask.ask(confirmation) => answer,
-                () = cancel.cancelled() => {
-                    first.outcome = Err(cancelled());
-                    return first;
-                }
+                biased;
+                () = cancel.cancelled() => None,
+                answer = ask.ask(confirmation) => Some(answer),
             },
-            None => ask.ask(confirmation).await,
+            None => Some(ask.ask(confirmation).await),
+        };
+        // A caller gone while the user was asked, or right after the answer, runs nothing.
+        let Some(answer) = answer.filter(|_| !cancel.is_some_and(CancellationToken::is_cancelled))
+        else {
+            first.outcome = Err(cancelled());
+            return first;
         };
         match answer {
             Answer::Yes => {

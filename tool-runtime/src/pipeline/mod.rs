@@ -112,8 +112,7 @@ impl Pipeline {
         cfg!(feature = "http") && entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
     }
 
-    /// Calls `entry`, the tool `name` of `catalog` if there is one, from either form of the
-    /// arguments, in `ctx`.
+    /// Calls the tool `name` of `catalog`, from either form of the arguments, in `ctx`.
     ///
     /// The span is made when the future is; the duration counts from its first poll.
     pub(crate) fn call<'a>(

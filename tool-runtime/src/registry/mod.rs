@@ -91,8 +91,8 @@ impl Registry {
     /// this principal); on [`Answer::No`](crate::confirm::Answer::No) it ends as
     /// `confirmation_declined`; when no one can be asked
     /// ([`Answer::Unasked`](crate::confirm::Answer::Unasked)) the `confirmation_required`
-    /// error stands, with its token for the caller and the hint given. A caller that cancels
-    /// while the user is asked ends the call as `cancelled`.
+    /// error stands, with the hint given. A caller that cancels while the user is asked ends
+    /// the call as `cancelled`.
     pub async fn call_asking<A: Ask>(
         &self,
         name: &str,
