@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use crate::tool::context::{CallContext, Caller};
 use crate::tool::definition::Tool;
 use crate::tool::state::StateMap;
 
@@ -120,6 +121,11 @@ impl Catalog {
             .collect();
         all.sort_by(|a, b| a.name().cmp(b.name()));
         all
+    }
+
+    /// The context of a call by `caller`, with the state the tools read.
+    pub(crate) fn context(&self, caller: Caller) -> CallContext {
+        caller.into_context(self.state.clone())
     }
 
     /// Every tool name, sorted.

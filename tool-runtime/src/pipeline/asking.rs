@@ -23,8 +23,7 @@ impl Pipeline {
         ask: &A,
     ) -> Envelope {
         let call = |args, caller: Caller| {
-            let ctx = caller.into_context(catalog.state.clone());
-            self.call(catalog, name, Input::Value(args), ctx)
+            self.call(catalog, name, Input::Value(args), catalog.context(caller))
         };
         let mut first = call(args.clone(), caller.clone()).await;
         // Only the pipeline's own question about this tool: a tool's error that carries the

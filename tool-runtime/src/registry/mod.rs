@@ -230,7 +230,7 @@ impl Registry {
     /// The context of a call by `caller` (made before the call, by a front end that keeps only
     /// this while it reads the arguments).
     pub(crate) fn context(&self, caller: Caller) -> CallContext {
-        caller.into_context(self.catalog.state.clone())
+        self.catalog.context(caller)
     }
 
     /// Whether any policy decides what a caller sees (listings that depend on no caller can
