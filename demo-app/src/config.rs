@@ -10,7 +10,7 @@ use tool_runtime::agent::{
     Agent, AgentBuilder, Api, Budgets, Model, ModelError, Tiers, default_model, detect_api,
     parse_reference,
 };
-use tool_runtime::cli::AgentFlags;
+use tool_runtime::app::AgentFlags;
 use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::registry::RegistryBuilder;

@@ -21,13 +21,18 @@ pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
+// What composes the front ends: the command line with `serve`, `mcp` and `agent`, and the router
+// that mounts `/mcp` and `/agent` beside the tool routes.
+#[cfg(any(feature = "cli", feature = "http"))]
+pub mod app;
+
 // The layers users configure keep short public paths (`tool_runtime::policy`, ...); inside the
 // crate every module is named by its full path.
 pub use catalog::provider;
 pub use layers::{audit, confirm, hooks, limits, policy};
 
 #[cfg(feature = "cli")]
-pub use cli::App;
+pub use app::App;
 pub use futures_util::future::BoxFuture;
 pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;

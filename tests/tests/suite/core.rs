@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tool_runtime::app::{self, RouterOptions};
 use tool_runtime::audit::{Audit, AuditRecord};
 use tool_runtime::http::Identity;
 use tool_runtime::http::{self, Auth, HttpOptions};
@@ -409,7 +410,7 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
         (Arc::new(r), audit)
     };
     let base =
-        tool_tests::serve_on_loopback(http::router(mcp_registry, HttpOptions::default())).await;
+        tool_tests::serve_on_loopback(app::router(mcp_registry, RouterOptions::default())).await;
     let lines = run_python(
         &[
             "confirm",
@@ -503,7 +504,8 @@ async fn tools_added_and_removed_at_run_time_reach_every_front_end() {
             .unwrap(),
     );
     let base =
-        tool_tests::serve_on_loopback(http::router(registry.clone(), HttpOptions::default())).await;
+        tool_tests::serve_on_loopback(app::router(registry.clone(), RouterOptions::default()))
+            .await;
     let http = reqwest::Client::new();
     let first = http.get(format!("{base}/tools")).send().await.unwrap();
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();
@@ -769,6 +771,106 @@ async fn a_provider_mounts_changes_and_unmounts() {
     assert!(!registry.unmount("notes"));
 }
 
+/// Routes of the user's own given to `router_with` are behind the front layer: authenticated,
+/// given a request id, refused to remote peers without authentication; they learn who calls
+/// from the `Requester`; unknown paths still get the tool routes' 404.
+#[tokio::test]
+async fn routes_given_to_router_with_are_behind_the_front_layer() {
+    use axum::Extension;
+    use axum::extract::ConnectInfo;
+    use tool_runtime::http::Requester;
+    use tower::ServiceExt;
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backups_list::descriptor())
+            .build()
+            .unwrap(),
+    );
+    let app = |options: HttpOptions| {
+        let mine = axum::Router::new().route(
+            "/whoami",
+            axum::routing::get(|Extension(who): Extension<Requester>| async move {
+                let principal = who.identity.map_or("anonymous".to_owned(), |i| i.principal);
+                format!("{principal} {}", who.id)
+            }),
+        );
+        http::router_with(registry.clone(), options, mine)
+    };
+    let get = |path: &str, token: Option<&str>, peer: [u8; 4]| {
+        let mut request = axum::http::Request::get(path).header("x-request-id", "r-1");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let mut request = request.body(axum::body::Body::empty()).unwrap();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(std::net::SocketAddr::from((peer, 40000))));
+        request
+    };
+    let text = |response: axum::response::Response| async move {
+        let status = response.status().as_u16();
+        let id = response.headers()["x-request-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, id, String::from_utf8_lossy(&body).into_owned())
+    };
+    let with_tokens = || HttpOptions {
+        auth: Some(Arc::new(Auth::from_toml(TOKENS).unwrap())),
+        ..HttpOptions::default()
+    };
+    let lan = [192, 168, 1, 20];
+
+    let (status, id, _) = text(
+        app(with_tokens())
+            .oneshot(get("/whoami", None, lan))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, id.as_str()), (401, "r-1"));
+    let (status, _, body) = text(
+        app(with_tokens())
+            .oneshot(get("/whoami", Some("admin-token"), lan))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "ada r-1"));
+    let (status, _, body) = text(
+        app(HttpOptions::default())
+            .oneshot(get("/whoami", None, [127, 0, 0, 1]))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "anonymous r-1"));
+    let (status, _, _) = text(
+        app(HttpOptions::default())
+            .oneshot(get("/whoami", None, lan))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _, body) = text(
+        app(HttpOptions::default())
+            .oneshot(get("/elsewhere", None, [127, 0, 0, 1]))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"]["type"],
+        "not_found"
+    );
+}
+
 /// Without authentication, the HTTP front end (and `/mcp` behind it) serves loopback peers
 /// only, unless told otherwise; with tokens, anyone who has one.
 #[tokio::test]
@@ -783,7 +885,11 @@ async fn unauthenticated_servers_refuse_remote_peers() {
             .unwrap(),
     );
     let status = |options: HttpOptions, peer: [u8; 4], path: &'static str| {
-        let app = http::router(registry.clone(), options);
+        let options = RouterOptions {
+            http: options,
+            ..RouterOptions::default()
+        };
+        let app = app::router(registry.clone(), options);
         async move {
             let mut request = axum::http::Request::get(path)
                 .body(axum::body::Body::empty())

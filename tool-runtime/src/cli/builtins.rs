@@ -11,7 +11,7 @@ use crate::llm::{self, Target};
 use crate::registry::Registry;
 use crate::tool::context::{Caller, Source};
 
-pub(super) fn list_tools(
+pub(crate) fn list_tools(
     registry: &Registry,
     m: &ArgMatches,
     json_out: bool,
@@ -71,7 +71,7 @@ pub(super) fn list_tools(
     0
 }
 
-pub(super) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
+pub(crate) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
     let name = m.get_one::<String>("tool").expect("required");
     let caller = Caller::new(Source::Cli);
     let found = registry.visible_tool(name, &caller).or_else(|| {

@@ -12,46 +12,42 @@ use crate::tool::envelope::Envelope;
 use crate::tool::error::{ToolError, kind};
 
 use super::render::{self, Palette};
-use super::{App, args, command};
+use super::{args, command};
+use crate::registry::Registry;
 
-impl App {
-    pub(super) async fn invoke(
-        self,
-        tool_name: &str,
-        matches: &ArgMatches,
-        sub_matches: &ArgMatches,
-        json_out: bool,
-        out: &mut dyn Write,
-    ) -> u8 {
-        let registry = match self.build_registry(matches) {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
-        };
-        let Some(tool) = registry.get(tool_name) else {
-            return fail(format_args!("no tool `{tool_name}`"), 2);
-        };
-        let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
-            Ok(a) => a,
-            Err(e) => return fail(&e.0, 2),
-        };
+/// Calls `tool_name` of `registry` with the arguments of its subcommand's matches, asking on
+/// a terminal when it needs confirmation, and prints the report; returns the exit code.
+pub(crate) async fn invoke(
+    registry: &Registry,
+    tool_name: &str,
+    sub_matches: &ArgMatches,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> u8 {
+    let Some(tool) = registry.get(tool_name) else {
+        return fail(format_args!("no tool `{tool_name}`"), 2);
+    };
+    let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
+        Ok(a) => a,
+        Err(e) => return fail(&e.0, 2),
+    };
 
-        // `--dry-run` and `--yes` exist only on tools they apply to.
-        let flag = |id| sub_matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
-        let mut caller = Caller::new(Source::Cli)
-            .dry_run(flag(command::DRY_RUN))
-            .confirm(flag(command::YES));
-        let bar = std::io::stderr().is_terminal().then(progress_bar);
-        if let Some(bar) = &bar {
-            caller = caller.progress(Arc::new(BarSink(bar.clone())));
-        }
-        let envelope = registry
-            .call_asking(tool_name, call_args, caller, &Terminal)
-            .await;
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
-        report(&envelope, &tool, json_out, out)
+    // `--dry-run` and `--yes` exist only on tools they apply to.
+    let flag = |id| sub_matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+    let mut caller = Caller::new(Source::Cli)
+        .dry_run(flag(command::DRY_RUN))
+        .confirm(flag(command::YES));
+    let bar = std::io::stderr().is_terminal().then(progress_bar);
+    if let Some(bar) = &bar {
+        caller = caller.progress(Arc::new(BarSink(bar.clone())));
     }
+    let envelope = registry
+        .call_asking(tool_name, call_args, caller, &Terminal)
+        .await;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    report(&envelope, &tool, json_out, out)
 }
 
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
@@ -139,7 +135,7 @@ pub(super) fn flag_for(path: &str, tool: &crate::catalog::RegisteredTool) -> Str
 }
 
 /// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
-pub(super) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
+pub(crate) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
     let p = Palette::new(color_for(&std::io::stderr()));
     eprintln!(
         "{}error:{} {message}",
@@ -184,7 +180,7 @@ impl Ask for Terminal {
 }
 
 /// Asks on the terminal; only `y` or `yes` confirms.
-pub(super) fn ask(question: &str) -> bool {
+pub(crate) fn ask(question: &str) -> bool {
     eprint!("{question} [y/N] ");
     let _ = std::io::stderr().flush();
     let mut line = String::new();

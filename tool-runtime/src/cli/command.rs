@@ -29,7 +29,7 @@ pub(crate) const DRY_RUN: &str = "dry-run";
 pub(crate) const JSON: &str = "json";
 
 /// Built-ins are listed after the tools in `--help`.
-pub(super) const BUILTIN_ORDER: usize = 10_000;
+pub(crate) const BUILTIN_ORDER: usize = 10_000;
 
 /// The built-in subcommands.
 pub(crate) const BUILTINS: &[&str] = &[
@@ -62,7 +62,7 @@ pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
 
 /// The command tree for `registry`: built-ins and one subcommand per tool. Only the tool named
 /// `invoked` (by tool or subcommand name) gets its flags; pass `None` to build every tool's
-/// flags (completions do). Embed it in your own clap application, or let [`App`](super::App)
+/// flags (completions do). Embed it in your own clap application, or let [`App`](crate::App)
 /// run it.
 #[must_use]
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
@@ -110,7 +110,7 @@ fn root(name: &str) -> Command {
 
 /// The root command with `--json` and the built-in subcommands.
 fn builtins(name: &str) -> Command {
-    let cmd = root(name)
+    root(name)
         .subcommand(
             Command::new("tools")
                 .about("List the tools: name and summary; or their specs for a model provider")
@@ -155,88 +155,7 @@ fn builtins(name: &str) -> Command {
                         .value_parser(clap::value_parser!(clap_complete::Shell)),
                 )
                 .display_order(BUILTIN_ORDER),
-        );
-    #[cfg(feature = "http")]
-    let cmd = cmd.subcommand(serve_command());
-    #[cfg(feature = "mcp")]
-    let cmd = cmd.subcommand(mcp_command());
-    cmd
-}
-
-/// `serve`: the HTTP front end.
-#[cfg(feature = "http")]
-fn serve_command() -> Command {
-    let cmd = Command::new("serve")
-        .about(if cfg!(feature = "mcp") {
-            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json) and MCP at /mcp"
-        } else {
-            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)"
-        })
-        .display_order(BUILTIN_ORDER)
-        .arg(
-            Arg::new("addr")
-                .long("addr")
-                .value_name("ADDR")
-                .default_value("127.0.0.1:8080")
-                .value_parser(clap::value_parser!(std::net::SocketAddr))
-                .help("Address to listen on; port 0 picks a free one"),
         )
-        .arg(
-            Arg::new("auth-file")
-                .long("auth-file")
-                .value_name("PATH")
-                .value_hint(clap::ValueHint::FilePath)
-                .value_parser(clap::value_parser!(std::path::PathBuf))
-                .help("TOML file of bearer tokens ([[tokens]] token or token_sha256, principal, roles); requests then need `Authorization: Bearer <token>`"),
-        )
-        .arg(
-            Arg::new("insecure")
-                .long("insecure")
-                .action(ArgAction::SetTrue)
-                .help("Allow a non-loopback address without --auth-file"),
-        )
-        .arg(
-            Arg::new("body-limit")
-                .long("body-limit")
-                .value_name("BYTES")
-                .default_value("1048576")
-                .value_parser(clap::value_parser!(usize))
-                .help("Largest accepted request body"),
-        )
-        .arg(
-            Arg::new("grace-period")
-                .long("grace-period")
-                .value_name("SECONDS")
-                .default_value("10")
-                .value_parser(clap::value_parser!(u64))
-                .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
-        )
-        .arg(
-            Arg::new("max-connections")
-                .long("max-connections")
-                .value_name("N")
-                .default_value("512")
-                .value_parser(clap::value_parser!(u32).range(1..))
-                .help("Connections served at once; more wait to be accepted"),
-        );
-    #[cfg(feature = "mcp")]
-    let cmd = cmd.arg(
-        Arg::new("max-mcp-sessions")
-            .long("max-mcp-sessions")
-            .value_name("N")
-            .default_value("256")
-            .value_parser(clap::value_parser!(u32).range(1..))
-            .help("MCP sessions open at /mcp at once; an initialize beyond it gets 503"),
-    );
-    cmd
-}
-
-/// `mcp`: the MCP server on stdio.
-#[cfg(feature = "mcp")]
-fn mcp_command() -> Command {
-    Command::new("mcp")
-        .about("Serve every tool over MCP (Model Context Protocol) on stdin/stdout")
-        .display_order(BUILTIN_ORDER)
 }
 
 fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {

@@ -1,6 +1,6 @@
-//! The log an [`App`](super::App) writes: a `tracing` subscriber on standard error, installed
-//! by [`App::main`](super::App::main) and [`App::run`](super::App::run) unless the process
-//! already has one or the app says [`without_logging`](super::App::without_logging).
+//! The log an [`App`](crate::App) writes: a `tracing` subscriber on standard error, installed
+//! by [`App::main`](crate::App::main) and [`App::run`](crate::App::run) unless the process
+//! already has one or the app says [`without_logging`](crate::App::without_logging).
 //!
 //! `RUST_LOG` decides what is written, with the syntax of
 //! [`EnvFilter`]; unset, warnings and errors, and one line per

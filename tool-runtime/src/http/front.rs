@@ -266,7 +266,7 @@ pub(super) fn authenticate(
 }
 
 /// The context the front middleware left, or a fresh one (routes used without it).
-pub(super) fn context_of(request: &mut Request) -> FrontContext {
+pub(crate) fn context_of(request: &mut Request) -> FrontContext {
     request
         .extensions_mut()
         .remove::<FrontContext>()

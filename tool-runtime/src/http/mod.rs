@@ -8,7 +8,10 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
-//! | `POST/GET/DELETE /mcp` | MCP over streamable HTTP (feature `mcp`): see [`crate::mcp`] |
+//!
+//! [`router_with`] puts routes of your own behind the same front layer (request id,
+//! authentication, peer rule); [`app::router`](crate::app::router) mounts MCP at `/mcp` and the
+//! agent at `POST /agent` that way, beside these.
 //!
 //! ```no_run
 //! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
@@ -19,15 +22,13 @@
 //! # }
 //! ```
 
-#[cfg(feature = "agent")]
-mod agent;
 mod auth;
-mod body;
+pub(crate) mod body;
 mod calls;
-mod front;
+pub(crate) mod front;
 mod listing;
 pub mod openapi;
-mod response;
+pub(crate) mod response;
 mod serve;
 
 use std::sync::{Arc, Mutex};
@@ -63,28 +64,15 @@ pub struct HttpOptions {
     pub max_depth: usize,
     /// Bearer tokens; `None` serves without authentication.
     pub auth: Option<Arc<Auth>>,
-    /// `info.title` and `info.version` of the OpenAPI document (and the MCP `serverInfo`).
+    /// `info.title` and `info.version` of the OpenAPI document (and the MCP `serverInfo` that
+    /// [`app::router`](crate::app::router) announces).
     pub api_title: String,
     /// See `api_title`.
     pub api_version: String,
-    /// The `Host` headers `/mcp` accepts, against DNS rebinding: `None` (the default) accepts
-    /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
-    /// or a non-loopback address).
-    pub mcp_allowed_hosts: Option<Vec<String>>,
-    /// How many MCP sessions `/mcp` keeps open, and for how long.
-    #[cfg(feature = "mcp")]
-    pub mcp_sessions: crate::mcp::SessionLimits,
     /// Serve callers on other machines without authentication. Off by default: without `auth`,
     /// only loopback peers are served; turn it on only when something else
     /// guards the network.
     pub allow_remote_without_auth: bool,
-    /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
-    /// streams, which graceful shutdown would otherwise wait out (`serve` in the CLI does this).
-    pub shutdown: tokio_util::sync::CancellationToken,
-    /// The agent `POST /agent` runs (see [`agent`](crate::agent)); without one the route
-    /// answers 400.
-    #[cfg(feature = "agent")]
-    pub agent: Option<crate::agent::Agent>,
 }
 
 impl Default for HttpOptions {
@@ -95,13 +83,7 @@ impl Default for HttpOptions {
             auth: None,
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
-            mcp_allowed_hosts: None,
-            #[cfg(feature = "mcp")]
-            mcp_sessions: crate::mcp::SessionLimits::default(),
             allow_remote_without_auth: false,
-            shutdown: tokio_util::sync::CancellationToken::new(),
-            #[cfg(feature = "agent")]
-            agent: None,
         }
     }
 }
@@ -117,51 +99,63 @@ struct Shared {
 
 type AppState = Arc<Shared>;
 
-/// The router of every route above. Add your own layers and routes to it as to any axum router.
+/// The router of every route above. Add your own layers and routes to it as to any axum router;
+/// routes added to it are not behind its authentication: put those in [`router_with`].
 ///
 #[doc = include_str!("../../docs/http.md")]
 pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
-    // The one place HTTP meets MCP: the MCP front end's own streamable-HTTP route, mounted
-    // behind the same front layer (request id, authentication, peer rule) as the other routes.
-    #[cfg(feature = "mcp")]
-    let mcp = crate::mcp::McpServer::named(
-        registry.clone(),
-        options.api_title.clone(),
-        options.api_version.clone(),
-    )
-    .http_route(
-        options.mcp_allowed_hosts.clone(),
-        options.body_limit,
-        options.mcp_sessions.clone(),
-        options.shutdown.clone(),
-    );
+    router_with(registry, options, Router::new())
+}
+
+/// [`router`], with routes of your own (`yours`) behind the same front layer: each request gets its
+/// request id (read, or made, and returned), is authenticated, and is refused by the peer rule
+/// exactly as a tool call is. A handler reads who calls from the [`Requester`] in the
+/// request's extensions. `yours` must not have a fallback of its own (unknown paths get the
+/// tool routes' `404`).
+///
+/// ```no_run
+/// # fn f(registry: std::sync::Arc<tool_runtime::Registry>) {
+/// use axum::{Extension, Router, routing::get};
+/// use tool_runtime::http::{self, HttpOptions, Requester};
+///
+/// let mine = Router::new().route(
+///     "/whoami",
+///     get(|Extension(who): Extension<Requester>| async move {
+///         who.identity.map_or("anonymous".to_owned(), |i| i.principal)
+///     }),
+/// );
+/// let app = http::router_with(registry, HttpOptions::default(), mine);
+/// # }
+/// ```
+pub fn router_with(registry: Arc<Registry>, options: HttpOptions, yours: Router) -> Router {
     let state: AppState = Arc::new(Shared {
         registry,
         options,
         openapi: Mutex::default(),
         specs: crate::llm::SpecCache::new(),
     });
-    let router = Router::new();
-    #[cfg(feature = "mcp")]
-    let router = router.route("/mcp", mcp);
-    let router = router
+    let mut router = Router::new()
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi_json))
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
-        .route("/invoke", post(invoke));
-    #[cfg(feature = "agent")]
-    let router = router.route("/agent", post(agent::run_agent));
-    let mut router = router.fallback(not_found).layer(FrontLayer(state.clone()));
+        .route("/invoke", post(invoke))
+        .fallback(not_found)
+        .with_state(state.clone())
+        .merge(yours)
+        .layer(FrontLayer(state.clone()));
     // Each tool also gets a static route, so a call does not build the URL-parameter map that
     // matching `/tools/{name}` makes. The pattern still answers unknown names and
     // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the
     // front layer, which they apply themselves (`named_tool_routes`).
     for tool in state.registry.tools() {
         let name: Arc<str> = Arc::from(&*tool.meta().name);
-        router = router.route(&format!("/tools/{name}"), named_tool_routes(&state, name));
+        router = router.route(
+            &format!("/tools/{name}"),
+            named_tool_routes(&state, name).with_state(state.clone()),
+        );
     }
-    router.with_state(state)
+    router
 }
 
 /// One tool as a `POST` handler to mount anywhere in your own axum router, still through the

@@ -68,7 +68,7 @@ pub(super) fn envelope_response(envelope: &Envelope) -> Response {
 
 /// An error envelope for a request that never reached the pipeline.
 #[allow(clippy::needless_pass_by_value)] // Reason: every caller builds the error for this call.
-pub(super) fn error_response(tool: Option<&str>, error: ToolError, request_id: &str) -> Response {
+pub(crate) fn error_response(tool: Option<&str>, error: ToolError, request_id: &str) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = json!({
         "tool": tool,

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Over HTTP, [`McpServer::http_route`] is the streamable-HTTP endpoint as an axum route;
-//! [`http::router`](crate::http::router) mounts it at `/mcp`, behind the same authentication as
+//! [`app::router`](crate::app::router) mounts it at `/mcp`, behind the same authentication as
 //! the other routes. Its sessions live in memory, within [`SessionLimits`]: a cap on sessions
 //! open at once (an `initialize` beyond it gets `503`), a short deadline for a new session's
 //! client to send `notifications/initialized`, and an idle timeout.

@@ -20,11 +20,11 @@ const SESSION_ID: &str = "mcp-session-id";
 
 impl McpServer {
     /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// (`http::router` mounts it at `/mcp`). Sessions live in memory, within the limits of
+    /// (`app::router` mounts it at `/mcp`). Sessions live in memory, within the limits of
     /// `sessions`. `hosts` is the `Host` allowlist against DNS rebinding: empty allows every host
     /// (for servers behind authentication), `None` keeps the SDK's loopback-only default.
     /// Cancelling `cancel` ends every session and its open event streams at once
-    /// (`http::router` does it at shutdown, once the answers in flight are out).
+    /// (`app::router` does it at shutdown, once the answers in flight are out).
     #[must_use]
     pub fn http_service(
         self,
@@ -48,7 +48,7 @@ impl McpServer {
         )
     }
 
-    /// The streamable-HTTP endpoint as an axum route (`http::router` mounts it at `/mcp`): the
+    /// The streamable-HTTP endpoint as an axum route (`app::router` mounts it at `/mcp`): the
     /// [`http_service`](Self::http_service), with what the official clients expect of it around
     /// it. At shutdown (`shutdown` cancelled) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in

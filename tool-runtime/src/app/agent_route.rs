@@ -13,15 +13,16 @@ use std::convert::Infallible;
 use axum::extract::{Request, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, post};
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AppState;
-use super::body;
-use super::front::context_of;
-use super::response::error_response;
-use crate::agent::{Message, RunContext};
+use crate::agent::{Agent, Message, RunContext};
+use crate::http::HttpOptions;
+use crate::http::body;
+use crate::http::front::context_of;
+use crate::http::response::error_response;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,9 +34,26 @@ struct AgentRequest {
     chat_id: Option<String>,
 }
 
-pub(super) async fn run_agent(State(state): State<AppState>, mut request: Request) -> Response {
+/// What the route needs: the agent, and the body limits of the HTTP routes beside it.
+struct Route {
+    agent: Option<Agent>,
+    body_limit: usize,
+    max_depth: usize,
+}
+
+/// `POST /agent` running `agent`, reading bodies within the limits of `http`.
+pub(super) fn route(agent: Option<Agent>, http: &HttpOptions) -> MethodRouter {
+    let route = Route {
+        agent,
+        body_limit: http.body_limit,
+        max_depth: http.max_depth,
+    };
+    post(run_agent).with_state(std::sync::Arc::new(route))
+}
+
+async fn run_agent(State(route): State<std::sync::Arc<Route>>, mut request: Request) -> Response {
     let front = context_of(&mut request);
-    let Some(agent) = state.options.agent.clone() else {
+    let Some(agent) = route.agent.clone() else {
         return error_response(
             None,
             body::invalid_request("no agent is configured on this server"),
@@ -43,12 +61,11 @@ pub(super) async fn run_agent(State(state): State<AppState>, mut request: Reques
         );
     };
     let (parts, body_stream) = request.into_parts();
-    let o = &state.options;
     let object = match body::json_object(
         &parts.headers,
         body_stream,
-        o.body_limit,
-        o.max_depth,
+        route.body_limit,
+        route.max_depth,
         false,
     )
     .await

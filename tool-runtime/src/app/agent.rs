@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::call::{ask, fail};
 use super::{App, SetupError};
 use crate::agent::{AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError};
+use crate::cli::call::{ask, fail};
 use crate::registry::Registry;
 
 /// What the command line asks of the agent: `--provider` and `--model`, which override the
@@ -74,7 +74,7 @@ impl App {
             Ok(a) => a,
             Err(e) => return fail(e, 1),
         };
-        let json = matches.get_flag(super::command::JSON);
+        let json = matches.get_flag(crate::cli::command::JSON);
         let tier = m.get_one::<String>("tier").cloned();
         if sub == "agent" {
             let prompt = m
@@ -254,7 +254,7 @@ pub(super) fn commands() -> [Command; 2] {
     [
         Command::new("agent")
             .about("Run a model against the tools for one request; progress on stderr, the answer on stdout")
-            .display_order(super::command::BUILTIN_ORDER)
+            .display_order(crate::cli::command::BUILTIN_ORDER)
             .arg(
                 Arg::new("prompt")
                     .required(true)
@@ -267,7 +267,7 @@ pub(super) fn commands() -> [Command; 2] {
             .arg(tier.clone()),
         Command::new("chat")
             .about("Talk to a model that can call the tools, one line per message, until end of input")
-            .display_order(super::command::BUILTIN_ORDER)
+            .display_order(crate::cli::command::BUILTIN_ORDER)
             .arg(provider)
             .arg(model)
             .arg(tier),

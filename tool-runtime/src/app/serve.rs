@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use clap::ArgMatches;
+use clap::{ArgMatches, Command};
 
 use super::App;
-use super::call::fail;
+use crate::cli::call::fail;
 use crate::registry::Registry;
 
 impl App {
@@ -28,6 +28,7 @@ impl App {
 
     #[cfg(feature = "http")]
     pub(super) async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
+        use super::RouterOptions;
         use crate::http::{self, Auth, HttpOptions};
         let addr = *m
             .get_one::<std::net::SocketAddr>("addr")
@@ -61,20 +62,24 @@ impl App {
             )
             .ok()
         });
-        let options = HttpOptions {
-            #[cfg(feature = "agent")]
-            agent,
-            body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
-            auth,
-            api_title: name,
-            api_version: version,
+        let options = RouterOptions {
+            http: HttpOptions {
+                body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
+                auth,
+                api_title: name,
+                api_version: version,
+                allow_remote_without_auth: insecure,
+                ..HttpOptions::default()
+            },
+            #[cfg(feature = "mcp")]
             mcp_allowed_hosts: mcp_hosts(addr, auth_present),
             #[cfg(feature = "mcp")]
             mcp_sessions: crate::mcp::SessionLimits::default().max_sessions(
                 *m.get_one::<u32>("max-mcp-sessions").expect("has a default") as usize,
             ),
-            allow_remote_without_auth: insecure,
-            ..HttpOptions::default()
+            #[cfg(feature = "agent")]
+            agent,
+            ..RouterOptions::default()
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
@@ -89,15 +94,17 @@ impl App {
         let grace = std::time::Duration::from_secs(
             *m.get_one::<u64>("grace-period").expect("has a default"),
         );
+        #[cfg(feature = "mcp")]
         let shutdown = options.shutdown.clone();
         let signal = async move {
             http::shutdown_signal().await;
+            #[cfg(feature = "mcp")]
             shutdown.cancel();
         };
         let serving = http::ServeOptions::default()
             .grace(grace)
             .max_connections(*m.get_one::<u32>("max-connections").expect("has a default") as usize);
-        match http::serve_with(listener, http::router(registry, options), signal, serving).await {
+        match http::serve_with(listener, super::router(registry, options), signal, serving).await {
             Ok(()) => 0,
             Err(e) => fail(e, 1),
         }
@@ -121,7 +128,7 @@ impl App {
 /// The `Host` names `/mcp` accepts when serving on `addr`: behind tokens, or deliberately
 /// exposed, any; on loopback, loopback names only (against DNS rebinding), the IPv4-mapped
 /// loopback address included when serving on it.
-#[cfg(feature = "http")]
+#[cfg(all(feature = "http", feature = "mcp"))]
 fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<String>> {
     if authenticated || !crate::layers::safety::is_loopback(addr.ip()) {
         return Some(Vec::new());
@@ -134,4 +141,80 @@ fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<Stri
         ),
         _ => None,
     }
+}
+
+/// `serve`: the HTTP front end.
+#[cfg(feature = "http")]
+pub(super) fn serve_command() -> Command {
+    let cmd = Command::new("serve")
+        .about(if cfg!(feature = "mcp") {
+            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json) and MCP at /mcp"
+        } else {
+            "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)"
+        })
+        .display_order(crate::cli::command::BUILTIN_ORDER)
+        .arg(
+            clap::Arg::new("addr")
+                .long("addr")
+                .value_name("ADDR")
+                .default_value("127.0.0.1:8080")
+                .value_parser(clap::value_parser!(std::net::SocketAddr))
+                .help("Address to listen on; port 0 picks a free one"),
+        )
+        .arg(
+            clap::Arg::new("auth-file")
+                .long("auth-file")
+                .value_name("PATH")
+                .value_hint(clap::ValueHint::FilePath)
+                .value_parser(clap::value_parser!(std::path::PathBuf))
+                .help("TOML file of bearer tokens ([[tokens]] token or token_sha256, principal, roles); requests then need `Authorization: Bearer <token>`"),
+        )
+        .arg(
+            clap::Arg::new("insecure")
+                .long("insecure")
+                .action(clap::ArgAction::SetTrue)
+                .help("Allow a non-loopback address without --auth-file"),
+        )
+        .arg(
+            clap::Arg::new("body-limit")
+                .long("body-limit")
+                .value_name("BYTES")
+                .default_value("1048576")
+                .value_parser(clap::value_parser!(usize))
+                .help("Largest accepted request body"),
+        )
+        .arg(
+            clap::Arg::new("grace-period")
+                .long("grace-period")
+                .value_name("SECONDS")
+                .default_value("10")
+                .value_parser(clap::value_parser!(u64))
+                .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
+        )
+        .arg(
+            clap::Arg::new("max-connections")
+                .long("max-connections")
+                .value_name("N")
+                .default_value("512")
+                .value_parser(clap::value_parser!(u32).range(1..))
+                .help("Connections served at once; more wait to be accepted"),
+        );
+    #[cfg(feature = "mcp")]
+    let cmd = cmd.arg(
+        clap::Arg::new("max-mcp-sessions")
+            .long("max-mcp-sessions")
+            .value_name("N")
+            .default_value("256")
+            .value_parser(clap::value_parser!(u32).range(1..))
+            .help("MCP sessions open at /mcp at once; an initialize beyond it gets 503"),
+    );
+    cmd
+}
+
+/// `mcp`: the MCP server on stdio.
+#[cfg(feature = "mcp")]
+pub(super) fn mcp_command() -> Command {
+    Command::new("mcp")
+        .about("Serve every tool over MCP (Model Context Protocol) on stdin/stdout")
+        .display_order(crate::cli::command::BUILTIN_ORDER)
 }

@@ -1,0 +1,544 @@
+//! [`App`]: the command line of an application, with a subcommand per tool and the built-ins
+//! that reach the other front ends.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Arg, ArgMatches};
+
+use crate::cli::call::fail;
+use crate::cli::command::{self, subcommand_name};
+use crate::cli::{list_tools, logging, print_schema};
+use crate::registry::{Registry, RegistryBuilder};
+
+#[cfg(feature = "agent")]
+use super::agent;
+
+/// An error of an [`App::setup`] step, such as a database that does not open.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+
+type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+
+/// A command-line application over a registry: a subcommand per tool, `tools`, `schema`,
+/// `completions`, and with their features `serve`, `mcp`, `agent` and `chat`.
+///
+#[doc = include_str!("../../docs/cli.md")]
+pub struct App {
+    pub(super) name: String,
+    pub(super) version: Option<String>,
+    pub(super) about: Option<String>,
+    pub(super) builder: RegistryBuilder,
+    pub(super) globals: Vec<Arg>,
+    pub(super) configure: Option<Configure>,
+    pub(super) setup: Option<Setup>,
+    pub(super) logging: bool,
+    #[cfg(feature = "agent")]
+    pub(super) agent: Option<agent::AgentSetup>,
+}
+
+/// An [`App`] named, versioned and described from the calling crate's Cargo metadata.
+#[macro_export]
+macro_rules! app {
+    () => {
+        $crate::App::new(::core::env!("CARGO_PKG_NAME"))
+            .version(::core::env!("CARGO_PKG_VERSION"))
+            .about(::core::env!("CARGO_PKG_DESCRIPTION"))
+    };
+}
+
+impl App {
+    /// An application called `name`, serving every `#[tool]` linked into the binary.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: None,
+            about: None,
+            builder: Registry::builder(),
+            globals: Vec::new(),
+            configure: None,
+            setup: None,
+            logging: true,
+            #[cfg(feature = "agent")]
+            agent: None,
+        }
+    }
+
+    /// Installs no log subscriber: the app's log is yours to set up. Without this, `main` and
+    /// `run` install [`logging::init`]'s (on standard error, `RUST_LOG` deciding) unless the
+    /// process already has one.
+    #[must_use]
+    pub fn without_logging(mut self) -> Self {
+        self.logging = false;
+        self
+    }
+
+    /// The version `--version` prints.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// The description `--help` prints.
+    #[must_use]
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into()).filter(|a: &String| !a.is_empty());
+        self
+    }
+
+    /// Serves the tools of `builder` instead of every `#[tool]` found through `inventory`.
+    #[must_use]
+    pub fn registry(mut self, builder: RegistryBuilder) -> Self {
+        self.builder = builder;
+        self
+    }
+
+    /// Registers application state for `State<T>` parameters.
+    #[must_use]
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.builder = self.builder.state(value);
+        self
+    }
+
+    /// Adds an application-wide option, such as `--db PATH`; read it in [`setup`](Self::setup).
+    /// It is made global, so it may come before or after the subcommand.
+    #[must_use]
+    pub fn global_arg(mut self, arg: Arg) -> Self {
+        self.globals.push(arg.global(true));
+        self
+    }
+
+    /// Shapes the registry from the global options for every command, listings included:
+    /// policies, roles and limits read from a configuration file named by `--config`, say.
+    /// What it adds decides what `--help`, `tools` and `schema` list, exactly as it decides what
+    /// a call may reach. It must not open anything a listing should not touch (a database, a
+    /// log): that belongs in [`setup`](Self::setup). Runs before `setup` when both run.
+    ///
+    /// For a listing the matches hold the global options only (and know the built-ins by name,
+    /// none of them invoked); for a call or a server, the whole command line.
+    #[must_use]
+    pub fn configure<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+    {
+        self.configure = Some(Box::new(f));
+        self
+    }
+
+    /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
+    /// Runs when a tool is invoked and before `serve` and `mcp`, never for `--help`, `tools`,
+    /// `schema` or `completions`: policies that should shape those listings go in
+    /// [`configure`](Self::configure). The matches know the global options, the built-ins and
+    /// the invoked tool's subcommand; other tools' subcommands are left out of a call's command
+    /// tree (clap panics, in debug builds, when asked about a subcommand it does not know).
+    #[must_use]
+    pub fn setup<F>(mut self, f: F) -> Self
+    where
+        F: FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+    {
+        self.setup = Some(Box::new(f));
+        self
+    }
+
+    /// Parses `std::env::args`, runs on a tokio runtime of its own, renders, and returns the
+    /// exit code: for a plain `fn main() -> ExitCode`, no `#[tokio::main]` needed.
+    ///
+    /// The runtime fits the command: `serve` and `mcp` get a multi-threaded one; a tool call
+    /// and the other built-ins, which run once and exit, a current-thread one on which
+    /// [`blocking`](crate::blocking) work runs inline (no worker or pool threads to start).
+    /// `tokio::task::block_in_place` panics on such a runtime: tools use
+    /// [`blocking`](crate::blocking) instead, which works on both. Use [`run`](Self::run) inside
+    /// a runtime of your own instead.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     tool_runtime::app!().main()
+    /// }
+    /// ```
+    #[must_use]
+    pub fn main(self) -> ExitCode {
+        self.main_from(std::env::args_os())
+    }
+
+    /// Like [`main`](Self::main), with the given arguments (the first is the program name).
+    ///
+    /// # Panics
+    ///
+    /// When called inside an async runtime (use [`run_from`](Self::run_from) there).
+    #[must_use]
+    pub fn main_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let server = is_server(&args, &self.globals);
+        let mut builder = if server {
+            tokio::runtime::Builder::new_multi_thread()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+        };
+        let runtime = match builder.enable_all().build() {
+            Ok(runtime) => runtime,
+            Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
+        };
+        let _inline = (!server).then(crate::tool::blocking::InlineGuard::enter);
+        // Boxed: `block_on` moves its future through several frames, each of which would
+        // otherwise reserve (and touch) stack for all of it.
+        runtime.block_on(Box::pin(self.run_from(args)))
+    }
+
+    /// Parses `std::env::args`, runs, renders, and returns the exit code.
+    pub async fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os()).await
+    }
+
+    /// Like [`run`](Self::run), with the given arguments (the first is the program name).
+    pub async fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        if self.logging {
+            logging::init();
+        }
+        // Not `stdout().lock()`: `mcp` writes to standard output from another thread (when it is
+        // not a pipe), which a lock held here for the whole run would block forever.
+        let mut out = std::io::stdout();
+        let code = self.execute(&args, &mut out).await;
+        let _ = out.flush();
+        ExitCode::from(code)
+    }
+
+    /// Like [`run_from`](Self::run_from), with standard output captured: the exit code and what
+    /// was printed. For testing a CLI without spawning it (standard error is not captured).
+    pub async fn run_captured<I, T>(self, args: I) -> (u8, String)
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let mut out = Vec::new();
+        let code = self.execute(&args, &mut out).await;
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
+        // What every listing shows: the registry as `configure` shapes it, state unchecked
+        // (`setup`, which registers it, runs only for calls and servers).
+        let globals = match &self.configure {
+            Some(_) => self.global_matches(args),
+            None => ArgMatches::default(),
+        };
+        let listing = self
+            .configured(&globals, self.builder.clone())
+            .and_then(|b| b.skip_state_check().build().map_err(|e| e.to_string()));
+        let listing = match listing {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        if let Some(clash) = listing
+            .names()
+            .into_iter()
+            .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))
+        {
+            return fail(
+                format_args!(
+                    "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
+                ),
+                1,
+            );
+        }
+        // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
+        // alias, so clap's "did you mean" suggestions list each tool once.
+        let mut args = args.to_vec();
+        let invoked = find_subcommand(&args, &self.globals);
+        // The tool named on the command line, looked up once (a registry may hold thousands).
+        let tool = invoked.as_ref().and_then(|(i, name)| {
+            // Among every tool, not only the listed ones: a hidden tool called by name is
+            // refused by the pipeline (`forbidden`, with the policy's reason), as on every
+            // front end.
+            let tool = listing
+                .tools()
+                .into_iter()
+                .find(|t| t.name() == name || command::names_tool(name, t.name()))?;
+            if tool.name() == name {
+                args[*i] = OsString::from(subcommand_name(name));
+            }
+            Some(tool)
+        });
+        let mut cmd = match &tool {
+            // A tool call: its subcommand and the built-ins' names; the whole tree is for
+            // help and suggestions.
+            Some(tool) => {
+                self.finish_command(command::for_call(&self.name, tool, cfg!(debug_assertions)))
+            }
+            None => self.command(&listing, invoked.as_ref().map(|(_, name)| name.as_str())),
+        };
+        // Parsed in place: a copy of the command tree costs more than the parse.
+        let matches = match cmd.try_get_matches_from_mut(&args) {
+            Ok(m) => m,
+            Err(mut e) => {
+                fewer_suggestions(&mut e);
+                let _ = e.print();
+                return u8::try_from(e.exit_code()).unwrap_or(2);
+            }
+        };
+        let json_out = matches.get_flag(command::JSON);
+        let Some((sub, sub_matches)) = matches.subcommand() else {
+            let _ = writeln!(out, "{}", cmd.render_long_help());
+            return 0;
+        };
+        match sub {
+            "tools" => list_tools(&listing, sub_matches, json_out, out),
+            "schema" => print_schema(&listing, sub_matches, out),
+            "completions" => {
+                let shell = *sub_matches
+                    .get_one::<clap_complete::Shell>("shell")
+                    .expect("required");
+                let mut full = self.command(&listing, None);
+                clap_complete::generate(shell, &mut full, self.name.clone(), out);
+                0
+            }
+            #[cfg(feature = "http")]
+            "serve" => {
+                drop(listing);
+                // Boxed, like `mcp` below: a server's future is tens of kilobytes, which would
+                // otherwise make every run's future (a one-shot tool call's too) that large,
+                // copied on start and touching a page of fresh stack per 4 KiB.
+                Box::pin(self.serve(&matches, sub_matches)).await
+            }
+            #[cfg(feature = "mcp")]
+            "mcp" => {
+                drop(listing);
+                Box::pin(self.mcp(&matches)).await
+            }
+            #[cfg(feature = "agent")]
+            "agent" | "chat" if self.agent.is_some() => {
+                drop(listing);
+                Box::pin(self.run_agent(&matches, sub, sub_matches)).await
+            }
+            tool_sub => {
+                let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
+                    listing
+                        .names()
+                        .into_iter()
+                        .find(|n| command::names_tool(tool_sub, n))
+                }) else {
+                    return 2;
+                };
+                drop(listing);
+                let registry = match self.build_registry(&matches) {
+                    Ok(r) => r,
+                    Err(e) => return fail(e, 1),
+                };
+                crate::cli::call::invoke(&registry, &tool_name, sub_matches, json_out, out).await
+            }
+        }
+    }
+
+    /// Runs `configure` and `setup`, and builds the full registry (state checked).
+    pub(super) fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
+        let builder = self.configured(matches, self.builder.clone())?;
+        let builder = match self.setup {
+            Some(setup) => setup(matches, builder).map_err(|e| e.to_string())?,
+            None => builder,
+        };
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    fn configured(
+        &self,
+        matches: &ArgMatches,
+        builder: RegistryBuilder,
+    ) -> Result<RegistryBuilder, String> {
+        match &self.configure {
+            Some(configure) => configure(matches, builder).map_err(|e| e.to_string()),
+            None => Ok(builder),
+        }
+    }
+
+    /// The global options of `args` (and their environment variables and defaults), parsed
+    /// apart from the rest: what `configure` reads before the command tree, which depends on
+    /// it, exists.
+    fn global_matches(&self, args: &[OsString]) -> ArgMatches {
+        let mut picked: Vec<OsString> = args.iter().take(1).cloned().collect();
+        let mut it = args.iter().skip(1);
+        while let Some(arg) = it.next() {
+            let Some(s) = arg.to_str() else { continue };
+            if s == "--" {
+                break;
+            }
+            let (global, inline) = if let Some(long) = s.strip_prefix("--") {
+                let (name, inline) = long
+                    .split_once('=')
+                    .map_or((long, false), |(n, _)| (n, true));
+                (
+                    self.globals.iter().find(|g| g.get_long() == Some(name)),
+                    inline,
+                )
+            } else {
+                let mut short = s.strip_prefix('-').unwrap_or_default().chars();
+                let (c, rest) = (short.next(), short.as_str());
+                let found = c.and_then(|c| self.globals.iter().find(|g| g.get_short() == Some(c)));
+                (found, !rest.is_empty())
+            };
+            if let Some(global) = global {
+                picked.push(arg.clone());
+                if !inline && global.get_action().takes_values() {
+                    picked.extend(it.next().cloned());
+                }
+            }
+        }
+        // The built-ins by name, as in a call's tree, so that asking whether one was invoked
+        // answers no rather than panicking.
+        clap::Command::new(self.name.clone())
+            .args(self.globals.iter().map(|g| g.clone().global(false)))
+            .subcommands(command::BUILTINS.iter().map(|b| clap::Command::new(*b)))
+            .disable_help_flag(true)
+            .disable_version_flag(true)
+            .ignore_errors(true)
+            .try_get_matches_from(picked)
+            .unwrap_or_default()
+    }
+
+    /// The whole tree: the tools' command with the built-ins that reach the other front ends.
+    /// (A tool call's tree names them only bare, in debug builds: see `for_call`.)
+    fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
+        let cmd = crate::cli::command(&self.name, registry, invoked);
+        #[cfg(feature = "http")]
+        let cmd = cmd.subcommand(super::serve::serve_command());
+        #[cfg(feature = "mcp")]
+        let cmd = cmd.subcommand(super::serve::mcp_command());
+        #[cfg(feature = "agent")]
+        let cmd = if self.agent.is_some() {
+            cmd.subcommands(agent::commands())
+        } else {
+            cmd
+        };
+        self.finish_command(cmd)
+    }
+
+    /// The application's version, description and global options on `cmd`.
+    fn finish_command(&self, mut cmd: clap::Command) -> clap::Command {
+        if let Some(v) = &self.version {
+            cmd = cmd.version(v.clone());
+        }
+        if let Some(a) = &self.about {
+            cmd = cmd.about(a.clone());
+        }
+        for g in &self.globals {
+            cmd = cmd.arg(g.clone());
+        }
+        cmd
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `args` start a server (`serve`, `mcp`) or an agent (`agent`, `chat`, whose tool calls
+/// run in parallel), which get a multi-threaded runtime.
+fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
+    find_subcommand(args, globals)
+        .is_some_and(|(_, sub)| matches!(sub.as_str(), "serve" | "mcp" | "agent" | "chat"))
+}
+
+/// The subcommand named on the command line, found before parsing so that only its flags are
+/// built. Skips global options and the values of those that take one.
+fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)> {
+    let mut it = args.iter().enumerate().skip(1);
+    while let Some((index, arg)) = it.next() {
+        let s = arg.to_str()?;
+        if s == "--" {
+            return None;
+        }
+        if let Some(long) = s.strip_prefix("--") {
+            let takes_value = !long.contains('=')
+                && globals
+                    .iter()
+                    .any(|g| g.get_long() == Some(long) && g.get_action().takes_values());
+            if takes_value {
+                it.next();
+            }
+            continue;
+        }
+        if s.starts_with('-') {
+            continue;
+        }
+        return Some((index, s.to_owned()));
+    }
+    None
+}
+
+/// clap suggests every subcommand alike enough to the one typed, and tools often share a
+/// prefix (`device-add`, `device-list`, ...): keep the few that are close in spelling, as the
+/// registry's "did you mean" does for tool names.
+fn fewer_suggestions(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return;
+    }
+    let typed = match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(typed)) => typed.clone(),
+        _ => return,
+    };
+    if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
+        let near = crate::catalog::nearest(&typed, all.iter().map(String::as_str));
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(near),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subcommand_is_found_past_global_options() {
+        let globals = [Arg::new("db").long("db").num_args(1)];
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            find_subcommand(
+                &args(&["app", "--db", "x.db", "--json", "device-add"]),
+                &globals
+            ),
+            Some((4, "device-add".into()))
+        );
+        assert_eq!(
+            find_subcommand(&args(&["app", "--db=x.db", "tools"]), &globals),
+            Some((2, "tools".into()))
+        );
+        assert_eq!(find_subcommand(&args(&["app", "--help"]), &globals), None);
+    }
+
+    #[test]
+    fn servers_get_the_multi_threaded_runtime() {
+        let globals = [Arg::new("db").long("db").num_args(1)];
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(is_server(
+            &args(&["app", "--db", "serve", "serve"]),
+            &globals
+        ));
+        assert!(is_server(&args(&["app", "mcp"]), &globals));
+        assert!(!is_server(
+            &args(&["app", "--db", "serve", "device-list"]),
+            &globals
+        ));
+        assert!(!is_server(&args(&["app", "tools"]), &globals));
+        assert!(!is_server(&args(&["app"]), &globals));
+    }
+}
