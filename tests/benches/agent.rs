@@ -85,7 +85,7 @@ fn main() {
     let app = axum::Router::new()
         .route("/v1/chat/completions", axum::routing::post(chat))
         .with_state(server.clone());
-    let base = runtime.block_on(tool_tests::serve_on_loopback(app));
+    let base = runtime.block_on(tool_test_support::serve_on_loopback(app));
     let url = format!("{base}/v1");
 
     // Ours.
@@ -130,7 +130,7 @@ fn main() {
     });
 
     // The Python SDK, against the same server.
-    let python = tool_tests::python_with("agents");
+    let python = tool_test_support::python_with("agents");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/agent_bench.py");
     server.nanos.store(0, Ordering::Relaxed);
     let child = std::thread::spawn({

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tool_tests::sse_message as message;
+use tool_test_support::sse_message as message;
 
 const SEQUENTIAL: usize = 2000;
 const SESSIONS: usize = 32;
@@ -36,7 +36,7 @@ fn ours() -> Server {
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env_remove("RUST_LOG")
         .stderr(Stdio::null());
-    let served = tool_tests::Served::spawn(command);
+    let served = tool_test_support::Served::spawn(command);
     Server {
         name: "tool-runtime (rmcp)",
         url: format!("{}/mcp", served.base),
@@ -55,7 +55,7 @@ impl Drop for Killed {
 }
 
 fn python() -> Server {
-    let python = tool_tests::python_with("mcp");
+    let python = tool_test_support::python_with("mcp");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -99,7 +99,7 @@ impl Session {
         let response = http
             .post(url)
             .header("accept", "application/json, text/event-stream")
-            .json(&tool_tests::mcp_initialize(PROTOCOL))
+            .json(&tool_test_support::mcp_initialize(PROTOCOL))
             .send()
             .await
             .unwrap();

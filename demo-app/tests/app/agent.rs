@@ -7,13 +7,13 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use tool_runtime::agent::Api;
-use tool_tests::fake_provider::{FakeProvider, Step};
+use tool_test_support::fake_provider::{FakeProvider, Step};
 
 const KEY: &str = "sk-demo-test-key-0042";
 
 /// A scratch directory of the shared kind, removed on drop.
-fn temp_dir(name: &str) -> tool_tests::TempDir {
-    tool_tests::TempDir::new(&format!("demo-agent-{name}"))
+fn temp_dir(name: &str) -> tool_test_support::TempDir {
+    tool_test_support::TempDir::new(&format!("demo-agent-{name}"))
 }
 
 /// `demo-app` with the provider's environment pointing at `fake` (or at nothing).

@@ -8,11 +8,11 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 /// A scratch directory of the shared kind, removed on drop; the database goes inside.
-struct Db(tool_tests::TempDir);
+struct Db(tool_test_support::TempDir);
 
 impl Db {
     fn new(name: &str) -> Self {
-        Db(tool_tests::TempDir::new(&format!("demo-cli-{name}")))
+        Db(tool_test_support::TempDir::new(&format!("demo-cli-{name}")))
     }
     fn path(&self) -> PathBuf {
         self.0.join("demo.db")
@@ -97,7 +97,7 @@ fn listings_do_not_touch_the_database() {
     assert!(!db.path().exists());
     let tools = run(&db.path(), &["tools", "--json"], None);
     let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
-    let names = tool_tests::tool_names(&tools);
+    let names = tool_test_support::tool_names(&tools);
     assert_eq!(
         names,
         ["device_add", "device_list", "device_pair", "device_revoke"]
@@ -626,7 +626,7 @@ fn the_configured_policy_hides_tools_from_help_and_tools() {
     assert!(!help.contains("device-revoke"), "{help}");
     let tools = run(&db.path(), &["tools", "--json", "--config", config], None);
     let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
-    let names = tool_tests::tool_names(&tools);
+    let names = tool_test_support::tool_names(&tools);
     assert_eq!(names, ["device_add", "device_list"]);
     assert!(!db.path().exists(), "listings open no database");
     let (code, refused) = json(

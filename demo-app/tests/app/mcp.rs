@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use tool_tests::Served;
+use tool_test_support::Served;
 
 const CHECKS: &[&str] = &[
     "connect",
@@ -28,14 +28,14 @@ fn script() -> PathBuf {
 
 /// Runs the client; asserts it got through every check and that the protocol was `version`.
 fn run_client(args: &[&str], version: &str) {
-    let python = tool_tests::python_with("mcp, jsonschema");
+    let python = tool_test_support::python_with("mcp, jsonschema");
     let out = Command::new(python)
         .arg(script())
         .args(args)
         .env_remove("RUST_LOG")
         .output()
         .unwrap();
-    tool_tests::expect_checks(&out, CHECKS);
+    tool_test_support::expect_checks(&out, CHECKS);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(&format!("ok connect {version}")),
@@ -44,7 +44,7 @@ fn run_client(args: &[&str], version: &str) {
 }
 
 fn stdio(mode: &str, version: &str) {
-    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{mode}"));
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{mode}"));
     let db = dir.path().join("d.db");
     run_client(
         &[
@@ -90,7 +90,7 @@ fn serve(dir: &Path) -> Served {
 }
 
 fn http(mode: &str, version: &str) {
-    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", &format!("http-{mode}")));
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", &format!("http-{mode}")));
     let server = serve(dir.path());
     let url = format!("{}/mcp", server.base);
     run_client(
@@ -119,7 +119,7 @@ fn streamable_http_as_sdk_2_connects_by_default() {
 
 #[test]
 fn streamable_http_needs_the_token() {
-    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "http-auth"));
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", "http-auth"));
     let server = serve(dir.path());
     let addr = server.base.strip_prefix("http://").unwrap();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -163,7 +163,7 @@ fn run_node(args: &[&str]) {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run `node` ({e}): install Node.js 18 or newer"));
-    tool_tests::expect_checks(
+    tool_test_support::expect_checks(
         &out,
         &[
             "connect",
@@ -179,7 +179,7 @@ fn run_node(args: &[&str]) {
 
 #[test]
 fn typescript_sdk_client_over_stdio() {
-    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "ts-stdio"));
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", "ts-stdio"));
     let db = dir.path().join("d.db");
     run_node(&[
         "--stdio",
@@ -192,7 +192,7 @@ fn typescript_sdk_client_over_stdio() {
 
 #[test]
 fn typescript_sdk_client_over_streamable_http() {
-    let dir = tool_tests::TempDir::new(&format!("demo-mcp-{}", "ts-http"));
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", "ts-http"));
     let server = serve(dir.path());
     run_node(&[
         "--url",

@@ -3,7 +3,7 @@
 //!
 //! Shared as a `#[path]` module by `benches/http.rs`, `benches/http_inprocess.rs`,
 //! `examples/http_instructions.rs` and `tests/http_log.rs`: each binary compiles its own copy,
-//! so the tool never reaches the inventory of the other test binaries that link `tool_tests`.
+//! so the tool never reaches the inventory of the other test binaries that link `tool_test_support`.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! The agent loop against local fake providers (`tool_tests::fake_provider`), one per wire
+//! The agent loop against local fake providers (`tool_test_support::fake_provider`), one per wire
 //! format, each checking every request against its API's contract.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +14,7 @@ use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::llm::{self, Target};
 use tool_runtime::policy::DenyDestructive;
 use tool_runtime::{CallContext, Caller, Registry, Source, State, tool};
-use tool_tests::fake_provider::{FakeProvider, Step, USAGE};
+use tool_test_support::fake_provider::{FakeProvider, Step, USAGE};
 
 const KEY: &str = "sk-test-0123456789-secret";
 
@@ -632,7 +632,7 @@ async fn a_dead_or_garbled_provider_ends_the_run_with_a_clear_error() {
 
     // 200 with a body that is not the API's.
     let app = axum::Router::new().fallback(|| async { "<html>proxy login</html>" });
-    let base = tool_tests::serve_on_loopback(app).await;
+    let base = tool_test_support::serve_on_loopback(app).await;
     let model = Model::new(Api::Anthropic, "m", base, None);
     let agent = Agent::builder(registry(&seen), model).build().unwrap();
     let e = agent.run("hi").await.unwrap_err();

@@ -113,7 +113,7 @@ fn instances(schema: &Value, seed: &Value) -> Vec<Value> {
 
 #[tokio::test]
 async fn runtime_and_python_jsonschema_agree() {
-    let python = tool_tests::python_with_jsonschema();
+    let python = tool_test_support::python_with_jsonschema();
     let demo = demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap();
     let down = Registry::builder()
         .without_inventory()

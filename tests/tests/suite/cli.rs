@@ -374,7 +374,7 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
         let (code, out) = only().run_captured(args).await;
         assert_eq!(code, 0, "{out}");
         let tools: Value = serde_json::from_str(&out).unwrap();
-        let names = tool_tests::tool_names(&tools);
+        let names = tool_test_support::tool_names(&tools);
         assert_eq!(names, ["ticket_list"], "{args:?}");
     }
     // `schema` of the hidden tool: unknown to this caller.

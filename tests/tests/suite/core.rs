@@ -119,7 +119,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
             ..HttpOptions::default()
         },
     );
-    let base = tool_tests::serve_on_loopback(app).await;
+    let base = tool_test_support::serve_on_loopback(app).await;
     let all = set(registry.names());
     let admin = || Caller::new(Source::Http).principal("ada").roles(["admin"]);
 
@@ -275,7 +275,7 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
     let audit = Outcomes::default();
     let registry = Arc::new(builder(&audit).build().unwrap());
     let base =
-        tool_tests::serve_on_loopback(http::router(registry.clone(), HttpOptions::default())).await;
+        tool_test_support::serve_on_loopback(http::router(registry.clone(), HttpOptions::default())).await;
     let http = reqwest::Client::new();
     let delete = |query: &str| format!("{base}/tools/backup_delete{query}");
 
@@ -410,7 +410,7 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
         (Arc::new(r), audit)
     };
     let base =
-        tool_tests::serve_on_loopback(app::router(mcp_registry, RouterOptions::default())).await;
+        tool_test_support::serve_on_loopback(app::router(mcp_registry, RouterOptions::default())).await;
     let lines = run_python(
         &[
             "confirm",
@@ -459,7 +459,7 @@ fn spawn_python(
     tokio::process::Child,
     tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 ) {
-    let python = tool_tests::python_with("mcp");
+    let python = tool_test_support::python_with("mcp");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/core_check.py");
     let mut child = tokio::process::Command::new(python)
         .arg(script)
@@ -504,7 +504,7 @@ async fn tools_added_and_removed_at_run_time_reach_every_front_end() {
             .unwrap(),
     );
     let base =
-        tool_tests::serve_on_loopback(app::router(registry.clone(), RouterOptions::default()))
+        tool_test_support::serve_on_loopback(app::router(registry.clone(), RouterOptions::default()))
             .await;
     let http = reqwest::Client::new();
     let first = http.get(format!("{base}/tools")).send().await.unwrap();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::{Caller, Envelope, Registry, Source};
-use tool_tests::TempDir;
+use tool_test_support::TempDir;
 
 fn caller() -> Caller {
     Caller::new(Source::Internal)

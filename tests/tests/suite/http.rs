@@ -571,7 +571,7 @@ async fn discovery_routes() {
         .json()
         .await
         .unwrap();
-    let names = tool_tests::tool_names(&tools);
+    let names = tool_test_support::tool_names(&tools);
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted);

@@ -11,8 +11,8 @@ use tool_runtime::http::{self, HttpOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
-    let python = tool_tests::python_with("schemathesis, openapi_spec_validator");
-    let dir = tool_tests::TempDir::new("conformance");
+    let python = tool_test_support::python_with("schemathesis, openapi_spec_validator");
+    let dir = tool_test_support::TempDir::new("conformance");
 
     let store = demo_app::Store::open(dir.join("demo.db")).unwrap();
     let registry = Arc::new(demo_app::registry(store).unwrap());

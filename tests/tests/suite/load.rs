@@ -37,7 +37,7 @@ fn rss_kib() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_callers_under_limits_get_only_designed_answers() {
     let run_for = run_for();
-    let dir = tool_tests::TempDir::new("load");
+    let dir = tool_test_support::TempDir::new("load");
     let audit_path = dir.join("audit.jsonl");
     let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
     let registry = config

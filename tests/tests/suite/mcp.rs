@@ -19,7 +19,7 @@ use tool_runtime::schema::object_root as output_schema;
 use tool_runtime::{Registry, tool};
 
 fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
-    let python = tool_tests::python_with("mcp, jsonschema");
+    let python = tool_test_support::python_with("mcp, jsonschema");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
     let out = Command::new(python)
         .arg(script)
@@ -27,7 +27,7 @@ fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
         .args(transport)
         .output()
         .unwrap();
-    tool_tests::expect_checks(
+    tool_test_support::expect_checks(
         &out,
         &[
             "connect",
@@ -58,13 +58,13 @@ fn official_client_progress_cancellation_and_failures_with_discover() {
 }
 
 /// `mcp-fixture serve` on a free port, with `extra` arguments; its `/mcp` URL.
-fn serve_fixture(extra: &[&str]) -> (tool_tests::Served, String) {
+fn serve_fixture(extra: &[&str]) -> (tool_test_support::Served, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
         .stderr(Stdio::null());
-    let served = tool_tests::Served::spawn(command);
+    let served = tool_test_support::Served::spawn(command);
     let url = format!("{}/mcp", served.base);
     (served, url)
 }
@@ -128,7 +128,7 @@ impl Stdio_ {
     }
 
     fn initialize(&mut self, version: &str) -> Value {
-        self.send(&tool_tests::mcp_initialize(version));
+        self.send(&tool_test_support::mcp_initialize(version));
         let answer = self.answer(0);
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         answer
@@ -369,7 +369,7 @@ impl Pipe {
 
     async fn start(registry: Arc<Registry>) -> Self {
         let mut pipe = Self::connect(registry);
-        pipe.send(tool_tests::mcp_initialize("2025-11-25")).await;
+        pipe.send(tool_test_support::mcp_initialize("2025-11-25")).await;
         pipe.answer(0).await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
@@ -629,7 +629,7 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
         },
         ..RouterOptions::default()
     };
-    let base = tool_tests::serve_on_loopback(app::router(registry(), options)).await;
+    let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
     let rpc = |token: &'static str, session: Option<String>, body: Value| {
@@ -645,10 +645,10 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
         }
         request.send()
     };
-    let data = tool_tests::sse_message;
+    let data = tool_test_support::sse_message;
     let mut listed = Vec::new();
     for token in ["ops-token", "dev-token"] {
-        let init = rpc(token, None, tool_tests::mcp_initialize("2025-11-25"))
+        let init = rpc(token, None, tool_test_support::mcp_initialize("2025-11-25"))
             .await
             .unwrap();
         assert_eq!(init.status(), 200);
@@ -700,7 +700,7 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
 
 #[test]
 fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
-    let python = tool_tests::python_with("mcp");
+    let python = tool_test_support::python_with("mcp");
     let (mut served, url) = serve_fixture(&["--grace-period", "120"]);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_check.py");
     // The client keeps its session (and its event stream) open while the server shuts down.
@@ -736,10 +736,10 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
     // MCP clients may hand the server sockets or files instead of pipes (Node.js uses sockets);
     // the SDK then falls back to the blocking standard streams. Regression: the CLI held the
     // stdout lock for the whole run, so no answer ever came out.
-    let dir = tool_tests::TempDir::new("mcp-stdio-file");
+    let dir = tool_test_support::TempDir::new("mcp-stdio-file");
     let input = dir.join("in.jsonl");
     let lines = [
-        tool_tests::mcp_initialize("2025-11-25"),
+        tool_test_support::mcp_initialize("2025-11-25"),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": "numbers", "arguments": {"n": 1}}}),
@@ -795,7 +795,7 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
 async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
     use tool_runtime::app::{self, RouterOptions};
     let base =
-        tool_tests::serve_on_loopback(app::router(registry(), RouterOptions::default())).await;
+        tool_test_support::serve_on_loopback(app::router(registry(), RouterOptions::default())).await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
     let post = |body: Vec<u8>| {
@@ -824,7 +824,7 @@ async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
     }
     let huge = post(vec![b' '; 2 * 1024 * 1024]).await.unwrap();
     assert_eq!(huge.status(), 413);
-    let init = post(serde_json::to_vec(&tool_tests::mcp_initialize("2025-11-25")).unwrap())
+    let init = post(serde_json::to_vec(&tool_test_support::mcp_initialize("2025-11-25")).unwrap())
         .await
         .unwrap();
     assert_eq!(init.status(), 200);
@@ -866,7 +866,7 @@ async fn sessions_are_capped_and_unfinished_handshakes_expire() {
             .handshake_timeout(Duration::from_millis(400)),
         ..RouterOptions::default()
     };
-    let base = tool_tests::serve_on_loopback(app::router(registry(), options)).await;
+    let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
     let post = |body: &Value, session: Option<&str>| {
@@ -882,7 +882,7 @@ async fn sessions_are_capped_and_unfinished_handshakes_expire() {
         }
         request.send()
     };
-    let init = tool_tests::mcp_initialize("2025-11-25");
+    let init = tool_test_support::mcp_initialize("2025-11-25");
     let open = |n: usize| {
         let init = init.clone();
         let post = &post;
@@ -964,13 +964,13 @@ async fn initializes_racing_for_the_last_places_get_503_never_500() {
             mcp_sessions: SessionLimits::default().max_sessions(MAX),
             ..RouterOptions::default()
         };
-        let base = tool_tests::serve_on_loopback(app::router(registry(), options)).await;
+        let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
         let url = format!("{base}/mcp");
         let http = reqwest::Client::new();
         // Many at once, so that several pass the check made before the SDK while places remain,
         // and the cap is decided when the sessions are counted in.
         let answers = futures_util::future::join_all((0..256).map(|i| {
-            let mut init = tool_tests::mcp_initialize("2025-11-25");
+            let mut init = tool_test_support::mcp_initialize("2025-11-25");
             init["id"] = json!(i);
             http.post(&url)
                 .header("content-type", "application/json")

@@ -908,7 +908,7 @@ async fn anyhow_errors_and_result_aliases_are_tool_errors() {
         .tool(byte_count::descriptor())
         .build()
         .unwrap();
-    let dir = tool_tests::TempDir::new("anyhow");
+    let dir = tool_test_support::TempDir::new("anyhow");
     let missing = dir.join("missing.txt");
     let env = r
         .call("first_line", json!({"path": missing}), caller())

@@ -225,7 +225,7 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
     );
     let url = format!(
         "{}/tools/rotate_keys",
-        tool_tests::serve_on_loopback(app).await
+        tool_test_support::serve_on_loopback(app).await
     );
     let client = reqwest::Client::new();
     let viewer = client
@@ -254,7 +254,7 @@ async fn guards_and_policies_apply_over_http_too() {
     let r = Arc::new(registry(
         registry_builder().policy(DenyDestructive::for_sources([Source::Http])),
     ));
-    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let post = |tool: &str, body: Value| {
         client
@@ -302,7 +302,7 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
     assert!(paths.iter().any(|p| p.ends_with("/report")), "{paths:?}");
     assert!(!paths.iter().any(|p| p.contains("purge")), "{paths:?}");
 
-    let base = tool_tests::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
+    let base = tool_test_support::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let get = |path: &'static str| {
         let client = client.clone();
@@ -319,7 +319,7 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
         }
     };
     let tools = get("/tools").await;
-    let names = tool_tests::tool_names(&tools);
+    let names = tool_test_support::tool_names(&tools);
     assert_eq!(names, ["report"]);
     let served = get("/openapi.json").await;
     assert_eq!(served["paths"], doc["paths"]);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tool_runtime::agent::{Agent, Api, Model};
 use tool_runtime::{Registry, Secret};
-use tool_tests::fake_provider::{FakeProvider, Step};
+use tool_test_support::fake_provider::{FakeProvider, Step};
 
 const KEY: &str = "sk-ant-api03-never-shown-0123456789";
 

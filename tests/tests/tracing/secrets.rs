@@ -137,7 +137,7 @@ async fn through_the_pipeline(r: &Registry) {
 }
 
 async fn over_http(r: Arc<Registry>) {
-    let base = tool_tests::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
     let client = reqwest::Client::new();
     for (tool, body) in [
         ("mail_login", json!({"user": "ann", "password": SECRET})),

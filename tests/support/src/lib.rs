@@ -1,5 +1,7 @@
-//! Integration tests of tool-runtime, the macro and the demo app; see `tests/` and `ui/`.
-//! This library holds what several test files share.
+//! What the integration tests of tool-runtime (`tests/`) and of the demo app (`demo-app/tests/`)
+//! share: temporary directories, servers on loopback, the checker scripts' runner, and local
+//! fakes of the model providers. A crate of its own, so that neither test crate depends on the
+//! other.
 
 pub mod fake_provider;
 
@@ -66,7 +68,7 @@ pub fn python_with(modules: &str) -> PathBuf {
     let candidates: Vec<PathBuf> = std::env::var_os("TOOL_TESTS_PYTHON")
         .map(PathBuf::from)
         .into_iter()
-        .chain([PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")])
+        .chain([PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python")])
         .collect();
     for python in &candidates {
         let ok = Command::new(python)
