@@ -16,11 +16,12 @@ items = [re.sub(r'<wbr>', '', n) for n in re.findall(r'<li><a href="[^"]+">(.+?)
 index = open(sys.argv[2]).read()
 # The name each root entry links to (its title holds the full path, which `<wbr>` does not cut).
 link = r'<a class="([a-z]+)" href="[^"]+" title="[a-z]+ tool_runtime::(?:[a-z_0-9]+::)*([A-Za-z_0-9]+)"'
-root = {}
+# A name can be a module and a macro at once (`app`, as `std::vec`): both are counted.
+root = set()
 for kind, name in re.findall(r'<dt(?: id="[^"]*")?>(?:<code>[^<]*)?' + link, index):
-    root[name] = kind
-modules = sorted(n for n, k in root.items() if k == "mod")
-others = sorted(n for n, k in root.items() if k != "mod")
+    root.add((name, kind))
+modules = sorted(n for n, k in root if k == "mod")
+others = sorted(n + ("!" if k == "macro" else "") for n, k in root if k != "mod")
 inside = collections.Counter(n.split("::")[0] for n in items if "::" in n)
 print(f"root: {len(root)} names ({len(others)} items, {len(modules)} modules)")
 print("  items:", " ".join(others))
