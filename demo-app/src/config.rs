@@ -42,8 +42,8 @@ pub struct Config {
 }
 
 /// `[agent]`: which model, how runs are bounded. Keys and base URLs come from the environment
-/// variables the providers' SDKs read (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`,
-/// `..._BASE_URL`).
+/// variables the providers' SDKs read (`tool_runtime::agent::Api::key_vars` and
+/// `base_url_var`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {

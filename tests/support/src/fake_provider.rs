@@ -5,6 +5,7 @@
 //! [`FakeProvider::assert_clean`].
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tool_runtime::agent::Api;
 
@@ -34,6 +36,44 @@ pub enum Step {
     },
     /// Answers after a pause (the reply that follows in the script).
     Pause(Duration),
+    /// A reply fixture (`tests/fixtures/agent/*.json`, made with the provider's SDK): its
+    /// `reply` as the body, or its `events` as server-sent events, sent a few bytes at a time
+    /// so that events are cut across network reads. The calls in it are recorded as issued.
+    Fixture(Value),
+    /// A fixture's events, the stream broken off after the first `n`.
+    Cut(Value, usize),
+}
+
+impl Step {
+    /// The fixture `tests/fixtures/agent/{name}.json`.
+    ///
+    /// # Panics
+    ///
+    /// If there is no such fixture.
+    #[must_use]
+    pub fn fixture(name: &str) -> Step {
+        Step::Fixture(fixture(name))
+    }
+
+    /// The fixture `name`'s events, broken off after the first `n`.
+    #[must_use]
+    pub fn cut(name: &str, n: usize) -> Step {
+        Step::Cut(fixture(name), n)
+    }
+}
+
+/// A reply fixture by name.
+///
+/// # Panics
+///
+/// If there is no such fixture.
+#[must_use]
+pub fn fixture(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/agent")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 impl Step {
@@ -205,9 +245,8 @@ async fn handle(
             .script
             .pop_front();
     }
-    let stream = api == Api::OpenAiChat || api == Api::OpenAiCompatible;
-    let streaming = stream
-        && shared
+    let streaming = uri.path().ends_with(":streamGenerateContent")
+        || shared
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .requests
@@ -237,6 +276,105 @@ async fn handle(
         }
         Some(Step::Pause(_)) => unreachable!("pauses are taken above"),
         Some(Step::Reply { text, calls }) => answer(&shared, api, streaming, &text, &calls),
+        Some(Step::Fixture(fixture)) => replay(&shared, api, &fixture, None),
+        Some(Step::Cut(fixture, n)) => replay(&shared, api, &fixture, Some(n)),
+    }
+}
+
+/// A fixture as the answer: its calls recorded as issued (and Gemini's signed ones as needing
+/// their signature back), then its reply, or its events a few bytes at a time.
+fn replay(shared: &Mutex<Shared>, api: Api, fixture: &Value, cut: Option<usize>) -> Response {
+    let mut calls = Vec::new();
+    calls_in(fixture, &mut calls);
+    ISSUED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend(calls);
+    signed_in(
+        fixture,
+        &mut shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .signed,
+    );
+    if let Some(reply) = fixture.get("reply") {
+        return axum::Json(reply.clone()).into_response();
+    }
+    let events = fixture["events"]
+        .as_array()
+        .expect("a fixture has `reply` or `events`");
+    let mut body = String::new();
+    for event in events.iter().take(cut.unwrap_or(usize::MAX)) {
+        let name = event["type"]
+            .as_str()
+            .filter(|_| matches!(api, Api::Anthropic | Api::OpenAiResponses));
+        if let Some(name) = name {
+            let _ = writeln!(body, "event: {name}");
+        }
+        let _ = match event {
+            Value::String(raw) => write!(body, "data: {raw}\n\n"),
+            other => write!(body, "data: {other}\n\n"),
+        };
+    }
+    let bytes = body.into_bytes();
+    let pieces: Vec<Result<Bytes, std::io::Error>> = bytes
+        .chunks(7)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    let stream = futures_util::stream::iter(pieces).then(|piece| async move {
+        // Apart in time, so the client reads them apart.
+        tokio::time::sleep(Duration::from_micros(200)).await;
+        piece
+    });
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// The calls a reply or its events make, as `(id, name)`, whatever the API.
+fn calls_in(value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(o) => {
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+            let call = match o.get("type").and_then(Value::as_str) {
+                Some("tool_use") => text(o.get("id")).zip(text(o.get("name"))),
+                Some("function_call") => text(o.get("call_id")).zip(text(o.get("name"))),
+                Some("function") => {
+                    text(o.get("id")).zip(text(o.get("function").and_then(|f| f.get("name"))))
+                }
+                _ => None,
+            };
+            out.extend(call);
+            for v in o.values() {
+                calls_in(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| calls_in(v, out)),
+        _ => {}
+    }
+}
+
+/// Gemini's signed calls in a reply, as the request must carry them back: the call's own
+/// fields only.
+fn signed_in(value: &Value, out: &mut Vec<(Value, String)>) {
+    match value {
+        Value::Object(o) => {
+            if let (Some(call), Some(sig)) = (
+                o.get("functionCall"),
+                o.get("thoughtSignature").and_then(Value::as_str),
+            ) {
+                let mut call = call.clone();
+                if let Some(fields) = call.as_object_mut() {
+                    fields.retain(|k, _| matches!(k.as_str(), "id" | "name" | "args"));
+                }
+                out.push((call, sig.to_owned()));
+            }
+            o.values().for_each(|v| signed_in(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| signed_in(v, out)),
+        _ => {}
     }
 }
 
@@ -264,10 +402,18 @@ fn answer(
         issued.push((id.clone(), name.clone()));
     }
     drop(issued);
-    if streaming {
+    if streaming && matches!(api, Api::OpenAiChat | Api::OpenAiCompatible) {
         return sse(chat_chunks(text, calls, &ids));
     }
     let reply = reply(api, text, calls, &ids, n);
+    if streaming {
+        return replay(
+            shared,
+            api,
+            &json!({"events": events_of(api, &reply)}),
+            None,
+        );
+    }
     if let Some(parts) = reply
         .pointer("/candidates/0/content/parts")
         .and_then(Value::as_array)
@@ -352,6 +498,64 @@ fn reply(api: Api, text: &str, calls: &[(String, String)], ids: &[String], n: us
     }
 }
 
+/// A whole Responses, Anthropic or Gemini reply as the events that stream it: Responses, its
+/// text as deltas then `response.completed` with the reply; Anthropic, the message's events
+/// block by block; Gemini, one chunk.
+fn events_of(api: Api, reply: &Value) -> Vec<Value> {
+    match api {
+        Api::OpenAiResponses => {
+            let mut events: Vec<Value> = reply["output"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
+                .filter_map(|part| part["text"].as_str().map(str::to_owned))
+                .map(|text| json!({"type": "response.output_text.delta", "delta": text}))
+                .collect();
+            events.push(json!({"type": "response.completed", "response": reply}));
+            events
+        }
+        Api::Anthropic => {
+            let mut start = reply.clone();
+            start["content"] = json!([]);
+            start["stop_reason"] = Value::Null;
+            let mut events = vec![json!({"type": "message_start", "message": start})];
+            for (i, block) in reply["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let (empty, delta) = if block["type"] == "tool_use" {
+                    let mut b = block.clone();
+                    b["input"] = json!({});
+                    (
+                        b,
+                        json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                    )
+                } else {
+                    (
+                        json!({"type": "text", "text": ""}),
+                        json!({"type": "text_delta", "text": block["text"]}),
+                    )
+                };
+                events.push(
+                    json!({"type": "content_block_start", "index": i, "content_block": empty}),
+                );
+                events.push(json!({"type": "content_block_delta", "index": i, "delta": delta}));
+                events.push(json!({"type": "content_block_stop", "index": i}));
+            }
+            events.push(
+                json!({"type": "message_delta", "delta": {"stop_reason": reply["stop_reason"]},
+                               "usage": {"output_tokens": reply["usage"]["output_tokens"]}}),
+            );
+            events.push(json!({"type": "message_stop"}));
+            events
+        }
+        _ => vec![reply.clone()],
+    }
+}
+
 /// A Chat Completions reply as stream chunks: text in small pieces, each call's id and name
 /// first and its arguments in two pieces, then the finish reason, then usage.
 fn chat_chunks(text: &str, calls: &[(String, String)], ids: &[String]) -> Vec<Value> {
@@ -431,13 +635,19 @@ fn check(s: &Shared, path: &str, headers: &HeaderMap, body: &Value) -> Vec<Strin
             if header("anthropic-version") != Some("2023-06-01") {
                 problems.push("anthropic-version is not 2023-06-01".to_owned());
             }
+            // The key as `x-api-key`, or a token (`ANTHROPIC_AUTH_TOKEN`) as a bearer.
             (
                 "/v1/messages".to_owned(),
-                header("x-api-key") == Some(&s.key),
+                header("x-api-key") == Some(&s.key)
+                    || header("authorization") == Some(&format!("Bearer {}", s.key)),
             )
         }
         _ => (
-            "/v1beta/models/fake-model:generateContent".to_owned(),
+            if path.ends_with(":streamGenerateContent") {
+                "/v1beta/models/fake-model:streamGenerateContent".to_owned()
+            } else {
+                "/v1beta/models/fake-model:generateContent".to_owned()
+            },
             header("x-goog-api-key") == Some(&s.key),
         ),
     };

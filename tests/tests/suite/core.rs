@@ -274,8 +274,11 @@ async fn every_front_end_lists_what_the_caller_may_call() {
 async fn confirmation_is_one_decision_per_record_on_every_front_end() {
     let audit = Outcomes::default();
     let registry = Arc::new(builder(&audit).build().unwrap());
-    let base =
-        tool_test_support::serve_on_loopback(http::router(registry.clone(), HttpOptions::default())).await;
+    let base = tool_test_support::serve_on_loopback(http::router(
+        registry.clone(),
+        HttpOptions::default(),
+    ))
+    .await;
     let http = reqwest::Client::new();
     let delete = |query: &str| format!("{base}/tools/backup_delete{query}");
 
@@ -410,7 +413,8 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
         (Arc::new(r), audit)
     };
     let base =
-        tool_test_support::serve_on_loopback(app::router(mcp_registry, RouterOptions::default())).await;
+        tool_test_support::serve_on_loopback(app::router(mcp_registry, RouterOptions::default()))
+            .await;
     let lines = run_python(
         &[
             "confirm",
@@ -503,9 +507,11 @@ async fn tools_added_and_removed_at_run_time_reach_every_front_end() {
             .build()
             .unwrap(),
     );
-    let base =
-        tool_test_support::serve_on_loopback(app::router(registry.clone(), RouterOptions::default()))
-            .await;
+    let base = tool_test_support::serve_on_loopback(app::router(
+        registry.clone(),
+        RouterOptions::default(),
+    ))
+    .await;
     let http = reqwest::Client::new();
     let first = http.get(format!("{base}/tools")).send().await.unwrap();
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();

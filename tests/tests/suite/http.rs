@@ -890,3 +890,80 @@ fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
         .tool(limited::descriptor())
         .tool(busy::descriptor())
 }
+
+/// A caller shown the specs lowered for OpenAI (`GET /tools?format=openai`) forwards what a
+/// strict-mode model wrote: `null` for every optional field it leaves out. Said with `format`,
+/// those `null`s leave the fields out; without it, the canonical schema holds.
+#[tokio::test]
+async fn arguments_in_the_form_of_the_specs_shown_are_taken_when_the_call_names_it() {
+    let s = Server::start(HttpOptions::default()).await;
+    let specs: Value = client()
+        .get(s.url("/tools?format=openai"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let spec = specs["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "device_add")
+        .expect("device_add is listed");
+    // What the model writes when it sets nothing: every (required, nullable) field `null`.
+    let written: serde_json::Map<String, Value> = spec["function"]["parameters"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| (name.as_str().unwrap().to_owned(), Value::Null))
+        .collect();
+    assert!(written.contains_key("ttl_seconds"), "{spec}");
+    let written = Value::Object(written);
+
+    let (status, _, env) = post_json(&s, "/tools/device_add", &written).await;
+    assert_eq!(
+        (status.as_u16(), env["error"]["type"].as_str()),
+        (422, Some("invalid_arguments"))
+    );
+    let (status, _, env) = post_json(&s, "/tools/device_add?format=gemini", &written).await;
+    assert_eq!(status.as_u16(), 422, "{env}");
+
+    for (path, body) in [
+        ("/tools/device_add?format=openai", written.clone()),
+        ("/tools/device_add?format=openai-responses", written.clone()),
+        (
+            "/invoke",
+            json!({"tool": "device_add", "params": written, "format": "openai"}),
+        ),
+    ] {
+        let (status, _, env) = post_json(&s, path, &body).await;
+        assert_eq!(status, 200, "{path}: {env}");
+        // The `null`s left the fields out, so their defaults apply: a 6-digit code.
+        assert_eq!(env["result"]["code"].as_str().unwrap().len(), 6, "{path}");
+    }
+    // A `null` where the field is required stays an error; other values are judged as ever.
+    let (status, _, _) = post_json(
+        &s,
+        "/tools/device_revoke?format=openai",
+        &json!({"device_id": null}),
+    )
+    .await;
+    assert_eq!(status.as_u16(), 422);
+    let (status, _, env) = post_json(&s, "/tools/device_add?format=nope", &json!({})).await;
+    assert_eq!(status.as_u16(), 400);
+    assert!(
+        env["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown format `nope`; one of json, mcp, openai"),
+        "{env}"
+    );
+    let (status, _, _) = post_json(
+        &s,
+        "/invoke",
+        &json!({"tool": "device_add", "params": {}, "format": 1}),
+    )
+    .await;
+    assert_eq!(status.as_u16(), 400);
+}

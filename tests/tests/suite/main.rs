@@ -5,6 +5,7 @@
 //! have binaries of their own.
 
 mod agent;
+mod agent_providers;
 mod agreement;
 mod architecture;
 mod audit;

@@ -369,7 +369,8 @@ impl Pipe {
 
     async fn start(registry: Arc<Registry>) -> Self {
         let mut pipe = Self::connect(registry);
-        pipe.send(tool_test_support::mcp_initialize("2025-11-25")).await;
+        pipe.send(tool_test_support::mcp_initialize("2025-11-25"))
+            .await;
         pipe.answer(0).await;
         pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
@@ -795,7 +796,8 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
 async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
     use tool_runtime::app::{self, RouterOptions};
     let base =
-        tool_test_support::serve_on_loopback(app::router(registry(), RouterOptions::default())).await;
+        tool_test_support::serve_on_loopback(app::router(registry(), RouterOptions::default()))
+            .await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
     let post = |body: Vec<u8>| {

@@ -302,7 +302,8 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
     assert!(paths.iter().any(|p| p.ends_with("/report")), "{paths:?}");
     assert!(!paths.iter().any(|p| p.contains("purge")), "{paths:?}");
 
-    let base = tool_test_support::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
+    let base =
+        tool_test_support::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
     let client = reqwest::Client::new();
     let get = |path: &'static str| {
         let client = client.clone();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::model::Model;
-use super::wire::{self, ChatStream, Reply, Request};
+use super::wire::{self, Fault, Reply, Request, Stream};
 
 /// The most a reply (or one streamed event) may weigh.
 const MAX_REPLY: usize = 32 << 20;
@@ -29,8 +29,12 @@ pub enum ProviderError {
         /// The provider's message.
         message: String,
     },
-    /// No answer: the connection failed or the request timed out (after the retries).
+    /// No answer: the connection failed or the request timed out, or a stream broke off
+    /// (after the retries).
     Transport(String),
+    /// The provider reported an error in the middle of a streamed reply (after the retries,
+    /// when no text had been shown yet).
+    Stream(String),
     /// An answer that is not what the API promises.
     Malformed(String),
 }
@@ -42,6 +46,7 @@ impl fmt::Display for ProviderError {
                 write!(f, "the provider answered {status}: {message}")
             }
             ProviderError::Transport(e) => write!(f, "the provider could not be reached: {e}"),
+            ProviderError::Stream(e) => write!(f, "the provider broke off its reply: {e}"),
             ProviderError::Malformed(e) => write!(f, "the provider's reply is malformed: {e}"),
         }
     }
@@ -64,9 +69,23 @@ pub(crate) async fn complete(
     loop {
         let wait = match send(http, model, &url, &body).await {
             Ok(response) if response.status().is_success() => {
-                return read(response, model, on_text)
-                    .await
-                    .map(|reply| (reply, attempt));
+                let mut shown = false;
+                let mut show = |text: &str| {
+                    shown = true;
+                    on_text(text);
+                };
+                match read(response, model, &mut show).await {
+                    Ok(reply) => return Ok((reply, attempt)),
+                    // A stream that fails before any text was shown is retried like a request
+                    // that failed; once text is out, the turn fails.
+                    Err((e, retryable)) => {
+                        if !retryable || shown || attempt >= model.max_retries {
+                            return Err(e);
+                        }
+                        tracing::info!(target: "tool_runtime::agent", model = %model, error = %e, "the stream failed");
+                        backoff(model.retry_base, attempt)
+                    }
+                }
             }
             Ok(response) => {
                 let status = response.status().as_u16();
@@ -159,18 +178,22 @@ fn describe(e: &reqwest::Error) -> String {
     text
 }
 
+/// Reads a reply, streamed or whole. An error says whether the request may be retried: a
+/// stream the provider broke off, or that reported an error, may; a reply that is not what the
+/// API promises may not.
 async fn read(
     response: reqwest::Response,
     model: &Model,
     on_text: &mut (dyn FnMut(&str) + Send),
-) -> Result<Reply, ProviderError> {
+) -> Result<Reply, (ProviderError, bool)> {
     if !wire::streams(model) {
         let bytes = read_bounded(response)
             .await
-            .map_err(ProviderError::Transport)?;
+            .map_err(|e| (ProviderError::Transport(e), true))?;
         let body: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ProviderError::Malformed(format!("not JSON ({e})")))?;
-        let reply = wire::parse(model.api, &body).map_err(ProviderError::Malformed)?;
+            .map_err(|e| (ProviderError::Malformed(format!("not JSON ({e})")), false))?;
+        let reply =
+            wire::parse(model.api, &body).map_err(|e| (ProviderError::Malformed(e), false))?;
         if !reply.text.is_empty() {
             on_text(&reply.text);
         }
@@ -178,27 +201,37 @@ async fn read(
     }
     let mut response = response;
     let mut events = SseDecoder::default();
-    let mut stream = ChatStream::default();
+    let mut stream = Stream::new(model.api);
     let mut data = Vec::new();
+    let broken = |e: String| (ProviderError::Transport(e), true);
     loop {
-        let chunk = response
-            .chunk()
-            .await
-            .map_err(|e| ProviderError::Transport(describe(&e)))?;
+        let chunk = response.chunk().await.map_err(|e| broken(describe(&e)))?;
         let Some(chunk) = chunk else { break };
         events
             .feed(&chunk, &mut data)
-            .map_err(ProviderError::Malformed)?;
+            .map_err(|e| (ProviderError::Malformed(e), false))?;
         for event in data.drain(..) {
-            if event.trim() == "[DONE]" {
-                return stream.finish().map_err(ProviderError::Malformed);
-            }
-            if let Some(text) = stream.chunk(&event).map_err(ProviderError::Malformed)? {
-                on_text(&text);
+            match stream.event(&event) {
+                Ok(Some(text)) => on_text(&text),
+                Ok(None) => {}
+                Err(Fault::Provider(message)) => {
+                    return Err((ProviderError::Stream(message), true));
+                }
+                Err(Fault::Malformed(e)) => return Err((ProviderError::Malformed(e), false)),
             }
         }
+        if stream.is_done() {
+            break;
+        }
     }
-    stream.finish().map_err(ProviderError::Malformed)
+    if !stream.is_done() {
+        return Err(broken(
+            "the stream ended before the reply was complete".to_owned(),
+        ));
+    }
+    stream
+        .finish()
+        .map_err(|e| (ProviderError::Malformed(e), false))
 }
 
 async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {

@@ -48,6 +48,7 @@
 mod client;
 mod model;
 mod run;
+mod switch;
 mod transcript;
 mod wire;
 
@@ -63,7 +64,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use client::ProviderError;
 pub use model::{Api, Model, ModelError, Tiers, default_model, detect_api, parse_reference};
-pub use transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn, Usage};
+pub use transcript::{Event, Message, Refusal, ToolCall, ToolResult, Transcript, Turn, Usage};
 
 use crate::layers::confirm::Confirmation;
 use crate::llm;
@@ -196,6 +197,8 @@ struct Inner {
     http: reqwest::Client,
     specs: llm::SpecCache,
     options: llm::Options,
+    /// `switch_model`, with two tiers or more, and its specs as each provider takes them.
+    switch: Option<(Registry, llm::SpecCache)>,
 }
 
 impl fmt::Debug for Agent {
@@ -319,6 +322,7 @@ impl AgentBuilder {
         Ok(Agent {
             inner: Arc::new(Inner {
                 registry: self.registry,
+                switch: switch::registry(&self.tiers).map(|r| (r, llm::SpecCache::new())),
                 tiers: self.tiers,
                 system: self.system,
                 budgets: self.budgets,
@@ -473,6 +477,9 @@ pub enum RunErrorKind {
     Provider(ProviderError),
     /// The run asked for a tier that does not exist.
     UnknownTier(String),
+    /// The model refused to answer, or the provider stopped its reply (or blocked the prompt)
+    /// for safety.
+    Refused(Box<Refusal>),
 }
 
 /// Which budget ran out.
@@ -491,7 +498,7 @@ pub enum Budget {
 
 impl RunErrorKind {
     /// A short name: `max_turns`, `max_tool_calls`, `max_tokens`, `deadline`, `cancelled`,
-    /// `provider`, `unknown_tier`.
+    /// `provider`, `unknown_tier`, `refused`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
@@ -502,6 +509,7 @@ impl RunErrorKind {
             RunErrorKind::Cancelled => "cancelled",
             RunErrorKind::Provider(_) => "provider",
             RunErrorKind::UnknownTier(_) => "unknown_tier",
+            RunErrorKind::Refused(_) => "refused",
         }
     }
 }
@@ -511,8 +519,8 @@ impl RunErrorKind {
 pub struct RunError {
     /// Why.
     pub kind: RunErrorKind,
-    /// The transcript until then.
-    pub transcript: Transcript,
+    /// The transcript until then (boxed: an error is passed up by value).
+    pub transcript: Box<Transcript>,
 }
 
 impl fmt::Display for RunError {
@@ -530,6 +538,7 @@ impl fmt::Display for RunError {
             RunErrorKind::Cancelled => f.write_str("the run was cancelled"),
             RunErrorKind::Provider(e) => e.fmt(f),
             RunErrorKind::UnknownTier(t) => write!(f, "no model tier is called `{t}`"),
+            RunErrorKind::Refused(refusal) => refusal.fmt(f),
         }
     }
 }

@@ -72,15 +72,27 @@ impl Api {
         }
     }
 
-    /// The environment variables its SDKs read: the API key's and the base URL's.
+    /// The environment variables its official SDK reads for the key, first found first: for
+    /// OpenAI `OPENAI_API_KEY`; for Anthropic `ANTHROPIC_API_KEY` (sent as `x-api-key`), then
+    /// `ANTHROPIC_AUTH_TOKEN` (sent as a bearer token); for Gemini `GOOGLE_API_KEY`, then
+    /// `GEMINI_API_KEY`.
     #[must_use]
-    pub fn env_vars(self) -> (&'static str, &'static str) {
+    pub fn key_vars(self) -> &'static [&'static str] {
         match self {
-            Api::OpenAiChat | Api::OpenAiResponses | Api::OpenAiCompatible => {
-                ("OPENAI_API_KEY", "OPENAI_BASE_URL")
-            }
-            Api::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-            Api::Gemini => ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
+            Api::OpenAiChat | Api::OpenAiResponses | Api::OpenAiCompatible => &["OPENAI_API_KEY"],
+            Api::Anthropic => &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+            Api::Gemini => &["GOOGLE_API_KEY", "GEMINI_API_KEY"],
+        }
+    }
+
+    /// The environment variable its official SDK reads for the base URL: `OPENAI_BASE_URL`,
+    /// `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`.
+    #[must_use]
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Api::OpenAiChat | Api::OpenAiResponses | Api::OpenAiCompatible => "OPENAI_BASE_URL",
+            Api::Anthropic => "ANTHROPIC_BASE_URL",
+            Api::Gemini => "GOOGLE_GEMINI_BASE_URL",
         }
     }
 
@@ -110,7 +122,7 @@ pub enum ModelError {
     MissingKey {
         /// The API.
         api: Api,
-        /// The environment variable that was read.
+        /// The environment variables that were read (`A or B`).
         env: String,
     },
     /// An OpenAI-compatible server needs a base URL.
@@ -138,7 +150,7 @@ impl fmt::Display for ModelError {
                 "an OpenAI-compatible server needs a base URL: set {env} (e.g. http://127.0.0.1:8080/v1) or `base_url`"
             ),
             ModelError::NoProvider => f.write_str(
-                "no model provider is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY in the environment, or name a provider (--provider, or `provider` under [agent] in the configuration)",
+                "no model provider is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) or GOOGLE_API_KEY (or GEMINI_API_KEY) in the environment, or name a provider (--provider, or `provider` under [agent] in the configuration)",
             ),
             ModelError::NoModel(api) => write!(
                 f,
@@ -171,6 +183,9 @@ pub struct Model {
     pub(crate) name: String,
     pub(crate) base_url: String,
     pub(crate) api_key: Option<Secret<String>>,
+    /// The key goes as `Authorization: Bearer` where the API has another header for it
+    /// (Anthropic's `ANTHROPIC_AUTH_TOKEN`).
+    pub(crate) bearer: bool,
     pub(crate) headers: Vec<(String, Secret<String>)>,
     pub(crate) timeout: Duration,
     pub(crate) max_retries: u32,
@@ -180,10 +195,16 @@ pub struct Model {
 }
 
 impl Model {
-    /// `name` at `api`, with the key and base URL from the environment variables the provider's
-    /// own SDKs read ([`Api::env_vars`]: `OPENAI_API_KEY`/`OPENAI_BASE_URL`,
-    /// `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`, `GEMINI_API_KEY`/`GEMINI_BASE_URL`).
-    /// `key_env` names another variable for the key.
+    /// `name` at `api`, with the key and base URL from the environment variables the
+    /// provider's own SDK reads, in its order ([`Api::key_vars`], [`Api::base_url_var`]):
+    ///
+    /// | API | key | base URL | as the SDK |
+    /// | --- | --- | --- | --- |
+    /// | OpenAI (all three) | `OPENAI_API_KEY` | `OPENAI_BASE_URL` | `openai` |
+    /// | Anthropic | `ANTHROPIC_API_KEY`, else `ANTHROPIC_AUTH_TOKEN` (a bearer token) | `ANTHROPIC_BASE_URL` | `anthropic` |
+    /// | Gemini | `GOOGLE_API_KEY`, else `GEMINI_API_KEY` | `GOOGLE_GEMINI_BASE_URL` | `google-genai` |
+    ///
+    /// Empty variables count as unset. `key_env` names another variable for the key.
     pub fn from_env(api: Api, name: &str, key_env: Option<&str>) -> Result<Model, ModelError> {
         Self::from_lookup(api, name, key_env, |var| {
             std::env::var(var).ok().filter(|v| !v.is_empty())
@@ -197,13 +218,19 @@ impl Model {
         key_env: Option<&str>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Model, ModelError> {
-        let (default_key_env, url_env) = api.env_vars();
-        let key_env = key_env.unwrap_or(default_key_env);
-        let api_key = lookup(key_env).map(Secret::new);
+        let url_env = api.base_url_var();
+        let (api_key, bearer) = match key_env {
+            Some(var) => (lookup(var), false),
+            None => api
+                .key_vars()
+                .iter()
+                .find_map(|var| lookup(var).map(|key| (key, *var == "ANTHROPIC_AUTH_TOKEN")))
+                .map_or((None, false), |(key, bearer)| (Some(key), bearer)),
+        };
         if api_key.is_none() && api != Api::OpenAiCompatible {
             return Err(ModelError::MissingKey {
                 api,
-                env: key_env.to_owned(),
+                env: key_env.map_or_else(|| api.key_vars().join(" or "), str::to_owned),
             });
         }
         let base_url = match (lookup(url_env), api.default_base_url()) {
@@ -215,7 +242,9 @@ impl Model {
                 });
             }
         };
-        Ok(Model::new(api, name, base_url, api_key))
+        let mut model = Model::new(api, name, base_url, api_key.map(Secret::new));
+        model.bearer = bearer;
+        Ok(model)
     }
 
     /// `name` at `api`, served at `base_url`, with `api_key` (none for a local server).
@@ -231,6 +260,7 @@ impl Model {
             name: name.into(),
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
+            bearer: false,
             headers: Vec::new(),
             timeout: Duration::from_secs(120),
             max_retries: 2,
@@ -292,7 +322,8 @@ impl Model {
         self
     }
 
-    /// Streams replies (Chat Completions and OpenAI-compatible servers): text arrives as
+    /// Streams replies, on every API (server-sent events: Chat Completions chunks, Responses
+    /// events, Anthropic message events, Gemini `streamGenerateContent`): text arrives as
     /// [`Event::TextDelta`](super::Event::TextDelta)s while the model writes.
     #[must_use]
     pub fn with_stream(mut self, stream: bool) -> Self {
@@ -334,7 +365,7 @@ impl fmt::Display for Model {
 pub fn detect_api(lookup: impl Fn(&str) -> Option<String>) -> Result<Api, ModelError> {
     [Api::OpenAiChat, Api::Anthropic, Api::Gemini]
         .into_iter()
-        .find(|api| lookup(api.env_vars().0).is_some())
+        .find(|api| api.key_vars().iter().any(|var| lookup(var).is_some()))
         .or_else(|| lookup("OPENAI_BASE_URL").map(|_| Api::OpenAiCompatible))
         .ok_or(ModelError::NoProvider)
 }

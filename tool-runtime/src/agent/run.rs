@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client;
 use super::model::{Api, Model};
-use super::transcript::{Event, Message, ToolCall, ToolResult, Transcript, Turn};
+use super::transcript::{Event, Message, Refusal, ToolCall, ToolResult, Transcript, Turn};
 use super::wire::Request;
 use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
 use crate::layers::confirm::{Answer, Ask, Confirmation};
@@ -45,7 +45,7 @@ impl State {
         tracing::info!(target: "tool_runtime::agent", stop = kind.name(), "run ended");
         let error = RunError {
             kind,
-            transcript: self.transcript,
+            transcript: Box::new(self.transcript),
         };
         if let Some(tx) = &self.events {
             let _ = tx.send(Event::Finished {
@@ -60,9 +60,14 @@ impl State {
 
     fn answered(mut self, answer: String) -> RunOutput {
         self.transcript.elapsed = self.started.elapsed();
+        let stop = if answer.trim().is_empty() {
+            "empty_answer"
+        } else {
+            "answered"
+        };
         self.emit(Event::Finished {
             answer: Some(answer.clone()),
-            stop: "answered".to_owned(),
+            stop: stop.to_owned(),
             error: None,
             usage: self.transcript.usage,
         });
@@ -71,6 +76,26 @@ impl State {
             tier: self.tier,
             transcript: self.transcript,
         }
+    }
+}
+
+impl State {
+    /// Ends the run on a refusal. What the model said is kept in the conversation, so a chat
+    /// that goes on knows it was refused; a stop with nothing said leaves no empty message,
+    /// which no API takes.
+    fn refused(mut self, model: &Model, refusal: Refusal) -> Result<RunOutput, RunError> {
+        if !refusal.text.is_empty() {
+            self.transcript.messages.push(Message::Assistant {
+                text: refusal.text.clone(),
+                tool_calls: Vec::new(),
+                model: model.to_string(),
+                native: None,
+            });
+        }
+        self.emit(Event::Refused {
+            refusal: refusal.clone(),
+        });
+        self.end(RunErrorKind::Refused(Box::new(refusal)))
     }
 }
 
@@ -126,10 +151,13 @@ pub(super) async fn drive(run: Run) -> Result<RunOutput, RunError> {
                 Interrupt::Deadline => RunErrorKind::Budget(Budget::Deadline),
             }),
         };
-        let reply = match reply {
+        let mut reply = match reply {
             Ok(reply) => reply,
             Err(kind) => return state.end(kind),
         };
+        if let Some(refusal) = reply.refusal.take() {
+            return state.refused(&model, refusal);
+        }
         let calls = reply.tool_calls.clone();
         state.transcript.messages.push(Message::Assistant {
             text: reply.text.clone(),
@@ -229,14 +257,7 @@ fn tool_specs(state: &State, model: &Model) -> Vec<Value> {
         .specs
         .specs(&state.inner.registry, &state.caller, target, &options);
     let (specs, report) = &*cached;
-    let entries = match target {
-        Target::Gemini => specs.pointer("/0/functionDeclarations"),
-        _ => Some(specs),
-    };
-    let mut entries: Vec<Value> = entries
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let mut entries = entries_of(specs, target);
     if report.has_errors() {
         let rejected: Vec<&str> = report
             .at_least(llm::Severity::Error)
@@ -250,10 +271,23 @@ fn tool_specs(state: &State, model: &Model) -> Vec<Value> {
             "tools left out: the provider would reject their specs (see `tools --lint`)",
         );
     }
-    if state.inner.tiers.models.len() > 1 {
-        entries.push(switch_model_spec(state, target));
+    if let Some((switch, specs)) = &state.inner.switch {
+        let lowered = specs.specs(switch, &state.caller, target, &options);
+        entries.extend(entries_of(&lowered.0, target));
     }
     entries
+}
+
+/// The entries of a target's `tools` value: for Gemini, its function declarations.
+fn entries_of(specs: &Value, target: Target) -> Vec<Value> {
+    let entries = match target {
+        Target::Gemini => specs.pointer("/0/functionDeclarations"),
+        _ => Some(specs),
+    };
+    entries
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn spec_name(entry: &Value) -> &str {
@@ -262,35 +296,6 @@ fn spec_name(entry: &Value) -> &str {
         .or_else(|| entry.get("name"))
         .and_then(Value::as_str)
         .unwrap_or_default()
-}
-
-fn switch_model_spec(state: &State, target: Target) -> Value {
-    let tiers: Vec<&str> = state.inner.tiers.names().collect();
-    let description = format!(
-        "Move the rest of this task to another model tier ({}). Use a stronger tier for hard steps and a faster one for simple steps.",
-        tiers.join(", ")
-    );
-    let mut parameters = json!({
-        "type": "object",
-        "properties": {"tier": {"type": "string", "enum": tiers, "description": "The tier to switch to"}},
-        "required": ["tier"],
-    });
-    match target {
-        Target::OpenAiChat => {
-            parameters["additionalProperties"] = json!(false);
-            json!({"type": "function", "function": {
-                "name": SWITCH_MODEL, "description": description, "parameters": parameters, "strict": true}})
-        }
-        Target::OpenAiResponses => {
-            parameters["additionalProperties"] = json!(false);
-            json!({"type": "function", "name": SWITCH_MODEL, "description": description,
-                   "parameters": parameters, "strict": true})
-        }
-        Target::Anthropic => {
-            json!({"name": SWITCH_MODEL, "description": description, "input_schema": parameters})
-        }
-        _ => json!({"name": SWITCH_MODEL, "description": description, "parameters": parameters}),
-    }
 }
 
 fn system_prompt(state: &State, model: &Model) -> String {
@@ -359,8 +364,8 @@ async fn run_calls(
                 kind::BUDGET_EXHAUSTED,
                 "the run's tool-call budget is used up; this call was not run",
             )));
-        } else if call.name == SWITCH_MODEL && state.inner.tiers.models.len() > 1 {
-            planned.push(Planned::Done(switch_model(state, &call)));
+        } else if call.name == SWITCH_MODEL && state.inner.switch.is_some() {
+            planned.push(Planned::Done(switch_model(state, &call).await));
         } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
             planned.push(Planned::Done(not_run(
                 &call,
@@ -432,34 +437,54 @@ enum Planned {
     Run(ToolCall),
 }
 
-fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
-    let wanted = serde_json::from_str::<Value>(&call.arguments)
-        .ok()
-        .and_then(|v| v.get("tier").and_then(Value::as_str).map(str::to_owned));
-    match wanted.and_then(|t| state.inner.tiers.get(&t).map(|m| (t, m.to_string()))) {
-        Some((tier, model)) => {
-            state.emit(Event::ModelSwitched {
-                tier: tier.clone(),
-                model: model.clone(),
-            });
-            tier.clone_into(&mut state.tier);
-            ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                is_error: false,
-                content: json!({"tier": tier, "model": model, "note": "the next turn runs on this model"}),
-                envelope: Value::Null,
-                duration: Duration::ZERO,
+/// A call of `switch_model`, through the pipeline of the agent's own registry; the run moves
+/// to the tier it chose.
+async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
+    let started = Instant::now();
+    let Some((switch, _)) = &state.inner.switch else {
+        return not_run(call, kind::UNKNOWN_TOOL, "this agent has one tier");
+    };
+    let envelope = match parse_arguments(&call.arguments) {
+        Err(e) => Envelope {
+            tool: call.name.clone(),
+            outcome: Err(e),
+            meta: crate::EnvelopeMeta {
+                request_id: String::new(),
+                duration_ms: None,
+                truncated: false,
+            },
+        },
+        Ok(args) => {
+            let chosen = super::switch::Chosen::default();
+            let caller = state.caller.clone().extension(chosen.clone());
+            let envelope = switch.call(SWITCH_MODEL, args, caller).await;
+            if let Some(tier) = chosen.take()
+                && let Some(model) = state.inner.tiers.get(&tier)
+            {
+                state.emit(Event::ModelSwitched {
+                    tier: tier.clone(),
+                    model: model.to_string(),
+                });
+                state.tier = tier;
             }
+            envelope
         }
-        None => not_run(
-            call,
-            kind::INVALID_ARGUMENTS,
-            &format!(
-                "`tier` must be one of: {}",
-                state.inner.tiers.names().collect::<Vec<_>>().join(", ")
-            ),
-        ),
+    };
+    result_of(call, &envelope, started.elapsed())
+}
+
+/// The result the model is told of: the envelope's result, or its error.
+fn result_of(call: &ToolCall, envelope: &Envelope, duration: Duration) -> ToolResult {
+    ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        is_error: !envelope.is_ok(),
+        content: match &envelope.outcome {
+            Ok(result) => result.clone(),
+            Err(e) => serde_json::to_value(e).unwrap_or(Value::Null),
+        },
+        envelope: envelope.to_json(),
+        duration,
     }
 }
 
@@ -501,11 +526,11 @@ impl Job {
                 },
             },
             Ok(args) => {
-                let args = match registry.get(&call.name) {
-                    Some(tool) => llm::accept(self.target, &tool, args),
-                    None => args,
-                };
-                let caller = self.caller.clone().cancellation(self.cancel.clone());
+                let caller = self
+                    .caller
+                    .clone()
+                    .strict_nulls(self.target.writes_strict_nulls())
+                    .cancellation(self.cancel.clone());
                 let host = Host {
                     run: &self,
                     call_id: &call.id,
@@ -516,17 +541,7 @@ impl Job {
         let invalid_arguments = envelope
             .error()
             .is_some_and(|e| e.kind() == kind::INVALID_ARGUMENTS);
-        let result = ToolResult {
-            call_id: call.id,
-            name: call.name,
-            is_error: !envelope.is_ok(),
-            content: match &envelope.outcome {
-                Ok(result) => result.clone(),
-                Err(e) => serde_json::to_value(e).unwrap_or(Value::Null),
-            },
-            envelope: envelope.to_json(),
-            duration: started.elapsed(),
-        };
+        let result = result_of(&call, &envelope, started.elapsed());
         self.emit(Event::ToolCallFinished {
             result: result.clone(),
         });

@@ -84,13 +84,28 @@ pub struct ToolResult {
     pub duration: Duration,
 }
 
-/// Tokens used, as the provider counts them.
+/// Tokens used, as the provider counts them, every kind included: a budget applies to
+/// [`total`](Self::total). The last three fields say how much of the first two was of a
+/// special kind; each provider reports them its own way and this counts them alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens read (the prompt, the conversation, the tool specs).
+    /// Tokens read: the prompt, the conversation and the tool specs, those read from the
+    /// provider's prompt cache and those written to it included.
     pub input_tokens: u64,
-    /// Tokens written.
+    /// Tokens written, reasoning (thinking) included.
     pub output_tokens: u64,
+    /// Of `input_tokens`, those read from the prompt cache (OpenAI `cached_tokens`, Anthropic
+    /// `cache_read_input_tokens`, Gemini `cachedContentTokenCount`).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Of `input_tokens`, those written to the prompt cache (OpenAI `cache_write_tokens`,
+    /// Anthropic `cache_creation_input_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Of `output_tokens`, those spent reasoning (OpenAI `reasoning_tokens`, Gemini
+    /// `thoughtsTokenCount`; Anthropic counts thinking in `output_tokens` without a breakdown).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -103,6 +118,75 @@ impl Usage {
     pub(crate) fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
+}
+
+/// A model's refusal to answer: its own refusal, or a provider's safety stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// What the model said, when it said anything (an OpenAI `refusal`, an Anthropic reply's
+    /// text before it stopped); empty after a safety stop with no content.
+    pub text: String,
+    /// The provider's word for it: `refusal` (OpenAI, Anthropic), `content_filter` (OpenAI),
+    /// or Gemini's `finishReason` (`SAFETY`, `PROHIBITED_CONTENT`, `RECITATION`, ...) or, for a
+    /// blocked prompt, its `blockReason`.
+    pub reason: String,
+    /// Whether the prompt was blocked (Gemini's `promptFeedback`) before any reply.
+    #[serde(default)]
+    pub prompt_blocked: bool,
+    /// The safety ratings that came with it (Gemini), as the provider sent them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety_ratings: Option<serde_json::Value>,
+}
+
+impl Refusal {
+    pub(crate) fn new(text: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            reason: reason.into(),
+            prompt_blocked: false,
+            safety_ratings: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.prompt_blocked {
+            "the provider blocked the prompt"
+        } else {
+            "the model refused"
+        };
+        write!(f, "{what} ({})", self.reason)?;
+        if !self.text.is_empty() {
+            write!(f, ": {}", self.text)?;
+        }
+        let rated: Vec<String> = self
+            .safety_ratings
+            .iter()
+            .flat_map(|r| r.as_array().into_iter().flatten())
+            .filter(|r| {
+                r.get("blocked").and_then(serde_json::Value::as_bool) == Some(true)
+                    || r.get("probability")
+                        .and_then(serde_json::Value::as_str)
+                        .is_some_and(|p| p == "HIGH" || p == "MEDIUM")
+            })
+            .filter_map(|r| {
+                let category = r.get("category")?.as_str()?;
+                let probability = r
+                    .get("probability")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("blocked");
+                Some(format!("{category} {probability}"))
+            })
+            .collect();
+        if !rated.is_empty() {
+            write!(f, " [{}]", rated.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -199,6 +283,12 @@ pub enum Event {
         /// The run's tokens so far.
         total: Usage,
     },
+    /// The model refused, or the provider stopped the reply for safety; the run ends (its
+    /// `finished` event follows, with stop `refused`).
+    Refused {
+        /// What, and why.
+        refusal: Refusal,
+    },
     /// The run moved to another tier.
     ModelSwitched {
         /// The tier.
@@ -210,7 +300,8 @@ pub enum Event {
     Finished {
         /// The final answer, if the model gave one.
         answer: Option<String>,
-        /// Why the run ended: `answered`, or the error's kind.
+        /// Why the run ended: `answered`; `empty_answer` when the model's last reply had no
+        /// text and no tool call; or the error's kind (`refused`, `max_tokens`, ...).
         stop: String,
         /// The error's message when it did not end with an answer.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{App, SetupError};
-use crate::agent::{AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError};
+use crate::agent::{
+    AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError, RunErrorKind,
+};
 use crate::cli::call::{ask, fail};
 use crate::registry::Registry;
 
@@ -159,6 +161,9 @@ async fn one_run(
             } else {
                 let _ = writeln!(out);
             }
+            if output.answer.trim().is_empty() {
+                eprintln!("note: the model ended the run with no answer (no text, no tool call)");
+            }
             (0, output.transcript.messages)
         }
         Err(e) => {
@@ -174,7 +179,11 @@ async fn one_run(
                     serde_json::to_string_pretty(&value).unwrap_or_default()
                 );
             }
-            eprintln!("error: {e}");
+            if matches!(e.kind, RunErrorKind::Refused(_)) {
+                eprintln!("refused: {e}");
+            } else {
+                eprintln!("error: {e}");
+            }
             let mut messages = e.transcript.messages;
             // A conversation that goes on needs every call answered: keep what was answered.
             if matches!(messages.last(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
@@ -187,10 +196,13 @@ async fn one_run(
     }
 }
 
+/// The exit code of a run that ended without an answer: 130 cancelled, 2 an unknown tier,
+/// 4 refused, 1 anything else (a budget, the provider).
 fn run_error_code(e: &RunError) -> u8 {
     match e.kind {
-        crate::agent::RunErrorKind::Cancelled => 130,
-        crate::agent::RunErrorKind::UnknownTier(_) => 2,
+        RunErrorKind::Cancelled => 130,
+        RunErrorKind::UnknownTier(_) => 2,
+        RunErrorKind::Refused(_) => 4,
         _ => 1,
     }
 }

@@ -105,7 +105,7 @@ async fn run_agent(State(route): State<std::sync::Arc<Route>>, mut request: Requ
     tokio::spawn(async move {
         let transcript = match run.await {
             Ok(output) => output.transcript,
-            Err(e) => e.transcript,
+            Err(e) => *e.transcript,
         };
         let _ = done_tx.send(transcript);
     });

@@ -76,14 +76,15 @@ impl tower::Service<Request> for CallService {
     }
 }
 
-/// The query of `POST /tools/{name}`: `confirm` and `dry_run` (`true` or `false`), and
-/// `confirmation` (a token).
+/// The query of `POST /tools/{name}`: `confirm` and `dry_run` (`true` or `false`),
+/// `confirmation` (a token), and `format` (the form of the specs the caller was shown).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CallQuery {
     confirm: Option<bool>,
     dry_run: Option<bool>,
     confirmation: Option<String>,
+    format: Option<String>,
 }
 
 /// How a `POST /tools/{name}` asks for its call to run.
@@ -91,6 +92,25 @@ pub(super) struct CallFlags {
     confirm: bool,
     dry_run: bool,
     confirmation: Option<String>,
+    strict_nulls: bool,
+}
+
+/// Whether the arguments of a caller shown the specs of `format` (`GET /tools?format=`) may
+/// carry strict mode's `null`s; an unknown format is a bad request.
+fn strict_nulls_of(format: Option<&str>) -> Result<bool, ToolError> {
+    let Some(name) = format else {
+        return Ok(false);
+    };
+    crate::llm::Target::from_name(name)
+        .map(crate::llm::Target::writes_strict_nulls)
+        .ok_or_else(|| {
+            body::invalid_request(format!(
+                "unknown format `{name}`; one of {}",
+                crate::llm::Target::ALL
+                    .map(crate::llm::Target::name)
+                    .join(", ")
+            ))
+        })
 }
 
 /// The flags from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each `true` or
@@ -106,7 +126,7 @@ pub(super) fn call_flags(
         Query::<CallQuery>::try_from_uri(uri)
             .map_err(|e| {
                 body::invalid_request(format!(
-                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, and `confirmation`, a token",
+                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, `confirmation`, a token, and `format`, the specs' format (`GET /tools?format=`)",
                     e.body_text()
                 ))
             })?
@@ -134,6 +154,7 @@ pub(super) fn call_flags(
         confirm: query.confirm.unwrap_or(false) || header(&CONFIRM)?,
         dry_run: query.dry_run.unwrap_or(false) || header(&DRY_RUN)?,
         confirmation: query.confirmation.or(token),
+        strict_nulls: strict_nulls_of(query.format.as_deref())?,
     })
 }
 
@@ -180,7 +201,10 @@ pub(super) fn call_request_with(
     let (parts, body) = request.into_parts();
     match call_flags(&parts.uri, &parts.headers) {
         Ok(flags) => {
-            let mut caller = caller(ctx).confirm(flags.confirm).dry_run(flags.dry_run);
+            let mut caller = caller(ctx)
+                .confirm(flags.confirm)
+                .dry_run(flags.dry_run)
+                .strict_nulls(flags.strict_nulls);
             if let Some(token) = flags.confirmation {
                 caller = caller.confirmation(token);
             }
@@ -222,47 +246,66 @@ pub(super) fn caller(ctx: FrontContext) -> Caller {
     caller
 }
 
+/// What `POST /invoke` asks for.
+struct Invocation {
+    tool: String,
+    params: Value,
+    confirm: bool,
+    dry_run: bool,
+    confirmation: Option<String>,
+    strict_nulls: bool,
+}
+
 pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) -> Response {
     let FrontContext { id, identity } = context_of(&mut request);
     let (parts, body) = request.into_parts();
-    let headers = &parts.headers;
     let o = &state.options;
-    let mut request = match body::json_object(headers, body, o.body_limit, o.max_depth, false).await
-    {
-        Ok(r) => r,
-        Err(e) => return error_response(None, e, &id),
+    let request =
+        match body::json_object(&parts.headers, body, o.body_limit, o.max_depth, false).await {
+            Ok(r) => r,
+            Err(e) => return error_response(None, e, &id),
+        };
+    let asked = match invocation(request) {
+        Ok(asked) => asked,
+        Err((tool, e)) => return error_response(tool.as_deref(), e, &id),
     };
+    let mut caller = caller(FrontContext { id, identity })
+        .confirm(asked.confirm)
+        .dry_run(asked.dry_run)
+        .strict_nulls(asked.strict_nulls);
+    if let Some(token) = asked.confirmation {
+        caller = caller.confirmation(token);
+    }
+    let envelope = state.registry.call(&asked.tool, asked.params, caller).await;
+    envelope_response(&envelope)
+}
+
+/// The body of `POST /invoke` read: `tool`, `params`, `confirm`, `dry_run`, `confirmation` and
+/// `format`, each of its type, and nothing else; or what is wrong (with the tool, once known).
+fn invocation(mut request: Map<String, Value>) -> Result<Invocation, (Option<String>, ToolError)> {
     let shape = |m: &str| {
         body::invalid_request(format!(
             "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}"
         ))
     };
+    let kind_of = crate::schema::validate::value_kind;
     let tool = match request.remove("tool") {
         Some(Value::String(t)) => t,
         Some(other) => {
-            return error_response(
-                None,
-                shape(&format!(
-                    "`tool` must be a string, not {}",
-                    crate::schema::validate::value_kind(&other)
-                )),
-                &id,
-            );
+            let e = shape(&format!("`tool` must be a string, not {}", kind_of(&other)));
+            return Err((None, e));
         }
-        None => return error_response(None, shape("`tool` is missing"), &id),
+        None => return Err((None, shape("`tool` is missing"))),
     };
+    let fail = |e: ToolError| Err((Some(tool.clone()), e));
     let params = match request.remove("params") {
         None => Value::Object(Map::new()),
         Some(Value::Object(p)) => Value::Object(p),
         Some(other) => {
-            return error_response(
-                Some(&tool),
-                shape(&format!(
-                    "`params` must be an object, not {}",
-                    crate::schema::validate::value_kind(&other)
-                )),
-                &id,
-            );
+            return fail(shape(&format!(
+                "`params` must be an object, not {}",
+                kind_of(&other)
+            )));
         }
     };
     let mut flags = [false; 2];
@@ -271,14 +314,10 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
             None => {}
             Some(Value::Bool(b)) => *slot = b,
             Some(other) => {
-                return error_response(
-                    Some(&tool),
-                    shape(&format!(
-                        "`{key}` must be a boolean, not {}",
-                        crate::schema::validate::value_kind(&other)
-                    )),
-                    &id,
-                );
+                return fail(shape(&format!(
+                    "`{key}` must be a boolean, not {}",
+                    kind_of(&other)
+                )));
             }
         }
     }
@@ -286,31 +325,36 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
         None => None,
         Some(Value::String(token)) => Some(token),
         Some(other) => {
-            return error_response(
-                Some(&tool),
-                shape(&format!(
-                    "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
-                    crate::schema::validate::value_kind(&other)
-                )),
-                &id,
-            );
+            return fail(shape(&format!(
+                "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
+                kind_of(&other)
+            )));
+        }
+    };
+    let strict_nulls = match request.remove("format") {
+        None => false,
+        Some(Value::String(format)) => match strict_nulls_of(Some(&format)) {
+            Ok(s) => s,
+            Err(e) => return fail(e),
+        },
+        Some(other) => {
+            return fail(shape(&format!(
+                "`format` must be the name of a specs format (`GET /tools?format=`), not {}",
+                kind_of(&other)
+            )));
         }
     };
     if let Some(unknown) = request.keys().next() {
-        return error_response(
-            Some(&tool),
-            shape(&format!("unknown field `{unknown}`")),
-            &id,
-        );
+        return fail(shape(&format!("unknown field `{unknown}`")));
     }
-    let mut caller = caller(FrontContext { id, identity })
-        .confirm(flags[0])
-        .dry_run(flags[1]);
-    if let Some(token) = confirmation {
-        caller = caller.confirmation(token);
-    }
-    let envelope = state.registry.call(&tool, params, caller).await;
-    envelope_response(&envelope)
+    Ok(Invocation {
+        tool,
+        params,
+        confirm: flags[0],
+        dry_run: flags[1],
+        confirmation,
+        strict_nulls,
+    })
 }
 
 pub(super) async fn not_found(mut request: Request) -> Response {

@@ -148,6 +148,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
         }
     }));
 
+    let formats = crate::llm::Target::ALL.map(crate::llm::Target::name);
     let mut paths = Map::new();
     paths.insert(
         "/healthz".into(),
@@ -192,7 +193,8 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                 {"name": "x-confirmation", "in": "header", "required": false, "schema": {"type": "string"}},
                 {"name": "dry_run", "in": "query", "required": false, "schema": {"type": "boolean"}},
                 {"name": "x-dry-run", "in": "header", "required": false,
-                 "schema": {"type": "string", "enum": ["true", "false"]}}
+                 "schema": {"type": "string", "enum": ["true", "false"]}},
+                {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": formats}, "description": "The format of the specs the caller was shown (`GET /tools?format=`): under `openai` and `openai-responses`, `null` for an optional field leaves it out, as strict mode makes a model write it"}
             ],
             "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
             "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
@@ -211,7 +213,8 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                 "params": {"type": "object"},
                 "confirm": {"type": "boolean"},
                 "confirmation": {"type": "string"},
-                "dry_run": {"type": "boolean"}
+                "dry_run": {"type": "boolean"},
+                "format": {"type": "string", "enum": formats}
             }
         }}}},
         "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
@@ -260,7 +263,8 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                  "description": "Preview without side effects (tools that support dry runs)"},
                 {"name": "x-dry-run", "in": "header", "required": false,
                  "schema": {"type": "string", "enum": ["true", "false"]},
-                 "description": "Preview without side effects (tools that support dry runs)"}
+                 "description": "Preview without side effects (tools that support dry runs)"},
+                {"name": "format", "in": "query", "required": false, "schema": {"type": "string", "enum": formats}, "description": "The format of the specs the caller was shown (`GET /tools?format=`): under `openai` and `openai-responses`, `null` for an optional field leaves it out, as strict mode makes a model write it"}
             ],
             "requestBody": {"required": false, "content": {"application/json": {"schema": {
                 "$ref": format!("#/components/schemas/{name}__input")

@@ -105,6 +105,14 @@ impl Target {
         Target::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// Whether a model shown this target's specs writes strict mode's `null` for an optional
+    /// field it leaves out (OpenAI's two APIs): its arguments go to a call with
+    /// [`Caller::strict_nulls`](crate::Caller::strict_nulls).
+    #[must_use]
+    pub fn writes_strict_nulls(self) -> bool {
+        matches!(self, Target::OpenAiChat | Target::OpenAiResponses)
+    }
+
     /// The most tools one request may carry, when the provider states one.
     #[must_use]
     pub fn max_tools(self) -> Option<usize> {
@@ -432,11 +440,12 @@ pub fn assert_portable_in(registry: &Registry, targets: &[Target]) {
 /// Arguments a model sent under `target`'s lowered spec, as the canonical schema means them:
 /// under OpenAI strict mode every optional field is sent, `null` when the model leaves it out;
 /// a `null` the canonical schema does not allow is removed, so the field's default applies.
-/// Other values are left for the validator to judge.
+/// Other values are left for the validator to judge. (A call made with
+/// [`Caller::strict_nulls`](crate::Caller::strict_nulls) has the pipeline do this.)
 #[must_use]
 pub fn accept(target: Target, tool: &RegisteredTool, mut arguments: Value) -> Value {
-    if matches!(target, Target::OpenAiChat | Target::OpenAiResponses) {
-        lower::drop_added_nulls(tool.input_schema(), &mut arguments);
+    if target.writes_strict_nulls() {
+        crate::schema::strict::drop_added_nulls(tool.input_schema(), &mut arguments);
     }
     arguments
 }

@@ -35,6 +35,7 @@ use crate::tool::envelope::{Envelope, EnvelopeMeta};
 use crate::tool::error::{ToolError, kind};
 use crate::tool::parsed::{Node, ParsedArgs};
 
+use crate::schema::strict::drop_added_nulls;
 use crate::schema::validate::strip_unknown;
 use crate::tool::parsed::normalize_numbers;
 pub(crate) use run::cancelled;
@@ -107,9 +108,14 @@ impl Pipeline {
     }
 
     /// Whether a call of `entry` may start from a parsed tree ([`Input::Parsed`]). Trees come
-    /// only from the HTTP front end: other builds compile no validator for them.
-    fn parsed_path(&self, entry: &RegisteredTool) -> bool {
-        cfg!(feature = "http") && entry.parsed_call.is_some() && !self.options.ignore_unknown_fields
+    /// only from the HTTP front end: other builds compile no validator for them. Arguments
+    /// that need rewriting before validation (unknown fields ignored, strict mode's `null`s)
+    /// take the `Value` path.
+    fn parsed_path(&self, entry: &RegisteredTool, ctx: &CallContext) -> bool {
+        cfg!(feature = "http")
+            && entry.parsed_call.is_some()
+            && !self.options.ignore_unknown_fields
+            && !ctx.strict_nulls()
     }
 
     /// Calls the tool `name` of `catalog`, from either form of the arguments, in `ctx`.
@@ -263,6 +269,9 @@ impl Pipeline {
         ctx: &CallContext,
     ) -> Result<(), ToolError> {
         normalize_numbers(args);
+        if ctx.strict_nulls() {
+            drop_added_nulls(entry.input_schema(), args);
+        }
         if self.options.ignore_unknown_fields {
             let dropped = strip_unknown(entry.input_schema(), args);
             if !dropped.is_empty() {
@@ -283,7 +292,7 @@ impl Pipeline {
         node: &Node<'_>,
         ctx: &CallContext,
     ) -> Option<Result<ToolFuture, ToolError>> {
-        if !self.parsed_path(entry) {
+        if !self.parsed_path(entry, ctx) {
             return None;
         }
         let call = entry.parsed_call?;

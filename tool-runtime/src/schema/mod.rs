@@ -14,6 +14,7 @@
 #[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
 pub(crate) mod describe;
 pub(crate) mod parsed;
+pub(crate) mod strict;
 pub(crate) mod validate;
 pub(crate) mod walk;
 

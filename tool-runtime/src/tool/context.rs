@@ -87,6 +87,7 @@ pub struct Caller {
     confirm: bool,
     confirmation: Option<String>,
     dry_run: bool,
+    strict_nulls: bool,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: Option<CancellationToken>,
     extensions: Option<Arc<StateMap>>,
@@ -104,6 +105,7 @@ impl Caller {
             confirm: false,
             confirmation: None,
             dry_run: false,
+            strict_nulls: false,
             progress: None,
             cancel: None,
             extensions: None,
@@ -158,6 +160,17 @@ impl Caller {
         self
     }
 
+    /// Takes arguments as OpenAI's strict mode makes a model write them: a caller shown the
+    /// tools lowered for OpenAI (`GET /tools?format=openai`, `llm::specs`) sends `null` for an
+    /// optional field it leaves out, which the canonical schema refuses. With this, the pipeline
+    /// drops those `null`s before validating (as [`llm::accept`](crate::llm::accept) does);
+    /// without it, validation is exactly the advertised schema.
+    #[must_use]
+    pub fn strict_nulls(mut self, strict_nulls: bool) -> Self {
+        self.strict_nulls = strict_nulls;
+        self
+    }
+
     /// Where the tool's progress reports go.
     #[must_use]
     pub fn progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
@@ -206,6 +219,7 @@ impl Caller {
                 confirm: self.confirm,
                 confirmation: self.confirmation,
                 dry_run: self.dry_run,
+                strict_nulls: self.strict_nulls,
                 progress: self.progress,
                 // A child: the pipeline cancels it on time-out without touching the caller's.
                 // Without one from the caller, the token is made only if the tool asks for it.
@@ -304,6 +318,10 @@ pub(crate) fn next_request_id() -> String {
     id
 }
 
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent facts of one call, each read by name"
+)]
 struct ContextInner {
     request_id: String,
     source: Source,
@@ -312,6 +330,7 @@ struct ContextInner {
     confirm: bool,
     confirmation: Option<String>,
     dry_run: bool,
+    strict_nulls: bool,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: std::sync::OnceLock<CancellationToken>,
     caller_cancels: bool,
@@ -371,6 +390,11 @@ impl CallContext {
         self.inner.dry_run
     }
 
+    /// Whether the arguments may carry strict mode's `null`s ([`Caller::strict_nulls`]).
+    pub(crate) fn strict_nulls(&self) -> bool {
+        self.inner.strict_nulls
+    }
+
     /// The confirmation token the caller sent, if any.
     pub(crate) fn confirmation_token(&self) -> Option<&str> {
         self.inner.confirmation.as_deref()
@@ -388,6 +412,7 @@ impl CallContext {
                 confirm: false,
                 confirmation: None,
                 dry_run: true,
+                strict_nulls: i.strict_nulls,
                 progress: None,
                 cancel: std::sync::OnceLock::new(),
                 caller_cancels: false,

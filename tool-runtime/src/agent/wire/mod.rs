@@ -8,10 +8,13 @@ mod openai_responses;
 
 use serde_json::{Value, json};
 
-pub(crate) use openai_chat::ChatStream;
+use anthropic::AnthropicStream;
+use gemini::GeminiStream;
+use openai_chat::ChatStream;
+use openai_responses::ResponsesStream;
 
 use super::model::{Api, Model};
-use super::transcript::{Message, ToolCall, ToolResult, Usage};
+use super::transcript::{Message, Refusal, ToolCall, ToolResult, Usage};
 
 /// One request: the model, the system prompt, the conversation and the tool specs (entries of
 /// the lowered specs for the model's API; for Gemini, the function declarations).
@@ -30,6 +33,8 @@ pub(crate) struct Reply {
     pub usage: Usage,
     /// The reply in the API's own form, when it must be sent back as is.
     pub native: Option<Value>,
+    /// The model refused, or the provider stopped the reply for safety.
+    pub refusal: Option<Refusal>,
 }
 
 /// The URL a request for `model` goes to.
@@ -39,6 +44,10 @@ pub(crate) fn url(model: &Model) -> String {
         Api::OpenAiChat | Api::OpenAiCompatible => format!("{base}/chat/completions"),
         Api::OpenAiResponses => format!("{base}/responses"),
         Api::Anthropic => format!("{base}/v1/messages"),
+        Api::Gemini if streams(model) => format!(
+            "{base}/v1beta/models/{}:streamGenerateContent?alt=sse",
+            model.name
+        ),
         Api::Gemini => format!("{base}/v1beta/models/{}:generateContent", model.name),
     }
 }
@@ -54,8 +63,12 @@ pub(crate) fn headers(model: &Model) -> Vec<(&'static str, String, bool)> {
             }
         }
         Api::Anthropic => {
-            if let Some(key) = key {
-                headers.push(("x-api-key", key, true));
+            match key {
+                Some(token) if model.bearer => {
+                    headers.push(("authorization", format!("Bearer {token}"), true));
+                }
+                Some(key) => headers.push(("x-api-key", key, true)),
+                None => {}
             }
             headers.push(("anthropic-version", anthropic::VERSION.to_owned(), false));
         }
@@ -80,7 +93,63 @@ pub(crate) fn body(request: &Request<'_>) -> Value {
 
 /// Whether requests to `model` stream.
 pub(crate) fn streams(model: &Model) -> bool {
-    model.stream && matches!(model.api, Api::OpenAiChat | Api::OpenAiCompatible)
+    model.stream
+}
+
+/// A streamed reply being put together from its server-sent events, whatever the API.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    Chat(ChatStream),
+    Responses(ResponsesStream),
+    Anthropic(AnthropicStream),
+    Gemini(GeminiStream),
+}
+
+impl Stream {
+    pub(crate) fn new(api: Api) -> Self {
+        match api {
+            Api::OpenAiChat | Api::OpenAiCompatible => Stream::Chat(ChatStream::default()),
+            Api::OpenAiResponses => Stream::Responses(ResponsesStream::default()),
+            Api::Anthropic => Stream::Anthropic(AnthropicStream::default()),
+            Api::Gemini => Stream::Gemini(GeminiStream::default()),
+        }
+    }
+
+    /// Takes one event's data; returns the text it adds.
+    pub(crate) fn event(&mut self, data: &str) -> Result<Option<String>, Fault> {
+        if data.contains("\"error\"")
+            && let Some(message) = stream_error(data)
+        {
+            return Err(Fault::Provider(message));
+        }
+        match self {
+            Stream::Chat(s) => s.chunk(data),
+            Stream::Responses(s) => s.event(data),
+            Stream::Anthropic(s) => s.event(data),
+            Stream::Gemini(s) => s.event(data),
+        }
+        .map_err(Fault::Malformed)
+    }
+
+    /// Whether the API's last event came: the reply is whole.
+    pub(crate) fn is_done(&self) -> bool {
+        match self {
+            Stream::Chat(s) => s.is_done(),
+            Stream::Responses(s) => s.is_done(),
+            Stream::Anthropic(s) => s.is_done(),
+            Stream::Gemini(s) => s.is_done(),
+        }
+    }
+
+    /// The reply; an error if the stream ended before it was whole.
+    pub(crate) fn finish(self) -> Result<Reply, String> {
+        match self {
+            Stream::Chat(s) => s.finish(),
+            Stream::Responses(s) => s.finish(),
+            Stream::Anthropic(s) => s.finish(),
+            Stream::Gemini(s) => s.finish(),
+        }
+    }
 }
 
 /// Reads a whole (not streamed) reply.
@@ -90,6 +159,31 @@ pub(crate) fn parse(api: Api, body: &Value) -> Result<Reply, String> {
         Api::OpenAiResponses => openai_responses::parse(body),
         Api::Anthropic => anthropic::parse(body),
         Api::Gemini => gemini::parse(body),
+    }
+}
+
+/// Why a stream could not be read.
+#[derive(Debug)]
+pub(crate) enum Fault {
+    /// The provider reported an error in the stream (an `error` event, a failed response).
+    Provider(String),
+    /// An event that is not what the API promises.
+    Malformed(String),
+}
+
+/// The message of an error event: `{"error": {"message"}}` (Chat Completions, Gemini, and
+/// Anthropic's `error` event), `{"type": "error", "message"}` and `response.failed` (Responses).
+fn stream_error(data: &str) -> Option<String> {
+    let event: Value = serde_json::from_str(data).ok()?;
+    let message = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    match event.get("type").and_then(Value::as_str) {
+        Some("error") => message(event.pointer("/error/message"))
+            .or_else(|| message(event.get("message")))
+            .or_else(|| Some("the stream reported an error".to_owned())),
+        Some("response.failed") => message(event.pointer("/response/error/message"))
+            .or_else(|| Some("the response failed".to_owned())),
+        Some(_) => None,
+        None => message(event.pointer("/error/message")),
     }
 }
 

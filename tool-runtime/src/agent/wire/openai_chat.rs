@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Reply, Request, result_text, u64_at};
 use crate::agent::model::Api;
-use crate::agent::transcript::{Message, ToolCall, Usage};
+use crate::agent::transcript::{Message, Refusal, ToolCall, Usage};
 
 pub(super) fn body(request: &Request<'_>) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
@@ -98,18 +98,44 @@ pub(super) fn parse(body: &Value) -> Result<Reply, String> {
             },
         });
     }
+    let said = message
+        .get("refusal")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let finish = body
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str);
+    let refusal = refusal(said, finish, &text, tool_calls.is_empty());
     Ok(Reply {
         text,
         tool_calls,
         usage: usage(body),
         native: None,
+        refusal,
     })
 }
 
+/// A refusal: the model's own (`refusal`, whole or streamed), or a reply the content filter
+/// stopped (`finish_reason: content_filter`) with no call to run.
+fn refusal(said: &str, finish: Option<&str>, text: &str, no_calls: bool) -> Option<Refusal> {
+    if !said.is_empty() {
+        Some(Refusal::new(said, "refusal"))
+    } else if finish == Some("content_filter") && no_calls {
+        Some(Refusal::new(text, "content_filter"))
+    } else {
+        None
+    }
+}
+
+/// Chat Completions usage: `prompt_tokens` includes those read from and written to the cache,
+/// `completion_tokens` the reasoning ones.
 fn usage(body: &Value) -> Usage {
     Usage {
         input_tokens: u64_at(body, "/usage/prompt_tokens"),
         output_tokens: u64_at(body, "/usage/completion_tokens"),
+        cache_read_tokens: u64_at(body, "/usage/prompt_tokens_details/cached_tokens"),
+        cache_write_tokens: u64_at(body, "/usage/prompt_tokens_details/cache_write_tokens"),
+        reasoning_tokens: u64_at(body, "/usage/completion_tokens_details/reasoning_tokens"),
     }
 }
 
@@ -120,22 +146,35 @@ pub(crate) struct ChatStream {
     text: String,
     calls: Vec<(String, String, String)>,
     usage: Usage,
+    refusal: String,
+    finish: Option<String>,
+    done: bool,
 }
 
 impl ChatStream {
     /// Takes one chunk (the `data` of one server-sent event); returns the text it adds.
     pub(crate) fn chunk(&mut self, data: &str) -> Result<Option<String>, String> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(None);
+        }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| format!("a streamed chunk is not JSON ({e})"))?;
-        if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
-            return Err(message.to_owned());
-        }
         if chunk.get("usage").is_some_and(Value::is_object) {
             self.usage = usage(&chunk);
+        }
+        if let Some(finish) = chunk
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+        {
+            self.finish = Some(finish.to_owned());
         }
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
             return Ok(None);
         };
+        if let Some(said) = delta.get("refusal").and_then(Value::as_str) {
+            self.refusal.push_str(said);
+        }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
@@ -173,7 +212,16 @@ impl ChatStream {
         }
     }
 
+    /// Whether `[DONE]` came.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The reply. Servers that send no `[DONE]` end with the finish reason (and usage).
     pub(crate) fn finish(self) -> Result<Reply, String> {
+        if !self.done && self.finish.is_none() {
+            return Err("the stream ended before the reply's finish reason".to_owned());
+        }
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (i, (id, name, arguments)) in self.calls.into_iter().enumerate() {
             if name.is_empty() {
@@ -189,11 +237,18 @@ impl ChatStream {
                 arguments,
             });
         }
+        let refusal = refusal(
+            &self.refusal,
+            self.finish.as_deref(),
+            &self.text,
+            tool_calls.is_empty(),
+        );
         Ok(Reply {
             text: self.text,
             tool_calls,
             usage: self.usage,
             native: None,
+            refusal,
         })
     }
 }

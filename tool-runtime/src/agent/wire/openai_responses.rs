@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Reply, Request, result_text, u64_at};
-use crate::agent::transcript::{Message, ToolCall, Usage};
+use crate::agent::transcript::{Message, Refusal, ToolCall, Usage};
 
 pub(super) fn body(request: &Request<'_>) -> Value {
     let mut input = Vec::with_capacity(request.messages.len());
@@ -49,6 +49,9 @@ pub(super) fn body(request: &Request<'_>) -> Value {
     if !request.tools.is_empty() {
         body["tools"] = Value::Array(request.tools.to_vec());
     }
+    if super::streams(request.model) {
+        body["stream"] = json!(true);
+    }
     body
 }
 
@@ -58,6 +61,7 @@ pub(super) fn parse(body: &Value) -> Result<Reply, String> {
         .and_then(Value::as_array)
         .ok_or("the reply has no `output` array")?;
     let mut reply = Reply::default();
+    let mut refused = String::new();
     for (i, item) in output.iter().enumerate() {
         match item.get("type").and_then(Value::as_str) {
             Some("message") => {
@@ -67,10 +71,18 @@ pub(super) fn parse(body: &Value) -> Result<Reply, String> {
                     .into_iter()
                     .flatten()
                 {
-                    if part.get("type").and_then(Value::as_str) == Some("output_text")
-                        && let Some(text) = part.get("text").and_then(Value::as_str)
-                    {
-                        reply.text.push_str(text);
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("output_text") => {
+                            if let Some(text) = part.get("text").and_then(Value::as_str) {
+                                reply.text.push_str(text);
+                            }
+                        }
+                        Some("refusal") => {
+                            if let Some(said) = part.get("refusal").and_then(Value::as_str) {
+                                refused.push_str(said);
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -97,9 +109,69 @@ pub(super) fn parse(body: &Value) -> Result<Reply, String> {
             _ => {}
         }
     }
-    reply.usage = Usage {
-        input_tokens: u64_at(body, "/usage/input_tokens"),
-        output_tokens: u64_at(body, "/usage/output_tokens"),
-    };
+    reply.usage = usage(body);
+    let filtered = body
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str)
+        == Some("content_filter");
+    if !refused.is_empty() {
+        reply.refusal = Some(Refusal::new(refused, "refusal"));
+    } else if filtered && reply.tool_calls.is_empty() {
+        reply.refusal = Some(Refusal::new(reply.text.clone(), "content_filter"));
+    }
     Ok(reply)
+}
+
+/// Responses usage (also in `response.completed`): `input_tokens` includes those read from and
+/// written to the cache, `output_tokens` the reasoning ones.
+pub(super) fn usage(response: &Value) -> Usage {
+    Usage {
+        input_tokens: u64_at(response, "/usage/input_tokens"),
+        output_tokens: u64_at(response, "/usage/output_tokens"),
+        cache_read_tokens: u64_at(response, "/usage/input_tokens_details/cached_tokens"),
+        cache_write_tokens: u64_at(response, "/usage/input_tokens_details/cache_write_tokens"),
+        reasoning_tokens: u64_at(response, "/usage/output_tokens_details/reasoning_tokens"),
+    }
+}
+
+/// A streamed Responses reply: text from `response.output_text.delta` events as it comes; the
+/// reply itself from the response that `response.completed` (or `response.incomplete`) carries
+/// whole. (`error` and `response.failed` are read by `Stream`.)
+#[derive(Debug, Default)]
+pub(crate) struct ResponsesStream {
+    done: Option<Value>,
+}
+
+impl ResponsesStream {
+    /// Takes one event's data; returns the text it adds.
+    pub(crate) fn event(&mut self, data: &str) -> Result<Option<String>, String> {
+        let event: Value = serde_json::from_str(data)
+            .map_err(|e| format!("a streamed event is not JSON ({e})"))?;
+        match event.get("type").and_then(Value::as_str) {
+            Some("response.output_text.delta") => Ok(event
+                .get("delta")
+                .and_then(Value::as_str)
+                .map(str::to_owned)),
+            Some("response.completed" | "response.incomplete") => {
+                let response = event
+                    .get("response")
+                    .ok_or("a `response.completed` event without its response")?;
+                self.done = Some(response.clone());
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the last event came.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.is_some()
+    }
+
+    pub(crate) fn finish(self) -> Result<Reply, String> {
+        let response = self
+            .done
+            .ok_or("the stream ended before `response.completed`")?;
+        parse(&response)
+    }
 }

@@ -6,7 +6,6 @@
 //! Each target has its own file; `accept` turns a model's arguments back into what the
 //! canonical schema means.
 
-mod accept;
 mod anthropic;
 mod gemini;
 mod openai;
@@ -16,10 +15,10 @@ use serde_json::{Map, Value};
 use super::describe::{add_to_description, phrases};
 use super::{Finding, Severity};
 
-pub(super) use self::accept::drop_added_nulls;
 pub(super) use self::anthropic::{anthropic, optional_and_union_params};
 pub(super) use self::gemini::gemini;
 pub(super) use self::openai::openai;
+pub(super) use crate::schema::strict::{admits_null, required_of};
 
 /// A lowered input schema.
 pub(super) struct Lowered {
@@ -149,28 +148,6 @@ pub(super) fn without_dialect(input: &Value) -> Value {
     }
 }
 
-fn admits_null(schema: &Value) -> bool {
-    match &schema["type"] {
-        Value::String(t) if t == "null" => return true,
-        Value::Array(ts) if ts.iter().any(|t| t == "null") => return true,
-        _ => {}
-    }
-    if schema.get("const") == Some(&Value::Null) {
-        return true;
-    }
-    if schema["enum"]
-        .as_array()
-        .is_some_and(|v| v.contains(&Value::Null))
-    {
-        return true;
-    }
-    ["anyOf", "oneOf"].iter().any(|k| {
-        schema[*k]
-            .as_array()
-            .is_some_and(|alts| alts.iter().any(admits_null))
-    })
-}
-
 /// Calls `f` on every direct subschema of `obj` but `properties` (handled by the caller):
 /// `items`, `anyOf`/`oneOf` alternatives, `$defs`, `additionalProperties` schemas.
 fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mut Value, &str)) {
@@ -200,18 +177,6 @@ fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mu
 
 fn is_object(obj: &Map<String, Value>) -> bool {
     obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties")
-}
-
-fn required_of(obj: &Map<String, Value>) -> Vec<String> {
-    obj.get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn at(path: &str) -> String {
