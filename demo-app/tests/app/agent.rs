@@ -324,3 +324,40 @@ async fn without_a_terminal_destructive_calls_are_declined_unless_configured() {
         );
     }
 }
+
+/// A refusal ends `demo-app agent` with exit 4 and the model's words on stderr; an empty answer
+/// with exit 0 and a note saying so.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_exits_4_and_an_empty_answer_says_so() {
+    let dir = temp_dir("refusal");
+    let fake = FakeProvider::start(
+        Api::OpenAiChat,
+        KEY,
+        vec![Step::fixture("openai-chat-refusal")],
+    )
+    .await;
+    let mut cmd = demo(&dir.join("demo.db"), Some(&fake));
+    cmd.args(["agent", "do something bad"]);
+    let out = output(cmd, None).await;
+    fake.assert_clean();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("refused: the model refused (refusal): I can't help with that."),
+        "{stderr}"
+    );
+
+    let fake = FakeProvider::start(
+        Api::OpenAiChat,
+        KEY,
+        vec![Step::fixture("openai-chat-empty")],
+    )
+    .await;
+    let mut cmd = demo(&dir.join("demo.db"), Some(&fake));
+    cmd.args(["agent", "say nothing"]);
+    let out = output(cmd, None).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no answer"), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), "");
+}

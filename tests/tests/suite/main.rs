@@ -22,5 +22,6 @@ mod output_cap;
 mod parsed_path;
 mod pipeline;
 mod policy;
+mod remote;
 mod schemas;
 mod ui;

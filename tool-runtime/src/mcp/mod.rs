@@ -38,6 +38,9 @@
 //! - A request's progress token turns the tool's progress reports into
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
 
+// Other servers mounted as providers: with the `mcp-client` feature.
+#[cfg(feature = "mcp-client")]
+mod client;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 #[cfg(feature = "http")]
 mod drain;
@@ -47,6 +50,8 @@ mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
 
+#[cfg(feature = "mcp-client")]
+pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use sessions::{BoundedSessions, SessionLimits, SessionsError};
 

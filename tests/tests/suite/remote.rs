@@ -1,0 +1,250 @@
+//! Other MCP servers mounted as providers (`mcp::RemoteServer`), against the reference server
+//! nobody here wrote: `@modelcontextprotocol/server-everything` from npm (`tests/node`), over
+//! stdio and over streamable HTTP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_runtime::mcp::RemoteServer;
+use tool_runtime::{Caller, Registry, Source};
+
+/// The reference server's entry point; a test that needs it fails (never passes) without it.
+fn everything() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `bash tests/run.sh` (it installs tests/node)",
+        path.display()
+    );
+    path
+}
+
+fn caller() -> Caller {
+    Caller::new(Source::Internal)
+}
+
+fn registry(timeout: Duration) -> Arc<Registry> {
+    Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .default_timeout(timeout)
+            .build()
+            .unwrap(),
+    )
+}
+
+async fn call(registry: &Registry, tool: &str, args: Value) -> Result<Value, (String, String)> {
+    let envelope = registry.call(tool, args, caller()).await;
+    match envelope.outcome {
+        Ok(result) => Ok(result),
+        Err(e) => Err((e.kind().to_owned(), e.message().to_owned())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
+    let registry = registry(Duration::from_millis(1500));
+    let dir = tool_test_support::TempDir::new("remote-stdio");
+    let server = RemoteServer::stdio("everything", "node")
+        .args([
+            everything().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ])
+        .cwd(dir.path());
+    let names = registry.mount(server).await.expect("mounted");
+    for expected in [
+        "everything-echo",
+        "everything-get-sum",
+        "everything-trigger-long-running-operation",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    // Remote annotations are ours.
+    let echo = registry.get("everything-echo").unwrap();
+    assert_eq!(echo.meta().annotations.read_only, Some(true));
+    assert!(!echo.meta().annotations.needs_confirmation());
+
+    assert_eq!(
+        call(&registry, "everything-echo", json!({"message": "hi"})).await,
+        Ok(json!("Echo: hi"))
+    );
+    let sum = call(&registry, "everything-get-sum", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!("The sum of 2 and 3 is 5."));
+    // Validated here, against the remote schema, before the server sees it.
+    let (kind, _) = call(&registry, "everything-get-sum", json!({"a": "two", "b": 3}))
+        .await
+        .unwrap_err();
+    assert_eq!(kind, "invalid_arguments");
+    // The server's own error result: a tool error with its text.
+    let (kind, message) = call(
+        &registry,
+        "everything-gzip-file-as-resource",
+        json!({"name": "x", "data": "http://127.0.0.1:1/nothing"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(kind, "tool_failed");
+    assert!(
+        message.contains("everything") && message.contains("fetch failed"),
+        "{message}"
+    );
+
+    // A slow remote tool ends at our time limit, and the session goes on.
+    let started = Instant::now();
+    let (kind, _) = call(
+        &registry,
+        "everything-trigger-long-running-operation",
+        json!({"duration": 30, "steps": 3}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(kind, "timeout");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        call(
+            &registry,
+            "everything-echo",
+            json!({"message": "still here"})
+        )
+        .await,
+        Ok(json!("Echo: still here"))
+    );
+
+    // The child killed in the middle of a call: that call is `unavailable`, naming the server;
+    // the next one starts it again.
+    let slow = {
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            call(
+                &registry,
+                "everything-trigger-long-running-operation",
+                json!({"duration": 1, "steps": 1}),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = kill_processes_in(dir.path());
+    assert!(
+        killed > 0,
+        "the server's process was found by its working directory"
+    );
+    let (kind, message) = slow.await.unwrap().unwrap_err();
+    assert_eq!(kind, "unavailable", "{message}");
+    assert!(message.contains("`everything`"), "{message}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        call(&registry, "everything-echo", json!({"message": "again"})).await,
+        Ok(json!("Echo: again"))
+    );
+
+    // Unmounted, its tools are gone.
+    assert!(registry.unmount("everything"));
+    assert!(registry.get("everything-echo").is_none());
+}
+
+/// SIGKILLs every process whose working directory is `dir`; how many.
+fn kill_processes_in(dir: &std::path::Path) -> usize {
+    let dir = dir.canonicalize().unwrap();
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").expect("/proc is readable") {
+        let entry = entry.unwrap();
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+            let status = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            killed += usize::from(status.success());
+        }
+    }
+    killed
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_is_mounted_and_called() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut child = std::process::Command::new("node")
+        .arg(everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("node runs");
+    let _kill = KillOnDrop(&mut child);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let registry = registry(Duration::from_secs(10));
+    // The server takes a moment to listen.
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        match registry
+            .mount(RemoteServer::http("web", url.clone()).connect_timeout(Duration::from_secs(5)))
+            .await
+        {
+            Ok(mounted) => {
+                names = mounted;
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert!(names.iter().any(|n| n == "web-echo"), "{names:?}");
+    assert_eq!(
+        call(&registry, "web-echo", json!({"message": "over http"})).await,
+        Ok(json!("Echo: over http"))
+    );
+    // Served again by our own front ends: the gateway.
+    let base = tool_test_support::serve_on_loopback(tool_runtime::http::router(
+        registry.clone(),
+        tool_runtime::http::HttpOptions::default(),
+    ))
+    .await;
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{base}/tools/web-get-sum"))
+        .json(&json!({"a": 40, "b": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["result"], "The sum of 40 and 2 is 42.", "{answer}");
+}
+
+struct KillOnDrop<'a>(&'a mut std::process::Child);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_a_clear_error() {
+    let registry = registry(Duration::from_secs(5));
+    let error = registry
+        .mount(RemoteServer::stdio("ghost", "/nonexistent/mcp-server"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`ghost`") && error.contains("cannot start `/nonexistent/mcp-server`"),
+        "{error}"
+    );
+    assert!(registry.providers().is_empty());
+}

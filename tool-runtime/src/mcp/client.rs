@@ -1,0 +1,515 @@
+//! Other MCP servers mounted as providers: [`RemoteServer`].
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
+    Implementation,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::catalog::provider::{ProvidedTool, Provider};
+use crate::tool::context::CallContext;
+use crate::tool::definition::{Annotations, ToolMeta};
+use crate::tool::error::{ToolError, kind};
+use crate::tool::secret::Secret;
+
+/// The least time between two attempts to connect.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// Another MCP server as a [provider](crate::provider): connects to a server
+/// started as a child process (stdio) or reached over streamable HTTP, through the official
+/// SDK's client, and mounts its tools into a registry as `{name}-{tool}`. Every call passes our
+/// pipeline first (policy, confirmation, limits, time limit, output cap, audit), then goes to
+/// the server.
+///
+/// ```no_run
+/// # async fn f(registry: tool_runtime::Registry) -> Result<(), Box<dyn std::error::Error>> {
+/// use tool_runtime::mcp::RemoteServer;
+/// let everything = RemoteServer::stdio("everything", "npx")
+///     .args(["-y", "@modelcontextprotocol/server-everything", "stdio"]);
+/// let names = registry.mount(everything).await?; // ["everything-echo", "everything-get-sum", ...]
+/// let docs = RemoteServer::http("docs", "http://127.0.0.1:3001/mcp").bearer_env("DOCS_TOKEN")?;
+/// registry.mount(docs).await?;
+/// # Ok(()) }
+/// ```
+///
+/// - **Tools**: listed with pagination followed; each remote input schema is compiled by our
+///   validator first, and a tool whose schema does not compile is left out with a warning
+///   naming the server and the tool. Remote annotations become ours, with the specification's
+///   defaults: a tool not marked read-only is destructive unless `destructiveHint` is `false`,
+///   so it needs confirmation like a local one.
+/// - **Calls**: a result with `isError` is a `tool_failed` error with the server's text;
+///   structured content is the result when there is some, else the text (or, for other
+///   content, the content blocks as JSON). A call the pipeline drops (a time-out, a caller that
+///   went away) sends the server `notifications/cancelled`.
+/// - **Life cycle**: `notifications/tools/list_changed` makes the registry list the server's
+///   tools again (front ends announce the change). A server that went away fails calls as
+///   `unavailable`, naming it; the next call connects again (no more often than once a second).
+///   Dropping the provider (unmounting it) stops a child and its process group.
+pub struct RemoteServer {
+    name: String,
+    transport: Transport,
+    connect_timeout: Duration,
+    connection: tokio::sync::Mutex<Connection>,
+    changed: tokio::sync::broadcast::Sender<()>,
+}
+
+enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, Secret<String>)>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, Secret<String>)>,
+        bearer: Option<Secret<String>>,
+    },
+}
+
+/// The session with the server, if one is open, and when the last attempt to open one was.
+#[derive(Default)]
+struct Connection {
+    service: Option<Arc<RunningService<RoleClient, Handler>>>,
+    last_attempt: Option<Instant>,
+    last_error: Option<String>,
+}
+
+impl RemoteServer {
+    /// The server started as `command` (found on `PATH`), spoken to over its standard input
+    /// and output. It is started when the provider is mounted.
+    #[must_use]
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
+        Self::new(
+            name.into(),
+            Transport::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// The server at `url`, over streamable HTTP.
+    #[must_use]
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            name.into(),
+            Transport::Http {
+                url: url.into(),
+                headers: Vec::new(),
+                bearer: None,
+            },
+        )
+    }
+
+    fn new(name: String, transport: Transport) -> Self {
+        Self {
+            name,
+            transport,
+            connect_timeout: Duration::from_secs(30),
+            connection: tokio::sync::Mutex::new(Connection::default()),
+            changed: tokio::sync::broadcast::channel(4).0,
+        }
+    }
+
+    /// Arguments of a stdio server's command.
+    #[must_use]
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Stdio { args: a, .. } = &mut self.transport {
+            a.extend(args.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// An environment variable of a stdio server (its value kept out of logs).
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Stdio { env, .. } = &mut self.transport {
+            env.push((key.into(), Secret::new(value.into())));
+        }
+        self
+    }
+
+    /// The working directory of a stdio server.
+    #[must_use]
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Transport::Stdio { cwd, .. } = &mut self.transport {
+            *cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// A header sent with every request to an HTTP server (its value kept out of logs).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Http { headers, .. } = &mut self.transport {
+            headers.push((name.into(), Secret::new(value.into())));
+        }
+        self
+    }
+
+    /// A bearer token for an HTTP server, sent as `Authorization: Bearer`.
+    #[must_use]
+    pub fn bearer(mut self, token: Secret<String>) -> Self {
+        if let Transport::Http { bearer, .. } = &mut self.transport {
+            *bearer = Some(token);
+        }
+        self
+    }
+
+    /// [`bearer`](Self::bearer), read from the environment variable `var`; an error naming it
+    /// when it is unset or empty.
+    pub fn bearer_env(self, var: &str) -> Result<Self, ToolError> {
+        match std::env::var(var) {
+            Ok(token) if !token.is_empty() => Ok(self.bearer(Secret::new(token))),
+            _ => Err(ToolError::new(
+                kind::UNAVAILABLE,
+                format!(
+                    "MCP server `{}`: the token variable {var} is not set",
+                    self.name
+                ),
+            )),
+        }
+    }
+
+    /// How long starting or reaching the server and the MCP handshake may take (default 30 s).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The last error connecting or talking to the server, if any since the last success.
+    pub async fn last_error(&self) -> Option<String> {
+        self.connection.lock().await.last_error.clone()
+    }
+
+    /// The open session, or a new one; `unavailable` naming the server when it cannot be
+    /// reached (or was tried less than a second ago).
+    async fn session(&self) -> Result<Arc<RunningService<RoleClient, Handler>>, ToolError> {
+        let mut connection = self.connection.lock().await;
+        if let Some(service) = &connection.service {
+            if !service.is_transport_closed() {
+                return Ok(service.clone());
+            }
+            connection.service = None;
+        }
+        if let Some(last) = connection.last_attempt
+            && last.elapsed() < RECONNECT_AFTER
+        {
+            let why = connection.last_error.clone().unwrap_or_default();
+            return Err(self.unavailable(&why));
+        }
+        connection.last_attempt = Some(Instant::now());
+        let opened = tokio::time::timeout(self.connect_timeout, self.connect()).await;
+        let opened = opened.unwrap_or_else(|_| {
+            Err(format!(
+                "no answer within {} s",
+                self.connect_timeout.as_secs_f64()
+            ))
+        });
+        match opened {
+            Ok(service) => {
+                let service = Arc::new(service);
+                connection.service = Some(service.clone());
+                connection.last_error = None;
+                Ok(service)
+            }
+            Err(e) => {
+                tracing::warn!(target: "tool_runtime::mcp", server = %self.name, error = %e, "cannot connect to the MCP server");
+                connection.last_error = Some(e.clone());
+                Err(self.unavailable(&e))
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<RunningService<RoleClient, Handler>, String> {
+        let handler = Handler {
+            changed: self.changed.clone(),
+        };
+        match &self.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .envs(env.iter().map(|(k, v)| (k, v.expose())));
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let (child, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                handler
+                    .serve(child)
+                    .await
+                    .map_err(|e| format!("the MCP handshake failed: {e}"))
+            }
+            Transport::Http {
+                url,
+                headers,
+                bearer,
+            } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|e| format!("header `{name}`: {e}"))?;
+                    let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                        .map_err(|_| format!("header `{name}` has a value HTTP does not allow"))?;
+                    value.set_sensitive(true);
+                    custom.insert(name, value);
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                if let Some(token) = bearer {
+                    config = config.auth_header(token.expose().clone());
+                }
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
+            }
+        }
+    }
+
+    /// Forgets a session that failed, so the next call opens a new one.
+    async fn lost(&self, why: &str) {
+        let mut connection = self.connection.lock().await;
+        connection.service = None;
+        connection.last_error = Some(why.to_owned());
+    }
+
+    fn unavailable(&self, why: &str) -> ToolError {
+        ToolError::new(
+            kind::UNAVAILABLE,
+            format!("MCP server `{}` is not available: {why}", self.name),
+        )
+    }
+
+    /// A remote tool as ours, or why it is left out.
+    fn provided(tool: rmcp::model::Tool) -> Result<ProvidedTool, String> {
+        let input = Value::Object((*tool.input_schema).clone());
+        crate::schema::validate::ArgsValidator::compile(&input)
+            .map_err(|e| format!("its input schema does not compile: {e}"))?;
+        let description = tool.description.as_deref().unwrap_or_default().to_owned();
+        let mut meta = ToolMeta::new(Cow::Owned(tool.name.to_string()), description);
+        if let Some(title) = tool
+            .title
+            .clone()
+            .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
+        {
+            meta.title = Cow::Owned(title);
+        }
+        let hints = tool.annotations.clone().unwrap_or_default();
+        let read_only = hints.read_only_hint.unwrap_or(false);
+        meta.annotations = Annotations {
+            read_only: Some(read_only),
+            destructive: Some(!read_only && hints.destructive_hint.unwrap_or(true)),
+            idempotent: Some(hints.idempotent_hint.unwrap_or(false)),
+            open_world: Some(hints.open_world_hint.unwrap_or(true)),
+        };
+        let output = tool.output_schema.map_or_else(
+            || Value::Object(serde_json::Map::new()),
+            |s| Value::Object((*s).clone()),
+        );
+        Ok(ProvidedTool::new(meta, input, output))
+    }
+}
+
+impl std::fmt::Debug for RemoteServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, target) = match &self.transport {
+            Transport::Stdio { command, .. } => ("stdio", command),
+            Transport::Http { url, .. } => ("http", url),
+        };
+        f.debug_struct("RemoteServer")
+            .field("name", &self.name)
+            .field(kind, target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Provider for RemoteServer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+        Box::pin(async move {
+            let service = self.session().await?;
+            let listed = match service.list_all_tools().await {
+                Ok(tools) => tools,
+                Err(e) => {
+                    let why = format!("tools/list failed: {e}");
+                    self.lost(&why).await;
+                    return Err(self.unavailable(&why));
+                }
+            };
+            let mut tools = Vec::with_capacity(listed.len());
+            for tool in listed {
+                let name = tool.name.to_string();
+                match Self::provided(tool) {
+                    Ok(tool) => tools.push(tool),
+                    Err(why) => tracing::warn!(
+                        target: "tool_runtime::mcp",
+                        server = %self.name,
+                        tool = %name,
+                        "the MCP server's tool is left out: {why}"
+                    ),
+                }
+            }
+            Ok(tools)
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let service = self.session().await?;
+            let mut params = CallToolRequestParams::new(tool.to_owned());
+            if let Value::Object(arguments) = args {
+                params.arguments = Some(arguments);
+            }
+            // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
+            // server `notifications/cancelled`.
+            match service.call_tool(params).await {
+                Ok(result) => result_of(&self.name, tool, result),
+                Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(
+                    kind::INTERNAL,
+                    format!(
+                        "MCP server `{}` refused the call of `{tool}`: {}",
+                        self.name, e.message
+                    ),
+                )),
+                Err(e) => {
+                    let why = e.to_string();
+                    self.lost(&why).await;
+                    Err(self.unavailable(&why))
+                }
+            }
+        })
+    }
+
+    fn changes(&self) -> Option<BoxStream<'static, ()>> {
+        let rx = self.changed.subscribe();
+        Some(Box::pin(futures_util::stream::unfold(
+            rx,
+            |mut rx| async move {
+                match rx.recv().await {
+                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        Some(((), rx))
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
+                }
+            },
+        )))
+    }
+}
+
+/// A remote result as ours: `isError` a `tool_failed` error with the server's text; else the
+/// structured content, the text, or the content blocks.
+fn result_of(server: &str, tool: &str, result: CallToolResult) -> Result<Value, ToolError> {
+    let texts: Option<Vec<&str>> = result
+        .content
+        .iter()
+        .map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if result.is_error == Some(true) {
+        let text = texts.map_or_else(
+            || serde_json::to_string(&result.content).unwrap_or_default(),
+            |t| t.join("\n"),
+        );
+        return Err(ToolError::new(
+            kind::TOOL_FAILED,
+            format!("`{tool}` of MCP server `{server}` failed: {text}"),
+        ));
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    match texts {
+        Some(texts) => Ok(Value::String(texts.join("\n"))),
+        None => serde_json::to_value(&result.content).map_err(ToolError::internal),
+    }
+}
+
+/// What the client answers the server: our name, and tool-list changes passed on.
+struct Handler {
+    changed: tokio::sync::broadcast::Sender<()>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let _ = self.changed.send(());
+        std::future::ready(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_result_carries_the_servers_text() {
+        let result = CallToolResult::error(vec![ContentBlock::text("disk full")]);
+        let e = result_of("files", "write", result).unwrap_err();
+        assert_eq!(e.kind(), kind::TOOL_FAILED);
+        assert_eq!(
+            e.message(),
+            "`write` of MCP server `files` failed: disk full"
+        );
+    }
+
+    #[test]
+    fn text_content_is_the_result_and_structured_content_wins() {
+        let text = CallToolResult::success(vec![ContentBlock::text("hi")]);
+        assert_eq!(
+            result_of("s", "t", text).unwrap(),
+            Value::String("hi".into())
+        );
+        let mut structured = CallToolResult::success(vec![ContentBlock::text("{}")]);
+        structured.structured_content = Some(serde_json::json!({"n": 1}));
+        assert_eq!(
+            result_of("s", "t", structured).unwrap(),
+            serde_json::json!({"n": 1})
+        );
+    }
+}
