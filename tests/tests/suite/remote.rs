@@ -248,3 +248,122 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
     );
     assert!(registry.providers().is_empty());
 }
+
+/// A server built with the official Python SDK (`tests/python/mcp_remote_server.py`): a tool
+/// whose 70-character name the registry shortens, an error with the server's text, and a tool
+/// added at run time that the registry picks up from `notifications/tools/list_changed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_sdk_server_announces_new_tools_and_long_names_are_shortened() {
+    let python = tool_test_support::python_with("mcp");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/mcp_remote_server.py");
+    let registry = registry(Duration::from_secs(10));
+    let names = registry
+        .mount(RemoteServer::stdio("py", python.to_string_lossy()).args([script.to_string_lossy()]))
+        .await
+        .expect("mounted");
+    let long = names
+        .iter()
+        .find(|n| n.starts_with("py-a_tool_whose_name"))
+        .unwrap_or_else(|| panic!("the long-named tool is mounted: {names:?}"));
+    assert_eq!(long.len(), 64, "{long}");
+    // Without annotations a remote tool is destructive, as the specification's defaults say:
+    // it waits for confirmation like a local one.
+    let (kind, _) = call(&registry, long, json!({})).await.unwrap_err();
+    assert_eq!(kind, "confirmation_required");
+    let confirmed = |tool: String, args: Value| {
+        let registry = registry.clone();
+        async move {
+            let envelope = registry.call(&tool, args, caller().confirm(true)).await;
+            envelope
+                .outcome
+                .map_err(|e| (e.kind().to_owned(), e.message().to_owned()))
+        }
+    };
+    assert_eq!(
+        confirmed(long.clone(), json!({})).await,
+        Ok(json!({"result": "long"}))
+    );
+
+    let (kind, message) = confirmed("py-fail".into(), json!({"text": "disk full"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (kind.as_str(), message.contains("disk full")),
+        ("tool_failed", true),
+        "{message}"
+    );
+
+    let mut changes = registry.changes();
+    assert!(registry.get("py-grown").is_none());
+    confirmed("py-grow".into(), json!({})).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while registry.get("py-grown").is_none() {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the new tool is listed after the server's notification");
+    assert_eq!(
+        confirmed("py-grown".into(), json!({})).await,
+        Ok(json!({"result": "I grew"}))
+    );
+}
+
+/// Our own server, mounted by another registry over HTTP: a tool added on the serving side
+/// reaches the mounting side through the protocol's change notices (on 2026-07-28, a
+/// `subscriptions/listen` stream).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_own_server_mounted_elsewhere_announces_its_new_tools() {
+    use tool_runtime::{CallContext, Tool, ToolError, ToolMeta};
+
+    struct Shout;
+    impl Tool for Shout {
+        fn meta(&self) -> ToolMeta {
+            let mut meta = ToolMeta::new("shout", "Upper-cases the text.");
+            meta.annotations.read_only = Some(true);
+            meta
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object", "properties": {"text": {"type": "string"}},
+                   "required": ["text"], "additionalProperties": false})
+        }
+        fn output_schema(&self) -> Value {
+            json!({"type": "string"})
+        }
+        fn call(
+            &self,
+            args: Value,
+            _: CallContext,
+        ) -> futures_util::future::BoxFuture<'_, Result<Value, ToolError>> {
+            Box::pin(async move { Ok(json!(args["text"].as_str().unwrap_or("").to_uppercase())) })
+        }
+    }
+
+    let serving = registry(Duration::from_secs(5));
+    let base = tool_test_support::serve_on_loopback(tool_runtime::app::router(
+        serving.clone(),
+        tool_runtime::app::RouterOptions::default(),
+    ))
+    .await;
+    let mounting = registry(Duration::from_secs(5));
+    let names = mounting
+        .mount(RemoteServer::http("ours", format!("{base}/mcp")))
+        .await
+        .expect("mounted");
+    assert!(names.is_empty(), "{names:?}");
+
+    let mut changes = mounting.changes();
+    serving.add_tool(Shout).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while mounting.get("ours-shout").is_none() {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the new tool reached the mounting registry");
+    // Our server wraps a result that is not an object, as its output schema says.
+    assert_eq!(
+        call(&mounting, "ours-shout", json!({"text": "hi"})).await,
+        Ok(json!({"result": "HI"}))
+    );
+}
