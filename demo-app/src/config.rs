@@ -1,7 +1,7 @@
 //! `demo-app.toml`: limits, roles per tool and policy rules, applied to the registry.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
@@ -39,6 +39,54 @@ pub struct Config {
     /// The agent (`demo-app agent`, `chat`, `POST /agent`).
     #[serde(default)]
     pub agent: AgentConfig,
+    /// `[[stores]]`: key-value stores mounted as `NAME-write`, `NAME-read`, ...
+    #[serde(default)]
+    pub stores: Vec<StoreConfig>,
+    /// `[[mcp_servers]]`: other MCP servers whose tools are mounted as `NAME-TOOL`.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerConfig>,
+}
+
+/// The longest store or server name: its tools' names (`NAME-TOOL`) must fit in 64 characters.
+pub const MAX_COMPONENT: usize = 32;
+
+/// A `[[stores]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The store's name, the prefix of its tools.
+    pub name: String,
+    /// `memory` (gone when the process ends) or `sqlite` (in the demo's database).
+    pub kind: String,
+}
+
+/// A `[[mcp_servers]]` entry: `command` (stdio) or `url` (streamable HTTP).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The server's name, the prefix of its tools.
+    pub name: String,
+    /// A stdio server's command.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its environment, besides this process's.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory.
+    pub cwd: Option<PathBuf>,
+    /// An HTTP server's URL (`http://` or `https://`).
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding an HTTP server's bearer token.
+    pub bearer_token_env: Option<String>,
+    /// How long connecting may take (default "30s").
+    pub timeout: Option<String>,
+    /// `false` leaves the server out (default `true`).
+    pub enabled: Option<bool>,
 }
 
 /// `[agent]`: which model, how runs are bounded. Keys and base URLs come from the environment
@@ -160,7 +208,123 @@ impl Config {
         {
             source(name)?;
         }
+        config.check_components()?;
         Ok(config)
+    }
+
+    /// Checks `[[stores]]` and `[[mcp_servers]]`: each name a valid tool-name prefix short
+    /// enough to leave room for its tools' names, no name twice, a known store kind, exactly one
+    /// of `command` and `url`, an `http(s)://` URL, a duration for `timeout`.
+    fn check_components(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        let stores = self.stores.iter().map(|s| ("stores", &s.name));
+        let servers = self.mcp_servers.iter().map(|s| ("mcp_servers", &s.name));
+        for (table, name) in stores.chain(servers) {
+            let at = format!("[[{table}]] name = \"{name}\"");
+            if !tool_runtime::registry::is_valid_name(name) || name.len() > MAX_COMPONENT {
+                return Err(format!(
+                    "{at}: a name is letters, digits, `_` and `-`, starting with a letter or `_`, at most {MAX_COMPONENT} characters (its tools are named `{name}-TOOL`, within 64)"
+                ));
+            }
+            if !seen.insert(name.as_str()) {
+                return Err(format!("{at}: two stores or servers have this name"));
+            }
+        }
+        for store in &self.stores {
+            if !matches!(store.kind.as_str(), "memory" | "sqlite") {
+                return Err(format!(
+                    "[[stores]] name = \"{}\": kind = \"{}\"; write \"memory\" or \"sqlite\"",
+                    store.name, store.kind
+                ));
+            }
+        }
+        for server in &self.mcp_servers {
+            let at = format!("[[mcp_servers]] name = \"{}\"", server.name);
+            match (&server.command, &server.url) {
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{at}: give `command` (stdio) or `url` (HTTP), not both"
+                    ));
+                }
+                (None, None) => {
+                    return Err(format!("{at}: give `command` (stdio) or `url` (HTTP)"));
+                }
+                (None, Some(url))
+                    if !(url.starts_with("http://") || url.starts_with("https://")) =>
+                {
+                    return Err(format!(
+                        "{at}: url = \"{url}\" is not an http:// or https:// URL"
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(t) = &server.timeout {
+                humantime::parse_duration(t).map_err(|e| {
+                    format!("{at}: timeout = \"{t}\": {e}; write a duration such as \"30s\"")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The stores and enabled MCP servers as providers to mount; `store` holds the `sqlite`
+    /// stores' data.
+    pub fn providers(
+        &self,
+        store: Option<&crate::Store>,
+    ) -> Result<Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>>, String> {
+        use std::sync::Arc;
+        use tool_runtime::mcp::RemoteServer;
+        use tool_runtime::provider::{MemoryStore, Provider, Store};
+        let mut out: Vec<Arc<dyn Provider>> = Vec::new();
+        for s in &self.stores {
+            out.push(match (s.kind.as_str(), store) {
+                ("memory", _) => Arc::new(Store::new(&s.name, MemoryStore::default())),
+                (_, Some(db)) => Arc::new(Store::new(
+                    &s.name,
+                    crate::store::SqliteKv::new(db.clone(), &s.name),
+                )),
+                (_, None) => {
+                    return Err(format!(
+                        "[[stores]] name = \"{}\": a sqlite store needs the database",
+                        s.name
+                    ));
+                }
+            });
+        }
+        for m in self.mcp_servers.iter().filter(|m| m.enabled != Some(false)) {
+            let mut server = match (&m.command, &m.url) {
+                (Some(command), _) => {
+                    let mut server = RemoteServer::stdio(&m.name, command).args(m.args.clone());
+                    for (k, v) in &m.env {
+                        server = server.env(k, v);
+                    }
+                    if let Some(dir) = &m.cwd {
+                        server = server.cwd(dir);
+                    }
+                    server
+                }
+                (None, Some(url)) => {
+                    let mut server = RemoteServer::http(&m.name, url);
+                    for (k, v) in &m.headers {
+                        server = server.header(k, v);
+                    }
+                    if let Some(var) = &m.bearer_token_env {
+                        server = server
+                            .bearer_env(var)
+                            .map_err(|e| format!("[[mcp_servers]] name = \"{}\": {e}", m.name))?;
+                    }
+                    server
+                }
+                (None, None) => unreachable!("checked when parsed"),
+            };
+            if let Some(t) = &m.timeout {
+                server = server
+                    .connect_timeout(humantime::parse_duration(t).map_err(|e| e.to_string())?);
+            }
+            out.push(Arc::new(server));
+        }
+        Ok(out)
     }
 
     /// The configuration to use: `path` if given (it must exist), else `./demo-app.toml` if it
@@ -207,6 +371,8 @@ impl Config {
                 },
                 ..AgentConfig::default()
             },
+            stores: Vec::new(),
+            mcp_servers: Vec::new(),
         }
     }
 

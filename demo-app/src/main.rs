@@ -58,6 +58,15 @@ fn main() -> ExitCode {
                 None => registry,
             })
         })
+        // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
+        .providers(|matches| {
+            let config = demo_app::config::Config::load(
+                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+            )?;
+            let db = matches.get_one::<PathBuf>("db").expect("has a default");
+            let store = demo_app::Store::open(db)?;
+            Ok(config.providers(Some(&store))?)
+        })
         .agent(|matches, flags, registry| {
             let config = demo_app::config::Config::load(
                 matches.get_one::<PathBuf>("config").map(PathBuf::as_path),

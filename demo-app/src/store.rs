@@ -29,6 +29,13 @@ const MIGRATIONS: &[&str] = &[
         paired_at INTEGER NOT NULL,
         revoked_at INTEGER
     );",
+    // 2: the key-value stores of `[[stores]]` with `kind = "sqlite"`.
+    "CREATE TABLE kv (
+        store TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (store, key)
+    );",
 ];
 
 /// An error of the store, before it becomes a tool error.
@@ -490,12 +497,32 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.db");
         let _ = std::fs::remove_file(&path);
+        let latest = u32::try_from(MIGRATIONS.len()).unwrap();
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 1);
+        assert_eq!(s.schema_version().unwrap(), latest);
         drop(s);
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 1);
+        assert_eq!(s.schema_version().unwrap(), latest);
         drop(s);
+        // A database of the first version gets the later migrations only.
+        let _ = std::fs::remove_file(&path);
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(MIGRATIONS[0]).unwrap();
+        old.pragma_update(None, "user_version", 1).unwrap();
+        old.execute(
+            "INSERT INTO devices (device_id, name, paired_at) VALUES ('d1', 'phone', 0)",
+            [],
+        )
+        .unwrap();
+        drop(old);
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), latest);
+        drop(s);
+        let kept = Connection::open(&path).unwrap();
+        let devices: i64 = kept
+            .query_row("SELECT count(*) FROM devices", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(devices, 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -572,5 +599,111 @@ mod tests {
         assert_eq!(devices.len(), 16 * 25);
         drop(store);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A `[[stores]]` entry of kind `sqlite`: its keys and values in the demo's database, kept
+/// across restarts, each store apart from the others.
+#[derive(Debug, Clone)]
+pub struct SqliteKv {
+    store: Store,
+    name: String,
+}
+
+impl SqliteKv {
+    /// The store `name` in `store`'s database.
+    #[must_use]
+    pub fn new(store: Store, name: impl Into<String>) -> Self {
+        Self {
+            store,
+            name: name.into(),
+        }
+    }
+
+    fn run<T, F>(
+        &self,
+        f: F,
+    ) -> futures_util::future::BoxFuture<'_, Result<T, tool_runtime::ToolError>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, &str) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let name = self.name.clone();
+        Box::pin(async move {
+            self.store
+                .run(move |c| f(c, &name).map_err(StoreError::Sqlite))
+                .await
+                .map_err(tool_runtime::ToolError::internal)
+        })
+    }
+}
+
+impl tool_runtime::provider::KeyValue for SqliteKv {
+    fn read<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<Option<serde_json::Value>, tool_runtime::ToolError>,
+    > {
+        let key = key.to_owned();
+        let read = self.run(move |c, store| {
+            c.query_row(
+                "SELECT value FROM kv WHERE store = ?1 AND key = ?2",
+                params![store, key],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+        });
+        Box::pin(async move {
+            Ok(read
+                .await?
+                .and_then(|text| serde_json::from_str(&text).ok()))
+        })
+    }
+
+    fn write<'a>(
+        &'a self,
+        key: &'a str,
+        value: serde_json::Value,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), tool_runtime::ToolError>> {
+        let (key, value) = (key.to_owned(), value.to_string());
+        let written = self.run(move |c, store| {
+            c.execute(
+                "INSERT INTO kv (store, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+                params![store, key, value],
+            )
+        });
+        Box::pin(async move { written.await.map(|_| ()) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<Vec<String>, tool_runtime::ToolError>> {
+        let prefix = prefix.to_owned();
+        self.run(move |c, store| {
+            // Compared as text, not with LIKE, whose `%` and `_` a prefix may contain.
+            let mut statement = c.prepare(
+                "SELECT key FROM kv WHERE store = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
+            )?;
+            let keys = statement.query_map(params![store, prefix], |r| r.get(0))?;
+            keys.collect()
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<bool, tool_runtime::ToolError>> {
+        let key = key.to_owned();
+        let deleted = self.run(move |c, store| {
+            c.execute(
+                "DELETE FROM kv WHERE store = ?1 AND key = ?2",
+                params![store, key],
+            )
+        });
+        Box::pin(async move { Ok(deleted.await? > 0) })
     }
 }

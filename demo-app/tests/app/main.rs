@@ -3,5 +3,6 @@
 
 mod agent;
 mod cli;
+mod gateway;
 mod mcp;
 mod serve;

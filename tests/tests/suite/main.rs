@@ -22,6 +22,6 @@ mod output_cap;
 mod parsed_path;
 mod pipeline;
 mod policy;
-mod remote;
+mod providers;
 mod schemas;
 mod ui;

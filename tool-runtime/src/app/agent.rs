@@ -57,8 +57,8 @@ impl App {
                 .and_then(|p| Api::from_name(p)),
             model: m.get_one::<String>("model").cloned(),
         };
-        let registry = match self.build_registry(matches) {
-            Ok(r) => Arc::new(r),
+        let registry = match self.mounted_registry(matches).await {
+            Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
         let mut builder = match make(matches, &flags, registry) {

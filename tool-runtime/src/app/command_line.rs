@@ -7,6 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Arg, ArgMatches};
 
+use std::sync::Arc;
+
+use crate::catalog::provider::Provider;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
 use crate::cli::{list_tools, logging, print_schema};
@@ -22,6 +25,8 @@ type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuil
 
 type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
 
+type Providers = Box<dyn FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError>>;
+
 /// A command-line application over a registry: a subcommand per tool, `tools`, `schema`,
 /// `completions`, and with their features `serve`, `mcp`, `agent` and `chat`.
 ///
@@ -34,6 +39,7 @@ pub struct App {
     pub(super) globals: Vec<Arg>,
     pub(super) configure: Option<Configure>,
     pub(super) setup: Option<Setup>,
+    pub(super) providers: Option<Providers>,
     pub(super) logging: bool,
     #[cfg(feature = "agent")]
     pub(super) agent: Option<agent::AgentSetup>,
@@ -61,6 +67,7 @@ impl App {
             globals: Vec::new(),
             configure: None,
             setup: None,
+            providers: None,
             logging: true,
             #[cfg(feature = "agent")]
             agent: None,
@@ -141,6 +148,21 @@ impl App {
         F: FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
     {
         self.setup = Some(Box::new(f));
+        self
+    }
+
+    /// Providers to mount into the registry of a server or an agent (`serve`, `mcp`, `agent`,
+    /// `chat`), made from the parsed options: other MCP servers, stores from the
+    /// configuration. Their tools are then served, offered and called like the application's
+    /// own (see [`provider`](crate::provider)). A provider that cannot be mounted stops the
+    /// command with exit code 1 and a message naming it. One-shot tool calls and listings
+    /// mount nothing.
+    #[must_use]
+    pub fn providers<F>(mut self, make: F) -> Self
+    where
+        F: FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
+    {
+        self.providers = Some(Box::new(make));
         self
     }
 
@@ -340,6 +362,28 @@ impl App {
                 crate::cli::call::invoke(&registry, &tool_name, sub_matches, json_out, out).await
             }
         }
+    }
+
+    /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
+    /// the providers mounted; or the message naming what failed.
+    pub(super) async fn mounted_registry(
+        mut self,
+        matches: &ArgMatches,
+    ) -> Result<Arc<Registry>, String> {
+        let providers = self.providers.take();
+        let registry = Arc::new(self.build_registry(matches)?);
+        let providers = match providers {
+            Some(make) => make(matches).map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        };
+        for provider in providers {
+            let name = provider.name().to_owned();
+            registry
+                .mount_arc(provider)
+                .await
+                .map_err(|e| format!("cannot mount provider `{name}`: {e}"))?;
+        }
+        Ok(registry)
     }
 
     /// Runs `configure` and `setup`, and builds the full registry (state checked).

@@ -11,12 +11,15 @@ use crate::registry::Registry;
 impl App {
     /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
     /// front, and the name and version to announce; or the exit code of the failure.
-    pub(super) fn serving_registry(
+    pub(super) async fn serving_registry(
         self,
         matches: &ArgMatches,
     ) -> Result<(Arc<Registry>, String, String), u8> {
         let (name, version) = (self.name.clone(), self.version.clone());
-        let registry = Arc::new(self.build_registry(matches).map_err(|e| fail(e, 1))?);
+        let registry = self
+            .mounted_registry(matches)
+            .await
+            .map_err(|e| fail(e, 1))?;
         if let Err(broken) = registry.warm_up() {
             return Err(fail(
                 format_args!("input schemas that do not compile: {broken:?}"),
@@ -49,7 +52,7 @@ impl App {
         let auth_present = auth.is_some();
         #[cfg(feature = "agent")]
         let make_agent = self.agent.clone();
-        let (registry, name, version) = match self.serving_registry(matches) {
+        let (registry, name, version) = match self.serving_registry(matches).await {
             Ok(served) => served,
             Err(code) => return code,
         };
@@ -113,7 +116,7 @@ impl App {
     /// `mcp`: the MCP server on stdio until the client closes stdin.
     #[cfg(feature = "mcp")]
     pub(super) async fn mcp(self, matches: &ArgMatches) -> u8 {
-        let (registry, name, version) = match self.serving_registry(matches) {
+        let (registry, name, version) = match self.serving_registry(matches).await {
             Ok(served) => served,
             Err(code) => return code,
         };

@@ -8,6 +8,7 @@
 mod error;
 pub mod provider;
 mod rules;
+mod store;
 mod tool;
 
 use std::borrow::Cow;

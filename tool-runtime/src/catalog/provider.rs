@@ -53,6 +53,8 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::{Tool, ToolMeta};
 use crate::tool::error::ToolError;
 
+pub use super::store::{KeyValue, MAX_KEY, MemoryStore, Store};
+
 /// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.
 #[derive(Debug, Clone)]

@@ -1,4 +1,5 @@
-//! Other MCP servers mounted as providers (`mcp::RemoteServer`), against the reference server
+//! Providers: key-value stores (`provider::Store`), and other MCP servers mounted as providers
+//! (`mcp::RemoteServer`), against the reference server
 //! nobody here wrote: `@modelcontextprotocol/server-everything` from npm (`tests/node`), over
 //! stdio and over streamable HTTP.
 
@@ -365,5 +366,84 @@ async fn our_own_server_mounted_elsewhere_announces_its_new_tools() {
     assert_eq!(
         call(&mounting, "ours-shout", json!({"text": "hi"})).await,
         Ok(json!({"result": "HI"}))
+    );
+}
+
+#[tokio::test]
+async fn a_store_gives_four_tools_bound_to_its_own_data() {
+    use tool_runtime::provider::{MemoryStore, Store};
+    let registry = registry(Duration::from_secs(5));
+    let mut names = registry
+        .mount(Store::new("notes", MemoryStore::default()))
+        .await
+        .unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        ["notes-delete", "notes-list", "notes-read", "notes-write"]
+    );
+    registry
+        .mount(Store::new("drafts", MemoryStore::default()))
+        .await
+        .unwrap();
+
+    for (key, value) in [
+        ("a/1", json!({"text": "one"})),
+        ("a/2", json!([1, 2])),
+        ("b", json!(null)),
+    ] {
+        assert_eq!(
+            call(
+                &registry,
+                "notes-write",
+                json!({"key": key, "value": value})
+            )
+            .await,
+            Ok(json!({"key": key}))
+        );
+    }
+    assert_eq!(
+        call(&registry, "notes-read", json!({"key": "a/2"})).await,
+        Ok(json!([1, 2]))
+    );
+    assert_eq!(
+        call(&registry, "notes-list", json!({"prefix": "a/"})).await,
+        Ok(json!(["a/1", "a/2"]))
+    );
+    assert_eq!(
+        call(&registry, "notes-list", json!({})).await,
+        Ok(json!(["a/1", "a/2", "b"]))
+    );
+    // Each store its own data.
+    assert_eq!(
+        call(&registry, "drafts-list", json!({})).await,
+        Ok(json!([]))
+    );
+    let (kind, message) = call(&registry, "drafts-read", json!({"key": "a/1"}))
+        .await
+        .unwrap_err();
+    assert_eq!(kind, "not_found");
+    assert!(message.contains("`drafts`"), "{message}");
+    // Keys are bounded, and the schema says so before the store is asked.
+    let (kind, _) = call(
+        &registry,
+        "notes-write",
+        json!({"key": "k".repeat(300), "value": 1}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(kind, "invalid_arguments");
+    // Deleting is destructive: confirmed like any destructive tool.
+    let (kind, _) = call(&registry, "notes-delete", json!({"key": "b"}))
+        .await
+        .unwrap_err();
+    assert_eq!(kind, "confirmation_required");
+    let deleted = registry
+        .call("notes-delete", json!({"key": "b"}), caller().confirm(true))
+        .await;
+    assert_eq!(deleted.result(), Some(&json!({"deleted": true})));
+    assert_eq!(
+        call(&registry, "notes-list", json!({})).await,
+        Ok(json!(["a/1", "a/2"]))
     );
 }

@@ -1,0 +1,179 @@
+//! The demo app as a gateway: `[[stores]]` and `[[mcp_servers]]` from its configuration mounted
+//! beside its own tools on `serve`, with the reference MCP server `server-everything` (npm,
+//! `tests/node`) as the other server; a bad entry stops start-up naming it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn everything() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `bash tests/run.sh` (it installs tests/node)",
+        path.display()
+    );
+    path
+}
+
+fn demo(dir: &Path, config: &str) -> Command {
+    let file = dir.join("demo-app.toml");
+    std::fs::write(&file, config).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+    cmd.arg("--db")
+        .arg(dir.join("demo.db"))
+        .arg("--config")
+        .arg(&file)
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, config: &str) -> Served {
+    let mut child = demo(dir, config)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("not serving: {line:?}"))
+        .to_owned();
+    Served { child, base }
+}
+
+async fn post(s: &Served, tool: &str, args: Value) -> Value {
+    reqwest::Client::new()
+        .post(format!("{}/tools/{tool}", s.base))
+        .json(&args)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_mounts_stores_and_other_mcp_servers_beside_its_own_tools() {
+    let dir = tool_test_support::TempDir::new("demo-gateway");
+    let config = format!(
+        "[[stores]]\nname = \"notes\"\nkind = \"sqlite\"\n\n[[stores]]\nname = \"scratch\"\nkind = \"memory\"\n\n\
+         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        everything().to_string_lossy()
+    );
+    let served = serve(dir.path(), &config);
+    let tools: Value = reqwest::get(format!("{}/tools", served.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tools}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for expected in [
+        "device_add",
+        "notes-write",
+        "scratch-read",
+        "everything-echo",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    assert_eq!(
+        post(
+            &served,
+            "everything-echo",
+            json!({"message": "via the gateway"})
+        )
+        .await["result"],
+        "Echo: via the gateway"
+    );
+    assert_eq!(
+        post(
+            &served,
+            "notes-write",
+            json!({"key": "k", "value": {"n": 1}})
+        )
+        .await["status"],
+        "ok"
+    );
+    assert_eq!(
+        post(&served, "notes-read", json!({"key": "k"})).await["result"],
+        json!({"n": 1})
+    );
+    drop(served);
+
+    // A sqlite store keeps its data across restarts.
+    let served = serve(dir.path(), &config);
+    assert_eq!(
+        post(&served, "notes-read", json!({"key": "k"})).await["result"],
+        json!({"n": 1})
+    );
+    let missing = post(&served, "scratch-read", json!({"key": "k"})).await;
+    assert_eq!(missing["error"]["type"], "not_found", "{missing}");
+}
+
+fn fails(dir: &Path, config: &str) -> String {
+    let Output { status, stderr, .. } = demo(dir, config).args(["serve"]).output().unwrap();
+    assert_eq!(status.code(), Some(1));
+    String::from_utf8_lossy(&stderr).into_owned()
+}
+
+#[test]
+fn a_bad_entry_stops_start_up_naming_it() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-bad");
+    let cases = [
+        (
+            "[[mcp_servers]]\nname = \"nothing\"\n",
+            "[[mcp_servers]] name = \"nothing\": give `command` (stdio) or `url` (HTTP)",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"web\"\nurl = \"ftp://example.com\"\n",
+            "url = \"ftp://example.com\" is not an http:// or https:// URL",
+        ),
+        (
+            "[[stores]]\nname = \"a\"\nkind = \"memory\"\n\n[[mcp_servers]]\nname = \"a\"\ncommand = \"x\"\n",
+            "[[mcp_servers]] name = \"a\": two stores or servers have this name",
+        ),
+        (
+            "[[stores]]\nname = \"a_name_far_too_long_for_any_tool_to_fit\"\nkind = \"memory\"\n",
+            "at most 32 characters",
+        ),
+        (
+            "[[stores]]\nname = \"s\"\nkind = \"redis\"\n",
+            "kind = \"redis\"; write \"memory\" or \"sqlite\"",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/server\"\n",
+            "cannot mount provider `ghost`",
+        ),
+    ];
+    for (config, expected) in cases {
+        let stderr = fails(dir.path(), config);
+        assert!(stderr.contains(expected), "{config}\n→ {stderr}");
+    }
+}
