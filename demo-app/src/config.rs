@@ -12,7 +12,7 @@ use tool_runtime::agent::{
 };
 use tool_runtime::app::AgentFlags;
 use tool_runtime::limits::Rate;
-use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
+use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles, ToolFilter};
 use tool_runtime::registry::RegistryBuilder;
 use tool_runtime::{Registry, Source};
 
@@ -157,6 +157,28 @@ pub struct PolicyRules {
     /// Per source, the only tools it may call.
     #[serde(default)]
     pub allow: BTreeMap<String, Vec<String>>,
+    /// `[[policy.filter]]`: which tools a caller sees, by name, glob or provider.
+    #[serde(default)]
+    pub filter: Vec<FilterConfig>,
+}
+
+/// A `[[policy.filter]]` rule: for everyone, or for callers of one `source`, `role` or
+/// `principal`; `allow` and `deny` are tool names, globs (`docs-*`) or `provider:NAME`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterConfig {
+    /// `cli`, `http`, `mcp` or `agent`.
+    pub source: Option<String>,
+    /// A role callers have.
+    pub role: Option<String>,
+    /// A principal (a token's holder, an agent run as its own principal).
+    pub principal: Option<String>,
+    /// The only tools these callers may see and call (none: no restriction).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Tools these callers may not see or call.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 fn source(name: &str) -> Result<Source, String> {
@@ -207,6 +229,20 @@ impl Config {
             .chain(config.policy.allow.keys())
         {
             source(name)?;
+        }
+        for (i, rule) in config.policy.filter.iter().enumerate() {
+            let named = [&rule.source, &rule.role, &rule.principal]
+                .iter()
+                .filter(|w| w.is_some())
+                .count();
+            if named > 1 {
+                return Err(format!(
+                    "policy.filter[{i}]: name at most one of `source`, `role` and `principal`"
+                ));
+            }
+            if let Some(s) = &rule.source {
+                source(s).map_err(|e| format!("policy.filter[{i}].source: {e}"))?;
+            }
         }
         config.check_components()?;
         Ok(config)
@@ -360,6 +396,7 @@ impl Config {
             policy: PolicyRules {
                 deny_destructive_for: vec!["agent".to_owned()],
                 allow: BTreeMap::new(),
+                filter: Vec::new(),
             },
             agent: AgentConfig {
                 system: Some(SYSTEM.to_owned()),
@@ -474,6 +511,22 @@ impl Config {
                 }
             }
             builder = builder.policy(allow);
+        }
+        if !self.policy.filter.is_empty() {
+            let mut filter = ToolFilter::new();
+            for rule in &self.policy.filter {
+                let (allow, deny) = (rule.allow.clone(), rule.deny.clone());
+                filter = match (&rule.source, &rule.role, &rule.principal) {
+                    (Some(s), _, _) => match source(s) {
+                        Ok(s) => filter.for_source(s, allow, deny),
+                        Err(_) => filter,
+                    },
+                    (_, Some(role), _) => filter.for_role(role.clone(), allow, deny),
+                    (_, _, Some(p)) => filter.for_principal(p.clone(), allow, deny),
+                    _ => filter.for_everyone(allow, deny),
+                };
+            }
+            builder = builder.policy(filter);
         }
         if enforce_roles {
             for (tool, roles) in &self.roles {

@@ -177,3 +177,53 @@ fn a_bad_entry_stops_start_up_naming_it() {
         assert!(stderr.contains(expected), "{config}\n→ {stderr}");
     }
 }
+
+/// `[[policy.filter]]` gives each caller its share: here HTTP callers see the device tools and
+/// nothing mounted; the command line, named by no rule, sees everything.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-filter");
+    let config = "[[stores]]\nname = \"notes\"\nkind = \"memory\"\n\n\
+                  [[policy.filter]]\nsource = \"http\"\nallow = [\"device_*\"]\n";
+    let served = serve(dir.path(), config);
+    let tools: Value = reqwest::get(format!("{}/tools", served.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["device_add", "device_list", "device_pair", "device_revoke"]
+    );
+    let refused = post(&served, "notes-write", json!({"key": "k", "value": 1})).await;
+    assert_eq!(refused["error"]["type"], "forbidden", "{refused}");
+
+    let out = demo(dir.path(), config)
+        .args(["--json", "device-list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let config = "[[policy.filter]]\nsource = \"cli\"\ndeny = [\"device_list\"]\n";
+    let out = demo(dir.path(), config)
+        .args(["--json", "device-list"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "hidden, and refused when called by name"
+    );
+    let config = "[[policy.filter]]\nsource = \"cli\"\nrole = \"admin\"\n";
+    let stderr = fails(dir.path(), config);
+    assert!(
+        stderr.contains("policy.filter[0]: name at most one"),
+        "{stderr}"
+    );
+}

@@ -447,3 +447,89 @@ async fn a_store_gives_four_tools_bound_to_its_own_data() {
         Ok(json!(["a/1", "a/2"]))
     );
 }
+
+/// Each caller sees its share of the mounted tools: allow and deny lists by exact name, glob and
+/// provider, per source, role and principal; hidden tools are neither listed nor callable.
+#[tokio::test]
+async fn a_tool_filter_gives_each_caller_its_share() {
+    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::provider::{MemoryStore, Store};
+    let filter = ToolFilter::new()
+        .for_everyone(Vec::<String>::new(), ["*-delete"])
+        .for_source(Source::Agent, ["provider:notes"], Vec::<String>::new())
+        .for_role("guest", ["*-list", "*-read"], Vec::<String>::new())
+        .for_principal("bot", Vec::<String>::new(), ["secrets-*"]);
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .policy(filter)
+            .build()
+            .unwrap(),
+    );
+    for name in ["notes", "secrets"] {
+        registry
+            .mount(Store::new(name, MemoryStore::default()))
+            .await
+            .unwrap();
+    }
+    let seen = |caller: Caller| {
+        registry
+            .visible(&caller)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        seen(Caller::new(Source::Http)),
+        [
+            "notes-list",
+            "notes-read",
+            "notes-write",
+            "secrets-list",
+            "secrets-read",
+            "secrets-write"
+        ]
+    );
+    assert_eq!(
+        seen(Caller::new(Source::Agent)),
+        ["notes-list", "notes-read", "notes-write"]
+    );
+    assert_eq!(
+        seen(Caller::new(Source::Http).roles(["guest"])),
+        ["notes-list", "notes-read", "secrets-list", "secrets-read"]
+    );
+    // Rules add up: an agent with the guest role gets what both allow.
+    assert_eq!(
+        seen(Caller::new(Source::Agent).roles(["guest"])),
+        [
+            "notes-list",
+            "notes-read",
+            "notes-write",
+            "secrets-list",
+            "secrets-read"
+        ]
+    );
+    assert_eq!(
+        seen(Caller::new(Source::Mcp).principal("bot")),
+        ["notes-list", "notes-read", "notes-write"]
+    );
+    // Hidden means refused when called by name, with the reason.
+    let envelope = registry
+        .call("secrets-list", json!({}), Caller::new(Source::Agent))
+        .await;
+    let error = envelope.error().unwrap();
+    assert_eq!(error.kind(), "forbidden");
+    assert!(
+        error.message().contains("not among the tools"),
+        "{}",
+        error.message()
+    );
+    let envelope = registry
+        .call(
+            "notes-delete",
+            json!({"key": "k"}),
+            Caller::new(Source::Http).confirm(true),
+        )
+        .await;
+    assert_eq!(envelope.error().unwrap().kind(), "forbidden");
+}

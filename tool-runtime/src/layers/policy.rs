@@ -159,3 +159,244 @@ impl Policy for RequireRoles {
         ))
     }
 }
+
+/// Which tools each caller sees, by name: allow and deny lists of [patterns](ToolPattern), for
+/// everyone or for callers of a source, a role or a principal. What it refuses is hidden from
+/// that caller's listings and refused when called by name (it decides in
+/// [`admit`](Policy::admit)), so an agent given its own principal sees only its share of
+/// a registry that mounts many providers.
+///
+/// A caller is bound by every rule that names it. A tool that any of those rules denies is
+/// refused; if any of them allows a list, the tool must match one of those lists.
+///
+/// ```
+/// use tool_runtime::policy::{ToolFilter, ToolPattern};
+/// use tool_runtime::Source;
+/// let filter = ToolFilter::new()
+///     // Models see the device tools and the `docs` server, not its `delete` tool.
+///     .for_source(Source::Agent, ["device_*", "provider:docs"], ["docs-delete"])
+///     // Guests see listings only.
+///     .for_role("guest", ["*_list"], Vec::<String>::new());
+/// assert!(ToolPattern::new("device_*").matches("device_add", None));
+/// # let _ = filter;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ToolFilter {
+    rules: Vec<FilterRule>,
+}
+
+#[derive(Debug, Clone)]
+struct FilterRule {
+    who: Who,
+    allow: Vec<ToolPattern>,
+    deny: Vec<ToolPattern>,
+}
+
+#[derive(Debug, Clone)]
+enum Who {
+    Everyone,
+    Source(Source),
+    Role(String),
+    Principal(String),
+}
+
+impl Who {
+    fn names(&self, caller: &CallContext) -> bool {
+        match self {
+            Who::Everyone => true,
+            Who::Source(source) => caller.source() == *source,
+            Who::Role(role) => caller.has_role(role),
+            Who::Principal(principal) => caller.principal() == Some(principal.as_str()),
+        }
+    }
+}
+
+/// A pattern of tool names: an exact name (`device_add`), a glob where `*` stands for any run
+/// of characters and `?` for one (`devices-*`), or `provider:NAME`, every tool the provider
+/// `NAME` mounted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPattern(String);
+
+impl ToolPattern {
+    /// The pattern `text`.
+    #[must_use]
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// Whether the tool `name`, mounted by `provider` if it was, matches.
+    #[must_use]
+    pub fn matches(&self, name: &str, provider: Option<&str>) -> bool {
+        match self.0.strip_prefix("provider:") {
+            Some(wanted) => provider == Some(wanted),
+            None => glob(self.0.as_bytes(), name.as_bytes()),
+        }
+    }
+}
+
+impl<S: Into<String>> From<S> for ToolPattern {
+    fn from(text: S) -> Self {
+        Self::new(text)
+    }
+}
+
+/// `*` any run of bytes, `?` one byte, anything else itself.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    // The last `*` seen and where in `name` its run ended so far.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// The provider that mounted a tool, from the origin the registry gives it.
+fn provider_of(tool: &ToolMeta) -> Option<&str> {
+    tool.defined_at
+        .strip_prefix("provider `")
+        .and_then(|rest| rest.split('`').next())
+}
+
+impl ToolFilter {
+    /// No rules yet: every tool visible.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn rule<A, D>(mut self, who: Who, allow: A, deny: D) -> Self
+    where
+        A: IntoIterator,
+        A::Item: Into<ToolPattern>,
+        D: IntoIterator,
+        D::Item: Into<ToolPattern>,
+    {
+        self.rules.push(FilterRule {
+            who,
+            allow: allow.into_iter().map(Into::into).collect(),
+            deny: deny.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// A rule for every caller: `allow` (empty: no restriction) and `deny`.
+    #[must_use]
+    pub fn for_everyone<A, D>(self, allow: A, deny: D) -> Self
+    where
+        A: IntoIterator,
+        A::Item: Into<ToolPattern>,
+        D: IntoIterator,
+        D::Item: Into<ToolPattern>,
+    {
+        self.rule(Who::Everyone, allow, deny)
+    }
+
+    /// A rule for callers from `source` (an agent's calls come from [`Source::Agent`]).
+    #[must_use]
+    pub fn for_source<A, D>(self, source: Source, allow: A, deny: D) -> Self
+    where
+        A: IntoIterator,
+        A::Item: Into<ToolPattern>,
+        D: IntoIterator,
+        D::Item: Into<ToolPattern>,
+    {
+        self.rule(Who::Source(source), allow, deny)
+    }
+
+    /// A rule for callers with the role `role`.
+    #[must_use]
+    pub fn for_role<A, D>(self, role: impl Into<String>, allow: A, deny: D) -> Self
+    where
+        A: IntoIterator,
+        A::Item: Into<ToolPattern>,
+        D: IntoIterator,
+        D::Item: Into<ToolPattern>,
+    {
+        self.rule(Who::Role(role.into()), allow, deny)
+    }
+
+    /// A rule for the principal `principal` (an agent run as its own principal, a token's
+    /// holder).
+    #[must_use]
+    pub fn for_principal<A, D>(self, principal: impl Into<String>, allow: A, deny: D) -> Self
+    where
+        A: IntoIterator,
+        A::Item: Into<ToolPattern>,
+        D: IntoIterator,
+        D::Item: Into<ToolPattern>,
+    {
+        self.rule(Who::Principal(principal.into()), allow, deny)
+    }
+}
+
+impl Policy for ToolFilter {
+    fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
+        let provider = provider_of(tool);
+        let mut allow_lists = false;
+        let mut allowed = false;
+        for rule in self.rules.iter().filter(|r| r.who.names(caller)) {
+            if rule.deny.iter().any(|p| p.matches(&tool.name, provider)) {
+                return Err(format!("`{}` is filtered out for this caller", tool.name));
+            }
+            if !rule.allow.is_empty() {
+                allow_lists = true;
+                allowed |= rule.allow.iter().any(|p| p.matches(&tool.name, provider));
+            }
+        }
+        if allow_lists && !allowed {
+            return Err(format!(
+                "`{}` is not among the tools this caller may use",
+                tool.name
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs_match_runs_and_single_characters() {
+        for (pattern, name, expected) in [
+            ("device_add", "device_add", true),
+            ("device_add", "device_added", false),
+            ("device_*", "device_add", true),
+            ("device_*", "device_", true),
+            ("device_*", "devices", false),
+            ("*_list", "device_list", true),
+            ("*-*", "docs-read", true),
+            ("*-*", "docs", false),
+            ("d?cs-*", "docs-read", true),
+            ("*a*b*c", "xxaxxbxxc", true),
+            ("*a*b*c", "xxaxxcxxb", false),
+            ("*", "", true),
+            ("?", "", false),
+        ] {
+            assert_eq!(
+                glob(pattern.as_bytes(), name.as_bytes()),
+                expected,
+                "{pattern} {name}"
+            );
+        }
+    }
+}
