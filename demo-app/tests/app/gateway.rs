@@ -227,3 +227,52 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
         "{stderr}"
     );
 }
+
+/// `demo-app providers` mounts each configured provider and says how it went; one that cannot
+/// be mounted is listed with why, and the exit code is 1.
+#[test]
+fn providers_shows_each_providers_state() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-providers");
+    let config = format!(
+        "[[stores]]\nname = \"notes\"\nkind = \"memory\"\n\n\
+         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        everything().to_string_lossy()
+    );
+    let out = demo(dir.path(), &config)
+        .args(["providers"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("notes") && shown.contains("4 tools"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("everything") && shown.contains("available"),
+        "{shown}"
+    );
+
+    let config =
+        format!("{config}\n[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/server\"\n");
+    let out = demo(dir.path(), &config)
+        .args(["--json", "providers"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ghost = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "ghost")
+        .expect("the failed provider is listed");
+    assert_eq!(ghost["available"], false);
+    assert!(
+        ghost["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start"),
+        "{ghost}"
+    );
+}

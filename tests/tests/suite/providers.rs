@@ -119,8 +119,24 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
         Ok(json!("Echo: still here"))
     );
 
-    // The child killed in the middle of a call: that call is `unavailable`, naming the server;
-    // the next one starts it again.
+    // Unmounted, its tools are gone.
+    assert!(registry.unmount("everything"));
+    assert!(registry.get("everything-echo").is_none());
+}
+
+/// The child killed in the middle of a call: that call is `unavailable`, naming the server, and
+/// so is the provider's state; the next call starts it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_is_unavailable_then_started_again() {
+    let registry = registry(Duration::from_secs(10));
+    let dir = tool_test_support::TempDir::new("remote-killed");
+    let server = RemoteServer::stdio("everything", "node")
+        .args([
+            everything().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ])
+        .cwd(dir.path());
+    registry.mount(server).await.expect("mounted");
     let slow = {
         let registry = registry.clone();
         tokio::spawn(async move {
@@ -141,15 +157,20 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
     let (kind, message) = slow.await.unwrap().unwrap_err();
     assert_eq!(kind, "unavailable", "{message}");
     assert!(message.contains("`everything`"), "{message}");
+    let status = registry.provider_status().await;
+    assert_eq!(
+        (status[0].name.as_str(), status[0].health.available),
+        ("everything", false)
+    );
+    assert!(status[0].health.last_error.is_some(), "{status:?}");
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(
         call(&registry, "everything-echo", json!({"message": "again"})).await,
         Ok(json!("Echo: again"))
     );
-
-    // Unmounted, its tools are gone.
-    assert!(registry.unmount("everything"));
-    assert!(registry.get("everything-echo").is_none());
+    let status = registry.provider_status().await;
+    assert!(status[0].health.available, "{status:?}");
+    assert!(status[0].tools >= 10, "{status:?}");
 }
 
 /// SIGKILLs every process whose working directory is `dir`; how many.
@@ -224,6 +245,19 @@ async fn an_http_server_is_mounted_and_called() {
         .await
         .unwrap();
     assert_eq!(answer["result"], "The sum of 40 and 2 is 42.", "{answer}");
+    let providers: Value = reqwest::get(format!("{base}/providers"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(providers["providers"][0]["name"], "web", "{providers}");
+    assert_eq!(providers["providers"][0]["available"], true, "{providers}");
+    assert_eq!(
+        providers["providers"][0]["last_error"],
+        Value::Null,
+        "{providers}"
+    );
 }
 
 struct KillOnDrop<'a>(&'a mut std::process::Child);

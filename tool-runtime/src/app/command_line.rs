@@ -264,17 +264,8 @@ impl App {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
-        if let Some(clash) = listing
-            .names()
-            .into_iter()
-            .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))
-        {
-            return fail(
-                format_args!(
-                    "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
-                ),
-                1,
-            );
+        if let Some(clash) = builtin_clash(&listing) {
+            return fail(clash, 1);
         }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
@@ -345,6 +336,10 @@ impl App {
                 drop(listing);
                 Box::pin(self.run_agent(&matches, sub, sub_matches)).await
             }
+            "providers" if self.providers.is_some() => {
+                drop(listing);
+                Box::pin(self.show_providers(&matches, json_out, out)).await
+            }
             tool_sub => {
                 let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
                     listing
@@ -366,6 +361,7 @@ impl App {
 
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
     /// the providers mounted; or the message naming what failed.
+    #[cfg(any(feature = "http", feature = "mcp", feature = "agent"))]
     pub(super) async fn mounted_registry(
         mut self,
         matches: &ArgMatches,
@@ -384,6 +380,59 @@ impl App {
                 .map_err(|e| format!("cannot mount provider `{name}`: {e}"))?;
         }
         Ok(registry)
+    }
+
+    /// `providers`: mounts each provider on its own and shows how it went: its tool count,
+    /// whether it is available, its last error (or why it could not be mounted). Exit 1 if
+    /// any could not be mounted or is unavailable.
+    async fn show_providers(mut self, matches: &ArgMatches, json: bool, out: &mut dyn Write) -> u8 {
+        let make = self.providers.take().expect("offered only with providers");
+        let registry = match self.build_registry(matches) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return fail(e, 1),
+        };
+        let providers = match make(matches) {
+            Ok(p) => p,
+            Err(e) => return fail(e, 1),
+        };
+        let mut failed = Vec::new();
+        for provider in providers {
+            let name = provider.name().to_owned();
+            if let Err(e) = registry.mount_arc(provider).await {
+                failed.push((name, e.to_string()));
+            }
+        }
+        let statuses = registry.provider_status().await;
+        let mut rows: Vec<serde_json::Value> = statuses
+            .iter()
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+            .collect();
+        rows.extend(failed.iter().map(|(name, e)| {
+            serde_json::json!({"name": name, "tools": 0, "available": false, "last_error": e})
+        }));
+        if json {
+            let _ = writeln!(out, "{}", serde_json::Value::Array(rows.clone()));
+        } else {
+            for row in &rows {
+                let state = if row["available"] == true {
+                    "available"
+                } else {
+                    "unavailable"
+                };
+                let _ = write!(
+                    out,
+                    "{:<24} {:<11} {:>4} tools",
+                    row["name"].as_str().unwrap_or(""),
+                    state,
+                    row["tools"]
+                );
+                if let Some(e) = row["last_error"].as_str() {
+                    let _ = write!(out, "  {e}");
+                }
+                let _ = writeln!(out);
+            }
+        }
+        u8::from(rows.iter().any(|r| r["available"] != true))
     }
 
     /// Runs `configure` and `setup`, and builds the full registry (state checked).
@@ -465,6 +514,15 @@ impl App {
         } else {
             cmd
         };
+        let cmd = if self.providers.is_some() {
+            cmd.subcommand(
+                clap::Command::new("providers")
+                    .about("Mount the configured providers; show each one's tools, state and last error")
+                    .display_order(command::BUILTIN_ORDER),
+            )
+        } else {
+            cmd
+        };
         self.finish_command(cmd)
     }
 
@@ -492,11 +550,26 @@ impl std::fmt::Debug for App {
     }
 }
 
+/// A tool named like a built-in subcommand, said as an error.
+fn builtin_clash(listing: &Registry) -> Option<String> {
+    let clash = listing
+        .names()
+        .into_iter()
+        .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))?;
+    Some(format!(
+        "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
+    ))
+}
+
 /// Whether `args` start a server (`serve`, `mcp`) or an agent (`agent`, `chat`, whose tool calls
 /// run in parallel), which get a multi-threaded runtime.
 fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
-    find_subcommand(args, globals)
-        .is_some_and(|(_, sub)| matches!(sub.as_str(), "serve" | "mcp" | "agent" | "chat"))
+    find_subcommand(args, globals).is_some_and(|(_, sub)| {
+        matches!(
+            sub.as_str(),
+            "serve" | "mcp" | "agent" | "chat" | "providers"
+        )
+    })
 }
 
 /// The subcommand named on the command line, found before parsing so that only its flags are

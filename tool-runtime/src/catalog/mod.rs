@@ -29,9 +29,10 @@ pub use tool::{RegisteredTool, ToolRef};
 
 type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
 
-/// What the catalogue keeps of a mounted [provider](crate::provider::Provider): the names of
-/// its tools, and the task that follows its changes.
+/// What the catalogue keeps of a mounted [provider](crate::provider::Provider): the provider,
+/// the names of its tools, and the task that follows its changes.
 pub(crate) struct Mounted {
+    pub(crate) provider: Arc<dyn provider::Provider>,
     pub(crate) names: Vec<String>,
     pub(crate) watcher: Option<tokio::task::AbortHandle>,
 }

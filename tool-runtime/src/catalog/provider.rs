@@ -101,6 +101,43 @@ pub trait Provider: Send + Sync + 'static {
     fn changes(&self) -> Option<BoxStream<'static, ()>> {
         None
     }
+
+    /// How it is doing, for `GET /providers` and `providers` on the command line. Default:
+    /// available, no error.
+    fn health(&self) -> BoxFuture<'_, Health> {
+        Box::pin(std::future::ready(Health::default()))
+    }
+}
+
+/// What a provider says of its own state.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Health {
+    /// Whether its tools can be called now (a remote server reachable, say).
+    pub available: bool,
+    /// The last error it met since it last worked, if any.
+    pub last_error: Option<String>,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Self {
+            available: true,
+            last_error: None,
+        }
+    }
+}
+
+/// A mounted provider as [`Registry::provider_status`](crate::Registry::provider_status) reports
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProviderStatus {
+    /// Its name, the prefix of its tools.
+    pub name: String,
+    /// How many tools it has mounted.
+    pub tools: usize,
+    /// What it says of itself.
+    #[serde(flatten)]
+    pub health: Health,
 }
 
 /// Why a provider could not be mounted.
@@ -240,6 +277,7 @@ impl Catalog {
             mounted.insert(
                 name.clone(),
                 Mounted {
+                    provider: provider.clone(),
                     names: names.clone(),
                     watcher: None,
                 },
@@ -312,6 +350,25 @@ impl Catalog {
         let mut names: Vec<String> = self.mounted_lock().keys().cloned().collect();
         names.sort();
         names
+    }
+
+    /// See [`Registry::provider_status`](crate::Registry::provider_status).
+    pub(crate) async fn provider_status(&self) -> Vec<ProviderStatus> {
+        let mut mounted: Vec<(String, usize, Arc<dyn Provider>)> = self
+            .mounted_lock()
+            .iter()
+            .map(|(name, m)| (name.clone(), m.names.len(), m.provider.clone()))
+            .collect();
+        mounted.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out = Vec::with_capacity(mounted.len());
+        for (name, tools, provider) in mounted {
+            out.push(ProviderStatus {
+                name,
+                tools,
+                health: provider.health().await,
+            });
+        }
+        out
     }
 }
 

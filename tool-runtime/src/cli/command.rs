@@ -42,6 +42,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "agent",
     #[cfg(feature = "agent")]
     "chat",
+    "providers",
 ];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.

@@ -16,6 +16,15 @@ use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
 use super::{AppState, Shared, body, openapi};
 
+/// `GET /providers`: each mounted provider's name, tool count, availability and last error.
+pub(super) async fn list_providers(State(state): State<AppState>) -> Response {
+    let providers = state.registry.provider_status().await;
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({ "providers": providers }),
+    )
+}
+
 pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }

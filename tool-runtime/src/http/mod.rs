@@ -8,6 +8,7 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
+//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error |
 //!
 //! [`router_with`] puts routes of your own behind the same front layer (request id,
 //! authentication, peer rule); [`app::router`](crate::app::router) mounts MCP at `/mcp` and the
@@ -48,7 +49,7 @@ pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};
-use listing::{get_tool, healthz, list_tools, openapi_json};
+use listing::{get_tool, healthz, list_providers, list_tools, openapi_json};
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -140,6 +141,7 @@ pub fn router_with(registry: Arc<Registry>, options: HttpOptions, yours: Router)
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
+        .route("/providers", get(list_providers))
         .fallback(not_found)
         .with_state(state.clone())
         .merge(yours)

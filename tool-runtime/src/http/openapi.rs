@@ -161,6 +161,22 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
             }))}
         }}),
     );
+    paths.insert("/providers".into(), json!({"get": {
+        "operationId": "providers",
+        "summary": "The mounted providers: each one's tool count, whether it is available, its last error",
+        "responses": with_errors(json!({"200": ok_response(json!({
+            "type": "object", "required": ["providers"],
+            "properties": {"providers": {"type": "array", "items": {
+                "type": "object", "required": ["name", "tools", "available", "last_error"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "tools": {"type": "integer", "minimum": 0},
+                    "available": {"type": "boolean"},
+                    "last_error": {"type": ["string", "null"]}
+                }
+            }}}
+        }))}), auth, false)
+    }}));
     paths.insert("/openapi.json".into(), json!({"get": {
         "operationId": "openapi",
         "summary": "This document",

@@ -15,7 +15,7 @@ use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::catalog::provider::{ProvidedTool, Provider};
+use crate::catalog::provider::{Health, ProvidedTool, Provider};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ToolError, kind};
@@ -192,11 +192,6 @@ impl RemoteServer {
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
-    }
-
-    /// The last error connecting or talking to the server, if any since the last success.
-    pub async fn last_error(&self) -> Option<String> {
-        self.connection.lock().await.last_error.clone()
     }
 
     /// The open session, or a new one; `unavailable` naming the server when it cannot be
@@ -413,6 +408,21 @@ impl Provider for RemoteServer {
                 }
             }
         })
+    }
+
+    fn health(&self) -> BoxFuture<'_, Health> {
+        // Not waiting for a connection under way: it is not available yet.
+        let health = match self.connection.try_lock() {
+            Ok(c) => Health {
+                available: c.service.as_ref().is_some_and(|s| !s.is_transport_closed()),
+                last_error: c.last_error.clone(),
+            },
+            Err(_) => Health {
+                available: false,
+                last_error: Some("connecting".to_owned()),
+            },
+        };
+        Box::pin(std::future::ready(health))
     }
 
     fn changes(&self) -> Option<BoxStream<'static, ()>> {

@@ -227,6 +227,12 @@ impl Registry {
         self.catalog.providers()
     }
 
+    /// Each mounted provider, sorted by name: its tool count and what it says of its health
+    /// (`GET /providers`).
+    pub async fn provider_status(&self) -> Vec<crate::provider::ProviderStatus> {
+        self.catalog.provider_status().await
+    }
+
     /// The context of a call by `caller` (made before the call, by a front end that keeps only
     /// this while it reads the arguments).
     pub(crate) fn context(&self, caller: Caller) -> CallContext {
