@@ -67,9 +67,11 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
         );
     }
     // Remote annotations are ours.
-    let echo = registry.get("everything-echo").unwrap();
-    assert_eq!(echo.meta().annotations.read_only, Some(true));
-    assert!(!echo.meta().annotations.needs_confirmation());
+    {
+        let echo = registry.get("everything-echo").unwrap();
+        assert_eq!(echo.meta().annotations.read_only, Some(true));
+        assert!(!echo.meta().annotations.needs_confirmation());
+    }
 
     assert_eq!(
         call(&registry, "everything-echo", json!({"message": "hi"})).await,
@@ -119,9 +121,17 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
         Ok(json!("Echo: still here"))
     );
 
-    // Unmounted, its tools are gone.
+    // Unmounted, its tools are gone, and so is its process.
     assert!(registry.unmount("everything"));
     assert!(registry.get("everything-echo").is_none());
+    let gone = async {
+        while processes_in(dir.path()) > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), gone)
+        .await
+        .expect("the child stops when its provider is unmounted");
 }
 
 /// The child killed in the middle of a call: that call is `unavailable`, naming the server, and
@@ -173,22 +183,40 @@ async fn a_killed_server_is_unavailable_then_started_again() {
     assert!(status[0].tools >= 10, "{status:?}");
 }
 
-/// SIGKILLs every process whose working directory is `dir`; how many.
-fn kill_processes_in(dir: &std::path::Path) -> usize {
+/// The live processes (not zombies) whose working directory is `dir`.
+fn pids_in(dir: &std::path::Path) -> Vec<u32> {
     let dir = dir.canonicalize().unwrap();
-    let mut killed = 0;
+    let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc is readable") {
         let entry = entry.unwrap();
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
-            let status = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .unwrap();
-            killed += usize::from(status.success());
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+        });
+        if !zombie && std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+            pids.push(pid);
         }
+    }
+    pids
+}
+
+fn processes_in(dir: &std::path::Path) -> usize {
+    pids_in(dir).len()
+}
+
+/// SIGKILLs every process whose working directory is `dir`; how many.
+fn kill_processes_in(dir: &std::path::Path) -> usize {
+    let mut killed = 0;
+    for pid in pids_in(dir) {
+        let status = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        killed += usize::from(status.success());
     }
     killed
 }

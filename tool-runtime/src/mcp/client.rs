@@ -21,8 +21,11 @@ use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ToolError, kind};
 use crate::tool::secret::Secret;
 
-/// The least time between two attempts to connect.
+/// The wait after a failed attempt to connect, doubled after each further failure...
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+
+/// ...up to this.
+const MAX_RECONNECT_AFTER: Duration = Duration::from_secs(30);
 
 /// Another MCP server as a [provider](crate::provider): connects to a server
 /// started as a child process (stdio) or reached over streamable HTTP, through the official
@@ -52,8 +55,9 @@ const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 ///   went away) sends the server `notifications/cancelled`.
 /// - **Life cycle**: `notifications/tools/list_changed` makes the registry list the server's
 ///   tools again (front ends announce the change). A server that went away fails calls as
-///   `unavailable`, naming it; the next call connects again (no more often than once a second).
-///   Dropping the provider (unmounting it) stops a child and its process group.
+///   `unavailable`, naming it; the next call connects again (after a failed attempt, a second
+///   later, doubling up to 30 s), and its tools are listed again. Dropping the provider
+///   (unmounting it) stops a child and its process group.
 pub struct RemoteServer {
     name: String,
     transport: Transport,
@@ -81,6 +85,10 @@ enum Transport {
 struct Connection {
     service: Option<Arc<RunningService<RoleClient, Handler>>>,
     last_attempt: Option<Instant>,
+    /// Attempts that failed in a row.
+    failures: u32,
+    /// Whether a session was ever open (a new one after it is a reconnection).
+    was_open: bool,
     last_error: Option<String>,
 }
 
@@ -195,7 +203,8 @@ impl RemoteServer {
     }
 
     /// The open session, or a new one; `unavailable` naming the server when it cannot be
-    /// reached (or was tried less than a second ago).
+    /// reached, or when the last attempt failed too recently: after a failure the next attempt
+    /// waits a second, doubling with each further failure up to 30 s.
     async fn session(&self) -> Result<Arc<RunningService<RoleClient, Handler>>, ToolError> {
         let mut connection = self.connection.lock().await;
         if let Some(service) = &connection.service {
@@ -205,10 +214,12 @@ impl RemoteServer {
             connection.service = None;
         }
         if let Some(last) = connection.last_attempt
-            && last.elapsed() < RECONNECT_AFTER
+            && connection.failures > 0
         {
-            let why = connection.last_error.clone().unwrap_or_default();
-            return Err(self.unavailable(&why));
+            if last.elapsed() < backoff(connection.failures) {
+                let why = connection.last_error.clone().unwrap_or_default();
+                return Err(self.unavailable(&why));
+            }
         }
         connection.last_attempt = Some(Instant::now());
         let opened = tokio::time::timeout(self.connect_timeout, self.connect()).await;
@@ -223,11 +234,17 @@ impl RemoteServer {
                 let service = Arc::new(service);
                 connection.service = Some(service.clone());
                 connection.last_error = None;
+                connection.failures = 0;
+                // Its tools may have changed while it was gone: the registry lists them again.
+                if std::mem::replace(&mut connection.was_open, true) {
+                    let _ = self.changed.send(());
+                }
                 Ok(service)
             }
             Err(e) => {
                 tracing::warn!(target: "tool_runtime::mcp", server = %self.name, error = %e, "cannot connect to the MCP server");
                 connection.last_error = Some(e.clone());
+                connection.failures += 1;
                 Err(self.unavailable(&e))
             }
         }
@@ -441,6 +458,13 @@ impl Provider for RemoteServer {
     }
 }
 
+/// How long to wait before connecting again after `failures` failed attempts in a row.
+fn backoff(failures: u32) -> Duration {
+    RECONNECT_AFTER
+        .saturating_mul(1 << failures.saturating_sub(1).min(8))
+        .min(MAX_RECONNECT_AFTER)
+}
+
 /// A remote result as ours: `isError` a `tool_failed` error with the server's text; else the
 /// structured content, the text, or the content blocks.
 fn result_of(server: &str, tool: &str, result: CallToolResult) -> Result<Value, ToolError> {
@@ -496,6 +520,13 @@ impl ClientHandler for Handler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reconnecting_backs_off_from_a_second_to_thirty() {
+        let waits: Vec<u64> = (1..=8).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(backoff(u32::MAX), MAX_RECONNECT_AFTER);
+    }
 
     #[test]
     fn an_error_result_carries_the_servers_text() {
