@@ -215,11 +215,10 @@ impl RemoteServer {
         }
         if let Some(last) = connection.last_attempt
             && connection.failures > 0
+            && last.elapsed() < backoff(connection.failures)
         {
-            if last.elapsed() < backoff(connection.failures) {
-                let why = connection.last_error.clone().unwrap_or_default();
-                return Err(self.unavailable(&why));
-            }
+            let why = connection.last_error.clone().unwrap_or_default();
+            return Err(self.unavailable(&why));
         }
         connection.last_attempt = Some(Instant::now());
         let opened = tokio::time::timeout(self.connect_timeout, self.connect()).await;
