@@ -1,7 +1,8 @@
 //! Tools that exercise the edges of the front ends (progress, panics, time-outs, cancellation,
 //! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
 //! what `tests/tests/mcp.rs` points the official MCP client at, and `mcp-fixture serve` what
-//! `benches/mcp.rs` measures.
+//! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL`, its servers also mount the MCP server
+//! at `URL` as `remote` (the gateway `benches/mcp.rs` measures).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -105,5 +106,17 @@ async fn wipe(#[arg(length(max = 64))] target: String) -> Result<Counted, ToolEr
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tool_runtime::app!().run().await
+    tool_runtime::app!()
+        .providers(|_| {
+            let mounted: Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>> =
+                match std::env::var("MCP_FIXTURE_MOUNT") {
+                    Ok(url) => vec![std::sync::Arc::new(tool_runtime::mcp::RemoteServer::http(
+                        "remote", url,
+                    ))],
+                    Err(_) => Vec::new(),
+                };
+            Ok(mounted)
+        })
+        .run()
+        .await
 }

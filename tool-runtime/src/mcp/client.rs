@@ -27,6 +27,9 @@ const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 /// ...up to this.
 const MAX_RECONNECT_AFTER: Duration = Duration::from_secs(30);
 
+/// Calls in flight at once on one HTTP session.
+const MAX_IN_FLIGHT: usize = 256;
+
 /// Another MCP server as a [provider](crate::provider): connects to a server
 /// started as a child process (stdio) or reached over streamable HTTP, through the official
 /// SDK's client, and mounts its tools into a registry as `{name}-{tool}`. Every call passes our
