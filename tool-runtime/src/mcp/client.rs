@@ -295,6 +295,9 @@ impl RemoteServer {
                 }
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
+                // Every caller of a gateway shares this one session: as many calls in flight
+                // as the server takes, not the SDK's default of 16.
+                config.max_concurrent_requests = MAX_IN_FLIGHT;
                 if let Some(token) = bearer {
                     config = config.auth_header(token.expose().clone());
                 }
