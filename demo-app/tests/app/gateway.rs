@@ -276,3 +276,69 @@ fn providers_shows_each_providers_state() {
         "{ghost}"
     );
 }
+
+/// `demo-app call NAME --params-json` reaches mounted tools from the command line, through the
+/// pipeline: a store's tool and the reference server's.
+#[test]
+fn call_reaches_mounted_tools_from_the_command_line() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-call");
+    let config = format!(
+        "[[stores]]\nname = \"notes\"\nkind = \"sqlite\"\n\n\
+         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        everything().to_string_lossy()
+    );
+    let run = |args: &[&str]| {
+        let out = demo(dir.path(), &config).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(&[
+        "--json",
+        "call",
+        "everything-get-sum",
+        "--params-json",
+        r#"{"a": 2, "b": 3}"#,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(envelope["result"], "The sum of 2 and 3 is 5.");
+    let (code, _, _) = run(&[
+        "call",
+        "notes-write",
+        "--params-json",
+        r#"{"key": "k", "value": 7}"#,
+    ]);
+    assert_eq!(code, Some(0));
+    let (_, stdout, _) = run(&[
+        "--json",
+        "call",
+        "notes-read",
+        "--params-json",
+        r#"{"key": "k"}"#,
+    ]);
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["result"], 7);
+    // Destructive: refused without --yes (exit 3), done with it.
+    let (code, _, stderr) = run(&["call", "notes-delete", "--params-json", r#"{"key": "k"}"#]);
+    assert_eq!(code, Some(3), "{stderr}");
+    let (code, _, _) = run(&[
+        "call",
+        "notes-delete",
+        "--params-json",
+        r#"{"key": "k"}"#,
+        "--yes",
+    ]);
+    assert_eq!(code, Some(0));
+    // An unknown tool and arguments that are not an object: clear errors.
+    let (code, _, stderr) = run(&["call", "everything-ech"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `everything-echo`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["call", "notes-list", "--params-json", "[1]"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("must be a JSON object"), "{stderr}");
+}

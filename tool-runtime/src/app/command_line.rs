@@ -340,6 +340,10 @@ impl App {
                 drop(listing);
                 Box::pin(self.show_providers(&matches, json_out, out)).await
             }
+            "call" if self.providers.is_some() => {
+                drop(listing);
+                Box::pin(self.call_by_name(&matches, sub_matches, json_out, out)).await
+            }
             tool_sub => {
                 let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
                     listing
@@ -361,7 +365,6 @@ impl App {
 
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
     /// the providers mounted; or the message naming what failed.
-    #[cfg(any(feature = "http", feature = "mcp", feature = "agent"))]
     pub(super) async fn mounted_registry(
         mut self,
         matches: &ArgMatches,
@@ -433,6 +436,47 @@ impl App {
             }
         }
         u8::from(rows.iter().any(|r| r["available"] != true))
+    }
+
+    /// `call TOOL --params-json JSON`: any tool by name, mounted ones included (the providers
+    /// are mounted first), through the pipeline as a command-line call.
+    async fn call_by_name(
+        self,
+        matches: &ArgMatches,
+        m: &ArgMatches,
+        json: bool,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let name = m.get_one::<String>("tool").expect("required").clone();
+        let text = m
+            .get_one::<String>("params-json")
+            .map_or("{}", String::as_str);
+        let text = if text == "-" {
+            let mut read = String::new();
+            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut read) {
+                return fail(format_args!("cannot read the arguments from stdin: {e}"), 2);
+            }
+            read
+        } else {
+            text.to_owned()
+        };
+        let args: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            Ok(_) => return fail("--params-json must be a JSON object", 2),
+            Err(e) => return fail(format_args!("--params-json is not JSON: {e}"), 2),
+        };
+        let registry = match self.mounted_registry(matches).await {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        let caller = crate::tool::context::Caller::new(crate::tool::context::Source::Cli)
+            .confirm(m.get_flag("yes"))
+            .dry_run(m.get_flag("dry-run"));
+        let envelope = registry
+            .call_asking(&name, args, caller, &crate::cli::call::Terminal)
+            .await;
+        let tool = registry.get(&name);
+        crate::cli::call::report(&envelope, tool.as_deref(), json, out)
     }
 
     /// Runs `configure` and `setup`, and builds the full registry (state checked).
@@ -520,6 +564,7 @@ impl App {
                     .about("Mount the configured providers; show each one's tools, state and last error")
                     .display_order(command::BUILTIN_ORDER),
             )
+            .subcommand(call_command())
         } else {
             cmd
         };
@@ -548,6 +593,39 @@ impl std::fmt::Debug for App {
             .field("version", &self.version)
             .finish_non_exhaustive()
     }
+}
+
+/// `call`: a tool by name with JSON arguments, for tools that have no subcommand of their own
+/// (those of mounted providers).
+fn call_command() -> clap::Command {
+    use clap::{Arg, ArgAction};
+    clap::Command::new("call")
+        .about("Call any tool by name with JSON arguments, the mounted providers' included")
+        .display_order(command::BUILTIN_ORDER)
+        .arg(
+            Arg::new("tool")
+                .required(true)
+                .help("The tool's name (`everything-echo`)"),
+        )
+        .arg(
+            Arg::new("params-json")
+                .long("params-json")
+                .value_name("JSON")
+                .help("The arguments, a JSON object (`-`: read from stdin); default {}"),
+        )
+        .arg(
+            Arg::new("yes")
+                .long("yes")
+                .short('y')
+                .action(ArgAction::SetTrue)
+                .help("Confirm a destructive call"),
+        )
+        .arg(
+            Arg::new("dry-run")
+                .long("dry-run")
+                .action(ArgAction::SetTrue)
+                .help("Preview without side effects, where the tool supports it"),
+        )
 }
 
 /// A tool named like a built-in subcommand, said as an error.

@@ -47,13 +47,13 @@ pub(crate) async fn invoke(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    report(&envelope, &tool, json_out, out)
+    report(&envelope, Some(&tool), json_out, out)
 }
 
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
-pub(super) fn report(
+pub(crate) fn report(
     envelope: &Envelope,
-    tool: &crate::catalog::RegisteredTool,
+    tool: Option<&crate::catalog::RegisteredTool>,
     json_out: bool,
     out: &mut dyn Write,
 ) -> u8 {
@@ -114,7 +114,10 @@ pub(super) fn report(
 }
 
 /// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
-pub(super) fn flag_for(path: &str, tool: &crate::catalog::RegisteredTool) -> String {
+pub(super) fn flag_for(path: &str, tool: Option<&crate::catalog::RegisteredTool>) -> String {
+    let Some(tool) = tool else {
+        return path.to_owned();
+    };
     let top = path.strip_prefix('/').unwrap_or(path);
     let (head, rest) = top.split_once('/').map_or((top, ""), |(h, r)| (h, r));
     let known = tool.input_schema()["properties"]
@@ -160,7 +163,7 @@ pub fn exit_code(e: &ToolError) -> u8 {
 
 /// The person at the terminal: shown the preview and asked. Without a terminal the question
 /// stands as the answer (`confirmation_required`, exit code 3).
-struct Terminal;
+pub(crate) struct Terminal;
 
 impl Ask for Terminal {
     async fn ask(&self, confirmation: &Confirmation) -> Answer {

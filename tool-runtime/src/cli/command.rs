@@ -43,6 +43,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     #[cfg(feature = "agent")]
     "chat",
     "providers",
+    "call",
 ];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.
