@@ -19,6 +19,16 @@ fn everything() -> PathBuf {
     path
 }
 
+/// A configuration mounting the store `notes` of `kind` and the reference server over stdio
+/// as `everything`.
+fn notes_and_everything(kind: &str) -> String {
+    format!(
+        "[[stores]]\nname = \"notes\"\nkind = \"{kind}\"\n\n\
+         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        everything().to_string_lossy()
+    )
+}
+
 fn demo(dir: &Path, config: &str) -> Command {
     let file = dir.join("demo-app.toml");
     std::fs::write(&file, config).unwrap();
@@ -233,11 +243,7 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
 #[test]
 fn providers_shows_each_providers_state() {
     let dir = tool_test_support::TempDir::new("demo-gateway-providers");
-    let config = format!(
-        "[[stores]]\nname = \"notes\"\nkind = \"memory\"\n\n\
-         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
-        everything().to_string_lossy()
-    );
+    let config = notes_and_everything("memory");
     let out = demo(dir.path(), &config)
         .args(["providers"])
         .output()
@@ -282,11 +288,7 @@ fn providers_shows_each_providers_state() {
 #[test]
 fn call_reaches_mounted_tools_from_the_command_line() {
     let dir = tool_test_support::TempDir::new("demo-gateway-call");
-    let config = format!(
-        "[[stores]]\nname = \"notes\"\nkind = \"sqlite\"\n\n\
-         [[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
-        everything().to_string_lossy()
-    );
+    let config = notes_and_everything("sqlite");
     let run = |args: &[&str]| {
         let out = demo(dir.path(), &config).args(args).output().unwrap();
         (

@@ -445,15 +445,7 @@ async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
         return not_run(call, kind::UNKNOWN_TOOL, "this agent has one tier");
     };
     let envelope = match parse_arguments(&call.arguments) {
-        Err(e) => Envelope {
-            tool: call.name.clone(),
-            outcome: Err(e),
-            meta: crate::EnvelopeMeta {
-                request_id: String::new(),
-                duration_ms: None,
-                truncated: false,
-            },
-        },
+        Err(e) => unparsed(call, e),
         Ok(args) => {
             let chosen = super::switch::Chosen::default();
             let caller = state.caller.clone().extension(chosen.clone());
@@ -471,6 +463,19 @@ async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
         }
     };
     result_of(call, &envelope, started.elapsed())
+}
+
+/// The envelope of a call whose arguments are not JSON: it never reached the pipeline.
+fn unparsed(call: &ToolCall, error: ToolError) -> Envelope {
+    Envelope {
+        tool: call.name.clone(),
+        outcome: Err(error),
+        meta: crate::EnvelopeMeta {
+            request_id: String::new(),
+            duration_ms: None,
+            truncated: false,
+        },
+    }
 }
 
 /// The result the model is told of: the envelope's result, or its error.
@@ -516,15 +521,7 @@ impl Job {
         });
         let registry = &self.inner.registry;
         let envelope = match parse_arguments(&call.arguments) {
-            Err(e) => Envelope {
-                tool: call.name.clone(),
-                outcome: Err(e),
-                meta: crate::EnvelopeMeta {
-                    request_id: String::new(),
-                    duration_ms: None,
-                    truncated: false,
-                },
-            },
+            Err(e) => unparsed(&call, e),
             Ok(args) => {
                 let caller = self
                     .caller
