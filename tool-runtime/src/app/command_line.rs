@@ -264,7 +264,7 @@ impl App {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
-        if let Some(clash) = builtin_clash(&listing) {
+        if let Some(clash) = command::builtin_clash(&listing) {
             return fail(clash, 1);
         }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
@@ -297,7 +297,7 @@ impl App {
         let matches = match cmd.try_get_matches_from_mut(&args) {
             Ok(m) => m,
             Err(mut e) => {
-                fewer_suggestions(&mut e);
+                command::fewer_suggestions(&mut e);
                 let _ = e.print();
                 return u8::try_from(e.exit_code()).unwrap_or(2);
             }
@@ -385,100 +385,6 @@ impl App {
         Ok(registry)
     }
 
-    /// `providers`: mounts each provider on its own and shows how it went: its tool count,
-    /// whether it is available, its last error (or why it could not be mounted). Exit 1 if
-    /// any could not be mounted or is unavailable.
-    async fn show_providers(mut self, matches: &ArgMatches, json: bool, out: &mut dyn Write) -> u8 {
-        let make = self.providers.take().expect("offered only with providers");
-        let registry = match self.build_registry(matches) {
-            Ok(r) => Arc::new(r),
-            Err(e) => return fail(e, 1),
-        };
-        let providers = match make(matches) {
-            Ok(p) => p,
-            Err(e) => return fail(e, 1),
-        };
-        let mut failed = Vec::new();
-        for provider in providers {
-            let name = provider.name().to_owned();
-            if let Err(e) = registry.mount_arc(provider).await {
-                failed.push((name, e.to_string()));
-            }
-        }
-        let statuses = registry.provider_status().await;
-        let mut rows: Vec<serde_json::Value> = statuses
-            .iter()
-            .map(|s| serde_json::to_value(s).unwrap_or_default())
-            .collect();
-        rows.extend(failed.iter().map(|(name, e)| {
-            serde_json::json!({"name": name, "tools": 0, "available": false, "last_error": e})
-        }));
-        if json {
-            let _ = writeln!(out, "{}", serde_json::Value::Array(rows.clone()));
-        } else {
-            for row in &rows {
-                let state = if row["available"] == true {
-                    "available"
-                } else {
-                    "unavailable"
-                };
-                let _ = write!(
-                    out,
-                    "{:<24} {:<11} {:>4} tools",
-                    row["name"].as_str().unwrap_or(""),
-                    state,
-                    row["tools"]
-                );
-                if let Some(e) = row["last_error"].as_str() {
-                    let _ = write!(out, "  {e}");
-                }
-                let _ = writeln!(out);
-            }
-        }
-        u8::from(rows.iter().any(|r| r["available"] != true))
-    }
-
-    /// `call TOOL --params-json JSON`: any tool by name, mounted ones included (the providers
-    /// are mounted first), through the pipeline as a command-line call.
-    async fn call_by_name(
-        self,
-        matches: &ArgMatches,
-        m: &ArgMatches,
-        json: bool,
-        out: &mut dyn Write,
-    ) -> u8 {
-        let name = m.get_one::<String>("tool").expect("required").clone();
-        let text = m
-            .get_one::<String>("params-json")
-            .map_or("{}", String::as_str);
-        let text = if text == "-" {
-            let mut read = String::new();
-            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut read) {
-                return fail(format_args!("cannot read the arguments from stdin: {e}"), 2);
-            }
-            read
-        } else {
-            text.to_owned()
-        };
-        let args: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v @ serde_json::Value::Object(_)) => v,
-            Ok(_) => return fail("--params-json must be a JSON object", 2),
-            Err(e) => return fail(format_args!("--params-json is not JSON: {e}"), 2),
-        };
-        let registry = match self.mounted_registry(matches).await {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
-        };
-        let caller = crate::tool::context::Caller::new(crate::tool::context::Source::Cli)
-            .confirm(m.get_flag("yes"))
-            .dry_run(m.get_flag("dry-run"));
-        let envelope = registry
-            .call_asking(&name, args, caller, &crate::cli::call::Terminal)
-            .await;
-        let tool = registry.get(&name);
-        crate::cli::call::report(&envelope, tool.as_deref(), json, out)
-    }
-
     /// Runs `configure` and `setup`, and builds the full registry (state checked).
     pub(super) fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
         let builder = self.configured(matches, self.builder.clone())?;
@@ -564,7 +470,7 @@ impl App {
                     .about("Mount the configured providers; show each one's tools, state and last error")
                     .display_order(command::BUILTIN_ORDER),
             )
-            .subcommand(call_command())
+            .subcommand(super::providers::call_command())
         } else {
             cmd
         };
@@ -593,50 +499,6 @@ impl std::fmt::Debug for App {
             .field("version", &self.version)
             .finish_non_exhaustive()
     }
-}
-
-/// `call`: a tool by name with JSON arguments, for tools that have no subcommand of their own
-/// (those of mounted providers).
-fn call_command() -> clap::Command {
-    use clap::{Arg, ArgAction};
-    clap::Command::new("call")
-        .about("Call any tool by name with JSON arguments, the mounted providers' included")
-        .display_order(command::BUILTIN_ORDER)
-        .arg(
-            Arg::new("tool")
-                .required(true)
-                .help("The tool's name (`everything-echo`)"),
-        )
-        .arg(
-            Arg::new("params-json")
-                .long("params-json")
-                .value_name("JSON")
-                .help("The arguments, a JSON object (`-`: read from stdin); default {}"),
-        )
-        .arg(
-            Arg::new("yes")
-                .long("yes")
-                .short('y')
-                .action(ArgAction::SetTrue)
-                .help("Confirm a destructive call"),
-        )
-        .arg(
-            Arg::new("dry-run")
-                .long("dry-run")
-                .action(ArgAction::SetTrue)
-                .help("Preview without side effects, where the tool supports it"),
-        )
-}
-
-/// A tool named like a built-in subcommand, said as an error.
-fn builtin_clash(listing: &Registry) -> Option<String> {
-    let clash = listing
-        .names()
-        .into_iter()
-        .find(|n| command::BUILTINS.iter().any(|b| command::names_tool(b, n)))?;
-    Some(format!(
-        "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
-    ))
 }
 
 /// Whether `args` start a server (`serve`, `mcp`) or an agent (`agent`, `chat`, whose tool calls
@@ -675,27 +537,6 @@ fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)
         return Some((index, s.to_owned()));
     }
     None
-}
-
-/// clap suggests every subcommand alike enough to the one typed, and tools often share a
-/// prefix (`device-add`, `device-list`, ...): keep the few that are close in spelling, as the
-/// registry's "did you mean" does for tool names.
-fn fewer_suggestions(e: &mut clap::Error) {
-    use clap::error::{ContextKind, ContextValue};
-    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
-        return;
-    }
-    let typed = match e.get(ContextKind::InvalidSubcommand) {
-        Some(ContextValue::String(typed)) => typed.clone(),
-        _ => return,
-    };
-    if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
-        let near = crate::catalog::nearest(&typed, all.iter().map(String::as_str));
-        e.insert(
-            ContextKind::SuggestedSubcommand,
-            ContextValue::Strings(near),
-        );
-    }
 }
 
 #[cfg(test)]

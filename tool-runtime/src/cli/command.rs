@@ -212,6 +212,38 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
     cmd
 }
 
+/// A tool named like a built-in subcommand, said as an error.
+pub(crate) fn builtin_clash(listing: &Registry) -> Option<String> {
+    let clash = listing
+        .names()
+        .into_iter()
+        .find(|n| BUILTINS.iter().any(|b| names_tool(b, n)))?;
+    Some(format!(
+        "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
+    ))
+}
+
+/// clap suggests every subcommand alike enough to the one typed, and tools often share a
+/// prefix (`device-add`, `device-list`, ...): keep the few that are close in spelling, as the
+/// registry's "did you mean" does for tool names.
+pub(crate) fn fewer_suggestions(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return;
+    }
+    let typed = match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(typed)) => typed.clone(),
+        _ => return,
+    };
+    if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
+        let near = crate::catalog::nearest(&typed, all.iter().map(String::as_str));
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(near),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
