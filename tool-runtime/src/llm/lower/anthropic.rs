@@ -26,22 +26,7 @@ pub(in crate::llm) fn anthropic(input: &Value, strict: bool) -> Lowered {
     if notes.not_strict.is_empty() {
         anthropic_walk(&mut schema, "", &mut notes);
     }
-    if notes.not_strict.is_empty() {
-        return Lowered {
-            schema,
-            strict: true,
-            notes: notes.notes,
-        };
-    }
-    Lowered {
-        schema: without_dialect(input),
-        strict: false,
-        notes: vec![(
-            String::new(),
-            Severity::Warning,
-            format!("sent non-strict: {}", notes.not_strict.join("; ")),
-        )],
-    }
+    notes.lowered(schema, input, "sent non-strict")
 }
 
 /// The `format`s Anthropic strict tool use accepts.

@@ -57,6 +57,27 @@ impl Notes {
     fn add(&mut self, path: &str, severity: Severity, message: impl Into<String>) {
         self.notes.push((path.to_owned(), severity, message.into()));
     }
+
+    /// The strict `schema` with its notes when nothing kept it from being strict; else the
+    /// canonical `input` sent non-strict, with one warning (`fallback`) saying why.
+    fn lowered(self, schema: Value, input: &Value, fallback: &str) -> Lowered {
+        if self.not_strict.is_empty() {
+            return Lowered {
+                schema,
+                strict: true,
+                notes: self.notes,
+            };
+        }
+        Lowered {
+            schema: without_dialect(input),
+            strict: false,
+            notes: vec![(
+                String::new(),
+                Severity::Warning,
+                format!("{fallback}: {}", self.not_strict.join("; ")),
+            )],
+        }
+    }
 }
 
 /// Moves `keys` of `schema` (those present) into its description, with one warning.

@@ -65,22 +65,7 @@ pub(in crate::llm) fn openai(input: &Value, strict: bool) -> Lowered {
     let mut sizes = Sizes::default();
     sizes.measure(&schema, 0);
     notes.not_strict.extend(sizes.over_openai_limits());
-    if notes.not_strict.is_empty() {
-        return Lowered {
-            schema,
-            strict: true,
-            notes: notes.notes,
-        };
-    }
-    Lowered {
-        schema: without_dialect(input),
-        strict: false,
-        notes: vec![(
-            String::new(),
-            Severity::Warning,
-            format!("sent with `strict: false`: {}", notes.not_strict.join("; ")),
-        )],
-    }
+    notes.lowered(schema, input, "sent with `strict: false`")
 }
 
 fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
