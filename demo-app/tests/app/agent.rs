@@ -1,7 +1,7 @@
 //! `demo-app agent`, `chat` and `POST /agent`, against a fake OpenAI server on loopback that
 //! checks every request against the Chat Completions contract.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -217,18 +217,9 @@ async fn serve_streams_a_run_as_server_sent_events() {
     let mut cmd = demo(&dir.join("demo.db"), Some(&fake));
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
         .arg(&auth)
-        .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let served = tool_test_support::Served::spawn(cmd);
+    let base = served.base.clone();
     let http = reqwest::Client::new();
     let body = serde_json::json!({"prompt": "devices in home?", "chat_id": "c1"});
     let refused = http
@@ -258,8 +249,7 @@ async fn serve_streams_a_run_as_server_sent_events() {
         .unwrap();
     assert_eq!(bad.status(), 400);
     assert!(bad.text().await.unwrap().contains("prompt"));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(served);
     fake.assert_clean();
     let events: Vec<(String, Value)> = stream
         .split("\n\n")

@@ -2,11 +2,11 @@
 //! beside its own tools on `serve`, with the reference MCP server `server-everything` (npm,
 //! `tests/node`) as the other server; a bad entry stops start-up naming it.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
+use tool_test_support::Served;
 
 fn everything() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -41,35 +41,12 @@ fn demo(dir: &Path, config: &str) -> Command {
     cmd
 }
 
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(dir: &Path, config: &str) -> Served {
-    let mut child = demo(dir, config)
+    let mut command = demo(dir, config);
+    command
         .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("not serving: {line:?}"))
-        .to_owned();
-    Served { child, base }
+        .stderr(Stdio::null());
+    Served::spawn(command)
 }
 
 /// The names `GET /tools` lists.
