@@ -11,11 +11,11 @@ if ! .venv/bin/python -c 'import jsonschema, openapi_spec_validator, schemathesi
   .venv/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
   cp tests/python/requirements.txt .venv/requirements.txt
 fi
-# The official MCP TypeScript SDK client and the reference server server-everything
-# (tests/node/package-lock.json), for the MCP tests and the remote-server tests.
-if [ ! -d tests/node/node_modules/@modelcontextprotocol/sdk ] \
-  || [ ! -d tests/node/node_modules/@modelcontextprotocol/server-everything ]; then
+# The official MCP TypeScript SDK client, the reference server server-everything and the
+# conformance suite (tests/node/package-lock.json), for the MCP, remote-server and conformance tests.
+if ! cmp -s tests/node/package-lock.json tests/node/node_modules/.package-lock.json.installed; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/node/package-lock.json tests/node/node_modules/.package-lock.json.installed
 fi
 export TOOL_TESTS_PYTHON="$PWD/.venv/bin/python"
 exec cargo test --workspace "$@"

@@ -182,6 +182,11 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     (&&#private::Marker::<#output_ty>::new()).describe()
                 }
 
+                fn __tool_content() -> bool {
+                    use #private::{Writable as _, Unwritable as _};
+                    (&&#private::Marker::<#output_ty>::new()).content()
+                }
+
                 async fn __tool_run(
                     __tool_args: __ToolArgs,
                     __tool_ctx: #private::CallContext,
@@ -234,6 +239,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     defined_at: ::core::concat!(::core::module_path!(), " at ", ::core::file!(), ":", ::core::line!()),
                     input_schema: __tool_input_schema,
                     output_schema: __tool_output_schema,
+                    content: __tool_content,
                     call: __tool_call,
                     call_parsed: __tool_call_parsed,
                 };

@@ -195,9 +195,14 @@ pub trait Writable<T> {
     fn encode(&self, value: &T) -> Result<Value, ToolError>;
     /// [`output_schema_for`].
     fn describe(&self) -> Value;
+    /// Whether the result is content blocks.
+    fn content(&self) -> bool;
 }
 
 impl<T: serde::Serialize + schemars::JsonSchema> Writable<T> for &Marker<T> {
+    fn content(&self) -> bool {
+        crate::tool::content::is_content::<T>()
+    }
     fn encode(&self, value: &T) -> Result<Value, ToolError> {
         encode(value)
     }
@@ -212,9 +217,14 @@ pub trait Unwritable<T> {
     fn encode(&self, value: &T) -> Result<Value, ToolError>;
     /// Any schema.
     fn describe(&self) -> Value;
+    /// Not content.
+    fn content(&self) -> bool;
 }
 
 impl<T> Unwritable<T> for Marker<T> {
+    fn content(&self) -> bool {
+        false
+    }
     fn encode(&self, _: &T) -> Result<Value, ToolError> {
         Err(ToolError::internal(
             "the tool's result type cannot be written",

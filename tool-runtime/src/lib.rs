@@ -37,12 +37,14 @@ pub use futures_util::future::BoxFuture;
 pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::blocking::blocking;
+pub use tool::content::{Content, EmbeddedResource};
 pub use tool::context::{
     CallContext, Caller, FromCallContext, ProgressSink, ProgressUpdate, Source,
 };
 pub use tool::definition::{Annotations, Guard, PendingCall, Tool, ToolMeta};
 pub use tool::envelope::{Envelope, EnvelopeMeta};
 pub use tool::error::{ToolError, Violation, kind};
+pub use tool::peer;
 pub use tool::secret::Secret;
 pub use tool::state::State;
 #[doc = include_str!("../docs/tool-macro.md")]

@@ -105,7 +105,7 @@ async fn serve_mounts_stores_and_other_mcp_servers_beside_its_own_tools() {
             json!({"message": "via the gateway"})
         )
         .await["result"],
-        "Echo: via the gateway"
+        json!([{"type": "text", "text": "Echo: via the gateway"}])
     );
     assert_eq!(
         post(

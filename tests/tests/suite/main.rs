@@ -10,6 +10,7 @@ mod agreement;
 mod architecture;
 mod audit;
 mod cli;
+mod conformance;
 mod core;
 mod demo;
 mod http;

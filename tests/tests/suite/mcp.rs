@@ -58,7 +58,7 @@ fn official_client_progress_cancellation_and_failures_with_discover() {
 }
 
 /// `mcp-fixture serve` on a free port, with `extra` arguments; its `/mcp` URL.
-fn serve_fixture(extra: &[&str]) -> (tool_test_support::Served, String) {
+pub(crate) fn serve_fixture(extra: &[&str]) -> (tool_test_support::Served, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -160,7 +160,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            8,
+            21,
             "{tools}"
         );
     }

@@ -991,3 +991,151 @@ async fn a_plain_fn_runs_on_the_blocking_pool() {
     let again = r.call("sync_sum", json!({}), caller()).await;
     assert_eq!(again.result().expect("ok")[3], 2);
 }
+
+/// Asks the caller's model, after a log message.
+#[tool(annotations(read_only))]
+async fn ask_model(ctx: &CallContext) -> Result<String, ToolError> {
+    ctx.log(tool_runtime::peer::LogLevel::Info, "asking");
+    let answer = ctx
+        .sample(tool_runtime::peer::Sample::new("2 + 2?").max_tokens(5))
+        .await?;
+    Ok(answer.text)
+}
+
+/// Asks the user for a number.
+#[tool(annotations(read_only))]
+async fn ask_user(ctx: &CallContext) -> Result<String, ToolError> {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Pick {
+        /// A number
+        n: u8,
+    }
+    Ok(match ctx.elicit::<Pick>("Pick a number").await? {
+        tool_runtime::peer::Elicited::Accepted(p) => format!("picked {}", p.n),
+        other => format!("{other:?}"),
+    })
+}
+
+/// A picture and its caption.
+#[tool(annotations(read_only))]
+async fn picture() -> Vec<tool_runtime::Content> {
+    vec![
+        tool_runtime::Content::text("a dot"),
+        tool_runtime::Content::image([1, 2, 3], "image/png"),
+    ]
+}
+
+/// A caller's side that notes log messages and answers with fixed replies.
+#[derive(Default)]
+struct Replies {
+    logs: Mutex<Vec<String>>,
+    elicit_answer: Option<Value>,
+}
+
+impl tool_runtime::peer::Peer for Replies {
+    fn log(&self, level: tool_runtime::peer::LogLevel, data: Value) {
+        self.logs
+            .lock()
+            .unwrap()
+            .push(format!("{}: {data}", level.as_str()));
+    }
+
+    fn sample(
+        &self,
+        request: tool_runtime::peer::Sample,
+    ) -> BoxFuture<'_, Result<tool_runtime::peer::Sampled, ToolError>> {
+        let text = format!(
+            "{} → 4 (max {})",
+            request.turns()[0].1,
+            request.token_limit()
+        );
+        Box::pin(async move {
+            Ok(tool_runtime::peer::Sampled {
+                text,
+                model: "m".into(),
+                stop_reason: None,
+            })
+        })
+    }
+
+    fn elicit(
+        &self,
+        _message: String,
+        schema: Value,
+    ) -> BoxFuture<
+        '_,
+        Result<tool_runtime::peer::Elicited<serde_json::Map<String, Value>>, ToolError>,
+    > {
+        assert_eq!(schema["properties"]["n"]["description"], "A number");
+        let answer = self.elicit_answer.clone();
+        Box::pin(async move {
+            Ok(match answer {
+                Some(Value::Object(a)) => tool_runtime::peer::Elicited::Accepted(a),
+                _ => tool_runtime::peer::Elicited::Declined,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn tools_ask_the_callers_side_and_without_one_are_told_it_is_unsupported() {
+    let registry = Registry::builder()
+        .without_inventory()
+        .tool(ask_model::descriptor())
+        .tool(ask_user::descriptor())
+        .tool(picture::descriptor())
+        .build()
+        .unwrap();
+    // Nobody to ask: `unsupported` (HTTP 501), naming what was asked.
+    for (tool, what) in [("ask_model", "sampling"), ("ask_user", "elicitation")] {
+        let e = registry
+            .call(tool, json!({}), Caller::new(Source::Internal))
+            .await
+            .outcome
+            .unwrap_err();
+        assert_eq!(e.kind(), tool_runtime::kind::UNSUPPORTED);
+        assert_eq!(tool_runtime::kind::status(e.kind()), 501);
+        assert!(e.message().contains(what), "{}", e.message());
+    }
+    // A caller with a side: the tool's requests and log messages reach it.
+    let replies = Arc::new(Replies {
+        elicit_answer: Some(json!({"n": 7})),
+        ..Replies::default()
+    });
+    let by = Caller::new(Source::Internal).peer(replies.clone());
+    let answer = registry.call("ask_model", json!({}), by.clone()).await;
+    assert_eq!(answer.result(), Some(&json!("2 + 2? → 4 (max 5)")));
+    assert_eq!(*replies.logs.lock().unwrap(), ["info: \"asking\""]);
+    let picked = registry.call("ask_user", json!({}), by).await;
+    assert_eq!(picked.result(), Some(&json!("picked 7")));
+    // An answer that does not fit the form is the client's error, not a panic.
+    let wrong = Arc::new(Replies {
+        elicit_answer: Some(json!({"n": "seven"})),
+        ..Replies::default()
+    });
+    let e = registry
+        .call(
+            "ask_user",
+            json!({}),
+            Caller::new(Source::Internal).peer(wrong),
+        )
+        .await
+        .outcome
+        .unwrap_err();
+    assert_eq!(e.kind(), tool_runtime::kind::INVALID_REQUEST);
+
+    // Content blocks: known by the result's type, sent as MCP shapes them.
+    let picture = registry.get("picture").unwrap();
+    assert!(picture.meta().content);
+    assert!(!registry.get("ask_model").unwrap().meta().content);
+    let blocks = registry
+        .call("picture", json!({}), Caller::new(Source::Internal))
+        .await;
+    assert_eq!(
+        blocks.result(),
+        Some(&json!([
+            {"type": "text", "text": "a dot"},
+            {"type": "image", "data": "AQID", "mimeType": "image/png"},
+        ]))
+    );
+}

@@ -23,6 +23,11 @@ fn everything() -> PathBuf {
     path
 }
 
+/// A remote tool's result without an output schema: its content blocks, here one text.
+fn text(text: &str) -> Value {
+    json!([{"type": "text", "text": text}])
+}
+
 fn caller() -> Caller {
     Caller::new(Source::Internal)
 }
@@ -75,12 +80,12 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
 
     assert_eq!(
         call(&registry, "everything-echo", json!({"message": "hi"})).await,
-        Ok(json!("Echo: hi"))
+        Ok(text("Echo: hi"))
     );
     let sum = call(&registry, "everything-get-sum", json!({"a": 2, "b": 3}))
         .await
         .unwrap();
-    assert_eq!(sum, json!("The sum of 2 and 3 is 5."));
+    assert_eq!(sum, text("The sum of 2 and 3 is 5."));
     // Validated here, against the remote schema, before the server sees it.
     let (kind, _) = call(&registry, "everything-get-sum", json!({"a": "two", "b": 3}))
         .await
@@ -118,7 +123,7 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
             json!({"message": "still here"})
         )
         .await,
-        Ok(json!("Echo: still here"))
+        Ok(text("Echo: still here"))
     );
 
     // Unmounted, its tools are gone, and so is its process.
@@ -176,7 +181,7 @@ async fn a_killed_server_is_unavailable_then_started_again() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(
         call(&registry, "everything-echo", json!({"message": "again"})).await,
-        Ok(json!("Echo: again"))
+        Ok(text("Echo: again"))
     );
     let status = registry.provider_status().await;
     assert!(status[0].health.available, "{status:?}");
@@ -255,7 +260,7 @@ async fn an_http_server_is_mounted_and_called() {
     assert!(names.iter().any(|n| n == "web-echo"), "{names:?}");
     assert_eq!(
         call(&registry, "web-echo", json!({"message": "over http"})).await,
-        Ok(json!("Echo: over http"))
+        Ok(text("Echo: over http"))
     );
     // Served again by our own front ends: the gateway.
     let base = tool_test_support::serve_on_loopback(tool_runtime::http::router(
@@ -272,7 +277,11 @@ async fn an_http_server_is_mounted_and_called() {
         .json()
         .await
         .unwrap();
-    assert_eq!(answer["result"], "The sum of 40 and 2 is 42.", "{answer}");
+    assert_eq!(
+        answer["result"],
+        text("The sum of 40 and 2 is 42."),
+        "{answer}"
+    );
     let providers: Value = reqwest::get(format!("{base}/providers"))
         .await
         .unwrap()
@@ -295,6 +304,164 @@ impl Drop for KillOnDrop<'_> {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A caller's side that answers as a user and a model would, and notes what it was asked.
+#[derive(Default)]
+struct Answering {
+    asked: std::sync::Mutex<Vec<String>>,
+    progress: std::sync::Mutex<Vec<f64>>,
+}
+
+impl tool_runtime::peer::Peer for Answering {
+    fn sample(
+        &self,
+        request: tool_runtime::peer::Sample,
+    ) -> tool_runtime::BoxFuture<'_, Result<tool_runtime::peer::Sampled, tool_runtime::ToolError>>
+    {
+        let asked = format!(
+            "sample: {} | system: {} | max {} | t {:?}",
+            request.turns()[0].1,
+            request.system_prompt().unwrap_or_default(),
+            request.token_limit(),
+            request.sampling_temperature()
+        );
+        self.asked.lock().unwrap().push(asked);
+        Box::pin(async {
+            Ok(tool_runtime::peer::Sampled {
+                text: "forty-two".to_owned(),
+                model: "a-local-model".to_owned(),
+                stop_reason: Some("endTurn".to_owned()),
+            })
+        })
+    }
+
+    fn elicit(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> tool_runtime::BoxFuture<
+        '_,
+        Result<
+            tool_runtime::peer::Elicited<serde_json::Map<String, Value>>,
+            tool_runtime::ToolError,
+        >,
+    > {
+        let fields: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("elicit: {message} | fields: {fields:?}"));
+        let answer = json!({"name": "Ada", "color": "green"});
+        Box::pin(async move {
+            Ok(tool_runtime::peer::Elicited::Accepted(
+                answer.as_object().cloned().unwrap(),
+            ))
+        })
+    }
+}
+
+impl tool_runtime::ProgressSink for Answering {
+    fn report(&self, update: tool_runtime::ProgressUpdate) {
+        self.progress.lock().unwrap().push(update.progress);
+    }
+}
+
+/// The texts of a content result.
+fn texts(result: &Value) -> String {
+    result
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_tools_requests_and_progress_reach_our_caller() {
+    let registry = registry(Duration::from_secs(20));
+    let dir = tool_test_support::TempDir::new("remote-relay");
+    let server = RemoteServer::stdio("everything", "node")
+        .args([
+            everything().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ])
+        .cwd(dir.path());
+    registry.mount(server).await.expect("mounted");
+    let answering = Arc::new(Answering::default());
+    let by = || {
+        caller()
+            .confirm(true)
+            .peer(answering.clone())
+            .progress(answering.clone())
+    };
+
+    // Sampling: the server's request reaches our caller's model, whose answer reaches the tool.
+    let sampled = registry
+        .call(
+            "everything-trigger-sampling-request",
+            json!({"prompt": "the answer?"}),
+            by(),
+        )
+        .await
+        .outcome
+        .expect("sampled");
+    let sampled = texts(&sampled);
+    assert!(
+        sampled.contains("forty-two") && sampled.contains("a-local-model"),
+        "{sampled}"
+    );
+    assert_eq!(
+        answering.asked.lock().unwrap()[0],
+        "sample: Resource trigger-sampling-request context: the answer? | system: You are a helpful test server. | max 100 | t Some(0.7)"
+    );
+
+    // Elicitation: the form reaches our caller's user, whose answer reaches the tool.
+    let elicited = registry
+        .call("everything-trigger-elicitation-request", json!({}), by())
+        .await
+        .outcome
+        .expect("elicited");
+    let elicited = texts(&elicited);
+    assert!(
+        elicited.contains("- Name: Ada") && elicited.contains("- Favorite Color: green"),
+        "{elicited}"
+    );
+    assert!(
+        answering.asked.lock().unwrap()[1].contains("\"name\""),
+        "{:?}",
+        answering.asked.lock().unwrap()
+    );
+
+    // Progress: the remote tool's reports are the call's own.
+    registry
+        .call(
+            "everything-trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+            by(),
+        )
+        .await
+        .outcome
+        .expect("ran");
+    // (The SDK hands notifications on apart from responses: the last may come after the result.)
+    let progress = answering.progress.lock().unwrap().clone();
+    assert!(
+        !progress.is_empty() && [1.0, 2.0, 3.0].starts_with(&progress),
+        "{progress:?}"
+    );
+
+    // A caller that cannot answer: the server hears so, and its tool fails; we answer nothing.
+    let refused = call(
+        &registry,
+        "everything-trigger-sampling-request",
+        json!({"prompt": "p"}),
+    )
+    .await;
+    let Err((_, message)) = refused else {
+        panic!("a caller without a model was sampled: {refused:?}")
+    };
+    assert!(message.contains("offers no sampling"), "{message}");
 }
 
 #[tokio::test]

@@ -510,13 +510,17 @@ pub fn mcp_tool(tool: &RegisteredTool) -> Value {
             annotations.insert(key.into(), Value::Bool(v));
         }
     }
-    json!({
+    let mut description = json!({
         "name": &*m.name,
         "title": &*m.title,
         "description": &*m.description,
         "inputSchema": tool.input_schema(),
-        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
-        "outputSchema": crate::schema::object_root(tool.output_schema()).0,
         "annotations": annotations,
-    })
+    });
+    // Content blocks are the result's `content`, which no `outputSchema` describes.
+    if !m.content {
+        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
+        description["outputSchema"] = crate::schema::object_root(tool.output_schema()).0;
+    }
+    description
 }

@@ -7,13 +7,12 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
-    Implementation,
-};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
+
+use super::relay::{Handler, InFlight};
 
 use crate::catalog::provider::{Health, ProvidedTool, Provider};
 use crate::tool::context::CallContext;
@@ -53,9 +52,17 @@ const MAX_IN_FLIGHT: usize = 256;
 ///   defaults: a tool not marked read-only is destructive unless `destructiveHint` is `false`,
 ///   so it needs confirmation like a local one.
 /// - **Calls**: a result with `isError` is a `tool_failed` error with the server's text;
-///   structured content is the result when there is some, else the text (or, for other
-///   content, the content blocks as JSON). A call the pipeline drops (a time-out, a caller that
-///   went away) sends the server `notifications/cancelled`.
+///   structured content is the result when the tool has an output schema; a tool without one
+///   is a [`Content`](crate::Content) tool whose result is the server's content blocks, passed
+///   on as they are (the gateway re-serves them unchanged). A call the pipeline drops (a
+///   time-out, a caller that went away) sends the server `notifications/cancelled`.
+/// - **While a tool runs**: its progress and log messages reach our caller as the tool's own,
+///   and its elicitation and sampling requests are asked of our caller's
+///   [`Peer`](crate::peer::Peer) (over our MCP server, its client), never answered by us. An
+///   accepted form gets the defaults of the fields the answer leaves out. A request made while
+///   several calls are in flight on the session cannot be told apart (MCP names no call in it):
+///   it is cancelled rather than shown to the wrong caller, and progress and log messages are
+///   then not passed on.
 /// - **Life cycle**: `notifications/tools/list_changed` makes the registry list the server's
 ///   tools again (front ends announce the change). A server that went away fails calls as
 ///   `unavailable`, naming it; the next call connects again (after a failed attempt, a second
@@ -67,6 +74,7 @@ pub struct RemoteServer {
     connect_timeout: Duration,
     connection: tokio::sync::Mutex<Connection>,
     changed: tokio::sync::broadcast::Sender<()>,
+    calls: Arc<InFlight>,
 }
 
 enum Transport {
@@ -131,6 +139,7 @@ impl RemoteServer {
             connect_timeout: Duration::from_secs(30),
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
+            calls: Arc::default(),
         }
     }
 
@@ -254,7 +263,9 @@ impl RemoteServer {
 
     async fn connect(&self) -> Result<RunningService<RoleClient, Handler>, String> {
         let handler = Handler {
+            server: self.name.clone(),
             changed: self.changed.clone(),
+            calls: Arc::clone(&self.calls),
         };
         match &self.transport {
             Transport::Stdio {
@@ -346,10 +357,13 @@ impl RemoteServer {
             idempotent: Some(hints.idempotent_hint.unwrap_or(false)),
             open_world: Some(hints.open_world_hint.unwrap_or(true)),
         };
-        let output = tool.output_schema.map_or_else(
-            || Value::Object(serde_json::Map::new()),
-            |s| Value::Object((*s).clone()),
-        );
+        // Without an output schema the result is its content blocks, passed on as they are.
+        let output = if let Some(s) = tool.output_schema {
+            Value::Object((*s).clone())
+        } else {
+            meta.content = true;
+            crate::schema::output_schema_for::<Vec<crate::Content>>()
+        };
         Ok(ProvidedTool::new(meta, input, output))
     }
 }
@@ -404,7 +418,7 @@ impl Provider for RemoteServer {
         &'a self,
         tool: &'a str,
         args: Value,
-        _ctx: CallContext,
+        ctx: CallContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let service = self.session().await?;
@@ -412,6 +426,9 @@ impl Provider for RemoteServer {
             if let Value::Object(arguments) = args {
                 params.arguments = Some(arguments);
             }
+            // In flight until it returns or is dropped: what the server asks meanwhile (an
+            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`.
+            let _in_flight = self.calls.enter(ctx);
             // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
             // server `notifications/cancelled`.
             match service.call_tool(params).await {
@@ -491,34 +508,9 @@ fn result_of(server: &str, tool: &str, result: CallToolResult) -> Result<Value, 
             format!("`{tool}` of MCP server `{server}` failed: {text}"),
         ));
     }
-    if let Some(structured) = result.structured_content {
-        return Ok(structured);
-    }
-    match texts {
-        Some(texts) => Ok(Value::String(texts.join("\n"))),
+    match result.structured_content {
+        Some(structured) => Ok(structured),
         None => serde_json::to_value(&result.content).map_err(ToolError::internal),
-    }
-}
-
-/// What the client answers the server: our name, and tool-list changes passed on.
-struct Handler {
-    changed: tokio::sync::broadcast::Sender<()>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let _ = self.changed.send(());
-        std::future::ready(())
     }
 }
 
@@ -545,11 +537,11 @@ mod tests {
     }
 
     #[test]
-    fn text_content_is_the_result_and_structured_content_wins() {
+    fn content_blocks_are_the_result_and_structured_content_wins() {
         let text = CallToolResult::success(vec![ContentBlock::text("hi")]);
         assert_eq!(
             result_of("s", "t", text).unwrap(),
-            Value::String("hi".into())
+            serde_json::json!([{"type": "text", "text": "hi"}])
         );
         let mut structured = CallToolResult::success(vec![ContentBlock::text("{}")]);
         structured.structured_content = Some(serde_json::json!({"n": 1}));

@@ -37,14 +37,23 @@
 //!   and caller. Otherwise the call is refused with `confirmation_required`.
 //! - A request's progress token turns the tool's progress reports into
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
+//! - A tool's [`CallContext::log`](crate::CallContext::log) messages are
+//!   `notifications/message` at the level the client set with `logging/setLevel` (`info` until
+//!   it does); [`sample`](crate::CallContext::sample) and
+//!   [`elicit`](crate::CallContext::elicit) are `sampling/createMessage` and
+//!   `elicitation/create` requests to the client, refused as `unsupported` when it did not
+//!   declare the capability.
 
 // Other servers mounted as providers: with the `mcp-client` feature.
 #[cfg(feature = "mcp-client")]
 mod client;
+#[cfg(feature = "mcp-client")]
+mod relay;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 #[cfg(feature = "http")]
 mod drain;
 mod lines;
+mod peer;
 #[cfg(feature = "http")]
 mod sessions;
 #[cfg(feature = "http")]
@@ -63,8 +72,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, Implementation, InitializeRequestParams, InitializeResult,
-    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, Tool,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -73,7 +82,7 @@ use serde_json::{Value, json};
 use crate::catalog::RegisteredTool;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::registry::Registry;
-use crate::tool::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::tool::context::{Caller, Source};
 use crate::tool::error::{ToolError, kind};
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
@@ -103,6 +112,8 @@ struct Inner {
 #[derive(Default)]
 struct Session {
     initialized: AtomicBool,
+    /// The lowest level of tool log messages the client hears (`logging/setLevel`).
+    log_level: Arc<peer::SessionLevel>,
     watcher: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
@@ -220,26 +231,13 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Progress reports go out in order through one forwarding task per call, which ends
-        // when the call's context (holding the sender) is gone; the result waits for it so that
-        // no notification trails the response.
-        let (sink, forwarder) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let peer = context.peer.clone();
-                let forwarder = tokio::spawn(async move {
-                    while let Some(update) = rx.recv().await {
-                        let _ = peer.notify_progress(notification(&token, update)).await;
-                    }
-                });
-                (Some(Progress(tx)), Some(forwarder))
-            }
-            None => (None, None),
-        };
-        let response = self.call_with(request, &context, sink).await;
-        if let Some(forwarder) = forwarder {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), forwarder).await;
-        }
+        // Progress reports and log messages go out in order, before the response.
+        let peer = Arc::new(peer::CallPeer::new(
+            &context,
+            Arc::clone(&self.session.log_level),
+        ));
+        let response = self.call_with(request, &context, &peer).await;
+        peer.finish().await;
         response
     }
 
@@ -247,14 +245,16 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        progress: Option<Progress>,
+        peer: &Arc<peer::CallPeer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let registry = &self.inner.registry;
         let name = request.name.as_ref();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let mut caller = caller_of(context).cancellation(context.ct.clone());
-        if let Some(p) = progress {
-            caller = caller.progress(Arc::new(p));
+        let mut caller = caller_of(context)
+            .cancellation(context.ct.clone())
+            .peer(Arc::clone(peer) as _);
+        if peer.wants_progress() {
+            caller = caller.progress(Arc::clone(peer) as _);
         }
         // 2026-07-28: the answer to our question comes back with the retried call, and the
         // token it confirms in the request state. An accept redeems that token and nothing
@@ -280,9 +280,11 @@ impl McpServer {
         let envelope = registry.call_asking(name, args, caller, &ask).await;
         match envelope.outcome {
             Ok(value) => {
-                let wrapped = registry
-                    .get(name)
-                    .is_some_and(|t| crate::schema::wraps_output(t.output_schema()));
+                let tool = registry.get(name);
+                if tool.as_ref().is_some_and(|t| t.meta().content) {
+                    return Ok(content(&value).into());
+                }
+                let wrapped = tool.is_some_and(|t| crate::schema::wraps_output(t.output_schema()));
                 Ok(success(value, wrapped).into())
             }
             Err(e) => match (e.confirmation(), kind::jsonrpc_code(e.kind())) {
@@ -310,11 +312,7 @@ struct Elicit<'a> {
 
 impl Elicit<'_> {
     fn can_ask(&self) -> bool {
-        self.context.client_capabilities().is_some_and(|c| {
-            c.elicitation
-                .as_ref()
-                .is_some_and(|e| e.form.is_some() || e.url.is_none())
-        })
+        peer::can_elicit(self.context.client_capabilities().as_ref())
     }
 }
 
@@ -355,11 +353,16 @@ impl Ask for Elicit<'_> {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(
+        deprecated,
+        reason = "MCP logging is deprecated from 2026-07-28 on; older clients use it"
+    )]
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -419,6 +422,20 @@ impl ServerHandler for McpServer {
         }
     }
 
+    /// The lowest level of the tools' log messages this session's client hears.
+    #[allow(
+        deprecated,
+        reason = "MCP logging is deprecated from 2026-07-28 on; older clients use it"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.log_level.set(request.level);
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -457,6 +474,26 @@ fn success(value: Value, wrapped: bool) -> CallToolResult {
         value
     };
     CallToolResult::structured(structured)
+}
+
+/// A result of content blocks ([`Content`](crate::Content)) as they are.
+fn content(value: &Value) -> CallToolResult {
+    // A list of blocks, or one block.
+    let one = std::slice::from_ref(value);
+    let blocks = match value {
+        Value::Array(items) => items.as_slice(),
+        _ => one,
+    };
+    let blocks = blocks
+        .iter()
+        .map(|b| serde_json::from_value(b.clone()))
+        .collect::<Result<Vec<ContentBlock>, _>>()
+        .unwrap_or_else(|e| {
+            vec![ContentBlock::text(format!(
+                "unreadable content blocks: {e}"
+            ))]
+        });
+    CallToolResult::success(blocks)
 }
 
 /// An `isError` result: `<type>: <message>`, then one line per violation.
@@ -521,24 +558,4 @@ fn protocol_error(name: &str, e: &ToolError, code: i32) -> ErrorData {
         e.message().to_owned(),
         Some(data),
     )
-}
-
-/// Hands a tool's progress reports to the call's forwarding task.
-struct Progress(tokio::sync::mpsc::UnboundedSender<ProgressUpdate>);
-
-impl ProgressSink for Progress {
-    fn report(&self, update: ProgressUpdate) {
-        let _ = self.0.send(update);
-    }
-}
-
-fn notification(token: &ProgressToken, update: ProgressUpdate) -> ProgressNotificationParam {
-    let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
-    if let Some(total) = update.total {
-        param = param.with_total(total);
-    }
-    if let Some(message) = update.message {
-        param = param.with_message(message);
-    }
-    param
 }

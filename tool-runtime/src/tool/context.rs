@@ -10,7 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
+use serde_json::{Map, Value};
+
 use crate::tool::error::ToolError;
+use crate::tool::peer::{
+    Elicited, LogLevel, Peer, Sample, Sampled, elicitation_schema, unsupported,
+};
 use crate::tool::state::{State, StateKey, StateMap};
 
 /// Which front end a call came through. Policies use it (e.g. "the agent may not call
@@ -89,6 +94,7 @@ pub struct Caller {
     dry_run: bool,
     strict_nulls: bool,
     progress: Option<Arc<dyn ProgressSink>>,
+    peer: Option<Arc<dyn Peer>>,
     cancel: Option<CancellationToken>,
     extensions: Option<Arc<StateMap>>,
 }
@@ -107,6 +113,7 @@ impl Caller {
             dry_run: false,
             strict_nulls: false,
             progress: None,
+            peer: None,
             cancel: None,
             extensions: None,
         }
@@ -178,6 +185,14 @@ impl Caller {
         self
     }
 
+    /// The caller's side of the call: where the tool's log messages go, who answers its
+    /// sampling and elicitation requests. See [`peer`](crate::peer).
+    #[must_use]
+    pub fn peer(mut self, peer: Arc<dyn Peer>) -> Self {
+        self.peer = Some(peer);
+        self
+    }
+
     /// A token the front end cancels when the caller goes away (a closed connection, an MCP
     /// `notifications/cancelled`). The tool's future is then dropped.
     #[must_use]
@@ -221,6 +236,7 @@ impl Caller {
                 dry_run: self.dry_run,
                 strict_nulls: self.strict_nulls,
                 progress: self.progress,
+                peer: self.peer,
                 // A child: the pipeline cancels it on time-out without touching the caller's.
                 // Without one from the caller, the token is made only if the tool asks for it.
                 caller_cancels: self.cancel.is_some(),
@@ -332,6 +348,7 @@ struct ContextInner {
     dry_run: bool,
     strict_nulls: bool,
     progress: Option<Arc<dyn ProgressSink>>,
+    peer: Option<Arc<dyn Peer>>,
     cancel: std::sync::OnceLock<CancellationToken>,
     caller_cancels: bool,
     state: Arc<StateMap>,
@@ -414,6 +431,7 @@ impl CallContext {
                 dry_run: true,
                 strict_nulls: i.strict_nulls,
                 progress: None,
+                peer: None,
                 cancel: std::sync::OnceLock::new(),
                 caller_cancels: false,
                 state: i.state.clone(),
@@ -449,6 +467,68 @@ impl CallContext {
                 total,
                 message: message.map(str::to_owned),
             });
+        }
+    }
+
+    /// Sends a log message to the caller (over MCP, a `notifications/message` when the
+    /// client's level lets it through) and to `tracing`, with the request id.
+    pub fn log(&self, level: LogLevel, message: impl Into<Value>) {
+        let data = message.into();
+        let id = self.request_id();
+        match level {
+            LogLevel::Debug => tracing::debug!(request_id = id, %data, "tool log"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!(request_id = id, %data, "tool log"),
+            LogLevel::Warning => tracing::warn!(request_id = id, %data, "tool log"),
+            _ => tracing::error!(request_id = id, level = level.as_str(), %data, "tool log"),
+        }
+        if let Some(peer) = &self.inner.peer {
+            peer.log(level, data);
+        }
+    }
+
+    /// Asks the caller's model for a completion (MCP sampling). Fails with
+    /// [`kind::UNSUPPORTED`](crate::kind::UNSUPPORTED) when the caller offers none.
+    pub async fn sample(&self, request: Sample) -> Result<Sampled, ToolError> {
+        match &self.inner.peer {
+            Some(peer) => peer.sample(request).await,
+            None => Err(unsupported("sampling")),
+        }
+    }
+
+    /// Asks the caller's user for a `T` (MCP elicitation), showing `message`. The form is
+    /// `T`'s schema: a struct of flat fields (strings, numbers, booleans, enums), each with its
+    /// doc comment as the description. Fails with
+    /// [`kind::UNSUPPORTED`](crate::kind::UNSUPPORTED) when the caller cannot ask, and with
+    /// [`kind::INVALID_REQUEST`](crate::kind::INVALID_REQUEST) when the answer is not a `T`.
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, ToolError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let schema = elicitation_schema::<T>();
+        Ok(match self.elicit_with(message, schema).await? {
+            Elicited::Accepted(content) => {
+                Elicited::Accepted(serde_json::from_value(Value::Object(content)).map_err(|e| {
+                    ToolError::new(
+                        crate::kind::INVALID_REQUEST,
+                        format!("the answer to the elicitation does not fit its form: {e}"),
+                    )
+                })?)
+            }
+            Elicited::Declined => Elicited::Declined,
+            Elicited::Cancelled => Elicited::Cancelled,
+        })
+    }
+
+    /// [`elicit`](Self::elicit) with the form's JSON Schema written out: for forms no Rust
+    /// type describes (titled enums, multi-selects, defaults).
+    pub async fn elicit_with(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicited<Map<String, Value>>, ToolError> {
+        match &self.inner.peer {
+            Some(peer) => peer.elicit(message.into(), schema).await,
+            None => Err(unsupported("elicitation")),
         }
     }
 

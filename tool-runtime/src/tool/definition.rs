@@ -225,6 +225,9 @@ pub struct ToolMeta {
     /// `#[tool(truncate_output)]`: a list over the cap is cut to the items that fit instead of
     /// failing with `output_too_large`.
     pub truncate_output: bool,
+    /// The result is content blocks ([`Content`](crate::Content) or `Vec<Content>`), sent over
+    /// MCP as the result's `content`, without `outputSchema` or `structuredContent`.
+    pub content: bool,
     /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
     /// without side effects. Dry runs of other tools are refused.
     pub dry_run: bool,
@@ -259,6 +262,7 @@ impl ToolMeta {
             concurrency: None,
             max_output: None,
             truncate_output: false,
+            content: false,
             dry_run: false,
             requires: Vec::new(),
             params: Vec::new(),
@@ -364,6 +368,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub output_schema: fn() -> Value,
     #[doc(hidden)]
+    pub content: fn() -> bool,
+    #[doc(hidden)]
     pub call: fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>>,
     #[doc(hidden)]
     pub call_parsed: ParsedCall,
@@ -402,6 +408,7 @@ impl Tool for &'static ToolDescriptor {
             concurrency: self.concurrency,
             max_output: self.max_output,
             truncate_output: self.truncate_output,
+            content: (self.content)(),
             dry_run: self.dry_run,
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),

@@ -40,6 +40,7 @@ pub mod kind {
     //! | [`INTERNAL`] | 500 | no |
     //! | [`TOOL_FAILED`] | 500 | no |
     //! | [`OUTPUT_TOO_LARGE`] | 500 | no |
+    //! | [`UNSUPPORTED`] | 501 | no |
     //! | [`UNAVAILABLE`] | 503 | yes |
     //! | [`TIMEOUT`] | 504 | yes |
 
@@ -83,6 +84,9 @@ pub mod kind {
     pub const TOOL_FAILED: &str = "tool_failed";
     /// The result is over the tool's output cap and cannot be cut.
     pub const OUTPUT_TOO_LARGE: &str = "output_too_large";
+    /// The tool asked its caller for something the caller does not offer (sampling or
+    /// elicitation through a front end or client without them).
+    pub const UNSUPPORTED: &str = "unsupported";
     /// Not ready, or over capacity.
     pub const UNAVAILABLE: &str = "unavailable";
     /// The tool ran past its time limit and was cancelled.
@@ -104,6 +108,7 @@ pub mod kind {
             INVALID_ARGUMENTS => 422,
             RATE_LIMITED | BUDGET_EXHAUSTED => 429,
             CANCELLED => 499,
+            UNSUPPORTED => 501,
             UNAVAILABLE => 503,
             TIMEOUT => 504,
             _ => 500,

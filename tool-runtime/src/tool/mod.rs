@@ -1,14 +1,16 @@
 //! What a tool is: its metadata and call ([`definition`]), the caller and per-call handles it
-//! receives ([`context`]), the application state injected into it ([`state`]), secret
+//! receives ([`context`]) and what it may ask of the caller ([`peer`]), the application state injected into it ([`state`]), secret
 //! parameters ([`secret`]), blocking work inside it ([`blocking`](crate::blocking)), its
 //! arguments as the HTTP front end parses them ([`parsed`]), and what a call returns
-//! ([`error`], [`envelope`]).
+//! ([`error`], [`envelope`], and [`Content`](crate::Content) for media).
 
 pub(crate) mod blocking;
+pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod definition;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod parsed;
+pub mod peer;
 pub(crate) mod secret;
 pub(crate) mod state;

@@ -2,7 +2,11 @@
 //! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
 //! what `tests/tests/mcp.rs` points the official MCP client at, and `mcp-fixture serve` what
 //! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL`, its servers also mount the MCP server
-//! at `URL` as `remote` (the gateway `benches/mcp.rs` measures).
+//! at `URL` as `remote` (the gateway `benches/mcp.rs` measures). The tools of the official
+//! conformance suite are in [`conformance`], and `mcp-fixture conformance-client URL` is the
+//! client its client scenarios run.
+
+mod conformance;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -106,7 +110,15 @@ async fn wipe(#[arg(length(max = 64))] target: String) -> Result<Counted, ToolEr
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // Run by the conformance suite as the client under test, the server's URL last.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, mode, url] = args.as_slice()
+        && mode == "conformance-client"
+    {
+        return conformance::client(url).await;
+    }
     tool_runtime::app!()
+        .configure(|_, registry| Ok(registry.tool(conformance::JsonSchemaTool)))
         .providers(|_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {

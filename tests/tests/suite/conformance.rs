@@ -1,0 +1,109 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance` from npm,
+//! `tests/node`): its server scenarios against `mcp-fixture serve` (whose `conformance` module
+//! has the tools they call), its client scenarios against our client
+//! (`mcp-fixture conformance-client`, a `RemoteServer`). The suite itself compares the outcome
+//! with `tests/conformance/expected-failures.yml`: a failure not listed there, or a listed
+//! scenario that passes, fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The suite's command; a test that needs it fails (never passes) without it.
+fn conformance() -> Command {
+    let bin = manifest_dir().join("node/node_modules/.bin/conformance");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `bash tests/run.sh` (it installs tests/node)",
+        bin.display()
+    );
+    let mut command = Command::new(bin);
+    command.current_dir(manifest_dir().join("node"));
+    command
+}
+
+fn baseline() -> PathBuf {
+    manifest_dir().join("conformance/expected-failures.yml")
+}
+
+fn expect_baseline(what: &str, out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: the conformance suite's outcome differs from {} ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        baseline().display(),
+        out.status
+    );
+    assert!(
+        stdout.contains("Baseline check passed"),
+        "{what}: no baseline verdict\n{stdout}"
+    );
+}
+
+#[test]
+fn every_server_scenario_passes_but_the_expected_failures() {
+    let (_served, url) = crate::mcp::serve_fixture(&[]);
+    let results = tool_test_support::TempDir::new("conformance-server");
+    let out = conformance()
+        .args([
+            "server",
+            "--url",
+            &url,
+            "--suite",
+            "all",
+            "--expected-failures",
+        ])
+        .arg(baseline())
+        .arg("-o")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    expect_baseline("server scenarios", &out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The scenarios this framework was made to pass, named so that none drops out unnoticed.
+    for scenario in [
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-with-logging",
+        "logging-set-level",
+        "tools-call-with-progress",
+        "tools-call-sampling",
+        "tools-call-elicitation",
+        "elicitation-sep1034-defaults",
+        "elicitation-sep1330-enums",
+        "json-schema-2020-12",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(&format!("✓ {scenario}:"))),
+            "{scenario} did not pass\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn the_client_scenarios_pass_but_the_expected_failures() {
+    let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_mcp-fixture"));
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+    ] {
+        let out = conformance()
+            .args(["client", "--command", &client, "--scenario", scenario])
+            .arg("--expected-failures")
+            .arg(baseline())
+            .output()
+            .unwrap();
+        expect_baseline(scenario, &out);
+    }
+}

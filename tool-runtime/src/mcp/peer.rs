@@ -1,0 +1,314 @@
+//! The MCP client as a tool's [`Peer`]: its progress reports and log messages become
+//! notifications to the client, its sampling and elicitation requests become requests to it.
+
+// MCP logging (`logging/setLevel`, `notifications/message`) is deprecated from protocol
+// 2026-07-28 on (SEP-2577), but clients of 2025-11-25 and before use it.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{
+    ElicitRequestParams, ElicitationAction, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{Peer as RmcpPeer, RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
+use crate::tool::context::{ProgressSink, ProgressUpdate};
+use crate::tool::error::{ToolError, kind};
+
+/// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
+#[derive(Debug)]
+pub(super) struct SessionLevel(AtomicU8);
+
+impl Default for SessionLevel {
+    fn default() -> Self {
+        Self(AtomicU8::new(LogLevel::Info as u8))
+    }
+}
+
+impl SessionLevel {
+    pub(super) fn set(&self, level: LoggingLevel) {
+        self.0.store(ours(level) as u8, Ordering::Relaxed);
+    }
+
+    fn lets_through(&self, level: LogLevel) -> bool {
+        level as u8 >= self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// What goes out to the client while a call runs, in the order the tool sent it.
+enum Outbound {
+    Progress(ProgressUpdate),
+    Log(LogLevel, Value),
+}
+
+/// One call's view of its MCP client. Notifications go out through a forwarding task, started
+/// on the first one, so that they keep their order; [`finish`](Self::finish) waits for it so
+/// that none trails the response.
+pub(super) struct CallPeer {
+    peer: RmcpPeer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    level: Arc<SessionLevel>,
+    can_sample: bool,
+    can_elicit: bool,
+    queue: Mutex<Option<UnboundedSender<Outbound>>>,
+    forwarder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    finished: std::sync::atomic::AtomicBool,
+}
+
+impl CallPeer {
+    pub(super) fn new(context: &RequestContext<RoleServer>, level: Arc<SessionLevel>) -> Self {
+        let capabilities = context.client_capabilities();
+        let capabilities = capabilities.as_ref();
+        Self {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            level,
+            can_sample: capabilities.is_some_and(|c| c.sampling.is_some()),
+            can_elicit: can_elicit(capabilities),
+            queue: Mutex::default(),
+            forwarder: Mutex::default(),
+            finished: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the request asked for progress reports.
+    pub(super) fn wants_progress(&self) -> bool {
+        self.progress_token.is_some()
+    }
+
+    fn send(&self, item: Outbound) {
+        if self.finished.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut queue = self
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tx = queue.get_or_insert_with(|| {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let peer = self.peer.clone();
+            let token = self.progress_token.clone();
+            let task = tokio::spawn(async move {
+                while let Some(item) = rx.recv().await {
+                    let _ = match item {
+                        Outbound::Progress(update) => match &token {
+                            Some(token) => peer.notify_progress(progress(token, update)).await,
+                            None => Ok(()),
+                        },
+                        Outbound::Log(level, data) => {
+                            peer.notify_logging_message(LoggingMessageNotificationParam::new(
+                                theirs(level),
+                                data,
+                            ))
+                            .await
+                        }
+                    };
+                }
+            });
+            *self
+                .forwarder
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
+            tx
+        });
+        let _ = tx.send(item);
+    }
+
+    /// Ends the call's notifications: later ones are dropped, and those sent go out first
+    /// (waiting at most a second for a slow client).
+    pub(super) async fn finish(&self) {
+        self.finished.store(true, Ordering::Relaxed);
+        drop(
+            self.queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        );
+        let task = self
+            .forwarder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+        }
+    }
+}
+
+impl ProgressSink for CallPeer {
+    fn report(&self, update: ProgressUpdate) {
+        if self.progress_token.is_some() {
+            self.send(Outbound::Progress(update));
+        }
+    }
+}
+
+impl Peer for CallPeer {
+    fn log(&self, level: LogLevel, data: Value) {
+        if self.level.lets_through(level) {
+            self.send(Outbound::Log(level, data));
+        }
+    }
+
+    fn sample(&self, request: Sample) -> BoxFuture<'_, Result<Sampled, ToolError>> {
+        Box::pin(async move {
+            if !self.can_sample {
+                return Err(unsupported("sampling"));
+            }
+            let params =
+                serde_json::from_value(sampling_request(&request)).map_err(ToolError::internal)?;
+            let answer = self
+                .peer
+                .create_message(params)
+                .await
+                .map_err(|e| failed("sampling", &e))?;
+            let answer = serde_json::to_value(answer).map_err(ToolError::internal)?;
+            Ok(sampled(&answer))
+        })
+    }
+
+    fn elicit(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> BoxFuture<'_, Result<Elicited<Map<String, Value>>, ToolError>> {
+        Box::pin(async move {
+            if !self.can_elicit {
+                return Err(unsupported("elicitation"));
+            }
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+                "mode": "form",
+                "message": message,
+                "requestedSchema": schema,
+            }))
+            .map_err(|e| {
+                ToolError::new(
+                    kind::INVALID_REQUEST,
+                    format!("the elicitation's form is not one MCP can ask: {e}"),
+                )
+            })?;
+            let answer = self
+                .peer
+                .create_elicitation(params)
+                .await
+                .map_err(|e| failed("elicitation", &e))?;
+            Ok(match answer.action {
+                ElicitationAction::Accept => Elicited::Accepted(match answer.content {
+                    Some(Value::Object(content)) => content,
+                    _ => Map::new(),
+                }),
+                ElicitationAction::Decline => Elicited::Declined,
+                _ => Elicited::Cancelled,
+            })
+        })
+    }
+}
+
+/// Whether a client with these capabilities can answer form elicitations (a bare
+/// `elicitation: {}` means form, as before modes existed).
+pub(super) fn can_elicit(capabilities: Option<&rmcp::model::ClientCapabilities>) -> bool {
+    capabilities.is_some_and(|c| {
+        c.elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    })
+}
+
+/// `sampling/createMessage`'s parameters for `request`.
+pub(crate) fn sampling_request(request: &Sample) -> Value {
+    let messages: Vec<Value> = request
+        .turns()
+        .iter()
+        .map(|(role, text)| {
+            let role = match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({"role": role, "content": {"type": "text", "text": text}})
+        })
+        .collect();
+    let mut params = json!({"messages": messages, "maxTokens": request.token_limit()});
+    if let Some(system) = request.system_prompt() {
+        params["systemPrompt"] = json!(system);
+    }
+    if let Some(t) = request.sampling_temperature() {
+        params["temperature"] = json!(t);
+    }
+    params
+}
+
+/// A `sampling/createMessage` result as a [`Sampled`]: its text blocks joined.
+pub(crate) fn sampled(answer: &Value) -> Sampled {
+    let content = &answer["content"];
+    let blocks = content
+        .as_array()
+        .map_or_else(|| vec![content], |a| a.iter().collect());
+    let text = blocks
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Sampled {
+        text,
+        model: answer["model"].as_str().unwrap_or_default().to_owned(),
+        stop_reason: answer["stopReason"].as_str().map(str::to_owned),
+    }
+}
+
+fn unsupported(what: &str) -> ToolError {
+    ToolError::new(
+        kind::UNSUPPORTED,
+        format!("this MCP client does not offer {what} (it did not declare the capability)"),
+    )
+}
+
+fn failed(what: &str, e: &rmcp::service::ServiceError) -> ToolError {
+    ToolError::new(
+        kind::UNAVAILABLE,
+        format!("the MCP client did not answer the {what} request: {e}"),
+    )
+}
+
+fn progress(token: &ProgressToken, update: ProgressUpdate) -> ProgressNotificationParam {
+    let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+    if let Some(total) = update.total {
+        param = param.with_total(total);
+    }
+    if let Some(message) = update.message {
+        param = param.with_message(message);
+    }
+    param
+}
+
+pub(crate) fn theirs(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+pub(crate) fn ours(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}

@@ -1,0 +1,265 @@
+//! The client side of a mounted MCP server ([`RemoteServer`](super::RemoteServer)): what the
+//! server asks of us while one of its tools runs goes on to whoever called that tool. Its
+//! elicitations and sampling requests are asked of the caller's [`Peer`](crate::peer::Peer),
+//! its log messages and progress reach the caller as the tool's own. We never answer for the
+//! caller.
+//!
+//! A server's request names no call (MCP ties it to one only through the transport), so it goes
+//! to the one call in flight on that session. With several in flight it cannot be told whose it
+//! is: an elicitation is then cancelled and a sampling request refused, rather than shown to
+//! the wrong caller, and log messages go to `tracing` only. Progress names its request's
+//! progress token, but the SDK's client puts a token of its own on every request and does not
+//! tell it before the request is sent, so progress is matched the same way.
+
+// MCP logging is deprecated from protocol 2026-07-28 on (SEP-2577); servers of 2025-11-25 use it.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, SamplingCapability, SamplingMessage,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use serde_json::{Map, Value, json};
+
+use crate::peer::{Elicited, Role, Sample};
+use crate::tool::context::CallContext;
+
+/// The calls in flight on one server's session.
+#[derive(Default)]
+pub(super) struct InFlight {
+    next: AtomicU64,
+    calls: Mutex<Vec<(u64, CallContext)>>,
+}
+
+impl InFlight {
+    /// Notes a call until the returned guard is dropped.
+    pub(super) fn enter(self: &Arc<Self>, ctx: CallContext) -> Entered {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().push((id, ctx));
+        Entered {
+            calls: Arc::clone(self),
+            id,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, CallContext)>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The call a request of the server belongs to: the only one in flight.
+    fn only(&self) -> Option<CallContext> {
+        match self.lock().as_slice() {
+            [(_, ctx)] => Some(ctx.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// A call noted in flight; dropping it ends the note.
+pub(super) struct Entered {
+    calls: Arc<InFlight>,
+    id: u64,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.calls.lock().retain(|(i, _)| *i != self.id);
+    }
+}
+
+/// What the client answers the server: our name and capabilities; tool-list changes, log
+/// messages, progress, elicitation and sampling passed on.
+pub(super) struct Handler {
+    pub(super) server: String,
+    pub(super) changed: tokio::sync::broadcast::Sender<()>,
+    pub(super) calls: Arc<InFlight>,
+}
+
+impl Handler {
+    fn caller(&self, what: &str) -> Result<CallContext, rmcp::ErrorData> {
+        self.calls.only().ok_or_else(|| {
+            tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "{what} from the MCP server refused: it belongs to no single call in flight");
+            rmcp::ErrorData::invalid_request(
+                format!("{what} is answered only while exactly one call is in flight on this session"),
+                None,
+            )
+        })
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::default());
+        capabilities.elicitation = Some(elicitation);
+        capabilities.sampling = Some(SamplingCapability::default());
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(ctx) = self.calls.only() {
+            ctx.progress(params.progress, params.total, params.message.as_deref());
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        match self.calls.only() {
+            Some(ctx) => ctx.log(super::peer::ours(params.level), params.data),
+            None => {
+                tracing::info!(target: "tool_runtime::mcp", server = %self.server, data = %params.data, "MCP server log");
+            }
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let Some(ctx) = self.calls.only() else {
+            tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "an elicitation from the MCP server cancelled: it belongs to no single call in flight");
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        let request = serde_json::to_value(request).unwrap_or_default();
+        if request.get("mode").and_then(Value::as_str) == Some("url") {
+            // Only form elicitation is declared; a URL one is not ours to open.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let message = request["message"].as_str().unwrap_or_default().to_owned();
+        let schema = request
+            .get("requestedSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+        match ctx.elicit_with(message, schema.clone()).await {
+            Ok(Elicited::Accepted(mut content)) => {
+                with_defaults(&schema, &mut content);
+                Ok(ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(content)))
+            }
+            Ok(Elicited::Declined) => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            Ok(Elicited::Cancelled) => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+            Err(e) => Err(rmcp::ErrorData::invalid_request(
+                format!("the caller cannot answer: {}", e.message()),
+                None,
+            )),
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        let ctx = self.caller("a sampling request")?;
+        let request = sample_of(&params).ok_or_else(|| {
+            rmcp::ErrorData::invalid_params("only text messages can be sampled", None)
+        })?;
+        let answer = ctx.sample(request).await.map_err(|e| {
+            rmcp::ErrorData::invalid_request(
+                format!("the caller cannot answer: {}", e.message()),
+                None,
+            )
+        })?;
+        let mut result =
+            CreateMessageResult::new(SamplingMessage::assistant_text(answer.text), answer.model);
+        result.stop_reason = answer.stop_reason;
+        Ok(result)
+    }
+}
+
+/// A server's sampling request as ours, when all its messages are text.
+fn sample_of(params: &CreateMessageRequestParams) -> Option<Sample> {
+    let value = serde_json::to_value(params).ok()?;
+    let mut turns = Vec::new();
+    for message in value["messages"].as_array()? {
+        let role = match message["role"].as_str()? {
+            "assistant" => Role::Assistant,
+            _ => Role::User,
+        };
+        let content = &message["content"];
+        let blocks = content
+            .as_array()
+            .map_or_else(|| vec![content], |a| a.iter().collect());
+        let text: Vec<&str> = blocks
+            .iter()
+            .map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Option<_>>()?;
+        turns.push((role, text.join("\n")));
+    }
+    let mut turns = turns.into_iter();
+    let (first_role, first) = turns.next()?;
+    if first_role != Role::User {
+        return None;
+    }
+    let mut sample = Sample::new(first).max_tokens(params.max_tokens);
+    for (role, text) in turns {
+        sample = sample.turn(role, text);
+    }
+    if let Some(system) = &params.system_prompt {
+        sample = sample.system(system.clone());
+    }
+    // The SDK's `f32` by its shortest decimal, so that 0.7 stays 0.7 (not 0.699999988...).
+    if let Some(t) = params.temperature.and_then(|t| t.to_string().parse().ok()) {
+        sample = sample.temperature(t);
+    }
+    Some(sample)
+}
+
+/// Fills in the `default` of each property of `schema` that `content` leaves out: what a client
+/// does with an accepted form the user did not complete (the defaults are what the form showed).
+fn with_defaults(schema: &Value, content: &mut Map<String, Value>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, property) in properties {
+        if let Some(default) = property.get("default")
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn omitted_fields_take_their_defaults_and_given_ones_stay() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "nick": {"type": "string"},
+        }});
+        let mut content = json!({"age": 41}).as_object().cloned().unwrap();
+        with_defaults(&schema, &mut content);
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "John Doe", "age": 41})
+        );
+    }
+}
