@@ -280,7 +280,19 @@ fn call_reaches_mounted_tools_from_the_command_line() {
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     let envelope: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(envelope["result"], "The sum of 2 and 3 is 5.");
+    assert_eq!(
+        envelope["result"],
+        json!([{"type": "text", "text": "The sum of 2 and 3 is 5."}])
+    );
+    // For people, content blocks are their text.
+    let (code, stdout, stderr) = run(&[
+        "call",
+        "everything-get-sum",
+        "--params-json",
+        r#"{"a": 2, "b": 3}"#,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "The sum of 2 and 3 is 5.\n");
     let (code, _, _) = run(&[
         "call",
         "notes-write",

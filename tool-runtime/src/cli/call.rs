@@ -67,8 +67,12 @@ pub(crate) fn report(
     match &envelope.outcome {
         Ok(result) => {
             if !json_out {
-                let p = Palette::new(color_for(&std::io::stdout()));
-                let _ = write!(out, "{}", render::render(result, p));
+                let text = if tool.is_some_and(|t| t.meta().content) {
+                    render::content(result)
+                } else {
+                    render::render(result, Palette::new(color_for(&std::io::stdout())))
+                };
+                let _ = write!(out, "{text}");
             }
             0
         }

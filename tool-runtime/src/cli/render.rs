@@ -55,6 +55,47 @@ pub(crate) fn render(value: &Value, p: Palette) -> String {
     out
 }
 
+/// Renders content blocks ([`Content`](crate::Content)) for people: texts as they are, media
+/// and resources by their kind, media type and size.
+pub(crate) fn content(value: &Value) -> String {
+    let blocks = match value {
+        Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    let mut out = String::new();
+    for block in blocks {
+        let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
+        // Base64 carries three bytes in four characters.
+        let bytes = |data: &str| data.trim_end_matches('=').len() * 3 / 4;
+        let _ = match field("type") {
+            "text" => writeln!(out, "{}", field("text")),
+            kind @ ("image" | "audio") => writeln!(
+                out,
+                "[{kind} {}, {} bytes]",
+                field("mimeType"),
+                bytes(field("data"))
+            ),
+            "resource" => {
+                let resource = &block["resource"];
+                let of = |name: &str| resource.get(name).and_then(Value::as_str);
+                let _ = writeln!(
+                    out,
+                    "[resource {} {}]",
+                    of("uri").unwrap_or_default(),
+                    of("mimeType").unwrap_or_default()
+                );
+                match (of("text"), of("blob")) {
+                    (Some(text), _) => writeln!(out, "{text}"),
+                    (None, Some(blob)) => writeln!(out, "({} bytes)", bytes(blob)),
+                    (None, None) => Ok(()),
+                }
+            }
+            _ => writeln!(out, "{block}"),
+        };
+    }
+    out
+}
+
 fn object(out: &mut String, value: &Value, indent: usize, p: Palette) {
     let Value::Object(map) = value else { return };
     let pad = " ".repeat(indent);
@@ -142,6 +183,20 @@ fn scalar(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn content_blocks_render_as_text_and_media_by_kind_and_size() {
+        let blocks = serde_json::to_value(vec![
+            crate::Content::text("a dot:"),
+            crate::Content::image([1, 2, 3, 4], "image/png"),
+            crate::Content::resource_text("test://r", "text/plain", "inside"),
+        ])
+        .unwrap();
+        assert_eq!(
+            content(&blocks),
+            "a dot:\n[image image/png, 4 bytes]\n[resource test://r text/plain]\ninside\n"
+        );
+    }
 
     #[test]
     fn objects_render_as_aligned_key_value_lines() {

@@ -64,14 +64,23 @@ pub(super) struct CallPeer {
 
 impl CallPeer {
     pub(super) fn new(context: &RequestContext<RoleServer>, level: Arc<SessionLevel>) -> Self {
-        let capabilities = context.client_capabilities();
-        let capabilities = capabilities.as_ref();
+        // The request's own capabilities (2026-07-28 clients send them with every request),
+        // else the session's, borrowed rather than cloned: this runs on every call.
+        let flags =
+            |c: &rmcp::model::ClientCapabilities| (c.sampling.is_some(), can_elicit(Some(c)));
+        let (can_sample, can_elicit) = match context.meta.client_capabilities() {
+            Some(c) => flags(&c),
+            None => context
+                .peer
+                .peer_info()
+                .map_or((false, false), |i| flags(&i.capabilities)),
+        };
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             level,
-            can_sample: capabilities.is_some_and(|c| c.sampling.is_some()),
-            can_elicit: can_elicit(capabilities),
+            can_sample,
+            can_elicit,
             queue: Mutex::default(),
             forwarder: Mutex::default(),
             finished: std::sync::atomic::AtomicBool::new(false),
