@@ -13,10 +13,12 @@
 //! a gateway: `echo` of the reference server `server-everything` (npm, `tests/node`; over
 //! streamable HTTP) called directly, and through `mcp-fixture serve` mounting it
 //! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), by the same client, alternately.
+//! `-- gateway-stdio` does the same over stdio: the client starts `server-everything stdio`, or
+//! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -28,13 +30,29 @@ const SECONDS: u64 = 5;
 const ROUNDS: usize = 2;
 const PROTOCOL: &str = "2025-11-25";
 
-/// A server under test: its process (killed when dropped), its `/mcp` URL, and the name of the
-/// tool measured there.
+/// A server under test: how to reach it, its process if it runs apart from its sessions (killed
+/// when dropped), and the name of the tool measured there.
 struct Server {
     name: &'static str,
-    url: String,
+    transport: Transport,
     tool: &'static str,
     _process: Box<dyn std::any::Any>,
+}
+
+enum Transport {
+    /// Its `/mcp` URL.
+    Http(String),
+    /// The command that starts it, with its environment: one process per session.
+    Stdio(Vec<String>, Vec<(String, String)>),
+}
+
+impl Server {
+    fn url(&self) -> &str {
+        match &self.transport {
+            Transport::Http(url) => url,
+            Transport::Stdio(..) => unreachable!("a stdio server has no URL"),
+        }
+    }
 }
 
 fn ours() -> Server {
@@ -46,7 +64,7 @@ fn ours() -> Server {
     let served = tool_test_support::Served::spawn(command);
     Server {
         name: "tool-runtime (rmcp)",
-        url: format!("{}/mcp", served.base),
+        transport: Transport::Http(format!("{}/mcp", served.base)),
         tool: "add",
         _process: Box::new(served),
     }
@@ -85,7 +103,7 @@ fn python() -> Server {
     }
     Server {
         name: "Python SDK MCPServer",
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        transport: Transport::Http(format!("http://127.0.0.1:{port}/mcp")),
         tool: "add",
         _process: Box::new(Killed(child)),
     }
@@ -108,14 +126,46 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// `server-everything` over streamable HTTP, called directly.
-fn everything() -> Server {
+fn everything_script() -> String {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         script.exists(),
         "run `bash tests/run.sh` first (it installs tests/node)"
     );
+    script.to_string_lossy().into_owned()
+}
+
+/// `server-everything` on stdio, called directly.
+fn everything_stdio() -> Server {
+    let command = vec!["node".to_owned(), everything_script(), "stdio".to_owned()];
+    Server {
+        name: "server-everything",
+        transport: Transport::Stdio(command, Vec::new()),
+        tool: "echo",
+        _process: Box::new(()),
+    }
+}
+
+/// `mcp-fixture mcp` on stdio, mounting `server-everything` on stdio: the same `echo`, through
+/// the gateway.
+fn gateway_stdio() -> Server {
+    let command = vec![
+        env!("CARGO_BIN_EXE_mcp-fixture").to_owned(),
+        "mcp".to_owned(),
+    ];
+    let mount = format!("node {} stdio", everything_script());
+    Server {
+        name: "through our gateway",
+        transport: Transport::Stdio(command, vec![("MCP_FIXTURE_MOUNT".to_owned(), mount)]),
+        tool: "remote-echo",
+        _process: Box::new(()),
+    }
+}
+
+/// `server-everything` over streamable HTTP, called directly.
+fn everything() -> Server {
+    let script = everything_script();
     let port = free_port();
     let child = Command::new("node")
         .arg(script)
@@ -128,7 +178,7 @@ fn everything() -> Server {
     wait_for(port, "server-everything");
     Server {
         name: "server-everything",
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        transport: Transport::Http(format!("http://127.0.0.1:{port}/mcp")),
         tool: "echo",
         _process: Box::new(Killed(child)),
     }
@@ -139,27 +189,145 @@ fn gateway(direct: &Server) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
-        .env("MCP_FIXTURE_MOUNT", &direct.url)
+        .env("MCP_FIXTURE_MOUNT", direct.url())
         .env_remove("RUST_LOG")
         .stderr(Stdio::null());
     let served = tool_test_support::Served::spawn(command);
     Server {
         name: "through our gateway",
-        url: format!("{}/mcp", served.base),
+        transport: Transport::Http(format!("{}/mcp", served.base)),
         tool: "remote-echo",
         _process: Box::new(served),
     }
 }
 
-/// One MCP session, as the official clients hold it: an id from `initialize`, sent back on
-/// every request.
-struct Session {
+/// One MCP session over either transport.
+enum Session {
+    Http(HttpSession),
+    Stdio(Box<StdioSession>),
+}
+
+impl Session {
+    async fn open(server: &Server) -> Self {
+        match &server.transport {
+            Transport::Http(url) => Session::Http(HttpSession::open(url).await),
+            Transport::Stdio(command, env) => {
+                Session::Stdio(Box::new(StdioSession::open(command, env).await))
+            }
+        }
+    }
+
+    /// Call `n` of the tool measured: `add(n, 1)` or `echo(n)`, its answer checked.
+    async fn call(&self, tool: &str, n: i64) {
+        let arguments = if tool == "add" {
+            json!({"a": n, "b": 1})
+        } else {
+            json!({"message": n.to_string()})
+        };
+        let params = json!({"name": tool, "arguments": arguments});
+        let answer = match self {
+            Session::Http(s) => s.request(n, "tools/call", params).await,
+            Session::Stdio(s) => s.request("tools/call", params).await,
+        };
+        if tool == "add" {
+            assert_eq!(
+                answer["result"]["structuredContent"],
+                json!({"result": n + 1}),
+                "{answer}"
+            );
+        } else {
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(text.contains(&format!("Echo: {n}")), "{answer}");
+        }
+    }
+}
+
+type Pending =
+    std::sync::Mutex<std::collections::HashMap<i64, tokio::sync::oneshot::Sender<Value>>>;
+
+/// One MCP session on a child's stdio: requests written as lines, answers matched by id, so
+/// many calls can be in flight at once.
+struct StdioSession {
+    stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
+    pending: Arc<Pending>,
+    next: AtomicI64,
+    _child: tokio::process::Child,
+}
+
+impl StdioSession {
+    async fn open(command: &[String], env: &[(String, String)]) -> Self {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut child = tokio::process::Command::new(&command[0])
+            .args(&command[1..])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the stdio server starts");
+        let stdout = child.stdout.take().unwrap();
+        let pending: Arc<Pending> = Arc::default();
+        let answers = pending.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if let Some(id) = message.get("id").and_then(Value::as_i64)
+                    && let Some(tx) = answers.lock().unwrap().remove(&id)
+                {
+                    let _ = tx.send(message);
+                }
+            }
+        });
+        let session = Self {
+            stdin: tokio::sync::Mutex::new(child.stdin.take().unwrap()),
+            pending,
+            next: AtomicI64::new(0),
+            _child: child,
+        };
+        let init = tool_test_support::mcp_initialize(PROTOCOL);
+        let answer = session.request("initialize", init["params"].clone()).await;
+        assert_eq!(answer["result"]["protocolVersion"], PROTOCOL, "{answer}");
+        session
+            .write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        session
+    }
+
+    async fn write(&self, message: &Value) {
+        use tokio::io::AsyncWriteExt as _;
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock().await;
+        stdin.write_all(&line).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Value {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        rx.await.expect("the stdio server answers")
+    }
+}
+
+/// One MCP session over streamable HTTP, as the official clients hold it: an id from
+/// `initialize`, sent back on every request.
+struct HttpSession {
     http: reqwest::Client,
     url: String,
     id: String,
 }
 
-impl Session {
+impl HttpSession {
     async fn open(url: &str) -> Self {
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
@@ -201,35 +369,16 @@ impl Session {
             .json(body)
     }
 
-    /// Call `n` of the tool measured: `add(n, 1)` or `echo(n)`, its answer checked.
-    async fn call(&self, tool: &str, n: i64) {
-        let arguments = if tool == "add" {
-            json!({"a": n, "b": 1})
-        } else {
-            json!({"message": n.to_string()})
-        };
+    async fn request(&self, id: i64, method: &str, params: Value) -> Value {
         let body = self
-            .post(&json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                          "params": {"name": tool, "arguments": arguments}}))
+            .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .send()
             .await
             .unwrap()
             .text()
             .await
             .unwrap();
-        let answer = message(&body);
-        if tool == "add" {
-            assert_eq!(
-                answer["result"]["structuredContent"],
-                json!({"result": n + 1}),
-                "{answer}"
-            );
-        } else {
-            let text = answer["result"]["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default();
-            assert!(text.contains(&format!("Echo: {n}")), "{answer}");
-        }
+        message(&body)
     }
 }
 
@@ -240,7 +389,7 @@ struct Sequential {
 }
 
 async fn sequential(server: &Server) -> Sequential {
-    let s = Session::open(&server.url).await;
+    let s = Session::open(server).await;
     for n in 0..200 {
         s.call(server.tool, n).await;
     }
@@ -259,9 +408,14 @@ async fn sequential(server: &Server) -> Sequential {
 }
 
 async fn concurrent(server: &Server) -> f64 {
+    // Over HTTP a session per caller; on stdio one session (one process), calls pipelined.
     let mut sessions = Vec::new();
-    for _ in 0..SESSIONS {
-        sessions.push(Arc::new(Session::open(&server.url).await));
+    for i in 0..SESSIONS {
+        if i == 0 || matches!(server.transport, Transport::Http(_)) {
+            sessions.push(Arc::new(Session::open(server).await));
+        } else {
+            sessions.push(sessions[0].clone());
+        }
     }
     let tool = server.tool;
     let done = Arc::new(AtomicU64::new(0));
@@ -299,8 +453,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let gateway_mode = std::env::args().any(|a| a == "gateway");
-    let servers = if gateway_mode {
+    let stdio = std::env::args().any(|a| a == "gateway-stdio");
+    let gateway_mode = stdio || std::env::args().any(|a| a == "gateway");
+    let servers = if stdio {
+        vec![everything_stdio(), gateway_stdio()]
+    } else if gateway_mode {
         let direct = everything();
         let through = gateway(&direct);
         vec![direct, through]
@@ -310,8 +467,14 @@ fn main() {
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
     let mut p50s: Vec<Vec<Duration>> = vec![Vec::new(); servers.len()];
     println!(
-        "MCP tools/call `{}` over streamable HTTP; {SEQUENTIAL} sequential calls, {SESSIONS} sessions x {SECONDS}s concurrent, {ROUNDS} rounds",
-        servers[0].tool
+        "MCP tools/call `{}` over {}; {SEQUENTIAL} sequential calls, {SESSIONS} {} x {SECONDS}s concurrent, {ROUNDS} rounds",
+        servers[0].tool,
+        if stdio { "stdio" } else { "streamable HTTP" },
+        if stdio {
+            "callers on one session"
+        } else {
+            "sessions"
+        }
     );
     for round in 1..=ROUNDS {
         for (i, server) in servers.iter().enumerate() {

@@ -3,6 +3,7 @@
     mcp_check.py demo    (--stdio CMD... | --url URL [--token T]) --mode legacy|auto
     mcp_check.py fixture (--stdio CMD... | --url URL) --mode legacy|auto
     mcp_check.py shutdown --url URL --pid PID --mode legacy|auto
+    mcp_check.py gateway --url URL --mode legacy|auto
 
 `legacy` is the `initialize` handshake (protocol 2025-11-25 and older); `auto` probes
 `server/discover` first, as SDK 2.x clients do, and speaks 2026-07-28 when the server offers it.
@@ -251,16 +252,42 @@ async def shutdown(args: argparse.Namespace) -> None:
         ok("finished_during_shutdown", got.structured_content)
 
 
+async def gateway(args: argparse.Namespace) -> None:
+    """`demo-app serve` mounting server-everything as `everything` and a store as `notes`: the
+    mounted tools are listed beside the app's own and called through it, media unchanged."""
+    async with Client(server_of(args), mode=args.mode) as client:
+        ok("connect", protocol_of(client))
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        for name in ["device_add", "notes-write", "everything-echo", "everything-get-tiny-image"]:
+            check(name in listed, f"{name} not listed: {sorted(listed)}")
+        echo = listed["everything-echo"]
+        check(echo.output_schema is None, f"content tools have no output schema: {echo.output_schema}")
+        ok("list", len(listed))
+        got = await client.call_tool("everything-echo", {"message": "through"})
+        check(not got.is_error and text_of(got) == "Echo: through", f"echo: {got}")
+        ok("echo", text_of(got))
+        image = await client.call_tool("everything-get-tiny-image", {})
+        kinds = [c.type for c in image.content]
+        png = [c for c in image.content if c.type == "image"]
+        check(not image.is_error and png and png[0].mime_type == "image/png" and len(png[0].data) > 100,
+              f"the image did not come through: {kinds}")
+        ok("image", kinds)
+        stored = structured_ok(listed["notes-write"],
+                               await client.call_tool("notes-write", {"key": "from-python", "value": [1, 2]}))
+        ok("store", stored)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("suite", choices=["demo", "fixture", "shutdown"])
+    parser.add_argument("suite", choices=["demo", "fixture", "shutdown", "gateway"])
     parser.add_argument("--pid", type=int)
     parser.add_argument("--mode", default="auto")
     parser.add_argument("--url")
     parser.add_argument("--token")
     parser.add_argument("--stdio", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    asyncio.run({"demo": demo, "fixture": fixture, "shutdown": shutdown}[args.suite](args))
+    suites = {"demo": demo, "fixture": fixture, "shutdown": shutdown, "gateway": gateway}
+    asyncio.run(suites[args.suite](args))
     print("done", flush=True)
 
 

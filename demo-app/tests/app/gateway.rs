@@ -120,6 +120,17 @@ async fn serve_mounts_stores_and_other_mcp_servers_beside_its_own_tools() {
         post(&served, "notes-read", json!({"key": "k"})).await["result"],
         json!({"n": 1})
     );
+    // The official Python client at the gateway's `/mcp`: the mounted tools listed beside the
+    // app's own, server-everything's image passed through as an image.
+    let python = tool_test_support::python_with("mcp");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_check.py");
+    let url = format!("{}/mcp", served.base);
+    let out = Command::new(python)
+        .arg(script)
+        .args(["gateway", "--mode", "legacy", "--url", &url])
+        .output()
+        .unwrap();
+    tool_test_support::expect_checks(&out, &["connect", "list", "echo", "image", "store"]);
     drop(served);
 
     // A sqlite store keeps its data across restarts.

@@ -1,8 +1,9 @@
 //! Tools that exercise the edges of the front ends (progress, panics, time-outs, cancellation,
 //! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
 //! what `tests/tests/mcp.rs` points the official MCP client at, and `mcp-fixture serve` what
-//! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL`, its servers also mount the MCP server
-//! at `URL` as `remote` (the gateway `benches/mcp.rs` measures). The tools of the official
+//! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL` (or a command line, for a server on
+//! stdio), its servers also mount that MCP server as `remote` (the gateway `benches/mcp.rs`
+//! measures). The tools of the official
 //! conformance suite are in [`conformance`], and `mcp-fixture conformance-client URL` is the
 //! client its client scenarios run.
 
@@ -122,9 +123,16 @@ async fn main() -> std::process::ExitCode {
         .providers(|_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {
-                    Ok(url) => vec![std::sync::Arc::new(tool_runtime::mcp::RemoteServer::http(
-                        "remote", url,
-                    ))],
+                    Ok(url) if url.starts_with("http") => vec![std::sync::Arc::new(
+                        tool_runtime::mcp::RemoteServer::http("remote", url),
+                    )],
+                    Ok(command) => {
+                        let mut words = command.split_whitespace().map(str::to_owned);
+                        let program = words.next().unwrap_or_default();
+                        vec![std::sync::Arc::new(
+                            tool_runtime::mcp::RemoteServer::stdio("remote", program).args(words),
+                        )]
+                    }
                     Err(_) => Vec::new(),
                 };
             Ok(mounted)
