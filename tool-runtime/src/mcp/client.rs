@@ -46,6 +46,9 @@ const MAX_IN_FLIGHT: usize = 256;
 /// # Ok(()) }
 /// ```
 ///
+/// - **Handshake**: `initialize`, offering protocol 2025-11-25 (the newest that handshake
+///   carries; 2026-07-28 is agreed through `server/discover`), with the capabilities form
+///   elicitation and sampling, which it passes on (below).
 /// - **Tools**: listed with pagination followed; each remote input schema is compiled by our
 ///   validator first, and a tool whose schema does not compile is left out with a warning
 ///   naming the server and the tool. Remote annotations become ours, with the specification's

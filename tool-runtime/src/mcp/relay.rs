@@ -102,10 +102,14 @@ impl ClientHandler for Handler {
         elicitation.form = Some(FormElicitationCapability::default());
         capabilities.elicitation = Some(elicitation);
         capabilities.sampling = Some(SamplingCapability::default());
-        ClientConfig::new(
+        let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        // The newest version the `initialize` handshake offers: 2026-07-28 is agreed through
+        // `server/discover` instead, and a server asked for it in `initialize` may refuse.
+        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+        config
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
