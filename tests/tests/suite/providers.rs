@@ -28,6 +28,16 @@ fn text(text: &str) -> Value {
     json!([{"type": "text", "text": text}])
 }
 
+/// server-everything on stdio, started in `dir` (which tells its processes apart).
+fn everything_on_stdio(dir: &tool_test_support::TempDir) -> RemoteServer {
+    RemoteServer::stdio("everything", "node")
+        .args([
+            everything().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ])
+        .cwd(dir.path())
+}
+
 fn caller() -> Caller {
     Caller::new(Source::Internal)
 }
@@ -54,12 +64,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Result<Value, (St
 async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
     let registry = registry(Duration::from_millis(1500));
     let dir = tool_test_support::TempDir::new("remote-stdio");
-    let server = RemoteServer::stdio("everything", "node")
-        .args([
-            everything().to_string_lossy().into_owned(),
-            "stdio".to_owned(),
-        ])
-        .cwd(dir.path());
+    let server = everything_on_stdio(&dir);
     let names = registry.mount(server).await.expect("mounted");
     for expected in [
         "everything-echo",
@@ -145,12 +150,7 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
 async fn a_killed_server_is_unavailable_then_started_again() {
     let registry = registry(Duration::from_secs(10));
     let dir = tool_test_support::TempDir::new("remote-killed");
-    let server = RemoteServer::stdio("everything", "node")
-        .args([
-            everything().to_string_lossy().into_owned(),
-            "stdio".to_owned(),
-        ])
-        .cwd(dir.path());
+    let server = everything_on_stdio(&dir);
     registry.mount(server).await.expect("mounted");
     let slow = {
         let registry = registry.clone();
@@ -382,12 +382,7 @@ fn texts(result: &Value) -> String {
 async fn a_remote_tools_requests_and_progress_reach_our_caller() {
     let registry = registry(Duration::from_secs(20));
     let dir = tool_test_support::TempDir::new("remote-relay");
-    let server = RemoteServer::stdio("everything", "node")
-        .args([
-            everything().to_string_lossy().into_owned(),
-            "stdio".to_owned(),
-        ])
-        .cwd(dir.path());
+    let server = everything_on_stdio(&dir);
     registry.mount(server).await.expect("mounted");
     let answering = Arc::new(Answering::default());
     let by = || {
