@@ -304,6 +304,21 @@ fn call_reaches_mounted_tools_from_the_command_line() {
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout, "The sum of 2 and 3 is 5.\n");
+    // A remote tool that asks its caller for a form: with no terminal to ask on, the server
+    // hears so (its tool fails), and nothing is answered for the user.
+    let out = demo(dir.path(), &config)
+        .args([
+            "call",
+            "everything-trigger-elicitation-request",
+            "--params-json",
+            "{}",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no terminal to ask on"), "{stderr}");
     let (code, _, _) = run(&[
         "call",
         "notes-write",

@@ -102,7 +102,8 @@ impl App {
         };
         let caller = crate::tool::context::Caller::new(crate::tool::context::Source::Cli)
             .confirm(m.get_flag("yes"))
-            .dry_run(m.get_flag("dry-run"));
+            .dry_run(m.get_flag("dry-run"))
+            .peer(std::sync::Arc::new(crate::cli::form::TerminalPeer));
         let envelope = registry
             .call_asking(&name, args, caller, &crate::cli::call::Terminal)
             .await;

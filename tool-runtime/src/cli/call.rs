@@ -36,7 +36,8 @@ pub(crate) async fn invoke(
     let flag = |id| sub_matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
     let mut caller = Caller::new(Source::Cli)
         .dry_run(flag(command::DRY_RUN))
-        .confirm(flag(command::YES));
+        .confirm(flag(command::YES))
+        .peer(Arc::new(super::form::TerminalPeer));
     let bar = std::io::stderr().is_terminal().then(progress_bar);
     if let Some(bar) = &bar {
         caller = caller.progress(Arc::new(BarSink(bar.clone())));

@@ -14,6 +14,7 @@ mod builtins;
 pub(crate) mod call;
 pub(crate) mod command;
 mod flags;
+pub(crate) mod form;
 pub mod logging;
 mod render;
 
