@@ -14,7 +14,8 @@
 //! streamable HTTP) called directly, and through `mcp-fixture serve` mounting it
 //! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), by the same client, alternately.
 //! `-- gateway-stdio` does the same over stdio: the client starts `server-everything stdio`, or
-//! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it.
+//! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it;
+//! and our server's own `add` on stdio, for what our server alone costs per call.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -159,6 +160,21 @@ fn gateway_stdio() -> Server {
         name: "through our gateway",
         transport: Transport::Stdio(command, vec![("MCP_FIXTURE_MOUNT".to_owned(), mount)]),
         tool: "remote-echo",
+        _process: Box::new(()),
+    }
+}
+
+/// Our own server on stdio with its own `add`: what a call costs our server alone, beside the
+/// gateway's figures.
+fn ours_stdio() -> Server {
+    let command = vec![
+        env!("CARGO_BIN_EXE_mcp-fixture").to_owned(),
+        "mcp".to_owned(),
+    ];
+    Server {
+        name: "ours alone (add)",
+        transport: Transport::Stdio(command, Vec::new()),
+        tool: "add",
         _process: Box::new(()),
     }
 }
@@ -456,7 +472,7 @@ fn main() {
     let stdio = std::env::args().any(|a| a == "gateway-stdio");
     let gateway_mode = stdio || std::env::args().any(|a| a == "gateway");
     let servers = if stdio {
-        vec![everything_stdio(), gateway_stdio()]
+        vec![everything_stdio(), gateway_stdio(), ours_stdio()]
     } else if gateway_mode {
         let direct = everything();
         let through = gateway(&direct);
