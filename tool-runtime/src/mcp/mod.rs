@@ -422,7 +422,7 @@ impl ServerHandler for McpServer {
         }
     }
 
-    /// The lowest level of the tools' log messages this session's client hears.
+    /// The lowest level of the tools' log messages the client hears on this connection.
     #[allow(
         deprecated,
         reason = "MCP logging is deprecated from 2026-07-28 on; older clients use it"

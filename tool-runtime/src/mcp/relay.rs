@@ -88,7 +88,7 @@ impl Handler {
         self.calls.only().ok_or_else(|| {
             tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "{what} from the MCP server refused: it belongs to no single call in flight");
             rmcp::ErrorData::invalid_request(
-                format!("{what} is answered only while exactly one call is in flight on this session"),
+                format!("{what} is answered only while exactly one call is in flight to this server"),
                 None,
             )
         })
