@@ -70,10 +70,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, Implementation, InitializeRequestParams, InitializeResult,
-    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -273,7 +272,7 @@ impl McpServer {
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
         let ask = Elicit {
-            context,
+            peer,
             answered,
             inline: modern && answered.is_none(),
         };
@@ -303,7 +302,8 @@ impl McpServer {
 /// (on 2026-07-28 the question goes back with the result, and the answer comes with the
 /// retried call); never, otherwise.
 struct Elicit<'a> {
-    context: &'a RequestContext<RoleServer>,
+    /// The call's view of its client, which asks the question.
+    peer: &'a peer::CallPeer,
     /// The answer a 2026-07-28 client sent with its retried call.
     answered: Option<bool>,
     /// Whether the question is asked inline, as an `InputRequiredResult`.
@@ -312,7 +312,7 @@ struct Elicit<'a> {
 
 impl Elicit<'_> {
     fn can_ask(&self) -> bool {
-        peer::can_elicit(self.context.client_capabilities().as_ref())
+        self.peer.can_elicit()
     }
 }
 
@@ -339,15 +339,12 @@ impl Ask for Elicit<'_> {
         if self.inline {
             return Answer::Unasked(None);
         }
-        let asked = self
-            .context
-            .peer
-            .create_elicitation(elicitation(&confirmation.question))
-            .await;
-        match asked {
-            Ok(r) if r.action == ElicitationAction::Accept => Answer::Yes,
+        // A form with no fields: the question alone, answered by accepting or not.
+        let form = json!({"type": "object", "properties": {}});
+        match crate::peer::Peer::elicit(self.peer, confirmation.question.clone(), form).await {
+            Ok(crate::peer::Elicited::Accepted(_)) => Answer::Yes,
             Ok(_) => Answer::No,
-            Err(e) => Answer::Unasked(Some(format!("asking the user failed: {e}"))),
+            Err(e) => Answer::Unasked(Some(format!("asking the user failed: {}", e.message()))),
         }
     }
 }
@@ -515,15 +512,6 @@ fn failure(e: &ToolError) -> CallToolResult {
         text.push_str("\n  (retryable)");
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-fn elicitation(question: &str) -> ElicitRequestParams {
-    serde_json::from_value(json!({
-        "mode": "form",
-        "message": question,
-        "requestedSchema": {"type": "object", "properties": {}},
-    }))
-    .expect("a form elicitation with no fields")
 }
 
 /// The question of `confirmation` as a 2026-07-28 `InputRequiredResult`; its token is the

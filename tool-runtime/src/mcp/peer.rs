@@ -87,6 +87,11 @@ impl CallPeer {
         }
     }
 
+    /// Whether the client answers form elicitations.
+    pub(super) fn can_elicit(&self) -> bool {
+        self.can_elicit
+    }
+
     /// Whether the request asked for progress reports.
     pub(super) fn wants_progress(&self) -> bool {
         self.progress_token.is_some()
