@@ -274,8 +274,13 @@ fn providers_shows_each_providers_state() {
 fn call_reaches_mounted_tools_from_the_command_line() {
     let dir = tool_test_support::TempDir::new("demo-gateway-call");
     let config = notes_and_everything("sqlite");
+    // No terminal: nothing is asked, whatever runs the tests.
     let run = |args: &[&str]| {
-        let out = demo(dir.path(), &config).args(args).output().unwrap();
+        let out = demo(dir.path(), &config)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -306,18 +311,13 @@ fn call_reaches_mounted_tools_from_the_command_line() {
     assert_eq!(stdout, "The sum of 2 and 3 is 5.\n");
     // A remote tool that asks its caller for a form: with no terminal to ask on, the server
     // hears so (its tool fails), and nothing is answered for the user.
-    let out = demo(dir.path(), &config)
-        .args([
-            "call",
-            "everything-trigger-elicitation-request",
-            "--params-json",
-            "{}",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, _, stderr) = run(&[
+        "call",
+        "everything-trigger-elicitation-request",
+        "--params-json",
+        "{}",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("no terminal to ask on"), "{stderr}");
     let (code, _, _) = run(&[
         "call",
