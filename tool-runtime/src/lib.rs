@@ -16,6 +16,8 @@ mod tool;
 pub mod agent;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "guards")]
+pub mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "mcp")]

@@ -13,6 +13,7 @@ mod cli;
 mod conformance;
 mod core;
 mod demo;
+mod guards;
 mod http;
 mod http_conformance;
 mod limits;
