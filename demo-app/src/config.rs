@@ -45,6 +45,80 @@ pub struct Config {
     /// `[[mcp_servers]]`: other MCP servers whose tools are mounted as `NAME-TOOL`.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[web]`: what `web_fetch` and `web_search` may reach.
+    #[serde(default)]
+    pub web: WebConfig,
+    /// `[host]`: the programs `host_execute` may run.
+    #[serde(default)]
+    pub host: HostConfig,
+    /// `[channels]`: what channels may run to deliver a message.
+    #[serde(default)]
+    pub channels: ChannelsConfig,
+    /// `[scheduler]`: whether `serve` runs scheduled tasks, and how often it looks.
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+}
+
+/// `[web]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    /// Hosts exempt from the private-address rule (an intranet, a test server on loopback).
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// Hosts never requested, with their subdomains.
+    #[serde(default)]
+    pub deny_hosts: Vec<String>,
+    /// How long a request may take (default "20s").
+    pub timeout: Option<String>,
+    /// The largest response read, in bytes (default 5 MiB).
+    pub max_bytes: Option<usize>,
+    /// The environment variable holding the Brave Search API key (default `BRAVE_API_KEY`).
+    pub brave_api_key_env: Option<String>,
+    /// Brave Search's endpoint.
+    pub brave_url: Option<String>,
+    /// DuckDuckGo's HTML results page, used without a Brave key.
+    pub duckduckgo_url: Option<String>,
+}
+
+/// `[host]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// How long a command may run when the call gives no timeout (default "30s").
+    pub default_timeout: Option<String>,
+    /// `[host.bridges.NAME]`: where commands may run, each with its own programs.
+    #[serde(default)]
+    pub bridges: BTreeMap<String, BridgeConfig>,
+}
+
+/// `[host.bridges.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeConfig {
+    /// The programs that may run, by name (looked up on `PATH`).
+    pub allowed_commands: Vec<String>,
+    /// The directory they run in (default: the system's temporary directory).
+    pub working_dir: Option<PathBuf>,
+}
+
+/// `[channels]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelsConfig {
+    /// The programs a channel's command may run (a webhook channel needs none).
+    #[serde(default)]
+    pub allowed_commands: Vec<String>,
+}
+
+/// `[scheduler]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Whether `serve` runs due tasks (default `true`; runs need an agent).
+    pub enabled: Option<bool>,
+    /// How often it looks for due tasks (default "1s").
+    pub tick: Option<String>,
 }
 
 /// The longest store or server name: its tools' names (`NAME-TOOL`) must fit in 64 characters.
@@ -245,6 +319,7 @@ impl Config {
             }
         }
         config.check_components()?;
+        config.check_assistant()?;
         Ok(config)
     }
 
@@ -298,6 +373,43 @@ impl Config {
                 humantime::parse_duration(t).map_err(|e| {
                     format!("{at}: timeout = \"{t}\": {e}; write a duration such as \"30s\"")
                 })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `[web]`, `[host]` and `[scheduler]`: durations, and names a tool can be given.
+    fn check_assistant(&self) -> Result<(), String> {
+        let durations = [
+            ("web.timeout", &self.web.timeout),
+            ("host.default_timeout", &self.host.default_timeout),
+            ("scheduler.tick", &self.scheduler.tick),
+        ];
+        for (key, value) in durations {
+            if let Some(d) = value {
+                let parsed = humantime::parse_duration(d).map_err(|e| {
+                    format!("{key} = \"{d}\": {e}; write a duration such as \"30s\"")
+                })?;
+                if parsed.is_zero() {
+                    return Err(format!("{key} = \"{d}\": write a duration above zero"));
+                }
+            }
+        }
+        for (name, bridge) in &self.host.bridges {
+            if !tool_runtime::registry::is_valid_name(name) {
+                return Err(format!(
+                    "[host.bridges.{name}]: a bridge name is letters, digits, `_` and `-`"
+                ));
+            }
+            if let Some(bad) = bridge
+                .allowed_commands
+                .iter()
+                .chain(&self.channels.allowed_commands)
+                .find(|p| p.is_empty() || p.contains(['/', ' ']))
+            {
+                return Err(format!(
+                    "allowed_commands: `{bad}` is not a program name; write names such as \"ls\", looked up on PATH"
+                ));
             }
         }
         Ok(())
@@ -410,6 +522,16 @@ impl Config {
             },
             stores: Vec::new(),
             mcp_servers: Vec::new(),
+            web: WebConfig::default(),
+            host: HostConfig {
+                default_timeout: Some("30s".to_owned()),
+                bridges: BTreeMap::new(),
+            },
+            channels: ChannelsConfig::default(),
+            scheduler: SchedulerConfig {
+                enabled: Some(true),
+                tick: Some("1s".to_owned()),
+            },
         }
     }
 

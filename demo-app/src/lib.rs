@@ -4,6 +4,7 @@
 //! The tools are registered through `inventory`; [`registry`] builds the registry with the
 //! store as state.
 
+pub mod assistant;
 pub mod config;
 pub mod store;
 pub mod tools;
@@ -26,11 +27,28 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(tools::device_pair::descriptor())
         .tool(tools::device_list::descriptor())
         .tool(tools::device_revoke::descriptor())
+        .tool(assistant::web::web_fetch::descriptor())
+        .tool(assistant::web::web_search::descriptor())
+        .tool(assistant::host::host_execute::descriptor())
+        .tool(assistant::scheduler::schedule_task::descriptor())
+        .tool(assistant::scheduler::list_tasks::descriptor())
+        .tool(assistant::scheduler::cancel_task::descriptor())
+        .tool(assistant::channels::channel_add::descriptor())
+        .tool(assistant::channels::channel_list::descriptor())
+        .tool(assistant::channels::channel_remove::descriptor())
 }
 
-/// The registry of the demo app's tools over `store`.
+/// The registry of the demo app's tools over `store`, with the embedded configuration's web,
+/// host, channel and task state.
 pub fn registry(store: Store) -> Result<Registry, BuildError> {
-    registry_builder().state(store).build()
+    let builder = assistant::install(
+        registry_builder(),
+        &config::Config::embedded(),
+        &store,
+        |_| None,
+    )
+    .expect("the embedded configuration is valid");
+    builder.state(store).build()
 }
 
 #[cfg(test)]

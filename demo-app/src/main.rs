@@ -51,8 +51,14 @@ fn main() -> ExitCode {
         })
         // The database and the audit log only when a tool runs or a server starts.
         .setup(|matches, registry| {
+            let config = demo_app::config::Config::load(
+                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+            )?;
             let path = matches.get_one::<PathBuf>("db").expect("has a default");
-            let registry = registry.state(demo_app::Store::open(path)?);
+            let store = demo_app::Store::open(path)?;
+            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            let registry = demo_app::assistant::install(registry, &config, &store, env)?;
+            let registry = registry.state(store);
             Ok(match matches.get_one::<PathBuf>("audit-log") {
                 Some(log) => registry.audit(JsonLinesAudit::open(log)?),
                 None => registry,
@@ -73,6 +79,17 @@ fn main() -> ExitCode {
             )?;
             let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
             Ok(config.agent(flags, registry, env)?)
+        })
+        // `serve` runs scheduled tasks as agent runs, delivered through the channels.
+        .background(|matches, background| {
+            let config = demo_app::config::Config::load(
+                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+            )?;
+            let db = matches.get_one::<PathBuf>("db").expect("has a default");
+            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            Ok(demo_app::assistant::scheduler(
+                &config, db, background, env,
+            )?)
         })
         // A runtime that fits the command: one thread for a single call, where the store's
         // queries run inline; worker threads for `serve` and `mcp`.

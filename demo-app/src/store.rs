@@ -36,6 +36,46 @@ const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         PRIMARY KEY (store, key)
     );",
+    // 3: the assistant's channels, the messages delivered through them, and scheduled tasks.
+    "CREATE TABLE channels (
+        name TEXT PRIMARY KEY,
+        command TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        workspace TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE deliveries (
+        id INTEGER PRIMARY KEY,
+        channel TEXT NOT NULL,
+        chat_id TEXT,
+        message TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        delivered_at INTEGER NOT NULL
+    );
+    CREATE TABLE tasks (
+        task_id TEXT PRIMARY KEY,
+        prompt TEXT NOT NULL,
+        schedule_type TEXT NOT NULL,
+        schedule_value TEXT NOT NULL,
+        channel TEXT,
+        chat_id TEXT,
+        tier TEXT,
+        status TEXT NOT NULL,
+        next_run INTEGER,
+        last_run INTEGER,
+        last_outcome TEXT,
+        runs INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX tasks_due ON tasks (status, next_run);
+    CREATE TABLE task_runs (
+        task_id TEXT NOT NULL,
+        due INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        outcome TEXT,
+        PRIMARY KEY (task_id, due)
+    );",
 ];
 
 /// An error of the store, before it becomes a tool error.
@@ -320,9 +360,14 @@ pub fn random_digits(length: usize) -> Result<String, StoreError> {
 
 /// A new device id: `dev_` and 16 random hex digits.
 pub fn new_device_id() -> Result<String, StoreError> {
+    new_id("dev")
+}
+
+/// A fresh id: `prefix`, `_` and 16 random hex digits.
+pub fn new_id(prefix: &str) -> Result<String, StoreError> {
     let mut buf = [0u8; 8];
     getrandom::fill(&mut buf).map_err(StoreError::Random)?;
-    Ok(format!("dev_{}", hex(&buf)))
+    Ok(format!("{prefix}_{}", hex(&buf)))
 }
 
 fn hex(bytes: &[u8]) -> String {

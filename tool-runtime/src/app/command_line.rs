@@ -43,6 +43,8 @@ pub struct App {
     pub(super) logging: bool,
     #[cfg(feature = "agent")]
     pub(super) agent: Option<agent::AgentSetup>,
+    #[cfg(feature = "http")]
+    pub(super) background: Vec<super::serve::BackgroundSetup>,
 }
 
 /// An [`App`] named, versioned and described from the calling crate's Cargo metadata.
@@ -71,6 +73,8 @@ impl App {
             logging: true,
             #[cfg(feature = "agent")]
             agent: None,
+            #[cfg(feature = "http")]
+            background: Vec::new(),
         }
     }
 

@@ -41,3 +41,5 @@ pub use agent::AgentFlags;
 pub use command_line::{App, SetupError};
 #[cfg(feature = "http")]
 pub use router::{RouterOptions, router};
+#[cfg(all(feature = "cli", feature = "http"))]
+pub use serve::Background;

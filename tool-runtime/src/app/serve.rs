@@ -5,8 +5,49 @@ use std::sync::Arc;
 use clap::{ArgMatches, Command};
 
 use super::App;
+#[cfg(feature = "http")]
+use super::SetupError;
 use crate::cli::call::fail;
 use crate::registry::Registry;
+#[cfg(feature = "http")]
+use crate::{BoxFuture, CancellationToken};
+
+/// Starts a background task of `serve`: see [`App::background`].
+#[cfg(feature = "http")]
+pub(crate) type BackgroundSetup =
+    Box<dyn Fn(&ArgMatches, Background) -> Result<Option<BoxFuture<'static, ()>>, SetupError>>;
+
+/// What a background task of `serve` is given: see [`App::background`].
+#[cfg(feature = "http")]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Background {
+    /// The registry being served, providers mounted.
+    pub registry: Arc<Registry>,
+    /// The application's agent, when it has one and it could be made.
+    #[cfg(feature = "agent")]
+    pub agent: Option<crate::agent::Agent>,
+    /// Cancelled when the server begins to shut down; the task should then return.
+    pub shutdown: CancellationToken,
+}
+
+#[cfg(feature = "http")]
+impl App {
+    /// Runs a task beside the server for as long as `serve` runs: a scheduler, a queue
+    /// consumer. `start` gets the parsed options and a [`Background`] (the served registry,
+    /// the agent, a shutdown token) and returns the task, or `None` to run nothing; an error
+    /// stops `serve` with exit code 1 and its message. At shutdown the token is cancelled and
+    /// the task is given the grace period to return.
+    #[must_use]
+    pub fn background<F>(mut self, start: F) -> Self
+    where
+        F: Fn(&ArgMatches, Background) -> Result<Option<BoxFuture<'static, ()>>, SetupError>
+            + 'static,
+    {
+        self.background.push(Box::new(start));
+        self
+    }
+}
 
 impl App {
     /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
@@ -30,7 +71,7 @@ impl App {
     }
 
     #[cfg(feature = "http")]
-    pub(super) async fn serve(self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
+    pub(super) async fn serve(mut self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
         use super::RouterOptions;
         use crate::http::{self, Auth, HttpOptions};
         let addr = *m
@@ -52,6 +93,7 @@ impl App {
         let auth_present = auth.is_some();
         #[cfg(feature = "agent")]
         let make_agent = self.agent.clone();
+        let background = std::mem::take(&mut self.background);
         let (registry, name, version) = match self.serving_registry(matches).await {
             Ok(served) => served,
             Err(code) => return code,
@@ -65,6 +107,17 @@ impl App {
             )
             .ok()
         });
+        let stopping = CancellationToken::new();
+        let given = Background {
+            registry: registry.clone(),
+            #[cfg(feature = "agent")]
+            agent: agent.clone(),
+            shutdown: stopping.clone(),
+        };
+        let tasks = match start_background(&background, matches, &given) {
+            Ok(tasks) => tasks,
+            Err(code) => return code,
+        };
         let options = RouterOptions {
             http: HttpOptions {
                 body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
@@ -99,15 +152,21 @@ impl App {
         );
         #[cfg(feature = "mcp")]
         let shutdown = options.shutdown.clone();
+        let stop_background = stopping.clone();
         let signal = async move {
             http::shutdown_signal().await;
+            stop_background.cancel();
             #[cfg(feature = "mcp")]
             shutdown.cancel();
         };
         let serving = http::ServeOptions::default()
             .grace(grace)
             .max_connections(*m.get_one::<u32>("max-connections").expect("has a default") as usize);
-        match http::serve_with(listener, super::router(registry, options), signal, serving).await {
+        let served =
+            http::serve_with(listener, super::router(registry, options), signal, serving).await;
+        stopping.cancel();
+        let _ = tokio::time::timeout(grace, futures_util::future::join_all(tasks)).await;
+        match served {
             Ok(()) => 0,
             Err(e) => fail(e, 1),
         }
@@ -126,6 +185,24 @@ impl App {
             Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
         }
     }
+}
+
+/// Starts the background tasks, or returns the exit code of the first that fails to start.
+#[cfg(feature = "http")]
+fn start_background(
+    background: &[BackgroundSetup],
+    matches: &ArgMatches,
+    given: &Background,
+) -> Result<Vec<tokio::task::JoinHandle<()>>, u8> {
+    let mut tasks = Vec::new();
+    for start in background {
+        match start(matches, given.clone()) {
+            Ok(Some(task)) => tasks.push(tokio::spawn(task)),
+            Ok(None) => {}
+            Err(e) => return Err(fail(e, 1)),
+        }
+    }
+    Ok(tasks)
 }
 
 /// The `Host` names `/mcp` accepts when serving on `addr`: behind tokens, or deliberately

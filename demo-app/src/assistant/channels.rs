@@ -1,0 +1,343 @@
+//! Channels: where the assistant's messages go. A channel runs a command with the message on
+//! its stdin (through the command guard), or POSTs it to a webhook (through the URL guard);
+//! the built-in `log` channel only records it. Every delivery is recorded.
+
+use rusqlite::{OptionalExtension, params};
+use schemars::JsonSchema;
+use serde::Serialize;
+use tool_runtime::guard::{CommandPolicy, GuardedClient};
+use tool_runtime::prelude::*;
+
+use crate::store::{self, Store, StoreError};
+
+/// The channel that only records what it is given, always present.
+pub const LOG: &str = "log";
+
+/// Channels and how they deliver.
+#[derive(Debug, Clone)]
+pub struct Channels {
+    store: Store,
+    commands: CommandPolicy,
+    web: GuardedClient,
+}
+
+/// A channel as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Channel {
+    /// Its name.
+    pub name: String,
+    /// The command that receives messages on stdin, or the webhook URL they are POSTed to.
+    pub command: String,
+    /// Whether it delivers.
+    pub enabled: bool,
+    /// The workspace it belongs to.
+    pub workspace: Option<String>,
+}
+
+/// A delivery as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivery {
+    /// The channel.
+    pub channel: String,
+    /// The chat within it.
+    pub chat_id: Option<String>,
+    /// The message.
+    pub message: String,
+    /// `delivered`, or what went wrong.
+    pub outcome: String,
+}
+
+fn is_webhook(command: &str) -> bool {
+    command.starts_with("http://") || command.starts_with("https://")
+}
+
+fn internal(e: StoreError) -> ToolError {
+    ToolError::internal(e)
+}
+
+impl Channels {
+    /// Channels in `store`, running commands under `commands` and webhooks through `web`.
+    #[must_use]
+    pub fn new(store: Store, commands: CommandPolicy, web: GuardedClient) -> Self {
+        Self {
+            store,
+            commands,
+            web,
+        }
+    }
+
+    /// Checks what a channel would run, before it is stored.
+    fn check(&self, command: &str) -> Result<(), ToolError> {
+        if is_webhook(command) {
+            self.web.policy().check(command).map(drop)
+        } else {
+            self.commands.parse(command).map(drop)
+        }
+    }
+
+    async fn get(&self, name: String) -> Result<Option<Channel>, ToolError> {
+        self.store
+            .run(move |c| {
+                Ok(c.query_row(
+                    "SELECT name, command, enabled, workspace FROM channels WHERE name = ?1",
+                    params![name],
+                    row,
+                )
+                .optional()?)
+            })
+            .await
+            .map_err(internal)
+    }
+
+    /// Delivers `message` on `channel` (to `chat_id` within it), and records the outcome.
+    pub async fn deliver(
+        &self,
+        channel: &str,
+        chat_id: Option<&str>,
+        message: &str,
+    ) -> Result<(), ToolError> {
+        let outcome = self.send(channel, chat_id, message).await;
+        let record = Delivery {
+            channel: channel.to_owned(),
+            chat_id: chat_id.map(str::to_owned),
+            message: message.to_owned(),
+            outcome: match &outcome {
+                Ok(()) => "delivered".to_owned(),
+                Err(e) => format!("{}: {}", e.kind(), e.message()),
+            },
+        };
+        self.store
+            .run(move |c| {
+                c.execute(
+                    "INSERT INTO deliveries (channel, chat_id, message, outcome, delivered_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        record.channel,
+                        record.chat_id,
+                        record.message,
+                        record.outcome,
+                        store::now()
+                    ],
+                )?;
+                Ok(())
+            })
+            .await
+            .map_err(internal)?;
+        outcome
+    }
+
+    async fn send(
+        &self,
+        channel: &str,
+        chat_id: Option<&str>,
+        message: &str,
+    ) -> Result<(), ToolError> {
+        if channel == LOG {
+            tracing::info!(target: "demo_app::channels", chat_id, message, "log channel");
+            return Ok(());
+        }
+        let Some(found) = self.get(channel.to_owned()).await? else {
+            return Err(ToolError::not_found(format!("no channel `{channel}`")));
+        };
+        if !found.enabled {
+            return Err(ToolError::new(
+                "channel_disabled",
+                format!("channel `{channel}` is disabled"),
+            )
+            .with_status(409));
+        }
+        if is_webhook(&found.command) {
+            let response = self
+                .web
+                .post(found.command.as_str())
+                .json(&serde_json::json!({
+                    "channel": channel, "chat_id": chat_id, "message": message,
+                }))
+                .send()
+                .await?;
+            if !response.is_success() {
+                return Err(ToolError::new(
+                    tool_runtime::kind::UNAVAILABLE,
+                    format!("the webhook answered with HTTP {}", response.status()),
+                ));
+            }
+            return Ok(());
+        }
+        let output = self
+            .commands
+            .run_with_input(&found.command, message.as_bytes())
+            .await?;
+        if output.success() {
+            Ok(())
+        } else {
+            Err(ToolError::new(
+                "command_failed",
+                format!(
+                    "the channel's command exited with {:?}: {}",
+                    output.code,
+                    output.stderr.trim()
+                ),
+            )
+            .with_status(422))
+        }
+    }
+
+    /// The deliveries recorded on `channel`, oldest first.
+    pub async fn deliveries(&self, channel: &str) -> Result<Vec<Delivery>, ToolError> {
+        let channel = channel.to_owned();
+        self.store
+            .run(move |c| {
+                let mut statement = c.prepare(
+                    "SELECT channel, chat_id, message, outcome FROM deliveries
+                     WHERE channel = ?1 ORDER BY id",
+                )?;
+                let rows = statement.query_map(params![channel], |r| {
+                    Ok(Delivery {
+                        channel: r.get(0)?,
+                        chat_id: r.get(1)?,
+                        message: r.get(2)?,
+                        outcome: r.get(3)?,
+                    })
+                })?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .await
+            .map_err(internal)
+    }
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Channel> {
+    Ok(Channel {
+        name: r.get(0)?,
+        command: r.get(1)?,
+        enabled: r.get(2)?,
+        workspace: r.get(3)?,
+    })
+}
+
+/// Add a channel that delivers the assistant's messages: a command that gets each message on
+/// its stdin, or an http(s) URL each message is POSTed to as JSON.
+///
+/// The command's program must be among [channels] allowed_commands; it runs without a shell.
+/// Errors: `conflict` (the name is taken), `forbidden` (a program or URL the guards refuse).
+#[tool(annotations(destructive = false, idempotent = false), tags("channels"))]
+pub async fn channel_add(
+    channels: State<Channels>,
+    /// The channel's name
+    #[arg(pattern = "^[a-z0-9][a-z0-9_-]{0,31}$")]
+    channel_name: String,
+    /// The command line, or the webhook's URL
+    #[arg(length(min = 1, max = 2048))]
+    command: String,
+    /// Whether it delivers right away
+    #[arg(default = true)]
+    enabled: bool,
+    /// The workspace it belongs to
+    #[arg(length(min = 1, max = 64))]
+    workspace: Option<String>,
+) -> Result<Channel, ToolError> {
+    if channel_name == LOG {
+        return Err(conflict(LOG));
+    }
+    channels.check(&command)?;
+    let channel = Channel {
+        name: channel_name,
+        command,
+        enabled,
+        workspace,
+    };
+    let stored = channel.clone();
+    let added = channels
+        .store
+        .run(move |c| {
+            Ok(c.execute(
+                "INSERT INTO channels (name, command, enabled, workspace, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO NOTHING",
+                params![
+                    stored.name,
+                    stored.command,
+                    stored.enabled,
+                    stored.workspace,
+                    store::now()
+                ],
+            )?)
+        })
+        .await
+        .map_err(internal)?;
+    if added == 0 {
+        return Err(conflict(&channel.name));
+    }
+    Ok(channel)
+}
+
+fn conflict(name: &str) -> ToolError {
+    ToolError::new(
+        "conflict",
+        format!("a channel named `{name}` exists; remove it first or choose another name"),
+    )
+    .with_status(409)
+}
+
+/// The channels.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChannelList {
+    /// Every channel, the built-in `log` first.
+    pub channels: Vec<Channel>,
+}
+
+/// List the channels messages can be delivered to.
+#[tool(annotations(read_only, idempotent), tags("channels"))]
+pub async fn channel_list(
+    channels: State<Channels>,
+    /// Only this workspace's channels (and `log`)
+    #[arg(positional)]
+    workspace: Option<String>,
+) -> Result<ChannelList, ToolError> {
+    let mut list = vec![Channel {
+        name: LOG.to_owned(),
+        command: "(records messages)".to_owned(),
+        enabled: true,
+        workspace: None,
+    }];
+    let stored = channels
+        .store
+        .run(move |c| {
+            let mut statement = c.prepare(
+                "SELECT name, command, enabled, workspace FROM channels
+                 WHERE ?1 IS NULL OR workspace = ?1 ORDER BY name",
+            )?;
+            let rows = statement.query_map(params![workspace], row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+        .map_err(internal)?;
+    list.extend(stored);
+    Ok(ChannelList { channels: list })
+}
+
+/// Remove a channel. Tasks that deliver to it then fail to deliver, saying so.
+///
+/// Error: `not_found`.
+#[tool(annotations(destructive, idempotent), tags("channels"))]
+pub async fn channel_remove(
+    channels: State<Channels>,
+    /// The channel's name
+    #[arg(positional, pattern = "^[a-z0-9][a-z0-9_-]{0,31}$")]
+    channel_name: String,
+) -> Result<Channel, ToolError> {
+    let Some(found) = channels.get(channel_name.clone()).await? else {
+        return Err(ToolError::not_found(format!("no channel `{channel_name}`")));
+    };
+    channels
+        .store
+        .run(move |c| {
+            c.execute(
+                "DELETE FROM channels WHERE name = ?1",
+                params![channel_name],
+            )?;
+            Ok(())
+        })
+        .await
+        .map_err(internal)?;
+    Ok(found)
+}

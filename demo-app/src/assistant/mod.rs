@@ -1,0 +1,75 @@
+//! The tools a personal assistant ships with, on the guards of `tool_runtime::guard`: web pages
+//! and search ([`web`]), allow-listed host commands ([`host`]), channels that deliver messages
+//! ([`channels`]) and scheduled agent runs ([`scheduler`]). Their state comes from
+//! `demo-app.toml` through [`install`], never from globals.
+
+pub mod channels;
+pub mod host;
+mod html;
+pub mod scheduler;
+pub mod web;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tool_runtime::BoxFuture;
+use tool_runtime::app::Background;
+use tool_runtime::guard::CommandPolicy;
+use tool_runtime::registry::RegistryBuilder;
+
+use crate::Store;
+use crate::config::Config;
+
+/// Adds the assistant tools' state, built from `config`, to `builder`: the web client, the host
+/// bridges, the channels and the tasks in `store`'s database. `env` reads the Brave key.
+pub fn install(
+    builder: RegistryBuilder,
+    config: &Config,
+    store: &Store,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<RegistryBuilder, String> {
+    let web = web::Web::from_config(&config.web, env)?;
+    let host = host::Host::from_config(&config.host)?;
+    let channels = channels(config, store, &web);
+    let tasks = scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone())));
+    Ok(builder.state(web).state(host).state(channels).state(tasks))
+}
+
+fn channels(config: &Config, store: &Store, web: &web::Web) -> channels::Channels {
+    channels::Channels::new(
+        store.clone(),
+        CommandPolicy::new(config.channels.allowed_commands.clone()),
+        web.client().clone(),
+    )
+}
+
+/// `serve`'s scheduler over the database at `db`, when `[scheduler]` enables it and the
+/// application has an agent to run tasks with; `None` otherwise (said in the log).
+pub fn scheduler(
+    config: &Config,
+    db: &Path,
+    background: Background,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<BoxFuture<'static, ()>>, String> {
+    if config.scheduler.enabled == Some(false) {
+        return Ok(None);
+    }
+    let Some(agent) = background.agent else {
+        tracing::warn!(target: "demo_app::scheduler", "scheduled tasks do not run: no agent is configured");
+        return Ok(None);
+    };
+    let store = Store::open(db).map_err(|e| e.to_string())?;
+    let web = web::Web::from_config(&config.web, env)?;
+    let tick = match &config.scheduler.tick {
+        Some(t) => humantime::parse_duration(t).map_err(|e| format!("scheduler.tick: {e}"))?,
+        None => Duration::from_secs(1),
+    };
+    let runner = scheduler::Scheduler::new(
+        scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone()))),
+        agent,
+        channels(config, &store, &web),
+        tick,
+    );
+    Ok(Some(Box::pin(runner.run(background.shutdown))))
+}

@@ -1,0 +1,547 @@
+//! Scheduled tasks: `schedule_task`, `list_tasks`, `cancel_task`, and the [`Scheduler`] that
+//! `serve` runs, which makes each due task one agent run and delivers its answer to the task's
+//! channel.
+//!
+//! Each due time runs at most once: a scheduler claims a due task by moving its next due time
+//! on, in the same transaction that reads it, before the run starts. A crash during a run loses
+//! that run rather than repeating it after a restart. Runs missed while no scheduler was running
+//! are not replayed one by one: a task that came due meanwhile runs once, as soon as a
+//! scheduler starts, and its next due time is counted from then.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use croner::Cron;
+use futures_util::future::BoxFuture;
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_runtime::CancellationToken;
+use tool_runtime::agent::{Agent, RunContext};
+use tool_runtime::prelude::*;
+
+use super::channels::{Channels, LOG};
+use crate::store::{self, Store, StoreError};
+
+/// How a task repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScheduleType {
+    /// A cron expression, in UTC: five fields (`0 9 * * 1-5`), or six with seconds first.
+    Cron,
+    /// Every so long: `30s`, `15m`, `2h`, `1d`.
+    Interval,
+    /// Once, at an ISO-8601 time in the future: `2026-12-24T18:00:00Z`.
+    Once,
+}
+
+impl ScheduleType {
+    fn as_str(self) -> &'static str {
+        match self {
+            ScheduleType::Cron => "cron",
+            ScheduleType::Interval => "interval",
+            ScheduleType::Once => "once",
+        }
+    }
+
+    fn from_stored(text: &str) -> Self {
+        match text {
+            "cron" => ScheduleType::Cron,
+            "interval" => ScheduleType::Interval,
+            _ => ScheduleType::Once,
+        }
+    }
+}
+
+/// A parsed schedule.
+#[derive(Debug, Clone)]
+pub enum Schedule {
+    /// A cron pattern.
+    Cron(Box<Cron>),
+    /// Seconds between runs.
+    Interval(i64),
+    /// The one time, Unix seconds.
+    Once(i64),
+}
+
+fn invalid(message: String) -> ToolError {
+    let details =
+        serde_json::json!({"violations": [{"path": "/schedule_value", "message": &message}]});
+    ToolError::new(tool_runtime::kind::INVALID_ARGUMENTS, message).with_details(details)
+}
+
+impl Schedule {
+    /// Parses `value` as a schedule of `kind`, judged at `now` (Unix seconds).
+    pub fn parse(kind: ScheduleType, value: &str, now: i64) -> Result<Self, ToolError> {
+        let value = value.trim();
+        match kind {
+            ScheduleType::Cron => value
+                .parse::<Cron>()
+                .map(|c| Schedule::Cron(Box::new(c)))
+                .map_err(|e| {
+                    invalid(format!(
+                        "`{value}` is not a cron expression ({e}); write five fields, minute hour day-of-month month day-of-week, such as \"0 9 * * 1-5\""
+                    ))
+                }),
+            ScheduleType::Interval => {
+                let seconds = match value.parse::<i64>() {
+                    Ok(n) => n,
+                    Err(_) => humantime::parse_duration(value)
+                        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                        .map_err(|e| {
+                            invalid(format!(
+                                "`{value}` is not an interval ({e}); write a duration such as \"15m\" or a number of seconds"
+                            ))
+                        })?,
+                };
+                if seconds <= 0 {
+                    return Err(invalid(format!(
+                        "the interval must be positive, at least one second; `{value}` is not"
+                    )));
+                }
+                Ok(Schedule::Interval(seconds))
+            }
+            ScheduleType::Once => {
+                let at = chrono::DateTime::parse_from_rfc3339(value)
+                    .map(|t| t.timestamp())
+                    .or_else(|_| {
+                        chrono::NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S")
+                            .map(|t| t.and_utc().timestamp())
+                    })
+                    .map_err(|e| {
+                        invalid(format!(
+                            "`{value}` is not an ISO-8601 time ({e}); write one such as \"2026-12-24T18:00:00Z\""
+                        ))
+                    })?;
+                if at <= now {
+                    return Err(invalid(format!("`{value}` is not in the future")));
+                }
+                Ok(Schedule::Once(at))
+            }
+        }
+    }
+
+    /// The first due time after `now`, or `None` when the schedule has no run left.
+    #[must_use]
+    pub fn next_after(&self, now: i64) -> Option<i64> {
+        match self {
+            Schedule::Cron(cron) => {
+                let from = chrono::DateTime::from_timestamp(now, 0)?;
+                cron.find_next_occurrence(&from, false)
+                    .ok()
+                    .map(|t| t.timestamp())
+            }
+            Schedule::Interval(seconds) => now.checked_add(*seconds),
+            Schedule::Once(at) => (*at > now).then_some(*at),
+        }
+    }
+}
+
+/// A scheduled task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Task {
+    /// Its id, `task_` and 16 hex digits.
+    pub task_id: String,
+    /// What the agent is asked at each run.
+    pub prompt: String,
+    /// `cron`, `interval` or `once`.
+    pub schedule_type: ScheduleType,
+    /// The cron expression, interval or time.
+    pub schedule_value: String,
+    /// Where the answers go (the caller's channel, else `log`).
+    pub channel: String,
+    /// The chat within the channel.
+    pub chat_id: Option<String>,
+    /// The model tier the runs use.
+    pub tier: Option<String>,
+    /// `active`, `done` (a `once` task that ran) or `cancelled`.
+    pub status: String,
+    /// The next due time (RFC 3339, UTC).
+    pub next_run: Option<String>,
+    /// The last run's start (RFC 3339, UTC).
+    pub last_run: Option<String>,
+    /// How the last run ended.
+    pub last_outcome: Option<String>,
+    /// How many runs started.
+    pub runs: u32,
+}
+
+/// A task claimed to run now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The task as it was claimed.
+    pub task: Task,
+    /// The due time claimed (Unix seconds).
+    pub due: i64,
+}
+
+/// Where tasks are kept. Each due time must be claimed by exactly one scheduler, however many
+/// run against the same storage: [`claim_due`](Self::claim_due) moves a task's next due time
+/// on in the same atomic step that finds it due (in SQL, `UPDATE ... WHERE next_run = <the due
+/// time read>`), and records the run under the key (task, due time).
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task.
+    fn add(&self, task: Task, next_run: i64) -> BoxFuture<'_, Result<Task, ToolError>>;
+    /// Every task, newest first.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>>;
+    /// Cancels an active task; `None` when there is no such task.
+    fn cancel(&self, task_id: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>>;
+    /// Claims up to `limit` tasks due at `now`.
+    fn claim_due(&self, now: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>>;
+    /// Records how the run of `task_id` for `due` ended.
+    fn finish(
+        &self,
+        task_id: String,
+        due: i64,
+        outcome: String,
+    ) -> BoxFuture<'_, Result<(), ToolError>>;
+}
+
+/// The tasks, as the tools and the scheduler share them.
+#[derive(Clone)]
+pub struct Tasks(pub Arc<dyn TaskStore>);
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tasks")
+    }
+}
+
+/// Tasks in the demo's SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteTasks(pub Store);
+
+const COLUMNS: &str = "task_id, prompt, schedule_type, schedule_value, channel, chat_id, tier, \
+                       status, next_run, last_run, last_outcome, runs";
+
+fn rfc3339(unix: i64) -> String {
+    chrono::DateTime::from_timestamp(unix, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}
+
+fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
+    Ok(Task {
+        task_id: r.get(0)?,
+        prompt: r.get(1)?,
+        schedule_type: ScheduleType::from_stored(&r.get::<_, String>(2)?),
+        schedule_value: r.get(3)?,
+        channel: r
+            .get::<_, Option<String>>(4)?
+            .unwrap_or_else(|| LOG.to_owned()),
+        chat_id: r.get(5)?,
+        tier: r.get(6)?,
+        status: r.get(7)?,
+        next_run: r.get::<_, Option<i64>>(8)?.map(rfc3339),
+        last_run: r.get::<_, Option<i64>>(9)?.map(rfc3339),
+        last_outcome: r.get(10)?,
+        runs: r.get(11)?,
+    })
+}
+
+fn internal(e: StoreError) -> ToolError {
+    ToolError::internal(e)
+}
+
+impl TaskStore for SqliteTasks {
+    fn add(&self, task: Task, next_run: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
+        Box::pin(async move {
+            let id = task.task_id.clone();
+            self.0
+                .run(move |c| {
+                    c.execute(
+                        "INSERT INTO tasks (task_id, prompt, schedule_type, schedule_value, channel,
+                         chat_id, tier, status, next_run, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9)",
+                        params![
+                            task.task_id,
+                            task.prompt,
+                            task.schedule_type.as_str(),
+                            task.schedule_value,
+                            task.channel,
+                            task.chat_id,
+                            task.tier,
+                            next_run,
+                            store::now()
+                        ],
+                    )?;
+                    Ok(c.query_row(
+                        &format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"),
+                        params![id],
+                        task_row,
+                    )?)
+                })
+                .await
+                .map_err(internal)
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
+        Box::pin(async move {
+            self.0
+                .run(|c| {
+                    let mut statement = c.prepare(&format!(
+                        "SELECT {COLUMNS} FROM tasks ORDER BY created_at DESC, task_id"
+                    ))?;
+                    let rows = statement.query_map([], task_row)?;
+                    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                })
+                .await
+                .map_err(internal)
+        })
+    }
+
+    fn cancel(&self, task_id: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        Box::pin(async move {
+            self.0
+                .run(move |c| {
+                    c.execute(
+                        "UPDATE tasks SET status = 'cancelled', next_run = NULL
+                         WHERE task_id = ?1 AND status = 'active'",
+                        params![task_id],
+                    )?;
+                    Ok(c.query_row(
+                        &format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"),
+                        params![task_id],
+                        task_row,
+                    )
+                    .optional()?)
+                })
+                .await
+                .map_err(internal)
+        })
+    }
+
+    fn claim_due(&self, now: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
+        Box::pin(async move {
+            self.0
+                .run(move |c| {
+                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    let due: Vec<(Task, i64)> = {
+                        let mut statement = tx.prepare(&format!(
+                            "SELECT {COLUMNS}, next_run FROM tasks
+                             WHERE status = 'active' AND next_run <= ?1
+                             ORDER BY next_run LIMIT ?2"
+                        ))?;
+                        let rows = statement.query_map(
+                            params![now, i64::try_from(limit).unwrap_or(i64::MAX)],
+                            |r| Ok((task_row(r)?, r.get::<_, i64>(12)?)),
+                        )?;
+                        rows.collect::<rusqlite::Result<Vec<_>>>()?
+                    };
+                    let mut claims = Vec::new();
+                    for (task, due) in due {
+                        let schedule =
+                            Schedule::parse(task.schedule_type, &task.schedule_value, i64::MIN)
+                                .ok();
+                        let next = match (&schedule, task.schedule_type) {
+                            (_, ScheduleType::Once) | (None, _) => None,
+                            (Some(Schedule::Interval(every)), _) => {
+                                // The next after this due time, or after now when runs were missed.
+                                Some(if due + every > now { due + every } else { now + every })
+                            }
+                            (Some(s), _) => s.next_after(now),
+                        };
+                        let claimed = tx.execute(
+                            "UPDATE tasks SET next_run = ?1, last_run = ?2, runs = runs + 1,
+                             status = CASE WHEN ?1 IS NULL THEN 'done' ELSE status END
+                             WHERE task_id = ?3 AND next_run = ?4 AND status = 'active'",
+                            params![next, now, task.task_id, due],
+                        )?;
+                        if claimed == 1 {
+                            tx.execute(
+                                "INSERT INTO task_runs (task_id, due, started_at) VALUES (?1, ?2, ?3)",
+                                params![task.task_id, due, now],
+                            )?;
+                            claims.push(Claim { task, due });
+                        }
+                    }
+                    tx.commit()?;
+                    Ok(claims)
+                })
+                .await
+                .map_err(internal)
+        })
+    }
+
+    fn finish(
+        &self,
+        task_id: String,
+        due: i64,
+        outcome: String,
+    ) -> BoxFuture<'_, Result<(), ToolError>> {
+        Box::pin(async move {
+            self.0
+                .run(move |c| {
+                    c.execute(
+                        "UPDATE task_runs SET outcome = ?3, finished_at = ?4
+                         WHERE task_id = ?1 AND due = ?2",
+                        params![task_id, due, outcome, store::now()],
+                    )?;
+                    c.execute(
+                        "UPDATE tasks SET last_outcome = ?2 WHERE task_id = ?1",
+                        params![task_id, outcome],
+                    )?;
+                    Ok(())
+                })
+                .await
+                .map_err(internal)
+        })
+    }
+}
+
+/// Schedule a task: at each due time the assistant runs `prompt` and delivers its answer to
+/// the channel of the conversation that scheduled it (`log` when there is none).
+///
+/// `schedule_type` is `cron` (five fields, UTC: "0 9 * * 1-5"), `interval` ("15m", "1h",
+/// or seconds) or `once` (a future ISO-8601 time: "2026-12-24T18:00:00Z").
+#[tool(
+    annotations(destructive = false, idempotent = false),
+    tags("scheduler")
+)]
+pub async fn schedule_task(
+    tasks: State<Tasks>,
+    ctx: &CallContext,
+    /// What the assistant should do at each run
+    #[arg(length(min = 1, max = 4000))]
+    prompt: String,
+    /// cron, interval or once
+    schedule_type: ScheduleType,
+    /// The cron expression, the interval, or the time
+    #[arg(length(min = 1, max = 200))]
+    schedule_value: String,
+    /// The model tier the runs use (default: the agent's default)
+    #[arg(length(min = 1, max = 64))]
+    tier: Option<String>,
+) -> Result<Task, ToolError> {
+    let now = store::now();
+    let schedule = Schedule::parse(schedule_type, &schedule_value, now)?;
+    let Some(first) = schedule.next_after(now) else {
+        return Err(invalid(format!("`{schedule_value}` never comes due")));
+    };
+    let conversation = ctx.extension::<RunContext>();
+    let task = Task {
+        task_id: store::new_id("task").map_err(internal)?,
+        prompt,
+        schedule_type,
+        schedule_value: schedule_value.trim().to_owned(),
+        channel: conversation
+            .as_ref()
+            .and_then(|c| c.channel.clone())
+            .filter(|c| !matches!(c.as_str(), "cli" | "http"))
+            .unwrap_or_else(|| LOG.to_owned()),
+        chat_id: conversation.as_ref().and_then(|c| c.chat_id.clone()),
+        tier,
+        status: "active".to_owned(),
+        next_run: None,
+        last_run: None,
+        last_outcome: None,
+        runs: 0,
+    };
+    tasks.0.add(task, first).await
+}
+
+/// The scheduled tasks.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskList {
+    /// Every task, newest first, cancelled and finished ones included.
+    pub tasks: Vec<Task>,
+}
+
+/// List the scheduled tasks with their next and last runs.
+#[tool(annotations(read_only, idempotent), tags("scheduler"))]
+pub async fn list_tasks(tasks: State<Tasks>) -> Result<TaskList, ToolError> {
+    Ok(TaskList {
+        tasks: tasks.0.list().await?,
+    })
+}
+
+/// Cancel a scheduled task: it never runs again. Cancelling a cancelled task changes nothing.
+///
+/// Error: `not_found`.
+#[tool(annotations(destructive, idempotent), tags("scheduler"))]
+pub async fn cancel_task(
+    tasks: State<Tasks>,
+    /// The task's id, as list_tasks shows it
+    #[arg(positional, pattern = "^task_[0-9a-f]{16}$")]
+    task_id: String,
+) -> Result<Task, ToolError> {
+    tasks
+        .0
+        .cancel(task_id.clone())
+        .await?
+        .ok_or_else(|| ToolError::not_found(format!("no task `{task_id}`")))
+}
+
+/// Runs due tasks: every `tick`, claims what is due and runs each as an agent run, its answer
+/// delivered to the task's channel.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    tasks: Tasks,
+    agent: Agent,
+    channels: Channels,
+    tick: Duration,
+}
+
+impl Scheduler {
+    /// A scheduler over `tasks`, running `agent`, delivering through `channels`.
+    #[must_use]
+    pub fn new(tasks: Tasks, agent: Agent, channels: Channels, tick: Duration) -> Self {
+        Self {
+            tasks,
+            agent,
+            channels,
+            tick,
+        }
+    }
+
+    /// Runs until `shutdown` is cancelled; runs in progress then finish on their own.
+    pub async fn run(self, shutdown: CancellationToken) {
+        tracing::info!(target: "demo_app::scheduler", tick = ?self.tick, "scheduler started");
+        loop {
+            match self.tasks.0.claim_due(store::now(), 16).await {
+                Ok(claims) => {
+                    for claim in claims {
+                        tokio::spawn(self.clone().run_one(claim));
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(target: "demo_app::scheduler", error = %e.message(), "claiming due tasks failed");
+                }
+            }
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(self.tick) => {}
+            }
+        }
+    }
+
+    /// One run of a claimed task, to its end: the agent's answer, delivered, and the outcome
+    /// recorded.
+    pub async fn run_one(self, claim: Claim) {
+        let Claim { task, due } = claim;
+        let mut context = RunContext::new(task.channel.clone());
+        if let Some(chat) = &task.chat_id {
+            context = context.chat_id(chat.clone());
+        }
+        let mut run = self.agent.run(task.prompt.clone()).context(context);
+        if let Some(tier) = &task.tier {
+            run = run.tier(tier.clone());
+        }
+        let outcome = match run.await {
+            Ok(output) => match self
+                .channels
+                .deliver(&task.channel, task.chat_id.as_deref(), &output.answer)
+                .await
+            {
+                Ok(()) => "delivered".to_owned(),
+                Err(e) => format!("answered, not delivered: {}", e.message()),
+            },
+            Err(e) => format!("the run failed: {e}"),
+        };
+        tracing::info!(target: "demo_app::scheduler", task = %task.task_id, due, %outcome, "task ran");
+        if let Err(e) = self.tasks.0.finish(task.task_id, due, outcome).await {
+            tracing::error!(target: "demo_app::scheduler", error = %e.message(), "recording a run failed");
+        }
+    }
+}
