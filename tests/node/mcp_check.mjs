@@ -55,7 +55,8 @@ ok("connect", plainTransport.protocolVersion ?? "(stdio)");
 
 const { tools } = await plain.listTools();
 const names = tools.map((t) => t.name);
-check(JSON.stringify(names) === JSON.stringify(["device_add", "device_list", "device_pair", "device_revoke"]), `names ${names}`);
+const demoTools = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"];
+check(JSON.stringify(names) === JSON.stringify(demoTools), `names ${names}`);
 for (const t of tools) {
   check(t.inputSchema.type === "object" && t.outputSchema?.type === "object", `${t.name}: schema roots`);
 }

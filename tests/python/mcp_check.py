@@ -29,6 +29,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 
+# The demo app's tools, as tools/list orders them.
+DEMO_TOOLS = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"]
+
+
 def ok(name: str, detail: Any = "") -> None:
     print(f"ok {name} {detail}".rstrip(), flush=True)
 
@@ -115,7 +119,7 @@ async def demo(args: argparse.Namespace) -> None:
     # A client that cannot ask its user: destructive calls are refused.
     async with Client(server_of(args), mode=args.mode) as plain:
         ok("connect", protocol_of(plain))
-        tools = await check_listing(plain, ["device_add", "device_list", "device_pair", "device_revoke"])
+        tools = await check_listing(plain, DEMO_TOOLS)
         ann = {n: t.annotations for n, t in tools.items()}
         check(ann["device_revoke"].destructive_hint is True, "device_revoke: destructiveHint")
         check(ann["device_list"].read_only_hint is True, "device_list: readOnlyHint")

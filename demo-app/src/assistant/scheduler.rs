@@ -391,7 +391,7 @@ impl TaskStore for SqliteTasks {
 }
 
 /// Schedule a task: at each due time the assistant runs `prompt` and delivers its answer to
-/// the channel of the conversation that scheduled it (`log` when there is none).
+/// `channel`, else to the channel of the conversation that scheduled it, else to `log`.
 ///
 /// `schedule_type` is `cron` (five fields, UTC: "0 9 * * 1-5"), `interval` ("15m", "1h",
 /// or seconds) or `once` (a future ISO-8601 time: "2026-12-24T18:00:00Z").
@@ -413,6 +413,9 @@ pub async fn schedule_task(
     /// The model tier the runs use (default: the agent's default)
     #[arg(length(min = 1, max = 64))]
     tier: Option<String>,
+    /// The channel the answers go to (default: the conversation's, else log)
+    #[arg(pattern = "^[a-z0-9][a-z0-9_-]{0,31}$")]
+    channel: Option<String>,
 ) -> Result<Task, ToolError> {
     let now = store::now();
     let schedule = Schedule::parse(schedule_type, &schedule_value, now)?;
@@ -425,9 +428,8 @@ pub async fn schedule_task(
         prompt,
         schedule_type,
         schedule_value: schedule_value.trim().to_owned(),
-        channel: conversation
-            .as_ref()
-            .and_then(|c| c.channel.clone())
+        channel: channel
+            .or_else(|| conversation.as_ref().and_then(|c| c.channel.clone()))
             .filter(|c| !matches!(c.as_str(), "cli" | "http"))
             .unwrap_or_else(|| LOG.to_owned()),
         chat_id: conversation.as_ref().and_then(|c| c.chat_id.clone()),
@@ -543,5 +545,37 @@ impl Scheduler {
         if let Err(e) = self.tasks.0.finish(task.task_id, due, outcome).await {
             tracing::error!(target: "demo_app::scheduler", error = %e.message(), "recording a run failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tool_runtime::{Caller, Source};
+
+    use super::*;
+
+    /// A task scheduled from a conversation delivers to that conversation's channel and chat.
+    #[tokio::test]
+    async fn the_callers_conversation_is_the_tasks_channel() {
+        let registry = crate::registry(Store::in_memory().unwrap()).unwrap();
+        let args = serde_json::json!({
+            "prompt": "Water the plants", "schedule_type": "cron", "schedule_value": "0 7 * * *",
+        });
+        let caller =
+            Caller::new(Source::Agent).extension(RunContext::new("telegram").chat_id("chat-42"));
+        let task = registry.call("schedule_task", args.clone(), caller).await;
+        let task = task.result().unwrap();
+        assert_eq!(
+            (task["channel"].as_str(), task["chat_id"].as_str()),
+            (Some("telegram"), Some("chat-42"))
+        );
+        assert!(
+            task["next_run"].as_str().unwrap().ends_with("T07:00:00Z"),
+            "{task}"
+        );
+        let plain = registry
+            .call("schedule_task", args, Caller::new(Source::Cli))
+            .await;
+        assert_eq!(plain.result().unwrap()["channel"], LOG);
     }
 }

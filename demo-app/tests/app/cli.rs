@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::DEMO_TOOLS;
+
 /// A scratch directory of the shared kind, removed on drop; the database goes inside.
 struct Db(tool_test_support::TempDir);
 
@@ -98,10 +100,7 @@ fn listings_do_not_touch_the_database() {
     let tools = run(&db.path(), &["tools", "--json"], None);
     let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
     let names = tool_test_support::tool_names(&tools);
-    assert_eq!(
-        names,
-        ["device_add", "device_list", "device_pair", "device_revoke"]
-    );
+    assert_eq!(names, DEMO_TOOLS);
     let schema = run(
         &db.path(),
         &["schema", "device-pair", "--output-schema"],
@@ -119,15 +118,29 @@ fn tools_print_as_each_provider_takes_them() {
         assert_eq!(out.status.code(), Some(0), "{format}");
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    assert_eq!(specs("openai")[0]["function"]["name"], "device_add");
-    assert_eq!(specs("openai")[0]["function"]["strict"], true);
-    assert_eq!(specs("openai-responses")[0]["name"], "device_add");
-    assert_eq!(specs("anthropic")[1]["name"], "device_list");
+    // Each format lists the tools in the same order.
+    let at = |name: &str| DEMO_TOOLS.iter().position(|t| *t == name).unwrap();
     assert_eq!(
-        specs("gemini")[0]["functionDeclarations"][2]["name"],
+        specs("openai")[at("device_add")]["function"]["name"],
+        "device_add"
+    );
+    assert_eq!(
+        specs("openai")[at("device_add")]["function"]["strict"],
+        true
+    );
+    assert_eq!(
+        specs("openai-responses")[at("device_add")]["name"],
+        "device_add"
+    );
+    assert_eq!(specs("anthropic")[at("device_list")]["name"], "device_list");
+    assert_eq!(
+        specs("gemini")[0]["functionDeclarations"][at("device_pair")]["name"],
         "device_pair"
     );
-    assert_eq!(specs("mcp")[3]["annotations"]["destructiveHint"], true);
+    assert_eq!(
+        specs("mcp")[at("device_revoke")]["annotations"]["destructiveHint"],
+        true
+    );
 
     let lint = run(&db.path(), &["tools", "--format", "openai", "--lint"], None);
     assert_eq!(lint.status.code(), Some(0));

@@ -2,7 +2,25 @@
 //! server with the official clients. One test binary (each links separately).
 
 mod agent;
+mod assistant;
 mod cli;
 mod gateway;
 mod mcp;
 mod serve;
+
+/// The demo app's tools, in the order every listing gives them.
+pub(crate) const DEMO_TOOLS: [&str; 13] = [
+    "cancel_task",
+    "channel_add",
+    "channel_list",
+    "channel_remove",
+    "device_add",
+    "device_list",
+    "device_pair",
+    "device_revoke",
+    "host_execute",
+    "list_tasks",
+    "schedule_task",
+    "web_fetch",
+    "web_search",
+];
