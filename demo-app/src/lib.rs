@@ -17,8 +17,8 @@ pub use store::Store;
 /// The database path when neither `--db` nor `DEMO_APP_DB` is given.
 pub const DEFAULT_DB: &str = "./demo-app.db";
 
-/// Exactly the demo app's tools, listed explicitly (not through `inventory`), so a binary that
-/// links other tool crates still serves only these. The store is added by the caller.
+/// The device-pairing tools, listed explicitly (not through `inventory`), so a binary that links
+/// other tool crates still serves only these. The store is added by the caller.
 #[must_use]
 pub fn registry_builder() -> RegistryBuilder {
     Registry::builder()
@@ -27,28 +27,18 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(tools::device_pair::descriptor())
         .tool(tools::device_list::descriptor())
         .tool(tools::device_revoke::descriptor())
-        .tool(assistant::web::web_fetch::descriptor())
-        .tool(assistant::web::web_search::descriptor())
-        .tool(assistant::host::host_execute::descriptor())
-        .tool(assistant::scheduler::schedule_task::descriptor())
-        .tool(assistant::scheduler::list_tasks::descriptor())
-        .tool(assistant::scheduler::cancel_task::descriptor())
-        .tool(assistant::channels::channel_add::descriptor())
-        .tool(assistant::channels::channel_list::descriptor())
-        .tool(assistant::channels::channel_remove::descriptor())
 }
 
-/// The registry of the demo app's tools over `store`, with the embedded configuration's web,
-/// host, channel and task state.
+/// Every tool the `demo-app` binary serves: the device-pairing tools and the assistant's. Their
+/// state comes from [`assistant::install`] and the store.
+#[must_use]
+pub fn app_registry_builder() -> RegistryBuilder {
+    assistant::tools(registry_builder())
+}
+
+/// The registry of the device-pairing tools over `store`.
 pub fn registry(store: Store) -> Result<Registry, BuildError> {
-    let builder = assistant::install(
-        registry_builder(),
-        &config::Config::embedded(),
-        &store,
-        |_| None,
-    )
-    .expect("the embedded configuration is valid");
-    builder.state(store).build()
+    registry_builder().state(store).build()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use tool_runtime::cli::clap::{Arg, value_parser};
 
 fn main() -> ExitCode {
     tool_runtime::app!()
-        .registry(demo_app::registry_builder())
+        .registry(demo_app::app_registry_builder())
         .global_arg(
             Arg::new("db")
                 .long("db")

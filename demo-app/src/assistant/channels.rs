@@ -5,9 +5,10 @@
 use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::Serialize;
-use tool_runtime::guard::{CommandPolicy, GuardedClient};
+use tool_runtime::guard::CommandPolicy;
 use tool_runtime::prelude::*;
 
+use super::web::Web;
 use crate::store::{self, Store, StoreError};
 
 /// The channel that only records what it is given, always present.
@@ -18,7 +19,7 @@ pub const LOG: &str = "log";
 pub struct Channels {
     store: Store,
     commands: CommandPolicy,
-    web: GuardedClient,
+    web: Web,
 }
 
 /// A channel as stored.
@@ -58,7 +59,7 @@ fn internal(e: StoreError) -> ToolError {
 impl Channels {
     /// Channels in `store`, running commands under `commands` and webhooks through `web`.
     #[must_use]
-    pub fn new(store: Store, commands: CommandPolicy, web: GuardedClient) -> Self {
+    pub fn new(store: Store, commands: CommandPolicy, web: Web) -> Self {
         Self {
             store,
             commands,
@@ -149,6 +150,7 @@ impl Channels {
         if is_webhook(&found.command) {
             let response = self
                 .web
+                .client()?
                 .post(found.command.as_str())
                 .json(&serde_json::json!({
                     "channel": channel, "chat_id": chat_id, "message": message,
@@ -215,10 +217,10 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Channel> {
     })
 }
 
-/// Add a channel that delivers the assistant's messages: a command that gets each message on
-/// its stdin, or an http(s) URL each message is POSTed to as JSON.
+/// Add a channel that delivers the assistant's messages.
 ///
-/// The command's program must be among [channels] allowed_commands; it runs without a shell.
+/// `command` is a command line that gets each message on its stdin, or an http(s) URL each
+/// message is POSTed to as JSON. The command's program must be among [channels] allowed_commands; it runs without a shell.
 /// Errors: `conflict` (the name is taken), `forbidden` (a program or URL the guards refuse).
 #[tool(annotations(destructive = false, idempotent = false), tags("channels"))]
 pub async fn channel_add(
@@ -315,9 +317,9 @@ pub async fn channel_list(
     Ok(ChannelList { channels: list })
 }
 
-/// Remove a channel. Tasks that deliver to it then fail to deliver, saying so.
+/// Remove a channel.
 ///
-/// Error: `not_found`.
+/// Tasks that deliver to it then fail to deliver, saying so. Error: `not_found`.
 #[tool(annotations(destructive, idempotent), tags("channels"))]
 pub async fn channel_remove(
     channels: State<Channels>,
@@ -340,4 +342,111 @@ pub async fn channel_remove(
         .await
         .map_err(internal)?;
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tool_runtime::guard::UrlPolicy;
+
+    use super::*;
+
+    /// Each way a channel delivers, and what is recorded when it cannot.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn channels_deliver_by_webhook_by_command_and_to_the_log() {
+        let posted: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+        let seen = posted.clone();
+        let hook = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
+                let seen = seen.clone();
+                async move { seen.lock().unwrap().push(body) }
+            }),
+        );
+        let base = tool_test_support::serve_on_loopback(hook).await;
+        let dir = tool_test_support::TempDir::new("demo-channels");
+        let store = Store::in_memory().unwrap();
+        let web = Web::new(
+            UrlPolicy::new().allow_hosts(["127.0.0.1"]),
+            None,
+            String::new(),
+            String::new(),
+        );
+        let channels = Channels::new(store.clone(), CommandPolicy::new(["tee"]), web);
+        let out = dir.join("out.txt");
+        let registry = crate::registry_builder()
+            .tool(channel_add::descriptor())
+            .state(store)
+            .state(channels.clone())
+            .build()
+            .unwrap();
+        let add = |name: &str, command: String, enabled: bool| {
+            let args =
+                serde_json::json!({"channel_name": name, "command": command, "enabled": enabled});
+            let registry = &registry;
+            async move {
+                registry
+                    .call(
+                        "channel_add",
+                        args,
+                        tool_runtime::Caller::new(tool_runtime::Source::Internal),
+                    )
+                    .await
+            }
+        };
+        assert!(
+            add("hook", format!("{base}/hook"), true)
+                .await
+                .result()
+                .is_some()
+        );
+        assert!(
+            add("file", format!("tee {}", out.display()), true)
+                .await
+                .result()
+                .is_some()
+        );
+        assert!(
+            add("off", format!("tee {}", out.display()), false)
+                .await
+                .result()
+                .is_some()
+        );
+        let taken = add("hook", "tee x".to_owned(), true).await;
+        assert_eq!(taken.error().unwrap().kind(), "conflict");
+        let refused = add("shell", "sh -c 'echo hi'".to_owned(), true).await;
+        assert_eq!(refused.error().unwrap().kind(), "forbidden");
+        let private = add("intranet", "http://10.0.0.1/hook".to_owned(), true).await;
+        assert_eq!(
+            private.error().unwrap().details().unwrap()["rule"],
+            "private"
+        );
+
+        channels
+            .deliver("hook", Some("chat-1"), "to the hook")
+            .await
+            .unwrap();
+        channels.deliver("file", None, "to the file").await.unwrap();
+        channels.deliver(LOG, None, "to the log").await.unwrap();
+        let off = channels.deliver("off", None, "nowhere").await.unwrap_err();
+        assert_eq!(off.kind(), "channel_disabled");
+        let missing = channels.deliver("gone", None, "nowhere").await.unwrap_err();
+        assert_eq!(missing.kind(), "not_found");
+
+        assert_eq!(
+            posted.lock().unwrap().clone(),
+            [serde_json::json!({"channel": "hook", "chat_id": "chat-1", "message": "to the hook"})]
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "to the file");
+        let recorded = channels.deliveries("off").await.unwrap();
+        assert_eq!(
+            recorded[0].outcome,
+            "channel_disabled: channel `off` is disabled"
+        );
+        assert_eq!(
+            channels.deliveries(LOG).await.unwrap()[0].message,
+            "to the log"
+        );
+    }
 }

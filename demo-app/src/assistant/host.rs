@@ -70,9 +70,9 @@ fn cap(text: &str) -> (String, bool) {
     (cut, true)
 }
 
-/// Run a command on a host bridge: one allowed program with its arguments, without a shell.
+/// Run an allowed program on a host bridge, without a shell.
 ///
-/// Quoting works as in a shell ('a b', "a b"); pipes, redirections, `;`, `&&` and `$(...)` are
+/// One program with its arguments. Quoting works as in a shell ('a b', "a b"); pipes, redirections, `;`, `&&` and `$(...)` are
 /// refused. Errors: `no_bridges`, `unknown_bridge` (listing the bridges), `invalid_request`
 /// (empty command, bad quoting), `forbidden` (a program not allowed, shell syntax),
 /// `command_failed` (a non-zero exit, with its stderr), `timeout`.

@@ -21,6 +21,21 @@ use tool_runtime::registry::RegistryBuilder;
 use crate::Store;
 use crate::config::Config;
 
+/// Adds the assistant's tools to `builder`.
+#[must_use]
+pub fn tools(builder: RegistryBuilder) -> RegistryBuilder {
+    builder
+        .tool(web::web_fetch::descriptor())
+        .tool(web::web_search::descriptor())
+        .tool(host::host_execute::descriptor())
+        .tool(scheduler::schedule_task::descriptor())
+        .tool(scheduler::list_tasks::descriptor())
+        .tool(scheduler::cancel_task::descriptor())
+        .tool(channels::channel_add::descriptor())
+        .tool(channels::channel_list::descriptor())
+        .tool(channels::channel_remove::descriptor())
+}
+
 /// Adds the assistant tools' state, built from `config`, to `builder`: the web client, the host
 /// bridges, the channels and the tasks in `store`'s database. `env` reads the Brave key.
 pub fn install(
@@ -40,7 +55,7 @@ fn channels(config: &Config, store: &Store, web: &web::Web) -> channels::Channel
     channels::Channels::new(
         store.clone(),
         CommandPolicy::new(config.channels.allowed_commands.clone()),
-        web.client().clone(),
+        web.clone(),
     )
 }
 

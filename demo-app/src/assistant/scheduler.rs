@@ -390,8 +390,10 @@ impl TaskStore for SqliteTasks {
     }
 }
 
-/// Schedule a task: at each due time the assistant runs `prompt` and delivers its answer to
-/// `channel`, else to the channel of the conversation that scheduled it, else to `log`.
+/// Schedule a prompt for the assistant to run on a cron, interval or one-time schedule.
+///
+/// At each due time the assistant runs `prompt` and delivers its answer to `channel`, else to
+/// the channel of the conversation that scheduled it, else to `log`.
 ///
 /// `schedule_type` is `cron` (five fields, UTC: "0 9 * * 1-5"), `interval` ("15m", "1h",
 /// or seconds) or `once` (a future ISO-8601 time: "2026-12-24T18:00:00Z").
@@ -458,9 +460,9 @@ pub async fn list_tasks(tasks: State<Tasks>) -> Result<TaskList, ToolError> {
     })
 }
 
-/// Cancel a scheduled task: it never runs again. Cancelling a cancelled task changes nothing.
+/// Cancel a scheduled task so it never runs again.
 ///
-/// Error: `not_found`.
+/// Cancelling a cancelled task changes nothing. Error: `not_found`.
 #[tool(annotations(destructive, idempotent), tags("scheduler"))]
 pub async fn cancel_task(
     tasks: State<Tasks>,
@@ -557,7 +559,11 @@ mod tests {
     /// A task scheduled from a conversation delivers to that conversation's channel and chat.
     #[tokio::test]
     async fn the_callers_conversation_is_the_tasks_channel() {
-        let registry = crate::registry(Store::in_memory().unwrap()).unwrap();
+        let store = Store::in_memory().unwrap();
+        let config = crate::config::Config::embedded();
+        let builder =
+            crate::assistant::install(crate::app_registry_builder(), &config, &store, |_| None);
+        let registry = builder.unwrap().state(store).build().unwrap();
         let args = serde_json::json!({
             "prompt": "Water the plants", "schedule_type": "cron", "schedule_value": "0 7 * * *",
         });

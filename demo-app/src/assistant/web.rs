@@ -1,5 +1,7 @@
 //! `web_fetch` and `web_search`: pages and search results, every request under the URL guard.
 
+use std::sync::{Arc, OnceLock};
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::Secret;
@@ -19,10 +21,12 @@ const SKIPPED: [&str; 8] = [
     "script", "style", "nav", "footer", "noscript", "template", "iframe", "head",
 ];
 
-/// Where the web tools send requests, and how search is done.
+/// Where the web tools send requests, and how search is done. The HTTP client (and its TLS
+/// set-up) is made on first use, so commands that never reach the web do not pay for it.
 #[derive(Debug, Clone)]
 pub struct Web {
-    client: GuardedClient,
+    policy: UrlPolicy,
+    client: Arc<OnceLock<GuardedClient>>,
     brave_key: Option<Secret<String>>,
     brave_url: String,
     duckduckgo_url: String,
@@ -43,7 +47,7 @@ impl Web {
             None => std::time::Duration::from_secs(20),
         });
         Ok(Self::new(
-            policy.client().map_err(|e| e.message().to_owned())?,
+            policy,
             env(config
                 .brave_api_key_env
                 .as_deref()
@@ -60,26 +64,36 @@ impl Web {
         ))
     }
 
-    /// Over `client`, searching Brave with `brave_key` if given, else DuckDuckGo.
+    /// Requests under `policy`, searching Brave with `brave_key` if given, else DuckDuckGo.
     #[must_use]
     pub fn new(
-        client: GuardedClient,
+        policy: UrlPolicy,
         brave_key: Option<Secret<String>>,
         brave_url: String,
         duckduckgo_url: String,
     ) -> Self {
         Self {
-            client,
+            policy,
+            client: Arc::default(),
             brave_key,
             brave_url,
             duckduckgo_url,
         }
     }
 
-    /// The guarded client, which channels' webhooks share.
+    /// The policy every request passes.
     #[must_use]
-    pub fn client(&self) -> &GuardedClient {
-        &self.client
+    pub fn policy(&self) -> &UrlPolicy {
+        &self.policy
+    }
+
+    /// The guarded client, which channels' webhooks share; made on first use.
+    pub fn client(&self) -> Result<&GuardedClient, ToolError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let made = self.policy.client()?;
+        Ok(self.client.get_or_init(|| made))
     }
 }
 
@@ -98,10 +112,10 @@ pub struct Page {
     pub truncated: bool,
 }
 
-/// Fetch a web page and return its text: HTML as Markdown without scripts, styles, navigation
-/// and footers; other text as is.
+/// Fetch a web page as Markdown or text.
 ///
-/// Only public http(s) addresses are reached. At most 15,000 characters are returned; a longer
+/// HTML becomes Markdown without scripts, styles, navigation and footers; other text is
+/// returned as is. Only public http(s) addresses are reached. At most 15,000 characters are returned; a longer
 /// page ends with "... (truncated)" and `length` tells the full size. Binary content (images,
 /// PDFs, archives) is refused with `unsupported_media_type`.
 #[tool(annotations(read_only, open_world), tags("web"))]
@@ -111,7 +125,7 @@ pub async fn web_fetch(
     #[arg(positional, length(min = 1, max = 2048))]
     url: String,
 ) -> Result<Page, ToolError> {
-    let response = web.client.get(url).send().await?;
+    let response = web.client()?.get(url).send().await?;
     page(&response)
 }
 
@@ -252,7 +266,7 @@ async fn brave(
         description: String,
     }
     let response = web
-        .client
+        .client()?
         .get(&web.brave_url)
         .query("q", query)
         .query("count", count.to_string())
@@ -279,7 +293,7 @@ async fn brave(
 
 async fn duckduckgo(web: &Web, query: &str) -> Result<Vec<SearchResult>, ToolError> {
     let response = web
-        .client
+        .client()?
         .get(&web.duckduckgo_url)
         .query("q", query)
         .send()
