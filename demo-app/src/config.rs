@@ -395,20 +395,32 @@ impl Config {
                 }
             }
         }
-        for (name, bridge) in &self.host.bridges {
+        for name in self.host.bridges.keys() {
             if !tool_runtime::registry::is_valid_name(name) {
                 return Err(format!(
                     "[host.bridges.{name}]: a bridge name is letters, digits, `_` and `-`"
                 ));
             }
-            if let Some(bad) = bridge
-                .allowed_commands
-                .iter()
-                .chain(&self.channels.allowed_commands)
-                .find(|p| p.is_empty() || p.contains(['/', ' ']))
-            {
+        }
+        let programs = self
+            .host
+            .bridges
+            .iter()
+            .flat_map(|(name, b)| {
+                b.allowed_commands
+                    .iter()
+                    .map(move |p| (format!("host.bridges.{name}"), p))
+            })
+            .chain(
+                self.channels
+                    .allowed_commands
+                    .iter()
+                    .map(|p| ("channels".to_owned(), p)),
+            );
+        for (table, program) in programs {
+            if program.is_empty() || program.contains(['/', ' ']) {
                 return Err(format!(
-                    "allowed_commands: `{bad}` is not a program name; write names such as \"ls\", looked up on PATH"
+                    "[{table}] allowed_commands: `{program}` is not a program name; write names such as \"ls\", looked up on PATH"
                 ));
             }
         }
@@ -686,5 +698,23 @@ mod tests {
                 .contains("unknown source")
         );
         assert!(Config::parse("[limit]\n").is_err());
+        let mistakes = [
+            ("[web]\ntimeout = \"soon\"\n", "web.timeout"),
+            ("[scheduler]\ntick = \"0s\"\n", "scheduler.tick"),
+            ("[host]\ndefault_timeout = \"x\"\n", "host.default_timeout"),
+            (
+                "[host.bridges.local]\nallowed_commands = [\"/bin/ls\"]\n",
+                "[host.bridges.local]",
+            ),
+            (
+                "[channels]\nallowed_commands = [\"rm -rf\"]\n",
+                "[channels]",
+            ),
+            ("[host.bridges.local]\n", "allowed_commands"),
+        ];
+        for (text, names) in mistakes {
+            let e = Config::parse(text).unwrap_err();
+            assert!(e.contains(names), "{text}: {e}");
+        }
     }
 }
