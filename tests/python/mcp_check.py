@@ -181,7 +181,7 @@ async def demo(args: argparse.Namespace) -> None:
 async def fixture(args: argparse.Namespace) -> None:
     async with Client(server_of(args), mode=args.mode) as client:
         ok("connect", protocol_of(client))
-        own = ["add", "boom", "count", "hang", "hang_status", "numbers", "slow", "wipe"]
+        own = ["add", "boom", "count", "hang", "hang_status", "itinerary", "numbers", "slow", "wipe"]
         # The tools the official conformance suite calls (tests/src/bin/mcp-fixture/conformance.rs).
         conformance = ["json_schema_2020_12_tool", "test_audio_content", "test_elicitation",
                        "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",

@@ -4,6 +4,7 @@
 mod agent;
 mod assistant;
 mod cli;
+mod console;
 mod gateway;
 mod mcp;
 mod serve;

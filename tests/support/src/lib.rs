@@ -208,3 +208,30 @@ pub fn tool_names(listing: &serde_json::Value) -> Vec<&str> {
         .map(|t| t["name"].as_str().expect("a `name` string"))
         .collect()
 }
+
+/// Runs `node tests/node/console_check.mjs ARGS`, Playwright driving headless Chromium through
+/// a server's browser console, and asserts that it passed every check in `checks` (each step
+/// saves a screenshot in the directory given with `--shots`). Fails, saying what to install,
+/// when playwright-core, Node.js or Chromium is missing.
+///
+/// # Panics
+///
+/// When a check fails or is missing.
+pub fn console_check(args: &[&str], checks: &[&str]) {
+    let node = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node");
+    assert!(
+        node.join("node_modules/playwright-core").is_dir(),
+        "this test needs playwright-core: run the tests with `bash tests/run.sh`, or `npm ci` in tests/node"
+    );
+    let out = Command::new("node")
+        .arg(node.join("console_check.mjs"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `node` ({e}): install Node.js 18 or newer"));
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    expect_checks(&out, checks);
+}

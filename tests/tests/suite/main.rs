@@ -11,6 +11,7 @@ mod architecture;
 mod audit;
 mod cli;
 mod conformance;
+mod console;
 mod core;
 mod demo;
 mod guards;

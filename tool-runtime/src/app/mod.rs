@@ -28,6 +28,8 @@ mod agent;
 mod agent_route;
 #[cfg(feature = "cli")]
 mod command_line;
+#[cfg(feature = "http")]
+mod console;
 #[cfg(feature = "cli")]
 mod providers;
 #[cfg(feature = "http")]

@@ -30,6 +30,9 @@ pub struct RouterOptions {
     /// answers 400.
     #[cfg(feature = "agent")]
     pub agent: Option<crate::agent::Agent>,
+    /// Serve the browser console at `/` and `GET /whoami` (off by default; `serve` turns it
+    /// on).
+    pub console: bool,
 }
 
 /// The tool routes of [`http::router`], with `/mcp` (feature `mcp`: MCP over streamable HTTP,
@@ -63,9 +66,22 @@ pub fn router(registry: Arc<Registry>, options: RouterOptions) -> Router {
         ),
     );
     #[cfg(feature = "agent")]
+    let has_agent = options.agent.is_some();
+    #[cfg(not(feature = "agent"))]
+    let has_agent = false;
+    #[cfg(feature = "agent")]
     let routes = routes.route(
         "/agent",
         super::agent_route::route(options.agent, &options.http),
     );
+    let routes = if options.console {
+        routes.merge(super::console::routes(
+            registry.clone(),
+            &options.http,
+            has_agent,
+        ))
+    } else {
+        routes
+    };
     http::router_with(registry, options.http, routes)
 }

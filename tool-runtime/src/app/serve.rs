@@ -135,6 +135,7 @@ impl App {
             ),
             #[cfg(feature = "agent")]
             agent,
+            console: true,
             ..RouterOptions::default()
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {

@@ -45,8 +45,8 @@ pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option
 pub(crate) use crate::tool::context::Requester as FrontContext;
 
 /// Every request passes here once: the request id is read or made and returned on the
-/// response; with an auth file, every route but `/healthz` needs `Authorization: Bearer
-/// <token>`; axum's bare 405 gets an envelope; one line is logged.
+/// response; with an auth file, every route but `/healthz` and the console's page needs
+/// `Authorization: Bearer <token>`; axum's bare 405 gets an envelope; one line is logged.
 ///
 /// A plain tower layer rather than `middleware::from_fn`: it is on every request's path, and
 /// this costs one allocation per request where `from_fn` costs several.
@@ -228,6 +228,10 @@ impl Finish {
     }
 }
 
+/// Paths served without a token: the health check, and the browser console's page and assets,
+/// which hold no data (all the console shows comes from routes that need one).
+const PUBLIC: [&str; 4] = ["/healthz", "/", "/console.js", "/console.css"];
+
 /// The caller's identity, `None` without an auth file; or the 401 response.
 pub(super) fn authenticate(
     state: &Shared,
@@ -237,7 +241,7 @@ pub(super) fn authenticate(
     let Some(auth) = &state.options.auth else {
         return Ok(None);
     };
-    if request.uri().path() == "/healthz" {
+    if PUBLIC.contains(&request.uri().path()) {
         return Ok(None);
     }
     let token = request

@@ -25,6 +25,74 @@ pub(super) async fn list_providers(State(state): State<AppState>) -> Response {
     )
 }
 
+/// The query of `GET /audit`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditQuery {
+    /// How many calls (default 50, at most 500).
+    limit: Option<usize>,
+    /// Only this tool's calls.
+    tool: Option<String>,
+}
+
+/// Whether the caller of `ctx` may read the audit log: with authentication, callers with the
+/// role [`AUDIT_ROLE`](super::AUDIT_ROLE); without, the machine's own callers, the only ones
+/// served.
+pub(crate) fn may_read_audit(options: &super::HttpOptions, ctx: &FrontContext) -> bool {
+    options.auth.is_none()
+        || ctx
+            .identity
+            .as_ref()
+            .is_some_and(|i| i.roles.iter().any(|r| r == super::AUDIT_ROLE))
+}
+
+/// `GET /audit?limit=&tool=`: the latest calls in the audit log, newest first, as their outcome
+/// records (`{"calls": [...]}`).
+pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Request) -> Response {
+    let ctx = context_of(&mut request);
+    if !may_read_audit(&state.options, &ctx) {
+        let refused = crate::tool::error::ToolError::new(
+            crate::tool::error::kind::FORBIDDEN,
+            format!(
+                "the audit log is for callers with the role `{}`",
+                super::AUDIT_ROLE
+            ),
+        );
+        return error_response(None, refused, &ctx.id);
+    }
+    let query = request.uri().query().unwrap_or_default();
+    let query: AuditQuery = match serde_urlencoded_query(query) {
+        Ok(q) => q,
+        Err(e) => {
+            return error_response(
+                None,
+                body::invalid_request(format!("{e}; the query takes `limit` and `tool`")),
+                &ctx.id,
+            );
+        }
+    };
+    let limit = query.limit.unwrap_or(50).min(500);
+    match state.registry.recent_calls(limit, query.tool.as_deref()) {
+        Some(Ok(calls)) => json_response(StatusCode::OK, &json!({ "calls": calls })),
+        Some(Err(e)) => error_response(
+            None,
+            crate::tool::error::ToolError::new(
+                crate::tool::error::kind::UNAVAILABLE,
+                format!("the audit log cannot be read: {e}"),
+            ),
+            &ctx.id,
+        ),
+        None => error_response(
+            None,
+            crate::tool::error::ToolError::new(
+                crate::tool::error::kind::UNSUPPORTED,
+                "this server keeps no audit log",
+            ),
+            &ctx.id,
+        ),
+    }
+}
+
 pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }

@@ -9,6 +9,7 @@
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
 //! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error |
+//! | `GET /audit?limit=&tool=` | the latest calls in the audit log, for callers with the role [`AUDIT_ROLE`] |
 //!
 //! [`router_with`] puts routes of your own behind the same front layer (request id,
 //! authentication, peer rule); [`app::router`](crate::app::router) mounts MCP at `/mcp` and the
@@ -49,7 +50,12 @@ pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};
-use listing::{get_tool, healthz, list_providers, list_tools, openapi_json};
+pub(crate) use listing::may_read_audit;
+use listing::{get_tool, healthz, list_providers, list_tools, openapi_json, recent_calls};
+
+/// The role a caller needs to read the audit log (`GET /audit`) on a server with
+/// authentication.
+pub const AUDIT_ROLE: &str = "admin";
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -142,6 +148,7 @@ pub fn router_with(registry: Arc<Registry>, options: HttpOptions, yours: Router)
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
         .route("/providers", get(list_providers))
+        .route("/audit", get(recent_calls))
         .fallback(not_found)
         .with_state(state.clone())
         .merge(yours)

@@ -12,7 +12,7 @@ use crate::tool::error::{ToolError, kind};
 ///
 /// Serialises straight into one buffer, rather than through `BytesMut`'s `io::Write` as
 /// `axum::Json` does: every call's answer takes this path.
-pub(super) fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
     let mut buf = Vec::with_capacity(256);
     let status = match serde_json::to_writer(&mut buf, body) {
         Ok(()) => status,

@@ -87,7 +87,31 @@ pub trait Audit: Send + Sync + 'static {
     /// Stores one record. Returning `Ok` means the record is as durable as this sink makes it;
     /// the call waits for it. An `Err` on an intent refuses the call with `unavailable`.
     fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()>;
+
+    /// The latest `limit` outcome records (of `tool` only, if given), newest first: what the
+    /// console's activity list and `GET /audit` show. A sink that cannot read its records back
+    /// answers `Unsupported`, the default.
+    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+        let _ = (limit, tool);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this audit sink cannot be read back",
+        ))
+    }
 }
+
+impl<A: Audit + ?Sized> Audit for std::sync::Arc<A> {
+    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
+        (**self).record(record)
+    }
+
+    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+        (**self).recent(limit, tool)
+    }
+}
+
+/// How much of the end of a log [`JsonLinesAudit::recent`](Audit::recent) reads.
+const RECENT_WINDOW: u64 = 4 * 1024 * 1024;
 
 /// Runs an [`Audit`] sink as an observer of every call.
 pub(crate) struct AuditObserver<A> {
@@ -422,6 +446,36 @@ impl Audit for JsonLinesAudit {
             file.sync_data()?;
         }
         Ok(())
+    }
+
+    /// Reads the last 4 MiB of the log: older records are not listed.
+    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+        let mut tail = Vec::new();
+        {
+            let mut file = self
+                .file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let end = file.seek(SeekFrom::End(0))?;
+            file.seek(SeekFrom::Start(end.saturating_sub(RECENT_WINDOW)))?;
+            Read::by_ref(&mut *file)
+                .take(RECENT_WINDOW)
+                .read_to_end(&mut tail)?;
+        }
+        let mut found = Vec::new();
+        // Newest first; a first line cut by the window, or by a crash, does not parse.
+        for line in tail.rsplit(|&b| b == b'\n') {
+            if found.len() >= limit {
+                break;
+            }
+            let Ok(record) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if record["event"] == "outcome" && tool.is_none_or(|t| record["tool"] == t) {
+                found.push(record);
+            }
+        }
+        Ok(found)
     }
 }
 

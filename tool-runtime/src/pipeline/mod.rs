@@ -50,6 +50,8 @@ pub(crate) struct Pipeline {
     /// The rate-limit hook again, to charge calls refused for their arguments.
     pub(crate) rate_limits: Option<Arc<RateLimits>>,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
+    /// The audit sink, for reading recent calls back.
+    pub(crate) audit_log: Option<Arc<dyn crate::layers::audit::Audit>>,
     pub(crate) options: Options,
     pub(crate) confirmations: Confirmations,
 }

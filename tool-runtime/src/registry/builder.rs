@@ -30,6 +30,8 @@ pub struct RegistryBuilder {
     policies: Vec<Arc<dyn Policy>>,
     hooks: Vec<Arc<dyn CallHook>>,
     observers: Vec<Arc<dyn CallObserver>>,
+    /// The last audit sink given, read back by [`Registry::recent_calls`].
+    audit_log: Option<Arc<dyn crate::layers::audit::Audit>>,
     options: Options,
 }
 
@@ -48,6 +50,7 @@ impl Default for RegistryBuilder {
             policies: Vec::new(),
             hooks: Vec::new(),
             observers: Vec::new(),
+            audit_log: None,
             options: Options {
                 ignore_unknown_fields: false,
                 default_timeout: DEFAULT_TIMEOUT,
@@ -183,6 +186,8 @@ impl RegistryBuilder {
     /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
     #[must_use]
     pub fn audit(mut self, sink: impl crate::layers::audit::Audit) -> Self {
+        let sink = Arc::new(sink);
+        self.audit_log = Some(sink.clone());
         self.observers
             .push(Arc::new(crate::layers::audit::AuditObserver::new(sink)));
         self
@@ -305,6 +310,7 @@ impl RegistryBuilder {
                 hooks_after_confirmation: after,
                 rate_limits,
                 observers: self.observers,
+                audit_log: self.audit_log,
                 options: self.options,
                 confirmations: crate::layers::confirm::Confirmations::new(
                     self.confirmation_lifetime,

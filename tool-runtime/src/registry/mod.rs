@@ -58,6 +58,21 @@ impl Registry {
         RegistryBuilder::default()
     }
 
+    /// The latest `limit` calls in the audit log (of `tool` only, if given), newest first, as
+    /// their outcome records; `None` without an audit log (see [`Audit::recent`]).
+    ///
+    /// [`Audit::recent`]: crate::audit::Audit::recent
+    pub fn recent_calls(
+        &self,
+        limit: usize,
+        tool: Option<&str>,
+    ) -> Option<std::io::Result<Vec<serde_json::Value>>> {
+        self.pipeline
+            .audit_log
+            .as_ref()
+            .map(|log| log.recent(limit, tool))
+    }
+
     /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid

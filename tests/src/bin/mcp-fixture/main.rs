@@ -1,5 +1,5 @@
 //! Tools that exercise the edges of the front ends (progress, panics, time-outs, cancellation,
-//! non-object outputs, a destructive tool), served by the stock `App`: `mcp-fixture mcp` is
+//! non-object outputs, a destructive tool, nested input for forms), served by the stock `App`: `mcp-fixture mcp` is
 //! what `tests/tests/mcp.rs` points the official MCP client at, and `mcp-fixture serve` what
 //! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL` (or a command line, for a server on
 //! stdio), its servers also mount that MCP server as `remote` (the gateway `benches/mcp.rs`
@@ -107,6 +107,58 @@ async fn hang_status() -> HangStatus {
 async fn wipe(#[arg(length(max = 64))] target: String) -> Result<Counted, ToolError> {
     let _ = target;
     Ok(Counted { counted: 1 })
+}
+
+/// How a trip is travelled.
+#[derive(serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    /// By rail
+    Train,
+    /// By road
+    Bus,
+}
+
+/// One stop of a trip.
+#[derive(serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Stop {
+    /// The city
+    #[schemars(length(min = 1, max = 40))]
+    city: String,
+    /// Nights spent there
+    #[schemars(range(min = 1, max = 30))]
+    nights: u8,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct Trip {
+    stops: Vec<Stop>,
+    mode: Mode,
+    rail_pass: bool,
+    total_nights: u32,
+}
+
+/// Plans a trip: the stops back, with the nights added up. Its input has what a form must
+/// handle beyond flat fields: an array of objects, an enum and a boolean.
+#[tool(annotations(read_only, idempotent))]
+async fn itinerary(
+    /// The stops, in order
+    #[arg(length(min = 1, max = 10))]
+    stops: Vec<Stop>,
+    /// How to travel
+    mode: Mode,
+    /// Whether a rail pass is held
+    #[arg(default = false)]
+    rail_pass: bool,
+) -> Trip {
+    let total_nights = stops.iter().map(|s| u32::from(s.nights)).sum();
+    Trip {
+        stops,
+        mode,
+        rail_pass,
+        total_nights,
+    }
 }
 
 #[tokio::main]

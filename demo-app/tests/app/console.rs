@@ -1,0 +1,111 @@
+//! The browser console of `demo-app serve`, in real headless Chromium driven by Playwright
+//! (`tests/node/console_check.mjs`): tool lists per caller, a violation beside its field, a
+//! call's result, a destructive call cancelled then confirmed, the activity list and the chat.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tool_runtime::agent::Api;
+use tool_test_support::fake_provider::{FakeProvider, Step};
+use tool_test_support::{Served, TempDir};
+
+const KEY: &str = "sk-console-test-key-0042";
+
+fn serve(
+    dir: &Path,
+    name: &str,
+    globals: &[&str],
+    options: &[&str],
+    fake: &FakeProvider,
+) -> Served {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+    cmd.arg("--db")
+        .arg(dir.join(format!("{name}.db")))
+        .current_dir(dir)
+        .env_remove("DEMO_APP_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", &fake.base_url)
+        .args(globals)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(options)
+        .stderr(Stdio::null());
+    Served::spawn(cmd)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_in_headless_chromium() {
+    let dir = TempDir::new("console");
+    let fake = FakeProvider::start(
+        Api::OpenAiChat,
+        KEY,
+        vec![
+            Step::calls(&[("device_list", "{}")]),
+            Step::text("You have one device: browser phone, now revoked."),
+        ],
+    )
+    .await;
+    let auth = dir.join("auth.toml");
+    std::fs::write(
+        &auth,
+        "[[tokens]]\ntoken = \"t-admin\"\nprincipal = \"admin\"\nroles = [\"admin\"]\n\
+         [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n",
+    )
+    .unwrap();
+    let audit = dir.join("audit.jsonl");
+    let open = serve(dir.path(), "open", &[], &[], &fake);
+    let audit_arg = audit.to_str().unwrap();
+    let auth_arg = auth.to_str().unwrap();
+    let guarded = serve(
+        dir.path(),
+        "guarded",
+        &["--audit-log", audit_arg],
+        &["--auth-file", auth_arg],
+        &fake,
+    );
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
+    let (open_base, guarded_base) = (open.base.clone(), guarded.base.clone());
+    let shots = shots.to_str().unwrap().to_owned();
+    tokio::task::spawn_blocking(move || {
+        tool_test_support::console_check(
+            &[
+                "--open",
+                &open_base,
+                "--auth",
+                &guarded_base,
+                "--admin",
+                "t-admin",
+                "--viewer",
+                "t-viewer",
+                "--shots",
+                &shots,
+            ],
+            &[
+                "anonymous-lists-its-tools",
+                "signed-out-asks-for-a-token",
+                "viewer-sees-fewer-tools",
+                "admin-sees-every-tool",
+                "violation-beside-its-field",
+                "valid-call-shows-the-code",
+                "pair-with-a-secret-field",
+                "confirmation-cancelled-does-nothing",
+                "confirmation-confirmed-revokes",
+                "activity-shows-the-call",
+                "chat-shows-the-tool-call",
+                "narrow-window",
+                "clean",
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    // The cancelled question ran nothing: one device_revoke intent, the confirmed one.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let intents = log
+        .lines()
+        .filter(|l| l.contains(r#""event":"intent""#) && l.contains(r#""tool":"device_revoke""#))
+        .count();
+    assert_eq!(intents, 1, "{log}");
+    drop((open, guarded));
+    fake.assert_clean();
+}

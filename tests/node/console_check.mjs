@@ -1,0 +1,268 @@
+// The browser console of `demo-app serve`, driven in headless Chromium by Playwright. Each step
+// prints `ok STEP` and saves a screenshot; the first failure prints `FAILED STEP: why` and exits 1.
+//
+//   node console_check.mjs --open URL --auth URL --admin TOKEN --viewer TOKEN --shots DIR
+//   node console_check.mjs --forms URL --shots DIR
+//
+// `--open` is a demo server without authentication, `--auth` one with an auth file where TOKEN
+// `admin` has the role admin and `viewer` none; the second has an audit log and an agent.
+// `--forms` is the test fixture's server, whose `itinerary` tool takes an array of objects.
+
+import { existsSync, mkdirSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+
+const { values: opt } = parseArgs({
+  options: {
+    open: { type: "string" }, auth: { type: "string" }, admin: { type: "string" }, forms: { type: "string" },
+    viewer: { type: "string" }, shots: { type: "string" },
+  },
+});
+const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+if (!existsSync(executablePath)) {
+  console.log(`FAILED launch: no Chromium at ${executablePath}; install Debian's chromium package (apt-get install chromium) or set CHROMIUM`);
+  process.exit(1);
+}
+mkdirSync(opt.shots, { recursive: true });
+
+let step = "launch";
+let shot = 0;
+const browser = await chromium.launch({
+  executablePath,
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic"],
+});
+const failures = [];
+const fail = (why) => { throw new Error(why); };
+const check = (cond, why) => { if (!cond) fail(why); };
+
+async function visibleTools(base, token) {
+  const response = await fetch(`${base}/tools`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  return (await response.json()).tools.map((t) => t.name).sort();
+}
+
+async function listed(page) {
+  await page.waitForSelector("#tools [data-tool]");
+  return (await page.$$eval("#tools [data-tool]", (els) => els.map((e) => e.dataset.tool))).sort();
+}
+
+async function run(name, body, page) {
+  step = name;
+  await body();
+  shot += 1;
+  await page.screenshot({ path: `${opt.shots}/${String(shot).padStart(2, "0")}-${name}.png`, fullPage: true });
+  console.log(`ok ${name}`);
+}
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  // Chromium reports each 4xx answer as a console error; the calls that get them are the test's.
+  page.on("console", (m) => { if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) consoleErrors.push(m.text()); });
+  const missing = [];
+  page.on("response", (r) => { if (r.status() === 404) missing.push(r.url()); });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  const foreign = [];
+  const own = [opt.open, opt.auth, opt.forms].filter(Boolean).map((u) => new URL(u).host);
+  page.on("request", (r) => { if (!own.includes(new URL(r.url()).host)) foreign.push(r.url()); });
+  if (opt.forms) await forms(page);
+  else await demo(page);
+
+  step = "clean";
+  check(consoleErrors.length === 0, `errors in the page: ${consoleErrors.join(" | ")}`);
+  check(foreign.length === 0, `requests to other origins: ${foreign.join(", ")}`);
+  check(missing.length === 0, `not found: ${missing.join(", ")}`);
+  console.log("ok clean");
+} catch (e) {
+  failures.push(`FAILED ${step}: ${e.message}`);
+} finally {
+  await browser.close();
+}
+if (failures.length) {
+  console.log(failures.join("\n"));
+  process.exit(1);
+}
+console.log("done");
+
+/** The fixture's `itinerary`: an array of objects, an enum, a boolean, a violation deep inside. */
+async function forms(page) {
+  const stop = (i, field) => `.field[data-pointer="/stops/${i}/${field}"]`;
+  await run("nested-form", async () => {
+    await page.goto(opt.forms);
+    await page.click('[data-tool="itinerary"]');
+    const options = await page.$$eval('.field[data-pointer="/mode"] select option', (os) => os.map((o) => o.textContent));
+    check(JSON.stringify(options) === JSON.stringify(["(choose)", "train: By rail", "bus: By road"]), `mode options ${options}`);
+    check(await page.getAttribute('.field[data-pointer="/rail_pass"] input', "type") === "checkbox", "rail_pass is not a checkbox");
+    for (let i = 0; i < 3; i++) await page.click("text=Add stops item");
+    await page.fill(`${stop(0, "city")} input`, "Lyon");
+    await page.fill(`${stop(0, "nights")} input`, "2");
+    await page.fill(`${stop(1, "city")} input`, "Aosta");
+    await page.fill(`${stop(1, "nights")} input`, "9");
+    await page.fill(`${stop(2, "city")} input`, "Turin");
+    await page.fill(`${stop(2, "nights")} input`, "0");
+    await page.click("text=Remove stops 2");
+    check(await page.inputValue(`${stop(1, "city")} input`) === "Turin", "removing an item lost the values after it");
+    check(await page.$(stop(2, "city")) === null, "the removed item is still there");
+    await page.selectOption('.field[data-pointer="/mode"] select', { label: "train: By rail" });
+  }, page);
+
+  await run("nested-violation-beside-its-field", async () => {
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(`${stop(1, "nights")} .violation:not(:empty)`);
+    const said = await page.textContent(`${stop(1, "nights")} .violation`);
+    check(said.includes("minimum of 1"), `the second stop's nights say ${said}`);
+    check(await page.textContent(`${stop(0, "nights")} .violation`) === "", "the first stop got a violation");
+  }, page);
+
+  await run("nested-result-as-a-table", async () => {
+    await page.fill(`${stop(1, "nights")} input`, "3");
+    await page.check('.field[data-pointer="/rail_pass"] input');
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(".result.ok table");
+    const rows = await page.$$eval(".result.ok table tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    check(JSON.stringify(rows) === JSON.stringify([["Lyon", "2"], ["Turin", "3"]]), `rows ${JSON.stringify(rows)}`);
+    const text = await page.textContent(".result.ok");
+    check(text.includes("total_nights5") && text.includes("rail_passtrue"), `result ${text}`);
+  }, page);
+}
+
+/** The demo app: callers, a violation, a call, a confirmation, the activity and the chat. */
+async function demo(page) {
+
+  await run("anonymous-lists-its-tools", async () => {
+    const start = Date.now();
+    await page.goto(opt.open);
+    const names = await listed(page);
+    const usable = Date.now() - start;
+    const expected = await visibleTools(opt.open);
+    check(JSON.stringify(names) === JSON.stringify(expected), `listed ${names} but GET /tools has ${expected}`);
+    check((await page.textContent("#identity")).includes("Anonymous"), "identity not shown as anonymous");
+    const weight = await page.evaluate(() => performance.getEntriesByType("resource").reduce((n, e) => n + e.transferSize, 0)
+      + performance.getEntriesByType("navigation")[0].transferSize);
+    console.log(`measure first load ${weight} bytes, usable in ${usable} ms`);
+  }, page);
+
+  await run("signed-out-asks-for-a-token", async () => {
+    await page.goto(opt.auth);
+    await page.waitForSelector("#sign-in:not([hidden])");
+    check((await page.textContent("#identity")).includes("needs a token"), "no token prompt");
+  }, page);
+
+  let viewerTools;
+  await run("viewer-sees-fewer-tools", async () => {
+    await page.fill("#token", opt.viewer);
+    await page.click("#sign-in button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#identity").textContent.includes("Signed in"));
+    viewerTools = await listed(page);
+    const expected = await visibleTools(opt.auth, opt.viewer);
+    check(JSON.stringify(viewerTools) === JSON.stringify(expected), `listed ${viewerTools} but GET /tools has ${expected}`);
+    check(!viewerTools.includes("device_revoke"), "a caller without the admin role sees device_revoke");
+    check(await page.isHidden("#tab-activity"), "the activity tab is offered to a caller without the admin role");
+  }, page);
+
+  await run("admin-sees-every-tool", async () => {
+    await page.click("#sign-out");
+    await page.fill("#token", opt.admin);
+    await page.click("#sign-in button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#identity").textContent.includes("admin"));
+    const names = await listed(page);
+    const expected = await visibleTools(opt.auth, opt.admin);
+    check(JSON.stringify(names) === JSON.stringify(expected), `listed ${names} but GET /tools has ${expected}`);
+    check(names.includes("device_revoke") && names.length > viewerTools.length, "admin and viewer lists do not differ");
+    check(await page.isVisible('[data-tool="device_revoke"] .badge.destructive'), "no destructive badge");
+  }, page);
+
+  const ttl = '.field[data-pointer="/ttl_seconds"]';
+  await run("violation-beside-its-field", async () => {
+    await page.fill("#search", "device");
+    await page.click('[data-tool="device_add"]');
+    await page.fill(`${ttl} input`, "5");
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(`${ttl} .violation:not(:empty)`);
+    const said = await page.textContent(`${ttl} .violation`);
+    check(said.includes("minimum of 30"), `the TTL field says ${said}`);
+    check(await page.getAttribute(`${ttl} input`, "aria-invalid") === "true", "the TTL input is not marked invalid");
+    check((await page.textContent('.field[data-pointer="/workspace"] .violation')) === "", "a violation landed on another field");
+  }, page);
+
+  let code;
+  await run("valid-call-shows-the-code", async () => {
+    await page.fill(`${ttl} input`, "120");
+    await page.fill('.field[data-pointer="/workspace"] input', "browser");
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(".result.ok dl.tree");
+    code = await page.$eval(".result.ok dl.tree", (dl) => [...dl.children].find((c, i, all) => c.tagName === "DT" && c.textContent === "code").nextElementSibling.textContent);
+    check(/^[0-9]{6}$/.test(code), `no code in the result: ${code}`);
+    check((await page.textContent(".result .meta")).includes("req-"), "no request id shown");
+    check((await page.textContent(".result pre.command")).startsWith("demo-app call device_add --params-json"), "no command line");
+  }, page);
+
+  let device;
+  await run("pair-with-a-secret-field", async () => {
+    await page.click('[data-tool="device_pair"]');
+    check(await page.getAttribute('.field[data-pointer="/code"] input', "type") === "password", "the secret is not a password input");
+    await page.fill('.field[data-pointer="/code"] input', code);
+    await page.fill('.field[data-pointer="/device_name"] input', "browser phone");
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(".result.ok dl.tree");
+    device = await page.$eval(".result.ok dl.tree", (dl) => [...dl.children].find((c) => c.tagName === "DT" && c.textContent === "device_id").nextElementSibling.textContent);
+    check(/^dev_[0-9a-f]{16}$/.test(device), `no device id: ${device}`);
+  }, page);
+
+  const audit = async (tool) => (await (await fetch(`${opt.auth}/audit?tool=${tool}`, { headers: { authorization: `Bearer ${opt.admin}` } })).json()).calls.map((c) => c.outcome);
+  await run("confirmation-cancelled-does-nothing", async () => {
+    await page.click('[data-tool="device_revoke"]');
+    await page.fill('.field[data-pointer="/device_id"] input', device);
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector("#confirm[open]");
+    check((await page.textContent("#confirm-question")).includes(device), "the question does not name the device");
+    check((await page.textContent("#confirm-preview")).includes("browser phone"), "no dry-run preview");
+    await page.screenshot({ path: `${opt.shots}/${String(++shot).padStart(2, "0")}-confirmation-dialog.png` });
+    await page.click("#confirm-cancel");
+    await page.waitForSelector("#tool .result-area >> text=Cancelled");
+    const outcomes = await audit("device_revoke");
+    check(!outcomes.includes("ok"), `a cancelled call ran: ${outcomes}`);
+  }, page);
+
+  await run("confirmation-confirmed-revokes", async () => {
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector("#confirm[open]");
+    await page.click("#confirm-yes");
+    await page.waitForSelector(".result.ok dl.tree");
+    const revoked = await page.$eval(".result.ok dl.tree", (dl) => [...dl.children].find((c) => c.tagName === "DT" && c.textContent === "revoked_at").nextElementSibling.textContent);
+    check(/^20\d\d-/.test(revoked), `not revoked: ${revoked}`);
+    const outcomes = await audit("device_revoke");
+    check(outcomes[0] === "ok", `the audit log's latest device_revoke is ${outcomes}`);
+  }, page);
+
+  await run("activity-shows-the-call", async () => {
+    await page.click("#tab-activity");
+    await page.waitForSelector("table.activity");
+    check(await page.isHidden("#panel-tools") && await page.isHidden("#panel-chat"), "another tab's panel is still shown");
+    const rows = await page.$$eval("table.activity tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    check(rows.some((r) => r[1] === "device_revoke" && r[4] === "ok" && r[3] === "admin"), `no device_revoke by admin: ${JSON.stringify(rows.slice(0, 5))}`);
+  }, page);
+
+  await run("chat-shows-the-tool-call", async () => {
+    await page.click("#tab-chat");
+    check(await page.isHidden("#panel-tools") && await page.isHidden("#panel-activity"), "another tab's panel is still shown");
+    await page.fill("#chat-input", "Which devices do I have?");
+    await page.click("#chat-form button[type=submit]");
+    await page.waitForSelector('.chat-log .call >> text=device_list');
+    await page.waitForSelector(".chat-log .msg.assistant");
+    const said = await page.textContent(".chat-log .msg.assistant");
+    check(said.includes("browser phone"), `the answer was ${said}`);
+    check((await page.textContent(".chat-log .call")).includes("✓"), "the tool call's result is not shown");
+  }, page);
+
+  await run("narrow-window", async () => {
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.click("#tab-tools");
+    await page.click('[data-tool="device_list"]');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 1, `the page is ${overflow}px wider than a narrow window`);
+  }, page);
+
+}

@@ -1,0 +1,546 @@
+// The console: every tool the caller may see, as a form built from its input schema, run
+// through the server's own routes. No framework and no build step; nothing is written into the
+// page as HTML, every text goes in as text.
+
+const $ = (selector) => document.querySelector(selector);
+
+/** An element with attributes (`on*` are listeners, `text` its text) and children. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "text") el.textContent = value;
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+const state = { who: null, tools: [], current: null };
+
+const token = () => sessionStorage.getItem("token") || "";
+
+/** Calls the server: the status, the JSON body (or null), the time taken. */
+async function api(method, path, body) {
+  const headers = { accept: "application/json" };
+  if (token()) headers.authorization = `Bearer ${token()}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const started = performance.now();
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let json = null;
+  try {
+    json = await response.json();
+  } catch {
+    json = null;
+  }
+  return { status: response.status, body: json, ms: performance.now() - started };
+}
+
+// ---- identity and sign-in -------------------------------------------------------------------
+
+async function start() {
+  $("#sign-in").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem("token", $("#token").value.trim());
+    $("#token").value = "";
+    load();
+  });
+  $("#sign-out").addEventListener("click", () => {
+    sessionStorage.removeItem("token");
+    load();
+  });
+  $("#search").addEventListener("input", renderTools);
+  for (const tab of document.querySelectorAll('[role="tab"]')) {
+    tab.addEventListener("click", () => select(tab));
+    tab.addEventListener("keydown", (event) => {
+      if (event.key !== "ArrowRight" && event.key !== "ArrowLeft") return;
+      const tabs = [...document.querySelectorAll('[role="tab"]:not([hidden])')];
+      const next = tabs[(tabs.indexOf(tab) + (event.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+      next.focus();
+      select(next);
+    });
+  }
+  $("#activity-refresh").addEventListener("click", loadActivity);
+  $("#activity-tool").addEventListener("change", loadActivity);
+  $("#chat-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sendChat();
+  });
+  await load();
+}
+
+function select(tab) {
+  for (const other of document.querySelectorAll('[role="tab"]')) {
+    const chosen = other === tab;
+    other.setAttribute("aria-selected", String(chosen));
+    $(`#${other.getAttribute("aria-controls")}`).hidden = !chosen;
+  }
+  if (tab.id === "tab-activity") loadActivity();
+}
+
+async function load() {
+  const who = await api("GET", "/whoami");
+  const signIn = $("#sign-in");
+  if (who.status === 401) {
+    state.who = null;
+    signIn.hidden = false;
+    $("#sign-out").hidden = true;
+    $("#identity").textContent = token()
+      ? "That token was not accepted."
+      : "This server needs a token.";
+    state.tools = [];
+    renderTools();
+    return;
+  }
+  state.who = who.body;
+  document.title = `${who.body.name} console`;
+  $("#app-name").textContent = who.body.name;
+  signIn.hidden = !who.body.authenticated;
+  $("#sign-out").hidden = !token();
+  $("#identity").textContent = who.body.principal
+    ? `Signed in as ${who.body.principal}` + (who.body.roles.length ? ` (roles: ${who.body.roles.join(", ")})` : " (no roles)")
+    : "Anonymous caller on this machine";
+  $("#tab-activity").hidden = !who.body.audit;
+  $("#tab-chat").hidden = !who.body.agent;
+  const listed = await api("GET", "/tools");
+  state.tools = listed.body?.tools ?? [];
+  const filter = $("#activity-tool");
+  filter.replaceChildren(h("option", { value: "", text: "every tool" }),
+    ...state.tools.map((t) => h("option", { value: t.name, text: t.name })));
+  renderTools();
+  const again = state.current && state.tools.find((t) => t.name === state.current.name);
+  if (again) showTool(again);
+  else $("#tool").replaceChildren(h("p", { class: "hint", text: "Choose a tool." }));
+}
+
+// ---- the tool list --------------------------------------------------------------------------
+
+function badges(annotations = {}) {
+  const out = [];
+  if (annotations.read_only) out.push(h("span", { class: "badge", text: "read-only" }));
+  if (annotations.destructive) out.push(h("span", { class: "badge destructive", text: "destructive" }));
+  if (annotations.idempotent) out.push(h("span", { class: "badge", text: "idempotent" }));
+  return out;
+}
+
+function renderTools() {
+  const query = $("#search").value.trim().toLowerCase();
+  const shown = state.tools.filter((t) =>
+    !query || [t.name, t.title ?? "", ...(t.tags ?? [])].some((s) => s.toLowerCase().includes(query)));
+  const groups = new Map();
+  for (const tool of shown) {
+    const tag = tool.tags?.[0] ?? "other";
+    if (!groups.has(tag)) groups.set(tag, []);
+    groups.get(tag).push(tool);
+  }
+  const list = $("#tools");
+  list.replaceChildren(...[...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([tag, tools]) =>
+    h("section", {}, h("h3", { text: tag }), h("ul", {}, tools.map((tool) =>
+      h("li", {}, h("button", {
+        type: "button",
+        "data-tool": tool.name,
+        "aria-current": state.current?.name === tool.name ? "true" : "false",
+        onclick: () => showTool(tool),
+      }, tool.title || tool.name, badges(tool.annotations))))))));
+  if (!shown.length) list.append(h("p", { class: "hint", text: state.tools.length ? "No tool matches." : "No tools." }));
+}
+
+// ---- forms from schemas ---------------------------------------------------------------------
+
+/** The schema's type without `null`, and whether `null` was allowed. */
+function typeOf(schema) {
+  let type = schema.type;
+  let nullable = false;
+  if (Array.isArray(type)) {
+    nullable = type.includes("null");
+    type = type.find((t) => t !== "null");
+  }
+  if (!type && schema.properties) type = "object";
+  if (!type && (schema.enum || schema.oneOf)) type = "string";
+  return { type, nullable };
+}
+
+/** Values to choose from: `enum`, or a `oneOf` of constants (with their descriptions). */
+function choicesOf(schema) {
+  if (Array.isArray(schema.enum)) return schema.enum.filter((v) => v !== null).map((v) => ({ value: v, label: String(v) }));
+  if (Array.isArray(schema.oneOf) && schema.oneOf.every((s) => "const" in s)) {
+    return schema.oneOf.map((s) => ({ value: s.const, label: s.description ? `${s.const}: ${s.description}` : String(s.const) }));
+  }
+  return null;
+}
+
+function hintOf(schema, required) {
+  const parts = [];
+  if (schema.description) parts.push(schema.description);
+  const bounds = [];
+  if (schema.minimum !== undefined && schema.maximum !== undefined && schema.maximum < 1e15) bounds.push(`from ${schema.minimum} to ${schema.maximum}`);
+  else if (schema.minimum !== undefined && schema.minimum !== 0) bounds.push(`at least ${schema.minimum}`);
+  else if (schema.maximum !== undefined && schema.maximum < 1e15) bounds.push(`at most ${schema.maximum}`);
+  if (schema.minLength !== undefined || schema.maxLength !== undefined) bounds.push(`${schema.minLength ?? 0} to ${schema.maxLength ?? "any"} characters`);
+  if (schema.pattern) bounds.push(`matching ${schema.pattern}`);
+  if (schema.minItems !== undefined || schema.maxItems !== undefined) bounds.push(`${schema.minItems ?? 0} to ${schema.maxItems ?? "any"} items`);
+  if (bounds.length) parts.push(bounds.join(", "));
+  parts.push(required ? "required" : schema.default !== undefined ? `optional, default ${JSON.stringify(schema.default)}` : "optional");
+  return parts.join(" · ");
+}
+
+let nextId = 0;
+
+/**
+ * A control for one value: its element, a reader of its value (`undefined` when left empty)
+ * and a writer. Each control is registered in `fields` under its JSON pointer, where the
+ * server's violations find it.
+ */
+function control(schema, name, pointer, required, fields) {
+  const { type } = typeOf(schema);
+  const id = `f${++nextId}`;
+  const hint = h("p", { class: "hint", id: `${id}-hint`, text: hintOf(schema, required) });
+  const violation = h("p", { class: "violation", id: `${id}-error`, role: "alert" });
+  const label = h("label", { for: id, text: name });
+  const wrap = (input, get, set) => {
+    input.setAttribute("aria-describedby", `${id}-hint ${id}-error`);
+    fields.set(pointer, { input, violation });
+    return { el: h("div", { class: "field", "data-pointer": pointer }, label, input, hint, violation), get, set };
+  };
+  if (type === "object") {
+    const inner = objectControl(schema, pointer, fields);
+    const box = h("fieldset", { "data-pointer": pointer }, h("legend", { text: name }), hint, violation, inner.el);
+    fields.set(pointer, { input: box, violation });
+    return {
+      el: box,
+      get: () => { const v = inner.get(); return !required && Object.keys(v).length === 0 ? undefined : v; },
+      set: inner.set,
+    };
+  }
+  if (type === "array") return arrayControl(schema, name, pointer, required, fields, hint, violation);
+  const choices = choicesOf(schema);
+  if (choices) {
+    const select = h("select", { id, name },
+      h("option", { value: "", text: required ? "(choose)" : "(leave out)" }),
+      choices.map((c, i) => h("option", { value: String(i), text: c.label })));
+    return wrap(select, () => (select.value === "" ? undefined : choices[Number(select.value)].value),
+      (v) => { const i = choices.findIndex((c) => c.value === v); select.value = i < 0 ? "" : String(i); });
+  }
+  if (type === "boolean") {
+    if (required || schema.default !== undefined) {
+      const box = h("input", { id, name, type: "checkbox" });
+      box.checked = schema.default === true;
+      return wrap(box, () => box.checked, (v) => { box.checked = v === true; });
+    }
+    const select = h("select", { id, name }, h("option", { value: "", text: "(leave out)" }),
+      h("option", { value: "true", text: "true" }), h("option", { value: "false", text: "false" }));
+    return wrap(select, () => (select.value === "" ? undefined : select.value === "true"),
+      (v) => { select.value = v === undefined ? "" : String(v); });
+  }
+  const text = (v) => (v === undefined || v === null ? "" : String(v));
+  if (type === "integer" || type === "number") {
+    const input = h("input", {
+      id, name, type: "text", inputmode: type === "integer" ? "numeric" : "decimal",
+      placeholder: schema.default !== undefined ? `default ${schema.default}` : undefined,
+    });
+    return wrap(input, () => {
+      const raw = input.value.trim();
+      if (raw === "") return undefined;
+      const n = Number(raw);
+      return Number.isFinite(n) ? n : raw;
+    }, (v) => { input.value = text(v); });
+  }
+  const secret = schema.writeOnly || schema.format === "password";
+  const input = h("input", {
+    id, name, type: secret ? "password" : "text", autocomplete: secret ? "off" : undefined,
+    placeholder: schema.default !== undefined ? `default ${schema.default}` : undefined,
+  });
+  return wrap(input, () => (input.value === "" && !required ? undefined : input.value), (v) => { input.value = text(v); });
+}
+
+function objectControl(schema, pointer, fields) {
+  const required = new Set(schema.required ?? []);
+  const parts = Object.entries(schema.properties ?? {}).map(([key, sub]) =>
+    [key, control(sub, key, `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, required.has(key), fields)]);
+  return {
+    el: h("div", {}, parts.map(([, part]) => part.el)),
+    get: () => {
+      const value = {};
+      for (const [key, part] of parts) {
+        const v = part.get();
+        if (v !== undefined) value[key] = v;
+      }
+      return value;
+    },
+    set: (value) => { for (const [key, part] of parts) part.set(value?.[key]); },
+  };
+}
+
+/** A list of items with Add and Remove; the items are drawn again (values kept) when one goes. */
+function arrayControl(schema, name, pointer, required, fields, hint, violation) {
+  let parts = [];
+  const list = h("ol", { class: "items" });
+  const add = h("button", { type: "button", text: `Add ${name} item` });
+  const box = h("fieldset", { "data-pointer": pointer }, h("legend", { text: name }), hint, violation, list, add);
+  fields.set(pointer, { input: box, violation });
+  const render = (values) => {
+    for (const key of [...fields.keys()]) if (key.startsWith(`${pointer}/`)) fields.delete(key);
+    const items = values.map((value, i) => {
+      const part = control(schema.items ?? {}, `${name} ${i + 1}`, `${pointer}/${i}`, true, fields);
+      if (value !== undefined) part.set(value);
+      const remove = h("button", { type: "button", text: `Remove ${name} ${i + 1}`, onclick: () => {
+        const kept = parts.map((p) => p.get());
+        kept.splice(i, 1);
+        render(kept);
+      } });
+      return { part, li: h("li", {}, part.el, remove) };
+    });
+    parts = items.map((item) => item.part);
+    list.replaceChildren(...items.map((item) => item.li));
+  };
+  add.addEventListener("click", () => {
+    render([...parts.map((p) => p.get()), undefined]);
+    list.lastElementChild?.querySelector("input, select")?.focus();
+  });
+  return {
+    el: box,
+    get: () => {
+      const values = parts.map((p) => p.get()).filter((v) => v !== undefined);
+      return !required && values.length === 0 ? undefined : values;
+    },
+    set: (values) => render(Array.isArray(values) ? values : []),
+  };
+}
+
+// ---- running a tool -------------------------------------------------------------------------
+
+function showTool(tool) {
+  state.current = tool;
+  renderTools();
+  const fields = new Map();
+  const form = objectControl(tool.input_schema ?? {}, "", fields);
+  const general = h("div", { class: "violation", role: "alert" });
+  const result = h("div", { class: "result-area" });
+  const run = h("button", { type: "submit", class: tool.annotations?.destructive ? "danger" : "primary", text: `Run ${tool.name}` });
+  const el = h("form", { novalidate: true, "aria-label": tool.name, onsubmit: (event) => {
+    event.preventDefault();
+    submit(tool, form.get(), fields, general, result);
+  } },
+  h("h2", {}, tool.title || tool.name, badges(tool.annotations)),
+  h("p", { class: "hint", text: tool.name }),
+  tool.description ? h("p", { text: tool.description }) : null,
+  form.el, general, h("div", { class: "row" }, run), result);
+  $("#tool").replaceChildren(el);
+}
+
+function clearViolations(fields, general) {
+  for (const { input, violation } of fields.values()) {
+    violation.textContent = "";
+    input.removeAttribute("aria-invalid");
+  }
+  general.replaceChildren();
+}
+
+/** Puts each violation beside the field its pointer names (or the nearest enclosing one). */
+function showViolations(violations, fields, general) {
+  for (const v of violations) {
+    let pointer = v.path ?? "";
+    while (pointer && !fields.has(pointer)) pointer = pointer.slice(0, pointer.lastIndexOf("/"));
+    const missing = /"([^"]+)" is a required property|missing.*`([^`]+)`/.exec(v.message ?? "");
+    const named = missing && fields.get(`${pointer}/${missing[1] ?? missing[2]}`);
+    const field = named ?? fields.get(pointer);
+    if (field && pointer !== "" || named) {
+      field.violation.textContent = field.violation.textContent ? `${field.violation.textContent}; ${v.message}` : v.message;
+      field.input.setAttribute("aria-invalid", "true");
+    } else {
+      general.append(h("p", { text: v.path ? `${v.path}: ${v.message}` : v.message }));
+    }
+  }
+  document.querySelector('[aria-invalid="true"]')?.focus();
+}
+
+async function submit(tool, args, fields, general, result, confirmation) {
+  clearViolations(fields, general);
+  let path = `/tools/${encodeURIComponent(tool.name)}`;
+  if (confirmation) path += `?confirmation=${encodeURIComponent(confirmation)}`;
+  const answer = await api("POST", path, args);
+  const error = answer.body?.error;
+  if (error?.type === "confirmation_required" && error.details?.token) {
+    confirm(error.details, (yes) => {
+      if (yes) submit(tool, args, fields, general, result, error.details.token);
+      else result.replaceChildren(h("div", { class: "result" }, h("p", { text: "Cancelled: nothing was done." })));
+    });
+    return;
+  }
+  if (error?.type === "invalid_arguments") showViolations(error.details?.violations ?? [], fields, general);
+  result.replaceChildren(renderEnvelope(tool, args, answer));
+}
+
+function confirm(details, answer) {
+  const dialog = $("#confirm");
+  $("#confirm-question").textContent = details.question ?? "Run this destructive call?";
+  const preview = $("#confirm-preview");
+  preview.replaceChildren();
+  if (details.preview !== undefined && details.preview !== null) {
+    preview.append(h("p", { class: "hint", text: "Dry-run preview:" }), renderValue(details.preview));
+  }
+  const done = (yes) => {
+    dialog.close();
+    $("#confirm-yes").onclick = null;
+    $("#confirm-cancel").onclick = null;
+    dialog.oncancel = null;
+    answer(yes);
+  };
+  $("#confirm-yes").onclick = () => done(true);
+  $("#confirm-cancel").onclick = () => done(false);
+  dialog.oncancel = (event) => { event.preventDefault(); done(false); };
+  dialog.showModal();
+  $("#confirm-cancel").focus();
+}
+
+function shellQuote(text) {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+function renderEnvelope(tool, args, answer) {
+  const envelope = answer.body ?? {};
+  const ok = envelope.status === "ok";
+  const meta = envelope.meta ?? {};
+  const body = JSON.stringify(args);
+  const curl = `curl -s -X POST ${shellQuote(`${location.origin}/tools/${tool.name}`)} -H 'content-type: application/json'`
+    + (token() ? " -H \"authorization: Bearer $TOKEN\"" : "") + ` -d ${shellQuote(body)}`;
+  const command = `${state.who?.name ?? "app"} call ${tool.name} --params-json ${shellQuote(body)}`;
+  const copy = (label, text) => h("button", { type: "button", text: label,
+    onclick: (event) => navigator.clipboard?.writeText(text).then(() => { event.target.textContent = "Copied"; }, () => {}) });
+  return h("div", { class: `result ${ok ? "ok" : "error"}` },
+    h("h3", { text: ok ? "Result" : envelope.error?.type ?? `HTTP ${answer.status}` }),
+    h("p", { class: "meta", text: `request ${meta.request_id ?? "?"} · ${meta.duration_ms ?? Math.round(answer.ms)} ms · HTTP ${answer.status}` }),
+    ok ? renderValue(envelope.result) : h("p", { class: "error-message", text: envelope.error?.message ?? "no answer" }),
+    h("details", {}, h("summary", { text: "Raw envelope" }), h("pre", { text: JSON.stringify(envelope, null, 2) })),
+    h("details", {}, h("summary", { text: "As a command" }),
+      h("pre", { class: "curl", text: curl }), h("pre", { class: "command", text: command }),
+      h("div", { class: "row" }, copy("Copy as curl", curl), copy("Copy as command line", command))));
+}
+
+const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** A value as a readable tree: objects as term lists, arrays of objects as tables. */
+function renderValue(value) {
+  if (value === null || value === undefined) return h("span", { class: "null", text: "null" });
+  if (Array.isArray(value)) {
+    if (value.length === 0) return h("span", { class: "null", text: "(none)" });
+    if (value.every(isPlainObject)) {
+      const keys = [...new Set(value.flatMap(Object.keys))];
+      return h("table", {}, h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col", text: k })))),
+        h("tbody", {}, value.map((row) => h("tr", {}, keys.map((k) => h("td", {}, renderValue(row[k])))))));
+    }
+    return h("ul", {}, value.map((v) => h("li", {}, renderValue(v))));
+  }
+  if (isPlainObject(value)) {
+    return h("dl", { class: "tree" }, Object.entries(value).flatMap(([k, v]) => [h("dt", { text: k }), h("dd", {}, renderValue(v))]));
+  }
+  return h("span", { text: String(value) });
+}
+
+// ---- activity -------------------------------------------------------------------------------
+
+async function loadActivity() {
+  const tool = $("#activity-tool").value;
+  const answer = await api("GET", `/audit?limit=50${tool ? `&tool=${encodeURIComponent(tool)}` : ""}`);
+  const area = $("#activity");
+  if (answer.status !== 200) {
+    area.replaceChildren(h("p", { class: "violation", text: answer.body?.error?.message ?? `HTTP ${answer.status}` }));
+    return;
+  }
+  const calls = answer.body.calls;
+  if (!calls.length) {
+    area.replaceChildren(h("p", { class: "hint", text: "No calls yet." }));
+    return;
+  }
+  area.replaceChildren(h("table", { class: "activity" },
+    h("thead", {}, h("tr", {}, ["time", "tool", "source", "principal", "outcome", "ms", "request"].map((c) => h("th", { scope: "col", text: c })))),
+    h("tbody", {}, calls.map((c) => h("tr", {},
+      h("td", { text: new Date(c.time * 1000).toLocaleString() }), h("td", { text: c.tool }), h("td", { text: c.source }),
+      h("td", { text: c.principal ?? "" }), h("td", { text: c.outcome }), h("td", { text: c.duration_ms?.toFixed(1) ?? "" }),
+      h("td", { text: c.request_id }))))));
+}
+
+// ---- chat -----------------------------------------------------------------------------------
+
+let history = [];
+
+async function sendChat() {
+  const input = $("#chat-input");
+  const prompt = input.value.trim();
+  if (!prompt) return;
+  input.value = "";
+  const log = $("#chat-log");
+  log.append(h("div", { class: "msg user", text: prompt }));
+  let reply = null;
+  const calls = new Map();
+  const headers = { "content-type": "application/json", accept: "text/event-stream" };
+  if (token()) headers.authorization = `Bearer ${token()}`;
+  const response = await fetch("/agent", { method: "POST", headers, body: JSON.stringify({ prompt, history }) });
+  if (!response.ok) {
+    const body = await response.json().catch(() => null);
+    log.append(h("div", { class: "msg violation", text: body?.error?.message ?? `HTTP ${response.status}` }));
+    return;
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trimStart();
+      }
+      if (!data) continue;
+      const event = JSON.parse(data);
+      if (name === "text_delta") {
+        if (!reply) { reply = h("div", { class: "msg assistant" }); log.append(reply); }
+        reply.textContent += event.text;
+      } else if (name === "tool_call_started") {
+        reply = null;
+        const item = h("div", { class: "call", "data-call": event.id }, h("strong", { text: `→ ${event.name}` }), " ", h("code", { text: event.arguments }));
+        calls.set(event.id, { item, name: event.name, arguments: event.arguments });
+        log.append(item);
+      } else if (name === "tool_call_finished") {
+        const call = calls.get(event.result.call_id);
+        const item = call?.item ?? log.appendChild(h("div", { class: "call" }));
+        const content = event.result.content;
+        item.append(h("div", {}, event.result.is_error ? `✗ ${content?.type ?? "error"}: ${content?.message ?? ""}` : "✓ done", renderValue(event.result.is_error ? null : content)));
+        if (["confirmation_required", "confirmation_declined"].includes(content?.type)) {
+          const tool = state.tools.find((t) => t.name === event.result.name);
+          if (tool && call) {
+            item.append(h("button", { type: "button", text: `Review and confirm ${tool.name}`, onclick: () => {
+              select($("#tab-tools"));
+              showTool(tool);
+              const form = $("#tool form");
+              submit(tool, JSON.parse(call.arguments || "{}"), new Map(), form.querySelector(".violation"), form.querySelector(".result-area"));
+            } }));
+          }
+        }
+      } else if (name === "refused") {
+        log.append(h("div", { class: "msg violation", text: `refused: ${event.refusal?.message ?? ""}` }));
+      } else if (name === "finished" && event.stop !== "answered" && event.error) {
+        log.append(h("div", { class: "msg violation", text: event.error }));
+      } else if (name === "transcript") {
+        history = event.messages ?? history;
+      }
+    }
+  }
+}
+
+start();
