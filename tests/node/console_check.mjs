@@ -160,6 +160,8 @@ async function demo(page) {
     check(JSON.stringify(viewerTools) === JSON.stringify(expected), `listed ${viewerTools} but GET /tools has ${expected}`);
     check(!viewerTools.includes("device_revoke"), "a caller without the admin role sees device_revoke");
     check(await page.isHidden("#tab-activity"), "the activity tab is offered to a caller without the admin role");
+    const audit = await fetch(`${opt.auth}/audit`, { headers: { authorization: `Bearer ${opt.viewer}` } });
+    check(audit.status === 403, `GET /audit answers a caller without the admin role with ${audit.status}`);
   }, page);
 
   await run("admin-sees-every-tool", async () => {

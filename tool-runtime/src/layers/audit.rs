@@ -33,6 +33,7 @@ use sha2::{Digest, Sha256};
 
 use crate::layers::hooks::{CallObserver, CompletedCall, StartingCall};
 use crate::tool::error::{ToolError, kind};
+use crate::tool::hex;
 
 /// Strings in recorded arguments longer than this many bytes keep only their start, with their
 /// length and SHA-256.
@@ -250,13 +251,6 @@ fn cut(s: &str) -> String {
     )
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
 
 /// A call whose intent was recorded by a process that ended before its outcome was.
 #[derive(Debug, Clone, PartialEq)]
@@ -483,6 +477,51 @@ impl Audit for JsonLinesAudit {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn recent_lists_outcomes_newest_first_by_tool() {
+        let path = std::env::temp_dir().join(format!("audit-recent-{}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let log = JsonLinesAudit::open(&path).unwrap();
+        let args = json!({});
+        for (i, (event, tool)) in [
+            (AuditEvent::Intent, "a"),
+            (AuditEvent::Outcome, "a"),
+            (AuditEvent::Outcome, "b"),
+            (AuditEvent::Outcome, "a"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let call = i.to_string();
+            log.record(&AuditRecord {
+                event,
+                time: 0.0,
+                call: &call,
+                request_id: "r",
+                source: "cli",
+                principal: None,
+                tool,
+                arguments: &args,
+                outcome: (event == AuditEvent::Outcome).then_some("ok"),
+                duration_ms: None,
+                read_only: true,
+            })
+            .unwrap();
+        }
+        let calls = |limit, tool| -> Vec<String> {
+            log.recent(limit, tool)
+                .unwrap()
+                .iter()
+                .map(|r| r["call"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(calls(10, None), ["3", "2", "1"]);
+        assert_eq!(calls(10, Some("a")), ["3", "1"]);
+        assert_eq!(calls(1, None), ["3"]);
+        drop(log);
+        let _ = std::fs::remove_file(&path);
+    }
 
     #[test]
     fn long_strings_and_large_arguments_are_cut_with_length_and_hash() {

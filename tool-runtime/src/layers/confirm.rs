@@ -39,6 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::tool::definition::ToolMeta;
 use crate::tool::error::{ToolError, kind};
+use crate::tool::hex;
 
 pub use crate::tool::error::Confirmation;
 
@@ -289,13 +290,6 @@ fn digest(args: &Value) -> [u8; 32] {
     h.finalize().into()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
 
 #[cfg(test)]
 mod tests {

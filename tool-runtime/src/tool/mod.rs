@@ -14,3 +14,12 @@ pub(crate) mod parsed;
 pub mod peer;
 pub(crate) mod secret;
 pub(crate) mod state;
+
+/// Bytes as lower-case hexadecimal: digests in audit records, confirmation tokens, entity tags.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

@@ -63,8 +63,7 @@ fn assets() -> &'static [(&'static str, &'static str, String); 3] {
         ]
         .map(|(body, media)| {
             let digest = Sha256::digest(body.as_bytes());
-            let tag: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
-            (body, media, format!("\"{tag}\""))
+            (body, media, format!("\"{}\"", crate::tool::hex(&digest[..12])))
         })
     })
 }
