@@ -49,9 +49,12 @@ async function listed(page) {
 
 async function run(name, body, page) {
   step = name;
-  await body();
-  shot += 1;
-  await page.screenshot({ path: `${opt.shots}/${String(shot).padStart(2, "0")}-${name}.png`, fullPage: true });
+  try {
+    await body();
+  } finally {
+    shot += 1;
+    await page.screenshot({ path: `${opt.shots}/${String(shot).padStart(2, "0")}-${name}.png`, fullPage: true }).catch(() => {});
+  }
   console.log(`ok ${name}`);
 }
 
@@ -257,6 +260,27 @@ async function demo(page) {
     const said = await page.textContent(".chat-log .msg.assistant");
     check(said.includes("browser phone"), `the answer was ${said}`);
     check((await page.textContent(".chat-log .call")).includes("✓"), "the tool call's result is not shown");
+  }, page);
+
+  await run("chat-confirmation-in-the-page", async () => {
+    const added = await fetch(`${opt.auth}/tools/channel_add`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${opt.admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ channel_name: "alerts", command: "tee alerts.txt" }),
+    });
+    check(added.status === 200, `channel_add answered ${added.status}`);
+    await page.fill("#chat-input", "Remove the alerts channel.");
+    await page.click("#chat-form button[type=submit]");
+    await page.click("text=Review and confirm channel_remove");
+    await page.waitForSelector("#confirm[open]");
+    check(await page.isVisible("#panel-tools"), "the tools panel is not shown for the confirmation");
+    const question = await page.textContent("#confirm-question");
+    check(question === "Remove channel alerts?", `the question is ${question}`);
+    await page.click("#confirm-yes");
+    await page.waitForSelector(".result.ok dl.tree");
+    check((await page.textContent(".result.ok")).includes("alerts"), "the removed channel is not shown");
+    const left = await (await fetch(`${opt.auth}/tools/channel_list`, { method: "POST", headers: { authorization: `Bearer ${opt.admin}` } })).json();
+    check(!left.result.channels.some((c) => c.name === "alerts"), "the channel is still there");
   }, page);
 
   await run("narrow-window", async () => {

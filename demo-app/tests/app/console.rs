@@ -42,6 +42,8 @@ async fn the_console_in_headless_chromium() {
         vec![
             Step::calls(&[("device_list", "{}")]),
             Step::text("You have one device: browser phone, now revoked."),
+            Step::calls(&[("channel_remove", r#"{"channel_name":"alerts"}"#)]),
+            Step::text("Removing a channel needs your confirmation; you can give it in the page."),
         ],
     )
     .await;
@@ -50,6 +52,14 @@ async fn the_console_in_headless_chromium() {
         &auth,
         "[[tokens]]\ntoken = \"t-admin\"\nprincipal = \"admin\"\nroles = [\"admin\"]\n\
          [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n",
+    )
+    .unwrap();
+    // Destructive calls reach the agent's host (here: declined, and offered in the page), and
+    // channels may run `tee`.
+    std::fs::write(
+        dir.join("demo-app.toml"),
+        "[roles]\ndevice_revoke = [\"admin\"]\n[policy]\ndeny_destructive_for = []\n\
+         [channels]\nallowed_commands = [\"tee\"]\n",
     )
     .unwrap();
     let audit = dir.join("audit.jsonl");
@@ -92,6 +102,7 @@ async fn the_console_in_headless_chromium() {
                 "confirmation-confirmed-revokes",
                 "activity-shows-the-call",
                 "chat-shows-the-tool-call",
+                "chat-confirmation-in-the-page",
                 "narrow-window",
                 "clean",
             ],

@@ -251,7 +251,6 @@ fn cut(s: &str) -> String {
     )
 }
 
-
 /// A call whose intent was recorded by a process that ended before its outcome was.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownOutcome {

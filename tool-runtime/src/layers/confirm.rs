@@ -290,7 +290,6 @@ fn digest(args: &Value) -> [u8; 32] {
     h.finalize().into()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

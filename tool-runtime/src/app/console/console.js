@@ -317,12 +317,13 @@ function arrayControl(schema, name, pointer, required, fields, hint, violation) 
 
 // ---- running a tool -------------------------------------------------------------------------
 
-function showTool(tool) {
+/** Shows `tool`'s form; with `preset` arguments, fills it and runs the call. */
+function showTool(tool, preset) {
   state.current = tool;
   renderTools();
   const fields = new Map();
   const form = objectControl(tool.input_schema ?? {}, "", fields);
-  const general = h("div", { class: "violation", role: "alert" });
+  const general = h("div", { class: "violation general", role: "alert" });
   const result = h("div", { class: "result-area" });
   const run = h("button", { type: "submit", class: tool.annotations?.destructive ? "danger" : "primary", text: `Run ${tool.name}` });
   const el = h("form", { novalidate: true, "aria-label": tool.name, onsubmit: (event) => {
@@ -334,6 +335,10 @@ function showTool(tool) {
   tool.description ? h("p", { text: tool.description }) : null,
   form.el, general, h("div", { class: "row" }, run), result);
   $("#tool").replaceChildren(el);
+  if (preset) {
+    form.set(preset);
+    submit(tool, form.get(), fields, general, result);
+  }
 }
 
 function clearViolations(fields, general) {
@@ -524,11 +529,10 @@ async function sendChat() {
         if (["confirmation_required", "confirmation_declined"].includes(content?.type)) {
           const tool = state.tools.find((t) => t.name === event.result.name);
           if (tool && call) {
-            item.append(h("button", { type: "button", text: `Review and confirm ${tool.name}`, onclick: () => {
+            // The run went on without it; the user can make the same call here, confirming it.
+            item.append(h("button", { type: "button", class: "danger", text: `Review and confirm ${tool.name}`, onclick: () => {
               select($("#tab-tools"));
-              showTool(tool);
-              const form = $("#tool form");
-              submit(tool, JSON.parse(call.arguments || "{}"), new Map(), form.querySelector(".violation"), form.querySelector(".result-area"));
+              showTool(tool, JSON.parse(call.arguments || "{}"));
             } }));
           }
         }

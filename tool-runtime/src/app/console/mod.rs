@@ -63,7 +63,11 @@ fn assets() -> &'static [(&'static str, &'static str, String); 3] {
         ]
         .map(|(body, media)| {
             let digest = Sha256::digest(body.as_bytes());
-            (body, media, format!("\"{}\"", crate::tool::hex(&digest[..12])))
+            (
+                body,
+                media,
+                format!("\"{}\"", crate::tool::hex(&digest[..12])),
+            )
         })
     })
 }
