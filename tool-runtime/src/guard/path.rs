@@ -58,7 +58,20 @@ impl PathPolicy {
 
     /// The resolved path of an existing file or directory `path` may name.
     pub fn check(&self, path: impl AsRef<Path>) -> Result<PathBuf, ToolError> {
-        let lexical = self.lexical(path.as_ref())?;
+        self.check_in(path.as_ref(), &self.resolved_roots())
+    }
+
+    /// The roots that exist, resolved: once per check, whose steps all judge against them.
+    fn resolved_roots(&self) -> Vec<PathBuf> {
+        self.roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok())
+            .collect()
+    }
+
+    /// [`check`](Self::check) against roots already resolved.
+    fn check_in(&self, path: &Path, roots: &[PathBuf]) -> Result<PathBuf, ToolError> {
+        let lexical = self.lexical(path, roots)?;
         let resolved = lexical.canonicalize().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ToolError::not_found(format!("`{}` does not exist", lexical.display()))
@@ -66,7 +79,7 @@ impl PathPolicy {
                 ToolError::failed(format!("cannot open `{}`: {e}", lexical.display()))
             }
         })?;
-        self.inside(&resolved, &lexical)?;
+        inside(&resolved, &lexical, roots)?;
         let meta = std::fs::metadata(&resolved)
             .map_err(|e| ToolError::failed(format!("cannot open `{}`: {e}", resolved.display())))?;
         if !meta.is_file() && !meta.is_dir() {
@@ -85,16 +98,17 @@ impl PathPolicy {
     /// The path where a new file `path` names would be created: its directory must exist and
     /// resolve inside a root, and the name must not be an existing link leaving the roots.
     pub fn check_new(&self, path: impl AsRef<Path>) -> Result<PathBuf, ToolError> {
-        let lexical = self.lexical(path.as_ref())?;
+        let roots = self.resolved_roots();
+        let lexical = self.lexical(path.as_ref(), &roots)?;
         if lexical.exists() {
-            return self.check(&lexical);
+            return self.check_in(&lexical, &roots);
         }
         let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
             return Err(refuse("outside_roots", "a root itself is not a file", None));
         };
-        let parent = self.check(parent)?;
+        let parent = self.check_in(parent, &roots)?;
         let resolved = parent.join(name);
-        self.inside(&resolved, &lexical)?;
+        inside(&resolved, &lexical, &roots)?;
         Ok(resolved)
     }
 
@@ -127,7 +141,7 @@ impl PathPolicy {
     }
 
     /// The path joined to its root and with `.` and `..` applied, before any link is followed.
-    fn lexical(&self, path: &Path) -> Result<PathBuf, ToolError> {
+    fn lexical(&self, path: &Path, roots: &[PathBuf]) -> Result<PathBuf, ToolError> {
         let raw = path.as_os_str().as_encoded_bytes();
         if raw.is_empty() {
             return Err(refuse("empty", "the path is empty", None));
@@ -135,11 +149,6 @@ impl PathPolicy {
         if raw.contains(&0) {
             return Err(refuse("nul_byte", "the path holds a NUL byte", None));
         }
-        let roots: Vec<PathBuf> = self
-            .roots
-            .iter()
-            .filter_map(|r| r.canonicalize().ok())
-            .collect();
         let Some(first) = roots.first() else {
             return Err(refuse("outside_roots", "no root directory exists", None));
         };
@@ -183,23 +192,22 @@ impl PathPolicy {
         }
         Ok(lexical)
     }
+}
 
-    /// Refuses a resolved path outside every root: a link along `lexical` led out.
-    fn inside(&self, resolved: &Path, lexical: &Path) -> Result<(), ToolError> {
-        let mut roots = self.roots.iter().filter_map(|r| r.canonicalize().ok());
-        if roots.any(|r| resolved.starts_with(&r)) {
-            return Ok(());
-        }
-        Err(refuse(
-            "symlink_escape",
-            format!(
-                "`{}` leads through a symbolic link to `{}`, outside the allowed directories",
-                lexical.display(),
-                resolved.display()
-            ),
-            None,
-        ))
+/// Refuses a resolved path outside every root: a link along `lexical` led out.
+fn inside(resolved: &Path, lexical: &Path, roots: &[PathBuf]) -> Result<(), ToolError> {
+    if roots.iter().any(|r| resolved.starts_with(r)) {
+        return Ok(());
     }
+    Err(refuse(
+        "symlink_escape",
+        format!(
+            "`{}` leads through a symbolic link to `{}`, outside the allowed directories",
+            lexical.display(),
+            resolved.display()
+        ),
+        None,
+    ))
 }
 
 fn too_large(path: &Path, limit: u64) -> ToolError {

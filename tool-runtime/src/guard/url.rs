@@ -325,13 +325,12 @@ impl UrlPolicy {
         if !exempt {
             for ip in &addrs {
                 if let Some(rule) = address_rule(*ip) {
-                    return Err(refuse(
-                        rule,
+                    return Err(ToolError::new(
+                        kind::FORBIDDEN,
                         format!(
                             "`{host}` resolves to {ip}, which is not a public address ({})",
                             rule.replace('_', " ")
                         ),
-                        Some(&host),
                     )
                     .with_details(serde_json::json!({
                         "rule": rule, "host": host, "address": ip.to_string(),

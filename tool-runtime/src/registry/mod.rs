@@ -73,6 +73,13 @@ impl Registry {
             .map(|log| log.recent(limit, tool))
     }
 
+    /// Whether calls are recorded in an audit log that [`recent_calls`](Self::recent_calls)
+    /// reads, without reading it.
+    #[cfg(feature = "http")]
+    pub(crate) fn has_audit_log(&self) -> bool {
+        self.pipeline.audit_log.is_some()
+    }
+
     /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid

@@ -111,7 +111,7 @@ async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Re
             "authenticated": console.http.auth.is_some(),
             "principal": identity.map(|i| i.principal.as_str()),
             "roles": identity.map(|i| i.roles.as_slice()).unwrap_or_default(),
-            "audit": may_read_audit(&console.http, &ctx) && console.registry.recent_calls(0, None).is_some(),
+            "audit": may_read_audit(&console.http, &ctx) && console.registry.has_audit_log(),
             "agent": console.agent,
         }),
     )
