@@ -236,33 +236,38 @@ impl fmt::Display for Report {
 #[must_use]
 pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value, Vec<Finding>) {
     let meta = tool.meta();
+    let name = || ("name", Value::String(meta.name.clone().into_owned()));
+    let description = || {
+        (
+            "description",
+            Value::String(meta.description.clone().into_owned()),
+        )
+    };
     let mut findings = Vec::new();
     let spec = match target {
-        Target::Canonical => json!({
-            "name": &*meta.name,
-            "description": &*meta.description,
-            "input_schema": tool.input_schema(),
-            "output_schema": tool.output_schema(),
-        }),
+        Target::Canonical => object([
+            name(),
+            description(),
+            ("input_schema", tool.input_schema().clone()),
+            ("output_schema", tool.output_schema().clone()),
+        ]),
         Target::Mcp => mcp_tool(tool),
         Target::OpenAiChat | Target::OpenAiResponses => {
             let (schema, strict, found) =
                 lower::openai(tool.input_schema(), options.strict).into_parts(&meta.name);
             findings = found;
-            let function = json!({
-                "name": &*meta.name,
-                "description": &*meta.description,
-                "parameters": schema,
-                "strict": strict,
-            });
+            let function = [
+                name(),
+                description(),
+                ("parameters", schema),
+                ("strict", Value::Bool(strict)),
+            ];
+            let kind = ("type", Value::String("function".into()));
             if target == Target::OpenAiChat {
-                json!({"type": "function", "function": function})
+                object([kind, ("function", object(function))])
             } else {
-                let mut flat = Map::from_iter([("type".to_owned(), json!("function"))]);
-                if let Value::Object(f) = function {
-                    flat.extend(f);
-                }
-                Value::Object(flat)
+                let [n, d, p, s] = function;
+                object([kind, n, d, p, s])
             }
         }
         Target::Anthropic => {
@@ -270,18 +275,14 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
                 lower::anthropic(tool.input_schema(), options.anthropic_strict)
                     .into_parts(&meta.name);
             findings = found;
-            let mut spec = json!({
-                "name": &*meta.name,
-                "description": &*meta.description,
-                "input_schema": schema,
-            });
+            let mut spec = object([name(), description(), ("input_schema", schema)]);
             if strict {
-                spec["strict"] = json!(true);
+                spec["strict"] = Value::Bool(true);
             }
             spec
         }
         Target::Gemini => {
-            let mut spec = json!({"name": &*meta.name, "description": &*meta.description});
+            let mut spec = object([name(), description()]);
             if options.gemini_json_schema {
                 spec["parametersJsonSchema"] = lower::without_dialect(tool.input_schema());
             } else {
@@ -302,6 +303,17 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
         }
     };
     (spec, findings)
+}
+
+/// A JSON object of these members, in this order (the values moved in, not copied as `json!`
+/// would).
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// The `tools` value of one request to `target`, for these tools (normally
@@ -499,7 +511,10 @@ pub fn mcp_tool(tool: &RegisteredTool) -> Value {
     let m = tool.meta();
     let a = &m.annotations;
     // The title also goes here for clients of 2025-03-26, which know no top-level `title`.
-    let mut annotations = Map::from_iter([("title".to_owned(), json!(&*m.title))]);
+    let mut annotations = Map::from_iter([(
+        "title".to_owned(),
+        Value::String(m.title.clone().into_owned()),
+    )]);
     for (key, value) in [
         ("readOnlyHint", a.read_only),
         ("destructiveHint", a.destructive),
@@ -510,13 +525,16 @@ pub fn mcp_tool(tool: &RegisteredTool) -> Value {
             annotations.insert(key.into(), Value::Bool(v));
         }
     }
-    let mut description = json!({
-        "name": &*m.name,
-        "title": &*m.title,
-        "description": &*m.description,
-        "inputSchema": tool.input_schema(),
-        "annotations": annotations,
-    });
+    let mut description = object([
+        ("name", Value::String(m.name.clone().into_owned())),
+        ("title", Value::String(m.title.clone().into_owned())),
+        (
+            "description",
+            Value::String(m.description.clone().into_owned()),
+        ),
+        ("inputSchema", tool.input_schema().clone()),
+        ("annotations", Value::Object(annotations)),
+    ]);
     // Content blocks are the result's `content`, which no `outputSchema` describes.
     if !m.content {
         // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.

@@ -3,8 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Lowered, NEVER_STRICT, Notes, at, child, describe_away, is_object, required_of, walk_children,
-    without_dialect,
+    Lowered, Notes, Path, at, describe_away, is_object, required_of, walk_children, without_dialect,
 };
 use crate::llm::Severity;
 
@@ -24,7 +23,7 @@ pub(in crate::llm) fn anthropic(input: &Value, strict: bool) -> Lowered {
     }
     let mut schema = without_dialect(input);
     if notes.not_strict.is_empty() {
-        anthropic_walk(&mut schema, "", &mut notes);
+        anthropic_walk(&mut schema, &Path::ROOT, &mut notes);
     }
     notes.lowered(schema, input, "sent non-strict")
 }
@@ -61,15 +60,18 @@ const ANTHROPIC_KEEPS: &[&str] = &[
     "$defs",
 ];
 
-fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
+/// Whether Anthropic strict tool use keeps the keyword `k`.
+fn kept(k: &str, format_ok: bool, min_items_ok: bool) -> bool {
+    ANTHROPIC_KEEPS.contains(&k)
+        || (k == "format" && format_ok)
+        || (k == "minItems" && min_items_ok)
+}
+
+fn anthropic_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    for k in NEVER_STRICT {
-        if *k != "allOf" && obj.contains_key(*k) {
-            notes.not_strict.push(format!("`{k}` at {}", at(path)));
-        }
-    }
+    notes.never_strict(obj, path, "allOf");
     if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(
@@ -99,23 +101,21 @@ fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
         .get("minItems")
         .and_then(Value::as_u64)
         .is_some_and(|n| n <= 1);
-    let away: Vec<String> = obj
-        .keys()
-        .filter(|k| {
-            !(ANTHROPIC_KEEPS.contains(&k.as_str())
-                || (k.as_str() == "format" && format_ok)
-                || (k.as_str() == "minItems" && min_items_ok))
-        })
-        .cloned()
-        .collect();
-    let away: Vec<&str> = away.iter().map(String::as_str).collect();
-    describe_away(
-        obj,
-        &away,
-        path,
-        notes,
-        "not supported by Anthropic strict tool use",
-    );
+    if obj.keys().any(|k| !kept(k, format_ok, min_items_ok)) {
+        let away: Vec<String> = obj
+            .keys()
+            .filter(|k| !kept(k, format_ok, min_items_ok))
+            .cloned()
+            .collect();
+        let away: Vec<&str> = away.iter().map(String::as_str).collect();
+        describe_away(
+            obj,
+            &away,
+            path,
+            notes,
+            "not supported by Anthropic strict tool use",
+        );
+    }
     if is_object(obj) {
         match obj.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
@@ -125,8 +125,9 @@ fn anthropic_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
         }
         obj.insert("additionalProperties".into(), Value::Bool(false));
         if let Some(Value::Object(props)) = obj.get_mut("properties") {
+            let props_path = path.key("properties");
             for (name, prop) in props.iter_mut() {
-                anthropic_walk(prop, &child(&child(path, "properties"), name), notes);
+                anthropic_walk(prop, &props_path.key(name), notes);
             }
         }
     }

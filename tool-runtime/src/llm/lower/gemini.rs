@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Lowered, Notes, child, describe_away, required_of};
+use super::{Lowered, Notes, Path, describe_away};
 use crate::llm::Severity;
 use crate::llm::describe::add_to_description;
 
@@ -22,20 +22,15 @@ fn gemini_format(ty: &str, format: &str) -> bool {
 /// `anyOf`; what `Schema` has no field for goes into descriptions.
 pub(in crate::llm) fn gemini(input: &Value, depth: usize) -> Lowered {
     let mut notes = Notes::default();
-    let defs = input
-        .get("$defs")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
     let mut walker = Gemini {
         root: input,
-        defs: &defs,
+        defs: input.get("$defs").and_then(Value::as_object),
         depth,
         stack: Vec::new(),
         notes: &mut notes,
     };
     let schema = walker
-        .lower(input, "")
+        .lower(input, &Path::ROOT)
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
     Lowered {
         schema,
@@ -59,18 +54,38 @@ const GEMINI_KEEPS: &[&str] = &[
     "maxProperties",
 ];
 
-struct Gemini<'a> {
+struct Gemini<'a, 'n> {
     root: &'a Value,
-    defs: &'a Map<String, Value>,
+    defs: Option<&'a Map<String, Value>>,
     depth: usize,
     /// The references being expanded, outermost first.
-    stack: Vec<String>,
-    notes: &'a mut Notes,
+    stack: Vec<&'a str>,
+    notes: &'n mut Notes,
 }
 
-impl Gemini<'_> {
+/// The keywords of a canonical subschema not lowered yet, in their order: the lowered schema
+/// is built from the canonical one without copying it first.
+struct Rest<'a>(Vec<(&'a str, &'a Value)>);
+
+impl<'a> Rest<'a> {
+    fn of(schema: &'a Map<String, Value>) -> Self {
+        Rest(schema.iter().map(|(k, v)| (k.as_str(), v)).collect())
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// The keyword's value, now lowered (or dropped).
+    fn take(&mut self, key: &str) -> Option<&'a Value> {
+        let at = self.0.iter().position(|(k, _)| *k == key)?;
+        Some(self.0.remove(at).1)
+    }
+}
+
+impl<'a> Gemini<'a, '_> {
     /// The lowered subschema, or `None` when recursion was cut here.
-    fn lower(&mut self, schema: &Value, path: &str) -> Option<Value> {
+    fn lower(&mut self, schema: &'a Value, path: &Path<'_>) -> Option<Value> {
         let Some(src) = schema.as_object() else {
             return Some(json!({}));
         };
@@ -78,17 +93,18 @@ impl Gemini<'_> {
             let target = if r == "#" {
                 Some(self.root)
             } else {
-                r.strip_prefix("#/$defs/").and_then(|n| self.defs.get(n))
+                r.strip_prefix("#/$defs/")
+                    .and_then(|n| self.defs.and_then(|defs| defs.get(n)))
             };
             let Some(target) = target else {
                 self.notes
                     .add(path, Severity::Error, format!("`$ref` {r} points nowhere"));
                 return Some(json!({}));
             };
-            if self.stack.iter().filter(|s| *s == r).count() >= self.depth {
+            if self.stack.iter().filter(|s| **s == r).count() >= self.depth {
                 return None;
             }
-            self.stack.push(r.to_owned());
+            self.stack.push(r);
             let inlined = self.lower(target, path);
             self.stack.pop();
             let mut inlined = inlined?;
@@ -98,15 +114,15 @@ impl Gemini<'_> {
             }
             return Some(inlined);
         }
-        let mut obj = src.clone();
+        let mut rest = Rest::of(src);
         let mut out = Map::new();
         for k in ["$schema", "$defs", "examples", "$comment"] {
-            obj.shift_remove(k);
+            rest.take(k);
         }
-        self.types_and_unions(&mut obj, &mut out, path)?;
-        values(&mut obj, &mut out);
-        self.object(&mut obj, &mut out, path)?;
-        self.leftovers(obj, &mut out, path);
+        self.types_and_unions(&mut rest, &mut out, path)?;
+        values(&mut rest, &mut out);
+        self.object(&mut rest, &mut out, path)?;
+        self.leftovers(&mut rest, &mut out, path);
         Some(Value::Object(out))
     }
 
@@ -114,13 +130,13 @@ impl Gemini<'_> {
     /// else `anyOf`) and `anyOf` (a `null` alternative as `nullable`).
     fn types_and_unions(
         &mut self,
-        obj: &mut Map<String, Value>,
+        rest: &mut Rest<'a>,
         out: &mut Map<String, Value>,
-        path: &str,
+        path: &Path<'_>,
     ) -> Option<()> {
         // Type arrays: one type and `nullable`, or `anyOf` of each.
         let mut nullable = false;
-        match obj.shift_remove("type") {
+        match rest.take("type") {
             Some(Value::Array(types)) => {
                 let non_null: Vec<&str> = types
                     .iter()
@@ -146,15 +162,15 @@ impl Gemini<'_> {
                 );
             }
             Some(t) => {
-                out.insert("type".into(), t);
+                out.insert("type".into(), t.clone());
             }
             None => {}
         }
         // `oneOf` of string constants: a string enum.
-        if let Some(Value::Array(alts)) = obj.get("oneOf")
+        if let Some(Value::Array(alts)) = rest.get("oneOf")
             && let Some(values) = string_constants(alts)
         {
-            obj.shift_remove("oneOf");
+            rest.take("oneOf");
             out.insert("type".into(), json!("string"));
             out.insert("enum".into(), Value::Array(values));
             self.notes.add(
@@ -164,7 +180,7 @@ impl Gemini<'_> {
             );
         }
         for key in ["oneOf", "anyOf"] {
-            let Some(Value::Array(alts)) = obj.shift_remove(key) else {
+            let Some(Value::Array(alts)) = rest.take(key) else {
                 continue;
             };
             if key == "oneOf" {
@@ -174,13 +190,14 @@ impl Gemini<'_> {
                     "`oneOf` sent as `anyOf` (the alternatives exclude each other)",
                 );
             }
+            let key_path = path.key(key);
             let mut lowered = Vec::new();
             for (i, alt) in alts.iter().enumerate() {
                 if alt.get("type").and_then(Value::as_str) == Some("null") {
                     nullable = true;
                     continue;
                 }
-                lowered.push(self.lower(alt, &child(&child(path, key), &i.to_string()))?);
+                lowered.push(self.lower(alt, &key_path.index(i))?);
             }
             match lowered.len() {
                 1 => {
@@ -205,22 +222,26 @@ impl Gemini<'_> {
     /// (described), `items`.
     fn object(
         &mut self,
-        obj: &mut Map<String, Value>,
+        rest: &mut Rest<'a>,
         out: &mut Map<String, Value>,
-        path: &str,
+        path: &Path<'_>,
     ) -> Option<()> {
         // Objects: properties (an optional one that recursion cut is dropped), `required`.
-        if let Some(Value::Object(props)) = obj.shift_remove("properties") {
-            let required = required_of(obj);
-            obj.shift_remove("required");
+        if let Some(Value::Object(props)) = rest.take("properties") {
+            let required: Vec<&str> = rest
+                .take("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let props_path = path.key("properties");
             let mut lowered = Map::new();
-            for (name, prop) in &props {
-                let p = child(&child(path, "properties"), name);
+            for (name, prop) in props {
+                let p = props_path.key(name);
                 match self.lower(prop, &p) {
                     Some(v) => {
                         lowered.insert(name.clone(), v);
                     }
-                    None if required.contains(name) => return None,
+                    None if required.contains(&name.as_str()) => return None,
                     None => self.notes.add(
                         &p,
                         Severity::Warning,
@@ -233,7 +254,7 @@ impl Gemini<'_> {
             }
             let kept: Vec<Value> = required
                 .iter()
-                .filter(|r| lowered.contains_key(*r))
+                .filter(|r| lowered.contains_key(**r))
                 .map(|r| json!(r))
                 .collect();
             out.insert("properties".into(), Value::Object(lowered));
@@ -241,7 +262,7 @@ impl Gemini<'_> {
                 out.insert("required".into(), Value::Array(kept));
             }
         }
-        match obj.shift_remove("additionalProperties") {
+        match rest.take("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
             Some(Value::Bool(true)) => {
                 add_to_description(out, "an object with any keys");
@@ -264,24 +285,23 @@ impl Gemini<'_> {
                 );
             }
         }
-        if let Some(items) = obj.shift_remove("items") {
-            out.insert("items".into(), self.lower(&items, &child(path, "items"))?);
+        if let Some(items) = rest.take("items") {
+            out.insert("items".into(), self.lower(items, &path.key("items"))?);
         }
-        if obj.contains_key("prefixItems") {
+        if rest.take("prefixItems").is_some() {
             self.notes.add(
                 path,
                 Severity::Error,
                 "a tuple (`prefixItems`): Gemini cannot describe it",
             );
-            obj.shift_remove("prefixItems");
         }
         Some(())
     }
 
     /// Whatever is left has no `Schema` field: into the description, or an error when the
     /// meaning would change.
-    fn leftovers(&mut self, mut obj: Map<String, Value>, out: &mut Map<String, Value>, path: &str) {
-        obj.shift_remove("required");
+    fn leftovers(&mut self, rest: &mut Rest<'a>, out: &mut Map<String, Value>, path: &Path<'_>) {
+        rest.take("required");
         for k in [
             "allOf",
             "not",
@@ -291,7 +311,7 @@ impl Gemini<'_> {
             "dependentSchemas",
             "patternProperties",
         ] {
-            if obj.shift_remove(k).is_some() {
+            if rest.take(k).is_some() {
                 self.notes.add(
                     path,
                     Severity::Error,
@@ -301,62 +321,66 @@ impl Gemini<'_> {
                 );
             }
         }
-        let rest: Vec<String> = obj.keys().cloned().collect();
-        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-        if !rest.is_empty() {
-            let mut removed = obj.clone();
-            if let Some(d) = out.get("description") {
-                removed.insert("description".into(), d.clone());
-            }
-            describe_away(
-                &mut removed,
-                &rest,
-                path,
-                self.notes,
-                "no field in Gemini's `Schema`",
-            );
-            if let Some(d) = removed.shift_remove("description") {
-                out.insert("description".into(), d);
-            }
+        if rest.0.is_empty() {
+            return;
+        }
+        let keys: Vec<&str> = rest.0.iter().map(|(k, _)| *k).collect();
+        let mut removed: Map<String, Value> = rest
+            .0
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).clone()))
+            .collect();
+        if let Some(d) = out.get("description") {
+            removed.insert("description".into(), d.clone());
+        }
+        describe_away(
+            &mut removed,
+            &keys,
+            path,
+            self.notes,
+            "no field in Gemini's `Schema`",
+        );
+        if let Some(d) = removed.shift_remove("description") {
+            out.insert("description".into(), d);
         }
     }
 }
 
 /// `const` and `enum` (only strings), `format` (those `Schema` knows), and the keywords
 /// `Schema` has fields for.
-fn values(obj: &mut Map<String, Value>, out: &mut Map<String, Value>) {
-    if let Some(Value::String(c)) = obj.get("const") {
+fn values(rest: &mut Rest<'_>, out: &mut Map<String, Value>) {
+    if let Some(Value::String(c)) = rest.get("const") {
         out.insert("enum".into(), json!([c]));
-        obj.shift_remove("const");
+        rest.take("const");
         out.entry("type").or_insert(json!("string"));
     }
-    if let Some(Value::Array(values)) = obj.get("enum") {
+    if let Some(Value::Array(values)) = rest.get("enum") {
         if values.iter().all(Value::is_string) {
             out.insert("enum".into(), Value::Array(values.clone()));
-            obj.shift_remove("enum");
+            rest.take("enum");
         } else if values.iter().filter(|v| !v.is_null()).all(Value::is_string) {
             out.insert(
                 "enum".into(),
                 Value::Array(values.iter().filter(|v| v.is_string()).cloned().collect()),
             );
             out.insert("nullable".into(), json!(true));
-            obj.shift_remove("enum");
+            rest.take("enum");
         }
     }
-    if let Some(f) = obj.get("format").and_then(Value::as_str) {
+    if let Some(f) = rest.get("format").and_then(Value::as_str) {
         let ty = out.get("type").and_then(Value::as_str).unwrap_or_default();
         if gemini_format(ty, f) {
             out.insert("format".into(), json!(f));
-            obj.shift_remove("format");
+            rest.take("format");
         }
     }
     for k in GEMINI_KEEPS {
-        if let Some(v) = obj.shift_remove(*k) {
-            out.insert((*k).to_owned(), v);
+        if let Some(v) = rest.take(k) {
+            out.insert((*k).to_owned(), v.clone());
         }
     }
-    if let Some(d) = obj.shift_remove("description") {
-        out.insert("description".into(), d);
+    if let Some(d) = rest.take("description") {
+        out.insert("description".into(), d.clone());
     }
 }
 

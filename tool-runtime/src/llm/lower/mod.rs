@@ -10,6 +10,8 @@ mod anthropic;
 mod gemini;
 mod openai;
 
+use std::fmt::{self, Write as _};
+
 use serde_json::{Map, Value};
 
 use super::describe::{add_to_description, phrases};
@@ -54,8 +56,22 @@ struct Notes {
 }
 
 impl Notes {
-    fn add(&mut self, path: &str, severity: Severity, message: impl Into<String>) {
-        self.notes.push((path.to_owned(), severity, message.into()));
+    fn add(&mut self, path: &Path<'_>, severity: Severity, message: impl Into<String>) {
+        self.notes
+            .push((path.to_string(), severity, message.into()));
+    }
+
+    /// Records each keyword of `obj` that no strict form accepts (but `allowed`).
+    fn never_strict(&mut self, obj: &Map<String, Value>, path: &Path<'_>, allowed: &str) {
+        let refused = |k: &str| k != allowed && NEVER_STRICT.contains(&k);
+        if !obj.keys().any(|k| refused(k)) {
+            return;
+        }
+        for k in NEVER_STRICT {
+            if refused(k) && obj.contains_key(*k) {
+                self.not_strict.push(format!("`{k}` at {}", at(path)));
+            }
+        }
     }
 
     /// The strict `schema` with its notes when nothing kept it from being strict; else the
@@ -84,7 +100,7 @@ impl Notes {
 fn describe_away(
     schema: &mut Map<String, Value>,
     keys: &[&str],
-    path: &str,
+    path: &Path<'_>,
     notes: &mut Notes,
     why: &str,
 ) {
@@ -125,18 +141,70 @@ fn list(keys: &[&str]) -> String {
         .join(", ")
 }
 
-fn child(path: &str, segment: &str) -> String {
-    let mut out = String::with_capacity(path.len() + segment.len() + 1);
-    out.push_str(path);
-    out.push('/');
-    for c in segment.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            c => out.push(c),
+/// Where a subschema sits in the canonical input schema: a JSON Pointer, written out only
+/// when a note is taken there (most subschemas get none).
+#[derive(Clone, Copy)]
+pub(super) struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    segment: Segment<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> Path<'a> {
+    /// The schema itself (`""`).
+    pub(super) const ROOT: Path<'static> = Path {
+        parent: None,
+        segment: Segment::Root,
+    };
+
+    /// The member `key` of the subschema here.
+    fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Key(key),
         }
     }
-    out
+
+    /// The item `index` of the array here.
+    fn index(&'a self, index: usize) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Index(index),
+        }
+    }
+
+    fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(parent) = self.parent {
+            parent.fmt(f)?;
+        }
+        match self.segment {
+            Segment::Root => Ok(()),
+            Segment::Index(i) => write!(f, "/{i}"),
+            Segment::Key(key) => {
+                f.write_char('/')?;
+                for c in key.chars() {
+                    match c {
+                        '~' => f.write_str("~0")?,
+                        '/' => f.write_str("~1")?,
+                        c => f.write_char(c)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Keywords no strict form accepts: a schema using them is sent non-strict.
@@ -171,23 +239,27 @@ pub(super) fn without_dialect(input: &Value) -> Value {
 
 /// Calls `f` on every direct subschema of `obj` but `properties` (handled by the caller):
 /// `items`, `anyOf`/`oneOf` alternatives, `$defs`, `additionalProperties` schemas.
-fn walk_children(obj: &mut Map<String, Value>, path: &str, f: &mut dyn FnMut(&mut Value, &str)) {
+fn walk_children(
+    obj: &mut Map<String, Value>,
+    path: &Path<'_>,
+    f: &mut dyn FnMut(&mut Value, &Path<'_>),
+) {
     for (key, value) in obj.iter_mut() {
         match key.as_str() {
-            "items" | "additionalProperties" if value.is_object() => f(value, &child(path, key)),
+            "items" | "additionalProperties" if value.is_object() => f(value, &path.key(key)),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(alts) = value {
-                    let p = child(path, key);
+                    let p = path.key(key);
                     for (i, alt) in alts.iter_mut().enumerate() {
-                        f(alt, &child(&p, &i.to_string()));
+                        f(alt, &p.index(i));
                     }
                 }
             }
             "$defs" => {
                 if let Value::Object(defs) = value {
-                    let p = child(path, key);
+                    let p = path.key(key);
                     for (name, def) in defs.iter_mut() {
-                        f(def, &child(&p, name));
+                        f(def, &p.key(name));
                     }
                 }
             }
@@ -200,10 +272,10 @@ fn is_object(obj: &Map<String, Value>) -> bool {
     obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties")
 }
 
-fn at(path: &str) -> String {
-    if path.is_empty() {
+fn at(path: &Path<'_>) -> String {
+    if path.is_root() {
         "the root".into()
     } else {
-        path.to_owned()
+        path.to_string()
     }
 }

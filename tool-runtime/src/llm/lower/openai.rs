@@ -1,11 +1,11 @@
 //! OpenAI function tools (Chat Completions and Responses): strict mode's schema subset, and
 //! the size limits a strict schema must keep within.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{
-    Lowered, NEVER_STRICT, Notes, admits_null, at, child, describe_away, is_object, required_of,
-    walk_children, without_dialect,
+    Lowered, NEVER_STRICT, Notes, Path, admits_null, at, describe_away, is_object, walk_children,
+    without_dialect,
 };
 use crate::llm::Severity;
 
@@ -61,22 +61,23 @@ pub(in crate::llm) fn openai(input: &Value, strict: bool) -> Lowered {
     }
     let mut notes = Notes::default();
     let mut schema = without_dialect(input);
-    openai_walk(&mut schema, "", &mut notes);
+    openai_walk(&mut schema, &Path::ROOT, &mut notes);
     let mut sizes = Sizes::default();
     sizes.measure(&schema, 0);
     notes.not_strict.extend(sizes.over_openai_limits());
     notes.lowered(schema, input, "sent with `strict: false`")
 }
 
-fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
+/// Whether OpenAI strict mode keeps the keyword `k` (`format` is judged by its value).
+fn kept(k: &str) -> bool {
+    OPENAI_KEEPS.contains(&k) || NEVER_STRICT.contains(&k) || k == "format"
+}
+
+fn openai_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    for k in NEVER_STRICT {
-        if obj.contains_key(*k) {
-            notes.not_strict.push(format!("`{k}` at {}", at(path)));
-        }
-    }
+    notes.never_strict(obj, path, "");
     if let Some(f) = obj.get("format").and_then(Value::as_str)
         && !OPENAI_FORMATS.contains(&f)
     {
@@ -88,23 +89,17 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
             "a format OpenAI strict mode does not support",
         );
     }
-    let away: Vec<String> = obj
-        .keys()
-        .filter(|k| {
-            !(OPENAI_KEEPS.contains(&k.as_str())
-                || NEVER_STRICT.contains(&k.as_str())
-                || k.as_str() == "format")
-        })
-        .cloned()
-        .collect();
-    let away: Vec<&str> = away.iter().map(String::as_str).collect();
-    describe_away(
-        obj,
-        &away,
-        path,
-        notes,
-        "not supported in OpenAI strict mode",
-    );
+    if obj.keys().any(|k| !kept(k)) {
+        let away: Vec<String> = obj.keys().filter(|k| !kept(k)).cloned().collect();
+        let away: Vec<&str> = away.iter().map(String::as_str).collect();
+        describe_away(
+            obj,
+            &away,
+            path,
+            notes,
+            "not supported in OpenAI strict mode",
+        );
+    }
     if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(
@@ -121,13 +116,21 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
                 .push(format!("a map (`additionalProperties`) at {}", at(path))),
         }
         obj.insert("additionalProperties".into(), Value::Bool(false));
-        let required: Vec<String> = required_of(obj);
+        // Taken out while the properties are walked, and replaced in place by all of them.
+        let required = obj.get_mut("required").map(std::mem::take);
+        let is_required = |name: &str| {
+            required
+                .as_ref()
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.iter().any(|n| n == name))
+        };
         if let Some(Value::Object(props)) = obj.get_mut("properties") {
             let mut all = Vec::with_capacity(props.len());
+            let props_path = path.key("properties");
             for (name, prop) in props.iter_mut() {
-                let p = child(&child(path, "properties"), name);
+                let p = props_path.key(name);
                 openai_walk(prop, &p, notes);
-                if !required.contains(name) {
+                if !is_required(name) {
                     make_nullable(prop);
                     notes.add(
                         &p,
@@ -139,8 +142,8 @@ fn openai_walk(schema: &mut Value, path: &str, notes: &mut Notes) {
             }
             obj.insert("required".into(), Value::Array(all));
         } else {
-            obj.insert("properties".into(), json!({}));
-            obj.insert("required".into(), json!([]));
+            obj.insert("properties".into(), Value::Object(Map::new()));
+            obj.insert("required".into(), Value::Array(Vec::new()));
         }
     }
     walk_children(obj, path, &mut |v, p| openai_walk(v, p, notes));
