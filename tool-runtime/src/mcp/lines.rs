@@ -164,31 +164,27 @@ where
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let value: Value = match serde_json::from_slice(&line) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.answer_error(
-                        &Value::Null,
-                        -32700,
-                        &format!("parse error: the line is not JSON: {e}"),
-                    );
+            // A well-formed message is read straight into the SDK's type; only a line that
+            // is not one is read again as JSON, to answer it as precisely as it deserves.
+            let parsed = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
+                Ok(message) => Ok(message),
+                Err(_) => classify(&line),
+            };
+            let message = match parsed {
+                Ok(message) => message,
+                Err(Some(refusal)) => {
+                    self.answer_error(&refusal.id, refusal.code, &refusal.message);
                     continue;
                 }
+                Err(None) => continue,
             };
-            let id = match value.get("id") {
-                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            let method = value
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
-                Ok(rmcp::model::JsonRpcMessage::Request(request)) => {
+            match message {
+                rmcp::model::JsonRpcMessage::Request(request) => {
                     if let rmcp::model::ClientRequest::CustomRequest(custom) = &request.request
                         && METHODS.contains(&custom.method.as_str())
                     {
                         let message = format!("invalid params for `{}`", custom.method);
+                        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
                         self.answer_error(&id, -32602, &message);
                         continue;
                     }
@@ -206,30 +202,63 @@ where
                     }
                     return Some(rmcp::model::JsonRpcMessage::Request(request));
                 }
-                Ok(other) if !self.started => {
+                other if !self.started => {
                     tracing::debug!(target: "tool_runtime::mcp", "passed over a message before the first request: {other:?}");
                 }
-                Ok(other) => return Some(other),
-                Err(e) => {
-                    let (code, message) = match &method {
-                        Some(m) if METHODS.contains(&m.as_str()) => {
-                            (-32602, format!("invalid params for `{m}`: {e}"))
-                        }
-                        _ => (
-                            -32600,
-                            format!("invalid request: not a JSON-RPC 2.0 message: {e}"),
-                        ),
-                    };
-                    // A notification (no id) is never answered.
-                    if id.is_null() && method.is_some() {
-                        tracing::debug!(target: "tool_runtime::mcp", "passed over an invalid notification: {message}");
-                        continue;
-                    }
-                    self.answer_error(&id, code, &message);
-                }
+                other => return Some(other),
             }
         }
     }
+}
+
+/// The answer a bad line gets.
+struct Refusal {
+    /// The line's own id, or `null` when it has no usable one.
+    id: Value,
+    /// The JSON-RPC error code.
+    code: i64,
+    message: String,
+}
+
+/// A line the SDK's type does not read directly: the message after all (read through a JSON
+/// value, which tolerates what a direct read does not, such as a repeated key), or the answer
+/// it gets, or `None` when it is passed over unanswered (an invalid notification).
+fn classify(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<Refusal>> {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Some(Refusal {
+                id: Value::Null,
+                code: -32700,
+                message: format!("parse error: the line is not JSON: {e}"),
+            }));
+        }
+    };
+    let id = match value.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value).map_err(|e| {
+        let (code, message) = match &method {
+            Some(m) if METHODS.contains(&m.as_str()) => {
+                (-32602, format!("invalid params for `{m}`: {e}"))
+            }
+            _ => (
+                -32600,
+                format!("invalid request: not a JSON-RPC 2.0 message: {e}"),
+            ),
+        };
+        // A notification (no id) is never answered.
+        if id.is_null() && method.is_some() {
+            tracing::debug!(target: "tool_runtime::mcp", "passed over an invalid notification: {message}");
+            return None;
+        }
+        Some(Refusal { id, code, message })
+    })
 }
 
 impl<R, W> rmcp::transport::Transport<RoleServer> for Lines<R, W>
