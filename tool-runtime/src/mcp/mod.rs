@@ -466,7 +466,8 @@ fn describe(tool: &RegisteredTool) -> Tool {
 
 fn success(value: Value, wrapped: bool) -> CallToolResult {
     let structured = if wrapped {
-        json!({ "result": value })
+        // Moved in: `json!` would copy the value.
+        Value::Object(serde_json::Map::from_iter([("result".to_owned(), value)]))
     } else {
         value
     };

@@ -61,7 +61,6 @@ impl McpServer {
         limits: SessionLimits,
         shutdown: CancellationToken,
     ) -> MethodRouter<S> {
-        use tower::ServiceExt;
         let runtime = tokio::runtime::Handle::try_current().ok();
         // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
         let sessions = if runtime.is_some() {
@@ -71,7 +70,10 @@ impl McpServer {
         };
         let posts = Arc::new(drain::Posts::default());
         let open = BoundedSessions::new(limits);
-        let service = self.http_service(hosts, body_limit, open.clone(), sessions.clone());
+        // Shared, and called through `handle`: the SDK's `Service::call` copies the service
+        // (its configuration's host lists with it) on every request.
+        let service =
+            Arc::new(self.http_service(hosts, body_limit, open.clone(), sessions.clone()));
         if let Some(runtime) = runtime {
             let posts = posts.clone();
             runtime.spawn(async move {
@@ -106,8 +108,8 @@ impl McpServer {
                 {
                     return Ok(no_room(id, max));
                 }
-                let (response, refused) = refused_for_room(service.oneshot(request)).await;
-                let response = response?;
+                // Boxed as the SDK's own `call` boxes it: the future is large.
+                let (response, refused) = refused_for_room(Box::pin(service.handle(request))).await;
                 if refused && let Some(id) = &initialize {
                     return Ok(no_room(id, max));
                 }
