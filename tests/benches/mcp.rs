@@ -1,13 +1,38 @@
-//! `cargo bench -p tool-tests --bench mcp` (needs the venv of `tests/run.sh`, for the peer)
+//! `cargo bench -p tool-tests --bench mcp` (needs the venv of `tests/run.sh`, for the Python
+//! peer)
 //!
 //! `tools/call` of a small tool (`add`) over MCP streamable HTTP: our server
-//! (`mcp-fixture serve`, a release build) against the same tool served by the official Python
-//! SDK's `MCPServer` (`tests/python/mcp_bench_server.py`, uvicorn), both as separate processes
-//! on loopback with their default transport settings (sessions, SSE responses) and no request
-//! logging, driven by the same client from this process, alternately, in one run:
+//! (`mcp-fixture serve`, a release build) against the same tool served by two peers, all as
+//! separate processes on loopback with no request logging (ours with `RUST_LOG=warn`: its
+//! default access log writes one line per request; `MCP_BENCH_ACCESS_LOG=1` keeps it, to
+//! measure its cost), driven by the same client from this
+//! process, alternately, round after round:
+//!
+//! - the official Rust SDK alone, `rmcp` with its own macros (`tests/peers/rmcp-add`, with our
+//!   server's transport settings: its module comment lists them), for what our server costs on
+//!   top of the SDK it is built on. A package of its own outside the workspace (rmcp's
+//!   `macros` feature is no dependency of ours), built here on first use with `cargo build
+//!   --release --manifest-path tests/peers/rmcp-add/Cargo.toml --target-dir TARGET/peers`;
+//! - the official Python SDK's `MCPServer` (`tests/python/mcp_bench_server.py`, uvicorn), with
+//!   its default transport settings (sessions, SSE responses).
+//!
+//! Each server, each round:
 //!
 //! - sequential: one session, one call at a time; latency percentiles;
-//! - concurrent: `SESSIONS` sessions calling in a loop for `SECONDS`; calls per second.
+//! - concurrent: `SESSIONS` sessions calling in a loop for `SECONDS`; calls per second, and from
+//!   `/proc/PID` the serving process's CPU time (user and system) during the phase divided by
+//!   the calls made, and its resident memory: idle (`VmRSS` before any call) and peak (`VmHWM`
+//!   after the load, so the highest since the process started; sessions are never closed by the
+//!   client, so it holds every session of the rounds before).
+//!
+//! Against the rmcp peer, ours over its: throughput per round and the median of those ratios,
+//! the median of the per-round ratios of CPU per call and of idle memory, and the ratio of the
+//! highest peaks. Against the Python peer, the best throughput of the rounds over its best.
+//!
+//! `cargo bench -p tool-tests --bench mcp -- rmcp` measures our server and the rmcp peer only,
+//! over 5 rounds (`RMCP_ROUNDS`) instead of 2; `-- rmcp-stdio` the same two over stdio (`mcp-fixture mcp`,
+//! `rmcp-add stdio`): the client starts the server, one session per phase, the concurrent
+//! callers pipelined on it, and the figures of that session's process, idle once initialized.
 //!
 //! `cargo bench -p tool-tests --bench mcp -- gateway` measures instead what our server costs as
 //! a gateway: `echo` of the reference server `server-everything` (npm, `tests/node`; over
@@ -15,11 +40,13 @@
 //! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), by the same client, alternately.
 //! `-- gateway-stdio` does the same over stdio: the client starts `server-everything stdio`, or
 //! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it;
-//! and our server's own `add` on stdio, for what our server alone costs per call.
+//! and our server's own `add` on stdio, for what our server alone costs per call. The process
+//! figures there are of the process the client talks to (without the server a gateway mounts).
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -29,15 +56,79 @@ const SEQUENTIAL: usize = 2000;
 const SESSIONS: usize = 32;
 const SECONDS: u64 = 5;
 const ROUNDS: usize = 2;
+/// Rounds of `-- rmcp` and `-- rmcp-stdio`, whose one ratio is the point.
+const RMCP_ROUNDS: usize = 5;
 const PROTOCOL: &str = "2025-11-25";
 
-/// A server under test: how to reach it, its process if it runs apart from its sessions (killed
-/// when dropped), and the name of the tool measured there.
+/// What a run measures, from the arguments after `--`.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Ours, the rmcp peer and the Python peer, over streamable HTTP.
+    Peers,
+    /// Ours and the rmcp peer, over streamable HTTP.
+    Rmcp,
+    /// Ours and the rmcp peer, over stdio.
+    RmcpStdio,
+    /// `server-everything` directly and through our gateway, over streamable HTTP.
+    Gateway,
+    /// The same over stdio, and ours alone.
+    GatewayStdio,
+}
+
+impl Mode {
+    fn from_args() -> Self {
+        let given = |name: &str| std::env::args().any(|a| a == name);
+        if given("gateway-stdio") {
+            Mode::GatewayStdio
+        } else if given("gateway") {
+            Mode::Gateway
+        } else if given("rmcp-stdio") {
+            Mode::RmcpStdio
+        } else if given("rmcp") {
+            Mode::Rmcp
+        } else {
+            Mode::Peers
+        }
+    }
+
+    fn stdio(self) -> bool {
+        matches!(self, Mode::RmcpStdio | Mode::GatewayStdio)
+    }
+
+    fn rounds(self) -> usize {
+        match self {
+            Mode::Rmcp | Mode::RmcpStdio => RMCP_ROUNDS,
+            _ => ROUNDS,
+        }
+    }
+
+    /// The servers, in the order each round runs them: for every mode but the gateways, ours
+    /// first and the rmcp peer second.
+    fn servers(self) -> Vec<Server> {
+        match self {
+            Mode::Peers => vec![ours(), rmcp(), python()],
+            Mode::Rmcp => vec![ours(), rmcp()],
+            Mode::RmcpStdio => vec![ours_stdio(), rmcp_stdio()],
+            Mode::Gateway => {
+                let direct = everything();
+                let through = gateway(&direct);
+                vec![direct, through]
+            }
+            Mode::GatewayStdio => vec![everything_stdio(), gateway_stdio(), ours_stdio()],
+        }
+    }
+}
+
+/// A server under test: how to reach it, the name of the tool measured there, and its process
+/// if it runs apart from its sessions.
 struct Server {
     name: &'static str,
     transport: Transport,
     tool: &'static str,
-    _process: Box<dyn std::any::Any>,
+    /// The process serving every session (over HTTP), to read figures from.
+    process: Option<Process>,
+    /// What holds that process, killed when dropped.
+    _owned: Box<dyn std::any::Any>,
 }
 
 enum Transport {
@@ -48,6 +139,39 @@ enum Transport {
 }
 
 impl Server {
+    /// A server on streamable HTTP in a process of its own, `pid`, idle so far.
+    fn http(
+        name: &'static str,
+        url: String,
+        tool: &'static str,
+        pid: u32,
+        owned: impl std::any::Any,
+    ) -> Self {
+        Server {
+            name,
+            transport: Transport::Http(url),
+            tool,
+            process: Some(Process::idle(pid)),
+            _owned: Box::new(owned),
+        }
+    }
+
+    /// A server on stdio: started by each session.
+    fn stdio(
+        name: &'static str,
+        command: Vec<String>,
+        env: Vec<(String, String)>,
+        tool: &'static str,
+    ) -> Self {
+        Server {
+            name,
+            transport: Transport::Stdio(command, env),
+            tool,
+            process: None,
+            _owned: Box::new(()),
+        }
+    }
+
     fn url(&self) -> &str {
         match &self.transport {
             Transport::Http(url) => url,
@@ -56,19 +180,151 @@ impl Server {
     }
 }
 
+/// A serving process, read from `/proc/PID`, and its resident memory when it was still idle.
+#[derive(Clone, Copy)]
+struct Process {
+    pid: u32,
+    idle_kib: u64,
+}
+
+impl Process {
+    /// `pid`, which has answered no call yet.
+    fn idle(pid: u32) -> Self {
+        Process {
+            pid,
+            idle_kib: memory_kib(pid, "VmRSS"),
+        }
+    }
+
+    /// The CPU time it has used, user and system (`utime` and `stime`).
+    fn cpu(self) -> Duration {
+        let path = format!("/proc/{}/stat", self.pid);
+        let stat = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // After the command name (in parentheses, which may hold spaces) the fields go on from
+        // the third, `state`: `utime` is the 14th, `stime` the 15th.
+        let fields: Vec<&str> = stat[stat.rfind(')').expect("a command name") + 2..]
+            .split(' ')
+            .collect();
+        let ticks = |i: usize| fields[i].parse::<u64>().expect("clock ticks");
+        Duration::from_nanos((ticks(11) + ticks(12)) * 1_000_000_000 / clock_ticks())
+    }
+
+    /// Its highest resident memory so far (`VmHWM`).
+    fn peak_kib(self) -> u64 {
+        memory_kib(self.pid, "VmHWM")
+    }
+}
+
+/// The kernel's clock ticks per second, in which `/proc/PID/stat` counts CPU time.
+fn clock_ticks() -> u64 {
+    static TICKS: OnceLock<u64> = OnceLock::new();
+    *TICKS.get_or_init(|| {
+        let out = Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .expect("getconf runs");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("getconf CLK_TCK prints a number")
+    })
+}
+
+/// A memory figure of `/proc/PID/status` (`VmRSS`, `VmHWM`), in KiB.
+fn memory_kib(pid: u32, field: &str) -> u64 {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    status
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(field)?
+                .strip_prefix(':')?
+                .trim()
+                .strip_suffix(" kB")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no {field} in {path}"))
+}
+
+fn mib(kib: u64) -> f64 {
+    f64::from(u32::try_from(kib).expect("under 4 TiB")) / 1024.0
+}
+
+/// `RUST_LOG` for our HTTP server: its default writes one access-log line per request, which
+/// the peers do not; `MCP_BENCH_ACCESS_LOG=1` keeps it, to measure what it costs.
+fn our_log_filter() -> &'static str {
+    if std::env::var("MCP_BENCH_ACCESS_LOG").is_ok_and(|v| v == "1") {
+        tool_runtime::cli::logging::DEFAULT_FILTER
+    } else {
+        "warn"
+    }
+}
+
 fn ours() -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
-        .env_remove("RUST_LOG")
+        .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
     let served = tool_test_support::Served::spawn(command);
-    Server {
-        name: "tool-runtime (rmcp)",
-        transport: Transport::Http(format!("{}/mcp", served.base)),
-        tool: "add",
-        _process: Box::new(served),
-    }
+    Server::http(
+        "ours (tool-runtime)",
+        format!("{}/mcp", served.base),
+        "add",
+        served.child.id(),
+        served,
+    )
+}
+
+/// The rmcp peer's binary (`tests/peers/rmcp-add`), built now if it is not up to date, in
+/// `peers/` under the workspace's target directory.
+fn rmcp_binary() -> PathBuf {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = tests.parent().expect("tests/ is in the workspace");
+    // A relative `CARGO_TARGET_DIR` is taken from the workspace's root.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), |dir| workspace.join(dir))
+        .join("peers");
+    let manifest = tests.join("peers/rmcp-add/Cargo.toml");
+    let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    build
+        .args(["build", "--release", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target);
+    println!("building the rmcp peer: {build:?}");
+    let status = build
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build the rmcp peer ({build:?}): {e}"));
+    assert!(
+        status.success(),
+        "building the rmcp peer (tests/peers/rmcp-add) failed ({status}); cargo's errors are above. The command: {build:?}"
+    );
+    target.join("release/rmcp-add")
+}
+
+/// The same `add` on rmcp alone, over streamable HTTP.
+fn rmcp() -> Server {
+    let mut command = Command::new(rmcp_binary());
+    command.env_remove("RUST_LOG").stderr(Stdio::null());
+    let served = tool_test_support::Served::spawn(command);
+    Server::http(
+        "rmcp alone (macros)",
+        format!("{}/mcp", served.base),
+        "add",
+        served.child.id(),
+        served,
+    )
+}
+
+/// The same `add` on rmcp alone, over stdio.
+fn rmcp_stdio() -> Server {
+    let command = vec![
+        rmcp_binary().to_string_lossy().into_owned(),
+        "stdio".to_owned(),
+    ];
+    Server::stdio("rmcp alone (macros)", command, Vec::new(), "add")
 }
 
 /// The Python server prints no `listening on` line: it is polled until it accepts.
@@ -83,11 +339,7 @@ impl Drop for Killed {
 
 fn python() -> Server {
     let python = tool_test_support::python_with("mcp");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_bench_server.py");
     let child = Command::new(python)
@@ -97,17 +349,14 @@ fn python() -> Server {
         .stderr(Stdio::null())
         .spawn()
         .expect("start the Python MCPServer");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the Python server did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Server {
-        name: "Python SDK MCPServer",
-        transport: Transport::Http(format!("http://127.0.0.1:{port}/mcp")),
-        tool: "add",
-        _process: Box::new(Killed(child)),
-    }
+    wait_for(port, "the Python server");
+    Server::http(
+        "Python SDK MCPServer",
+        format!("http://127.0.0.1:{port}/mcp"),
+        "add",
+        child.id(),
+        Killed(child),
+    )
 }
 
 /// A free port on loopback, polled until a server listens on it.
@@ -140,12 +389,7 @@ fn everything_script() -> String {
 /// `server-everything` on stdio, called directly.
 fn everything_stdio() -> Server {
     let command = vec!["node".to_owned(), everything_script(), "stdio".to_owned()];
-    Server {
-        name: "server-everything",
-        transport: Transport::Stdio(command, Vec::new()),
-        tool: "echo",
-        _process: Box::new(()),
-    }
+    Server::stdio("server-everything", command, Vec::new(), "echo")
 }
 
 /// `mcp-fixture mcp` on stdio, mounting `server-everything` on stdio: the same `echo`, through
@@ -156,12 +400,12 @@ fn gateway_stdio() -> Server {
         "mcp".to_owned(),
     ];
     let mount = format!("node {} stdio", everything_script());
-    Server {
-        name: "through our gateway",
-        transport: Transport::Stdio(command, vec![("MCP_FIXTURE_MOUNT".to_owned(), mount)]),
-        tool: "remote-echo",
-        _process: Box::new(()),
-    }
+    Server::stdio(
+        "through our gateway",
+        command,
+        vec![("MCP_FIXTURE_MOUNT".to_owned(), mount)],
+        "remote-echo",
+    )
 }
 
 /// Our own server on stdio with its own `add`: what a call costs our server alone, beside the
@@ -171,12 +415,7 @@ fn ours_stdio() -> Server {
         env!("CARGO_BIN_EXE_mcp-fixture").to_owned(),
         "mcp".to_owned(),
     ];
-    Server {
-        name: "ours alone (add)",
-        transport: Transport::Stdio(command, Vec::new()),
-        tool: "add",
-        _process: Box::new(()),
-    }
+    Server::stdio("ours alone (add)", command, Vec::new(), "add")
 }
 
 /// `server-everything` over streamable HTTP, called directly.
@@ -192,12 +431,13 @@ fn everything() -> Server {
         .spawn()
         .expect("node runs");
     wait_for(port, "server-everything");
-    Server {
-        name: "server-everything",
-        transport: Transport::Http(format!("http://127.0.0.1:{port}/mcp")),
-        tool: "echo",
-        _process: Box::new(Killed(child)),
-    }
+    Server::http(
+        "server-everything",
+        format!("http://127.0.0.1:{port}/mcp"),
+        "echo",
+        child.id(),
+        Killed(child),
+    )
 }
 
 /// Our server mounting `direct`'s server: the same `echo`, through the gateway.
@@ -206,15 +446,16 @@ fn gateway(direct: &Server) -> Server {
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env("MCP_FIXTURE_MOUNT", direct.url())
-        .env_remove("RUST_LOG")
+        .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
     let served = tool_test_support::Served::spawn(command);
-    Server {
-        name: "through our gateway",
-        transport: Transport::Http(format!("{}/mcp", served.base)),
-        tool: "remote-echo",
-        _process: Box::new(served),
-    }
+    Server::http(
+        "through our gateway",
+        format!("{}/mcp", served.base),
+        "remote-echo",
+        served.child.id(),
+        served,
+    )
 }
 
 /// One MCP session over either transport.
@@ -230,6 +471,14 @@ impl Session {
             Transport::Stdio(command, env) => {
                 Session::Stdio(Box::new(StdioSession::open(command, env).await))
             }
+        }
+    }
+
+    /// The process serving this session alone: a stdio server's.
+    fn own_process(&self) -> Option<u32> {
+        match self {
+            Session::Http(_) => None,
+            Session::Stdio(s) => s.child.id(),
         }
     }
 
@@ -269,7 +518,7 @@ struct StdioSession {
     stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
     pending: Arc<Pending>,
     next: AtomicI64,
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
 }
 
 impl StdioSession {
@@ -305,7 +554,7 @@ impl StdioSession {
             stdin: tokio::sync::Mutex::new(child.stdin.take().unwrap()),
             pending,
             next: AtomicI64::new(0),
-            _child: child,
+            child,
         };
         let init = tool_test_support::mcp_initialize(PROTOCOL);
         let answer = session.request("initialize", init["params"].clone()).await;
@@ -423,7 +672,16 @@ async fn sequential(server: &Server) -> Sequential {
     }
 }
 
-async fn concurrent(server: &Server) -> f64 {
+/// What the concurrent phase measured: calls per second, and the serving process's CPU time
+/// per call, its resident memory before any call and its peak after the load.
+struct Load {
+    rate: f64,
+    cpu_per_call: Duration,
+    idle_kib: u64,
+    peak_kib: u64,
+}
+
+async fn concurrent(server: &Server) -> Load {
     // Over HTTP a session per caller; on stdio one session (one process), calls pipelined.
     let mut sessions = Vec::new();
     for i in 0..SESSIONS {
@@ -433,8 +691,19 @@ async fn concurrent(server: &Server) -> f64 {
             sessions.push(sessions[0].clone());
         }
     }
+    // A stdio server's process is the session's, initialized and idle until now.
+    let process = server.process.unwrap_or_else(|| {
+        Process::idle(
+            sessions[0]
+                .own_process()
+                .expect("a stdio session's process"),
+        )
+    });
+    // Kept until the process is read: the last session dropped kills a stdio server.
+    let _kept = sessions[0].clone();
     let tool = server.tool;
     let done = Arc::new(AtomicU64::new(0));
+    let cpu = process.cpu();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = sessions
@@ -454,9 +723,52 @@ async fn concurrent(server: &Server) -> f64 {
     for t in tasks {
         t.await.unwrap();
     }
+    let elapsed = started.elapsed();
+    let cpu = process.cpu().saturating_sub(cpu);
+    let calls = done.load(Ordering::Relaxed);
     #[allow(clippy::cast_precision_loss)]
-    let calls = done.load(Ordering::Relaxed) as f64;
-    calls / started.elapsed().as_secs_f64()
+    let rate = calls as f64 / elapsed.as_secs_f64();
+    Load {
+        rate,
+        cpu_per_call: cpu / u32::try_from(calls.max(1)).expect("fewer than 4 billion calls"),
+        idle_kib: process.idle_kib,
+        peak_kib: process.peak_kib(),
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len().is_multiple_of(2) {
+        f64::midpoint(values[mid - 1], values[mid])
+    } else {
+        values[mid]
+    }
+}
+
+/// Ours (the first server) over the rmcp peer (the second): throughput per round and its
+/// median, the medians of CPU per call and idle memory, and the highest peaks.
+fn against_rmcp(loads: &[Vec<Load>]) {
+    let (ours, rmcp) = (&loads[0], &loads[1]);
+    let ratios = |of: fn(&Load) -> f64| -> Vec<f64> {
+        ours.iter().zip(rmcp).map(|(o, r)| of(o) / of(r)).collect()
+    };
+    let throughput = ratios(|l| l.rate);
+    let listed: Vec<String> = throughput.iter().map(|r| format!("{r:.2}")).collect();
+    println!(
+        "ours / rmcp alone: throughput {}x per round, median {:.2}x",
+        listed.join(" "),
+        median(throughput)
+    );
+    let peak = |loads: &[Load]| loads.iter().map(|l| l.peak_kib).max().unwrap_or_default();
+    println!(
+        "ours / rmcp alone: server CPU per call {:.2}x, idle memory {:.2}x (medians of rounds); peak memory {:.2}x ({:.1} vs {:.1} MiB)",
+        median(ratios(|l| l.cpu_per_call.as_secs_f64())),
+        median(ratios(|l| mib(l.idle_kib))),
+        mib(peak(ours)) / mib(peak(rmcp)),
+        mib(peak(ours)),
+        mib(peak(rmcp))
+    );
 }
 
 fn main() {
@@ -469,21 +781,13 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let stdio = std::env::args().any(|a| a == "gateway-stdio");
-    let gateway_mode = stdio || std::env::args().any(|a| a == "gateway");
-    let servers = if stdio {
-        vec![everything_stdio(), gateway_stdio(), ours_stdio()]
-    } else if gateway_mode {
-        let direct = everything();
-        let through = gateway(&direct);
-        vec![direct, through]
-    } else {
-        vec![ours(), python()]
-    };
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
+    let mode = Mode::from_args();
+    let (stdio, rounds) = (mode.stdio(), mode.rounds());
+    let servers = mode.servers();
+    let mut loads: Vec<Vec<Load>> = servers.iter().map(|_| Vec::new()).collect();
     let mut p50s: Vec<Vec<Duration>> = vec![Vec::new(); servers.len()];
     println!(
-        "MCP tools/call `{}` over {}; {SEQUENTIAL} sequential calls, {SESSIONS} {} x {SECONDS}s concurrent, {ROUNDS} rounds",
+        "MCP tools/call `{}` over {}; {SEQUENTIAL} sequential calls, {SESSIONS} {} x {SECONDS}s concurrent, {rounds} rounds",
         servers[0].tool,
         if stdio { "stdio" } else { "streamable HTTP" },
         if stdio {
@@ -492,35 +796,43 @@ fn main() {
             "sessions"
         }
     );
-    for round in 1..=ROUNDS {
+    for round in 1..=rounds {
         for (i, server) in servers.iter().enumerate() {
             let seq = rt.block_on(sequential(server));
-            let rate = rt.block_on(concurrent(server));
-            p50s[i].push(seq.p50);
-            rates[i].push(rate);
+            let load = rt.block_on(concurrent(server));
             println!(
-                "round {round} {:<22} sequential p50 {:>8.3} ms  p99 {:>8.3} ms  mean {:>8.3} ms | concurrent {:>9.0} calls/s",
+                "round {round} {:<22} sequential p50 {:>8.3} ms  p99 {:>8.3} ms  mean {:>8.3} ms | concurrent {:>9.0} calls/s | server CPU {:>6.1} µs/call, memory idle {:>6.1} MiB, peak {:>6.1} MiB",
                 server.name,
                 seq.p50.as_secs_f64() * 1e3,
                 seq.p99.as_secs_f64() * 1e3,
                 seq.mean.as_secs_f64() * 1e3,
-                rate
+                load.rate,
+                load.cpu_per_call.as_secs_f64() * 1e6,
+                mib(load.idle_kib),
+                mib(load.peak_kib)
             );
+            p50s[i].push(seq.p50);
+            loads[i].push(load);
         }
     }
-    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-    if gateway_mode {
-        let least = |v: &[Duration]| v.iter().copied().min().unwrap_or_default();
-        let added = least(&p50s[1]).saturating_sub(least(&p50s[0]));
-        println!(
-            "the gateway adds {:.0} µs per sequential call (best p50s); throughput {:.2}x direct (best of {ROUNDS})",
-            added.as_secs_f64() * 1e6,
-            best(&rates[1]) / best(&rates[0])
-        );
-    } else {
-        println!(
-            "throughput ratio (best of {ROUNDS}): {:.1}x the Python SDK server",
-            best(&rates[0]) / best(&rates[1])
-        );
+    let best = |l: &[Load]| l.iter().map(|l| l.rate).fold(0.0, f64::max);
+    match mode {
+        Mode::Gateway | Mode::GatewayStdio => {
+            let least = |v: &[Duration]| v.iter().copied().min().unwrap_or_default();
+            let added = least(&p50s[1]).saturating_sub(least(&p50s[0]));
+            println!(
+                "the gateway adds {:.0} µs per sequential call (best p50s); throughput {:.2}x direct (best of {rounds})",
+                added.as_secs_f64() * 1e6,
+                best(&loads[1]) / best(&loads[0])
+            );
+        }
+        Mode::Rmcp | Mode::RmcpStdio => against_rmcp(&loads),
+        Mode::Peers => {
+            against_rmcp(&loads);
+            println!(
+                "throughput ratio (best of {rounds}): {:.1}x the Python SDK server",
+                best(&loads[0]) / best(&loads[2])
+            );
+        }
     }
 }

@@ -4,7 +4,8 @@
 //!    `serde_json::from_value` + `to_value`, side by side in one run.
 //! 2. Building a registry of 1,000 `#[tool]` fns found through `inventory`.
 //! 3. Lowering 1,000 tools for each LLM target (`tool_runtime::llm::specs`), each with a
-//!    nested struct, an optional enum, bounds, a pattern and defaults.
+//!    nested struct, an optional enum, bounds, a pattern and defaults; beside it, the same
+//!    specs written as JSON text, and the cached path.
 //!
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
@@ -249,6 +250,13 @@ fn llm_lowering(c: &mut Criterion) {
             b.iter(|| black_box(llm::specs(&tools, target, &options)));
         });
     }
+    // The same specs written as JSON text, as every consumer does next (an HTTP body, a
+    // provider request): what lowering straight to text would cost at least, beside building
+    // the `Value` tree node by node.
+    let canonical = llm::specs(&tools, Target::Canonical, &options).0;
+    group.bench_function("json, the lowered specs written as text", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&canonical).unwrap()));
+    });
     // What a server or an agent loop pays per request once the registry's lowering is cached:
     // the visible set and its key, then a shared result.
     let cache = llm::SpecCache::new();

@@ -103,8 +103,9 @@ pub async fn serve_on_loopback(app: axum::Router) -> String {
     base
 }
 
-/// A `serve` subcommand running as its own process on `--addr 127.0.0.1:0`: its base URL read
-/// from the `listening on URL` line it prints first. Killed when dropped.
+/// A server running as its own process on a free port of 127.0.0.1 (a `serve` subcommand on
+/// `--addr 127.0.0.1:0`, or the MCP benchmark's rmcp peer): its base URL read from the
+/// `listening on URL` line it prints first. Killed when dropped.
 #[derive(Debug)]
 pub struct Served {
     /// The server process.
@@ -114,7 +115,7 @@ pub struct Served {
 }
 
 impl Served {
-    /// Spawns `command` (which should end in `serve --addr 127.0.0.1:0 ...`), stdout piped.
+    /// Spawns `command` (such as `serve --addr 127.0.0.1:0 ...`), stdout piped.
     ///
     /// # Panics
     ///
