@@ -25,6 +25,14 @@ impl Pipeline {
         let call = |args, caller: Caller| {
             self.call(catalog, name, Input::Value(args), catalog.context(caller))
         };
+        // Only a tool that needs confirmation can be asked about: any other call runs once,
+        // with no copy of its arguments and caller kept for a second attempt.
+        let asks = catalog
+            .get(name)
+            .is_some_and(|t| t.meta().annotations.needs_confirmation());
+        if !asks {
+            return call(args, caller).await;
+        }
         let mut first = call(args.clone(), caller.clone()).await;
         // Only the pipeline's own question about this tool: a tool's error that carries the
         // question of a call it made itself is its own outcome, not something to confirm here.
