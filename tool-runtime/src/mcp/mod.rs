@@ -438,7 +438,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        // Boxed: the SDK moves the future of every request into a task of its own, and the
+        // pipeline's is large.
+        Box::pin(self.call(request, context)).await
     }
 }
 
