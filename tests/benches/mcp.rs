@@ -21,9 +21,10 @@
 //! - sequential: one session, one call at a time; latency percentiles;
 //! - concurrent: `SESSIONS` sessions calling in a loop for `SECONDS`; calls per second, and from
 //!   `/proc/PID` the serving process's CPU time (user and system) during the phase divided by
-//!   the calls made, and its resident memory: idle (`VmRSS` before any call) and peak (`VmHWM`
+//!   the calls made, and its resident memory: idle (`VmRSS` before any call), peak (`VmHWM`
 //!   after the load, so the highest since the process started; sessions are never closed by the
-//!   client, so it holds every session of the rounds before).
+//!   client, so it holds every session of the rounds before), and after the load its own
+//!   memory (`RssAnon`: the heap, stacks) apart from the pages of its binary (`RssFile`).
 //!
 //! Against the rmcp peer, ours over its: throughput per round and the median of those ratios,
 //! the median of the per-round ratios of CPU per call and of idle memory, and the ratio of the
@@ -230,7 +231,7 @@ fn clock_ticks() -> u64 {
     })
 }
 
-/// A memory figure of `/proc/PID/status` (`VmRSS`, `VmHWM`), in KiB.
+/// A memory figure of `/proc/PID/status` (`VmRSS`, `VmHWM`, `RssAnon`, `RssFile`), in KiB.
 fn memory_kib(pid: u32, field: &str) -> u64 {
     let path = format!("/proc/{pid}/status");
     let status = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -673,12 +674,16 @@ async fn sequential(server: &Server) -> Sequential {
 }
 
 /// What the concurrent phase measured: calls per second, and the serving process's CPU time
-/// per call, its resident memory before any call and its peak after the load.
+/// per call, its resident memory before any call and its peak after the load, and what is
+/// resident after the load: the heap and the rest of its own memory (`RssAnon`), and the
+/// pages of its binary and libraries (`RssFile`, which a larger binary makes larger).
 struct Load {
     rate: f64,
     cpu_per_call: Duration,
     idle_kib: u64,
     peak_kib: u64,
+    anon_kib: u64,
+    file_kib: u64,
 }
 
 async fn concurrent(server: &Server) -> Load {
@@ -733,6 +738,8 @@ async fn concurrent(server: &Server) -> Load {
         cpu_per_call: cpu / u32::try_from(calls.max(1)).expect("fewer than 4 billion calls"),
         idle_kib: process.idle_kib,
         peak_kib: process.peak_kib(),
+        anon_kib: memory_kib(process.pid, "RssAnon"),
+        file_kib: memory_kib(process.pid, "RssFile"),
     }
 }
 
@@ -769,6 +776,16 @@ fn against_rmcp(loads: &[Vec<Load>]) {
         mib(peak(ours)),
         mib(peak(rmcp))
     );
+    let last = |loads: &[Load], of: fn(&Load) -> u64| loads.last().map_or(0.0, |l| mib(of(l)));
+    println!(
+        "ours / rmcp alone, resident after the last round: anon {:.2}x ({:.1} vs {:.1} MiB), file {:.2}x ({:.1} vs {:.1} MiB)",
+        last(ours, |l| l.anon_kib) / last(rmcp, |l| l.anon_kib),
+        last(ours, |l| l.anon_kib),
+        last(rmcp, |l| l.anon_kib),
+        last(ours, |l| l.file_kib) / last(rmcp, |l| l.file_kib),
+        last(ours, |l| l.file_kib),
+        last(rmcp, |l| l.file_kib)
+    );
 }
 
 fn main() {
@@ -801,7 +818,7 @@ fn main() {
             let seq = rt.block_on(sequential(server));
             let load = rt.block_on(concurrent(server));
             println!(
-                "round {round} {:<22} sequential p50 {:>8.3} ms  p99 {:>8.3} ms  mean {:>8.3} ms | concurrent {:>9.0} calls/s | server CPU {:>6.1} µs/call, memory idle {:>6.1} MiB, peak {:>6.1} MiB",
+                "round {round} {:<22} sequential p50 {:>8.3} ms  p99 {:>8.3} ms  mean {:>8.3} ms | concurrent {:>9.0} calls/s | server CPU {:>6.1} µs/call, memory idle {:>6.1} MiB, peak {:>6.1} MiB (after: anon {:>5.1}, file {:>5.1})",
                 server.name,
                 seq.p50.as_secs_f64() * 1e3,
                 seq.p99.as_secs_f64() * 1e3,
@@ -809,7 +826,9 @@ fn main() {
                 load.rate,
                 load.cpu_per_call.as_secs_f64() * 1e6,
                 mib(load.idle_kib),
-                mib(load.peak_kib)
+                mib(load.peak_kib),
+                mib(load.anon_kib),
+                mib(load.file_kib)
             );
             p50s[i].push(seq.p50);
             loads[i].push(load);
