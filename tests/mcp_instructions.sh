@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Instructions per MCP `tools/call` of `add`, our server (`mcp-fixture`) beside rmcp alone
-# (`tests/peers/rmcp-add`, the raw peer of `cargo bench -p tool-tests --bench mcp`), counted by
-# callgrind (needs valgrind: apt-get install valgrind). Exact and repeatable, where the bench's
+# Instructions per MCP `tools/call` of `add`, our server (`tests/peers/ours-add`) beside rmcp
+# alone (`tests/peers/rmcp-add`), the pair `cargo bench -p tool-tests --bench mcp` runs,
+# counted by callgrind (needs valgrind: apt-get install valgrind). Exact and repeatable, where the bench's
 # throughput moves from run to run; one call at a time, so nothing but the call is counted.
 #
 # - stdio: each server started with 200 and with 1,200 calls; the difference over 1,000 calls
@@ -15,9 +15,10 @@
 #   bash tests/mcp_instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q --release -p tool-tests --bin mcp-fixture
-cargo build -q --release --manifest-path tests/peers/rmcp-add/Cargo.toml --target-dir target/peers
-ours=target/release/mcp-fixture
+for peer in ours-add rmcp-add; do
+  cargo build -q --release --manifest-path "tests/peers/$peer/Cargo.toml" --target-dir target/peers
+done
+ours=target/peers/release/ours-add
 peer=target/peers/release/rmcp-add
 out=$(mktemp -d)
 driver=tests/python/mcp_instructions.py

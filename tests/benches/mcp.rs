@@ -1,20 +1,24 @@
 //! `cargo bench -p tool-tests --bench mcp` (needs the venv of `tests/run.sh`, for the Python
 //! peer)
 //!
-//! `tools/call` of a small tool (`add`) over MCP streamable HTTP: our server
-//! (`mcp-fixture serve`, a release build) against the same tool served by two peers, all as
-//! separate processes on loopback with no request logging (ours with `RUST_LOG=warn`: its
-//! default access log writes one line per request; `MCP_BENCH_ACCESS_LOG=1` keeps it, to
-//! measure its cost), driven by the same client from this
+//! `tools/call` of a small tool (`add`) over MCP streamable HTTP: our server against the same
+//! tool served by two peers, all as separate processes on loopback with no request logging
+//! (ours with `RUST_LOG=warn`: its default access log writes one line per request;
+//! `MCP_BENCH_ACCESS_LOG=1` keeps it, to measure its cost), driven by the same client from this
 //! process, alternately, round after round:
 //!
+//! - ours: `tests/peers/ours-add`, a one-tool crate on tool-runtime's default features, as a
+//!   user writes one (`ours-add serve`; the workspace's own test binaries link the agent, the
+//!   guards and the MCP client as well);
 //! - the official Rust SDK alone, `rmcp` with its own macros (`tests/peers/rmcp-add`, with our
 //!   server's transport settings: its module comment lists them), for what our server costs on
-//!   top of the SDK it is built on. A package of its own outside the workspace (rmcp's
-//!   `macros` feature is no dependency of ours), built here on first use with `cargo build
-//!   --release --manifest-path tests/peers/rmcp-add/Cargo.toml --target-dir TARGET/peers`;
+//!   top of the SDK it is built on;
 //! - the official Python SDK's `MCPServer` (`tests/python/mcp_bench_server.py`, uvicorn), with
 //!   its default transport settings (sessions, SSE responses).
+//!
+//! The two one-tool crates are packages of their own outside the workspace (rmcp's `macros`
+//! feature is no dependency of ours), built here on first use with `cargo build --release
+//! --manifest-path tests/peers/NAME/Cargo.toml --target-dir TARGET/peers`.
 //!
 //! Each server, each round:
 //!
@@ -31,9 +35,10 @@
 //! highest peaks. Against the Python peer, the best throughput of the rounds over its best.
 //!
 //! `cargo bench -p tool-tests --bench mcp -- rmcp` measures our server and the rmcp peer only,
-//! over 5 rounds (`RMCP_ROUNDS`) instead of 2; `-- rmcp-stdio` the same two over stdio (`mcp-fixture mcp`,
-//! `rmcp-add stdio`): the client starts the server, one session per phase, the concurrent
-//! callers pipelined on it, and the figures of that session's process, idle once initialized.
+//! over 5 rounds (`RMCP_ROUNDS`) instead of 2; `-- rmcp-stdio` the same two over stdio
+//! (`ours-add mcp`, `rmcp-add stdio`): the client starts the server, one session per phase,
+//! the concurrent callers pipelined on it, and the figures of that session's process, idle
+//! once initialized.
 //!
 //! `cargo bench -p tool-tests --bench mcp -- gateway` measures instead what our server costs as
 //! a gateway: `echo` of the reference server `server-everything` (npm, `tests/node`; over
@@ -41,8 +46,8 @@
 //! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), by the same client, alternately.
 //! `-- gateway-stdio` does the same over stdio: the client starts `server-everything stdio`, or
 //! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it;
-//! and our server's own `add` on stdio, for what our server alone costs per call. The process
-//! figures there are of the process the client talks to (without the server a gateway mounts).
+//! and `ours-add mcp`, for what our server alone costs per call. The process figures there are
+//! of the process the client talks to (without the server a gateway mounts).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -262,8 +267,10 @@ fn our_log_filter() -> &'static str {
     }
 }
 
+/// Our `add` (`tests/peers/ours-add`, a one-tool crate on tool-runtime's default features)
+/// over streamable HTTP: `ours-add serve`.
 fn ours() -> Server {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
+    let mut command = Command::new(peer_binary("ours-add"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env("RUST_LOG", our_log_filter())
@@ -278,36 +285,36 @@ fn ours() -> Server {
     )
 }
 
-/// The rmcp peer's binary (`tests/peers/rmcp-add`), built now if it is not up to date, in
-/// `peers/` under the workspace's target directory.
-fn rmcp_binary() -> PathBuf {
+/// The binary of the one-tool server `tests/peers/NAME` (`rmcp-add`, `ours-add`), built now if
+/// it is not up to date, in `peers/` under the workspace's target directory.
+fn peer_binary(name: &str) -> PathBuf {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = tests.parent().expect("tests/ is in the workspace");
     // A relative `CARGO_TARGET_DIR` is taken from the workspace's root.
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace.join("target"), |dir| workspace.join(dir))
         .join("peers");
-    let manifest = tests.join("peers/rmcp-add/Cargo.toml");
+    let manifest = tests.join(format!("peers/{name}/Cargo.toml"));
     let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     build
         .args(["build", "--release", "--manifest-path"])
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target);
-    println!("building the rmcp peer: {build:?}");
+    println!("building {name}: {build:?}");
     let status = build
         .status()
-        .unwrap_or_else(|e| panic!("cannot run cargo to build the rmcp peer ({build:?}): {e}"));
+        .unwrap_or_else(|e| panic!("cannot run cargo to build {name} ({build:?}): {e}"));
     assert!(
         status.success(),
-        "building the rmcp peer (tests/peers/rmcp-add) failed ({status}); cargo's errors are above. The command: {build:?}"
+        "building tests/peers/{name} failed ({status}); cargo's errors are above. The command: {build:?}"
     );
-    target.join("release/rmcp-add")
+    target.join("release").join(name)
 }
 
 /// The same `add` on rmcp alone, over streamable HTTP.
 fn rmcp() -> Server {
-    let mut command = Command::new(rmcp_binary());
+    let mut command = Command::new(peer_binary("rmcp-add"));
     command.env_remove("RUST_LOG").stderr(Stdio::null());
     let served = tool_test_support::Served::spawn(command);
     Server::http(
@@ -322,7 +329,7 @@ fn rmcp() -> Server {
 /// The same `add` on rmcp alone, over stdio.
 fn rmcp_stdio() -> Server {
     let command = vec![
-        rmcp_binary().to_string_lossy().into_owned(),
+        peer_binary("rmcp-add").to_string_lossy().into_owned(),
         "stdio".to_owned(),
     ];
     Server::stdio("rmcp alone (macros)", command, Vec::new(), "add")
@@ -409,11 +416,11 @@ fn gateway_stdio() -> Server {
     )
 }
 
-/// Our own server on stdio with its own `add`: what a call costs our server alone, beside the
-/// gateway's figures.
+/// Our own server on stdio with its own `add` (`ours-add mcp`): what a call costs our server
+/// alone, beside rmcp's and the gateway's figures.
 fn ours_stdio() -> Server {
     let command = vec![
-        env!("CARGO_BIN_EXE_mcp-fixture").to_owned(),
+        peer_binary("ours-add").to_string_lossy().into_owned(),
         "mcp".to_owned(),
     ];
     Server::stdio("ours alone (add)", command, Vec::new(), "add")

@@ -6,8 +6,9 @@
 //! rmcp-add stdio      stdio
 //! ```
 //!
-//! Configured as `mcp-fixture serve` and `mcp-fixture mcp` (tool-runtime's `App`) configure
-//! theirs, so that the comparison measures what our server does on top of the SDK:
+//! Configured as `ours-add serve` and `ours-add mcp` (`tests/peers/ours-add`, tool-runtime's
+//! `App`) configure theirs, so that the comparison measures what our server does on top of the
+//! SDK:
 //!
 //! - the tokio runtime: `#[tokio::main]`, multi-threaded, one worker per core;
 //! - `StreamableHttpServerConfig`: the SDK's defaults (MCP sessions, SSE answers rather than
