@@ -51,14 +51,21 @@ pub(super) async fn run_isolated(
 ) -> Result<Value, ToolError> {
     let started = tokio::time::Instant::now();
     let mut fut = AssertUnwindSafe(fut).catch_unwind();
+    // The deadline counts from the start, as if the timer had been there from the first poll.
     let timed = |fut| match started.checked_add(limit) {
         Some(deadline) => tokio::time::timeout_at(deadline, fut),
         None => tokio::time::timeout(limit, fut),
     };
-    // Watching a token costs a lock per call: only when the caller brought one. The timer and
-    // the watch are boxed: most calls need neither, and inline they would make every call's
-    // future larger (it is moved as it is wrapped, layer by layer).
-    let outcome = if ctx.caller_cancels() {
+    // Finished on its first poll: no timer or watch was needed, since `Timeout` and the biased
+    // watch below poll the tool before anything else and could not have stopped it either.
+    // Otherwise the timer and the watch are boxed: most calls need neither, and inline they
+    // would make every call's future larger (it is moved as it is wrapped, layer by layer).
+    let outcome = if let Poll::Ready(done) =
+        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await
+    {
+        Ok(done)
+    } else if ctx.caller_cancels() {
+        // Watching a token costs a lock: only when the caller brought one.
         let watched = Box::pin(async {
             tokio::select! {
                 biased;
@@ -72,14 +79,7 @@ pub(super) async fn run_isolated(
                 return Err(cancelled());
             }
         }
-    } else if let Poll::Ready(done) =
-        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await
-    {
-        // Finished on its first poll: no timer was needed, since `Timeout` polls its future
-        // before looking at the deadline and could not have stopped it either.
-        Ok(done)
     } else {
-        // The deadline counts from the start, as if the timer had been there from the first poll.
         Box::pin(timed(fut)).await
     };
     match outcome {
