@@ -267,6 +267,18 @@ fn our_log_filter() -> &'static str {
     }
 }
 
+/// A server started by `command` (which prints `listening on URL`), serving MCP at `/mcp`.
+fn spawned(name: &'static str, command: Command, tool: &'static str) -> Server {
+    let served = tool_test_support::Served::spawn(command);
+    Server::http(
+        name,
+        format!("{}/mcp", served.base),
+        tool,
+        served.child.id(),
+        served,
+    )
+}
+
 /// Our `add` (`tests/peers/ours-add`, a one-tool crate on tool-runtime's default features)
 /// over streamable HTTP: `ours-add serve`.
 fn ours() -> Server {
@@ -275,14 +287,7 @@ fn ours() -> Server {
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
-    let served = tool_test_support::Served::spawn(command);
-    Server::http(
-        "ours (tool-runtime)",
-        format!("{}/mcp", served.base),
-        "add",
-        served.child.id(),
-        served,
-    )
+    spawned("ours (tool-runtime)", command, "add")
 }
 
 /// The binary of the one-tool server `tests/peers/NAME` (`rmcp-add`, `ours-add`), built now if
@@ -316,14 +321,7 @@ fn peer_binary(name: &str) -> PathBuf {
 fn rmcp() -> Server {
     let mut command = Command::new(peer_binary("rmcp-add"));
     command.env_remove("RUST_LOG").stderr(Stdio::null());
-    let served = tool_test_support::Served::spawn(command);
-    Server::http(
-        "rmcp alone (macros)",
-        format!("{}/mcp", served.base),
-        "add",
-        served.child.id(),
-        served,
-    )
+    spawned("rmcp alone (macros)", command, "add")
 }
 
 /// The same `add` on rmcp alone, over stdio.
@@ -456,14 +454,7 @@ fn gateway(direct: &Server) -> Server {
         .env("MCP_FIXTURE_MOUNT", direct.url())
         .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
-    let served = tool_test_support::Served::spawn(command);
-    Server::http(
-        "through our gateway",
-        format!("{}/mcp", served.base),
-        "remote-echo",
-        served.child.id(),
-        served,
-    )
+    spawned("through our gateway", command, "remote-echo")
 }
 
 /// One MCP session over either transport.

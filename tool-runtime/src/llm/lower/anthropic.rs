@@ -3,7 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Lowered, Notes, Path, at, describe_away, is_object, required_of, walk_children, without_dialect,
+    Lowered, Notes, Path, at, describe_unkept, is_object, required_of, walk_children,
+    without_dialect,
 };
 use crate::llm::Severity;
 
@@ -101,21 +102,13 @@ fn anthropic_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
         .get("minItems")
         .and_then(Value::as_u64)
         .is_some_and(|n| n <= 1);
-    if obj.keys().any(|k| !kept(k, format_ok, min_items_ok)) {
-        let away: Vec<String> = obj
-            .keys()
-            .filter(|k| !kept(k, format_ok, min_items_ok))
-            .cloned()
-            .collect();
-        let away: Vec<&str> = away.iter().map(String::as_str).collect();
-        describe_away(
-            obj,
-            &away,
-            path,
-            notes,
-            "not supported by Anthropic strict tool use",
-        );
-    }
+    describe_unkept(
+        obj,
+        |k| kept(k, format_ok, min_items_ok),
+        path,
+        notes,
+        "not supported by Anthropic strict tool use",
+    );
     if is_object(obj) {
         match obj.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {}

@@ -134,6 +134,23 @@ fn describe_away(
     }
 }
 
+/// Moves every keyword of `schema` that `kept` does not keep into its description
+/// ([`describe_away`]).
+fn describe_unkept(
+    schema: &mut Map<String, Value>,
+    kept: impl Fn(&str) -> bool,
+    path: &Path<'_>,
+    notes: &mut Notes,
+    why: &str,
+) {
+    if schema.keys().all(|k| kept(k)) {
+        return;
+    }
+    let away: Vec<String> = schema.keys().filter(|k| !kept(k)).cloned().collect();
+    let away: Vec<&str> = away.iter().map(String::as_str).collect();
+    describe_away(schema, &away, path, notes, why);
+}
+
 fn list(keys: &[&str]) -> String {
     keys.iter()
         .map(|k| format!("`{k}`"))

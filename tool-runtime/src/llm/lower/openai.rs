@@ -4,8 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Lowered, NEVER_STRICT, Notes, Path, admits_null, at, describe_away, is_object, walk_children,
-    without_dialect,
+    Lowered, NEVER_STRICT, Notes, Path, admits_null, at, describe_away, describe_unkept, is_object,
+    walk_children, without_dialect,
 };
 use crate::llm::Severity;
 
@@ -89,17 +89,13 @@ fn openai_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
             "a format OpenAI strict mode does not support",
         );
     }
-    if obj.keys().any(|k| !kept(k)) {
-        let away: Vec<String> = obj.keys().filter(|k| !kept(k)).cloned().collect();
-        let away: Vec<&str> = away.iter().map(String::as_str).collect();
-        describe_away(
-            obj,
-            &away,
-            path,
-            notes,
-            "not supported in OpenAI strict mode",
-        );
-    }
+    describe_unkept(
+        obj,
+        kept,
+        path,
+        notes,
+        "not supported in OpenAI strict mode",
+    );
     if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(
