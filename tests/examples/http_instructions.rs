@@ -5,6 +5,7 @@
 //! `http_instructions <path> <requests>`, path: 0 the full router, 1 `tool_route`, 2 the
 //! hand-written axum handler, 3 the pipeline alone (`Registry::call` and serialising the
 //! envelope). The same requests as `benches/http_inprocess.rs`, through `oneshot` on one thread.
+//! `http_instructions serve <path>` serves path 0 or 2 over a real connection instead.
 use serde_json::json;
 use tool_runtime::{Caller, Source};
 use tower::ServiceExt;
@@ -15,6 +16,9 @@ mod add;
 use add::request;
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        return serve(std::env::args().nth(2).unwrap().parse().unwrap());
+    }
     let which: usize = std::env::args().nth(1).unwrap().parse().unwrap();
     let n: usize = std::env::args().nth(2).unwrap().parse().unwrap();
     let rt = add::runtime();
@@ -45,5 +49,30 @@ fn main() {
             let r = app.clone().oneshot(request()).await.unwrap();
             std::hint::black_box(axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap());
         }
+    });
+}
+
+/// `http_instructions serve <path>`: path 0 or 2 served by `http::serve` on a free loopback
+/// port (printed as `listening on URL`) on one tokio worker, as `benches/http.rs` serves it, until
+/// killed: the same work over a real connection, hyper and the kernel included.
+fn serve(which: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = add::registry();
+    let app = add::apps(&registry)[which].1.clone();
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("listening on http://{}", listener.local_addr().unwrap());
+        tool_runtime::http::serve(
+            listener,
+            app,
+            std::future::pending(),
+            std::time::Duration::from_secs(1),
+        )
+        .await
+        .unwrap();
     });
 }
