@@ -81,10 +81,11 @@ fn main() {
     let (mut a, mut b, mut ratios, mut cpu_ratios) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut cpu_a, mut cpu_b) = (Vec::new(), Vec::new());
+    let (mut user_a, mut user_b) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Which server goes first alternates, so a drift in the machine's speed within a
         // round favours neither.
-        let ((x, cx), (y, cy)) = if round % 2 == 0 {
+        let ((x, cx, ux), (y, cy, uy)) = if round % 2 == 0 {
             let x = wrk(&ours, &script, pinned);
             (x, wrk(&theirs, &script, pinned))
         } else {
@@ -93,6 +94,8 @@ fn main() {
         };
         cpu_a.push(cx);
         cpu_b.push(cy);
+        user_a.push(ux);
+        user_b.push(uy);
         cpu_ratios.push(cy / cx);
         a.push(x);
         b.push(y);
@@ -119,6 +122,10 @@ fn main() {
     );
     println!(
         "http/server CPU per request            tool-runtime {cx:.2} µs, hand-written {cy:.2} µs"
+    );
+    let (ux, uy) = (median(&mut user_a), median(&mut user_b));
+    println!(
+        "http/of which user time                tool-runtime {ux:.2} µs, hand-written {uy:.2} µs (the rest is the kernel's)"
     );
     println!(
         "http/CPU ratio per round               {}",
@@ -150,8 +157,8 @@ async fn spawn(app: axum::Router) -> String {
 
 /// One wrk run: requests per second, and the server's CPU time per request in microseconds
 /// (this process's user + system time over the run, which steal time on a shared host does not
-/// inflate the way it does wall-clock throughput).
-fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64) {
+/// inflate the way it does wall-clock throughput), and the user time of it.
+fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64, f64) {
     let mut command = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", "1", "wrk"]);
@@ -159,7 +166,7 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64) {
     } else {
         Command::new("wrk")
     };
-    let cpu_before = cpu_ticks();
+    let (user_before, system_before) = cpu_ticks();
     let out = command
         .args([
             "-t1",
@@ -171,7 +178,9 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64) {
         ])
         .output()
         .expect("wrk is needed: apt-get install wrk");
-    let cpu = cpu_ticks() - cpu_before;
+    let (user_after, system_after) = cpu_ticks();
+    let user = user_after - user_before;
+    let cpu = user + system_after - system_before;
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("Non-2xx"), "errors during the run:\n{text}");
     let rps = text
@@ -186,15 +195,18 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64) {
         .and_then(|(n, _)| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no request count in wrk output:\n{text}"));
     // `/proc` counts in USER_HZ, 100 per second on Linux.
-    (rps, cpu * 10_000.0 / requests)
+    (rps, cpu * 10_000.0 / requests, user * 10_000.0 / requests)
 }
 
-/// This process's user + system CPU time so far, in clock ticks (`/proc/self/stat`).
-fn cpu_ticks() -> f64 {
+/// This process's user and system CPU time so far, in clock ticks (`/proc/self/stat`).
+fn cpu_ticks() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
     // Fields after the command name, which is in parentheses and may contain spaces.
     let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()
+    (
+        fields[11].parse::<f64>().unwrap(),
+        fields[12].parse::<f64>().unwrap(),
+    )
 }

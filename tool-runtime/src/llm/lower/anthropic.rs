@@ -72,7 +72,7 @@ fn anthropic_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    notes.never_strict(obj, path, "allOf");
+    notes.never_strict(obj, path, &["allOf"]);
     if let Some(one_of) = obj.shift_remove("oneOf") {
         obj.insert("anyOf".into(), one_of);
         notes.add(

@@ -61,9 +61,9 @@ impl Notes {
             .push((path.to_string(), severity, message.into()));
     }
 
-    /// Records each keyword of `obj` that no strict form accepts (but `allowed`).
-    fn never_strict(&mut self, obj: &Map<String, Value>, path: &Path<'_>, allowed: &str) {
-        let refused = |k: &str| k != allowed && NEVER_STRICT.contains(&k);
+    /// Records each keyword of `obj` that no strict form accepts (but those `allowed`).
+    fn never_strict(&mut self, obj: &Map<String, Value>, path: &Path<'_>, allowed: &[&str]) {
+        let refused = |k: &str| !allowed.contains(&k) && NEVER_STRICT.contains(&k);
         if !obj.keys().any(|k| refused(k)) {
             return;
         }

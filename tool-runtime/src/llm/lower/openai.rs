@@ -77,7 +77,7 @@ fn openai_walk(schema: &mut Value, path: &Path<'_>, notes: &mut Notes) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    notes.never_strict(obj, path, "");
+    notes.never_strict(obj, path, &[]);
     if let Some(f) = obj.get("format").and_then(Value::as_str)
         && !OPENAI_FORMATS.contains(&f)
     {
