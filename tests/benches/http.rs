@@ -78,60 +78,19 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(ROUNDS);
-    let (mut a, mut b, mut ratios, mut cpu_ratios) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut cpu_a, mut cpu_b) = (Vec::new(), Vec::new());
-    let (mut user_a, mut user_b) = (Vec::new(), Vec::new());
+    let mut runs = Vec::new();
     for round in 0..rounds {
         // Which server goes first alternates, so a drift in the machine's speed within a
         // round favours neither.
-        let ((x, cx, ux), (y, cy, uy)) = if round % 2 == 0 {
+        runs.push(if round % 2 == 0 {
             let x = wrk(&ours, &script, pinned);
             (x, wrk(&theirs, &script, pinned))
         } else {
             let y = wrk(&theirs, &script, pinned);
             (wrk(&ours, &script, pinned), y)
-        };
-        cpu_a.push(cx);
-        cpu_b.push(cy);
-        user_a.push(ux);
-        user_b.push(uy);
-        cpu_ratios.push(cy / cx);
-        a.push(x);
-        b.push(y);
-        ratios.push(x / y);
+        });
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let per_round: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
-    let (a, b, ratio) = (median(&mut a), median(&mut b), median(&mut ratios));
-    println!("http/tool-runtime POST /tools/add      median {a:>10.0} req/s");
-    println!("http/hand-written axum handler         median {b:>10.0} req/s");
-    println!(
-        "http/ratio per round                   {}",
-        per_round.join(" ")
-    );
-    println!("http/ratio (median of rounds)          {ratio:.3} (target >= 1.0)");
-    let cpu_rounds: Vec<String> = cpu_ratios.iter().map(|r| format!("{r:.3}")).collect();
-    let (cx, cy, cpu_ratio) = (
-        median(&mut cpu_a),
-        median(&mut cpu_b),
-        median(&mut cpu_ratios),
-    );
-    println!(
-        "http/server CPU per request            tool-runtime {cx:.2} µs, hand-written {cy:.2} µs"
-    );
-    let (ux, uy) = (median(&mut user_a), median(&mut user_b));
-    println!(
-        "http/of which user time                tool-runtime {ux:.2} µs, hand-written {uy:.2} µs (the rest is the kernel's)"
-    );
-    println!(
-        "http/CPU ratio per round               {}",
-        cpu_rounds.join(" ")
-    );
-    println!("http/CPU ratio hand-written / ours     {cpu_ratio:.3} (median of rounds)");
+    report(&runs);
     println!(
         "(wrk -t1 -c{CONNECTIONS} -d{SECONDS}s, {rounds} rounds, {})",
         match (pin, pinned) {
@@ -155,10 +114,58 @@ async fn spawn(app: axum::Router) -> String {
     base
 }
 
-/// One wrk run: requests per second, and the server's CPU time per request in microseconds
-/// (this process's user + system time over the run, which steal time on a shared host does not
-/// inflate the way it does wall-clock throughput), and the user time of it.
-fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64, f64) {
+/// What one wrk run measured: requests per second, and the server's CPU time per request in
+/// microseconds (this process's user + system time over the run, which steal time on a shared
+/// host does not inflate the way it does wall-clock throughput), and the user time of it.
+#[derive(Clone, Copy)]
+struct Run {
+    rps: f64,
+    cpu: f64,
+    user: f64,
+}
+
+/// The medians of the rounds (ours, hand-written): throughput, CPU and user time per request,
+/// and the per-round ratios.
+fn report(runs: &[(Run, Run)]) {
+    let median = |of: &dyn Fn(&(Run, Run)) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(of).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let listed = |of: &dyn Fn(&(Run, Run)) -> f64| {
+        let v: Vec<String> = runs.iter().map(|r| format!("{:.3}", of(r))).collect();
+        v.join(" ")
+    };
+    let ratio = |r: &(Run, Run)| r.0.rps / r.1.rps;
+    let cpu_ratio = |r: &(Run, Run)| r.1.cpu / r.0.cpu;
+    let (a, b) = (median(&|r| r.0.rps), median(&|r| r.1.rps));
+    println!("http/tool-runtime POST /tools/add      median {a:>10.0} req/s");
+    println!("http/hand-written axum handler         median {b:>10.0} req/s");
+    println!("http/ratio per round                   {}", listed(&ratio));
+    println!(
+        "http/ratio (median of rounds)          {:.3} (target >= 1.0)",
+        median(&ratio)
+    );
+    let (cx, cy) = (median(&|r| r.0.cpu), median(&|r| r.1.cpu));
+    println!(
+        "http/server CPU per request            tool-runtime {cx:.2} µs, hand-written {cy:.2} µs"
+    );
+    let (ux, uy) = (median(&|r| r.0.user), median(&|r| r.1.user));
+    println!(
+        "http/of which user time                tool-runtime {ux:.2} µs, hand-written {uy:.2} µs (the rest is the kernel's)"
+    );
+    println!(
+        "http/CPU ratio per round               {}",
+        listed(&cpu_ratio)
+    );
+    println!(
+        "http/CPU ratio hand-written / ours     {:.3} (median of rounds)",
+        median(&cpu_ratio)
+    );
+}
+
+/// One wrk run against `base`.
+fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> Run {
     let mut command = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", "1", "wrk"]);
@@ -195,7 +202,11 @@ fn wrk(base: &str, script: &std::path::Path, pinned: bool) -> (f64, f64, f64) {
         .and_then(|(n, _)| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no request count in wrk output:\n{text}"));
     // `/proc` counts in USER_HZ, 100 per second on Linux.
-    (rps, cpu * 10_000.0 / requests, user * 10_000.0 / requests)
+    Run {
+        rps,
+        cpu: cpu * 10_000.0 / requests,
+        user: user * 10_000.0 / requests,
+    }
 }
 
 /// This process's user and system CPU time so far, in clock ticks (`/proc/self/stat`).
