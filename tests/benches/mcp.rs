@@ -473,7 +473,7 @@ impl Session {
         }
     }
 
-    /// The process serving this session alone: a stdio server's.
+    /// The process that serves this client and no other: a stdio server's (`None` over HTTP).
     fn own_process(&self) -> Option<u32> {
         match self {
             Session::Http(_) => None,
@@ -702,7 +702,7 @@ async fn concurrent(server: &Server) -> Load {
                 .expect("a stdio session's process"),
         )
     });
-    // Kept until the process is read: the last session dropped kills a stdio server.
+    // Kept until the process is read: dropping the last handle to it kills a stdio server.
     let _kept = sessions[0].clone();
     let tool = server.tool;
     let done = Arc::new(AtomicU64::new(0));
