@@ -1,10 +1,33 @@
 #!/usr/bin/env bash
-# The test command: makes the Python venv the checkers need (jsonschema, openapi-spec-validator, mcp,
-# schemathesis, the model providers' SDKs, openai-agents; once) and installs the MCP TypeScript SDK client and
-# the reference MCP server (npm, once), then runs
-# every test of the workspace. Extra arguments go to `cargo test`.
+# The test command: installs the Debian packages the tests drive or start (tests/debian/packages.txt:
+# Chromium), makes the Python venv the checkers need (jsonschema, openapi-spec-validator, mcp,
+# schemathesis, the model providers' SDKs, openai-agents; once) and installs the MCP TypeScript SDK
+# client and the reference MCP server (npm, once), then runs every test of the workspace. Extra
+# arguments go to `cargo test`. What it cannot install stops it before any test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+missing=()
+while read -r package command; do
+  case "$package" in "" | "#"*) continue ;; esac
+  if command -v dpkg-query >/dev/null; then
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q ' installed$' && continue
+  elif command -v "$command" >/dev/null; then
+    continue
+  fi
+  missing+=("$package")
+done <tests/debian/packages.txt
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ]; then as_root=(); else as_root=(sudo -n); fi
+  if command -v apt-get >/dev/null && { ((${#as_root[@]} == 0)) || sudo -n true 2>/dev/null; }; then
+    echo "tests/run.sh: installing ${missing[*]} (Debian)" >&2
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "tests/run.sh: the tests need ${missing[*]}, which this user cannot install here." >&2
+    echo "Install them, then run the tests again: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
 if ! .venv/bin/python -c 'import jsonschema, openapi_spec_validator, schemathesis, mcp, openai, anthropic, google.genai, agents' 2>/dev/null \
   || ! cmp -s tests/python/requirements.txt .venv/requirements.txt; then
   python3 -m venv .venv
