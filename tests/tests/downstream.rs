@@ -46,8 +46,8 @@ async fn downstream_tools_are_registered_and_callable() {
         .error()
         .unwrap()
         .violations()
-        .into_iter()
-        .map(|v| v.path)
+        .iter()
+        .map(|v| v.path.clone())
         .collect();
     assert!(
         paths.contains(&"/title".into()) && paths.contains(&"/priority".into()),

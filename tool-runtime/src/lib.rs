@@ -45,7 +45,7 @@ pub use tool::context::{
 };
 pub use tool::definition::{Annotations, Guard, PendingCall, Tool, ToolMeta};
 pub use tool::envelope::{Envelope, EnvelopeMeta};
-pub use tool::error::{ToolError, Violation, kind};
+pub use tool::error::{ErrorKind, ToolError, Violation};
 pub use tool::peer;
 pub use tool::secret::Secret;
 pub use tool::state::State;
@@ -55,7 +55,7 @@ pub use tool_macros::tool;
 /// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        CallContext, Caller, Envelope, Registry, Source, State, Tool, ToolError, tool,
+        CallContext, Caller, Envelope, ErrorKind, Registry, Source, State, Tool, ToolError, tool,
     };
 }
 

@@ -159,7 +159,7 @@ impl Channels {
                 .await?;
             if !response.is_success() {
                 return Err(ToolError::new(
-                    tool_runtime::kind::UNAVAILABLE,
+                    tool_runtime::ErrorKind::UNAVAILABLE,
                     format!("the webhook answered with HTTP {}", response.status()),
                 ));
             }

@@ -67,7 +67,7 @@ pub enum Schedule {
 fn invalid(message: String) -> ToolError {
     let details =
         serde_json::json!({"violations": [{"path": "/schedule_value", "message": &message}]});
-    ToolError::new(tool_runtime::kind::INVALID_ARGUMENTS, message).with_details(details)
+    ToolError::new(tool_runtime::ErrorKind::INVALID_ARGUMENTS, message).with_details(details)
 }
 
 impl Schedule {

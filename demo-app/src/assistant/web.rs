@@ -147,7 +147,7 @@ fn page(response: &WebResponse) -> Result<Page, ToolError> {
         response.text()
     } else {
         return Err(ToolError::new(
-            tool_runtime::kind::UNSUPPORTED_MEDIA_TYPE,
+            tool_runtime::ErrorKind::UNSUPPORTED_MEDIA_TYPE,
             format!(
                 "{} is `{media}`, which is not text; web_fetch reads HTML and text",
                 response.url()
@@ -306,7 +306,7 @@ async fn duckduckgo(web: &Web, query: &str) -> Result<Vec<SearchResult>, ToolErr
 
 fn search_failed(engine: &str, response: &WebResponse) -> ToolError {
     ToolError::new(
-        tool_runtime::kind::UNAVAILABLE,
+        tool_runtime::ErrorKind::UNAVAILABLE,
         format!("{engine} answered with HTTP {}", response.status()),
     )
     .with_details(serde_json::json!({"status": response.status()}))

@@ -110,13 +110,19 @@ async fn the_console_in_headless_chromium() {
     })
     .await
     .unwrap();
-    // The cancelled question ran nothing: one device_revoke intent, the confirmed one.
+    // The cancelled question ran nothing but its dry run: one device_revoke intent that is not
+    // a dry run, the confirmed one; the previews' dry runs have intents of their own.
     let log = std::fs::read_to_string(&audit).unwrap();
-    let intents = log
-        .lines()
-        .filter(|l| l.contains(r#""event":"intent""#) && l.contains(r#""tool":"device_revoke""#))
-        .count();
-    assert_eq!(intents, 1, "{log}");
+    let intents = |dry_run: bool| {
+        log.lines()
+            .filter(|l| {
+                l.contains(r#""event":"intent""#) && l.contains(r#""tool":"device_revoke""#)
+            })
+            .filter(|l| l.contains(r#""dry_run":true"#) == dry_run)
+            .count()
+    };
+    assert_eq!(intents(false), 1, "{log}");
+    assert!(intents(true) >= 1, "{log}");
     drop((open, guarded));
     fake.assert_clean();
 }

@@ -198,7 +198,7 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
         ["device_add", "device_list", "device_pair", "device_revoke"]
     );
     let refused = post(&served, "notes-write", json!({"key": "k", "value": 1})).await;
-    assert_eq!(refused["error"]["type"], "forbidden", "{refused}");
+    assert_eq!(refused["error"]["type"], "unknown_tool", "{refused}");
 
     let out = demo(dir.path(), config)
         .args(["--json", "device-list"])
@@ -212,8 +212,8 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(3),
-        "hidden, and refused when called by name"
+        Some(2),
+        "hidden, and unknown when called by name"
     );
     let config = "[[policy.filter]]\nsource = \"cli\"\nrole = \"admin\"\n";
     let stderr = fails(dir.path(), config);

@@ -101,7 +101,7 @@ struct Seen(Arc<Mutex<Vec<(String, String, Value)>>>);
 impl CallObserver for Seen {
     fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
         let outcome = match call.envelope.error() {
-            Some(e) => e.kind().to_owned(),
+            Some(e) => e.kind().to_string(),
             None => "ok".to_owned(),
         };
         self.0.lock().unwrap().push((
@@ -516,7 +516,7 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert!(!offered.contains(&"agent_wipe"), "{offered:?}");
-    assert_eq!(results(&output.transcript)[0].2["type"], "forbidden");
+    assert_eq!(results(&output.transcript)[0].2["type"], "unknown_tool");
 
     // Confirmation asked and answered yes: the call runs once, confirmed.
     let asked = Arc::new(Mutex::new(Vec::new()));

@@ -191,7 +191,7 @@ async fn runtime_and_python_jsonschema_agree() {
                     .await;
                 if let Some(e) = env.error() {
                     assert!(
-                        !matches!(e.kind(), "invalid_arguments" | "internal"),
+                        !matches!(e.kind().as_str(), "invalid_arguments" | "internal"),
                         "{tool}: schema accepted {x} but the call failed: {e}"
                     );
                 }

@@ -41,6 +41,15 @@ async fn touch() -> bool {
 
 static TOUCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// Purge old rows; its dry run counts them.
+#[tool(annotations(destructive), dry_run)]
+async fn purge(ctx: CallContext) -> u32 {
+    PURGE_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if ctx.dry_run() { 3 } else { 0 }
+}
+
+static PURGE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 struct TempFile(PathBuf);
 
 impl TempFile {
@@ -125,10 +134,16 @@ async fn every_call_is_recorded_with_its_outcome_and_no_secret() {
             "ok",
             "invalid_arguments",
             "unknown_tool",
-            "forbidden",
+            "unknown_tool",
             "confirmation_required",
             "ok"
         ]
+    );
+    // The tool hidden from the agent was answered as unknown; the record keeps why.
+    assert!(lines[2].get("hidden").is_none(), "{}", lines[2]);
+    assert_eq!(
+        lines[3]["hidden"],
+        "`drop_table` is destructive, and agent callers may not call destructive tools"
     );
     let first = &lines[0];
     assert_eq!(first["tool"], "lookup");
@@ -185,6 +200,43 @@ async fn a_call_whose_intent_cannot_be_written_is_refused_and_never_runs() {
         "the call was not run: its audit record could not be written"
     );
     assert_eq!(TOUCHED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // Nor does the dry run that would preview a destructive call's question.
+    let env = r.call("purge", json!({}), Caller::new(Source::Cli)).await;
+    assert_eq!(env.error().unwrap().kind(), "unavailable", "{env:?}");
+    assert_eq!(PURGE_RUNS.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// The dry run that previews an unconfirmed destructive call is tool code at work: it has an
+/// intent (marked as a dry run) before it runs, and the call's outcome after.
+#[tokio::test]
+async fn the_preview_of_an_unconfirmed_call_has_an_intent_and_an_outcome() {
+    let log = TempFile::new("preview");
+    let r = registry_builder()
+        .audit(JsonLinesAudit::open(&log.0).unwrap())
+        .build()
+        .unwrap();
+    let env = r.call("purge", json!({}), Caller::new(Source::Http)).await;
+    let question = env.error().unwrap().confirmation().expect("a question");
+    assert_eq!(question.preview, Some(json!(3)));
+    let records = log.records();
+    let seen: Vec<(&str, bool, Option<&str>)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["event"].as_str().unwrap(),
+                r["dry_run"] == true,
+                r["outcome"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("intent", true, None),
+            ("outcome", false, Some("confirmation_required"))
+        ]
+    );
+    assert_eq!(records[0]["call"], records[1]["call"]);
 }
 
 /// Long strings are stored as their start with length and hash, so rejected calls with huge
@@ -358,4 +410,5 @@ fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
         .tool(lookup::descriptor())
         .tool(drop_table::descriptor())
         .tool(touch::descriptor())
+        .tool(purge::descriptor())
 }

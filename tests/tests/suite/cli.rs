@@ -382,7 +382,7 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
         .run_captured(["tickets", "--only", "ticket_list", "schema", "ticket_open"])
         .await;
     assert_eq!(code, 2);
-    // Called by name: refused by the pipeline with the policy's reason.
+    // Called by name: unknown to this caller too, as a tool that does not exist.
     let (code, out) = only()
         .run_captured([
             "tickets",
@@ -395,7 +395,7 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
             "low",
         ])
         .await;
-    assert_eq!(code, 3, "{out}");
+    assert_eq!(code, 2, "{out}");
     let envelope: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(envelope["error"]["type"], "forbidden", "{envelope}");
+    assert_eq!(envelope["error"]["type"], "unknown_tool", "{envelope}");
 }

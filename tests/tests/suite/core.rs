@@ -159,7 +159,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
             let env = registry
                 .call(tool, arguments_of(tool), caller.clone().confirm(true))
                 .await;
-            let refused = env.error().is_some_and(|e| e.kind() == "forbidden");
+            let refused = env.error().is_some_and(|e| e.kind() == "unknown_tool");
             assert_eq!(
                 refused,
                 !visible.contains(tool),

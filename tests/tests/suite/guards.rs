@@ -250,7 +250,7 @@ async fn requests_check_resolved_addresses_and_every_redirect_hop() {
             .send()
             .await;
         let got = match &got {
-            Err(e) if e.details().is_none() => e.kind().to_owned(),
+            Err(e) if e.details().is_none() => e.kind().to_string(),
             other => outcome(other),
         };
         if got != expected {

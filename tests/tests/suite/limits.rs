@@ -24,6 +24,20 @@ async fn single(
     ms
 }
 
+/// Wipe a volume (its dry run says what would go).
+#[tool(annotations(destructive), dry_run, rate = "2/min", concurrency = 1)]
+async fn wipe(ctx: CallContext) -> String {
+    WIPE_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if ctx.dry_run() {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        "would wipe 3 files".into()
+    } else {
+        "wiped".into()
+    }
+}
+
+static WIPE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn who(name: &str) -> Caller {
     Caller::new(Source::Http).principal(name)
 }
@@ -44,7 +58,7 @@ async fn rate_limits_are_per_principal_with_a_retry_after() {
     let env = r.call("ping", json!({}), who("alice")).await;
     let e = env.error().unwrap();
     assert_eq!(
-        (e.kind(), e.status(), e.is_retryable()),
+        (e.kind().as_str(), e.status(), e.is_retryable()),
         ("rate_limited", 429, true)
     );
     let wait = e.details().unwrap()["retry_after"].as_f64().unwrap();
@@ -108,7 +122,7 @@ async fn concurrency_limits_queue_then_refuse() {
         .call("single", json!({"ms": 1}), Caller::new(Source::Internal))
         .await;
     let e = refused.error().unwrap();
-    assert_eq!((e.kind(), e.status()), ("unavailable", 503));
+    assert_eq!((e.kind().as_str(), e.status()), ("unavailable", 503));
     assert!(running.await.unwrap().is_ok());
     assert!(
         queued.await.unwrap().is_ok(),
@@ -166,9 +180,50 @@ async fn over_http_a_rate_limit_is_429_with_retry_after() {
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
+/// An unconfirmed call of a destructive tool runs its dry run for the question's preview: tool
+/// code, so charged to the rate limit and held to the concurrency limit like any call.
+#[tokio::test]
+async fn the_preview_of_an_unconfirmed_call_is_charged_and_limited_like_a_call() {
+    let r = Arc::new(registry_builder().concurrency_queue(0).build().unwrap());
+    // Two at once: the second finds the one slot taken, with no room to wait.
+    let (first, second) = tokio::join!(
+        r.call("wipe", json!({}), who("dave")),
+        r.call("wipe", json!({}), who("dave"))
+    );
+    let kinds = [
+        first.error().unwrap().kind(),
+        second.error().unwrap().kind(),
+    ];
+    assert!(
+        kinds.contains(&&ErrorKind::CONFIRMATION_REQUIRED)
+            && kinds.contains(&&ErrorKind::UNAVAILABLE),
+        "{first:?} {second:?}"
+    );
+    let asked = if first.error().unwrap().confirmation().is_some() {
+        &first
+    } else {
+        &second
+    };
+    let preview = asked
+        .error()
+        .unwrap()
+        .confirmation()
+        .unwrap()
+        .preview
+        .clone();
+    assert_eq!(preview, Some(json!("would wipe 3 files")));
+    // Two previews ran or tried: the rate of two a minute is spent, and the third is refused
+    // before any tool code runs.
+    let runs = WIPE_RUNS.load(std::sync::atomic::Ordering::SeqCst);
+    let third = r.call("wipe", json!({}), who("dave")).await;
+    assert_eq!(third.error().unwrap().kind(), "rate_limited", "{third:?}");
+    assert_eq!(WIPE_RUNS.load(std::sync::atomic::Ordering::SeqCst), runs);
+}
+
 fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
         .without_inventory()
         .tool(ping::descriptor())
         .tool(single::descriptor())
+        .tool(wipe::descriptor())
 }

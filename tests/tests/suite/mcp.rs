@@ -481,7 +481,11 @@ impl tool_runtime::hooks::CallObserver for Outcomes {
         &'a self,
         call: tool_runtime::hooks::CompletedCall<'a>,
     ) -> tool_runtime::BoxFuture<'a, ()> {
-        let outcome = call.envelope.error().map_or("ok", |e| e.kind()).to_owned();
+        let outcome = call
+            .envelope
+            .error()
+            .map_or("ok", |e| e.kind().as_str())
+            .to_owned();
         self.0.lock().unwrap().push(outcome);
         Box::pin(async {})
     }
@@ -687,16 +691,18 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
             .text()
             .await
             .unwrap();
-        listed.push((names, data(&call)["result"].clone()));
+        listed.push((names, data(&call)));
     }
     assert_eq!(listed[0].0, ["backup_delete", "backups"]);
-    assert_eq!(listed[0].1["structuredContent"], json!({"result": []}));
-    assert_eq!(listed[1].0, ["backup_delete"]);
-    assert!(
-        error_text(&listed[1].1).starts_with("forbidden:"),
-        "{}",
-        listed[1].1
+    assert_eq!(
+        listed[0].1["result"]["structuredContent"],
+        json!({"result": []})
     );
+    assert_eq!(listed[1].0, ["backup_delete"]);
+    // A tool hidden from this token is answered as one that does not exist.
+    let error = &listed[1].1["error"];
+    assert_eq!(error["code"], -32602, "{}", listed[1].1);
+    assert_eq!(error["data"]["type"], "unknown_tool", "{}", listed[1].1);
 }
 
 #[test]

@@ -66,7 +66,7 @@ async fn results_over_their_cap_are_cut_or_refused() {
 
     let env = r.call("document", json!({"n": 5000}), caller()).await;
     let e = env.error().unwrap();
-    assert_eq!((e.kind(), e.status()), ("output_too_large", 500));
+    assert_eq!((e.kind().as_str(), e.status()), ("output_too_large", 500));
     assert!(
         e.message().contains("over its limit of 1024"),
         "{}",

@@ -395,8 +395,8 @@ async fn built_in_policies_and_limits_keep_the_fast_path_and_agree() {
         ("/tools/nothing", "{}", 429),
         ("/tools/wipe?confirm=true", disk, 200),
         ("/tools/wipe", disk, 409),
-        // Not allowed for HTTP callers.
-        ("/tools/kinds", &valid().to_string(), 403),
+        // Hidden from HTTP callers: unknown to them.
+        ("/tools/kinds", &valid().to_string(), 404),
     ];
     for (uri, body, status) in cases {
         let (got, envelope) = both_at(&fx, uri, body).await;

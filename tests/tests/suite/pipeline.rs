@@ -247,13 +247,13 @@ async fn a_tools_own_error_keeps_its_type_status_and_retryability() {
     let e = r.call("charge", json!({"busy": false}), caller()).await;
     let e = e.error().unwrap();
     assert_eq!(
-        (e.kind(), e.status(), e.is_retryable()),
+        (e.kind().as_str(), e.status(), e.is_retryable()),
         ("card_declined", 402, false)
     );
     let e = r.call("charge", json!({"busy": true}), caller()).await;
     let e = e.error().unwrap();
     assert_eq!(
-        (e.kind(), e.status(), e.is_retryable()),
+        (e.kind().as_str(), e.status(), e.is_retryable()),
         ("processor_busy", 503, true)
     );
 }
@@ -280,7 +280,7 @@ async fn a_dynamic_tool_panicking_before_its_future_is_internal_too() {
     let r = builder().tool(early).build().unwrap();
     let env = r.call("early", json!({}), caller()).await;
     let e = env.error().unwrap();
-    assert_eq!((e.kind(), e.status()), ("internal", 500));
+    assert_eq!((e.kind().as_str(), e.status()), ("internal", 500));
     assert!(!env.to_json().to_string().contains("secret"));
     let env = r.call("add", json!({"a": 1, "b": 1}), caller()).await;
     assert!(env.is_ok());
@@ -362,7 +362,11 @@ async fn the_time_limit_counts_from_the_start_of_the_call() {
         .build()
         .unwrap();
     let env = r.call("slow_start", json!({}), caller()).await;
-    assert_eq!(env.error().map(ToolError::kind), Some("timeout"), "{env:?}");
+    assert_eq!(
+        env.error().map(|e| e.kind().as_str()),
+        Some("timeout"),
+        "{env:?}"
+    );
 }
 
 #[tokio::test]
@@ -638,7 +642,7 @@ impl CallObserver for Recorder {
         let kind = call
             .envelope
             .error()
-            .map_or("ok", ToolError::kind)
+            .map_or("ok", |e| e.kind().as_str())
             .to_owned();
         self.0
             .lock()
@@ -785,7 +789,10 @@ async fn dry_runs_preview_without_confirmation_and_only_where_supported() {
         .call("wipe", json!({}), caller().dry_run(true).confirm(true))
         .await;
     let e = env.error().unwrap();
-    assert_eq!((e.kind(), e.status()), ("dry_run_unsupported", 400));
+    assert_eq!(
+        (e.kind().as_str(), e.status()),
+        ("dry_run_unsupported", 400)
+    );
     assert!(r.get("erase").unwrap().meta().dry_run);
     assert!(!r.get("wipe").unwrap().meta().dry_run);
 }
@@ -861,14 +868,14 @@ async fn strings_and_io_errors_are_tool_errors() {
         .call("read_text", json!({"path": "/nonexistent/file"}), caller())
         .await;
     let error = missing.error().expect("an error");
-    assert_eq!((error.kind(), error.status()), ("not_found", 404));
+    assert_eq!((error.kind().as_str(), error.status()), ("not_found", 404));
     assert!(error.message().contains("No such file"), "{error:?}");
     let dir = r.call("read_text", json!({"path": "/"}), caller()).await;
     assert_eq!(dir.error().expect("an error").kind(), "tool_failed");
     let refused = r.call("refuse", json!({}), caller()).await;
     let error = refused.error().expect("an error");
     assert_eq!(
-        (error.kind(), error.message()),
+        (error.kind().as_str(), error.message()),
         ("tool_failed", "not today")
     );
 }
@@ -927,7 +934,7 @@ async fn anyhow_errors_and_result_aliases_are_tool_errors() {
     let env = r.call("first_line", json!({"path": empty}), caller()).await;
     let error = env.error().expect("an error");
     assert_eq!(
-        (error.kind(), error.message()),
+        (error.kind().as_str(), error.message()),
         ("tool_failed", "the file is empty")
     );
 
@@ -938,7 +945,7 @@ async fn anyhow_errors_and_result_aliases_are_tool_errors() {
         .await;
     let error = env.error().expect("an error");
     assert_eq!(
-        (error.kind(), error.message()),
+        (error.kind().as_str(), error.message()),
         ("locked", "the file is locked")
     );
     assert!(error.is_retryable());
@@ -1093,8 +1100,8 @@ async fn tools_ask_the_callers_side_and_without_one_are_told_it_is_unsupported()
             .await
             .outcome
             .unwrap_err();
-        assert_eq!(e.kind(), tool_runtime::kind::UNSUPPORTED);
-        assert_eq!(tool_runtime::kind::status(e.kind()), 501);
+        assert_eq!(e.kind(), tool_runtime::ErrorKind::UNSUPPORTED);
+        assert_eq!(e.kind().status(), 501);
         assert!(e.message().contains(what), "{}", e.message());
     }
     // A caller with a side: the tool's requests and log messages reach it.
@@ -1122,7 +1129,7 @@ async fn tools_ask_the_callers_side_and_without_one_are_told_it_is_unsupported()
         .await
         .outcome
         .unwrap_err();
-    assert_eq!(e.kind(), tool_runtime::kind::INVALID_REQUEST);
+    assert_eq!(e.kind(), tool_runtime::ErrorKind::INVALID_REQUEST);
 
     // Content blocks: known by the result's type, sent as MCP shapes them.
     let picture = registry.get("picture").unwrap();

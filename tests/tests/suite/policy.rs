@@ -1,8 +1,10 @@
 //! Registry-wide policies and per-tool guards, through the pipeline and over HTTP.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tool_runtime::BoxFuture;
+use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
 use tool_runtime::{PendingCall, Registry};
@@ -68,6 +70,26 @@ fn registry(builder: tool_runtime::registry::RegistryBuilder) -> Registry {
     builder.build().unwrap()
 }
 
+/// The policies' reasons for the tools they hid, as the observers (the audit) learn them:
+/// callers are told only that there is no such tool.
+#[derive(Clone, Default)]
+struct HiddenBecause(Arc<Mutex<Vec<String>>>);
+
+impl HiddenBecause {
+    fn last(&self) -> String {
+        self.0.lock().unwrap().last().cloned().unwrap_or_default()
+    }
+}
+
+impl CallObserver for HiddenBecause {
+    fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
+        if let Some(reason) = call.hidden {
+            self.0.lock().unwrap().push(reason.to_owned());
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
 async fn call(
     r: &Registry,
     tool: &str,
@@ -77,7 +99,7 @@ async fn call(
     let env = r.call(tool, args, caller).await;
     match env.outcome {
         Ok(v) => Ok(v),
-        Err(e) => Err((e.kind().to_owned(), e.message().to_owned())),
+        Err(e) => Err((e.kind().as_str().to_owned(), e.message().to_owned())),
     }
 }
 
@@ -107,8 +129,10 @@ async fn guards_run_in_order_deny_and_rewrite_with_revalidation() {
 
 #[tokio::test]
 async fn policies_deny_with_their_reason() {
+    let hidden = HiddenBecause::default();
     let r = registry(
         registry_builder()
+            .observer(hidden.clone())
             .policy(DenyDestructive::for_sources([Source::Agent]))
             .policy(AllowTools::new().allow(Source::Mcp, ["report"]))
             .policy(|call: &PendingCall| {
@@ -127,11 +151,16 @@ async fn policies_deny_with_their_reason() {
         Caller::new(Source::Agent).confirm(true),
     )
     .await;
+    // Hidden from agents: unknown to them, the reason told to the observers only.
     let (kind, message) = agent.unwrap_err();
-    assert_eq!(kind, "forbidden");
+    assert_eq!(kind, "unknown_tool");
+    assert_eq!(message, "no tool named `purge`");
     assert!(
-        message.contains("agent callers may not call destructive tools"),
-        "{message}"
+        hidden
+            .last()
+            .contains("agent callers may not call destructive tools"),
+        "{}",
+        hidden.last()
     );
     assert_eq!(
         call(
@@ -152,8 +181,12 @@ async fn policies_deny_with_their_reason() {
     let mcp = call(&r, "echo_number", json!({"n": 1}), Caller::new(Source::Mcp))
         .await
         .unwrap_err();
-    assert_eq!(mcp.0, "forbidden");
-    assert!(mcp.1.contains("not allowed for mcp callers"), "{}", mcp.1);
+    assert_eq!(mcp.0, "unknown_tool");
+    assert!(
+        hidden.last().contains("not allowed for mcp callers"),
+        "{}",
+        hidden.last()
+    );
     // The closure sees the caller.
     let banned = call(
         &r,
@@ -166,31 +199,54 @@ async fn policies_deny_with_their_reason() {
         banned.unwrap_err(),
         ("forbidden".into(), "mallory is banned".into())
     );
-    // Policy runs before confirmation: the refusal is `forbidden`, not `confirmation_required`.
+    // Policy runs before confirmation: a hidden tool is unknown, and a call a policy refuses
+    // is `forbidden`, not `confirmation_required`.
     let unconfirmed = call(&r, "purge", json!({}), Caller::new(Source::Agent)).await;
-    assert_eq!(unconfirmed.unwrap_err().0, "forbidden");
+    assert_eq!(unconfirmed.unwrap_err().0, "unknown_tool");
+    let banned = call(
+        &r,
+        "purge",
+        json!({}),
+        Caller::new(Source::Cli).principal("mallory"),
+    )
+    .await;
+    assert_eq!(banned.unwrap_err().0, "forbidden");
 }
 
 #[tokio::test]
 async fn roles_are_required_by_the_require_roles_policy() {
-    let r = registry(registry_builder().policy(RequireRoles));
+    let hidden = HiddenBecause::default();
+    let r = registry(
+        registry_builder()
+            .observer(hidden.clone())
+            .policy(RequireRoles),
+    );
     let tool_meta = r.get("rotate_keys").unwrap();
     let meta = tool_meta.meta();
     assert_eq!(meta.roles, ["admin", "security"]);
+    // Without the role the tool is unknown to the caller: neither its existence nor the role
+    // it needs is told, only recorded.
     let anonymous = call(&r, "rotate_keys", json!({}), Caller::new(Source::Http)).await;
     let (kind, message) = anonymous.unwrap_err();
-    assert_eq!(kind, "forbidden");
+    assert_eq!(kind, "unknown_tool");
+    assert!(!message.contains("admin"), "{message}");
     assert!(
-        message.contains("needs the role admin or security"),
-        "{message}"
+        hidden.last().contains("needs the role admin or security"),
+        "{}",
+        hidden.last()
     );
     let viewer = Caller::new(Source::Http).principal("bob").roles(["viewer"]);
-    assert!(
+    assert_eq!(
         call(&r, "rotate_keys", json!({}), viewer)
             .await
             .unwrap_err()
-            .1
-            .contains("bob has viewer")
+            .0,
+        "unknown_tool"
+    );
+    assert!(
+        hidden.last().contains("bob has viewer"),
+        "{}",
+        hidden.last()
     );
     let security = Caller::new(Source::Http)
         .principal("eve")
@@ -234,10 +290,10 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
         .send()
         .await
         .unwrap();
-    assert_eq!(viewer.status(), 403);
+    assert_eq!(viewer.status(), 404);
     assert_eq!(
         viewer.json::<Value>().await.unwrap()["error"]["type"],
-        "forbidden"
+        "unknown_tool"
     );
     let admin = client
         .post(&url)
@@ -271,8 +327,9 @@ async fn guards_and_policies_apply_over_http_too() {
         .await
         .unwrap();
     assert_eq!(capped["result"], 10);
+    // Hidden from HTTP callers: unknown to them.
     let destructive = post("purge", json!({})).await.unwrap();
-    assert_eq!(destructive.status(), 403);
+    assert_eq!(destructive.status(), 404);
 }
 
 /// The tools of this file, and no others: the test binary holds other files' tools too.
@@ -330,7 +387,7 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
         .send()
         .await
         .unwrap();
-    assert_eq!(refused.status(), 403);
+    assert_eq!(refused.status(), 404);
 
     let mcp = tool_runtime::mcp::McpServer::new(r.clone());
     let listed: Vec<String> = mcp
@@ -340,5 +397,5 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
         .collect();
     assert_eq!(listed, ["purge", "report"]);
     let refused = call(&r, "echo_number", json!({"n": 1}), Caller::new(Source::Mcp)).await;
-    assert_eq!(refused.unwrap_err().0, "forbidden");
+    assert_eq!(refused.unwrap_err().0, "unknown_tool");
 }

@@ -56,7 +56,7 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> Result<Value, (St
     let envelope = registry.call(tool, args, caller()).await;
     match envelope.outcome {
         Ok(result) => Ok(result),
-        Err(e) => Err((e.kind().to_owned(), e.message().to_owned())),
+        Err(e) => Err((e.kind().as_str().to_owned(), e.message().to_owned())),
     }
 }
 
@@ -737,14 +737,14 @@ async fn a_tool_filter_gives_each_caller_its_share() {
         seen(Caller::new(Source::Mcp).principal("bot")),
         ["notes-list", "notes-read", "notes-write"]
     );
-    // Hidden means refused when called by name, with the reason.
+    // Hidden means unknown when called by name: the reason is not the caller's to read.
     let envelope = registry
         .call("secrets-list", json!({}), Caller::new(Source::Agent))
         .await;
     let error = envelope.error().unwrap();
-    assert_eq!(error.kind(), "forbidden");
+    assert_eq!(error.kind(), "unknown_tool");
     assert!(
-        error.message().contains("not among the tools"),
+        !error.message().contains("not among the tools"),
         "{}",
         error.message()
     );
@@ -755,5 +755,5 @@ async fn a_tool_filter_gives_each_caller_its_share() {
             Caller::new(Source::Http).confirm(true),
         )
         .await;
-    assert_eq!(envelope.error().unwrap().kind(), "forbidden");
+    assert_eq!(envelope.error().unwrap().kind(), "unknown_tool");
 }

@@ -18,7 +18,7 @@ use super::wire::Request;
 use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::llm::{self, Target};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::{Caller, Envelope};
 
 /// What the loop keeps between turns.
@@ -325,11 +325,11 @@ fn system_prompt(state: &State, model: &Model) -> String {
 fn unanswered(calls: &[ToolCall], why: &str) -> Vec<ToolResult> {
     calls
         .iter()
-        .map(|c| not_run(c, kind::BUDGET_EXHAUSTED, why))
+        .map(|c| not_run(c, &ErrorKind::BUDGET_EXHAUSTED, why))
         .collect()
 }
 
-fn not_run(call: &ToolCall, kind: &str, message: &str) -> ToolResult {
+fn not_run(call: &ToolCall, kind: &ErrorKind, message: &str) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
@@ -361,7 +361,7 @@ async fn run_calls(
         if i >= room {
             planned.push(Planned::Done(not_run(
                 &call,
-                kind::BUDGET_EXHAUSTED,
+                &ErrorKind::BUDGET_EXHAUSTED,
                 "the run's tool-call budget is used up; this call was not run",
             )));
         } else if call.name == SWITCH_MODEL && state.inner.switch.is_some() {
@@ -369,7 +369,7 @@ async fn run_calls(
         } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
             planned.push(Planned::Done(not_run(
                 &call,
-                kind::INVALID_ARGUMENTS,
+                &ErrorKind::INVALID_ARGUMENTS,
                 &format!(
                     "`{}` got invalid arguments {} times in this run and is not run again; answer without it",
                     call.name,
@@ -399,7 +399,7 @@ async fn run_calls(
                         tokio::spawn(job.execute(call)).await.unwrap_or_else(|e| {
                             let result = not_run(
                                 &fallback,
-                                kind::INTERNAL,
+                                &ErrorKind::INTERNAL,
                                 &format!("the call's task failed: {e}"),
                             );
                             (result, false)
@@ -442,7 +442,7 @@ enum Planned {
 async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
     let started = Instant::now();
     let Some((switch, _)) = &state.inner.switch else {
-        return not_run(call, kind::UNKNOWN_TOOL, "this agent has one tier");
+        return not_run(call, &ErrorKind::UNKNOWN_TOOL, "this agent has one tier");
     };
     let envelope = match parse_arguments(&call.arguments) {
         Err(e) => unparsed(call, e),
@@ -537,7 +537,7 @@ impl Job {
         };
         let invalid_arguments = envelope
             .error()
-            .is_some_and(|e| e.kind() == kind::INVALID_ARGUMENTS);
+            .is_some_and(|e| e.kind() == ErrorKind::INVALID_ARGUMENTS);
         let result = result_of(&call, &envelope, started.elapsed());
         self.emit(Event::ToolCallFinished {
             result: result.clone(),
@@ -579,7 +579,7 @@ fn parse_arguments(text: &str) -> Result<Value, ToolError> {
     serde_json::from_str(text).map_err(|e| {
         let shown: String = text.chars().take(200).collect();
         ToolError::new(
-            kind::INVALID_ARGUMENTS,
+            ErrorKind::INVALID_ARGUMENTS,
             format!("the arguments are not JSON ({e}); send one JSON object"),
         )
         .with_details(json!({"arguments": shown}))

@@ -104,11 +104,10 @@ impl App {
             .confirm(m.get_flag("yes"))
             .dry_run(m.get_flag("dry-run"))
             .peer(std::sync::Arc::new(crate::cli::form::TerminalPeer));
-        let envelope = registry
-            .call_asking(&name, args, caller, &crate::cli::call::Terminal)
+        let finished = registry
+            .call_with_tool(&name, args, caller, &crate::cli::call::Terminal)
             .await;
-        let tool = registry.get(&name);
-        crate::cli::call::report(&envelope, tool.as_deref(), json, out)
+        crate::cli::call::report(&finished.envelope, finished.tool.as_deref(), json, out)
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) type Arrival = (Arc<dyn Tool>, Option<Cow<'static, str>>);
 /// writers replace whole, so a reader holds a lock only long enough to clone one `Arc`. Every
 /// change bumps a version that front ends watch.
 pub(crate) struct Catalog {
-    fixed: BTreeMap<Arc<str>, RegisteredTool>,
+    fixed: ToolMap,
     added: RwLock<Arc<ToolMap>>,
     /// Whether `added` may hold anything, so lookups of fixed tools skip its lock.
     any_added: AtomicBool,
@@ -72,7 +72,7 @@ impl Catalog {
         limited: BTreeSet<String>,
     ) -> Self {
         Self {
-            fixed,
+            fixed: fixed.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
             added: RwLock::default(),
             any_added: AtomicBool::new(false),
             writing: Mutex::new(()),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::provider::{ProvidedTool, Provider};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// The longest key a store takes, in bytes.
 pub const MAX_KEY: usize = 256;
@@ -197,7 +197,7 @@ impl<K: KeyValue> Provider for Store<K> {
                 }
                 "read" => self.data.read(key).await?.ok_or_else(|| {
                     ToolError::new(
-                        kind::NOT_FOUND,
+                        ErrorKind::NOT_FOUND,
                         format!("no key `{key}` in the `{}` store", self.name),
                     )
                 }),

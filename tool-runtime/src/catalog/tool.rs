@@ -158,8 +158,18 @@ pub struct ToolRef<'r>(pub(super) Held<'r>);
 
 #[derive(Clone)]
 pub(super) enum Held<'r> {
-    Fixed(&'r RegisteredTool),
+    Fixed(&'r Arc<RegisteredTool>),
     Added(Arc<RegisteredTool>),
+}
+
+impl ToolRef<'_> {
+    /// The tool, held for as long as its holder needs it (a call's record outlives the lookup).
+    pub(crate) fn shared(&self) -> Arc<RegisteredTool> {
+        match &self.0 {
+            Held::Fixed(t) => Arc::clone(t),
+            Held::Added(t) => Arc::clone(t),
+        }
+    }
 }
 
 impl Deref for ToolRef<'_> {

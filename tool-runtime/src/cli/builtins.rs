@@ -83,10 +83,7 @@ pub(crate) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Wr
     let Some(tool) = found else {
         let ctx = registry.context(caller);
         let error = registry.unknown_tool(name, &ctx);
-        let listed = error
-            .details()
-            .and_then(|d| d["suggestions"].as_array())
-            .is_some_and(|s| !s.is_empty());
+        let listed = !error.suggestions().is_empty();
         let hint = if listed { "" } else { "; `tools` lists them" };
         return fail(format!("{}{hint}", error.message()), 2);
     };

@@ -9,7 +9,7 @@ use clap::ArgMatches;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::tool::context::{Caller, ProgressSink, ProgressUpdate, Source};
 use crate::tool::envelope::Envelope;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::ErrorKind;
 
 use super::render::{self, Palette};
 use super::{args, command};
@@ -42,13 +42,13 @@ pub(crate) async fn invoke(
     if let Some(bar) = &bar {
         caller = caller.progress(Arc::new(BarSink(bar.clone())));
     }
-    let envelope = registry
-        .call_asking(tool_name, call_args, caller, &Terminal)
+    let finished = registry
+        .call_with_tool(tool_name, call_args, caller, &Terminal)
         .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    report(&envelope, Some(&tool), json_out, out)
+    report(&finished.envelope, finished.tool.as_deref(), json_out, out)
 }
 
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
@@ -78,15 +78,15 @@ pub(crate) fn report(
             0
         }
         // With `--json` the envelope on stdout says it all; stderr stays quiet.
-        Err(e) if json_out => exit_code(e),
+        Err(e) if json_out => e.kind().exit_code(),
         Err(e) => {
             let p = Palette::new(color_for(&std::io::stderr()));
             let (error, reset) = (p.error.render(), p.error.render_reset());
             let violations = e.violations();
-            match violations.as_slice() {
+            match violations {
                 // One violation: said once, by the flag it concerns.
                 [one]
-                    if e.kind() == kind::INVALID_ARGUMENTS
+                    if e.kind() == ErrorKind::INVALID_ARGUMENTS
                         && e.message().ends_with(&one.message) =>
                 {
                     eprintln!(
@@ -97,7 +97,7 @@ pub(crate) fn report(
                 }
                 _ => {
                     eprintln!("{error}error:{reset} {}", e.message());
-                    for v in &violations {
+                    for v in violations {
                         let at = flag_for(&v.path, tool);
                         eprintln!(
                             "  {}{at}:{} {}",
@@ -108,12 +108,12 @@ pub(crate) fn report(
                     }
                 }
             }
-            if e.kind() == kind::CONFIRMATION_REQUIRED {
+            if e.kind() == ErrorKind::CONFIRMATION_REQUIRED {
                 eprintln!(
                     "  hint: run it again with --yes to confirm, or from a terminal to be asked"
                 );
             }
-            exit_code(e)
+            e.kind().exit_code()
         }
     }
 }
@@ -151,19 +151,6 @@ pub(crate) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
         p.error.render_reset()
     );
     code
-}
-
-/// The documented exit code of an error type.
-#[must_use]
-pub fn exit_code(e: &ToolError) -> u8 {
-    match e.kind() {
-        kind::INVALID_ARGUMENTS | kind::INVALID_REQUEST | kind::UNKNOWN_TOOL => 2,
-        kind::FORBIDDEN
-        | kind::CONFIRMATION_REQUIRED
-        | kind::CONFIRMATION_DECLINED
-        | kind::UNAUTHENTICATED => 3,
-        _ => 1,
-    }
 }
 
 /// The person at the terminal: shown the preview and asked. Without a terminal the question
@@ -251,20 +238,5 @@ mod tests {
         });
         assert_eq!((bar.position(), bar.length()), (2, Some(5)));
         assert_eq!(bar.message(), "copying");
-    }
-
-    #[test]
-    fn exit_codes_follow_the_documented_table() {
-        for (k, code) in [
-            ("invalid_arguments", 2),
-            ("unknown_tool", 2),
-            ("forbidden", 3),
-            ("confirmation_required", 3),
-            ("internal", 1),
-            ("timeout", 1),
-            ("not_found", 1),
-        ] {
-            assert_eq!(exit_code(&ToolError::new(k, "x")), code, "{k}");
-        }
     }
 }

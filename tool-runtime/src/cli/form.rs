@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Number, Value};
 
 use crate::peer::{Elicited, Peer};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Asks on the terminal: stderr for the questions, stdin for the answers.
 pub(crate) struct TerminalPeer;
@@ -21,7 +21,7 @@ impl Peer for TerminalPeer {
         Box::pin(async move {
             if !std::io::stdin().is_terminal() {
                 return Err(ToolError::new(
-                    kind::UNSUPPORTED,
+                    ErrorKind::UNSUPPORTED,
                     "the tool asks for input, and there is no terminal to ask on",
                 ));
             }

@@ -6,7 +6,7 @@
 //! other front ends (`serve`, `mcp`, `agent`); [`command`] is the tools' clap command alone,
 //! to embed in a clap application of your own.
 //!
-//! Exit codes ([`exit_code`]): 0 success; 1 the tool failed (its own error, `internal`,
+//! Exit codes ([`ErrorKind::exit_code`](crate::ErrorKind::exit_code)): 0 success; 1 the tool failed (its own error, `internal`,
 //! `timeout`); 2 usage error or invalid arguments; 3 forbidden or confirmation required.
 
 mod args;
@@ -26,7 +26,6 @@ pub use command::command;
 use crate::registry::Registry;
 
 pub(crate) use builtins::{list_tools, print_schema};
-pub use call::exit_code;
 
 /// The JSON arguments the command line makes of a tool's words, for the fuzz targets in
 /// `tests/fuzz`. Not public API.

@@ -8,7 +8,7 @@ use reqwest::header::CONTENT_TYPE;
 use serde::Serialize;
 
 use super::url::{Refused, UrlPolicy};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Makes requests under a [`UrlPolicy`]: made by [`UrlPolicy::client`], cheap to clone, one
 /// per application (it keeps connections open for reuse).
@@ -135,7 +135,7 @@ impl WebRequest<'_> {
 
 fn too_large(limit: usize) -> ToolError {
     ToolError::new(
-        kind::PAYLOAD_TOO_LARGE,
+        ErrorKind::PAYLOAD_TOO_LARGE,
         format!("the response is larger than {limit} bytes"),
     )
     .with_details(serde_json::json!({"rule": "max_bytes", "limit": limit}))
@@ -157,11 +157,11 @@ fn failure(e: &reqwest::Error, policy: &UrlPolicy) -> ToolError {
         .to_owned();
     if e.is_timeout() {
         ToolError::new(
-            kind::TIMEOUT,
+            ErrorKind::TIMEOUT,
             format!("{host} did not answer within {:?}", policy.time_limit()),
         )
     } else if e.is_connect() {
-        ToolError::new(kind::UNAVAILABLE, format!("cannot connect to {host}"))
+        ToolError::new(ErrorKind::UNAVAILABLE, format!("cannot connect to {host}"))
     } else {
         let mut message = format!("the request to {host} failed: {e}");
         let mut cause = std::error::Error::source(e);
@@ -169,7 +169,7 @@ fn failure(e: &reqwest::Error, policy: &UrlPolicy) -> ToolError {
             message = format!("{message}: {c}");
             cause = c.source();
         }
-        ToolError::new(kind::UNAVAILABLE, message)
+        ToolError::new(ErrorKind::UNAVAILABLE, message)
     }
 }
 
@@ -231,7 +231,7 @@ impl WebResponse {
     pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, ToolError> {
         serde_json::from_slice(&self.body).map_err(|e| {
             ToolError::new(
-                kind::UNAVAILABLE,
+                ErrorKind::UNAVAILABLE,
                 format!("{} answered with JSON that does not fit: {e}", self.url),
             )
         })

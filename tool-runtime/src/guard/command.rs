@@ -8,7 +8,7 @@ use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::refuse;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// The first piece of shell syntax outside quotes in `line`, with its rule: an operator
 /// (`;`, `|`, `&`, `<`, `>`) or a command substitution (`$(`, a backtick, also inside double
@@ -289,7 +289,7 @@ impl CommandPolicy {
             let _ = child.start_kill();
             let _ = child.wait().await;
             return Err(ToolError::new(
-                kind::TIMEOUT,
+                ErrorKind::TIMEOUT,
                 format!(
                     "`{program}` ran longer than {:?}; it and every process it started were killed",
                     self.timeout
@@ -319,7 +319,8 @@ impl CommandPolicy {
 }
 
 fn invalid(rule: &str, message: &str) -> ToolError {
-    ToolError::new(kind::INVALID_REQUEST, message).with_details(serde_json::json!({"rule": rule}))
+    ToolError::new(ErrorKind::INVALID_REQUEST, message)
+        .with_details(serde_json::json!({"rule": rule}))
 }
 
 /// Reads a stream to its end, keeping the first `limit` bytes; and whether it was cut.

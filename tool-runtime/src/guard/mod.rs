@@ -13,7 +13,7 @@ pub use path::PathPolicy;
 pub use reqwest::Url;
 pub use url::{Resolve, SystemResolver, UrlPolicy};
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// A guard's refusal: `forbidden`, with the rule (and the host) in the details.
 fn refuse(rule: &str, message: impl Into<String>, host: Option<&str>) -> ToolError {
@@ -21,5 +21,5 @@ fn refuse(rule: &str, message: impl Into<String>, host: Option<&str>) -> ToolErr
         Some(host) => serde_json::json!({"rule": rule, "host": host}),
         None => serde_json::json!({"rule": rule}),
     };
-    ToolError::new(kind::FORBIDDEN, message).with_details(details)
+    ToolError::new(ErrorKind::FORBIDDEN, message).with_details(details)
 }

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use super::refuse;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Which files a tool may read or write: those under its roots, reached without leaving them.
 ///
@@ -212,7 +212,7 @@ fn inside(resolved: &Path, lexical: &Path, roots: &[PathBuf]) -> Result<(), Tool
 
 fn too_large(path: &Path, limit: u64) -> ToolError {
     ToolError::new(
-        kind::PAYLOAD_TOO_LARGE,
+        ErrorKind::PAYLOAD_TOO_LARGE,
         format!("`{}` is larger than {limit} bytes", path.display()),
     )
     .with_details(serde_json::json!({"rule": "max_read", "limit": limit}))

@@ -16,7 +16,7 @@ use url::Host;
 use super::address::address_rule;
 use super::client::GuardedClient;
 use super::refuse;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Turns a host name into addresses for [`UrlPolicy`]. The default, [`SystemResolver`], asks the
 /// system; tests supply their own to map names to addresses without a DNS server: any
@@ -227,8 +227,11 @@ impl UrlPolicy {
     /// denied hosts, and an address written in the URL. Returns the parsed URL.
     pub fn check(&self, url: &str) -> Result<Url, ToolError> {
         let parsed = Url::parse(url.trim()).map_err(|e| {
-            ToolError::new(kind::INVALID_REQUEST, format!("`{url}` is not a URL: {e}"))
-                .with_details(serde_json::json!({"rule": "invalid_url"}))
+            ToolError::new(
+                ErrorKind::INVALID_REQUEST,
+                format!("`{url}` is not a URL: {e}"),
+            )
+            .with_details(serde_json::json!({"rule": "invalid_url"}))
         })?;
         self.check_url(&parsed)?;
         Ok(parsed)
@@ -310,11 +313,14 @@ impl UrlPolicy {
     async fn resolve_checked(&self, name: &str) -> Result<Vec<IpAddr>, ToolError> {
         let host = normalize(name);
         let addrs = self.resolver.resolve(&host).await.map_err(|e| {
-            ToolError::new(kind::UNAVAILABLE, format!("cannot resolve `{host}`: {e}"))
+            ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                format!("cannot resolve `{host}`: {e}"),
+            )
         })?;
         if addrs.is_empty() {
             return Err(ToolError::new(
-                kind::UNAVAILABLE,
+                ErrorKind::UNAVAILABLE,
                 format!("`{host}` has no address"),
             ));
         }
@@ -326,7 +332,7 @@ impl UrlPolicy {
             for ip in &addrs {
                 if let Some(rule) = address_rule(*ip) {
                     return Err(ToolError::new(
-                        kind::FORBIDDEN,
+                        ErrorKind::FORBIDDEN,
                         format!(
                             "`{host}` resolves to {ip}, which is not a public address ({})",
                             rule.replace('_', " ")

@@ -8,11 +8,11 @@ use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use serde_json::{Map, Value};
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Why a body was refused, as the error the caller receives.
 pub(crate) fn invalid_request(message: impl Into<String>) -> ToolError {
-    ToolError::new(kind::INVALID_REQUEST, message)
+    ToolError::new(ErrorKind::INVALID_REQUEST, message)
 }
 
 /// Reads a JSON object body. An empty body is `{}` when `empty_is_object`.
@@ -47,7 +47,7 @@ pub(crate) async fn json_bytes(
     }
     if !json {
         return Err(ToolError::new(
-            kind::UNSUPPORTED_MEDIA_TYPE,
+            ErrorKind::UNSUPPORTED_MEDIA_TYPE,
             "send the body as `Content-Type: application/json`",
         ));
     }
@@ -70,7 +70,7 @@ pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
 async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
     let too_large = || {
         ToolError::new(
-            kind::PAYLOAD_TOO_LARGE,
+            ErrorKind::PAYLOAD_TOO_LARGE,
             format!("the body is larger than the limit of {limit} bytes"),
         )
     };
@@ -81,7 +81,7 @@ async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ToolError> {
     }
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         if let Some(late) = find_source::<super::serve::BodyTimeout>(&e) {
-            return ToolError::new(kind::REQUEST_TIMEOUT, late.to_string());
+            return ToolError::new(ErrorKind::REQUEST_TIMEOUT, late.to_string());
         }
         let over = std::error::Error::source(&e)
             .is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>)

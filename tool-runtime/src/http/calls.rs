@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::pipeline::Input;
 use crate::tool::context::{CallContext, Caller, Source};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::Node;
 
 use super::front::{FrontContext, FrontLayer, context_of, front, header_of};
@@ -360,7 +360,7 @@ fn invocation(mut request: Map<String, Value>) -> Result<Invocation, (Option<Str
 pub(super) async fn not_found(mut request: Request) -> Response {
     error_response(
         None,
-        ToolError::new(kind::NOT_FOUND, "no such route; see GET /openapi.json"),
+        ToolError::new(ErrorKind::NOT_FOUND, "no such route; see GET /openapi.json"),
         &context_of(&mut request).id,
     )
 }

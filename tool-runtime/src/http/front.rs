@@ -8,7 +8,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 use super::response::error_response;
 use super::{AppState, Identity, REQUEST_ID, Shared};
@@ -202,7 +202,7 @@ impl Finish {
             response = error_response(
                 None,
                 ToolError::new(
-                    kind::METHOD_NOT_ALLOWED,
+                    ErrorKind::METHOD_NOT_ALLOWED,
                     "this route does not take that method; see GET /openapi.json",
                 ),
                 echo.to_str().unwrap_or_default(),
@@ -261,7 +261,11 @@ pub(super) fn authenticate(
     } else {
         "this server needs `Authorization: Bearer <token>`"
     };
-    let mut response = error_response(None, ToolError::new(kind::UNAUTHENTICATED, message), id);
+    let mut response = error_response(
+        None,
+        ToolError::new(ErrorKind::UNAUTHENTICATED, message),
+        id,
+    );
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"tools\""),

@@ -52,7 +52,7 @@ pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Req
     let ctx = context_of(&mut request);
     if !may_read_audit(&state.options, &ctx) {
         let refused = crate::tool::error::ToolError::new(
-            crate::tool::error::kind::FORBIDDEN,
+            crate::tool::error::ErrorKind::FORBIDDEN,
             format!(
                 "the audit log is for callers with the role `{}`",
                 super::AUDIT_ROLE
@@ -77,7 +77,7 @@ pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Req
         Some(Err(e)) => error_response(
             None,
             crate::tool::error::ToolError::new(
-                crate::tool::error::kind::UNAVAILABLE,
+                crate::tool::error::ErrorKind::UNAVAILABLE,
                 format!("the audit log cannot be read: {e}"),
             ),
             &ctx.id,
@@ -85,7 +85,7 @@ pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Req
         None => error_response(
             None,
             crate::tool::error::ToolError::new(
-                crate::tool::error::kind::UNSUPPORTED,
+                crate::tool::error::ErrorKind::UNSUPPORTED,
                 "this server keeps no audit log",
             ),
             &ctx.id,

@@ -3,10 +3,10 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::tool::envelope::Envelope;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// `body` as a JSON response with `status`.
 ///
@@ -47,18 +47,14 @@ pub(super) fn envelope_response(envelope: &Envelope) -> Response {
         Err(_) => json_response(status, envelope),
     };
     if let Some(e) = envelope.error()
-        && e.kind() == kind::RATE_LIMITED
+        && e.kind() == ErrorKind::RATE_LIMITED
     {
-        let after = e
-            .details()
-            .and_then(|d| d.get("retry_after"))
-            .and_then(Value::as_f64)
-            .map_or(1, |s| {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                // Reason: clamped to at least 1 first; seconds beyond u64 are not a real wait.
-                let secs = s.ceil().max(1.0) as u64;
-                secs
-            });
+        let after = e.retry_after().map(|d| d.as_secs_f64()).map_or(1, |s| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            // Reason: clamped to at least 1 first; seconds beyond u64 are not a real wait.
+            let secs = s.ceil().max(1.0) as u64;
+            secs
+        });
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(after));

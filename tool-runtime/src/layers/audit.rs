@@ -32,7 +32,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::layers::hooks::{CallObserver, CompletedCall, StartingCall};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::hex;
 
 /// Strings in recorded arguments longer than this many bytes keep only their start, with their
@@ -78,6 +78,14 @@ pub struct AuditRecord<'a> {
     /// Milliseconds in the pipeline (outcome records only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
+    /// A dry run: the tool was asked only what it would do (the preview of an unconfirmed
+    /// destructive call, or a call with a dry run).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// For a tool hidden from its caller, who was answered `unknown_tool`: the policy's reason
+    /// (outcome records only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<&'a str>,
     /// Whether the tool is annotated read-only (its records need not be synced).
     #[serde(skip)]
     pub read_only: bool,
@@ -152,12 +160,14 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
             arguments: &arguments,
             outcome: None,
             duration_ms: None,
+            dry_run: call.ctx.dry_run(),
+            hidden: None,
             read_only: call.meta.annotations.read_only == Some(true),
         };
         let result = self.sink.record(&record).map_err(|e| {
             tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
             ToolError::new(
-                kind::UNAVAILABLE,
+                ErrorKind::UNAVAILABLE,
                 "the call was not run: its audit record could not be written",
             )
         });
@@ -176,8 +186,10 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
             principal: call.ctx.principal(),
             tool: &call.envelope.tool,
             arguments: &arguments,
-            outcome: Some(call.envelope.error().map_or("ok", crate::ToolError::kind)),
+            outcome: Some(call.envelope.error().map_or("ok", |e| e.kind().as_str())),
             duration_ms: Some((call.duration.as_secs_f64() * 1e6).round() / 1e3),
+            dry_run: call.ctx.dry_run(),
+            hidden: call.hidden,
             read_only: call
                 .meta
                 .is_some_and(|m| m.annotations.read_only == Some(true)),
@@ -504,6 +516,8 @@ mod tests {
                 arguments: &args,
                 outcome: (event == AuditEvent::Outcome).then_some("ok"),
                 duration_ms: None,
+                dry_run: false,
+                hidden: None,
                 read_only: true,
             })
             .unwrap();

@@ -17,7 +17,10 @@
 //!              "token": "c1-…", "expires_in": 300}}
 //! ```
 //!
-//! `preview` is the tool's own dry-run result, for tools that support dry runs. The token is
+//! `preview` is the tool's own dry-run result, for tools that support dry runs. Its code runs
+//! as a call's does: charged to the rate limit, under the concurrency limit, and announced to
+//! the audit first (an intent marked `dry_run`), so unconfirmed calls cannot run tool code
+//! unlimited or unrecorded. The token is
 //! bound to the tool, the arguments and the principal, expires after five minutes (unless the
 //! registry sets another lifetime) and works once: a "yes" confirms exactly the call that was
 //! asked about, for the caller it was asked of.
@@ -38,7 +41,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::tool::definition::ToolMeta;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::hex;
 
 pub use crate::tool::error::Confirmation;
@@ -216,16 +219,6 @@ pub(crate) fn required(
     } else {
         ""
     };
-    let mut details = serde_json::json!({
-        "tool": &*meta.name,
-        "arguments": shown_args,
-        "question": &question,
-        "token": &token,
-        "expires_in": lifetime.as_secs(),
-    });
-    if let Some(preview) = &preview {
-        details["preview"] = preview.clone();
-    }
     let confirmation = Confirmation {
         tool: meta.name.to_string(),
         arguments: shown_args.clone(),
@@ -235,7 +228,7 @@ pub(crate) fn required(
         expires_in: lifetime,
     };
     ToolError::new(
-        kind::CONFIRMATION_REQUIRED,
+        ErrorKind::CONFIRMATION_REQUIRED,
         format!(
             "`{}` is destructive and was not run{why}: it would {} with {shown_args}. {} Confirm to run it.",
             meta.name,
@@ -243,14 +236,13 @@ pub(crate) fn required(
             confirmation.question,
         ),
     )
-    .with_details(details)
     .with_confirmation(confirmation)
 }
 
 /// The error of a call whose user said no when asked to confirm it.
 pub(crate) fn declined(tool: &str) -> ToolError {
     ToolError::new(
-        kind::CONFIRMATION_DECLINED,
+        ErrorKind::CONFIRMATION_DECLINED,
         format!(
             "`{tool}` is destructive and was not run: the user declined. Do not retry it unless the user asks."
         ),

@@ -100,6 +100,10 @@ pub struct CompletedCall<'a> {
     pub envelope: &'a Envelope,
     /// Time spent in the pipeline.
     pub duration: Duration,
+    /// When the tool exists but is hidden from this caller, the policy's reason: the caller was
+    /// answered `unknown_tool`, as for a tool that does not exist, and only the log and the
+    /// observers learn why.
+    pub hidden: Option<&'a str>,
 }
 
 /// Sees every call that reached the pipeline, after its envelope is made and before it is

@@ -19,12 +19,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures_util::future::BoxFuture;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
-use serde_json::json;
 use tokio::sync::Semaphore;
 
 use crate::layers::hooks::{CallHook, HookPoint, Permit};
 use crate::tool::definition::PendingCall;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 pub use crate::tool::definition::Rate;
 
@@ -83,13 +82,13 @@ impl RateLimits {
         limiter.check_key(&key).map_err(|not_until| {
             let wait = not_until.wait_time_from(self.clock.now());
             ToolError::new(
-                kind::RATE_LIMITED,
+                ErrorKind::RATE_LIMITED,
                 format!(
                     "`{tool}` is over its rate limit; retry in {:.1}s",
                     wait.as_secs_f64()
                 ),
             )
-            .with_details(json!({ "retry_after": wait.as_secs_f64() }))
+            .with_retry_after(wait)
         })
     }
 }
@@ -144,7 +143,7 @@ impl CallHook for ConcurrencyLimits {
             let _waiting = Waiting(&slots.waiting);
             if slots.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
                 return Err(ToolError::new(
-                    kind::UNAVAILABLE,
+                    ErrorKind::UNAVAILABLE,
                     format!(
                         "`{}` is at its concurrency limit and its queue is full; try again shortly",
                         call.meta().name
@@ -155,7 +154,9 @@ impl CallHook for ConcurrencyLimits {
                 .acquire_owned()
                 .await
                 .map(Permit::hold)
-                .map_err(|_| ToolError::new(kind::UNAVAILABLE, "the registry is shutting down"))
+                .map_err(|_| {
+                    ToolError::new(ErrorKind::UNAVAILABLE, "the registry is shutting down")
+                })
         })
     }
 }

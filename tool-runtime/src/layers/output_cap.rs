@@ -7,7 +7,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// The cap of tools that set none.
 pub(crate) const DEFAULT_MAX_OUTPUT: usize = 1024 * 1024;
@@ -109,7 +109,7 @@ pub(crate) fn apply(
             Ok((Value::Array(kept), true))
         }
         _ => Err(ToolError::new(
-            kind::OUTPUT_TOO_LARGE,
+            ErrorKind::OUTPUT_TOO_LARGE,
             format!(
                 "`{tool}` returned {size} bytes, over its limit of {cap}; ask for less (a narrower query), or raise `max_output`"
             ),
@@ -173,7 +173,7 @@ mod tests {
         let (v, cut) = apply(list.clone(), 50, true, "t").unwrap();
         assert!(cut && json_size(&v) <= 50 && !v.as_array().unwrap().is_empty());
         let e = apply(list, 50, false, "t").unwrap_err();
-        assert_eq!((e.kind(), e.status()), (kind::OUTPUT_TOO_LARGE, 500));
+        assert_eq!((e.kind(), e.status()), (&ErrorKind::OUTPUT_TOO_LARGE, 500));
         assert!(apply(json!({"big": "x".repeat(100)}), 50, true, "t").is_err());
     }
 }

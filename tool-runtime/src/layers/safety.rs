@@ -9,7 +9,7 @@
 
 use std::net::IpAddr;
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// Whether a caller at `peer` may be served: always with authentication or with the explicit
 /// opt-out, else only from loopback.
@@ -22,7 +22,7 @@ pub(crate) fn admit_peer(
         return Ok(());
     }
     Err(ToolError::new(
-        kind::FORBIDDEN,
+        ErrorKind::FORBIDDEN,
         "this server has no authentication and serves callers on its own machine only; give it tokens (an auth file), or opt out explicitly if something else guards the network",
     ))
 }

@@ -17,7 +17,7 @@ use super::relay::{Handler, InFlight};
 use crate::catalog::provider::{Health, ProvidedTool, Provider};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
 /// The wait after a failed attempt to connect, doubled after each further failure...
@@ -201,7 +201,7 @@ impl RemoteServer {
         match std::env::var(var) {
             Ok(token) if !token.is_empty() => Ok(self.bearer(Secret::new(token))),
             _ => Err(ToolError::new(
-                kind::UNAVAILABLE,
+                ErrorKind::UNAVAILABLE,
                 format!(
                     "MCP server `{}`: the token variable {var} is not set",
                     self.name
@@ -333,7 +333,7 @@ impl RemoteServer {
 
     fn unavailable(&self, why: &str) -> ToolError {
         ToolError::new(
-            kind::UNAVAILABLE,
+            ErrorKind::UNAVAILABLE,
             format!("MCP server `{}` is not available: {why}", self.name),
         )
     }
@@ -437,7 +437,7 @@ impl Provider for RemoteServer {
             match service.call_tool(params).await {
                 Ok(result) => result_of(&self.name, tool, result),
                 Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(
-                    kind::INTERNAL,
+                    ErrorKind::INTERNAL,
                     format!(
                         "MCP server `{}` refused the call of `{tool}`: {}",
                         self.name, e.message
@@ -507,7 +507,7 @@ fn result_of(server: &str, tool: &str, result: CallToolResult) -> Result<Value, 
             |t| t.join("\n"),
         );
         return Err(ToolError::new(
-            kind::TOOL_FAILED,
+            ErrorKind::TOOL_FAILED,
             format!("`{tool}` of MCP server `{server}` failed: {text}"),
         ));
     }
@@ -532,7 +532,7 @@ mod tests {
     fn an_error_result_carries_the_servers_text() {
         let result = CallToolResult::error(vec![ContentBlock::text("disk full")]);
         let e = result_of("files", "write", result).unwrap_err();
-        assert_eq!(e.kind(), kind::TOOL_FAILED);
+        assert_eq!(e.kind(), ErrorKind::TOOL_FAILED);
         assert_eq!(
             e.message(),
             "`write` of MCP server `files` failed: disk full"

@@ -82,7 +82,7 @@ use crate::catalog::RegisteredTool;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::registry::Registry;
 use crate::tool::context::{Caller, Source};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::ToolError;
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
 const CONFIRM_INPUT: &str = "confirm";
@@ -275,23 +275,22 @@ impl McpServer {
             peer,
             answered,
             inline: modern && answered.is_none(),
+            asked_inline: std::sync::Mutex::new(None),
         };
-        let envelope = registry.call_asking(name, args, caller, &ask).await;
-        match envelope.outcome {
-            Ok(value) => {
-                let tool = registry.get(name);
-                if tool.as_ref().is_some_and(|t| t.meta().content) {
-                    return Ok(content(&value).into());
-                }
+        let finished = registry.call_with_tool(name, args, caller, &ask).await;
+        if let Some(question) = ask.asked_inline() {
+            return Ok(question.into());
+        }
+        match (finished.envelope.outcome, finished.tool) {
+            (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
+            (Ok(value), tool) => {
                 let wrapped = tool.is_some_and(|t| crate::schema::wraps_output(t.output_schema()));
                 Ok(success(value, wrapped).into())
             }
-            Err(e) => match (e.confirmation(), kind::jsonrpc_code(e.kind())) {
-                (Some(c), _) if ask.inline && ask.can_ask() => Ok(ask_inline(c).into()),
-                // The pipeline's "no such tool", not a tool's own error of that type.
-                (_, Some(code)) if registry.get(name).is_none() => {
-                    Err(protocol_error(name, &e, code))
-                }
+            (Err(e), tool) => match e.kind().jsonrpc_code() {
+                // The pipeline's "no such tool" (a tool's own error of that type comes with its
+                // tool): a protocol error.
+                Some(code) if tool.is_none() => Err(protocol_error(name, &e, code)),
                 _ => Ok(failure(&e).into()),
             },
         }
@@ -308,11 +307,21 @@ struct Elicit<'a> {
     answered: Option<bool>,
     /// Whether the question is asked inline, as an `InputRequiredResult`.
     inline: bool,
+    /// The question asked inline: the call's answer.
+    asked_inline: std::sync::Mutex<Option<InputRequiredResult>>,
 }
 
 impl Elicit<'_> {
     fn can_ask(&self) -> bool {
         self.peer.can_elicit()
+    }
+
+    /// The question put inline, which answers the call in place of its result.
+    fn asked_inline(&self) -> Option<InputRequiredResult> {
+        self.asked_inline
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 }
 
@@ -336,7 +345,14 @@ impl Ask for Elicit<'_> {
                     .to_owned(),
             ));
         }
+        // 2026-07-28: the question goes back as the call's answer, and the user's comes
+        // with the retried call.
         if self.inline {
+            *self
+                .asked_inline
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some(ask_inline(confirmation));
             return Answer::Unasked(None);
         }
         // A form with no fields: the question alone, answered by accepting or not.
@@ -503,11 +519,7 @@ fn failure(e: &ToolError) -> CallToolResult {
         let at = if v.path.is_empty() { "/" } else { &v.path };
         let _ = write!(text, "\n  {at}: {}", v.message);
     }
-    if let Some(hint) = e
-        .details()
-        .and_then(|d| d.get("hint"))
-        .and_then(Value::as_str)
-    {
+    if let Some(hint) = e.hint() {
         text.push_str("\n  hint: ");
         text.push_str(hint);
     }

@@ -20,7 +20,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
 use crate::tool::context::{ProgressSink, ProgressUpdate};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
 #[derive(Debug)]
@@ -204,7 +204,7 @@ impl Peer for CallPeer {
             }))
             .map_err(|e| {
                 ToolError::new(
-                    kind::INVALID_REQUEST,
+                    ErrorKind::INVALID_REQUEST,
                     format!("the elicitation's form is not one MCP can ask: {e}"),
                 )
             })?;
@@ -278,14 +278,14 @@ pub(crate) fn sampled(answer: &Value) -> Sampled {
 
 fn unsupported(what: &str) -> ToolError {
     ToolError::new(
-        kind::UNSUPPORTED,
+        ErrorKind::UNSUPPORTED,
         format!("this MCP client does not offer {what} (it did not declare the capability)"),
     )
 }
 
 fn failed(what: &str, e: &rmcp::service::ServiceError) -> ToolError {
     ToolError::new(
-        kind::UNAVAILABLE,
+        ErrorKind::UNAVAILABLE,
         format!("the MCP client did not answer the {what} request: {e}"),
     )
 }

@@ -1,16 +1,15 @@
 //! Asking the person behind a caller to confirm a destructive call, for the front ends that
 //! can: call, ask through the front end's [`Ask`], redeem the token on a yes.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::layers::confirm::{Answer, Ask};
 use crate::tool::context::Caller;
-use crate::tool::envelope::Envelope;
 use crate::tool::error::ToolError;
 
-use super::{Input, Pipeline, cancelled};
+use super::{Called, Input, Pipeline, cancelled};
 
 impl Pipeline {
     /// See [`Registry::call_asking`](crate::Registry::call_asking).
@@ -21,7 +20,7 @@ impl Pipeline {
         args: Value,
         caller: Caller,
         ask: &A,
-    ) -> Envelope {
+    ) -> Called {
         let call = |args, caller: Caller| {
             self.call(catalog, name, Input::Value(args), catalog.context(caller))
         };
@@ -37,6 +36,7 @@ impl Pipeline {
         // Only the pipeline's own question about this tool: a tool's error that carries the
         // question of a call it made itself is its own outcome, not something to confirm here.
         let Some(confirmation) = first
+            .envelope
             .error()
             .and_then(ToolError::confirmation)
             .filter(|c| c.tool == name)
@@ -55,7 +55,7 @@ impl Pipeline {
         // A caller gone while the user was asked, or right after the answer, runs nothing.
         let Some(answer) = answer.filter(|_| !cancel.is_some_and(CancellationToken::is_cancelled))
         else {
-            first.outcome = Err(cancelled());
+            first.envelope.outcome = Err(cancelled());
             return first;
         };
         match answer {
@@ -64,14 +64,12 @@ impl Pipeline {
                 call(args, caller.confirmation(token)).await
             }
             Answer::No => {
-                first.outcome = Err(crate::layers::confirm::declined(name));
+                first.envelope.outcome = Err(crate::layers::confirm::declined(name));
                 first
             }
             Answer::Unasked(hint) => {
-                if let (Some(hint), Err(e)) = (hint, &mut first.outcome) {
-                    let mut details = e.details().cloned().unwrap_or_else(|| json!({}));
-                    details["hint"] = Value::String(hint);
-                    *e = e.clone().with_details(details);
+                if let Some(hint) = hint {
+                    first.envelope.outcome = first.envelope.outcome.map_err(|e| e.with_hint(hint));
                 }
                 first
             }

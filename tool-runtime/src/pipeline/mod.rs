@@ -32,7 +32,7 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::ToolMeta;
 use crate::tool::definition::{Arguments, PendingCall};
 use crate::tool::envelope::{Envelope, EnvelopeMeta};
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::{Node, ParsedArgs};
 
 use crate::schema::strict::drop_added_nulls;
@@ -71,7 +71,7 @@ impl Pipeline {
         for policy in &self.policies {
             policy
                 .admit(tool, ctx)
-                .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason))?;
+                .map_err(|reason| ToolError::new(ErrorKind::FORBIDDEN, reason))?;
         }
         Ok(())
     }
@@ -105,8 +105,7 @@ impl Pipeline {
                     .join(", ")
             )
         };
-        ToolError::new(kind::UNKNOWN_TOOL, message)
-            .with_details(serde_json::json!({ "suggestions": near }))
+        ToolError::new(ErrorKind::UNKNOWN_TOOL, message).with_suggestions(near)
     }
 
     /// Whether a call of `entry` may start from a parsed tree ([`Input::Parsed`]). Trees come
@@ -129,7 +128,7 @@ impl Pipeline {
         name: &'a str,
         input: Input<'a>,
         ctx: CallContext,
-    ) -> impl Future<Output = Envelope> + 'a {
+    ) -> impl Future<Output = Called> + 'a {
         let span = tracing::info_span!(
             target: "tool_runtime::call",
             "tool.call",
@@ -151,10 +150,14 @@ impl Pipeline {
             let entry = catalog.get(name);
             let ran = match &entry {
                 None => Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input)),
-                // Lookup among the caller's visible tools: a hidden tool is refused before its
-                // arguments are looked at.
+                // Lookup among the caller's visible tools: a hidden tool is answered as one that
+                // does not exist, before its arguments are looked at; the policy's reason goes
+                // to the log and the observers only.
                 Some(entry) => match self.admit(entry.meta(), &ctx) {
-                    Err(e) => Ran::refused(e, shown(input)),
+                    Err(e) => Ran {
+                        hidden: Some(e.message().to_owned()),
+                        ..Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input))
+                    },
                     Ok(()) => self.run(entry, input, &ctx, call_id).await,
                 },
             };
@@ -174,11 +177,17 @@ impl Pipeline {
                 Err(e) => tracing::info!(
                     target: "tool_runtime::call",
                     ?duration,
-                    error.type = e.kind(),
+                    error.type = e.kind().as_str(),
                     error.message = e.message(),
+                    hidden = ran.hidden.as_deref(),
                     "error"
                 ),
             }
+            // The tool that answered: not one the caller was told does not exist.
+            let tool = entry
+                .as_ref()
+                .filter(|_| ran.hidden.is_none())
+                .map(ToolRef::shared);
             // Observers (audit) never see secrets.
             let redacted = entry
                 .as_ref()
@@ -195,10 +204,11 @@ impl Pipeline {
                         ctx: &ctx,
                         envelope: &envelope,
                         duration,
+                        hidden: ran.hidden.as_deref(),
                     })
                     .await;
             }
-            envelope
+            Called { envelope, tool }
         }
         .instrument(span)
     }
@@ -342,7 +352,11 @@ impl Pipeline {
         call_id: u64,
     ) -> Ran {
         let observed = !self.observers.is_empty();
-        let permits = match self.pass_layers(entry, &mut pending, call_id).await {
+        let mut previewed = false;
+        let permits = match self
+            .pass_layers(entry, &mut pending, call_id, &mut previewed)
+            .await
+        {
             Ok(permits) => permits,
             Err(e) => {
                 let shown = if observed {
@@ -350,7 +364,11 @@ impl Pipeline {
                 } else {
                     Value::Null
                 };
-                return Ran::refused(e, shown);
+                // A preview that ran was announced: its intent gets this outcome.
+                return Ran {
+                    started: previewed,
+                    ..Ran::refused(e, shown)
+                };
             }
         };
         let ctx = &pending.ctx;
@@ -383,12 +401,14 @@ impl Pipeline {
     }
 
     /// The layers a call passes before its tool runs, in order; the permits the hooks gave, to
-    /// be held while it runs.
+    /// be held while it runs. `previewed` is set when an unconfirmed call's dry-run preview was
+    /// announced to the observers and run.
     async fn pass_layers(
         &self,
         entry: &RegisteredTool,
         pending: &mut PendingCall<'_>,
         call_id: u64,
+        previewed: &mut bool,
     ) -> Result<Vec<Permit>, ToolError> {
         let ctx = pending.ctx.clone();
         if ctx.dry_run() && !entry.meta.dry_run {
@@ -397,7 +417,7 @@ impl Pipeline {
         for policy in &self.policies {
             policy
                 .check(pending)
-                .map_err(|reason| ToolError::new(kind::FORBIDDEN, reason))?;
+                .map_err(|reason| ToolError::new(ErrorKind::FORBIDDEN, reason))?;
         }
         let mut permits: Vec<Permit> = Vec::new();
         run_hooks(&self.hooks_before_confirmation, pending, &mut permits).await?;
@@ -410,7 +430,8 @@ impl Pipeline {
         }
         // A dry run changes nothing, so it needs no confirmation.
         if entry.meta.annotations.needs_confirmation() && !ctx.confirmed() && !ctx.dry_run() {
-            self.confirmation(entry, pending.args(), &ctx).await?;
+            self.confirmation(entry, pending, call_id, previewed)
+                .await?;
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
         self.announce(entry, pending.args(), &ctx, call_id).await?;
@@ -460,32 +481,51 @@ impl Pipeline {
     /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
     /// this call, else `confirmation_required` with the question, the tool's dry-run preview
     /// (for tools that have one) and a new token. See [`crate::confirm`].
+    ///
+    /// The preview is the tool's code at work, so it runs as a call does: it passes the hooks
+    /// after confirmation (charged to the rate limit, holding a concurrency permit) and is
+    /// announced to the observers (the audit's intent, as a dry run) first; a refusal there
+    /// ends the call with that error instead of the question.
     async fn confirmation(
         &self,
         entry: &RegisteredTool,
-        args: &Value,
-        ctx: &CallContext,
+        pending: &mut PendingCall<'_>,
+        call_id: u64,
+        previewed: &mut bool,
     ) -> Result<(), ToolError> {
         let name = entry.name();
+        let ctx = pending.ctx.clone();
         let token = ctx.confirmation_token();
-        if token.is_some_and(|t| self.confirmations.redeem(t, name, args, ctx.principal())) {
+        if token.is_some_and(|t| {
+            self.confirmations
+                .redeem(t, name, pending.args(), ctx.principal())
+        }) {
             return Ok(());
         }
         let preview = if entry.meta.dry_run {
             let preview_ctx = ctx.for_preview();
+            let mut permits = Vec::new();
+            run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+            self.announce(entry, pending.args(), &preview_ctx, call_id)
+                .await?;
+            *previewed = true;
+            let args = pending.args().clone();
             let fut = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                entry.tool.call(args.clone(), preview_ctx.clone())
+                entry.tool.call(args, preview_ctx.clone())
             }));
-            match fut {
+            let preview = match fut {
                 Ok(fut) => run_isolated(entry, fut, &preview_ctx, self.limit_of(entry))
                     .await
                     .and_then(|v| self.capped(entry, v).map(|(v, _)| v))
                     .ok(),
                 Err(_) => None,
-            }
+            };
+            drop(permits);
+            preview
         } else {
             None
         };
+        let args = pending.args();
         let issued = self.confirmations.issue(name, args, ctx.principal());
         Err(crate::layers::confirm::required(
             &entry.meta,
@@ -496,6 +536,18 @@ impl Pipeline {
             token.is_some(),
         ))
     }
+}
+
+/// What a call came to, as the front ends need it: the envelope, and the tool that answered,
+/// held so that what a front end reads of it after the call (how to render its result) is of
+/// the tool that ran, whatever the catalogue has become since.
+#[derive(Debug)]
+pub(crate) struct Called {
+    pub(crate) envelope: Envelope,
+    /// `None` when the pipeline answered `unknown_tool`: no tool of that name, or one hidden
+    /// from the caller.
+    #[cfg_attr(not(any(feature = "cli", feature = "mcp")), allow(dead_code))]
+    pub(crate) tool: Option<Arc<RegisteredTool>>,
 }
 
 /// A call of `entry` with `args` in `ctx`, as the layers see it.
@@ -510,6 +562,8 @@ fn pending<'a>(entry: &RegisteredTool, args: Arguments<'a>, ctx: &CallContext) -
 /// What one call came to, with what the observers are told of it.
 struct Ran {
     outcome: Result<Value, ToolError>,
+    /// For a tool hidden from the caller (answered as unknown), the policy's reason.
+    hidden: Option<String>,
     /// The arguments as observers see them (`Null` when there are none).
     shown: Value,
     /// Whether the call passed every check and its tool was started.
@@ -523,6 +577,7 @@ impl Ran {
     fn refused(error: ToolError, shown: Value) -> Self {
         Self {
             outcome: Err(error),
+            hidden: None,
             shown,
             started: false,
             truncated: false,
@@ -533,6 +588,7 @@ impl Ran {
     fn started(outcome: Result<Value, ToolError>, shown: Value) -> Self {
         Self {
             outcome,
+            hidden: None,
             shown,
             started: true,
             truncated: false,

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::catalog::RegisteredTool;
 use crate::tool::context::CallContext;
 use crate::tool::definition::ToolMeta;
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// A number for each observed call, unique in the process.
 pub(super) fn next_call_id() -> u64 {
@@ -24,7 +24,7 @@ pub(super) fn next_call_id() -> u64 {
 
 pub(super) fn dry_run_unsupported(meta: &ToolMeta) -> ToolError {
     ToolError::new(
-        kind::DRY_RUN_UNSUPPORTED,
+        ErrorKind::DRY_RUN_UNSUPPORTED,
         format!(
             "`{}` does not support dry runs; call it without dry_run to run it",
             meta.name
@@ -88,7 +88,7 @@ pub(super) async fn run_isolated(
         Err(_elapsed) => {
             ctx.cancel();
             Err(ToolError::new(
-                kind::TIMEOUT,
+                ErrorKind::TIMEOUT,
                 format!(
                     "`{}` did not finish within {} and was cancelled",
                     entry.meta.name,
@@ -101,7 +101,7 @@ pub(super) async fn run_isolated(
 
 /// The error of a call its caller cancelled.
 pub(crate) fn cancelled() -> ToolError {
-    ToolError::new(kind::CANCELLED, "the caller cancelled the call")
+    ToolError::new(ErrorKind::CANCELLED, "the caller cancelled the call")
 }
 
 fn humanize(d: Duration) -> String {

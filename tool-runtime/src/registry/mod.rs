@@ -102,7 +102,9 @@ impl Registry {
         args: Input<'a>,
         ctx: CallContext,
     ) -> impl Future<Output = Envelope> + 'a {
-        self.pipeline.call(&self.catalog, name, args, ctx)
+        futures_util::FutureExt::map(self.pipeline.call(&self.catalog, name, args, ctx), |c| {
+            c.envelope
+        })
     }
 
     /// [`call`](Self::call), putting the question to the user through `ask` when the call
@@ -122,6 +124,23 @@ impl Registry {
         caller: Caller,
         ask: &A,
     ) -> Envelope {
+        self.pipeline
+            .call_asking(&self.catalog, name, args, caller, ask)
+            .await
+            .envelope
+    }
+
+    /// [`call_asking`](Self::call_asking), with the tool that answered: what a front end
+    /// reads of it to render the result is of the tool that ran, and `None` says the pipeline
+    /// answered `unknown_tool` itself (a tool's own error of that type comes with its tool).
+    #[cfg(any(feature = "cli", feature = "mcp"))]
+    pub(crate) async fn call_with_tool<A: Ask>(
+        &self,
+        name: &str,
+        args: Value,
+        caller: Caller,
+        ask: &A,
+    ) -> crate::pipeline::Called {
         self.pipeline
             .call_asking(&self.catalog, name, args, caller, ask)
             .await

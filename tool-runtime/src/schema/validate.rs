@@ -376,14 +376,10 @@ mod tests {
     fn reports_every_violation_with_a_pointer() {
         let v = ArgsValidator::compile(&schema()).unwrap();
         let err = v.check(&json!({"n": 0, "s": 5, "x": 1})).unwrap_err();
-        let mut paths: Vec<_> = err.violations().into_iter().map(|v| v.path).collect();
+        let mut paths: Vec<_> = err.violations().iter().map(|v| v.path.clone()).collect();
         paths.sort();
         assert_eq!(paths, ["/n", "/s", "/x"]);
-        let unknown = err
-            .violations()
-            .into_iter()
-            .find(|v| v.path == "/x")
-            .unwrap();
+        let unknown = err.violations().iter().find(|v| v.path == "/x").unwrap();
         assert_eq!(
             unknown.message,
             "unknown field `x`; the fields are `n`, `s`"
@@ -522,7 +518,7 @@ mod tests {
         let e = v
             .check(&json!({"size": "xxl", "filter": "pinnd"}))
             .unwrap_err();
-        let messages: Vec<String> = e.violations().into_iter().map(|v| v.message).collect();
+        let messages: Vec<String> = e.violations().iter().map(|v| v.message.clone()).collect();
         assert!(
             messages.contains(&r#""xxl" is not one of "s", "m", "l" or "xl""#.to_owned()),
             "{messages:?}"

@@ -487,7 +487,7 @@ impl CallContext {
     }
 
     /// Asks the caller's model for a completion (MCP sampling). Fails with
-    /// [`kind::UNSUPPORTED`](crate::kind::UNSUPPORTED) when the caller offers none.
+    /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the caller offers none.
     pub async fn sample(&self, request: Sample) -> Result<Sampled, ToolError> {
         match &self.inner.peer {
             Some(peer) => peer.sample(request).await,
@@ -498,8 +498,8 @@ impl CallContext {
     /// Asks the caller's user for a `T` (MCP elicitation), showing `message`. The form is
     /// `T`'s schema: a struct of flat fields (strings, numbers, booleans, enums), each with its
     /// doc comment as the description. Fails with
-    /// [`kind::UNSUPPORTED`](crate::kind::UNSUPPORTED) when the caller cannot ask, and with
-    /// [`kind::INVALID_REQUEST`](crate::kind::INVALID_REQUEST) when the answer is not a `T`.
+    /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the caller cannot ask, and with
+    /// [`ErrorKind::INVALID_REQUEST`](crate::ErrorKind::INVALID_REQUEST) when the answer is not a `T`.
     pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, ToolError>
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
@@ -509,7 +509,7 @@ impl CallContext {
             Elicited::Accepted(content) => {
                 Elicited::Accepted(serde_json::from_value(Value::Object(content)).map_err(|e| {
                     ToolError::new(
-                        crate::kind::INVALID_REQUEST,
+                        crate::ErrorKind::INVALID_REQUEST,
                         format!("the answer to the elicitation does not fit its form: {e}"),
                     )
                 })?)

@@ -1,139 +1,280 @@
 //! The typed error every outcome that is not a success is carried in.
 //!
 //! One type for every front end: the CLI, HTTP and MCP adapters render a [`ToolError`] but never
-//! invent their own. The `type` string is stable and documented in the error table on [`ToolError`].
+//! invent their own. Its type is an [`ErrorKind`], whose table gives each front end's answer.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-pub mod kind {
-    //! Every error type the runtime itself produces, with the HTTP status each maps to.
-    //!
-    //! A tool's own errors choose their own type string (`code_expired`, `card_declined`, ...);
-    //! these are the ones the pipeline and the front ends produce, each worded once. On MCP every
-    //! one of them is a tool result with `isError: true` except [`UNKNOWN_TOOL`], which is the
-    //! JSON-RPC error `-32602` (invalid params) as the specification prescribes; see
-    //! [`jsonrpc_code`].
-    //!
-    //! | type | HTTP | retryable |
-    //! | --- | --- | --- |
-    //! | [`INVALID_REQUEST`] | 400 | no |
-    //! | [`DRY_RUN_UNSUPPORTED`] | 400 | no |
-    //! | [`UNAUTHENTICATED`] | 401 | no |
-    //! | [`FORBIDDEN`] | 403 | no |
-    //! | [`UNKNOWN_TOOL`] | 404 | no |
-    //! | [`NOT_FOUND`] | 404 | no |
-    //! | [`METHOD_NOT_ALLOWED`] | 405 | no |
-    //! | [`REQUEST_TIMEOUT`] | 408 | yes |
-    //! | [`CONFIRMATION_REQUIRED`] | 409 | no |
-    //! | [`CONFIRMATION_DECLINED`] | 409 | no |
-    //! | [`PAYLOAD_TOO_LARGE`] | 413 | no |
-    //! | [`UNSUPPORTED_MEDIA_TYPE`] | 415 | no |
-    //! | [`INVALID_ARGUMENTS`] | 422 | yes |
-    //! | [`RATE_LIMITED`] | 429 | yes |
-    //! | [`BUDGET_EXHAUSTED`] | 429 | no |
-    //! | [`CANCELLED`] | 499 | no |
-    //! | [`INTERNAL`] | 500 | no |
-    //! | [`TOOL_FAILED`] | 500 | no |
-    //! | [`OUTPUT_TOO_LARGE`] | 500 | no |
-    //! | [`UNSUPPORTED`] | 501 | no |
-    //! | [`UNAVAILABLE`] | 503 | yes |
-    //! | [`TIMEOUT`] | 504 | yes |
+/// The stable type of an error (`error.type` on the wire): one of the runtime's own, each an
+/// associated constant, or an application's own (`"code_expired"`, `"card_declined"`, ...),
+/// made from a string.
+///
+/// One table gives, for every type the runtime produces, the HTTP status, whether retrying can
+/// help, the JSON-RPC error code on MCP (where the type is a protocol error rather than a tool
+/// result with `isError: true`) and the CLI's exit code. An application's own type maps to 500,
+/// not retryable, a tool result on MCP, exit code 1, until the error says otherwise
+/// ([`ToolError::with_status`], [`ToolError::with_retryable`]).
+///
+/// | type | HTTP | retryable | JSON-RPC | CLI exit |
+/// | --- | --- | --- | --- | --- |
+/// | [`INVALID_REQUEST`](Self::INVALID_REQUEST) | 400 | no | | 2 |
+/// | [`DRY_RUN_UNSUPPORTED`](Self::DRY_RUN_UNSUPPORTED) | 400 | no | | 1 |
+/// | [`UNAUTHENTICATED`](Self::UNAUTHENTICATED) | 401 | no | | 3 |
+/// | [`FORBIDDEN`](Self::FORBIDDEN) | 403 | no | | 3 |
+/// | [`UNKNOWN_TOOL`](Self::UNKNOWN_TOOL) | 404 | no | -32602 | 2 |
+/// | [`NOT_FOUND`](Self::NOT_FOUND) | 404 | no | | 1 |
+/// | [`METHOD_NOT_ALLOWED`](Self::METHOD_NOT_ALLOWED) | 405 | no | | 1 |
+/// | [`REQUEST_TIMEOUT`](Self::REQUEST_TIMEOUT) | 408 | yes | | 1 |
+/// | [`CONFIRMATION_REQUIRED`](Self::CONFIRMATION_REQUIRED) | 409 | no | | 3 |
+/// | [`CONFIRMATION_DECLINED`](Self::CONFIRMATION_DECLINED) | 409 | no | | 3 |
+/// | [`PAYLOAD_TOO_LARGE`](Self::PAYLOAD_TOO_LARGE) | 413 | no | | 1 |
+/// | [`UNSUPPORTED_MEDIA_TYPE`](Self::UNSUPPORTED_MEDIA_TYPE) | 415 | no | | 1 |
+/// | [`INVALID_ARGUMENTS`](Self::INVALID_ARGUMENTS) | 422 | yes | | 2 |
+/// | [`RATE_LIMITED`](Self::RATE_LIMITED) | 429 | yes | | 1 |
+/// | [`BUDGET_EXHAUSTED`](Self::BUDGET_EXHAUSTED) | 429 | no | | 1 |
+/// | [`CANCELLED`](Self::CANCELLED) | 499 | no | | 1 |
+/// | [`INTERNAL`](Self::INTERNAL) | 500 | no | | 1 |
+/// | [`TOOL_FAILED`](Self::TOOL_FAILED) | 500 | no | | 1 |
+/// | [`OUTPUT_TOO_LARGE`](Self::OUTPUT_TOO_LARGE) | 500 | no | | 1 |
+/// | [`UNSUPPORTED`](Self::UNSUPPORTED) | 501 | no | | 1 |
+/// | [`UNAVAILABLE`](Self::UNAVAILABLE) | 503 | yes | | 1 |
+/// | [`TIMEOUT`](Self::TIMEOUT) | 504 | yes | | 1 |
+///
+/// ```
+/// use tool_runtime::{ErrorKind, ToolError};
+/// assert_eq!(ErrorKind::RATE_LIMITED.status(), 429);
+/// assert!(ErrorKind::RATE_LIMITED.is_retryable());
+/// assert_eq!(ErrorKind::UNKNOWN_TOOL.jsonrpc_code(), Some(-32602));
+/// let mine = ToolError::new("card_declined", "the card was declined");
+/// assert_eq!(mine.kind(), "card_declined");
+/// assert_eq!(mine.kind().exit_code(), 1);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ErrorKind(Cow<'static, str>);
 
+/// What a front end answers for one error type: a row of [`ErrorKind`]'s table.
+struct Row {
+    name: &'static str,
+    status: u16,
+    retryable: bool,
+    jsonrpc: Option<i32>,
+    exit: u8,
+}
+
+const fn row(name: &'static str, status: u16, retryable: bool, exit: u8) -> Row {
+    Row {
+        name,
+        status,
+        retryable,
+        jsonrpc: None,
+        exit,
+    }
+}
+
+/// The table of the runtime's own types; see [`ErrorKind`].
+static TABLE: [Row; 22] = [
+    row("invalid_request", 400, false, 2),
+    row("dry_run_unsupported", 400, false, 1),
+    row("unauthenticated", 401, false, 3),
+    row("forbidden", 403, false, 3),
+    Row {
+        jsonrpc: Some(-32602),
+        ..row("unknown_tool", 404, false, 2)
+    },
+    row("not_found", 404, false, 1),
+    row("method_not_allowed", 405, false, 1),
+    row("request_timeout", 408, true, 1),
+    row("confirmation_required", 409, false, 3),
+    row("confirmation_declined", 409, false, 3),
+    row("payload_too_large", 413, false, 1),
+    row("unsupported_media_type", 415, false, 1),
+    row("invalid_arguments", 422, true, 2),
+    row("rate_limited", 429, true, 1),
+    row("budget_exhausted", 429, false, 1),
+    row("cancelled", 499, false, 1),
+    row("internal", 500, false, 1),
+    row("tool_failed", 500, false, 1),
+    row("output_too_large", 500, false, 1),
+    row("unsupported", 501, false, 1),
+    row("unavailable", 503, true, 1),
+    row("timeout", 504, true, 1),
+];
+
+/// An application's own type: 500, not retryable, a tool result on MCP, exit code 1.
+static APPLICATION: Row = row("", 500, false, 1);
+
+impl ErrorKind {
     /// The request is not JSON, or not of the request's shape.
-    pub const INVALID_REQUEST: &str = "invalid_request";
+    pub const INVALID_REQUEST: Self = Self::from_static("invalid_request");
     /// A dry run of a tool that does not support dry runs.
-    pub const DRY_RUN_UNSUPPORTED: &str = "dry_run_unsupported";
+    pub const DRY_RUN_UNSUPPORTED: Self = Self::from_static("dry_run_unsupported");
     /// Credentials are missing or wrong where they are required.
-    pub const UNAUTHENTICATED: &str = "unauthenticated";
+    pub const UNAUTHENTICATED: Self = Self::from_static("unauthenticated");
     /// Policy or a guard refused the call.
-    pub const FORBIDDEN: &str = "forbidden";
-    /// No tool by that name (among those the caller may see); the error's details list the
-    /// nearest names.
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    pub const FORBIDDEN: Self = Self::from_static("forbidden");
+    /// No tool by that name among those the caller may see (a tool hidden from the caller
+    /// answers so too); [`ToolError::suggestions`] lists the nearest names.
+    pub const UNKNOWN_TOOL: Self = Self::from_static("unknown_tool");
     /// Something a tool looked for does not exist; over HTTP, also a route that does not.
-    pub const NOT_FOUND: &str = "not_found";
+    pub const NOT_FOUND: Self = Self::from_static("not_found");
     /// An HTTP route called with a method it does not take.
-    pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    pub const METHOD_NOT_ALLOWED: Self = Self::from_static("method_not_allowed");
     /// The request's body did not arrive in time.
-    pub const REQUEST_TIMEOUT: &str = "request_timeout";
+    pub const REQUEST_TIMEOUT: Self = Self::from_static("request_timeout");
     /// A destructive call came without confirmation; the error carries a
     /// [`Confirmation`](crate::confirm::Confirmation).
-    pub const CONFIRMATION_REQUIRED: &str = "confirmation_required";
+    pub const CONFIRMATION_REQUIRED: Self = Self::from_static("confirmation_required");
     /// The user was asked to confirm a destructive call and said no; it did not run.
-    pub const CONFIRMATION_DECLINED: &str = "confirmation_declined";
+    pub const CONFIRMATION_DECLINED: Self = Self::from_static("confirmation_declined");
     /// The request's body is larger than the limit.
-    pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+    pub const PAYLOAD_TOO_LARGE: Self = Self::from_static("payload_too_large");
     /// The request's body is not sent as JSON.
-    pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
-    /// The arguments break the input schema.
-    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
-    /// Over a rate limit.
-    pub const RATE_LIMITED: &str = "rate_limited";
+    pub const UNSUPPORTED_MEDIA_TYPE: Self = Self::from_static("unsupported_media_type");
+    /// The arguments break the input schema; [`ToolError::violations`] lists how.
+    pub const INVALID_ARGUMENTS: Self = Self::from_static("invalid_arguments");
+    /// Over a rate limit; [`ToolError::retry_after`] says when to try again.
+    pub const RATE_LIMITED: Self = Self::from_static("rate_limited");
     /// An agent run's budget (tool calls, turns, tokens) is used up; the call was not run.
-    pub const BUDGET_EXHAUSTED: &str = "budget_exhausted";
+    pub const BUDGET_EXHAUSTED: Self = Self::from_static("budget_exhausted");
     /// The caller cancelled the call (HTTP 499, nginx's "client closed request").
-    pub const CANCELLED: &str = "cancelled";
+    pub const CANCELLED: Self = Self::from_static("cancelled");
     /// The tool panicked or failed unexpectedly.
-    pub const INTERNAL: &str = "internal";
+    pub const INTERNAL: Self = Self::from_static("internal");
     /// The default type of a tool's own error.
-    pub const TOOL_FAILED: &str = "tool_failed";
+    pub const TOOL_FAILED: Self = Self::from_static("tool_failed");
     /// The result is over the tool's output cap and cannot be cut.
-    pub const OUTPUT_TOO_LARGE: &str = "output_too_large";
+    pub const OUTPUT_TOO_LARGE: Self = Self::from_static("output_too_large");
     /// The tool asked its caller for something the caller does not offer (sampling or
     /// elicitation through a front end or client without them).
-    pub const UNSUPPORTED: &str = "unsupported";
+    pub const UNSUPPORTED: Self = Self::from_static("unsupported");
     /// Not ready, or over capacity.
-    pub const UNAVAILABLE: &str = "unavailable";
+    pub const UNAVAILABLE: Self = Self::from_static("unavailable");
     /// The tool ran past its time limit and was cancelled.
-    pub const TIMEOUT: &str = "timeout";
+    pub const TIMEOUT: Self = Self::from_static("timeout");
 
-    /// The HTTP status of an error type: the table above, 500 for a type not in it.
+    /// A type named by a string known at compile time, usable in a `const`.
     #[must_use]
-    pub fn status(kind: &str) -> u16 {
-        match kind {
-            INVALID_REQUEST | DRY_RUN_UNSUPPORTED => 400,
-            UNAUTHENTICATED => 401,
-            FORBIDDEN => 403,
-            UNKNOWN_TOOL | NOT_FOUND => 404,
-            METHOD_NOT_ALLOWED => 405,
-            REQUEST_TIMEOUT => 408,
-            CONFIRMATION_REQUIRED | CONFIRMATION_DECLINED => 409,
-            PAYLOAD_TOO_LARGE => 413,
-            UNSUPPORTED_MEDIA_TYPE => 415,
-            INVALID_ARGUMENTS => 422,
-            RATE_LIMITED | BUDGET_EXHAUSTED => 429,
-            CANCELLED => 499,
-            UNSUPPORTED => 501,
-            UNAVAILABLE => 503,
-            TIMEOUT => 504,
-            _ => 500,
-        }
+    pub const fn from_static(name: &'static str) -> Self {
+        Self(Cow::Borrowed(name))
+    }
+
+    /// The type as it is written on the wire.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn row(&self) -> &'static Row {
+        TABLE
+            .iter()
+            .find(|row| row.name == self.as_str())
+            .unwrap_or(&APPLICATION)
+    }
+
+    /// The HTTP status of this type: the table's, 500 for an application's own type.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.row().status
     }
 
     /// Whether retrying the same call can help, by type: a model that sent bad arguments can
     /// fix them; limits, time-outs and late bodies pass.
     #[must_use]
-    pub fn retryable(kind: &str) -> bool {
-        matches!(
-            kind,
-            INVALID_ARGUMENTS | RATE_LIMITED | UNAVAILABLE | TIMEOUT | REQUEST_TIMEOUT
-        )
+    pub fn is_retryable(&self) -> bool {
+        self.row().retryable
     }
 
-    /// The JSON-RPC error code an error type is answered with on MCP, where it is a protocol
-    /// error rather than a tool result: `-32602` (invalid params) for [`UNKNOWN_TOOL`]; `None`
-    /// for every other type, which is a tool result with `isError: true`.
+    /// The JSON-RPC error code this type is answered with on MCP, where it is a protocol error:
+    /// `-32602` (invalid params) for [`UNKNOWN_TOOL`](Self::UNKNOWN_TOOL), as the specification
+    /// prescribes; `None` for every other type, which is a tool result with `isError: true`.
     #[must_use]
-    pub fn jsonrpc_code(kind: &str) -> Option<i32> {
-        match kind {
-            UNKNOWN_TOOL => Some(-32602),
-            _ => None,
-        }
+    pub fn jsonrpc_code(&self) -> Option<i32> {
+        self.row().jsonrpc
+    }
+
+    /// The exit code of a CLI call that ends with this type: 2 for a call that was wrong
+    /// (arguments, request, tool name), 3 for one that was refused (authentication, policy,
+    /// confirmation), 1 for every other failure.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        self.row().exit
+    }
+}
+
+impl From<&'static str> for ErrorKind {
+    fn from(name: &'static str) -> Self {
+        Self::from_static(name)
+    }
+}
+
+impl From<String> for ErrorKind {
+    fn from(name: String) -> Self {
+        Self(Cow::Owned(name))
+    }
+}
+
+impl From<Cow<'static, str>> for ErrorKind {
+    fn from(name: Cow<'static, str>) -> Self {
+        Self(name)
+    }
+}
+
+impl AsRef<str> for ErrorKind {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for ErrorKind {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<ErrorKind> for &ErrorKind {
+    fn eq(&self, other: &ErrorKind) -> bool {
+        *self == other
+    }
+}
+
+impl PartialEq<ErrorKind> for str {
+    fn eq(&self, other: &ErrorKind) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<ErrorKind> for &str {
+    fn eq(&self, other: &ErrorKind) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -204,8 +345,8 @@ pub struct Confirmation {
     pub expires_in: Duration,
 }
 
-/// An error as every caller sees it: a stable `type`, a message, whether retrying can help,
-/// the HTTP status it maps to, and optional structured details.
+/// An error as every caller sees it: a stable type ([`ErrorKind`]), a message, whether
+/// retrying can help, the HTTP status it maps to, and structured details.
 ///
 /// Tools return it (or any error that converts `Into<ToolError>`) to pick their own type:
 ///
@@ -215,37 +356,99 @@ pub struct Confirmation {
 /// assert_eq!(err.kind(), "not_found");
 /// assert!(!err.is_retryable());
 /// ```
+///
+/// What the runtime itself attaches is typed ([`violations`](Self::violations),
+/// [`suggestions`](Self::suggestions), [`retry_after`](Self::retry_after),
+/// [`hint`](Self::hint), [`confirmation`](Self::confirmation)); on the wire each is a key of
+/// `error.details`, beside the keys of [`with_details`](Self::with_details).
 #[doc = include_str!("../../docs/errors.md")]
 #[derive(Clone, PartialEq)]
 pub struct ToolError {
-    kind: Cow<'static, str>,
+    kind: ErrorKind,
     message: String,
     retryable: bool,
     status: u16,
     // Boxed: keeps `Result<_, ToolError>` small on the hot path.
-    details: Option<Box<Value>>,
-    /// What a `confirmation_required` error asks; see [`confirmation`](Self::confirmation).
-    confirmation: Option<Box<Confirmation>>,
+    details: Option<Box<Details>>,
+}
+
+/// An error's structured details: what the runtime attaches, typed, and the application's own.
+#[derive(Clone, PartialEq, Default)]
+struct Details {
+    /// The violations listed, and how many more there were.
+    violations: Vec<Violation>,
+    omitted: usize,
+    suggestions: Option<Vec<String>>,
+    retry_after: Option<Duration>,
+    confirmation: Option<Confirmation>,
+    hint: Option<String>,
+    /// [`ToolError::with_details`]' value; an object's keys are written beside the typed ones.
+    own: Option<Value>,
+    /// `details` as the wire shows it, made from the fields above whenever one changes.
+    wire: Value,
+}
+
+impl Details {
+    /// The wire form: the typed keys in a fixed order, then the application's own; a value
+    /// that is not an object stands alone.
+    fn render(&mut self) {
+        let mut map = Map::new();
+        if let Some(c) = &self.confirmation {
+            map.insert("tool".into(), c.tool.clone().into());
+            map.insert("arguments".into(), c.arguments.clone());
+            map.insert("question".into(), c.question.clone().into());
+            map.insert("token".into(), c.token.clone().into());
+            map.insert("expires_in".into(), c.expires_in.as_secs().into());
+            if let Some(preview) = &c.preview {
+                map.insert("preview".into(), preview.clone());
+            }
+        }
+        if !self.violations.is_empty() || self.omitted > 0 {
+            let list = serde_json::to_value(&self.violations).unwrap_or_default();
+            map.insert("violations".into(), list);
+            if self.omitted > 0 {
+                map.insert("omitted".into(), self.omitted.into());
+            }
+        }
+        if let Some(suggestions) = &self.suggestions {
+            map.insert("suggestions".into(), suggestions.clone().into());
+        }
+        if let Some(after) = self.retry_after {
+            map.insert("retry_after".into(), after.as_secs_f64().into());
+        }
+        if let Some(hint) = &self.hint {
+            map.insert("hint".into(), hint.clone().into());
+        }
+        self.wire = match &self.own {
+            Some(Value::Object(own)) => {
+                for (k, v) in own {
+                    map.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                Value::Object(map)
+            }
+            Some(own) if map.is_empty() => own.clone(),
+            _ => Value::Object(map),
+        };
+    }
 }
 
 impl ToolError {
-    /// A tool's own error with the given type; HTTP status 500 and not retryable until set.
-    pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+    /// An error of the given type; its HTTP status and whether it is retryable come from
+    /// [`ErrorKind`]'s table (500 and not retryable for an application's own type) until set.
+    pub fn new(kind: impl Into<ErrorKind>, message: impl Into<String>) -> Self {
         let kind = kind.into();
-        let status = kind::status(&kind);
         Self {
-            retryable: kind::retryable(&kind),
+            status: kind.status(),
+            retryable: kind.is_retryable(),
             kind,
             message: message.into(),
-            status,
             details: None,
-            confirmation: None,
         }
     }
 
     /// A tool's own failure of the default type `tool_failed`.
     pub fn failed(message: impl Into<String>) -> Self {
-        Self::new(kind::TOOL_FAILED, message)
+        Self::new(ErrorKind::TOOL_FAILED, message)
     }
 
     /// Arguments that break the schema, listed in `details.violations`.
@@ -278,24 +481,21 @@ impl ToolError {
             ),
             _ => format!("invalid arguments: {total} violations"),
         };
-        let list = serde_json::to_value(listed).unwrap_or_default();
-        let details = if omitted > 0 {
-            serde_json::json!({ "violations": list, "omitted": omitted })
-        } else {
-            serde_json::json!({ "violations": list })
-        };
-        Self::new(kind::INVALID_ARGUMENTS, message).with_details(details)
+        Self::new(ErrorKind::INVALID_ARGUMENTS, message).with(|d| {
+            d.violations = listed;
+            d.omitted = omitted;
+        })
     }
 
     /// An unexpected failure. The message given here is logged, never shown to the caller.
     pub fn internal(logged: impl fmt::Display) -> Self {
         tracing::error!(target: "tool_runtime::call", error = %logged, "internal error");
-        Self::new(kind::INTERNAL, "internal error")
+        Self::new(ErrorKind::INTERNAL, "internal error")
     }
 
     /// Not found (HTTP 404), a common type for tools' own errors.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(kind::NOT_FOUND, message)
+        Self::new(ErrorKind::NOT_FOUND, message)
     }
 
     /// Sets the HTTP status this error maps to.
@@ -312,16 +512,79 @@ impl ToolError {
         self
     }
 
-    /// Attaches structured details, shown as `error.details`.
+    /// Attaches structured details of the application's own, shown as `error.details`
+    /// (an object's keys beside those the runtime attaches). The keys the runtime types are
+    /// read into their accessors here, once: `retry_after` (seconds), `hint` and
+    /// `suggestions`.
     #[must_use]
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(Box::new(details));
+    pub fn with_details(self, mut details: Value) -> Self {
+        self.with(|d| {
+            if let Value::Object(own) = &mut details {
+                if let Some(secs) = own.get("retry_after").and_then(Value::as_f64) {
+                    d.retry_after = Duration::try_from_secs_f64(secs).ok();
+                    own.remove("retry_after");
+                }
+                if let Some(hint) = own.get("hint").and_then(Value::as_str) {
+                    d.hint = Some(hint.to_owned());
+                    own.remove("hint");
+                }
+                let names = own
+                    .get("suggestions")
+                    .and_then(Value::as_array)
+                    .and_then(|names| {
+                        names
+                            .iter()
+                            .map(|n| n.as_str().map(str::to_owned))
+                            .collect()
+                    });
+                if let Some(names) = names {
+                    d.suggestions = Some(names);
+                    own.remove("suggestions");
+                }
+            }
+            d.own = Some(details);
+        })
+    }
+
+    /// When the call may be tried again (`details.retry_after`, in seconds; over HTTP also
+    /// the `Retry-After` header of a `rate_limited` answer).
+    #[must_use]
+    pub fn with_retry_after(self, after: Duration) -> Self {
+        self.with(|d| d.retry_after = Some(after))
+    }
+
+    /// What the caller can do about this error (`details.hint`), such as how to confirm a
+    /// call where no one could be asked.
+    #[must_use]
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        self.with(|d| d.hint = Some(hint.into()))
+    }
+
+    /// Names the caller may have meant (`details.suggestions`), as an `unknown_tool` error
+    /// lists them.
+    #[must_use]
+    pub fn with_suggestions(self, names: Vec<String>) -> Self {
+        self.with(|d| d.suggestions = Some(names))
+    }
+
+    /// A `confirmation_required` error carrying `confirmation` (also in its details, for
+    /// callers that read JSON).
+    pub(crate) fn with_confirmation(self, confirmation: Confirmation) -> Self {
+        self.with(|d| d.confirmation = Some(confirmation))
+    }
+
+    /// Changes the details and writes their wire form again.
+    fn with(mut self, change: impl FnOnce(&mut Details)) -> Self {
+        let details = self.details.get_or_insert_with(Box::default);
+        change(details);
+        details.render();
         self
     }
 
-    /// The stable type string, such as `invalid_arguments` or a tool's own `not_found`.
+    /// The type, such as [`ErrorKind::INVALID_ARGUMENTS`] or a tool's own `not_found`; it
+    /// compares equal to its string.
     #[must_use]
-    pub fn kind(&self) -> &str {
+    pub fn kind(&self) -> &ErrorKind {
         &self.kind
     }
 
@@ -343,43 +606,50 @@ impl ToolError {
         self.status
     }
 
-    /// Structured details, if any.
+    /// Structured details as the wire shows them (`error.details`), if any.
     #[must_use]
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_deref()
+        self.details.as_deref().map(|d| &d.wire)
     }
 
     /// What a `confirmation_required` error asks: the question, the preview and the token that
     /// confirms exactly this call. `None` for every other error.
     #[must_use]
     pub fn confirmation(&self) -> Option<&Confirmation> {
-        self.confirmation.as_deref()
+        self.details.as_deref()?.confirmation.as_ref()
     }
 
-    /// A `confirmation_required` error carrying `confirmation` (also in its details, for
-    /// callers that read JSON).
-    pub(crate) fn with_confirmation(mut self, confirmation: Confirmation) -> Self {
-        self.confirmation = Some(Box::new(confirmation));
-        self
-    }
-
-    /// The violations of an `invalid_arguments` error; empty for every other type.
+    /// The violations listed by an `invalid_arguments` error; empty for every other type.
     #[must_use]
-    pub fn violations(&self) -> Vec<Violation> {
-        let Some(list) = self
-            .details
+    pub fn violations(&self) -> &[Violation] {
+        self.details.as_deref().map_or(&[], |d| &d.violations)
+    }
+
+    /// How many violations an `invalid_arguments` error found beyond those it lists.
+    #[must_use]
+    pub fn violations_omitted(&self) -> usize {
+        self.details.as_deref().map_or(0, |d| d.omitted)
+    }
+
+    /// The names an `unknown_tool` error suggests (empty when none is near).
+    #[must_use]
+    pub fn suggestions(&self) -> &[String] {
+        self.details
             .as_deref()
-            .and_then(|d| d.get("violations"))
-            .and_then(Value::as_array)
-        else {
-            return Vec::new();
-        };
-        list.iter()
-            .map(|v| Violation {
-                path: v["path"].as_str().unwrap_or_default().to_owned(),
-                message: v["message"].as_str().unwrap_or_default().to_owned(),
-            })
-            .collect()
+            .and_then(|d| d.suggestions.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// When a `rate_limited` call may be tried again.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.details.as_deref()?.retry_after
+    }
+
+    /// What the caller can do about this error, if the runtime knows.
+    #[must_use]
+    pub fn hint(&self) -> Option<&str> {
+        self.details.as_deref()?.hint.as_deref()
     }
 }
 
@@ -390,8 +660,7 @@ impl fmt::Debug for ToolError {
             .field("message", &self.message)
             .field("retryable", &self.retryable)
             .field("status", &self.status)
-            .field("details", &self.details)
-            .field("confirmation", &self.confirmation)
+            .field("details", &self.details())
             .finish()
     }
 }
@@ -450,7 +719,7 @@ impl ToolError {
     fn of_io(io_kind: std::io::ErrorKind, message: String) -> Self {
         match io_kind {
             std::io::ErrorKind::NotFound => Self::not_found(message),
-            std::io::ErrorKind::PermissionDenied => Self::new(kind::FORBIDDEN, message),
+            std::io::ErrorKind::PermissionDenied => Self::new(ErrorKind::FORBIDDEN, message),
             _ => Self::failed(message),
         }
     }
@@ -460,10 +729,10 @@ impl Serialize for ToolError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("type", &*self.kind)?;
+        map.serialize_entry("type", &self.kind)?;
         map.serialize_entry("message", &self.message)?;
         map.serialize_entry("retryable", &self.retryable)?;
-        if let Some(details) = &self.details {
+        if let Some(details) = self.details() {
             map.serialize_entry("details", details)?;
         }
         map.end()
@@ -477,31 +746,77 @@ mod tests {
     #[test]
     fn built_in_types_map_to_the_documented_statuses() {
         let table = [
-            (kind::INVALID_REQUEST, 400),
-            (kind::UNAUTHENTICATED, 401),
-            (kind::FORBIDDEN, 403),
-            (kind::UNKNOWN_TOOL, 404),
-            (kind::CONFIRMATION_REQUIRED, 409),
-            (kind::INVALID_ARGUMENTS, 422),
-            (kind::RATE_LIMITED, 429),
-            (kind::INTERNAL, 500),
-            (kind::UNAVAILABLE, 503),
-            (kind::TIMEOUT, 504),
-            (kind::TOOL_FAILED, 500),
-            (kind::DRY_RUN_UNSUPPORTED, 400),
-            (kind::NOT_FOUND, 404),
-            (kind::METHOD_NOT_ALLOWED, 405),
-            (kind::REQUEST_TIMEOUT, 408),
-            (kind::CONFIRMATION_DECLINED, 409),
-            (kind::PAYLOAD_TOO_LARGE, 413),
-            (kind::UNSUPPORTED_MEDIA_TYPE, 415),
-            (kind::BUDGET_EXHAUSTED, 429),
-            (kind::CANCELLED, 499),
-            ("card_declined", 500),
+            (ErrorKind::INVALID_REQUEST, 400),
+            (ErrorKind::UNAUTHENTICATED, 401),
+            (ErrorKind::FORBIDDEN, 403),
+            (ErrorKind::UNKNOWN_TOOL, 404),
+            (ErrorKind::CONFIRMATION_REQUIRED, 409),
+            (ErrorKind::INVALID_ARGUMENTS, 422),
+            (ErrorKind::RATE_LIMITED, 429),
+            (ErrorKind::INTERNAL, 500),
+            (ErrorKind::UNAVAILABLE, 503),
+            (ErrorKind::TIMEOUT, 504),
+            (ErrorKind::TOOL_FAILED, 500),
+            (ErrorKind::DRY_RUN_UNSUPPORTED, 400),
+            (ErrorKind::NOT_FOUND, 404),
+            (ErrorKind::METHOD_NOT_ALLOWED, 405),
+            (ErrorKind::REQUEST_TIMEOUT, 408),
+            (ErrorKind::CONFIRMATION_DECLINED, 409),
+            (ErrorKind::PAYLOAD_TOO_LARGE, 413),
+            (ErrorKind::UNSUPPORTED_MEDIA_TYPE, 415),
+            (ErrorKind::BUDGET_EXHAUSTED, 429),
+            (ErrorKind::CANCELLED, 499),
+            (ErrorKind::from("card_declined"), 500),
         ];
         for (kind, status) in table {
-            assert_eq!(ToolError::new(kind, "x").status(), status, "{kind}");
+            assert_eq!(ToolError::new(kind.clone(), "x").status(), status, "{kind}");
         }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_documented_table() {
+        for (k, code) in [
+            ("invalid_arguments", 2),
+            ("invalid_request", 2),
+            ("unknown_tool", 2),
+            ("forbidden", 3),
+            ("unauthenticated", 3),
+            ("confirmation_required", 3),
+            ("confirmation_declined", 3),
+            ("internal", 1),
+            ("timeout", 1),
+            ("not_found", 1),
+            ("card_declined", 1),
+        ] {
+            assert_eq!(ToolError::new(k, "x").kind().exit_code(), code, "{k}");
+        }
+    }
+
+    #[test]
+    fn typed_details_are_written_beside_the_applications_own() {
+        let err = ToolError::new(ErrorKind::RATE_LIMITED, "slow down")
+            .with_details(serde_json::json!({"bucket": "writes", "retry_after": "ignored"}))
+            .with_retry_after(Duration::from_millis(1500))
+            .with_hint("wait");
+        assert_eq!(err.retry_after(), Some(Duration::from_millis(1500)));
+        assert_eq!(err.hint(), Some("wait"));
+        assert_eq!(
+            serde_json::to_string(err.details().unwrap()).unwrap(),
+            r#"{"retry_after":1.5,"hint":"wait","bucket":"writes"}"#
+        );
+        let unknown = ToolError::new(ErrorKind::UNKNOWN_TOOL, "no tool")
+            .with_suggestions(vec!["device_add".into()]);
+        assert_eq!(unknown.suggestions(), ["device_add"]);
+        assert_eq!(unknown.details().unwrap()["suggestions"][0], "device_add");
+        let own = ToolError::new(ErrorKind::RATE_LIMITED, "slow down")
+            .with_details(serde_json::json!({"retry_after": 7, "hint": 3}));
+        assert_eq!(own.retry_after(), Some(Duration::from_secs(7)));
+        assert_eq!(own.hint(), None);
+        assert_eq!(own.details().unwrap()["retry_after"], 7.0);
+        assert_eq!(own.details().unwrap()["hint"], 3);
+        let plain = ToolError::new("x", "y").with_details(serde_json::json!([1, 2]));
+        assert_eq!(plain.details(), Some(&serde_json::json!([1, 2])));
+        assert!(plain.suggestions().is_empty() && plain.violations().is_empty());
     }
 
     #[test]

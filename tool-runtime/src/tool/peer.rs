@@ -8,7 +8,7 @@
 //! `elicitation/create`. A [`RemoteServer`](crate::mcp::RemoteServer) passes the same requests
 //! from a mounted server on to whoever called the mounted tool. Other callers attach a [`Peer`]
 //! of their own with [`Caller::peer`](crate::Caller::peer), or have none: then log messages go
-//! only to `tracing`, and sampling and elicitation fail with [`kind::UNSUPPORTED`].
+//! only to `tracing`, and sampling and elicitation fail with [`ErrorKind::UNSUPPORTED`].
 //!
 //! ```
 //! use tool_runtime::peer::{Elicited, LogLevel};
@@ -35,7 +35,7 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::tool::error::{ToolError, kind};
+use crate::tool::error::{ErrorKind, ToolError};
 
 /// How severe a log message is: the syslog levels (RFC 5424), as MCP names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -184,7 +184,7 @@ pub enum Elicited<T> {
 
 /// The caller's side of a call, as a front end presents it to tools: where log messages go, who
 /// answers sampling and elicitation. Each method has a default: log messages are dropped, and
-/// sampling and elicitation fail with [`kind::UNSUPPORTED`], so implement only what your caller
+/// sampling and elicitation fail with [`ErrorKind::UNSUPPORTED`], so implement only what your caller
 /// offers.
 pub trait Peer: Send + Sync + 'static {
     /// Delivers a log message from the tool.
@@ -213,7 +213,7 @@ pub trait Peer: Send + Sync + 'static {
 /// The error of a request the caller cannot answer.
 pub(crate) fn unsupported(what: &str) -> ToolError {
     ToolError::new(
-        kind::UNSUPPORTED,
+        ErrorKind::UNSUPPORTED,
         format!("the caller of this tool offers no {what}"),
     )
 }
