@@ -703,8 +703,12 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         .collect();
     assert_eq!(outcomes, ["agent:confirmation_required", "agent:ok"]);
 
-    // Answered no, or no one to ask: not run, and the model is told the user declined.
-    for answer in [Some(false), None] {
+    // Answered no: not run, and the model is told the user declined. No one to ask (no
+    // callback): not run, and the model is told the call needs a confirmation it cannot get.
+    for (answer, expected) in [
+        (Some(false), "confirmation_declined"),
+        (None, "confirmation_required"),
+    ] {
         let (agent, fake, seen) = chat_agent(
             vec![Step::calls(&[wipe]), Step::text("ok, not wiped")],
             |b| match answer {
@@ -716,7 +720,14 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         let output = agent.run("wipe home").await.unwrap();
         fake.assert_clean();
         let r = &results(&output.transcript)[0];
-        assert!(r.1 && r.2["type"] == "confirmation_declined", "{r:?}");
+        assert!(r.1 && r.2["type"] == expected, "{r:?}");
+        if answer.is_none() {
+            let hint = r.2["details"]["hint"].as_str().unwrap_or_default();
+            assert!(
+                hint.starts_with("no one can confirm calls in this run"),
+                "{r:?}"
+            );
+        }
         let outcomes: Vec<String> = seen
             .0
             .lock()

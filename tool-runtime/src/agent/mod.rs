@@ -293,8 +293,9 @@ impl AgentBuilder {
     }
 
     /// How destructive calls are confirmed: `answer` gets the [`Confirmation`] (the question,
-    /// the redacted arguments, the tool's preview) and says yes or no. Without it the answer is
-    /// no, and the model is told the user declined.
+    /// the redacted arguments, the tool's preview) and says yes or no. Without it no one can be
+    /// asked: the call is not run, and the model gets its `confirmation_required` error with a
+    /// hint saying so, as from every front end that cannot ask.
     pub fn confirm<F, Fut>(mut self, answer: F) -> Self
     where
         F: Fn(Confirmation) -> Fut + Send + Sync + 'static,

@@ -562,7 +562,8 @@ impl Job {
 }
 
 /// The host application, asked through its [`confirm`](super::AgentBuilder::confirm)
-/// callback; without one every destructive call is declined.
+/// callback; without one no one can be asked, and a destructive call ends as the
+/// `confirmation_required` it is, as on every front end that cannot ask.
 struct Host<'a> {
     run: &'a Job,
     call_id: &'a str,
@@ -571,7 +572,7 @@ struct Host<'a> {
 impl Ask for Host<'_> {
     async fn ask(&self, confirmation: &Confirmation) -> Answer {
         let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
-            return Answer::No;
+            return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
         };
         self.run.emit(Event::ConfirmationRequested {
             id: self.call_id.to_owned(),
@@ -584,6 +585,10 @@ impl Ask for Host<'_> {
         }
     }
 }
+
+/// The hint a destructive call gets where the host has no confirmation callback.
+const NO_ONE_TO_ASK: &str =
+    "no one can confirm calls in this run: the call was not run; tell the user what it would do";
 
 /// A model's argument text as JSON: empty means no arguments; anything that is not JSON is
 /// `invalid_arguments` saying so, with the start of what was sent.
