@@ -387,13 +387,15 @@ async fn agent_login(
     !password.expose().is_empty()
 }
 
-/// The run's own refusals — arguments that are not JSON, a tool refused after too many invalid
-/// arguments, calls past the tool-call or token budget — each leave one audit record with their
-/// error, as the pipeline's do (an unknown tool); none has an intent, nothing ran.
-#[tokio::test]
-async fn every_refusal_of_the_run_leaves_one_audit_record() {
+/// Runs `script` for principal `ann` under `budgets`, over the agent's tools and
+/// `agent_login`, with a JSON-lines audit log: how the run ended, and the log's records.
+async fn audited_run(
+    name: &str,
+    script: Vec<Step>,
+    budgets: Budgets,
+) -> (tool_runtime::agent::RunError, String) {
     let path = std::env::temp_dir().join(format!(
-        "tool-tests-agent-audit-{}.jsonl",
+        "tool-tests-agent-audit-{name}-{}.jsonl",
         std::process::id()
     ));
     let _ = std::fs::remove_file(&path);
@@ -405,6 +407,29 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
             .build()
             .unwrap(),
     );
+    let fake = fake(Api::OpenAiChat, script).await;
+    let agent = Agent::builder(registry, model(Api::OpenAiChat, &fake))
+        .budgets(budgets)
+        .build()
+        .unwrap();
+    let e = agent.run("go").principal("ann").await.unwrap_err();
+    fake.assert_clean();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    (e, text)
+}
+
+fn records(log: &str) -> Vec<Value> {
+    log.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The run's own refusals — arguments that are not JSON, a tool refused after too many invalid
+/// arguments, calls past the tool-call budget — each leave one audit record with their error,
+/// as the pipeline's do (an unknown tool); none has an intent, nothing ran.
+#[tokio::test]
+async fn every_refusal_of_the_run_leaves_one_audit_record() {
     let weather = ("agent_weather", r#"{"city":"Oslo"}"#);
     let script = vec![
         Step::calls(&[
@@ -417,28 +442,16 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
         // One call left in the budget.
         Step::calls(&[weather, weather]),
     ];
-    let provider = fake(Api::OpenAiChat, script).await;
-    let agent = Agent::builder(registry, model(Api::OpenAiChat, &provider))
-        .budgets(
-            Budgets::default()
-                .invalid_argument_retries(0)
-                .max_tool_calls(5),
-        )
-        .build()
-        .unwrap();
-    let e = agent.run("go").principal("ann").await.unwrap_err();
-    provider.assert_clean();
+    let budgets = Budgets::default()
+        .invalid_argument_retries(0)
+        .max_tool_calls(5);
+    let (e, log) = audited_run("refusals", script, budgets).await;
     assert_eq!(e.kind.name(), "max_tool_calls");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    assert!(!text.contains("hunter2"), "{text}");
-    let records: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    assert!(!log.contains("hunter2"), "{log}");
+    let records = records(&log);
     // Only the call that ran has an intent.
     let intents: Vec<&Value> = records.iter().filter(|r| r["event"] == "intent").collect();
-    assert_eq!(intents.len(), 1, "{text}");
+    assert_eq!(intents.len(), 1, "{log}");
     assert_eq!(intents[0]["tool"], "agent_weather");
     let outcomes: Vec<&Value> = records.iter().filter(|r| r["event"] == "outcome").collect();
     let mut seen: Vec<(String, String, Value)> = outcomes
@@ -470,7 +483,7 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
         .map(|(t, o, a)| (t.to_owned(), o.to_owned(), a))
         .collect();
     expected.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-    assert_eq!(seen, expected, "{text}");
+    assert_eq!(seen, expected, "{log}");
     // One record a call, each with a call id of its own (the intent shares its call's).
     let ids: std::collections::HashSet<&str> = outcomes
         .iter()
@@ -478,39 +491,22 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
         .collect();
     assert_eq!(ids.len(), outcomes.len());
     assert!(ids.contains(intents[0]["call"].as_str().unwrap()));
+}
 
-    // Past the token budget (120 per turn, 100 allowed): the reply's call is refused, and
-    // recorded.
-    let path = std::env::temp_dir().join(format!(
-        "tool-tests-agent-audit-tokens-{}.jsonl",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&path);
-    let registry = Arc::new(
-        registry_builder()
-            .audit(tool_runtime::audit::JsonLinesAudit::open(&path).unwrap())
-            .state(Probes::default())
-            .build()
-            .unwrap(),
-    );
-    let fake = fake(Api::OpenAiChat, vec![Step::calls(&[weather])]).await;
-    let agent = Agent::builder(registry, model(Api::OpenAiChat, &fake))
-        .budgets(Budgets::default().max_tokens(Some(100)))
-        .build()
-        .unwrap();
-    let e = agent.run("go").await.unwrap_err();
-    fake.assert_clean();
+/// Once the token budget is used up (120 per turn, 100 allowed), the reply's call is refused,
+/// and recorded.
+#[tokio::test]
+async fn a_call_past_the_token_budget_leaves_an_audit_record() {
+    let weather = ("agent_weather", r#"{"city":"Oslo"}"#);
+    let budgets = Budgets::default().max_tokens(Some(100));
+    let (e, log) = audited_run("tokens", vec![Step::calls(&[weather])], budgets).await;
     assert_eq!(e.kind.name(), "max_tokens");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    let records: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(records.len(), 1, "{text}");
+    let records = records(&log);
+    assert_eq!(records.len(), 1, "{log}");
     assert_eq!(records[0]["event"], "outcome");
     assert_eq!(records[0]["tool"], "agent_weather");
     assert_eq!(records[0]["outcome"], "budget_exhausted");
+    assert_eq!(records[0]["arguments"], json!({"city": "Oslo"}));
 }
 
 #[tokio::test]
