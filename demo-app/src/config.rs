@@ -190,7 +190,8 @@ pub struct AgentConfig {
     /// The tier runs start on (default: the first).
     pub default_tier: Option<String>,
     /// Where no one can be asked (no terminal, the server), run destructive calls the policy
-    /// lets through without asking. Off by default: they are declined, and the model is told.
+    /// lets through without asking. Off by default: they are not run, and the model is told
+    /// they need a confirmation no one can give (`confirmation_required`).
     pub auto_confirm: Option<bool>,
     /// Budgets of every run.
     #[serde(default)]

@@ -280,13 +280,13 @@ async fn serve_streams_a_run_as_server_sent_events() {
     assert_eq!(result["envelope"]["status"], "ok");
 }
 
-/// Without a terminal, a destructive call the policy lets through is declined, unless the
-/// configuration says `auto_confirm = true`.
+/// Without a terminal, a destructive call the policy lets through cannot be confirmed (the model
+/// gets `confirmation_required`), unless the configuration says `auto_confirm = true`.
 #[tokio::test(flavor = "multi_thread")]
-async fn without_a_terminal_destructive_calls_are_declined_unless_configured() {
+async fn without_a_terminal_destructive_calls_are_not_run_unless_configured() {
     let dir = temp_dir("confirm");
     let revoke = ("device_revoke", r#"{"device_id":"dev_0123456789abcdef"}"#);
-    for (auto, expected) in [(false, "confirmation_declined"), (true, "not_found")] {
+    for (auto, expected) in [(false, "confirmation_required"), (true, "not_found")] {
         let config = dir.join(format!("c{auto}.toml"));
         std::fs::write(
             &config,

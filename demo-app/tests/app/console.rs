@@ -54,7 +54,7 @@ async fn the_console_in_headless_chromium() {
          [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n",
     )
     .unwrap();
-    // Destructive calls reach the agent's host (here: declined, and offered in the page), and
+    // Destructive calls reach the agent's host (here: no one to ask, and offered in the page), and
     // channels may run `tee`.
     std::fs::write(
         dir.join("demo-app.toml"),

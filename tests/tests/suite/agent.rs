@@ -362,22 +362,151 @@ async fn bad_calls_come_back_as_results_the_model_can_act_on() {
             .unwrap()
             .contains("not JSON")
     );
-    // The pipeline saw every call with JSON arguments; the one that was not JSON never ran.
-    let seen: Vec<String> = seen
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(t, o, _)| format!("{t} {o}"))
-        .collect();
+    // Every call was told to the observers; the one that was not JSON never ran, and is
+    // recorded with the text the model sent.
+    let seen = seen.0.lock().unwrap().clone();
+    let outcomes: Vec<String> = seen.iter().map(|(t, o, _)| format!("{t} {o}")).collect();
     assert_eq!(
-        seen,
+        outcomes,
         [
+            "agent_add agent:invalid_arguments",
             "agent_ad agent:unknown_tool",
             "agent_add agent:invalid_arguments",
             "agent_add agent:ok"
         ]
     );
+    assert_eq!(seen[0].2, json!(r#"{"a": 1, "b": "#));
+}
+
+/// Sign in.
+#[tool]
+async fn agent_login(
+    /// The password
+    password: tool_runtime::Secret<String>,
+) -> bool {
+    !password.expose().is_empty()
+}
+
+/// Runs `script` for principal `ann` under `budgets`, over the agent's tools and
+/// `agent_login`, with a JSON-lines audit log: how the run ended, and the log's records.
+async fn audited_run(
+    name: &str,
+    script: Vec<Step>,
+    budgets: Budgets,
+) -> (tool_runtime::agent::RunError, String) {
+    let path = std::env::temp_dir().join(format!(
+        "tool-tests-agent-audit-{name}-{}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    let registry = Arc::new(
+        registry_builder()
+            .tool(agent_login::descriptor())
+            .audit(tool_runtime::audit::JsonLinesAudit::open(&path).unwrap())
+            .state(Probes::default())
+            .build()
+            .unwrap(),
+    );
+    let fake = fake(Api::OpenAiChat, script).await;
+    let agent = Agent::builder(registry, model(Api::OpenAiChat, &fake))
+        .budgets(budgets)
+        .build()
+        .unwrap();
+    let e = agent.run("go").principal("ann").await.unwrap_err();
+    fake.assert_clean();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    (e, text)
+}
+
+fn records(log: &str) -> Vec<Value> {
+    log.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The run's own refusals — arguments that are not JSON, a tool refused after too many invalid
+/// arguments, calls past the tool-call budget — each leave one audit record with their error,
+/// as the pipeline's do (an unknown tool); none has an intent, nothing ran.
+#[tokio::test]
+async fn every_refusal_of_the_run_leaves_one_audit_record() {
+    let weather = ("agent_weather", r#"{"city":"Oslo"}"#);
+    let script = vec![
+        Step::calls(&[
+            ("agent_ad", r#"{"a":1,"b":2}"#),
+            ("agent_add", r#"{"a":"#),
+            ("agent_login", r#"{"password": "hunter2-secret"#),
+        ]),
+        // `agent_add` got invalid arguments once, with no retry allowed.
+        Step::calls(&[("agent_add", r#"{"a":1,"b":2}"#)]),
+        // One call left in the budget.
+        Step::calls(&[weather, weather]),
+    ];
+    let budgets = Budgets::default()
+        .invalid_argument_retries(0)
+        .max_tool_calls(5);
+    let (e, log) = audited_run("refusals", script, budgets).await;
+    assert_eq!(e.kind.name(), "max_tool_calls");
+    assert!(!log.contains("hunter2"), "{log}");
+    let records = records(&log);
+    // Only the call that ran has an intent.
+    let intents: Vec<&Value> = records.iter().filter(|r| r["event"] == "intent").collect();
+    assert_eq!(intents.len(), 1, "{log}");
+    assert_eq!(intents[0]["tool"], "agent_weather");
+    let outcomes: Vec<&Value> = records.iter().filter(|r| r["event"] == "outcome").collect();
+    let mut seen: Vec<(String, String, Value)> = outcomes
+        .iter()
+        .map(|r| {
+            assert_eq!(r["source"], "agent", "{r}");
+            assert_eq!(r["principal"], "ann", "{r}");
+            (
+                r["tool"].as_str().unwrap().to_owned(),
+                r["outcome"].as_str().unwrap().to_owned(),
+                r["arguments"].clone(),
+            )
+        })
+        .collect();
+    seen.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let expected = [
+        ("agent_ad", "unknown_tool", json!({"a": 1, "b": 2})),
+        // Not JSON: the text the model sent.
+        ("agent_add", "invalid_arguments", json!(r#"{"a":"#)),
+        // Refused after the retry cap.
+        ("agent_add", "invalid_arguments", json!({"a": 1, "b": 2})),
+        // Not JSON, for a tool with secrets: the text is not recorded.
+        ("agent_login", "invalid_arguments", json!("[redacted]")),
+        ("agent_weather", "budget_exhausted", json!({"city": "Oslo"})),
+        ("agent_weather", "ok", json!({"city": "Oslo"})),
+    ];
+    let mut expected: Vec<(String, String, Value)> = expected
+        .into_iter()
+        .map(|(t, o, a)| (t.to_owned(), o.to_owned(), a))
+        .collect();
+    expected.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    assert_eq!(seen, expected, "{log}");
+    // One record a call, each with a call id of its own (the intent shares its call's).
+    let ids: std::collections::HashSet<&str> = outcomes
+        .iter()
+        .map(|r| r["call"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), outcomes.len());
+    assert!(ids.contains(intents[0]["call"].as_str().unwrap()));
+}
+
+/// Once the token budget is used up (120 per turn, 100 allowed), the reply's call is refused,
+/// and recorded.
+#[tokio::test]
+async fn a_call_past_the_token_budget_leaves_an_audit_record() {
+    let weather = ("agent_weather", r#"{"city":"Oslo"}"#);
+    let budgets = Budgets::default().max_tokens(Some(100));
+    let (e, log) = audited_run("tokens", vec![Step::calls(&[weather])], budgets).await;
+    assert_eq!(e.kind.name(), "max_tokens");
+    let records = records(&log);
+    assert_eq!(records.len(), 1, "{log}");
+    assert_eq!(records[0]["event"], "outcome");
+    assert_eq!(records[0]["tool"], "agent_weather");
+    assert_eq!(records[0]["outcome"], "budget_exhausted");
+    assert_eq!(records[0]["arguments"], json!({"city": "Oslo"}));
 }
 
 #[tokio::test]
@@ -407,8 +536,15 @@ async fn invalid_arguments_have_a_retry_budget_per_tool() {
         "{:?}",
         r[3]
     );
-    // Three reached the pipeline; the fourth was refused by the agent.
-    assert_eq!(seen.0.lock().unwrap().len(), 3);
+    // Three reached the pipeline; the fourth was refused by the agent, and recorded too.
+    let outcomes: Vec<String> = seen
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, o, _)| o.clone())
+        .collect();
+    assert_eq!(outcomes, ["agent:invalid_arguments"; 4]);
 }
 
 #[tokio::test]
@@ -439,7 +575,19 @@ async fn a_model_that_keeps_calling_ends_at_a_budget_not_a_hang() {
     let r = results(&e.transcript);
     assert_eq!(r.len(), 4, "every call has a result");
     assert_eq!(r[3].2["type"], "budget_exhausted");
-    assert_eq!(seen.0.lock().unwrap().len(), 3);
+    // Three ran; the fourth was refused, and recorded.
+    let mut outcomes: Vec<String> = seen
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, o, _)| o.clone())
+        .collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        ["agent:budget_exhausted", "agent:ok", "agent:ok", "agent:ok"]
+    );
 
     // Tokens: 120 per turn, 200 allowed.
     let (agent, fake, seen) = chat_agent(vec![Step::calls(&[call]), Step::calls(&[call])], |b| {
@@ -450,10 +598,17 @@ async fn a_model_that_keeps_calling_ends_at_a_budget_not_a_hang() {
     fake.assert_clean();
     assert_eq!(e.kind.name(), "max_tokens");
     assert_eq!(e.transcript.usage.total(), 240);
+    let outcomes: Vec<String> = seen
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, o, _)| o.clone())
+        .collect();
     assert_eq!(
-        seen.0.lock().unwrap().len(),
-        1,
-        "the call after the budget did not run"
+        outcomes,
+        ["agent:ok", "agent:budget_exhausted"],
+        "the call after the budget did not run, and was recorded"
     );
 
     // Deadline: the model takes longer than the run may.
@@ -544,8 +699,12 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         .collect();
     assert_eq!(outcomes, ["agent:confirmation_required", "agent:ok"]);
 
-    // Answered no, or no one to ask: not run, and the model is told the user declined.
-    for answer in [Some(false), None] {
+    // Answered no: not run, and the model is told the user declined. No one to ask (no
+    // callback): not run, and the model is told the call needs a confirmation it cannot get.
+    for (answer, expected) in [
+        (Some(false), "confirmation_declined"),
+        (None, "confirmation_required"),
+    ] {
         let (agent, fake, seen) = chat_agent(
             vec![Step::calls(&[wipe]), Step::text("ok, not wiped")],
             |b| match answer {
@@ -557,7 +716,14 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         let output = agent.run("wipe home").await.unwrap();
         fake.assert_clean();
         let r = &results(&output.transcript)[0];
-        assert!(r.1 && r.2["type"] == "confirmation_declined", "{r:?}");
+        assert!(r.1 && r.2["type"] == expected, "{r:?}");
+        if answer.is_none() {
+            let hint = r.2["details"]["hint"].as_str().unwrap_or_default();
+            assert!(
+                hint.starts_with("no one can confirm calls in this run"),
+                "{r:?}"
+            );
+        }
         let outcomes: Vec<String> = seen
             .0
             .lock()

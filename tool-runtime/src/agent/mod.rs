@@ -38,7 +38,9 @@
 //! run: arguments that are not JSON, an unknown tool (with the nearest names), invalid
 //! arguments (every violation), a tool's error, a time-out, a refusal, a declined
 //! confirmation. Invalid arguments to one tool are answered [`Budgets::invalid_argument_retries`]
-//! times; after that the tool is not run again in this run and the model is told so.
+//! times; after that the tool is not run again in this run and the model is told so. Every
+//! call has one audit record, those the run refuses itself (arguments that are not JSON, a
+//! budget used up, the retry cap) included.
 //!
 //! Providers and the API versions spoken are listed at [`Api`]. Keys come from the environment
 //! variables the providers' SDKs read ([`Model::from_env`]) into a [`Secret`](crate::Secret):
@@ -291,8 +293,9 @@ impl AgentBuilder {
     }
 
     /// How destructive calls are confirmed: `answer` gets the [`Confirmation`] (the question,
-    /// the redacted arguments, the tool's preview) and says yes or no. Without it the answer is
-    /// no, and the model is told the user declined.
+    /// the redacted arguments, the tool's preview) and says yes or no. Without it no one can be
+    /// asked: the call is not run, and the model gets its `confirmation_required` error with a
+    /// hint saying so, as from every front end that cannot ask.
     pub fn confirm<F, Fut>(mut self, answer: F) -> Self
     where
         F: Fn(Confirmation) -> Fut + Send + Sync + 'static,

@@ -176,10 +176,11 @@ pub(super) async fn drive(run: Run) -> Result<RunOutput, RunError> {
             .saturating_sub(state.transcript.tool_calls) as usize;
         let over_calls = calls.len() > room;
         let (results, interrupt) = if over_tokens {
-            (
-                unanswered(&calls, "the run's token budget is used up"),
-                None,
-            )
+            let why = "the run's token budget is used up; this call was not run";
+            let refusals = calls
+                .iter()
+                .map(|call| refuse(&state.inner, &state.caller, call, over_budget(why)));
+            (futures_util::future::join_all(refusals).await, None)
         } else {
             run_calls(&mut state, &model, calls, room, &cancel, deadline).await
         };
@@ -321,12 +322,24 @@ fn system_prompt(state: &State, model: &Model) -> String {
     prompt
 }
 
-/// Results for calls that are not run, saying why.
-fn unanswered(calls: &[ToolCall], why: &str) -> Vec<ToolResult> {
-    calls
-        .iter()
-        .map(|c| not_run(c, &ErrorKind::BUDGET_EXHAUSTED, why))
-        .collect()
+/// The error of a call refused because a budget of the run is used up.
+fn over_budget(why: &str) -> ToolError {
+    ToolError::new(ErrorKind::BUDGET_EXHAUSTED, why)
+}
+
+/// A call the run refuses itself (a budget used up, a tool refused after too many invalid
+/// arguments), answered as `error` through the pipeline's observers: it leaves an audit
+/// record like any call, with the arguments as the model sent them (their text, as a string,
+/// when they are not JSON).
+async fn refuse(inner: &Inner, caller: &Caller, call: &ToolCall, error: ToolError) -> ToolResult {
+    let started = Instant::now();
+    let args =
+        parse_arguments(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    let envelope = inner
+        .registry
+        .refuse(&call.name, args, caller.clone(), error)
+        .await;
+    result_of(call, &envelope, started.elapsed())
 }
 
 fn not_run(call: &ToolCall, kind: &ErrorKind, message: &str) -> ToolResult {
@@ -359,23 +372,22 @@ async fn run_calls(
     for (i, call) in calls.into_iter().enumerate() {
         state.transcript.tool_calls += 1;
         if i >= room {
-            planned.push(Planned::Done(not_run(
-                &call,
-                &ErrorKind::BUDGET_EXHAUSTED,
-                "the run's tool-call budget is used up; this call was not run",
-            )));
+            planned.push(Planned::Refused(
+                call,
+                over_budget("the run's tool-call budget is used up; this call was not run"),
+            ));
         } else if call.name == SWITCH_MODEL && state.inner.switch.is_some() {
             planned.push(Planned::Done(switch_model(state, &call).await));
         } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
-            planned.push(Planned::Done(not_run(
-                &call,
-                &ErrorKind::INVALID_ARGUMENTS,
-                &format!(
+            let error = ToolError::new(
+                ErrorKind::INVALID_ARGUMENTS,
+                format!(
                     "`{}` got invalid arguments {} times in this run and is not run again; answer without it",
                     call.name,
                     retries + 1
                 ),
-            )));
+            );
+            planned.push(Planned::Refused(call, error));
         } else {
             planned.push(Planned::Run(call));
         }
@@ -394,6 +406,9 @@ async fn run_calls(
                 match p {
                     // Not run: never counted as invalid arguments.
                     Planned::Done(result) => (result, false),
+                    Planned::Refused(call, error) => {
+                        (refuse(&job.inner, &job.caller, &call, error).await, false)
+                    }
                     Planned::Run(call) => {
                         let fallback = call.clone();
                         tokio::spawn(job.execute(call)).await.unwrap_or_else(|e| {
@@ -433,7 +448,11 @@ async fn run_calls(
 }
 
 enum Planned {
+    /// Answered already (`switch_model`).
     Done(ToolResult),
+    /// Refused by the run itself, with this error.
+    Refused(ToolCall, ToolError),
+    /// Run through the pipeline.
     Run(ToolCall),
 }
 
@@ -445,7 +464,12 @@ async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
         return not_run(call, &ErrorKind::UNKNOWN_TOOL, "this agent has one tier");
     };
     let envelope = match parse_arguments(&call.arguments) {
-        Err(e) => unparsed(call, e),
+        Err(e) => {
+            let text = Value::String(call.arguments.clone());
+            switch
+                .refuse(SWITCH_MODEL, text, state.caller.clone(), e)
+                .await
+        }
         Ok(args) => {
             let chosen = super::switch::Chosen::default();
             let caller = state.caller.clone().extension(chosen.clone());
@@ -463,19 +487,6 @@ async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
         }
     };
     result_of(call, &envelope, started.elapsed())
-}
-
-/// The envelope of a call whose arguments are not JSON: it never reached the pipeline.
-fn unparsed(call: &ToolCall, error: ToolError) -> Envelope {
-    Envelope {
-        tool: call.name.clone(),
-        outcome: Err(error),
-        meta: crate::EnvelopeMeta {
-            request_id: String::new(),
-            duration_ms: None,
-            truncated: false,
-        },
-    }
 }
 
 /// The result the model is told of: the envelope's result, or its error.
@@ -520,14 +531,18 @@ impl Job {
             arguments: call.arguments.clone(),
         });
         let registry = &self.inner.registry;
+        let caller = self
+            .caller
+            .clone()
+            .strict_nulls(self.target.writes_strict_nulls())
+            .cancellation(self.cancel.clone());
         let envelope = match parse_arguments(&call.arguments) {
-            Err(e) => unparsed(&call, e),
+            // Never run, but recorded: the observers see the text the model sent.
+            Err(e) => {
+                let text = Value::String(call.arguments.clone());
+                registry.refuse(&call.name, text, caller, e).await
+            }
             Ok(args) => {
-                let caller = self
-                    .caller
-                    .clone()
-                    .strict_nulls(self.target.writes_strict_nulls())
-                    .cancellation(self.cancel.clone());
                 let host = Host {
                     run: &self,
                     call_id: &call.id,
@@ -547,7 +562,8 @@ impl Job {
 }
 
 /// The host application, asked through its [`confirm`](super::AgentBuilder::confirm)
-/// callback; without one every destructive call is declined.
+/// callback; without one no one can be asked, and a destructive call ends as the
+/// `confirmation_required` it is, as on every front end that cannot ask.
 struct Host<'a> {
     run: &'a Job,
     call_id: &'a str,
@@ -556,7 +572,7 @@ struct Host<'a> {
 impl Ask for Host<'_> {
     async fn ask(&self, confirmation: &Confirmation) -> Answer {
         let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
-            return Answer::No;
+            return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
         };
         self.run.emit(Event::ConfirmationRequested {
             id: self.call_id.to_owned(),
@@ -569,6 +585,10 @@ impl Ask for Host<'_> {
         }
     }
 }
+
+/// The hint a destructive call gets where the host has no confirmation callback.
+const NO_ONE_TO_ASK: &str =
+    "no one can confirm calls in this run: the call was not run; tell the user what it would do";
 
 /// A model's argument text as JSON: empty means no arguments; anything that is not JSON is
 /// `invalid_arguments` saying so, with the start of what was sent.

@@ -35,7 +35,8 @@ impl App {
     /// gets the parsed global options and the `--provider`/`--model` flags; a
     /// [`ModelError`] from it (no provider, no key) exits with 2 and
     /// its message. On a terminal, `agent` and `chat` ask the user to confirm destructive
-    /// calls; elsewhere the answer is whatever `make` configured (no, by default).
+    /// calls; elsewhere the answer is whatever `make` configured (by default no one is asked,
+    /// and the model gets `confirmation_required`).
     #[must_use]
     pub fn agent<F>(mut self, make: F) -> Self
     where

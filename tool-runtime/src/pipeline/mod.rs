@@ -12,6 +12,7 @@
 //! caller.
 
 mod asking;
+mod refused;
 mod run;
 
 use std::future::Future;
@@ -25,13 +26,13 @@ use tracing::Instrument;
 
 use crate::catalog::{Catalog, RegisteredTool, ToolRef};
 use crate::layers::confirm::Confirmations;
-use crate::layers::hooks::{CallHook, CallObserver, CompletedCall, Permit, StartingCall};
+use crate::layers::hooks::{CallHook, CallObserver, Permit, StartingCall};
 use crate::layers::limits::RateLimits;
 use crate::layers::policy::Policy;
 use crate::tool::context::CallContext;
 use crate::tool::definition::ToolMeta;
 use crate::tool::definition::{Arguments, PendingCall};
-use crate::tool::envelope::{Envelope, EnvelopeMeta};
+use crate::tool::envelope::Envelope;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::{Node, ParsedArgs};
 
@@ -129,13 +130,7 @@ impl Pipeline {
         input: Input<'a>,
         ctx: CallContext,
     ) -> impl Future<Output = Called> + 'a {
-        let span = tracing::info_span!(
-            target: "tool_runtime::call",
-            "tool.call",
-            tool = name,
-            source = ctx.source().as_str(),
-            request_id = ctx.request_id(),
-        );
+        let span = refused::call_span(name, &ctx);
         async move {
             let started = Instant::now();
             let observed = !self.observers.is_empty();
@@ -161,53 +156,21 @@ impl Pipeline {
                     Ok(()) => self.run(entry, input, &ctx, call_id).await,
                 },
             };
-            let duration = started.elapsed();
-            let envelope = Envelope {
-                tool: name.to_owned(),
-                outcome: ran.outcome,
-                meta: EnvelopeMeta {
-                    request_id: ctx.request_id().to_owned(),
-                    // Microsecond resolution: finer digits are noise.
-                    duration_ms: Some((duration.as_secs_f64() * 1_000_000.0).round() / 1000.0),
-                    truncated: ran.truncated,
-                },
-            };
-            match &envelope.outcome {
-                Ok(_) => tracing::debug!(target: "tool_runtime::call", ?duration, "ok"),
-                Err(e) => tracing::info!(
-                    target: "tool_runtime::call",
-                    ?duration,
-                    error.type = e.kind().as_str(),
-                    error.message = e.message(),
-                    hidden = ran.hidden.as_deref(),
-                    "error"
-                ),
-            }
             // The tool that answered: not one the caller was told does not exist.
             let tool = entry
                 .as_ref()
                 .filter(|_| ran.hidden.is_none())
                 .map(ToolRef::shared);
-            // Observers (audit) never see secrets.
-            let redacted = entry
-                .as_ref()
-                .filter(|_| observed)
-                .and_then(|e| e.redacted(&ran.shown));
-            let args = redacted.as_ref().unwrap_or(&ran.shown);
-            for observer in &self.observers {
-                observer
-                    .observe(CompletedCall {
-                        call_id,
-                        started: ran.started,
-                        meta: entry.as_ref().map(|e| e.meta()),
-                        args,
-                        ctx: &ctx,
-                        envelope: &envelope,
-                        duration,
-                        hidden: ran.hidden.as_deref(),
-                    })
-                    .await;
-            }
+            let envelope = self
+                .conclude(
+                    name,
+                    entry.as_deref(),
+                    ran,
+                    &ctx,
+                    call_id,
+                    started.elapsed(),
+                )
+                .await;
             Called { envelope, tool }
         }
         .instrument(span)

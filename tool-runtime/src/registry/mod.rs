@@ -107,6 +107,21 @@ impl Registry {
         })
     }
 
+    /// Ends the call `name` as `error`, decided by a front end before the pipeline: nothing
+    /// runs, and the observers (audit) get its one record, `args` as they see them. The
+    /// envelope is the one [`call`](Self::call) would make of that error.
+    #[cfg(feature = "agent")]
+    pub(crate) fn refuse<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        caller: Caller,
+        error: crate::ToolError,
+    ) -> impl Future<Output = Envelope> + 'a {
+        self.pipeline
+            .refuse(&self.catalog, name, args, self.context(caller), error)
+    }
+
     /// [`call`](Self::call), putting the question to the user through `ask` when the call
     /// needs confirmation.
     ///

@@ -1,0 +1,138 @@
+//! How every call ends — its envelope made, logged and told to the observers (audit) — and
+//! the calls a front end refuses itself, which end the same way without running anything.
+//!
+//! A front end that decides a call on its own (the agent's budgets and retry cap, arguments
+//! that are not JSON) still reports it through [`Pipeline::refuse`], so that every decision
+//! about a call leaves one audit record, as a call refused inside the pipeline does.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::catalog::{Catalog, RegisteredTool};
+use crate::layers::hooks::CompletedCall;
+use crate::tool::context::CallContext;
+use crate::tool::envelope::{Envelope, EnvelopeMeta};
+use crate::tool::error::ToolError;
+
+use super::{Pipeline, Ran, next_call_id};
+
+/// The `tool.call` span every call, run or refused, is logged under.
+pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
+    tracing::info_span!(
+        target: "tool_runtime::call",
+        "tool.call",
+        tool = name,
+        source = ctx.source().as_str(),
+        request_id = ctx.request_id(),
+    )
+}
+
+impl Pipeline {
+    /// Ends the call `name` (of `entry`, when a tool has that name) as `error` without running
+    /// anything: the envelope a refusal inside the pipeline would make, and one record of it
+    /// for every observer, with a fresh call id and `started: false` (no
+    /// [`starting`](crate::hooks::CallObserver::starting) before it).
+    ///
+    /// `args` are what the observers see, redacted as for any call. Arguments that are not an
+    /// object (the raw text of arguments that are not JSON, as a string) cannot be searched
+    /// for secrets: for a tool with secret parameters they are recorded as `"[redacted]"`.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
+    pub(crate) fn refuse<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        name: &'a str,
+        args: Value,
+        ctx: CallContext,
+        error: ToolError,
+    ) -> impl Future<Output = Envelope> + 'a {
+        let span = call_span(name, &ctx);
+        async move {
+            let started = Instant::now();
+            let observed = !self.observers.is_empty();
+            let entry = catalog.get(name);
+            let shown = match (&entry, args) {
+                (_, _) if !observed => Value::Null,
+                (Some(entry), Value::String(_)) if has_secrets(entry) => {
+                    Value::String(crate::tool::secret::REDACTED.to_owned())
+                }
+                (_, args) => args,
+            };
+            let call_id = if observed { next_call_id() } else { 0 };
+            self.conclude(
+                name,
+                entry.as_deref(),
+                Ran::refused(error, shown),
+                &ctx,
+                call_id,
+                started.elapsed(),
+            )
+            .await
+        }
+        .instrument(span)
+    }
+
+    /// The envelope of a call of `name` that came to `ran` in `duration`, logged and told to
+    /// every observer (with its arguments redacted) before it is returned.
+    pub(super) async fn conclude(
+        &self,
+        name: &str,
+        entry: Option<&RegisteredTool>,
+        ran: Ran,
+        ctx: &CallContext,
+        call_id: u64,
+        duration: Duration,
+    ) -> Envelope {
+        let envelope = Envelope {
+            tool: name.to_owned(),
+            outcome: ran.outcome,
+            meta: EnvelopeMeta {
+                request_id: ctx.request_id().to_owned(),
+                // Microsecond resolution: finer digits are noise.
+                duration_ms: Some((duration.as_secs_f64() * 1_000_000.0).round() / 1000.0),
+                truncated: ran.truncated,
+            },
+        };
+        match &envelope.outcome {
+            Ok(_) => tracing::debug!(target: "tool_runtime::call", ?duration, "ok"),
+            Err(e) => tracing::info!(
+                target: "tool_runtime::call",
+                ?duration,
+                error.type = e.kind().as_str(),
+                error.message = e.message(),
+                hidden = ran.hidden.as_deref(),
+                "error"
+            ),
+        }
+        if self.observers.is_empty() {
+            return envelope;
+        }
+        // Observers (audit) never see secrets.
+        let redacted = entry.and_then(|e| e.redacted(&ran.shown));
+        let args = redacted.as_ref().unwrap_or(&ran.shown);
+        for observer in &self.observers {
+            observer
+                .observe(CompletedCall {
+                    call_id,
+                    started: ran.started,
+                    meta: entry.map(RegisteredTool::meta),
+                    args,
+                    ctx,
+                    envelope: &envelope,
+                    duration,
+                    hidden: ran.hidden.as_deref(),
+                })
+                .await;
+        }
+        envelope
+    }
+}
+
+/// Whether `entry`'s schema has secret parameters (whose values observers never see).
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
+fn has_secrets(entry: &RegisteredTool) -> bool {
+    // Nothing in a string can be redacted by path: a copy is made only when there are secrets.
+    entry.redacted(&Value::String(String::new())).is_some()
+}
