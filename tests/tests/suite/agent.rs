@@ -436,6 +436,7 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
             ("agent_ad", r#"{"a":1,"b":2}"#),
             ("agent_add", r#"{"a":"#),
             ("agent_login", r#"{"password": "hunter2-secret"#),
+            ("agent_nope", r#"{"a":"#),
         ]),
         // `agent_add` got invalid arguments once, with no retry allowed.
         Step::calls(&[("agent_add", r#"{"a":1,"b":2}"#)]),
@@ -444,7 +445,7 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
     ];
     let budgets = Budgets::default()
         .invalid_argument_retries(0)
-        .max_tool_calls(5);
+        .max_tool_calls(6);
     let (e, log) = audited_run("refusals", script, budgets).await;
     assert_eq!(e.kind.name(), "max_tool_calls");
     assert!(!log.contains("hunter2"), "{log}");
@@ -475,6 +476,8 @@ async fn every_refusal_of_the_run_leaves_one_audit_record() {
         ("agent_add", "invalid_arguments", json!({"a": 1, "b": 2})),
         // Not JSON, for a tool with secrets: the text is not recorded.
         ("agent_login", "invalid_arguments", json!("[redacted]")),
+        // Not JSON, for no tool: the name is the mistake the model hears of.
+        ("agent_nope", "unknown_tool", json!(r#"{"a":"#)),
         ("agent_weather", "budget_exhausted", json!({"city": "Oslo"})),
         ("agent_weather", "ok", json!({"city": "Oslo"})),
     ];

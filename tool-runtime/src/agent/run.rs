@@ -537,6 +537,12 @@ impl Job {
             .strict_nulls(self.target.writes_strict_nulls())
             .cancellation(self.cancel.clone());
         let envelope = match parse_arguments(&call.arguments) {
+            // A name the caller cannot see is the first mistake: the pipeline answers it
+            // (`unknown_tool`, with the names the model may have meant), whatever came with it.
+            Err(_) if registry.visible_tool(&call.name, &caller).is_none() => {
+                let text = Value::String(call.arguments.clone());
+                registry.call(&call.name, text, caller).await
+            }
             // Never run, but recorded: the observers see the text the model sent.
             Err(e) => {
                 let text = Value::String(call.arguments.clone());
