@@ -113,6 +113,18 @@ impl CallObserver for Seen {
     }
 }
 
+impl Seen {
+    /// The outcome of every call seen, as `source:type`, in the order seen.
+    fn outcomes(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, o, _)| o.clone())
+            .collect()
+    }
+}
+
 fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     Registry::builder()
         .without_inventory()
@@ -540,13 +552,7 @@ async fn invalid_arguments_have_a_retry_budget_per_tool() {
         r[3]
     );
     // Three reached the pipeline; the fourth was refused by the agent, and recorded too.
-    let outcomes: Vec<String> = seen
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, o, _)| o.clone())
-        .collect();
+    let outcomes: Vec<String> = seen.outcomes();
     assert_eq!(outcomes, ["agent:invalid_arguments"; 4]);
 }
 
@@ -579,13 +585,7 @@ async fn a_model_that_keeps_calling_ends_at_a_budget_not_a_hang() {
     assert_eq!(r.len(), 4, "every call has a result");
     assert_eq!(r[3].2["type"], "budget_exhausted");
     // Three ran; the fourth was refused, and recorded.
-    let mut outcomes: Vec<String> = seen
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, o, _)| o.clone())
-        .collect();
+    let mut outcomes: Vec<String> = seen.outcomes();
     outcomes.sort();
     assert_eq!(
         outcomes,
@@ -601,13 +601,7 @@ async fn a_model_that_keeps_calling_ends_at_a_budget_not_a_hang() {
     fake.assert_clean();
     assert_eq!(e.kind.name(), "max_tokens");
     assert_eq!(e.transcript.usage.total(), 240);
-    let outcomes: Vec<String> = seen
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, o, _)| o.clone())
-        .collect();
+    let outcomes: Vec<String> = seen.outcomes();
     assert_eq!(
         outcomes,
         ["agent:ok", "agent:budget_exhausted"],
@@ -693,13 +687,7 @@ async fn destructive_tools_follow_policy_and_confirmation() {
         results(&output.transcript)[0],
         ("agent_wipe".to_owned(), false, json!("wiped home"))
     );
-    let outcomes: Vec<String> = seen
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, o, _)| o.clone())
-        .collect();
+    let outcomes: Vec<String> = seen.outcomes();
     assert_eq!(outcomes, ["agent:confirmation_required", "agent:ok"]);
 
     // Answered no: not run, and the model is told the user declined. No one to ask (no
@@ -727,13 +715,7 @@ async fn destructive_tools_follow_policy_and_confirmation() {
                 "{r:?}"
             );
         }
-        let outcomes: Vec<String> = seen
-            .0
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, o, _)| o.clone())
-            .collect();
+        let outcomes: Vec<String> = seen.outcomes();
         assert_eq!(outcomes, ["agent:confirmation_required"]);
     }
 }
