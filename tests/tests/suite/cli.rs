@@ -186,6 +186,35 @@ fn main_runs_a_single_call_on_one_thread_with_blocking_work_inline() {
     assert_eq!(code(&[]), std::process::ExitCode::from(1));
 }
 
+/// A short global option's value is not the subcommand: `probe -d x.db blocking-probe` calls the
+/// tool (on the one-shot runtime, its blocking work inline), in every form of the option.
+#[test]
+fn a_call_after_a_global_option_with_a_value_reaches_the_tool() {
+    use tool_runtime::cli::clap::Arg;
+    let with_db = || {
+        probe().global_arg(
+            Arg::new("db")
+                .long("db")
+                .short('d')
+                .value_name("PATH")
+                .default_value("default.db"),
+        )
+    };
+    for globals in [
+        &["-d", "x.db"][..],
+        &["-dx.db"],
+        &["--db", "x.db"],
+        &["--db=x.db"],
+    ] {
+        let line = [&["probe"], globals, &["blocking-probe", "--inline"]].concat();
+        assert_eq!(
+            with_db().main_from(&line),
+            std::process::ExitCode::SUCCESS,
+            "{line:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn in_a_runtime_of_its_own_blocking_work_goes_to_the_pool() {
     // Without `--inline` the required `bool` is `false` (a flag left out), not missing.

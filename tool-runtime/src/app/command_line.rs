@@ -414,34 +414,12 @@ impl App {
     /// apart from the rest: what `configure` reads before the command tree, which depends on
     /// it, exists.
     fn global_matches(&self, args: &[OsString]) -> ArgMatches {
-        let mut picked: Vec<OsString> = args.iter().take(1).cloned().collect();
-        let mut it = args.iter().skip(1);
-        while let Some(arg) = it.next() {
-            let Some(s) = arg.to_str() else { continue };
-            if s == "--" {
-                break;
-            }
-            let (global, inline) = if let Some(long) = s.strip_prefix("--") {
-                let (name, inline) = long
-                    .split_once('=')
-                    .map_or((long, false), |(n, _)| (n, true));
-                (
-                    self.globals.iter().find(|g| g.get_long() == Some(name)),
-                    inline,
-                )
-            } else {
-                let mut short = s.strip_prefix('-').unwrap_or_default().chars();
-                let (c, rest) = (short.next(), short.as_str());
-                let found = c.and_then(|c| self.globals.iter().find(|g| g.get_short() == Some(c)));
-                (found, !rest.is_empty())
-            };
-            if let Some(global) = global {
-                picked.push(arg.clone());
-                if !inline && global.get_action().takes_values() {
-                    picked.extend(it.next().cloned());
-                }
-            }
-        }
+        let picked = args.iter().take(1).cloned().chain(
+            scan(args, &self.globals)
+                .globals
+                .into_iter()
+                .flat_map(|(i, n)| args[i..i + n].iter().cloned()),
+        );
         // The built-ins by name, as in a call's tree, so that asking whether one was invoked
         // answers no rather than panicking.
         clap::Command::new(self.name.clone())
@@ -517,68 +495,161 @@ fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
 }
 
 /// The subcommand named on the command line, found before parsing so that only its flags are
-/// built. Skips global options and the values of those that take one.
+/// built.
 fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)> {
-    let mut it = args.iter().enumerate().skip(1);
-    while let Some((index, arg)) = it.next() {
-        let s = arg.to_str()?;
+    let index = scan(args, globals).subcommand?;
+    Some((index, args[index].to_str()?.to_owned()))
+}
+
+/// What [`scan`] finds on a command line before clap parses it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Scan {
+    /// The index of the first word that is neither an option nor the value of a global one.
+    subcommand: Option<usize>,
+    /// Each global option of the application, before or after the subcommand: its index and
+    /// how many words it takes (2 for `--db x.db` and `-d x.db`, 1 for `--db=x.db`, `-dx.db`
+    /// and a flag).
+    globals: Vec<(usize, usize)>,
+}
+
+/// Reads the application's global options (`--db x.db`, `--db=x.db`, `-d x.db`, `-dx.db`) and the
+/// subcommand's place from `args` (the first is the program name), stopping at `--`. A global
+/// option's value is never taken for the subcommand.
+fn scan(args: &[OsString], globals: &[Arg]) -> Scan {
+    let mut found = Scan::default();
+    let mut index = 1;
+    while let Some(arg) = args.get(index) {
+        let s = arg.to_str().unwrap_or_default();
         if s == "--" {
-            return None;
+            break;
         }
-        if let Some(long) = s.strip_prefix("--") {
-            let takes_value = !long.contains('=')
-                && globals
-                    .iter()
-                    .any(|g| g.get_long() == Some(long) && g.get_action().takes_values());
-            if takes_value {
-                it.next();
+        let (global, inline) = if let Some(long) = s.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, false), |(n, _)| (n, true));
+            (globals.iter().find(|g| g.get_long() == Some(name)), inline)
+        } else if let Some(short) = s.strip_prefix('-').filter(|rest| !rest.is_empty()) {
+            let mut chars = short.chars();
+            let (c, rest) = (chars.next(), chars.as_str());
+            let global = c.and_then(|c| globals.iter().find(|g| g.get_short() == Some(c)));
+            (global, !rest.is_empty())
+        } else {
+            if found.subcommand.is_none() {
+                found.subcommand = Some(index);
             }
+            index += 1;
             continue;
+        };
+        let words = match global {
+            Some(g) if !inline && g.get_action().takes_values() => 2.min(args.len() - index),
+            _ => 1,
+        };
+        if global.is_some() {
+            found.globals.push((index, words));
         }
-        if s.starts_with('-') {
-            continue;
-        }
-        return Some((index, s.to_owned()));
+        index += words;
     }
-    None
+    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn args(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    /// `-d/--db PATH` and a `-v/--verbose` flag, as an application declares them.
+    fn globals() -> [Arg; 2] {
+        [
+            Arg::new("db").long("db").short('d').num_args(1),
+            Arg::new("verbose")
+                .long("verbose")
+                .short('v')
+                .action(clap::ArgAction::SetTrue),
+        ]
+    }
+
     #[test]
     fn the_subcommand_is_found_past_global_options() {
-        let globals = [Arg::new("db").long("db").num_args(1)];
-        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            find_subcommand(
-                &args(&["app", "--db", "x.db", "--json", "device-add"]),
-                &globals
-            ),
-            Some((4, "device-add".into()))
-        );
-        assert_eq!(
-            find_subcommand(&args(&["app", "--db=x.db", "tools"]), &globals),
-            Some((2, "tools".into()))
-        );
+        let globals = globals();
+        for (line, at) in [
+            (&["app", "--db", "x.db", "--json", "device-add"][..], 4),
+            (&["app", "--db=x.db", "tools"], 2),
+            (&["app", "-d", "x.db", "device-add", "--workspace", "w"], 3),
+            (&["app", "-dx.db", "device-add"], 2),
+            (&["app", "-d=x.db", "device-add"], 2),
+            (&["app", "-v", "-d", "x.db", "-v", "device-add"], 5),
+            (&["app", "device-add", "-d", "x.db"], 1),
+        ] {
+            assert_eq!(
+                find_subcommand(&args(line), &globals),
+                Some((at, line[at].into())),
+                "{line:?}"
+            );
+        }
         assert_eq!(find_subcommand(&args(&["app", "--help"]), &globals), None);
+        assert_eq!(
+            find_subcommand(&args(&["app", "-d", "x.db"]), &globals),
+            None
+        );
+        assert_eq!(find_subcommand(&args(&["app", "-d"]), &globals), None);
+        assert_eq!(
+            find_subcommand(&args(&["app", "--", "tools"]), &globals),
+            None
+        );
+    }
+
+    #[test]
+    fn global_options_are_read_in_every_form_before_and_after_the_subcommand() {
+        let globals = globals();
+        let line = args(&[
+            "app",
+            "-d",
+            "a.db",
+            "--db=b.db",
+            "tool",
+            "--text",
+            "x",
+            "-dc.db",
+            "--db",
+            "d.db",
+            "-v",
+            "--",
+            "--db",
+            "e.db",
+        ]);
+        assert_eq!(
+            scan(&line, &globals),
+            Scan {
+                subcommand: Some(4),
+                globals: vec![(1, 2), (3, 1), (7, 1), (8, 2), (10, 1)],
+            }
+        );
     }
 
     #[test]
     fn servers_get_the_multi_threaded_runtime() {
-        let globals = [Arg::new("db").long("db").num_args(1)];
-        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
-        assert!(is_server(
-            &args(&["app", "--db", "serve", "serve"]),
-            &globals
-        ));
-        assert!(is_server(&args(&["app", "mcp"]), &globals));
-        assert!(!is_server(
-            &args(&["app", "--db", "serve", "device-list"]),
-            &globals
-        ));
-        assert!(!is_server(&args(&["app", "tools"]), &globals));
-        assert!(!is_server(&args(&["app"]), &globals));
+        let globals = globals();
+        for line in [
+            &["app", "--db", "serve", "serve"][..],
+            &["app", "mcp"],
+            &["app", "-d", "x.db", "serve"],
+            &["app", "-dx.db", "serve"],
+            &["app", "--db=x.db", "serve", "--addr", "127.0.0.1:0"],
+            &["app", "--db", "x.db", "-v", "mcp"],
+        ] {
+            assert!(is_server(&args(line), &globals), "{line:?}");
+        }
+        for line in [
+            &["app", "--db", "serve", "device-list"][..],
+            &["app", "-d", "serve", "device-list"],
+            &["app", "-d", "x.db", "device-list"],
+            &["app", "tools"],
+            &["app"],
+        ] {
+            assert!(!is_server(&args(line), &globals), "{line:?}");
+        }
     }
 }
