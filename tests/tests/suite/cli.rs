@@ -428,3 +428,52 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
     let envelope: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(envelope["error"]["type"], "forbidden", "{envelope}");
 }
+
+/// The `call` built-in (offered with providers) and a tool's own subcommand read a name, the
+/// arguments of `--params-json` and `--yes` alike.
+#[tokio::test]
+async fn call_and_a_subcommand_resolve_names_and_read_arguments_alike() {
+    let with_call = || app().providers(|_| Ok(Vec::new()));
+    let title = r#"{"title": "printer on fire", "priority": "low"}"#;
+    for line in [
+        &[
+            "tickets",
+            "--json",
+            "call",
+            "ticket-open",
+            "--params-json",
+            title,
+        ][..],
+        &[
+            "tickets",
+            "--json",
+            "call",
+            "ticket_open",
+            "--params-json",
+            title,
+        ],
+        &["tickets", "--json", "ticket-open", "--params-json", title],
+        &["tickets", "--json", "ticket_open", "--params-json", title],
+    ] {
+        let (code, out) = with_call().run_captured(line).await;
+        assert_eq!(code, 0, "{line:?}: {out}");
+        let envelope: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(envelope["result"]["title"], "printer on fire", "{line:?}");
+    }
+    for line in [
+        &["tickets", "call", "ticket-open", "--params-json", "[1]"][..],
+        &["tickets", "ticket-open", "--params-json", "[1]"],
+        &["tickets", "call", "ticket-open", "--params-json", "{"],
+        &["tickets", "ticket-open", "--params-json", "{"],
+    ] {
+        let (code, out) = with_call().run_captured(line).await;
+        assert_eq!((code, out.as_str()), (2, ""), "{line:?}");
+    }
+    // A name no tool has: `unknown_tool` from the pipeline, exit 2.
+    let (code, out) = with_call()
+        .run_captured(["tickets", "--json", "call", "ticket-opn"])
+        .await;
+    assert_eq!(code, 2, "{out}");
+    let envelope: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(envelope["error"]["type"], "unknown_tool", "{envelope}");
+}

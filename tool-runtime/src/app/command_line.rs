@@ -275,15 +275,11 @@ impl App {
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
         let invoked = find_subcommand(&args, &self.globals);
-        // The tool named on the command line, looked up once (a registry may hold thousands).
+        // The tool named on the command line, looked up once (a registry may hold thousands),
+        // among every tool, not only the listed ones: a hidden tool called by name is refused
+        // by the pipeline (`forbidden`, with the policy's reason), as on every front end.
         let tool = invoked.as_ref().and_then(|(i, name)| {
-            // Among every tool, not only the listed ones: a hidden tool called by name is
-            // refused by the pipeline (`forbidden`, with the policy's reason), as on every
-            // front end.
-            let tool = listing
-                .tools()
-                .into_iter()
-                .find(|t| t.name() == name || command::names_tool(name, t.name()))?;
+            let tool = command::find_tool(&listing, name, None)?;
             if tool.name() == name {
                 args[*i] = OsString::from(subcommand_name(name));
             }
@@ -349,12 +345,10 @@ impl App {
                 Box::pin(self.call_by_name(&matches, sub_matches, json_out, out)).await
             }
             tool_sub => {
-                let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
-                    listing
-                        .names()
-                        .into_iter()
-                        .find(|n| command::names_tool(tool_sub, n))
-                }) else {
+                let Some(tool_name) = tool
+                    .or_else(|| command::find_tool(&listing, tool_sub, None))
+                    .map(|t| t.name().to_owned())
+                else {
                     return 2;
                 };
                 drop(listing);
