@@ -9,6 +9,9 @@ use clap::{Arg, ArgMatches};
 
 use std::sync::Arc;
 
+use futures_util::future::LocalBoxFuture;
+
+use super::AppContext;
 use crate::catalog::provider::Provider;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
@@ -21,11 +24,19 @@ use super::agent;
 /// An error of an [`App::setup`] step, such as a database that does not open.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+/// `configure` and `setup`: the registry builder, shaped.
+type Shape = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        RegistryBuilder,
+    ) -> LocalBoxFuture<'a, Result<RegistryBuilder, SetupError>>,
+>;
 
-type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
-
-type Providers = Box<dyn FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError>>;
+type Providers = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+    ) -> LocalBoxFuture<'a, Result<Vec<Arc<dyn Provider>>, SetupError>>,
+>;
 
 /// A command-line application over a registry: a subcommand per tool, `tools`, `schema`,
 /// `completions`, and with their features `serve`, `mcp`, `agent` and `chat`.
@@ -37,8 +48,8 @@ pub struct App {
     pub(super) about: Option<String>,
     pub(super) builder: RegistryBuilder,
     pub(super) globals: Vec<Arg>,
-    pub(super) configure: Option<Configure>,
-    pub(super) setup: Option<Setup>,
+    pub(super) configure: Option<Shape>,
+    pub(super) setup: Option<Shape>,
     pub(super) providers: Option<Providers>,
     pub(super) logging: bool,
     #[cfg(feature = "agent")]
@@ -127,46 +138,78 @@ impl App {
     /// policies, roles and limits read from a configuration file named by `--config`, say.
     /// What it adds decides what `--help`, `tools` and `schema` list, exactly as it decides what
     /// a call may reach. It must not open anything a listing should not touch (a database, a
-    /// log): that belongs in [`setup`](Self::setup). Runs before `setup` when both run.
+    /// log): that belongs in [`setup`](Self::setup). Runs once per command, first.
     ///
-    /// For a listing the matches hold the global options only (and know the built-ins by name,
-    /// none of them invoked); for a call or a server, the whole command line.
+    /// An async closure (or an `async fn`) given the run's [`AppContext`], whose
+    /// [`matches`](AppContext::matches) hold the global options only (the command tree, which
+    /// depends on what `configure` adds, does not exist yet): what it loads (the
+    /// configuration) it can [`insert`](AppContext::insert) there for the later hooks.
+    ///
+    /// ```no_run
+    /// # use tool_runtime::cli::clap::Arg;
+    /// # use tool_runtime::policy::AllowTools;
+    /// # fn main() -> std::process::ExitCode {
+    /// tool_runtime::app!()
+    ///     .global_arg(Arg::new("only").long("only"))
+    ///     .configure(async |cx, registry| {
+    ///         Ok(match cx.matches().get_one::<String>("only") {
+    ///             Some(tool) => registry.policy(
+    ///                 AllowTools::new().allow(tool_runtime::Source::Cli, [tool.clone()]),
+    ///             ),
+    ///             None => registry,
+    ///         })
+    ///     })
+    ///     .main()
+    /// # }
+    /// ```
     #[must_use]
     pub fn configure<F>(mut self, f: F) -> Self
     where
-        F: Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext, RegistryBuilder) -> Result<RegistryBuilder, SetupError>
+            + 'static,
     {
-        self.configure = Some(Box::new(f));
+        self.configure = Some(Box::new(move |cx, builder| Box::pin(f(cx, builder))));
         self
     }
 
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
-    /// Runs when a tool is invoked and before `serve` and `mcp`, never for `--help`, `tools`,
-    /// `schema` or `completions`: policies that should shape those listings go in
-    /// [`configure`](Self::configure). The matches know the global options, the built-ins and
-    /// the invoked tool's subcommand; other tools' subcommands are left out of a call's command
-    /// tree (clap panics, in debug builds, when asked about a subcommand it does not know).
+    /// Runs when a tool is invoked and before `serve`, `mcp`, `agent`, `chat` and `providers`,
+    /// after [`configure`](Self::configure), never for `--help`, `tools`, `schema` or
+    /// `completions`: policies that should shape those listings go in `configure`.
+    ///
+    /// An async closure (or an `async fn`) given the run's [`AppContext`] (what `configure`
+    /// left there, and the whole command line: the global options, the built-ins and the
+    /// invoked tool's subcommand; other tools' subcommands are left out of a call's command
+    /// tree, and clap panics, in debug builds, when asked about a subcommand it does not
+    /// know). What it opens (a database) it can [`insert`](AppContext::insert) for the later
+    /// hooks: [`providers`](Self::providers), [`agent`](Self::agent),
+    /// [`background`](Self::background).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
     where
-        F: FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext, RegistryBuilder) -> Result<RegistryBuilder, SetupError>
+            + 'static,
     {
-        self.setup = Some(Box::new(f));
+        self.setup = Some(Box::new(move |cx, builder| Box::pin(f(cx, builder))));
         self
     }
 
     /// Providers to mount into the registry of a server or an agent (`serve`, `mcp`, `agent`,
-    /// `chat`), made from the parsed options: other MCP servers, stores from the
-    /// configuration. Their tools are then served, offered and called like the application's
-    /// own (see [`provider`](crate::provider)). A provider that cannot be mounted stops the
-    /// command with exit code 1 and a message naming it. One-shot tool calls and listings
-    /// mount nothing.
+    /// `chat`, and the `providers` and `call` built-ins this adds): other MCP servers, stores
+    /// from the configuration. Their tools are then served, offered and called like the
+    /// application's own (see [`provider`](crate::provider)). A provider that cannot be mounted
+    /// stops the command with exit code 1 and a message naming it. One-shot tool calls and
+    /// listings mount nothing.
+    ///
+    /// An async closure (or an `async fn`) given the run's [`AppContext`], after
+    /// [`setup`](Self::setup): the configuration and the database the earlier hooks left there
+    /// are at hand.
     #[must_use]
     pub fn providers<F>(mut self, make: F) -> Self
     where
-        F: FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
     {
-        self.providers = Some(Box::new(make));
+        self.providers = Some(Box::new(move |cx| Box::pin(make(cx))));
         self
     }
 
@@ -254,17 +297,22 @@ impl App {
         (code, String::from_utf8_lossy(&out).into_owned())
     }
 
-    async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
-        // What every listing shows: the registry as `configure` shapes it, state unchecked
-        // (`setup`, which registers it, runs only for calls and servers).
-        let globals = match &self.configure {
+    async fn execute(mut self, args: &[OsString], out: &mut dyn Write) -> u8 {
+        // `configure`, once, on the global options: the registry it shapes is what every
+        // listing shows, state unchecked (`setup`, which registers it, runs only for calls and
+        // servers), and what `setup` then builds on.
+        let mut cx = AppContext::new(match &self.configure {
             Some(_) => self.global_matches(args),
             None => ArgMatches::default(),
-        };
-        let listing = self
-            .configured(&globals, self.builder.clone())
-            .and_then(|b| b.skip_state_check().build().map_err(|e| e.to_string()));
-        let listing = match listing {
+        });
+        if let Some(configure) = self.configure.take() {
+            let builder = std::mem::take(&mut self.builder);
+            match configure(&mut cx, builder).await {
+                Ok(b) => self.builder = b,
+                Err(e) => return fail(e, 1),
+            }
+        }
+        let listing = match self.builder.clone().skip_state_check().build() {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
@@ -302,6 +350,8 @@ impl App {
                 return u8::try_from(e.exit_code()).unwrap_or(2);
             }
         };
+        let matches = Arc::new(matches);
+        cx.parsed(Arc::clone(&matches));
         let json_out = matches.get_flag(command::JSON);
         let Some((sub, sub_matches)) = matches.subcommand() else {
             let _ = writeln!(out, "{}", cmd.render_long_help());
@@ -324,25 +374,25 @@ impl App {
                 // Boxed, like `mcp` below: a server's future is tens of kilobytes, which would
                 // otherwise make every run's future (a one-shot tool call's too) that large,
                 // copied on start and touching a page of fresh stack per 4 KiB.
-                Box::pin(self.serve(&matches, sub_matches)).await
+                Box::pin(self.serve(&mut cx, sub_matches)).await
             }
             #[cfg(feature = "mcp")]
             "mcp" => {
                 drop(listing);
-                Box::pin(self.mcp(&matches)).await
+                Box::pin(self.mcp(&mut cx)).await
             }
             #[cfg(feature = "agent")]
             "agent" | "chat" if self.agent.is_some() => {
                 drop(listing);
-                Box::pin(self.run_agent(&matches, sub, sub_matches)).await
+                Box::pin(self.run_agent(&mut cx, sub, sub_matches)).await
             }
             "providers" if self.providers.is_some() => {
                 drop(listing);
-                Box::pin(self.show_providers(&matches, json_out, out)).await
+                Box::pin(self.show_providers(&mut cx, json_out, out)).await
             }
             "call" if self.providers.is_some() => {
                 drop(listing);
-                Box::pin(self.call_by_name(&matches, sub_matches, json_out, out)).await
+                Box::pin(self.call_by_name(&mut cx, sub_matches, json_out, out)).await
             }
             tool_sub => {
                 let Some(tool_name) = tool
@@ -352,7 +402,7 @@ impl App {
                     return 2;
                 };
                 drop(listing);
-                let registry = match self.build_registry(&matches) {
+                let registry = match self.build_registry(&mut cx).await {
                     Ok(r) => r,
                     Err(e) => return fail(e, 1),
                 };
@@ -365,12 +415,12 @@ impl App {
     /// the providers mounted; or the message naming what failed.
     pub(super) async fn mounted_registry(
         mut self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
     ) -> Result<Arc<Registry>, String> {
         let providers = self.providers.take();
-        let registry = Arc::new(self.build_registry(matches)?);
+        let registry = Arc::new(self.build_registry(cx).await?);
         let providers = match providers {
-            Some(make) => make(matches).map_err(|e| e.to_string())?,
+            Some(make) => make(cx).await.map_err(|e| e.to_string())?,
             None => Vec::new(),
         };
         for provider in providers {
@@ -383,25 +433,13 @@ impl App {
         Ok(registry)
     }
 
-    /// Runs `configure` and `setup`, and builds the full registry (state checked).
-    pub(super) fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
-        let builder = self.configured(matches, self.builder.clone())?;
+    /// Runs `setup` on the registry `configure` shaped, and builds it (state checked).
+    pub(super) async fn build_registry(self, cx: &mut AppContext) -> Result<Registry, String> {
         let builder = match self.setup {
-            Some(setup) => setup(matches, builder).map_err(|e| e.to_string())?,
-            None => builder,
+            Some(setup) => setup(cx, self.builder).await.map_err(|e| e.to_string())?,
+            None => self.builder,
         };
         builder.build().map_err(|e| e.to_string())
-    }
-
-    fn configured(
-        &self,
-        matches: &ArgMatches,
-        builder: RegistryBuilder,
-    ) -> Result<RegistryBuilder, String> {
-        match &self.configure {
-            Some(configure) => configure(matches, builder).map_err(|e| e.to_string()),
-            None => Ok(builder),
-        }
     }
 
     /// The global options of `args` (and their environment variables and defaults), parsed

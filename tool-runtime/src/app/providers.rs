@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 
-use super::App;
+use super::{App, AppContext};
 use crate::cli::call::fail;
 use crate::cli::command;
 use crate::cli::params_json;
@@ -17,16 +17,16 @@ impl App {
     /// any could not be mounted or is unavailable.
     pub(super) async fn show_providers(
         mut self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
         json: bool,
         out: &mut dyn Write,
     ) -> u8 {
         let make = self.providers.take().expect("offered only with providers");
-        let registry = match self.build_registry(matches) {
+        let registry = match self.build_registry(cx).await {
             Ok(r) => Arc::new(r),
             Err(e) => return fail(e, 1),
         };
-        let providers = match make(matches) {
+        let providers = match make(cx).await {
             Ok(p) => p,
             Err(e) => return fail(e, 1),
         };
@@ -74,7 +74,7 @@ impl App {
     /// are mounted first), through the pipeline as a command-line call.
     pub(super) async fn call_by_name(
         self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
         m: &ArgMatches,
         json: bool,
         out: &mut dyn Write,
@@ -85,7 +85,7 @@ impl App {
             Ok(a) => serde_json::Value::Object(a),
             Err(e) => return fail(&e.0, 2),
         };
-        let registry = match self.mounted_registry(matches).await {
+        let registry = match self.mounted_registry(cx).await {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
