@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use clap::{ArgMatches, Command};
+#[cfg(feature = "http")]
+use clap::ArgMatches;
+use clap::Command;
 #[cfg(feature = "http")]
 use futures_util::future::LocalBoxFuture;
 
