@@ -664,12 +664,19 @@ impl Config {
             builder = builder.policy(filter);
         }
         if enforce_roles {
-            for (tool, roles) in &self.roles {
-                builder = builder.tool_roles(tool.clone(), roles.iter().cloned());
-            }
-            builder = builder.policy(RequireRoles);
+            builder = self.enforce_roles(builder);
         }
         builder
+    }
+
+    /// Enforces `[roles]` (with `RequireRoles`): for a server that authenticates its callers,
+    /// who then carry roles.
+    #[must_use]
+    pub fn enforce_roles(&self, mut builder: RegistryBuilder) -> RegistryBuilder {
+        for (tool, roles) in &self.roles {
+            builder = builder.tool_roles(tool.clone(), roles.iter().cloned());
+        }
+        builder.policy(RequireRoles)
     }
 }
 

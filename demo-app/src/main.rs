@@ -4,8 +4,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use demo_app::Store;
+use demo_app::config::Config;
 use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::cli::clap::{Arg, value_parser};
+
+/// An environment variable, unless it is unset or empty.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
 
 fn main() -> ExitCode {
     tool_runtime::app!()
@@ -37,58 +44,57 @@ fn main() -> ExitCode {
                     "Limits, roles and policy (default: ./demo-app.toml if present, else built in)",
                 ),
         )
-        // Limits, roles and policy shape every command, listings included: a tool the policy
-        // keeps from the command line is not in its help either.
-        .configure(|matches, registry| {
-            let config = demo_app::config::Config::load(
-                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
+        // The configuration, read once: limits and policy shape every command, listings
+        // included (a tool the policy keeps from the command line is not in its help either);
+        // the later hooks find it in the context.
+        .configure(async |cx, registry| {
+            let config = Config::load(
+                cx.matches()
+                    .get_one::<PathBuf>("config")
+                    .map(PathBuf::as_path),
             )?;
+            let registry = config.apply(registry, false);
+            cx.insert(config);
+            Ok(registry)
+        })
+        // The database (opened once, here, for every hook after) and the audit log only when a
+        // tool runs or a server starts.
+        .setup(async |cx, registry| {
+            let matches = cx.matches();
+            let config = cx.get::<Config>().expect("read by configure");
             // Roles are enforced where callers have them: a server with an auth file.
             let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
                 m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some()
             });
-            Ok(config.apply(registry, authenticated))
-        })
-        // The database and the audit log only when a tool runs or a server starts.
-        .setup(|matches, registry| {
-            let config = demo_app::config::Config::load(
-                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
-            )?;
-            let path = matches.get_one::<PathBuf>("db").expect("has a default");
-            let store = demo_app::Store::open(path)?;
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-            let registry = demo_app::assistant::install(registry, &config, &store, env)?;
-            let registry = registry.state(store);
-            Ok(match matches.get_one::<PathBuf>("audit-log") {
+            let registry = if authenticated {
+                config.enforce_roles(registry)
+            } else {
+                registry
+            };
+            let store = Store::open(matches.get_one::<PathBuf>("db").expect("has a default"))?;
+            let registry = demo_app::assistant::install(registry, config, &store, env)?;
+            let registry = match matches.get_one::<PathBuf>("audit-log") {
                 Some(log) => registry.audit(JsonLinesAudit::open(log)?),
                 None => registry,
-            })
+            };
+            cx.insert(store.clone());
+            Ok(registry.state(store))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
-        .providers(|matches| {
-            let config = demo_app::config::Config::load(
-                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
-            )?;
-            let db = matches.get_one::<PathBuf>("db").expect("has a default");
-            let store = demo_app::Store::open(db)?;
-            Ok(config.providers(Some(&store))?)
+        .providers(async |cx| {
+            let config = cx.get::<Config>().expect("read by configure");
+            Ok(config.providers(cx.get::<Store>())?)
         })
-        .agent(|matches, flags, registry| {
-            let config = demo_app::config::Config::load(
-                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
-            )?;
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-            Ok(config.agent(flags, registry, env)?)
+        .agent(async |cx, flags, registry| {
+            let config = cx.get::<Config>().expect("read by configure");
+            Ok(config.agent(&flags, registry, env)?)
         })
         // `serve` runs scheduled tasks as agent runs, delivered through the channels.
-        .background(|matches, background| {
-            let config = demo_app::config::Config::load(
-                matches.get_one::<PathBuf>("config").map(PathBuf::as_path),
-            )?;
-            let db = matches.get_one::<PathBuf>("db").expect("has a default");
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        .background(async |cx, background| {
+            let config = cx.get::<Config>().expect("read by configure");
+            let store = cx.get::<Store>().expect("opened by setup");
             Ok(demo_app::assistant::scheduler(
-                &config, db, background, env,
+                config, store, background, env,
             )?)
         })
         // A runtime that fits the command: one thread for a single call, where the store's

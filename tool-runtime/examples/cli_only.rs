@@ -1,10 +1,12 @@
 //! A command-line application and nothing else (`default-features = false, features = ["cli"]`).
 //!
 //! `cargo run -p tool-runtime --example cli_only -- add 2 --b 3`
+//! `cargo run -p tool-runtime --example cli_only -- -g Hi greet Ada`
 //! `cargo run -p tool-runtime --example cli_only -- --help`
 
 use std::process::ExitCode;
 
+use tool_runtime::cli::clap::Arg;
 use tool_runtime::prelude::*;
 
 /// Add two integers.
@@ -30,6 +32,33 @@ fn count_lines(
     Ok(std::fs::read_to_string(path)?.lines().count())
 }
 
+/// How `greet` greets: the global `--greeting` (`-g`), made state by the app's `setup` hook.
+struct Greeting(String);
+
+/// Greet someone.
+#[tool(annotations(read_only))]
+async fn greet(
+    greeting: State<Greeting>,
+    /// Whom to greet
+    #[arg(positional)]
+    name: String,
+) -> String {
+    format!("{}, {name}!", greeting.0)
+}
+
 fn main() -> ExitCode {
-    tool_runtime::app!().main()
+    tool_runtime::app!()
+        .global_arg(
+            Arg::new("greeting")
+                .long("greeting")
+                .short('g')
+                .default_value("Hello")
+                .help("How `greet` greets"),
+        )
+        // Runs once, for a call (never for `--help` or `tools`), before the tool does.
+        .setup(async |cx, registry| {
+            let greeting = cx.matches().get_one::<String>("greeting").cloned();
+            Ok(registry.state(Greeting(greeting.unwrap_or_default())))
+        })
+        .main()
 }

@@ -9,7 +9,6 @@ mod html;
 pub mod scheduler;
 pub mod web;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,11 +58,11 @@ fn channels(config: &Config, store: &Store, web: &web::Web) -> channels::Channel
     )
 }
 
-/// `serve`'s scheduler over the database at `db`, when `[scheduler]` enables it and the
-/// application has an agent to run tasks with; `None` otherwise (said in the log).
+/// `serve`'s scheduler over the tasks in `store`'s database, when `[scheduler]` enables it and
+/// the application has an agent to run tasks with; `None` otherwise (said in the log).
 pub fn scheduler(
     config: &Config,
-    db: &Path,
+    store: &Store,
     background: Background,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<BoxFuture<'static, ()>>, String> {
@@ -74,7 +73,6 @@ pub fn scheduler(
         tracing::warn!(target: "demo_app::scheduler", "scheduled tasks do not run: no agent is configured");
         return Ok(None);
     };
-    let store = Store::open(db).map_err(|e| e.to_string())?;
     let web = web::Web::from_config(&config.web, env)?;
     let tick = match &config.scheduler.tick {
         Some(t) => humantime::parse_duration(t).map_err(|e| format!("scheduler.tick: {e}"))?,
@@ -83,7 +81,7 @@ pub fn scheduler(
     let runner = scheduler::Scheduler::new(
         scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone()))),
         agent,
-        channels(config, &store, &web),
+        channels(config, store, &web),
         tick,
     );
     Ok(Some(Box::pin(runner.run(background.shutdown))))

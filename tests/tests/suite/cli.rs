@@ -186,6 +186,35 @@ fn main_runs_a_single_call_on_one_thread_with_blocking_work_inline() {
     assert_eq!(code(&[]), std::process::ExitCode::from(1));
 }
 
+/// A short global option's value is not the subcommand: `probe -d x.db blocking-probe` calls the
+/// tool (on the one-shot runtime, its blocking work inline), in every form of the option.
+#[test]
+fn a_call_after_a_global_option_with_a_value_reaches_the_tool() {
+    use tool_runtime::cli::clap::Arg;
+    let with_db = || {
+        probe().global_arg(
+            Arg::new("db")
+                .long("db")
+                .short('d')
+                .value_name("PATH")
+                .default_value("default.db"),
+        )
+    };
+    for globals in [
+        &["-d", "x.db"][..],
+        &["-dx.db"],
+        &["--db", "x.db"],
+        &["--db=x.db"],
+    ] {
+        let line = [&["probe"], globals, &["blocking-probe", "--inline"]].concat();
+        assert_eq!(
+            with_db().main_from(&line),
+            std::process::ExitCode::SUCCESS,
+            "{line:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn in_a_runtime_of_its_own_blocking_work_goes_to_the_pool() {
     // Without `--inline` the required `bool` is `false` (a flag left out), not missing.
@@ -344,8 +373,8 @@ fn only() -> App {
     use tool_runtime::policy::AllowTools;
     app()
         .global_arg(Arg::new("only").long("only").num_args(1))
-        .configure(|matches, builder| {
-            Ok(match matches.get_one::<String>("only") {
+        .configure(async |cx, builder| {
+            Ok(match cx.matches().get_one::<String>("only") {
                 Some(tool) => builder
                     .policy(AllowTools::new().allow(tool_runtime::Source::Cli, [tool.clone()])),
                 None => builder,
@@ -398,4 +427,140 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
     assert_eq!(code, 2, "{out}");
     let envelope: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(envelope["error"]["type"], "unknown_tool", "{envelope}");
+}
+
+/// The `call` built-in (offered with providers) and a tool's own subcommand read a name, the
+/// arguments of `--params-json` and `--yes` alike.
+#[tokio::test]
+async fn call_and_a_subcommand_resolve_names_and_read_arguments_alike() {
+    let with_call = || app().providers(async |_| Ok(Vec::new()));
+    let title = r#"{"title": "printer on fire", "priority": "low"}"#;
+    for line in [
+        &[
+            "tickets",
+            "--json",
+            "call",
+            "ticket-open",
+            "--params-json",
+            title,
+        ][..],
+        &[
+            "tickets",
+            "--json",
+            "call",
+            "ticket_open",
+            "--params-json",
+            title,
+        ],
+        &["tickets", "--json", "ticket-open", "--params-json", title],
+        &["tickets", "--json", "ticket_open", "--params-json", title],
+    ] {
+        let (code, out) = with_call().run_captured(line).await;
+        assert_eq!(code, 0, "{line:?}: {out}");
+        let envelope: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(envelope["result"]["title"], "printer on fire", "{line:?}");
+    }
+    for line in [
+        &["tickets", "call", "ticket-open", "--params-json", "[1]"][..],
+        &["tickets", "ticket-open", "--params-json", "[1]"],
+        &["tickets", "call", "ticket-open", "--params-json", "{"],
+        &["tickets", "ticket-open", "--params-json", "{"],
+    ] {
+        let (code, out) = with_call().run_captured(line).await;
+        assert_eq!((code, out.as_str()), (2, ""), "{line:?}");
+    }
+    // A name no tool has: `unknown_tool` from the pipeline, exit 2.
+    let (code, out) = with_call()
+        .run_captured(["tickets", "--json", "call", "ticket-opn"])
+        .await;
+    assert_eq!(code, 2, "{out}");
+    let envelope: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(envelope["error"]["type"], "unknown_tool", "{envelope}");
+}
+
+/// What the hooks of [`recording`] saw, in order.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// The configuration `configure` reads once, and the "database" `setup` opens once.
+struct Loaded(u32);
+struct Opened(&'static str);
+
+/// An app whose hooks await before they answer, hand values on through the context and note
+/// what they found in `seen`.
+fn recording(seen: &Seen) -> App {
+    let (configure, setup, providers) = (seen.clone(), seen.clone(), seen.clone());
+    app()
+        .configure(async move |cx, registry| {
+            // Awaits work that another task finishes.
+            let n = tokio::spawn(async { 7 }).await.unwrap();
+            configure.lock().unwrap().push("configure".to_owned());
+            cx.insert(Loaded(n));
+            Ok(registry)
+        })
+        .setup(async move |cx, registry| {
+            tokio::task::yield_now().await;
+            let n = cx.get::<Loaded>().map(|l| l.0);
+            setup.lock().unwrap().push(format!("setup saw {n:?}"));
+            cx.insert(Opened("db"));
+            Ok(registry)
+        })
+        .providers(async move |cx| {
+            let found = (
+                cx.get::<Loaded>().map(|l| l.0),
+                cx.get::<Opened>().map(|o| o.0),
+            );
+            providers
+                .lock()
+                .unwrap()
+                .push(format!("providers saw {found:?}"));
+            Ok(Vec::new())
+        })
+}
+
+#[tokio::test]
+async fn configure_runs_once_a_command_and_hands_values_to_the_later_hooks() {
+    let seen = Seen::default();
+    let run = |line: &'static [&'static str]| {
+        let seen = seen.clone();
+        async move {
+            seen.lock().unwrap().clear();
+            let (code, out) = recording(&seen).run_captured(line).await;
+            assert_eq!(code, 0, "{line:?}: {out}");
+            seen.lock().unwrap().clone()
+        }
+    };
+    // A listing: `configure` alone, once.
+    assert_eq!(run(&["tickets", "--json", "tools"]).await, ["configure"]);
+    // A tool call: `configure` once (the command tree and the call share its registry), then
+    // `setup`, which finds what `configure` left.
+    assert_eq!(
+        run(&["tickets", "ticket-list"]).await,
+        ["configure", "setup saw Some(7)"]
+    );
+    // `call`, which mounts the providers: every hook once, each seeing what the earlier left.
+    assert_eq!(
+        run(&["tickets", "call", "ticket-list"]).await,
+        [
+            "configure",
+            "setup saw Some(7)",
+            "providers saw (Some(7), Some(\"db\"))"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_async_hook_stops_the_command_with_exit_code_1() {
+    let (code, out) = app()
+        .configure(async |_, _| {
+            tokio::task::yield_now().await;
+            Err("no configuration".into())
+        })
+        .run_captured(["tickets", "tools"])
+        .await;
+    assert_eq!((code, out.as_str()), (1, ""));
+    let (code, out) = app()
+        .setup(async |_, _| Err("the database does not open".into()))
+        .run_captured(["tickets", "ticket-list"])
+        .await;
+    assert_eq!((code, out.as_str()), (1, ""));
 }

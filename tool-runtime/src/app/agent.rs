@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{App, SetupError};
+use futures_util::future::LocalBoxFuture;
+
+use super::{App, AppContext, SetupError};
 use crate::agent::{
     AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError, RunErrorKind,
 };
@@ -26,30 +28,43 @@ pub struct AgentFlags {
 }
 
 /// Makes the application's agent: see [`App::agent`].
-pub(crate) type AgentSetup =
-    Arc<dyn Fn(&ArgMatches, &AgentFlags, Arc<Registry>) -> Result<AgentBuilder, SetupError>>;
+pub(crate) type AgentSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        AgentFlags,
+        Arc<Registry>,
+    ) -> LocalBoxFuture<'a, Result<AgentBuilder, SetupError>>,
+>;
 
 impl App {
     /// Offers `agent` and `chat` subcommands, and `POST /agent` on `serve`, running the agent
-    /// `make` returns over the application's registry (after [`setup`](Self::setup)). `make`
-    /// gets the parsed global options and the `--provider`/`--model` flags; a
-    /// [`ModelError`] from it (no provider, no key) exits with 2 and
-    /// its message. On a terminal, `agent` and `chat` ask the user to confirm destructive
-    /// calls; elsewhere the answer is whatever `make` configured (by default no one is asked,
-    /// and the model gets `confirmation_required`).
+    /// `make` returns over the application's registry (after [`setup`](Self::setup) and
+    /// [`providers`](Self::providers)). `make`, an async closure (or an `async fn`), runs once
+    /// and gets the run's [`AppContext`] (the parsed command line, what the earlier hooks left),
+    /// the `--provider`/`--model` flags (none for `serve`) and the registry; a
+    /// [`ModelError`] from it (no provider, no key) exits with 2 and its message (for `serve`,
+    /// the server runs without `POST /agent`). On a terminal, `agent` and `chat` ask the user
+    /// to confirm destructive calls; elsewhere the answer is whatever `make` configured (by
+    /// default no one is asked, and the model gets `confirmation_required`).
     #[must_use]
     pub fn agent<F>(mut self, make: F) -> Self
     where
-        F: Fn(&ArgMatches, &AgentFlags, Arc<Registry>) -> Result<AgentBuilder, SetupError>
+        F: AsyncFnOnce(
+                &mut AppContext,
+                AgentFlags,
+                Arc<Registry>,
+            ) -> Result<AgentBuilder, SetupError>
             + 'static,
     {
-        self.agent = Some(Arc::new(make));
+        self.agent = Some(Box::new(move |cx, flags, registry| {
+            Box::pin(make(cx, flags, registry))
+        }));
         self
     }
 
     /// `agent` and `chat`.
-    pub(super) async fn run_agent(self, matches: &ArgMatches, sub: &str, m: &ArgMatches) -> u8 {
-        let Some(make) = self.agent.clone() else {
+    pub(super) async fn run_agent(mut self, cx: &mut AppContext, sub: &str, m: &ArgMatches) -> u8 {
+        let Some(make) = self.agent.take() else {
             return 2;
         };
         let flags = AgentFlags {
@@ -58,11 +73,11 @@ impl App {
                 .and_then(|p| Api::from_name(p)),
             model: m.get_one::<String>("model").cloned(),
         };
-        let registry = match self.mounted_registry(matches).await {
+        let registry = match self.mounted_registry(cx).await {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
-        let mut builder = match make(matches, &flags, registry) {
+        let mut builder = match make(cx, flags, registry).await {
             Ok(b) => b,
             Err(e) => return fail(&e, if e.is::<ModelError>() { 2 } else { 1 }),
         };
@@ -77,7 +92,7 @@ impl App {
             Ok(a) => a,
             Err(e) => return fail(e, 1),
         };
-        let json = matches.get_flag(crate::cli::command::JSON);
+        let json = cx.matches().get_flag(crate::cli::command::JSON);
         let tier = m.get_one::<String>("tier").cloned();
         if sub == "agent" {
             let prompt = m

@@ -9,6 +9,9 @@ use clap::{Arg, ArgMatches};
 
 use std::sync::Arc;
 
+use futures_util::future::LocalBoxFuture;
+
+use super::AppContext;
 use crate::catalog::provider::Provider;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
@@ -21,11 +24,19 @@ use super::agent;
 /// An error of an [`App::setup`] step, such as a database that does not open.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-type Setup = Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
+/// `configure` and `setup`: the registry builder, shaped.
+type Shape = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        RegistryBuilder,
+    ) -> LocalBoxFuture<'a, Result<RegistryBuilder, SetupError>>,
+>;
 
-type Configure = Box<dyn Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError>>;
-
-type Providers = Box<dyn FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError>>;
+type Providers = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+    ) -> LocalBoxFuture<'a, Result<Vec<Arc<dyn Provider>>, SetupError>>,
+>;
 
 /// A command-line application over a registry: a subcommand per tool, `tools`, `schema`,
 /// `completions`, and with their features `serve`, `mcp`, `agent` and `chat`.
@@ -37,8 +48,8 @@ pub struct App {
     pub(super) about: Option<String>,
     pub(super) builder: RegistryBuilder,
     pub(super) globals: Vec<Arg>,
-    pub(super) configure: Option<Configure>,
-    pub(super) setup: Option<Setup>,
+    pub(super) configure: Option<Shape>,
+    pub(super) setup: Option<Shape>,
     pub(super) providers: Option<Providers>,
     pub(super) logging: bool,
     #[cfg(feature = "agent")]
@@ -127,46 +138,78 @@ impl App {
     /// policies, roles and limits read from a configuration file named by `--config`, say.
     /// What it adds decides what `--help`, `tools` and `schema` list, exactly as it decides what
     /// a call may reach. It must not open anything a listing should not touch (a database, a
-    /// log): that belongs in [`setup`](Self::setup). Runs before `setup` when both run.
+    /// log): that belongs in [`setup`](Self::setup). Runs once per command, first.
     ///
-    /// For a listing the matches hold the global options only (and know the built-ins by name,
-    /// none of them invoked); for a call or a server, the whole command line.
+    /// An async closure (or an `async fn`) given the run's [`AppContext`], whose
+    /// [`matches`](AppContext::matches) hold the global options only (the command tree, which
+    /// depends on what `configure` adds, does not exist yet): what it loads (the
+    /// configuration) it can [`insert`](AppContext::insert) there for the later hooks.
+    ///
+    /// ```no_run
+    /// # use tool_runtime::cli::clap::Arg;
+    /// # use tool_runtime::policy::AllowTools;
+    /// # fn main() -> std::process::ExitCode {
+    /// tool_runtime::app!()
+    ///     .global_arg(Arg::new("only").long("only"))
+    ///     .configure(async |cx, registry| {
+    ///         Ok(match cx.matches().get_one::<String>("only") {
+    ///             Some(tool) => registry.policy(
+    ///                 AllowTools::new().allow(tool_runtime::Source::Cli, [tool.clone()]),
+    ///             ),
+    ///             None => registry,
+    ///         })
+    ///     })
+    ///     .main()
+    /// # }
+    /// ```
     #[must_use]
     pub fn configure<F>(mut self, f: F) -> Self
     where
-        F: Fn(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext, RegistryBuilder) -> Result<RegistryBuilder, SetupError>
+            + 'static,
     {
-        self.configure = Some(Box::new(f));
+        self.configure = Some(Box::new(move |cx, builder| Box::pin(f(cx, builder))));
         self
     }
 
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
-    /// Runs when a tool is invoked and before `serve` and `mcp`, never for `--help`, `tools`,
-    /// `schema` or `completions`: policies that should shape those listings go in
-    /// [`configure`](Self::configure). The matches know the global options, the built-ins and
-    /// the invoked tool's subcommand; other tools' subcommands are left out of a call's command
-    /// tree (clap panics, in debug builds, when asked about a subcommand it does not know).
+    /// Runs when a tool is invoked and before `serve`, `mcp`, `agent`, `chat` and `providers`,
+    /// after [`configure`](Self::configure), never for `--help`, `tools`, `schema` or
+    /// `completions`: policies that should shape those listings go in `configure`.
+    ///
+    /// An async closure (or an `async fn`) given the run's [`AppContext`] (what `configure`
+    /// left there, and the whole command line: the global options, the built-ins and the
+    /// invoked tool's subcommand; other tools' subcommands are left out of a call's command
+    /// tree, and clap panics, in debug builds, when asked about a subcommand it does not
+    /// know). What it opens (a database) it can [`insert`](AppContext::insert) for the later
+    /// hooks: [`providers`](Self::providers), [`agent`](Self::agent),
+    /// [`background`](Self::background).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
     where
-        F: FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext, RegistryBuilder) -> Result<RegistryBuilder, SetupError>
+            + 'static,
     {
-        self.setup = Some(Box::new(f));
+        self.setup = Some(Box::new(move |cx, builder| Box::pin(f(cx, builder))));
         self
     }
 
     /// Providers to mount into the registry of a server or an agent (`serve`, `mcp`, `agent`,
-    /// `chat`), made from the parsed options: other MCP servers, stores from the
-    /// configuration. Their tools are then served, offered and called like the application's
-    /// own (see [`provider`](crate::provider)). A provider that cannot be mounted stops the
-    /// command with exit code 1 and a message naming it. One-shot tool calls and listings
-    /// mount nothing.
+    /// `chat`, and the `providers` and `call` built-ins this adds): other MCP servers, stores
+    /// from the configuration. Their tools are then served, offered and called like the
+    /// application's own (see [`provider`](crate::provider)). A provider that cannot be mounted
+    /// stops the command with exit code 1 and a message naming it. One-shot tool calls and
+    /// listings mount nothing.
+    ///
+    /// An async closure (or an `async fn`) given the run's [`AppContext`], after
+    /// [`setup`](Self::setup): the configuration and the database the earlier hooks left there
+    /// are at hand.
     #[must_use]
     pub fn providers<F>(mut self, make: F) -> Self
     where
-        F: FnOnce(&ArgMatches) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
     {
-        self.providers = Some(Box::new(make));
+        self.providers = Some(Box::new(move |cx| Box::pin(make(cx))));
         self
     }
 
@@ -254,17 +297,22 @@ impl App {
         (code, String::from_utf8_lossy(&out).into_owned())
     }
 
-    async fn execute(self, args: &[OsString], out: &mut dyn Write) -> u8 {
-        // What every listing shows: the registry as `configure` shapes it, state unchecked
-        // (`setup`, which registers it, runs only for calls and servers).
-        let globals = match &self.configure {
+    async fn execute(mut self, args: &[OsString], out: &mut dyn Write) -> u8 {
+        // `configure`, once, on the global options: the registry it shapes is what every
+        // listing shows, state unchecked (`setup`, which registers it, runs only for calls and
+        // servers), and what `setup` then builds on.
+        let mut cx = AppContext::new(match &self.configure {
             Some(_) => self.global_matches(args),
             None => ArgMatches::default(),
-        };
-        let listing = self
-            .configured(&globals, self.builder.clone())
-            .and_then(|b| b.skip_state_check().build().map_err(|e| e.to_string()));
-        let listing = match listing {
+        });
+        if let Some(configure) = self.configure.take() {
+            let builder = std::mem::take(&mut self.builder);
+            match configure(&mut cx, builder).await {
+                Ok(b) => self.builder = b,
+                Err(e) => return fail(e, 1),
+            }
+        }
+        let listing = match self.builder.clone().skip_state_check().build() {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
@@ -275,15 +323,11 @@ impl App {
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
         let invoked = find_subcommand(&args, &self.globals);
-        // The tool named on the command line, looked up once (a registry may hold thousands).
+        // The tool named on the command line, looked up once (a registry may hold thousands),
+        // among every tool, not only the listed ones: a hidden tool called by name is refused
+        // by the pipeline (`forbidden`, with the policy's reason), as on every front end.
         let tool = invoked.as_ref().and_then(|(i, name)| {
-            // Among every tool, not only the listed ones: a hidden tool called by name is
-            // refused by the pipeline (`forbidden`, with the policy's reason), as on every
-            // front end.
-            let tool = listing
-                .tools()
-                .into_iter()
-                .find(|t| t.name() == name || command::names_tool(name, t.name()))?;
+            let tool = command::find_tool(&listing, name, None)?;
             if tool.name() == name {
                 args[*i] = OsString::from(subcommand_name(name));
             }
@@ -306,6 +350,8 @@ impl App {
                 return u8::try_from(e.exit_code()).unwrap_or(2);
             }
         };
+        let matches = Arc::new(matches);
+        cx.parsed(Arc::clone(&matches));
         let json_out = matches.get_flag(command::JSON);
         let Some((sub, sub_matches)) = matches.subcommand() else {
             let _ = writeln!(out, "{}", cmd.render_long_help());
@@ -328,37 +374,35 @@ impl App {
                 // Boxed, like `mcp` below: a server's future is tens of kilobytes, which would
                 // otherwise make every run's future (a one-shot tool call's too) that large,
                 // copied on start and touching a page of fresh stack per 4 KiB.
-                Box::pin(self.serve(&matches, sub_matches)).await
+                Box::pin(self.serve(&mut cx, sub_matches)).await
             }
             #[cfg(feature = "mcp")]
             "mcp" => {
                 drop(listing);
-                Box::pin(self.mcp(&matches)).await
+                Box::pin(self.mcp(&mut cx)).await
             }
             #[cfg(feature = "agent")]
             "agent" | "chat" if self.agent.is_some() => {
                 drop(listing);
-                Box::pin(self.run_agent(&matches, sub, sub_matches)).await
+                Box::pin(self.run_agent(&mut cx, sub, sub_matches)).await
             }
             "providers" if self.providers.is_some() => {
                 drop(listing);
-                Box::pin(self.show_providers(&matches, json_out, out)).await
+                Box::pin(self.show_providers(&mut cx, json_out, out)).await
             }
             "call" if self.providers.is_some() => {
                 drop(listing);
-                Box::pin(self.call_by_name(&matches, sub_matches, json_out, out)).await
+                Box::pin(self.call_by_name(&mut cx, sub_matches, json_out, out)).await
             }
             tool_sub => {
-                let Some(tool_name) = tool.map(|t| t.name().to_owned()).or_else(|| {
-                    listing
-                        .names()
-                        .into_iter()
-                        .find(|n| command::names_tool(tool_sub, n))
-                }) else {
+                let Some(tool_name) = tool
+                    .or_else(|| command::find_tool(&listing, tool_sub, None))
+                    .map(|t| t.name().to_owned())
+                else {
                     return 2;
                 };
                 drop(listing);
-                let registry = match self.build_registry(&matches) {
+                let registry = match self.build_registry(&mut cx).await {
                     Ok(r) => r,
                     Err(e) => return fail(e, 1),
                 };
@@ -371,12 +415,12 @@ impl App {
     /// the providers mounted; or the message naming what failed.
     pub(super) async fn mounted_registry(
         mut self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
     ) -> Result<Arc<Registry>, String> {
         let providers = self.providers.take();
-        let registry = Arc::new(self.build_registry(matches)?);
+        let registry = Arc::new(self.build_registry(cx).await?);
         let providers = match providers {
-            Some(make) => make(matches).map_err(|e| e.to_string())?,
+            Some(make) => make(cx).await.map_err(|e| e.to_string())?,
             None => Vec::new(),
         };
         for provider in providers {
@@ -389,59 +433,25 @@ impl App {
         Ok(registry)
     }
 
-    /// Runs `configure` and `setup`, and builds the full registry (state checked).
-    pub(super) fn build_registry(self, matches: &ArgMatches) -> Result<Registry, String> {
-        let builder = self.configured(matches, self.builder.clone())?;
+    /// Runs `setup` on the registry `configure` shaped, and builds it (state checked).
+    pub(super) async fn build_registry(self, cx: &mut AppContext) -> Result<Registry, String> {
         let builder = match self.setup {
-            Some(setup) => setup(matches, builder).map_err(|e| e.to_string())?,
-            None => builder,
+            Some(setup) => setup(cx, self.builder).await.map_err(|e| e.to_string())?,
+            None => self.builder,
         };
         builder.build().map_err(|e| e.to_string())
-    }
-
-    fn configured(
-        &self,
-        matches: &ArgMatches,
-        builder: RegistryBuilder,
-    ) -> Result<RegistryBuilder, String> {
-        match &self.configure {
-            Some(configure) => configure(matches, builder).map_err(|e| e.to_string()),
-            None => Ok(builder),
-        }
     }
 
     /// The global options of `args` (and their environment variables and defaults), parsed
     /// apart from the rest: what `configure` reads before the command tree, which depends on
     /// it, exists.
     fn global_matches(&self, args: &[OsString]) -> ArgMatches {
-        let mut picked: Vec<OsString> = args.iter().take(1).cloned().collect();
-        let mut it = args.iter().skip(1);
-        while let Some(arg) = it.next() {
-            let Some(s) = arg.to_str() else { continue };
-            if s == "--" {
-                break;
-            }
-            let (global, inline) = if let Some(long) = s.strip_prefix("--") {
-                let (name, inline) = long
-                    .split_once('=')
-                    .map_or((long, false), |(n, _)| (n, true));
-                (
-                    self.globals.iter().find(|g| g.get_long() == Some(name)),
-                    inline,
-                )
-            } else {
-                let mut short = s.strip_prefix('-').unwrap_or_default().chars();
-                let (c, rest) = (short.next(), short.as_str());
-                let found = c.and_then(|c| self.globals.iter().find(|g| g.get_short() == Some(c)));
-                (found, !rest.is_empty())
-            };
-            if let Some(global) = global {
-                picked.push(arg.clone());
-                if !inline && global.get_action().takes_values() {
-                    picked.extend(it.next().cloned());
-                }
-            }
-        }
+        let picked = args.iter().take(1).cloned().chain(
+            scan(args, &self.globals)
+                .globals
+                .into_iter()
+                .flat_map(|(i, n)| args[i..i + n].iter().cloned()),
+        );
         // The built-ins by name, as in a call's tree, so that asking whether one was invoked
         // answers no rather than panicking.
         clap::Command::new(self.name.clone())
@@ -517,68 +527,161 @@ fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
 }
 
 /// The subcommand named on the command line, found before parsing so that only its flags are
-/// built. Skips global options and the values of those that take one.
+/// built.
 fn find_subcommand(args: &[OsString], globals: &[Arg]) -> Option<(usize, String)> {
-    let mut it = args.iter().enumerate().skip(1);
-    while let Some((index, arg)) = it.next() {
-        let s = arg.to_str()?;
+    let index = scan(args, globals).subcommand?;
+    Some((index, args[index].to_str()?.to_owned()))
+}
+
+/// What [`scan`] finds on a command line before clap parses it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Scan {
+    /// The index of the first word that is neither an option nor the value of a global one.
+    subcommand: Option<usize>,
+    /// Each global option of the application, before or after the subcommand: its index and
+    /// how many words it takes (2 for `--db x.db` and `-d x.db`, 1 for `--db=x.db`, `-dx.db`
+    /// and a flag).
+    globals: Vec<(usize, usize)>,
+}
+
+/// Reads the application's global options (`--db x.db`, `--db=x.db`, `-d x.db`, `-dx.db`) and the
+/// subcommand's place from `args` (the first is the program name), stopping at `--`. A global
+/// option's value is never taken for the subcommand.
+fn scan(args: &[OsString], globals: &[Arg]) -> Scan {
+    let mut found = Scan::default();
+    let mut index = 1;
+    while let Some(arg) = args.get(index) {
+        let s = arg.to_str().unwrap_or_default();
         if s == "--" {
-            return None;
+            break;
         }
-        if let Some(long) = s.strip_prefix("--") {
-            let takes_value = !long.contains('=')
-                && globals
-                    .iter()
-                    .any(|g| g.get_long() == Some(long) && g.get_action().takes_values());
-            if takes_value {
-                it.next();
+        let (global, inline) = if let Some(long) = s.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, false), |(n, _)| (n, true));
+            (globals.iter().find(|g| g.get_long() == Some(name)), inline)
+        } else if let Some(short) = s.strip_prefix('-').filter(|rest| !rest.is_empty()) {
+            let mut chars = short.chars();
+            let (c, rest) = (chars.next(), chars.as_str());
+            let global = c.and_then(|c| globals.iter().find(|g| g.get_short() == Some(c)));
+            (global, !rest.is_empty())
+        } else {
+            if found.subcommand.is_none() {
+                found.subcommand = Some(index);
             }
+            index += 1;
             continue;
+        };
+        let words = match global {
+            Some(g) if !inline && g.get_action().takes_values() => 2.min(args.len() - index),
+            _ => 1,
+        };
+        if global.is_some() {
+            found.globals.push((index, words));
         }
-        if s.starts_with('-') {
-            continue;
-        }
-        return Some((index, s.to_owned()));
+        index += words;
     }
-    None
+    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn args(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    /// `-d/--db PATH` and a `-v/--verbose` flag, as an application declares them.
+    fn globals() -> [Arg; 2] {
+        [
+            Arg::new("db").long("db").short('d').num_args(1),
+            Arg::new("verbose")
+                .long("verbose")
+                .short('v')
+                .action(clap::ArgAction::SetTrue),
+        ]
+    }
+
     #[test]
     fn the_subcommand_is_found_past_global_options() {
-        let globals = [Arg::new("db").long("db").num_args(1)];
-        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            find_subcommand(
-                &args(&["app", "--db", "x.db", "--json", "device-add"]),
-                &globals
-            ),
-            Some((4, "device-add".into()))
-        );
-        assert_eq!(
-            find_subcommand(&args(&["app", "--db=x.db", "tools"]), &globals),
-            Some((2, "tools".into()))
-        );
+        let globals = globals();
+        for (line, at) in [
+            (&["app", "--db", "x.db", "--json", "device-add"][..], 4),
+            (&["app", "--db=x.db", "tools"], 2),
+            (&["app", "-d", "x.db", "device-add", "--workspace", "w"], 3),
+            (&["app", "-dx.db", "device-add"], 2),
+            (&["app", "-d=x.db", "device-add"], 2),
+            (&["app", "-v", "-d", "x.db", "-v", "device-add"], 5),
+            (&["app", "device-add", "-d", "x.db"], 1),
+        ] {
+            assert_eq!(
+                find_subcommand(&args(line), &globals),
+                Some((at, line[at].into())),
+                "{line:?}"
+            );
+        }
         assert_eq!(find_subcommand(&args(&["app", "--help"]), &globals), None);
+        assert_eq!(
+            find_subcommand(&args(&["app", "-d", "x.db"]), &globals),
+            None
+        );
+        assert_eq!(find_subcommand(&args(&["app", "-d"]), &globals), None);
+        assert_eq!(
+            find_subcommand(&args(&["app", "--", "tools"]), &globals),
+            None
+        );
+    }
+
+    #[test]
+    fn global_options_are_read_in_every_form_before_and_after_the_subcommand() {
+        let globals = globals();
+        let line = args(&[
+            "app",
+            "-d",
+            "a.db",
+            "--db=b.db",
+            "tool",
+            "--text",
+            "x",
+            "-dc.db",
+            "--db",
+            "d.db",
+            "-v",
+            "--",
+            "--db",
+            "e.db",
+        ]);
+        assert_eq!(
+            scan(&line, &globals),
+            Scan {
+                subcommand: Some(4),
+                globals: vec![(1, 2), (3, 1), (7, 1), (8, 2), (10, 1)],
+            }
+        );
     }
 
     #[test]
     fn servers_get_the_multi_threaded_runtime() {
-        let globals = [Arg::new("db").long("db").num_args(1)];
-        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
-        assert!(is_server(
-            &args(&["app", "--db", "serve", "serve"]),
-            &globals
-        ));
-        assert!(is_server(&args(&["app", "mcp"]), &globals));
-        assert!(!is_server(
-            &args(&["app", "--db", "serve", "device-list"]),
-            &globals
-        ));
-        assert!(!is_server(&args(&["app", "tools"]), &globals));
-        assert!(!is_server(&args(&["app"]), &globals));
+        let globals = globals();
+        for line in [
+            &["app", "--db", "serve", "serve"][..],
+            &["app", "mcp"],
+            &["app", "-d", "x.db", "serve"],
+            &["app", "-dx.db", "serve"],
+            &["app", "--db=x.db", "serve", "--addr", "127.0.0.1:0"],
+            &["app", "--db", "x.db", "-v", "mcp"],
+        ] {
+            assert!(is_server(&args(line), &globals), "{line:?}");
+        }
+        for line in [
+            &["app", "--db", "serve", "device-list"][..],
+            &["app", "-d", "serve", "device-list"],
+            &["app", "-d", "x.db", "device-list"],
+            &["app", "tools"],
+            &["app"],
+        ] {
+            assert!(!is_server(&args(line), &globals), "{line:?}");
+        }
     }
 }

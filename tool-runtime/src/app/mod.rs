@@ -31,6 +31,8 @@ mod command_line;
 #[cfg(feature = "http")]
 mod console;
 #[cfg(feature = "cli")]
+mod context;
+#[cfg(feature = "cli")]
 mod providers;
 #[cfg(feature = "http")]
 mod router;
@@ -41,6 +43,8 @@ mod serve;
 pub use agent::AgentFlags;
 #[cfg(feature = "cli")]
 pub use command_line::{App, SetupError};
+#[cfg(feature = "cli")]
+pub use context::AppContext;
 #[cfg(feature = "http")]
 pub use router::{RouterOptions, router};
 #[cfg(all(feature = "cli", feature = "http"))]

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 
-use super::App;
+use super::{App, AppContext};
 use crate::cli::call::fail;
 use crate::cli::command;
+use crate::cli::params_json;
 
 impl App {
     /// `providers`: mounts each provider on its own and shows how it went: its tool count,
@@ -16,16 +17,16 @@ impl App {
     /// any could not be mounted or is unavailable.
     pub(super) async fn show_providers(
         mut self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
         json: bool,
         out: &mut dyn Write,
     ) -> u8 {
         let make = self.providers.take().expect("offered only with providers");
-        let registry = match self.build_registry(matches) {
+        let registry = match self.build_registry(cx).await {
             Ok(r) => Arc::new(r),
             Err(e) => return fail(e, 1),
         };
-        let providers = match make(matches) {
+        let providers = match make(cx).await {
             Ok(p) => p,
             Err(e) => return fail(e, 1),
         };
@@ -73,41 +74,26 @@ impl App {
     /// are mounted first), through the pipeline as a command-line call.
     pub(super) async fn call_by_name(
         self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
         m: &ArgMatches,
         json: bool,
         out: &mut dyn Write,
     ) -> u8 {
-        let name = m.get_one::<String>("tool").expect("required").clone();
-        let text = m
-            .get_one::<String>("params-json")
-            .map_or("{}", String::as_str);
-        let text = if text == "-" {
-            let mut read = String::new();
-            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut read) {
-                return fail(format_args!("cannot read the arguments from stdin: {e}"), 2);
-            }
-            read
-        } else {
-            text.to_owned()
+        let typed = m.get_one::<String>("tool").expect("required");
+        let text = m.get_one::<String>(command::PARAMS_JSON);
+        let args = match params_json(text.map(String::as_str), &mut std::io::stdin().lock()) {
+            Ok(a) => serde_json::Value::Object(a),
+            Err(e) => return fail(&e.0, 2),
         };
-        let args: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v @ serde_json::Value::Object(_)) => v,
-            Ok(_) => return fail("--params-json must be a JSON object", 2),
-            Err(e) => return fail(format_args!("--params-json is not JSON: {e}"), 2),
-        };
-        let registry = match self.mounted_registry(matches).await {
+        let registry = match self.mounted_registry(cx).await {
             Ok(r) => r,
             Err(e) => return fail(e, 1),
         };
-        let caller = crate::tool::context::Caller::new(crate::tool::context::Source::Cli)
-            .confirm(m.get_flag("yes"))
-            .dry_run(m.get_flag("dry-run"))
-            .peer(std::sync::Arc::new(crate::cli::form::TerminalPeer));
-        let finished = registry
-            .call_with_tool(&name, args, caller, &crate::cli::call::Terminal)
-            .await;
-        crate::cli::call::report(&finished.envelope, finished.tool.as_deref(), json, out)
+        // A name no tool has goes to the pipeline as typed, which answers `unknown_tool` with
+        // its suggestions.
+        let name = command::find_tool(&registry, typed, None)
+            .map_or_else(|| typed.clone(), |t| t.name().to_owned());
+        crate::cli::call::call(&registry, &name, args, m, json, out).await
     }
 }
 
@@ -124,20 +110,20 @@ pub(super) fn call_command() -> clap::Command {
                 .help("The tool's name (`everything-echo`)"),
         )
         .arg(
-            Arg::new("params-json")
+            Arg::new(command::PARAMS_JSON)
                 .long("params-json")
                 .value_name("JSON")
                 .help("The arguments, a JSON object (`-`: read from stdin); default {}"),
         )
         .arg(
-            Arg::new("yes")
+            Arg::new(command::YES)
                 .long("yes")
                 .short('y')
                 .action(ArgAction::SetTrue)
                 .help("Confirm a destructive call"),
         )
         .arg(
-            Arg::new("dry-run")
+            Arg::new(command::DRY_RUN)
                 .long("dry-run")
                 .action(ArgAction::SetTrue)
                 .help("Preview without side effects, where the tool supports it"),

@@ -2,11 +2,15 @@
 
 use std::sync::Arc;
 
-use clap::{ArgMatches, Command};
+#[cfg(feature = "http")]
+use clap::ArgMatches;
+use clap::Command;
+#[cfg(feature = "http")]
+use futures_util::future::LocalBoxFuture;
 
-use super::App;
 #[cfg(feature = "http")]
 use super::SetupError;
+use super::{App, AppContext};
 use crate::cli::call::fail;
 use crate::registry::Registry;
 #[cfg(feature = "http")]
@@ -14,8 +18,13 @@ use crate::{BoxFuture, CancellationToken};
 
 /// Starts a background task of `serve`: see [`App::background`].
 #[cfg(feature = "http")]
-pub(crate) type BackgroundSetup =
-    Box<dyn Fn(&ArgMatches, Background) -> Result<Option<BoxFuture<'static, ()>>, SetupError>>;
+pub(crate) type BackgroundSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        Background,
+    )
+        -> LocalBoxFuture<'a, Result<Option<BoxFuture<'static, ()>>, SetupError>>,
+>;
 
 /// What a background task of `serve` is given: see [`App::background`].
 #[cfg(feature = "http")]
@@ -34,17 +43,23 @@ pub struct Background {
 #[cfg(feature = "http")]
 impl App {
     /// Runs a task beside the server for as long as `serve` runs: a scheduler, a queue
-    /// consumer. `start` gets the parsed options and a [`Background`] (the served registry,
-    /// the agent, a shutdown token) and returns the task, or `None` to run nothing; an error
-    /// stops `serve` with exit code 1 and its message. At shutdown the token is cancelled and
-    /// the task is given the grace period to return.
+    /// consumer. `start`, an async closure (or an `async fn`), runs once, after every other
+    /// hook, and gets the run's [`AppContext`] (what [`setup`](Self::setup) opened is there)
+    /// and a [`Background`] (the served registry, the agent, a shutdown token); it returns the
+    /// task, or `None` to run nothing; an error stops `serve` with exit code 1 and its
+    /// message. At shutdown the token is cancelled and the task is given the grace period to
+    /// return. Each call adds a task.
     #[must_use]
     pub fn background<F>(mut self, start: F) -> Self
     where
-        F: Fn(&ArgMatches, Background) -> Result<Option<BoxFuture<'static, ()>>, SetupError>
+        F: AsyncFnOnce(
+                &mut AppContext,
+                Background,
+            ) -> Result<Option<BoxFuture<'static, ()>>, SetupError>
             + 'static,
     {
-        self.background.push(Box::new(start));
+        self.background
+            .push(Box::new(move |cx, given| Box::pin(start(cx, given))));
         self
     }
 }
@@ -54,13 +69,10 @@ impl App {
     /// front, and the name and version to announce; or the exit code of the failure.
     pub(super) async fn serving_registry(
         self,
-        matches: &ArgMatches,
+        cx: &mut AppContext,
     ) -> Result<(Arc<Registry>, String, String), u8> {
         let (name, version) = (self.name.clone(), self.version.clone());
-        let registry = self
-            .mounted_registry(matches)
-            .await
-            .map_err(|e| fail(e, 1))?;
+        let registry = self.mounted_registry(cx).await.map_err(|e| fail(e, 1))?;
         if let Err(broken) = registry.warm_up() {
             return Err(fail(
                 format_args!("input schemas that do not compile: {broken:?}"),
@@ -71,7 +83,7 @@ impl App {
     }
 
     #[cfg(feature = "http")]
-    pub(super) async fn serve(mut self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
+    pub(super) async fn serve(mut self, cx: &mut AppContext, m: &ArgMatches) -> u8 {
         use super::RouterOptions;
         use crate::http::{self, Auth, HttpOptions};
         let addr = *m
@@ -92,21 +104,14 @@ impl App {
         }
         let auth_present = auth.is_some();
         #[cfg(feature = "agent")]
-        let make_agent = self.agent.clone();
+        let make_agent = self.agent.take();
         let background = std::mem::take(&mut self.background);
-        let (registry, name, version) = match self.serving_registry(matches).await {
+        let (registry, name, version) = match self.serving_registry(cx).await {
             Ok(served) => served,
             Err(code) => return code,
         };
         #[cfg(feature = "agent")]
-        let agent = make_agent.and_then(|make| {
-            let made = make(matches, &super::AgentFlags::default(), registry.clone())
-                .and_then(|b| b.build().map_err(Into::into));
-            made.map_err(
-                |e| tracing::warn!(target: "tool_runtime::http", "POST /agent is off: {e}"),
-            )
-            .ok()
-        });
+        let agent = serving_agent(make_agent, cx, &registry).await;
         let stopping = CancellationToken::new();
         let given = Background {
             registry: registry.clone(),
@@ -114,7 +119,7 @@ impl App {
             agent: agent.clone(),
             shutdown: stopping.clone(),
         };
-        let tasks = match start_background(&background, matches, &given) {
+        let tasks = match start_background(background, cx, &given).await {
             Ok(tasks) => tasks,
             Err(code) => return code,
         };
@@ -175,8 +180,8 @@ impl App {
 
     /// `mcp`: the MCP server on stdio until the client closes stdin.
     #[cfg(feature = "mcp")]
-    pub(super) async fn mcp(self, matches: &ArgMatches) -> u8 {
-        let (registry, name, version) = match self.serving_registry(matches).await {
+    pub(super) async fn mcp(self, cx: &mut AppContext) -> u8 {
+        let (registry, name, version) = match self.serving_registry(cx).await {
             Ok(served) => served,
             Err(code) => return code,
         };
@@ -188,16 +193,32 @@ impl App {
     }
 }
 
+/// The agent of `POST /agent`, made by the application's hook; `None` (said in the log) when
+/// it has none or it cannot be made.
+#[cfg(all(feature = "http", feature = "agent"))]
+async fn serving_agent(
+    make: Option<super::agent::AgentSetup>,
+    cx: &mut AppContext,
+    registry: &Arc<Registry>,
+) -> Option<crate::agent::Agent> {
+    let agent = make?(cx, super::AgentFlags::default(), Arc::clone(registry))
+        .await
+        .and_then(|b| b.build().map_err(Into::into));
+    agent
+        .map_err(|e| tracing::warn!(target: "tool_runtime::http", "POST /agent is off: {e}"))
+        .ok()
+}
+
 /// Starts the background tasks, or returns the exit code of the first that fails to start.
 #[cfg(feature = "http")]
-fn start_background(
-    background: &[BackgroundSetup],
-    matches: &ArgMatches,
+async fn start_background(
+    background: Vec<BackgroundSetup>,
+    cx: &mut AppContext,
     given: &Background,
 ) -> Result<Vec<tokio::task::JoinHandle<()>>, u8> {
     let mut tasks = Vec::new();
     for start in background {
-        match start(matches, given.clone()) {
+        match start(cx, given.clone()).await {
             Ok(Some(task)) => tasks.push(tokio::spawn(task)),
             Ok(None) => {}
             Err(e) => return Err(fail(e, 1)),

@@ -14,35 +14,45 @@ use crate::schema::describe::{self as schema, Kind};
 #[derive(Debug)]
 pub(crate) struct UsageError(pub(crate) String);
 
+/// The arguments given as one JSON object by `--params-json` (`-`: read from `stdin`); none
+/// given, an empty object. Anything else is a usage error.
+pub(crate) fn params_json(
+    text: Option<&str>,
+    stdin: &mut dyn Read,
+) -> Result<Map<String, Value>, UsageError> {
+    let Some(text) = text else {
+        return Ok(Map::new());
+    };
+    let mut read = String::new();
+    let text = if text == "-" {
+        stdin
+            .read_to_string(&mut read)
+            .map_err(|e| UsageError(format!("cannot read --params-json from stdin: {e}")))?;
+        &read
+    } else {
+        text
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(UsageError(format!(
+            "--params-json must be a JSON object, not {}",
+            crate::schema::validate::value_kind(&other)
+        ))),
+        Err(e) => Err(UsageError(format!("--params-json is not JSON: {e}"))),
+    }
+}
+
+/// A tool's JSON arguments from its subcommand's matches: `--params-json`, then each flag
+/// given over its key.
 pub(crate) fn collect(
     tool: &RegisteredTool,
     matches: &ArgMatches,
     stdin: &mut dyn Read,
 ) -> Result<Value, UsageError> {
-    let mut args = match matches.get_one::<String>(PARAMS_JSON) {
-        None => Map::new(),
-        Some(text) => {
-            let text = if text == "-" {
-                let mut buf = String::new();
-                stdin.read_to_string(&mut buf).map_err(|e| {
-                    UsageError(format!("cannot read --params-json from stdin: {e}"))
-                })?;
-                buf
-            } else {
-                text.clone()
-            };
-            match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => map,
-                Ok(other) => {
-                    return Err(UsageError(format!(
-                        "--params-json must be a JSON object, not {}",
-                        crate::schema::validate::value_kind(&other)
-                    )));
-                }
-                Err(e) => return Err(UsageError(format!("--params-json is not JSON: {e}"))),
-            }
-        }
-    };
+    let mut args = params_json(
+        matches.get_one::<String>(PARAMS_JSON).map(String::as_str),
+        stdin,
+    )?;
     for param in schema::params(tool.input_schema(), &tool.meta().params) {
         let name = param.name;
         match flag_kind(param.schema) {

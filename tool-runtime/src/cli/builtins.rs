@@ -6,10 +6,9 @@ use clap::ArgMatches;
 use serde_json::{Value, json};
 
 use super::call::fail;
-use super::command::subcommand_name;
+use super::command::{find_tool, subcommand_name};
 use crate::llm::{self, Target};
 use crate::registry::Registry;
-use crate::tool::context::{Caller, Source};
 
 pub(crate) fn list_tools(
     registry: &Registry,
@@ -19,7 +18,7 @@ pub(crate) fn list_tools(
 ) -> u8 {
     // What a command-line caller may call (it carries no roles: with `RequireRoles`,
     // role-gated tools are not shown).
-    let visible = registry.visible(&Caller::new(Source::Cli));
+    let visible = registry.visible(&super::caller());
     if let Some(target) = m
         .get_one::<String>("format")
         .and_then(|f| Target::from_name(f))
@@ -73,14 +72,8 @@ pub(crate) fn list_tools(
 
 pub(crate) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Write) -> u8 {
     let name = m.get_one::<String>("tool").expect("required");
-    let caller = Caller::new(Source::Cli);
-    let found = registry.visible_tool(name, &caller).or_else(|| {
-        registry
-            .visible(&caller)
-            .into_iter()
-            .find(|t| subcommand_name(t.name()) == *name)
-    });
-    let Some(tool) = found else {
+    let caller = super::caller();
+    let Some(tool) = find_tool(registry, name, Some(&caller)) else {
         let ctx = registry.context(caller);
         let error = registry.unknown_tool(name, &ctx);
         let listed = !error.suggestions().is_empty();

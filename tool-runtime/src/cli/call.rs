@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::ArgMatches;
 
 use crate::layers::confirm::{Answer, Ask, Confirmation};
-use crate::tool::context::{Caller, ProgressSink, ProgressUpdate, Source};
+use crate::tool::context::{ProgressSink, ProgressUpdate};
 use crate::tool::envelope::Envelope;
 use crate::tool::error::ErrorKind;
 
@@ -31,10 +31,24 @@ pub(crate) async fn invoke(
         Ok(a) => a,
         Err(e) => return fail(&e.0, 2),
     };
+    call(registry, tool_name, call_args, sub_matches, json_out, out).await
+}
 
+/// Calls `tool_name` with `arguments` as the command line ([`caller`](super::caller), with
+/// `--yes` and `--dry-run` where `flags` has them, the terminal as its peer, a progress bar
+/// on a terminal), asking on a terminal when the call needs confirmation, and prints the
+/// report; returns the exit code.
+pub(crate) async fn call(
+    registry: &Registry,
+    tool_name: &str,
+    arguments: serde_json::Value,
+    flags: &ArgMatches,
+    json_out: bool,
+    out: &mut dyn Write,
+) -> u8 {
     // `--dry-run` and `--yes` exist only on tools they apply to.
-    let flag = |id| sub_matches.try_get_one::<bool>(id).ok().flatten() == Some(&true);
-    let mut caller = Caller::new(Source::Cli)
+    let flag = |id| flags.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+    let mut caller = super::caller()
         .dry_run(flag(command::DRY_RUN))
         .confirm(flag(command::YES))
         .peer(Arc::new(super::form::TerminalPeer));
@@ -43,7 +57,7 @@ pub(crate) async fn invoke(
         caller = caller.progress(Arc::new(BarSink(bar.clone())));
     }
     let finished = registry
-        .call_with_tool(tool_name, call_args, caller, &Terminal)
+        .call_with_tool(tool_name, arguments, caller, &Terminal)
         .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();

@@ -11,9 +11,10 @@
 
 use clap::{Arg, ArgAction, Command};
 
-use crate::catalog::RegisteredTool;
+use crate::catalog::{RegisteredTool, ToolRef};
 use crate::registry::Registry;
 use crate::schema::describe as schema;
+use crate::tool::context::Caller;
 
 use super::flags::param_arg;
 #[cfg(test)]
@@ -52,14 +53,39 @@ pub(crate) fn subcommand_name(tool: &str) -> String {
     tool.replace('_', "-")
 }
 
-/// Whether `sub` is the subcommand name of `tool`: `subcommand_name(tool) == sub` without
-/// allocating, for scans over every tool.
+/// Whether `sub`, typed on the command line, names `tool`: its name or its subcommand name
+/// (`subcommand_name(tool) == sub`, without allocating, for scans over every tool). The one rule
+/// by which the command line resolves a tool's name: see [`find_tool`].
 pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
     sub.len() == tool.len()
         && sub
             .bytes()
             .zip(tool.bytes())
             .all(|(s, t)| s == t || (s == b'-' && t == b'_'))
+}
+
+/// The tool `typed` names on the command line ([`names_tool`]): the tool of that name, else the
+/// one whose subcommand name it is (`device-add` for `device_add`). Among the tools `visible_to`
+/// may see, or with `None` among every tool (a hidden tool called by name is then refused by the
+/// pipeline, as on every front end).
+pub(crate) fn find_tool<'r>(
+    registry: &'r Registry,
+    typed: &str,
+    visible_to: Option<&Caller>,
+) -> Option<ToolRef<'r>> {
+    let exact = match visible_to {
+        Some(caller) => registry.visible_tool(typed, caller),
+        None => registry.get(typed),
+    };
+    // Only a subcommand name with a `-` can differ from its tool's name.
+    if exact.is_some() || !typed.contains('-') {
+        return exact;
+    }
+    let tools = match visible_to {
+        Some(caller) => registry.visible(caller),
+        None => registry.tools(),
+    };
+    tools.into_iter().find(|t| names_tool(typed, t.name()))
 }
 
 /// The command tree for `registry`: built-ins and one subcommand per tool. Only the tool named
@@ -70,11 +96,9 @@ pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
 pub fn command(name: &str, registry: &Registry, invoked: Option<&str>) -> Command {
     let mut cmd = builtins(name);
     // The tools a command-line caller may call: hidden ones are not offered.
-    let visible = registry.visible(&crate::tool::context::Caller::new(
-        crate::tool::context::Source::Cli,
-    ));
+    let visible = registry.visible(&super::caller());
     for (order, tool) in visible.iter().enumerate() {
-        let wanted = invoked.is_none_or(|i| i == tool.name() || names_tool(i, tool.name()));
+        let wanted = invoked.is_none_or(|i| names_tool(i, tool.name()));
         cmd = cmd.subcommand(tool_command(name, tool, wanted).display_order(order));
     }
     cmd

@@ -24,8 +24,17 @@ pub use clap;
 pub use command::command;
 
 use crate::registry::Registry;
+use crate::tool::context::{Caller, Source};
 
+pub(crate) use args::params_json;
 pub(crate) use builtins::{list_tools, print_schema};
+
+/// The command line as a caller: source `cli`, no principal, no roles. Every listing the CLI
+/// shows and every call it makes starts from it; a call adds `--yes`, `--dry-run`, the terminal
+/// as its peer and the progress bar ([`call::call`]).
+pub(crate) fn caller() -> Caller {
+    Caller::new(Source::Cli)
+}
 
 /// The JSON arguments the command line makes of a tool's words, for the fuzz targets in
 /// `tests/fuzz`. Not public API.

@@ -171,8 +171,8 @@ async fn main() -> std::process::ExitCode {
         return conformance::client(url).await;
     }
     tool_runtime::app!()
-        .configure(|_, registry| Ok(registry.tool(conformance::JsonSchemaTool)))
-        .providers(|_| {
+        .configure(async |_, registry| Ok(registry.tool(conformance::JsonSchemaTool)))
+        .providers(async |_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {
                     Ok(url) if url.starts_with("http") => vec![std::sync::Arc::new(

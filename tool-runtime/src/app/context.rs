@@ -1,0 +1,126 @@
+//! [`AppContext`]: the one value an [`App`](super::App)'s hooks share during a run.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use clap::ArgMatches;
+
+/// What every hook of an [`App`](super::App) is handed, the same value from the first hook to
+/// the last of one run: the parsed command line, and values one hook leaves for the later ones
+/// (one of each type), so that an application reads its configuration once and opens its
+/// database once.
+///
+/// The hooks run in this order, each at most once per run: [`configure`](super::App::configure)
+/// (every command, listings included), [`setup`](super::App::setup) (a tool call, a server, an
+/// agent), [`providers`](super::App::providers) and [`agent`](super::App::agent) (a server, an
+/// agent), [`background`](super::App::background) (`serve`).
+///
+/// ```no_run
+/// use tool_runtime::cli::clap::Arg;
+///
+/// #[derive(Clone)]
+/// struct Config { database_url: String }
+///
+/// #[derive(Clone)]
+/// struct Db;
+///
+/// # async fn read_config(_: Option<&String>) -> std::io::Result<Config> { todo!() }
+/// # async fn connect(_: &str) -> std::io::Result<Db> { todo!() }
+/// fn main() -> std::process::ExitCode {
+///     tool_runtime::app!()
+///         .global_arg(Arg::new("config").long("config"))
+///         .configure(async |cx, registry| {
+///             // Read once, for every command; the later hooks find it in the context.
+///             let config = read_config(cx.matches().get_one::<String>("config")).await?;
+///             cx.insert(config);
+///             Ok(registry)
+///         })
+///         .setup(async |cx, registry| {
+///             let config = cx.get::<Config>().expect("read by configure");
+///             // Connected once, for a call or a server, never for a listing.
+///             let db = connect(&config.database_url).await?;
+///             cx.insert(db.clone());
+///             Ok(registry.state(db))
+///         })
+///         .main()
+/// }
+/// ```
+pub struct AppContext {
+    matches: Arc<ArgMatches>,
+    values: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+}
+
+impl AppContext {
+    pub(super) fn new(matches: ArgMatches) -> Self {
+        Self {
+            matches: Arc::new(matches),
+            values: HashMap::new(),
+        }
+    }
+
+    /// The whole command line, once it is parsed: what the hooks after `configure` see.
+    pub(super) fn parsed(&mut self, matches: Arc<ArgMatches>) {
+        self.matches = matches;
+    }
+
+    /// The parsed command line. In [`configure`](super::App::configure), which shapes the
+    /// registry before the command tree exists, the application's global options only (the
+    /// built-ins known by name, none of them invoked); in the later hooks, the whole command
+    /// line: the global options, `--json`, and the invoked subcommand's matches.
+    #[must_use]
+    pub fn matches(&self) -> &ArgMatches {
+        &self.matches
+    }
+
+    /// Leaves `value` for the later hooks; returns the value of that type left before, if any.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
+        let old = self.values.insert(TypeId::of::<T>(), Box::new(value))?;
+        old.downcast().ok().map(|b| *b)
+    }
+
+    /// The value of type `T` a hook left, if any.
+    #[must_use]
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.values.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
+    /// The value of type `T` a hook left, to change in place.
+    pub fn get_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
+        self.values.get_mut(&TypeId::of::<T>())?.downcast_mut()
+    }
+
+    /// Takes the value of type `T` a hook left, if any.
+    pub fn remove<T: Send + Sync + 'static>(&mut self) -> Option<T> {
+        let value = self.values.remove(&TypeId::of::<T>())?;
+        value.downcast().ok().map(|b| *b)
+    }
+}
+
+impl fmt::Debug for AppContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppContext")
+            .field("matches", &self.matches)
+            .field("values", &self.values.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_value_of_each_type() {
+        let mut cx = AppContext::new(ArgMatches::default());
+        assert_eq!(cx.insert(1_u32), None);
+        assert_eq!(cx.insert("config"), None);
+        assert_eq!(cx.insert(2_u32), Some(1));
+        *cx.get_mut::<u32>().unwrap() += 1;
+        assert_eq!(cx.get::<u32>(), Some(&3));
+        assert_eq!(cx.remove::<&str>(), Some("config"));
+        assert_eq!(cx.get::<&str>(), None);
+        assert_eq!(cx.remove::<u64>(), None);
+    }
+}
