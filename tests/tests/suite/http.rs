@@ -657,6 +657,80 @@ async fn request_ids_are_echoed_or_generated_on_every_response() {
     assert!(r.headers()["x-request-id"].len() < 100);
 }
 
+/// The operator endpoints (`GET /audit`, `GET /providers`) answer, with authentication, callers
+/// with the operator role only: `admin` by default, or the role the options name; the others get
+/// `403 forbidden`. Without authentication the machine's own callers read both.
+#[tokio::test]
+async fn operator_endpoints_need_the_operator_role() {
+    const TOKENS: &str = "[[tokens]]\ntoken = \"admin-token\"\nprincipal = \"ada\"\nroles = [\"admin\"]\n\n\
+                          [[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
+                          [[tokens]]\ntoken = \"plain-token\"\nprincipal = \"pat\"\n";
+    let get = |s: &Server, path: &str, token: Option<&str>| {
+        let mut request = client().get(s.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let r = request.send().await.unwrap();
+            let status = r.status().as_u16();
+            let body: Value = r.json().await.unwrap();
+            (status, body)
+        }
+    };
+    let with_tokens = |role: Option<&str>| {
+        let mut options = HttpOptions {
+            auth: Some(Arc::new(Auth::from_toml(TOKENS).unwrap())),
+            ..HttpOptions::default()
+        };
+        if let Some(role) = role {
+            options.operator_role = role.to_owned();
+        }
+        Server::start(options)
+    };
+    // This server keeps no audit log: past the role check, `/audit` answers 501 `unsupported`.
+    let by_default = with_tokens(None).await;
+    assert_eq!(
+        get(&by_default, "/providers", Some("admin-token")).await.0,
+        200
+    );
+    assert_eq!(get(&by_default, "/audit", Some("admin-token")).await.0, 501);
+    for path in ["/providers", "/audit"] {
+        for token in ["ops-token", "plain-token"] {
+            let (status, body) = get(&by_default, path, Some(token)).await;
+            assert_eq!(
+                (status, &body["error"]["type"]),
+                (403, &json!("forbidden")),
+                "{path} {token}"
+            );
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("`admin`"),
+                "{body}"
+            );
+        }
+    }
+    // The OpenAPI document says so.
+    let (_, doc) = get(&by_default, "/openapi.json", Some("plain-token")).await;
+    assert!(
+        doc["paths"]["/providers"]["get"]["responses"]["403"].is_object(),
+        "{}",
+        doc["paths"]["/providers"]
+    );
+    let ops = with_tokens(Some("ops")).await;
+    assert_eq!(get(&ops, "/providers", Some("ops-token")).await.0, 200);
+    assert_eq!(get(&ops, "/audit", Some("ops-token")).await.0, 501);
+    for path in ["/providers", "/audit"] {
+        for token in ["admin-token", "plain-token"] {
+            assert_eq!(get(&ops, path, Some(token)).await.0, 403, "{path} {token}");
+        }
+    }
+    let open = Server::start(HttpOptions::default()).await;
+    assert_eq!(get(&open, "/providers", None).await.0, 200);
+    assert_eq!(get(&open, "/audit", None).await.0, 501);
+}
+
 #[tokio::test]
 async fn auth_requires_a_bearer_token_and_passes_the_identity_on() {
     let auth = Auth::from_toml(

@@ -73,7 +73,7 @@ impl App {
     #[cfg(feature = "http")]
     pub(super) async fn serve(mut self, matches: &ArgMatches, m: &ArgMatches) -> u8 {
         use super::RouterOptions;
-        use crate::http::{self, Auth, HttpOptions};
+        use crate::http::{self, Auth};
         let addr = *m
             .get_one::<std::net::SocketAddr>("addr")
             .expect("has a default");
@@ -119,14 +119,7 @@ impl App {
             Err(code) => return code,
         };
         let options = RouterOptions {
-            http: HttpOptions {
-                body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
-                auth,
-                api_title: name,
-                api_version: version,
-                allow_remote_without_auth: insecure,
-                ..HttpOptions::default()
-            },
+            http: http_options(m, auth, name, version),
             #[cfg(feature = "mcp")]
             mcp_allowed_hosts: mcp_hosts(addr, auth_present),
             #[cfg(feature = "mcp")]
@@ -185,6 +178,28 @@ impl App {
             Ok(()) => 0,
             Err(e) => fail(format_args!("MCP server stopped: {e}"), 1),
         }
+    }
+}
+
+/// The HTTP options `serve`'s flags set.
+#[cfg(feature = "http")]
+fn http_options(
+    m: &ArgMatches,
+    auth: Option<Arc<crate::http::Auth>>,
+    api_title: String,
+    api_version: String,
+) -> crate::http::HttpOptions {
+    crate::http::HttpOptions {
+        body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
+        auth,
+        api_title,
+        api_version,
+        allow_remote_without_auth: m.get_flag("insecure"),
+        operator_role: m
+            .get_one::<String>("operator-role")
+            .expect("has a default")
+            .clone(),
+        ..crate::http::HttpOptions::default()
     }
 }
 
@@ -249,6 +264,13 @@ pub(super) fn serve_command() -> Command {
                 .value_hint(clap::ValueHint::FilePath)
                 .value_parser(clap::value_parser!(std::path::PathBuf))
                 .help("TOML file of bearer tokens ([[tokens]] token or token_sha256, principal, roles); requests then need `Authorization: Bearer <token>`"),
+        )
+        .arg(
+            clap::Arg::new("operator-role")
+                .long("operator-role")
+                .value_name("ROLE")
+                .default_value(crate::http::OPERATOR_ROLE)
+                .help("With --auth-file, the role that may read GET /audit and GET /providers"),
         )
         .arg(
             clap::Arg::new("insecure")

@@ -8,8 +8,12 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
-//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error |
-//! | `GET /audit?limit=&tool=` | the latest calls in the audit log, for callers with the role [`AUDIT_ROLE`] |
+//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error; for operators |
+//! | `GET /audit?limit=&tool=` | the latest calls in the audit log; for operators |
+//!
+//! The operator endpoints (`/providers`, `/audit`) answer, on a server with authentication,
+//! callers with the operator role only ([`HttpOptions::operator_role`], [`OPERATOR_ROLE`] by
+//! default), and `403 forbidden` to the others.
 //!
 //! [`router_with`] puts routes of your own behind the same front layer (request id,
 //! authentication, peer rule); [`app::router`](crate::app::router) mounts MCP at `/mcp` and the
@@ -50,12 +54,12 @@ pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};
-pub(crate) use listing::may_read_audit;
+pub(crate) use listing::may_operate;
 use listing::{get_tool, healthz, list_providers, list_tools, openapi_json, recent_calls};
 
-/// The role a caller needs to read the audit log (`GET /audit`) on a server with
-/// authentication.
-pub const AUDIT_ROLE: &str = "admin";
+/// The operator role by default: what a caller needs, on a server with authentication, to read
+/// the operator endpoints (`GET /audit`, `GET /providers`).
+pub const OPERATOR_ROLE: &str = "admin";
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -80,6 +84,10 @@ pub struct HttpOptions {
     /// only loopback peers are served; turn it on only when something else
     /// guards the network.
     pub allow_remote_without_auth: bool,
+    /// The role that opens the read-only operator endpoints (`GET /audit`, `GET /providers`)
+    /// on a server with `auth` (default [`OPERATOR_ROLE`], `admin`): give it to a monitoring
+    /// token without the roles that call tools. Without `auth` they follow the peer rule.
+    pub operator_role: String,
 }
 
 impl Default for HttpOptions {
@@ -91,6 +99,7 @@ impl Default for HttpOptions {
             api_title: "tools".into(),
             api_version: env!("CARGO_PKG_VERSION").into(),
             allow_remote_without_auth: false,
+            operator_role: OPERATOR_ROLE.into(),
         }
     }
 }

@@ -6,6 +6,12 @@
 //! CLI's `serve` refuses to listen on a non-loopback address without `--auth-file`. Opt out
 //! explicitly when something else guards the network: `HttpOptions::allow_remote_without_auth`,
 //! `serve --insecure`.
+//!
+//! **Operator endpoints need the operator role.** The read-only routes for whoever runs the
+//! server (`GET /audit`, `GET /providers`, whose errors name URLs and connection failures) are
+//! served, on a server with authentication, to callers with one role only (`admin` unless
+//! configured), so a monitoring token need not be one that may call destructive tools. Without
+//! authentication they follow the rule above: the machine's own callers, the only ones served.
 
 use std::net::IpAddr;
 
@@ -25,6 +31,16 @@ pub(crate) fn admit_peer(
         kind::FORBIDDEN,
         "this server has no authentication and serves callers on its own machine only; give it tokens (an auth file), or opt out explicitly if something else guards the network",
     ))
+}
+
+/// Whether a caller may read the operator endpoints: with authentication, one whose `roles`
+/// include `operator_role`; without, every caller the peer rule lets through.
+pub(crate) fn may_operate(
+    authenticated: bool,
+    roles: Option<&[String]>,
+    operator_role: &str,
+) -> bool {
+    !authenticated || roles.is_some_and(|roles| roles.iter().any(|r| r == operator_role))
 }
 
 /// Whether listening on `addr` is allowed: the same rule as [`admit_peer`], for a listener (a
@@ -65,5 +81,16 @@ mod tests {
         assert!(admit_peer(lan, false, false).is_err());
         assert!(admit_peer(lan, true, false).is_ok());
         assert!(admit_peer(lan, false, true).is_ok());
+    }
+
+    #[test]
+    fn operator_endpoints_need_the_operator_role_with_authentication() {
+        let admin = ["admin".to_owned()];
+        let ops = ["ops".to_owned()];
+        assert!(may_operate(false, None, "admin"));
+        assert!(!may_operate(true, None, "admin"));
+        assert!(may_operate(true, Some(&admin), "admin"));
+        assert!(!may_operate(true, Some(&ops), "admin"));
+        assert!(may_operate(true, Some(&ops), "ops"));
     }
 }

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::http::front::context_of;
 use crate::http::response::json_response;
-use crate::http::{HttpOptions, may_read_audit};
+use crate::http::{HttpOptions, may_operate};
 use crate::registry::Registry;
 
 const INDEX: &str = include_str!("index.html");
@@ -111,7 +111,7 @@ async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Re
             "authenticated": console.http.auth.is_some(),
             "principal": identity.map(|i| i.principal.as_str()),
             "roles": identity.map(|i| i.roles.as_slice()).unwrap_or_default(),
-            "audit": may_read_audit(&console.http, &ctx) && console.registry.has_audit_log(),
+            "audit": may_operate(&console.http, &ctx) && console.registry.has_audit_log(),
             "agent": console.agent,
         }),
     )
