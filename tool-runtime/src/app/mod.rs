@@ -37,11 +37,14 @@ mod router;
 #[cfg(all(feature = "cli", any(feature = "http", feature = "mcp")))]
 mod serve;
 
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use crate::http::ServerOptions;
 #[cfg(all(feature = "cli", feature = "agent"))]
 pub use agent::AgentFlags;
 #[cfg(feature = "cli")]
 pub use command_line::{App, SetupError};
 #[cfg(feature = "http")]
-pub use router::{RouterOptions, router};
+pub use router::router;
 #[cfg(all(feature = "cli", feature = "http"))]
 pub use serve::Background;

@@ -14,7 +14,7 @@ use crate::tool::context::{Caller, Source};
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
-use super::{AppState, Shared, body, openapi};
+use super::{AppState, ServerOptions, Shared, body, openapi};
 
 /// `GET /providers`: each mounted provider's name, tool count, availability and last error; an
 /// operator endpoint ([`may_operate`]): its errors name URLs and connection failures.
@@ -45,26 +45,13 @@ struct AuditQuery {
 
 /// Whether the caller of `ctx` may read the operator endpoints (`/audit`, `/providers`): the
 /// rule of `layers::safety`, with the server's operator role.
-pub(crate) fn may_operate(options: &super::HttpOptions, ctx: &FrontContext) -> bool {
-    crate::layers::safety::may_operate(
-        options.auth.is_some(),
-        ctx.identity.as_ref().map(|i| i.roles.as_slice()),
-        &options.operator_role,
-    )
+pub(crate) fn may_operate(options: &ServerOptions, ctx: &FrontContext) -> bool {
+    options.access.may_operate(ctx.identity.as_ref())
 }
 
 /// `None` when the caller may read an operator endpoint; else its `403 forbidden`.
-fn operator_only(options: &super::HttpOptions, ctx: &FrontContext, what: &str) -> Option<Response> {
-    if may_operate(options, ctx) {
-        return None;
-    }
-    let refused = crate::tool::error::ToolError::new(
-        crate::tool::error::kind::FORBIDDEN,
-        format!(
-            "{what} is for callers with the operator role `{}`",
-            options.operator_role
-        ),
-    );
+fn operator_only(options: &ServerOptions, ctx: &FrontContext, what: &str) -> Option<Response> {
+    let refused = options.access.operator_only(ctx.identity.as_ref(), what)?;
     Some(error_response(None, refused, &ctx.id))
 }
 
@@ -134,9 +121,9 @@ pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Req
     let tools = registry.visible(&caller_of(&ctx));
     let doc = Arc::new(openapi::document_for(
         &tools,
-        &o.api_title,
-        &o.api_version,
-        o.auth.is_some(),
+        &o.info.title,
+        &o.info.version,
+        o.access.authenticates(),
     ));
     if cacheable {
         *state.openapi.lock().unwrap_or_else(PoisonError::into_inner) =
