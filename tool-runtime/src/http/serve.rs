@@ -28,7 +28,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 use super::ServerOptions;
-use crate::layers::server::Connections;
+use crate::layers::server::ConnectionLimits;
 
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting, cancels the
 /// [`shutdown`](ServerOptions::shutdown) token of `options` (ending `/mcp`'s sessions when the
@@ -59,7 +59,7 @@ async fn accept_loop(
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     cancel: tokio_util::sync::CancellationToken,
-    options: Connections,
+    options: ConnectionLimits,
 ) -> std::io::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));

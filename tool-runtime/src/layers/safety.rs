@@ -112,8 +112,7 @@ impl Access {
     /// Whether a caller may read the operator endpoints: with authentication, one whose roles
     /// include the operator role; without, every caller the peer rule lets through.
     pub(crate) fn may_operate(&self, identity: Option<&Identity>) -> bool {
-        !self.authenticates()
-            || identity.is_some_and(|i| i.roles.iter().any(|r| *r == self.operator_role))
+        !self.authenticates() || identity.is_some_and(|i| i.roles.contains(&self.operator_role))
     }
 
     /// The refusal of a caller who may not read the operator endpoint showing `what`.

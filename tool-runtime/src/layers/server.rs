@@ -60,11 +60,11 @@ pub struct ServerOptions {
     /// Who may reach what.
     pub(crate) access: Access,
     /// What a request may hold.
-    pub(crate) requests: Requests,
+    pub(crate) requests: RequestLimits,
     /// What a connection may hold, and the end of serving.
-    pub(crate) connections: Connections,
+    pub(crate) connections: ConnectionLimits,
     /// The sessions of `/mcp`.
-    pub(crate) sessions: Sessions,
+    pub(crate) sessions: SessionLimits,
     /// How the server names itself.
     pub(crate) info: Info,
     /// Serve the browser console at `/` and `GET /whoami`.
@@ -78,12 +78,12 @@ pub struct ServerOptions {
 
 /// What a request may hold.
 #[derive(Debug, Clone)]
-pub(crate) struct Requests {
+pub(crate) struct RequestLimits {
     pub(crate) body_limit: usize,
     pub(crate) max_depth: usize,
 }
 
-impl Default for Requests {
+impl Default for RequestLimits {
     fn default() -> Self {
         Self {
             body_limit: 1024 * 1024,
@@ -94,14 +94,14 @@ impl Default for Requests {
 
 /// What a connection may hold.
 #[derive(Debug, Clone)]
-pub(crate) struct Connections {
+pub(crate) struct ConnectionLimits {
     pub(crate) grace: Duration,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
 }
 
-impl Default for Connections {
+impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             grace: Duration::from_secs(10),
@@ -114,13 +114,13 @@ impl Default for Connections {
 
 /// How many MCP sessions `/mcp` keeps, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Sessions {
+pub(crate) struct SessionLimits {
     pub(crate) max_sessions: usize,
     pub(crate) handshake_timeout: Duration,
     pub(crate) idle_timeout: Duration,
 }
 
-impl Default for Sessions {
+impl Default for SessionLimits {
     fn default() -> Self {
         Self {
             max_sessions: 256,

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
 
-use crate::layers::server::{ServerOptions, Sessions};
+use crate::layers::server::{ServerOptions, SessionLimits};
 
 tokio::task_local! {
     /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
@@ -43,7 +43,7 @@ pub struct BoundedSessions(Arc<State>);
 
 struct State {
     inner: LocalSessionManager,
-    limits: Sessions,
+    limits: SessionLimits,
     /// Every session open, and whether its client has finished the handshake. A session is
     /// counted from the moment its place is taken until it is closed, whoever closes it.
     open: Mutex<HashMap<SessionId, Arc<AtomicBool>>>,
