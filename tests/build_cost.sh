@@ -78,9 +78,10 @@ tokio = { version = \"1\", features = [\"rt\", \"macros\", \"net\"] }" "$ours_to
 #[tokio::main(flavor = \"current_thread\")]
 async fn main() -> std::io::Result<()> {
     let registry = std::sync::Arc::new(Registry::builder().build().expect(\"registry\"));
-    let app = tool_runtime::http::router(registry, tool_runtime::http::HttpOptions::default());
+    let options = tool_runtime::http::ServerOptions::default().grace(std::time::Duration::from_secs(1));
+    let app = tool_runtime::http::router(registry, options.clone());
     let listener = tokio::net::TcpListener::bind(\"127.0.0.1:0\").await?;
-    tool_runtime::http::serve(listener, app, std::future::pending(), std::time::Duration::from_secs(1)).await
+    tool_runtime::http::serve(listener, app, std::future::pending(), &options).await
 }"
 
 make clap-alone 'clap = { version = "4", features = ["derive"] }

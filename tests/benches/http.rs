@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 
 #[path = "common/add.rs"]
 #[expect(dead_code)] // Reason: wrk sends this bench's requests, not `add::request()`.
@@ -43,7 +43,7 @@ fn main() {
         .build()
         .unwrap();
     let (ours, theirs) = rt.block_on(async {
-        let ours = spawn(http::router(add::registry(), HttpOptions::default())).await;
+        let ours = spawn(http::router(add::registry(), ServerOptions::default())).await;
         let hand = add::hand_written();
         let theirs = spawn(hand).await;
         (ours, theirs)
@@ -109,7 +109,7 @@ async fn spawn(app: axum::Router) -> String {
         listener,
         app,
         std::future::pending(),
-        Duration::from_secs(1),
+        &http::ServerOptions::default().grace(Duration::from_secs(1)),
     ));
     base
 }

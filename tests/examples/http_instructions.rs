@@ -70,7 +70,7 @@ fn serve(which: usize) {
             listener,
             app,
             std::future::pending(),
-            std::time::Duration::from_secs(1),
+            &tool_runtime::http::ServerOptions::default().grace(std::time::Duration::from_secs(1)),
         )
         .await
         .unwrap();

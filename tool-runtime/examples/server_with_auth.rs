@@ -1,12 +1,13 @@
 //! An HTTP server whose every route but `/healthz` needs a bearer token; `/mcp` too.
 //!
 //! `cargo run -p tool-runtime --example server_with_auth`, then
-//! `curl -H 'Authorization: Bearer alice-token' -d '{"text":"hi"}' http://127.0.0.1:PORT/tools/shout`
+//! `curl -H 'Authorization: Bearer alice-token' -d '{"text":"hi"}' http://127.0.0.1:PORT/tools/shout`;
+//! the monitor's token reads the operator endpoints (`GET /providers`, `GET /audit`) only.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::http::{self, Auth, HttpOptions};
+use tool_runtime::http::{self, Auth, ServerOptions};
 use tool_runtime::prelude::*;
 
 /// Say it louder.
@@ -23,17 +24,20 @@ const TOKENS: &str = r#"
 token = "alice-token"
 principal = "alice"
 roles = ["admin"]
+
+[[tokens]]
+token = "monitor-token"
+principal = "monitor"
+roles = ["ops"]
 "#;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let registry = Arc::new(Registry::builder().build().expect("the registry builds"));
-    let options = HttpOptions {
-        auth: Some(Arc::new(
-            Auth::from_toml(TOKENS).map_err(std::io::Error::other)?,
-        )),
-        ..HttpOptions::default()
-    };
+    let options = ServerOptions::default()
+        .auth(Auth::from_toml(TOKENS).map_err(std::io::Error::other)?)
+        .operator_role("ops")
+        .grace(Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}", listener.local_addr()?);
     let shutdown = async {
@@ -41,9 +45,9 @@ async fn main() -> std::io::Result<()> {
     };
     http::serve(
         listener,
-        http::router(registry, options),
+        http::router(registry, options.clone()),
         shutdown,
-        Duration::from_secs(5),
+        &options,
     )
     .await
 }

@@ -91,6 +91,51 @@ fn refuses_a_public_address_without_auth() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read auth file"));
 }
 
+/// `--operator-role` names the role that reads the operator endpoints (`/providers`, `/audit`);
+/// `admin` then reads neither.
+#[test]
+fn the_operator_role_is_a_flag() {
+    let dir = std::env::temp_dir().join(format!("demo-app-serve-operator-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tokens = dir.join("auth.toml");
+    std::fs::write(
+        &tokens,
+        "[[tokens]]\ntoken = \"admin-token\"\nprincipal = \"ada\"\nroles = [\"admin\"]\n\n\
+         [[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .arg("--db")
+        .arg(dir.join("d.db"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--operator-role", "ops"])
+        .arg("--auth-file")
+        .arg(&tokens)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = listening_address(&mut child);
+    let status = |path: &str, token: &str| {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out.split(' ').nth(1).unwrap_or_default().to_owned()
+    };
+    assert_eq!(status("/providers", "ops-token"), "200");
+    assert_eq!(status("/providers", "admin-token"), "403");
+    assert_eq!(status("/audit", "admin-token"), "403");
+    assert_ne!(status("/audit", "ops-token"), "403");
+    let _ = child.kill();
+    let _ = child.wait();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The IPv4-mapped loopback address is loopback: served without tokens, with `/mcp` open to its
 /// own `Host` and still closed to others (DNS rebinding).
 #[test]

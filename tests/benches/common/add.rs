@@ -68,11 +68,11 @@ pub fn hand_written() -> axum::Router {
 /// The three paths the in-process measurements compare, by name: the full router, `tool_route`
 /// alone, and the hand-written handler.
 pub fn apps(registry: &Arc<Registry>) -> [(&'static str, axum::Router); 3] {
-    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::http::{self, ServerOptions};
     [
         (
             "router (middleware + pipeline + envelope)",
-            http::router(registry.clone(), HttpOptions::default()),
+            http::router(registry.clone(), ServerOptions::default()),
         ),
         (
             "tool_route (pipeline + envelope)",

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{Request, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 use tool_runtime::registry::RegistryBuilder;
 use tool_runtime::{Registry, tool};
 use tower::ServiceExt;
@@ -133,7 +133,7 @@ pub fn routers() -> &'static (axum::Router, axum::Router) {
             .policy(|_: &tool_runtime::PendingCall| Ok::<(), String>(()))
             .build()
             .expect("a registry");
-        let router = |r: Registry| http::router(Arc::new(r), HttpOptions::default());
+        let router = |r: Registry| http::router(Arc::new(r), ServerOptions::default());
         (router(fast), router(reference))
     })
 }

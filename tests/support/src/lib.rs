@@ -98,7 +98,7 @@ pub async fn serve_on_loopback(app: axum::Router) -> String {
         listener,
         app,
         std::future::pending(),
-        std::time::Duration::from_secs(1),
+        &tool_runtime::http::ServerOptions::default().grace(std::time::Duration::from_secs(1)),
     ));
     base
 }

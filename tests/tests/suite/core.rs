@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tool_runtime::app::{self, RouterOptions};
+use tool_runtime::app;
 use tool_runtime::audit::{Audit, AuditRecord};
 use tool_runtime::http::Identity;
-use tool_runtime::http::{self, Auth, HttpOptions};
+use tool_runtime::http::{self, Auth, ServerOptions};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
@@ -112,13 +112,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
     let audit = Outcomes::default();
     let registry = Arc::new(builder(&audit).build().unwrap());
     let auth = Auth::from_toml(TOKENS).unwrap();
-    let app = http::router(
-        registry.clone(),
-        HttpOptions {
-            auth: Some(Arc::new(auth)),
-            ..HttpOptions::default()
-        },
-    );
+    let app = http::router(registry.clone(), ServerOptions::default().auth(auth));
     let base = tool_test_support::serve_on_loopback(app).await;
     let all = set(registry.names());
     let admin = || Caller::new(Source::Http).principal("ada").roles(["admin"]);
@@ -276,7 +270,7 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
     let registry = Arc::new(builder(&audit).build().unwrap());
     let base = tool_test_support::serve_on_loopback(http::router(
         registry.clone(),
-        HttpOptions::default(),
+        ServerOptions::default(),
     ))
     .await;
     let http = reqwest::Client::new();
@@ -413,7 +407,7 @@ async fn confirmation_is_one_decision_per_record_on_every_front_end() {
         (Arc::new(r), audit)
     };
     let base =
-        tool_test_support::serve_on_loopback(app::router(mcp_registry, RouterOptions::default()))
+        tool_test_support::serve_on_loopback(app::router(mcp_registry, ServerOptions::default()))
             .await;
     let lines = run_python(
         &[
@@ -509,7 +503,7 @@ async fn tools_added_and_removed_at_run_time_reach_every_front_end() {
     );
     let base = tool_test_support::serve_on_loopback(app::router(
         registry.clone(),
-        RouterOptions::default(),
+        ServerOptions::default(),
     ))
     .await;
     let http = reqwest::Client::new();
@@ -793,7 +787,7 @@ async fn routes_given_to_router_with_are_behind_the_front_layer() {
             .build()
             .unwrap(),
     );
-    let app = |options: HttpOptions| {
+    let app = |options: ServerOptions| {
         let mine = axum::Router::new().route(
             "/whoami",
             axum::routing::get(|Extension(who): Extension<Requester>| async move {
@@ -825,10 +819,7 @@ async fn routes_given_to_router_with_are_behind_the_front_layer() {
             .unwrap();
         (status, id, String::from_utf8_lossy(&body).into_owned())
     };
-    let with_tokens = || HttpOptions {
-        auth: Some(Arc::new(Auth::from_toml(TOKENS).unwrap())),
-        ..HttpOptions::default()
-    };
+    let with_tokens = || ServerOptions::default().auth(Auth::from_toml(TOKENS).unwrap());
     let lan = [192, 168, 1, 20];
 
     let (status, id, _) = text(
@@ -848,7 +839,7 @@ async fn routes_given_to_router_with_are_behind_the_front_layer() {
     .await;
     assert_eq!((status, body.as_str()), (200, "ada r-1"));
     let (status, _, body) = text(
-        app(HttpOptions::default())
+        app(ServerOptions::default())
             .oneshot(get("/whoami", None, [127, 0, 0, 1]))
             .await
             .unwrap(),
@@ -856,7 +847,7 @@ async fn routes_given_to_router_with_are_behind_the_front_layer() {
     .await;
     assert_eq!((status, body.as_str()), (200, "anonymous r-1"));
     let (status, _, _) = text(
-        app(HttpOptions::default())
+        app(ServerOptions::default())
             .oneshot(get("/whoami", None, lan))
             .await
             .unwrap(),
@@ -864,7 +855,7 @@ async fn routes_given_to_router_with_are_behind_the_front_layer() {
     .await;
     assert_eq!(status, 403);
     let (status, _, body) = text(
-        app(HttpOptions::default())
+        app(ServerOptions::default())
             .oneshot(get("/elsewhere", None, [127, 0, 0, 1]))
             .await
             .unwrap(),
@@ -890,11 +881,7 @@ async fn unauthenticated_servers_refuse_remote_peers() {
             .build()
             .unwrap(),
     );
-    let status = |options: HttpOptions, peer: [u8; 4], path: &'static str| {
-        let options = RouterOptions {
-            http: options,
-            ..RouterOptions::default()
-        };
+    let status = |options: ServerOptions, peer: [u8; 4], path: &'static str| {
         let app = app::router(registry.clone(), options);
         async move {
             let mut request = axum::http::Request::get(path)
@@ -908,20 +895,14 @@ async fn unauthenticated_servers_refuse_remote_peers() {
     };
     let lan = [192, 168, 1, 20];
     assert_eq!(
-        status(HttpOptions::default(), [127, 0, 0, 1], "/tools").await,
+        status(ServerOptions::default(), [127, 0, 0, 1], "/tools").await,
         200
     );
-    assert_eq!(status(HttpOptions::default(), lan, "/tools").await, 403);
-    assert_eq!(status(HttpOptions::default(), lan, "/mcp").await, 403);
-    let opted_out = HttpOptions {
-        allow_remote_without_auth: true,
-        ..HttpOptions::default()
-    };
+    assert_eq!(status(ServerOptions::default(), lan, "/tools").await, 403);
+    assert_eq!(status(ServerOptions::default(), lan, "/mcp").await, 403);
+    let opted_out = ServerOptions::default().allow_remote_without_auth(true);
     assert_eq!(status(opted_out, lan, "/tools").await, 200);
-    let with_tokens = HttpOptions {
-        auth: Some(Arc::new(Auth::from_toml(TOKENS).unwrap())),
-        ..HttpOptions::default()
-    };
+    let with_tokens = ServerOptions::default().auth(Auth::from_toml(TOKENS).unwrap());
     assert_eq!(status(with_tokens, lan, "/tools").await, 401);
 
     // `tool_route` in a router of the user's own: no front layer, so the same rule applies

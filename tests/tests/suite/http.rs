@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tool_runtime::hooks::{CallHook, HookPoint, Permit};
-use tool_runtime::http::{self, Auth, HttpOptions};
+use tool_runtime::http::{self, Auth, ServerOptions};
 use tool_runtime::prelude::*;
 use tool_runtime::{BoxFuture, PendingCall};
 
@@ -95,7 +95,7 @@ struct Server {
 }
 
 impl Server {
-    async fn start(options: HttpOptions) -> Server {
+    async fn start(options: ServerOptions) -> Server {
         let registry = Arc::new(
             registry_builder()
                 .state(demo_app::Store::in_memory().unwrap())
@@ -117,7 +117,7 @@ impl Server {
             async {
                 let _ = rx.await;
             },
-            Duration::from_secs(5),
+            &http::ServerOptions::default().grace(Duration::from_secs(5)),
         ));
         Server {
             base: format!("http://{addr}"),
@@ -148,7 +148,7 @@ async fn post_json(
 
 #[tokio::test]
 async fn tool_routes_answer_with_envelopes() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let (status, headers, env) =
         post_json(&s, "/tools/device_add", &json!({"ttl_seconds": 60})).await;
     assert_eq!(status, 200);
@@ -184,7 +184,7 @@ async fn tool_routes_answer_with_envelopes() {
 #[tokio::test]
 async fn a_declared_length_over_the_limit_is_refused_before_the_body_is_read() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let addr = s.base.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     // 100 MB declared, 2 bytes sent: a server that read first would wait for the rest.
@@ -205,7 +205,7 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body_is_read() {
 
 #[tokio::test]
 async fn every_status_of_the_envelope_table() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let cases: Vec<(&str, Value, u16, &str)> = vec![
         (
             "/tools/device_add",
@@ -286,11 +286,7 @@ async fn every_status_of_the_envelope_table() {
 
 #[tokio::test]
 async fn bad_requests_get_envelopes_too() {
-    let s = Server::start(HttpOptions {
-        body_limit: 1024,
-        ..HttpOptions::default()
-    })
-    .await;
+    let s = Server::start(ServerOptions::default().body_limit(1024)).await;
     let send = |path: &'static str, ct: Option<&'static str>, body: Vec<u8>| {
         let mut r = client().post(s.url(path)).body(body);
         if let Some(ct) = ct {
@@ -355,7 +351,7 @@ async fn bad_requests_get_envelopes_too() {
         (400, "invalid_request".into())
     );
     // Far deeper than any parser's recursion, within the size limit: still a clean 400.
-    let s2 = Server::start(HttpOptions::default()).await;
+    let s2 = Server::start(ServerOptions::default()).await;
     let r = client()
         .post(s2.url("/invoke"))
         .header("content-type", "application/json")
@@ -393,21 +389,21 @@ async fn start_strict(max_connections: usize) -> Server {
             .build()
             .unwrap(),
     );
-    let app = http::router(registry, HttpOptions::default());
+    let app = http::router(registry, ServerOptions::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let options = http::ServeOptions::default()
+    let options = ServerOptions::default()
         .header_timeout(Duration::from_secs(1))
         .body_timeout(Duration::from_secs(1))
         .max_connections(max_connections);
-    let done = tokio::spawn(http::serve_with(
+    let done = tokio::spawn(http::serve(
         listener,
         app,
         async {
             let _ = rx.await;
         },
-        options,
+        &options,
     ));
     Server {
         base: format!("http://{addr}"),
@@ -518,7 +514,7 @@ async fn unparseable_requests_get_an_envelope() {
 /// violations, and rejected values quoted by their start only.
 #[tokio::test]
 async fn an_invalid_body_gets_an_answer_far_smaller_than_itself() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let mut body = serde_json::Map::new();
     body.insert("ttl_seconds".into(), json!(60));
     for i in 0..20_000 {
@@ -562,7 +558,7 @@ async fn an_invalid_body_gets_an_answer_far_smaller_than_itself() {
 
 #[tokio::test]
 async fn discovery_routes() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let tools: Value = client()
         .get(s.url("/tools"))
         .send()
@@ -623,7 +619,7 @@ async fn discovery_routes() {
 
 #[tokio::test]
 async fn request_ids_are_echoed_or_generated_on_every_response() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     for (method, path) in [
         ("GET", "/healthz"),
         ("GET", "/nope"),
@@ -657,17 +653,84 @@ async fn request_ids_are_echoed_or_generated_on_every_response() {
     assert!(r.headers()["x-request-id"].len() < 100);
 }
 
+/// The operator endpoints (`GET /audit`, `GET /providers`) answer, with authentication, callers
+/// with the operator role only: `admin` by default, or the role the options name; the others get
+/// `403 forbidden`. Without authentication the machine's own callers read both.
+#[tokio::test]
+async fn operator_endpoints_need_the_operator_role() {
+    const TOKENS: &str = "[[tokens]]\ntoken = \"admin-token\"\nprincipal = \"ada\"\nroles = [\"admin\"]\n\n\
+                          [[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
+                          [[tokens]]\ntoken = \"plain-token\"\nprincipal = \"pat\"\n";
+    let get = |s: &Server, path: &str, token: Option<&str>| {
+        let mut request = client().get(s.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let r = request.send().await.unwrap();
+            let status = r.status().as_u16();
+            let body: Value = r.json().await.unwrap();
+            (status, body)
+        }
+    };
+    let with_tokens = |role: Option<&str>| {
+        let options = ServerOptions::default().auth(Auth::from_toml(TOKENS).unwrap());
+        Server::start(match role {
+            Some(role) => options.operator_role(role),
+            None => options,
+        })
+    };
+    // This server keeps no audit log: past the role check, `/audit` answers 501 `unsupported`.
+    let by_default = with_tokens(None).await;
+    assert_eq!(
+        get(&by_default, "/providers", Some("admin-token")).await.0,
+        200
+    );
+    assert_eq!(get(&by_default, "/audit", Some("admin-token")).await.0, 501);
+    for path in ["/providers", "/audit"] {
+        for token in ["ops-token", "plain-token"] {
+            let (status, body) = get(&by_default, path, Some(token)).await;
+            assert_eq!(
+                (status, &body["error"]["type"]),
+                (403, &json!("forbidden")),
+                "{path} {token}"
+            );
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("`admin`"),
+                "{body}"
+            );
+        }
+    }
+    // The OpenAPI document says so.
+    let (_, doc) = get(&by_default, "/openapi.json", Some("plain-token")).await;
+    assert!(
+        doc["paths"]["/providers"]["get"]["responses"]["403"].is_object(),
+        "{}",
+        doc["paths"]["/providers"]
+    );
+    let ops = with_tokens(Some("ops")).await;
+    assert_eq!(get(&ops, "/providers", Some("ops-token")).await.0, 200);
+    assert_eq!(get(&ops, "/audit", Some("ops-token")).await.0, 501);
+    for path in ["/providers", "/audit"] {
+        for token in ["admin-token", "plain-token"] {
+            assert_eq!(get(&ops, path, Some(token)).await.0, 403, "{path} {token}");
+        }
+    }
+    let open = Server::start(ServerOptions::default()).await;
+    assert_eq!(get(&open, "/providers", None).await.0, 200);
+    assert_eq!(get(&open, "/audit", None).await.0, 501);
+}
+
 #[tokio::test]
 async fn auth_requires_a_bearer_token_and_passes_the_identity_on() {
     let auth = Auth::from_toml(
         "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
     )
     .unwrap();
-    let s = Server::start(HttpOptions {
-        auth: Some(Arc::new(auth)),
-        ..HttpOptions::default()
-    })
-    .await;
+    let s = Server::start(ServerOptions::default().auth(auth)).await;
     let r = client().post(s.url("/tools/whoami")).send().await.unwrap();
     assert_eq!(r.status(), 401);
     assert!(
@@ -728,7 +791,7 @@ async fn auth_requires_a_bearer_token_and_passes_the_identity_on() {
     );
 
     // Without auth, no identity.
-    let open = Server::start(HttpOptions::default()).await;
+    let open = Server::start(ServerOptions::default()).await;
     let (_, _, env) = post_json(&open, "/tools/whoami", &json!({})).await;
     assert_eq!(env["result"]["principal"], Value::Null);
 }
@@ -764,7 +827,7 @@ async fn one_tool_mounted_in_a_users_own_router_with_a_users_layer() {
 
 #[tokio::test]
 async fn shutdown_lets_a_slow_call_finish_then_stops() {
-    let mut s = Server::start(HttpOptions::default()).await;
+    let mut s = Server::start(ServerOptions::default()).await;
     let url = s.url("/tools/nap");
     let mut started = NAP_STARTED.subscribe();
     let slow = tokio::spawn(async move {
@@ -796,6 +859,31 @@ async fn shutdown_lets_a_slow_call_finish_then_stops() {
     );
 }
 
+/// `serve` cancels the shutdown token of the options it is given when its shutdown future
+/// completes: a router given the same options (`/mcp`) learns of the shutdown with nothing more.
+#[tokio::test]
+async fn serve_cancels_the_options_shutdown_token() {
+    let token = tool_runtime::CancellationToken::new();
+    let options = ServerOptions::default().shutdown(token.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(
+        listener,
+        axum::Router::new(),
+        async {
+            let _ = rx.await;
+        },
+        &options,
+    ));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!token.is_cancelled(), "not before shutdown");
+    tx.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), token.cancelled())
+        .await
+        .expect("the token is cancelled at shutdown");
+    server.await.unwrap().unwrap();
+}
+
 #[tokio::test]
 async fn the_grace_period_bounds_shutdown() {
     let registry = Arc::new(
@@ -810,11 +898,11 @@ async fn the_grace_period_bounds_shutdown() {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(http::serve(
         listener,
-        http::router(registry, HttpOptions::default()),
+        http::router(registry, ServerOptions::default()),
         async {
             let _ = rx.await;
         },
-        Duration::from_millis(200),
+        &ServerOptions::default().grace(Duration::from_millis(200)),
     ));
     let mut nap = NAP_STARTED.subscribe();
     let call = tokio::spawn(async move {
@@ -843,7 +931,7 @@ async fn the_grace_period_bounds_shutdown() {
 
 #[tokio::test]
 async fn dry_runs_by_query_header_or_invoke() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     // Refused for tools without dry runs; run, with no confirmation asked, for those with.
     let (status, _, env) = post_json(
         &s,
@@ -896,7 +984,7 @@ fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
 /// those `null`s leave the fields out; without it, the canonical schema holds.
 #[tokio::test]
 async fn arguments_in_the_form_of_the_specs_shown_are_taken_when_the_call_names_it() {
-    let s = Server::start(HttpOptions::default()).await;
+    let s = Server::start(ServerOptions::default()).await;
     let specs: Value = client()
         .get(s.url("/tools?format=openai"))
         .send()

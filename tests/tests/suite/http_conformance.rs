@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
@@ -21,11 +21,11 @@ async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(http::serve(
         listener,
-        http::router(registry, HttpOptions::default()),
+        http::router(registry, ServerOptions::default()),
         async {
             let _ = stopped.await;
         },
-        Duration::from_secs(5),
+        &http::ServerOptions::default().grace(Duration::from_secs(5)),
     ));
 
     let doc = reqwest::get(format!("{base}/openapi.json"))

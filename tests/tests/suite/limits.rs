@@ -161,9 +161,10 @@ async fn a_caller_that_leaves_the_queue_frees_its_place() {
 
 #[tokio::test]
 async fn over_http_a_rate_limit_is_429_with_retry_after() {
-    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::http::{self, ServerOptions};
     let r = Arc::new(registry_builder().build().unwrap());
-    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base =
+        tool_test_support::serve_on_loopback(http::router(r, ServerOptions::default())).await;
     let url = format!("{base}/tools/ping");
     let client = reqwest::Client::new();
     for _ in 0..2 {

@@ -496,7 +496,7 @@ fn assert_portable_names_what_a_provider_would_reject() {
 async fn the_http_listing_lowers_for_each_provider() {
     use tower::ServiceExt;
     let registry = std::sync::Arc::new(builder().build().unwrap());
-    let app = tool_runtime::http::router(registry, tool_runtime::http::HttpOptions::default());
+    let app = tool_runtime::http::router(registry, tool_runtime::http::ServerOptions::default());
     let get = |uri: &str| {
         let app = app.clone();
         let request = axum::http::Request::get(uri)

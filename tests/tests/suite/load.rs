@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tool_runtime::audit::JsonLinesAudit;
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 
 const CALLERS: usize = 200;
 
@@ -53,11 +53,11 @@ async fn two_hundred_callers_under_limits_get_only_designed_answers() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(http::serve(
         listener,
-        http::router(Arc::new(registry), HttpOptions::default()),
+        http::router(Arc::new(registry), ServerOptions::default()),
         async {
             let _ = stopped.await;
         },
-        Duration::from_secs(5),
+        &http::ServerOptions::default().grace(Duration::from_secs(5)),
     ));
 
     let client = reqwest::Client::builder()

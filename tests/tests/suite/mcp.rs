@@ -620,20 +620,14 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
 
 #[tokio::test]
 async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
-    use tool_runtime::app::{self, RouterOptions};
-    use tool_runtime::http::{Auth, HttpOptions};
+    use tool_runtime::app;
+    use tool_runtime::http::{Auth, ServerOptions};
     let auth = Auth::from_toml(
         "[[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
          [[tokens]]\ntoken = \"dev-token\"\nprincipal = \"dan\"\nroles = []\n",
     )
     .unwrap();
-    let options = RouterOptions {
-        http: HttpOptions {
-            auth: Some(Arc::new(auth)),
-            ..HttpOptions::default()
-        },
-        ..RouterOptions::default()
-    };
+    let options = ServerOptions::default().auth(auth);
     let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
@@ -800,9 +794,10 @@ fn stdio_works_when_standard_streams_are_not_pipes() {
 
 #[tokio::test]
 async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
-    use tool_runtime::app::{self, RouterOptions};
+    use tool_runtime::app;
+    use tool_runtime::http::ServerOptions;
     let base =
-        tool_test_support::serve_on_loopback(app::router(registry(), RouterOptions::default()))
+        tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
             .await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
@@ -865,15 +860,12 @@ async fn bad_bodies_get_json_rpc_errors_and_sessions_end_with_204() {
 #[tokio::test]
 async fn sessions_are_capped_and_unfinished_handshakes_expire() {
     use std::time::Duration;
-    use tool_runtime::app::{self, RouterOptions};
-    use tool_runtime::mcp::SessionLimits;
+    use tool_runtime::app;
+    use tool_runtime::http::ServerOptions;
     const MAX: usize = 6;
-    let options = RouterOptions {
-        mcp_sessions: SessionLimits::default()
-            .max_sessions(MAX)
-            .handshake_timeout(Duration::from_millis(400)),
-        ..RouterOptions::default()
-    };
+    let options = ServerOptions::default()
+        .max_sessions(MAX)
+        .session_handshake_timeout(Duration::from_millis(400));
     let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
     let url = format!("{base}/mcp");
     let http = reqwest::Client::new();
@@ -963,15 +955,12 @@ async fn sessions_are_capped_and_unfinished_handshakes_expire() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initializes_racing_for_the_last_places_get_503_never_500() {
-    use tool_runtime::app::{self, RouterOptions};
-    use tool_runtime::mcp::SessionLimits;
+    use tool_runtime::app;
+    use tool_runtime::http::ServerOptions;
     const MAX: usize = 32;
     // Each round on a new server: the race is likely in one round, and near certain in five.
     for _ in 0..5 {
-        let options = RouterOptions {
-            mcp_sessions: SessionLimits::default().max_sessions(MAX),
-            ..RouterOptions::default()
-        };
+        let options = ServerOptions::default().max_sessions(MAX);
         let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
         let url = format!("{base}/mcp");
         let http = reqwest::Client::new();

@@ -83,9 +83,10 @@ async fn results_over_their_cap_are_cut_or_refused() {
 
 #[tokio::test]
 async fn over_http_the_envelope_says_truncated() {
-    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::http::{self, ServerOptions};
     let r = std::sync::Arc::new(registry_builder().build().unwrap());
-    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base =
+        tool_test_support::serve_on_loopback(http::router(r, ServerOptions::default())).await;
     let client = reqwest::Client::new();
     let cut: Value = client
         .post(format!("{base}/tools/essay"))

@@ -16,7 +16,7 @@ use axum::http::{Request, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::hooks::{CallObserver, CompletedCall};
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 use tool_runtime::limits::Rate;
 use tool_runtime::policy::{AllowTools, DenyDestructive};
 use tool_runtime::registry::RegistryBuilder;
@@ -179,7 +179,7 @@ fn fixture_with(observe: bool, extra: fn(RegistryBuilder) -> RegistryBuilder) ->
             // A policy of the user's own may read the arguments: the `Value` path, always.
             builder = builder.policy(|_: &tool_runtime::PendingCall| Ok::<(), String>(()));
         }
-        http::router(Arc::new(builder.build().unwrap()), HttpOptions::default())
+        http::router(Arc::new(builder.build().unwrap()), ServerOptions::default())
     };
     Fixture {
         fast: app(false),

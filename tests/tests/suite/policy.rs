@@ -265,20 +265,14 @@ async fn roles_are_required_by_the_require_roles_policy() {
 
 #[tokio::test]
 async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
-    use tool_runtime::http::{self, Auth, HttpOptions};
+    use tool_runtime::http::{self, Auth, ServerOptions};
     let auth = Auth::from_toml(
         "[[tokens]]\ntoken = \"admin-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n\n\
          [[tokens]]\ntoken = \"viewer-token\"\nprincipal = \"bob\"\nroles = [\"viewer\"]\n",
     )
     .unwrap();
     let r = Arc::new(registry(registry_builder().policy(RequireRoles)));
-    let app = http::router(
-        r,
-        HttpOptions {
-            auth: Some(Arc::new(auth)),
-            ..HttpOptions::default()
-        },
-    );
+    let app = http::router(r, ServerOptions::default().auth(auth));
     let url = format!(
         "{}/tools/rotate_keys",
         tool_test_support::serve_on_loopback(app).await
@@ -306,11 +300,12 @@ async fn roles_from_bearer_tokens_reach_the_policy_over_http() {
 
 #[tokio::test]
 async fn guards_and_policies_apply_over_http_too() {
-    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::http::{self, ServerOptions};
     let r = Arc::new(registry(
         registry_builder().policy(DenyDestructive::for_sources([Source::Http])),
     ));
-    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base =
+        tool_test_support::serve_on_loopback(http::router(r, ServerOptions::default())).await;
     let client = reqwest::Client::new();
     let post = |tool: &str, body: Value| {
         client
@@ -346,7 +341,7 @@ fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
 /// /tools`, `/openapi.json` and its library form, MCP `tools/list`) and refused when called.
 #[tokio::test]
 async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns() {
-    use tool_runtime::http::{self, HttpOptions};
+    use tool_runtime::http::{self, ServerOptions};
     let r = Arc::new(registry(
         registry_builder().policy(
             AllowTools::new()
@@ -360,7 +355,8 @@ async fn a_policy_hides_a_tool_from_every_listing_of_the_front_end_it_concerns()
     assert!(!paths.iter().any(|p| p.contains("purge")), "{paths:?}");
 
     let base =
-        tool_test_support::serve_on_loopback(http::router(r.clone(), HttpOptions::default())).await;
+        tool_test_support::serve_on_loopback(http::router(r.clone(), ServerOptions::default()))
+            .await;
     let client = reqwest::Client::new();
     let get = |path: &'static str| {
         let client = client.clone();

@@ -265,7 +265,7 @@ async fn an_http_server_is_mounted_and_called() {
     // Served again by our own front ends: the gateway.
     let base = tool_test_support::serve_on_loopback(tool_runtime::http::router(
         registry.clone(),
-        tool_runtime::http::HttpOptions::default(),
+        tool_runtime::http::ServerOptions::default(),
     ))
     .await;
     let answer: Value = reqwest::Client::new()
@@ -567,7 +567,7 @@ async fn our_own_server_mounted_elsewhere_announces_its_new_tools() {
     let serving = registry(Duration::from_secs(5));
     let base = tool_test_support::serve_on_loopback(tool_runtime::app::router(
         serving.clone(),
-        tool_runtime::app::RouterOptions::default(),
+        tool_runtime::http::ServerOptions::default(),
     ))
     .await;
     let mounting = registry(Duration::from_secs(5));

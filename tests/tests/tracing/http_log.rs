@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use serde_json::json;
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 use tower::ServiceExt;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -45,7 +45,7 @@ async fn one_line_per_request_on_every_route() {
     let lines = Lines::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(lines.clone()));
-    let app = http::router(add::registry(), HttpOptions::default());
+    let app = http::router(add::registry(), ServerOptions::default());
     let began = std::time::Instant::now();
     let requests = [
         ("POST", "/tools/add", r#"{"a": 1, "b": 2}"#, 200),

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use tool_runtime::hooks::{CallObserver, CompletedCall};
-use tool_runtime::http::{self, HttpOptions};
+use tool_runtime::http::{self, ServerOptions};
 use tool_runtime::prelude::*;
 use tool_runtime::{App, BoxFuture, Secret};
 
@@ -137,7 +137,8 @@ async fn through_the_pipeline(r: &Registry) {
 }
 
 async fn over_http(r: Arc<Registry>) {
-    let base = tool_test_support::serve_on_loopback(http::router(r, HttpOptions::default())).await;
+    let base =
+        tool_test_support::serve_on_loopback(http::router(r, ServerOptions::default())).await;
     let client = reqwest::Client::new();
     for (tool, body) in [
         ("mail_login", json!({"user": "ann", "password": SECRET})),

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::{Agent, Message, RunContext};
-use crate::http::HttpOptions;
+use crate::http::ServerOptions;
 use crate::http::body;
 use crate::http::front::context_of;
 use crate::http::response::error_response;
@@ -41,12 +41,12 @@ struct Route {
     max_depth: usize,
 }
 
-/// `POST /agent` running `agent`, reading bodies within the limits of `http`.
-pub(super) fn route(agent: Option<Agent>, http: &HttpOptions) -> MethodRouter {
+/// `POST /agent` running `agent`, reading bodies within the limits of `options`.
+pub(super) fn route(agent: Option<Agent>, options: &ServerOptions) -> MethodRouter {
     let route = Route {
         agent,
-        body_limit: http.body_limit,
-        max_depth: http.max_depth,
+        body_limit: options.requests.body_limit,
+        max_depth: options.requests.max_depth,
     };
     post(run_agent).with_state(std::sync::Arc::new(route))
 }

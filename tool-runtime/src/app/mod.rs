@@ -39,6 +39,9 @@ mod router;
 #[cfg(all(feature = "cli", any(feature = "http", feature = "mcp")))]
 mod serve;
 
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use crate::http::ServerOptions;
 #[cfg(all(feature = "cli", feature = "agent"))]
 pub use agent::AgentFlags;
 #[cfg(feature = "cli")]
@@ -46,6 +49,6 @@ pub use command_line::{App, SetupError};
 #[cfg(feature = "cli")]
 pub use context::AppContext;
 #[cfg(feature = "http")]
-pub use router::{RouterOptions, router};
+pub use router::router;
 #[cfg(all(feature = "cli", feature = "http"))]
 pub use serve::Background;

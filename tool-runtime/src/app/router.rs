@@ -5,83 +5,65 @@ use std::sync::Arc;
 
 use axum::Router;
 
-use crate::http::{self, HttpOptions};
+use crate::http::{self, ServerOptions};
 use crate::registry::Registry;
 
-/// What [`router`] serves beside the tool routes, and how.
-#[derive(Debug, Clone, Default)]
-pub struct RouterOptions {
-    /// The tool routes' limits and authentication, which `/mcp` and `POST /agent` share; its
-    /// `api_title` and `api_version` are also the MCP `serverInfo`.
-    pub http: HttpOptions,
-    /// The `Host` headers `/mcp` accepts, against DNS rebinding: `None` (the default) accepts
-    /// loopback names only; an empty list accepts every host (`serve` uses it with an auth file
-    /// or a non-loopback address).
-    #[cfg(feature = "mcp")]
-    pub mcp_allowed_hosts: Option<Vec<String>>,
-    /// How many MCP sessions `/mcp` keeps open, and for how long.
-    #[cfg(feature = "mcp")]
-    pub mcp_sessions: crate::mcp::SessionLimits,
-    /// Cancel it when shutting down: `/mcp` then ends its sessions and their open event
-    /// streams, which graceful shutdown would otherwise wait out (`serve` does this).
-    #[cfg(feature = "mcp")]
-    pub shutdown: tokio_util::sync::CancellationToken,
-    /// The agent `POST /agent` runs (see [`agent`](crate::agent)); without one the route
-    /// answers 400.
-    #[cfg(feature = "agent")]
-    pub agent: Option<crate::agent::Agent>,
-    /// Serve the browser console at `/` and `GET /whoami` (off by default; `serve` turns it
-    /// on).
-    pub console: bool,
+#[cfg(feature = "agent")]
+impl ServerOptions {
+    /// The agent `POST /agent` runs in [`app::router`](crate::app::router) (see
+    /// [`agent`](crate::agent)); without one the route answers 400.
+    #[must_use]
+    pub fn agent(mut self, agent: crate::agent::Agent) -> Self {
+        self.mounted.insert(agent);
+        self
+    }
 }
 
 /// The tool routes of [`http::router`], with `/mcp` (feature `mcp`: MCP over streamable HTTP,
-/// see [`McpServer::http_route`](crate::mcp::McpServer::http_route)) and `POST /agent`
-/// (feature `agent`: one run, its events streamed as server-sent events) beside them, all
-/// behind the same request id, authentication and peer rule.
+/// see [`McpServer::http_route`](crate::mcp::McpServer::http_route)), `POST /agent` (feature
+/// `agent`: one run of the [`agent`](ServerOptions::agent), its events streamed as server-sent
+/// events) and, when [`console`](ServerOptions::console) is on, the browser console beside
+/// them, all behind the same request id, authentication and peer rule. The `api_title` and
+/// `api_version` of `options` are also the MCP `serverInfo`.
 ///
 /// ```no_run
 /// # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
 /// use tool_runtime::{app, http};
-/// let app = app::router(registry, app::RouterOptions::default());
+/// let options = http::ServerOptions::default().max_sessions(64);
+/// let app = app::router(registry, options.clone());
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// http::serve(listener, app, http::shutdown_signal(), std::time::Duration::from_secs(10)).await
+/// // Cancels the options' shutdown token at shutdown: `/mcp` ends its sessions.
+/// http::serve(listener, app, http::shutdown_signal(), &options).await
 /// # }
 /// ```
-pub fn router(registry: Arc<Registry>, options: RouterOptions) -> Router {
+pub fn router(registry: Arc<Registry>, options: ServerOptions) -> Router {
     let routes = Router::new();
     #[cfg(feature = "mcp")]
     let routes = routes.route(
         "/mcp",
         crate::mcp::McpServer::named(
             registry.clone(),
-            options.http.api_title.clone(),
-            options.http.api_version.clone(),
+            options.info.title.clone(),
+            options.info.version.clone(),
         )
-        .http_route(
-            options.mcp_allowed_hosts,
-            options.http.body_limit,
-            options.mcp_sessions,
-            options.shutdown,
-        ),
+        .http_route(&options),
     );
     #[cfg(feature = "agent")]
-    let has_agent = options.agent.is_some();
+    let agent = options.mounted.get::<crate::agent::Agent>().cloned();
+    #[cfg(feature = "agent")]
+    let has_agent = agent.is_some();
     #[cfg(not(feature = "agent"))]
     let has_agent = false;
     #[cfg(feature = "agent")]
-    let routes = routes.route(
-        "/agent",
-        super::agent_route::route(options.agent, &options.http),
-    );
+    let routes = routes.route("/agent", super::agent_route::route(agent, &options));
     let routes = if options.console {
         routes.merge(super::console::routes(
             registry.clone(),
-            &options.http,
+            &options,
             has_agent,
         ))
     } else {
         routes
     };
-    http::router_with(registry, options.http, routes)
+    http::router_with(registry, options, routes)
 }

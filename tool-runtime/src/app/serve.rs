@@ -84,25 +84,18 @@ impl App {
 
     #[cfg(feature = "http")]
     pub(super) async fn serve(mut self, cx: &mut AppContext, m: &ArgMatches) -> u8 {
-        use super::RouterOptions;
-        use crate::http::{self, Auth, HttpOptions};
+        use crate::http;
         let addr = *m
             .get_one::<std::net::SocketAddr>("addr")
             .expect("has a default");
-        let auth = match m.get_one::<std::path::PathBuf>("auth-file") {
-            Some(path) => match Auth::from_file(path) {
-                Ok(a) => Some(Arc::new(a)),
-                Err(e) => return fail(e, 2),
-            },
-            None => None,
+        let mut options = match server_options(m) {
+            Ok(options) => options,
+            Err(e) => return fail(e, 2),
         };
-        let insecure = m.get_flag("insecure");
-        if let Err(refusal) =
-            crate::layers::safety::check_listen_address(addr, auth.is_some(), insecure)
-        {
+        if let Err(refusal) = options.access.check_listen_address(addr) {
             return fail(refusal, 2);
         }
-        let auth_present = auth.is_some();
+        options.access.listening_on(addr);
         #[cfg(feature = "agent")]
         let make_agent = self.agent.take();
         let background = std::mem::take(&mut self.background);
@@ -123,25 +116,11 @@ impl App {
             Ok(tasks) => tasks,
             Err(code) => return code,
         };
-        let options = RouterOptions {
-            http: HttpOptions {
-                body_limit: *m.get_one::<usize>("body-limit").expect("has a default"),
-                auth,
-                api_title: name,
-                api_version: version,
-                allow_remote_without_auth: insecure,
-                ..HttpOptions::default()
-            },
-            #[cfg(feature = "mcp")]
-            mcp_allowed_hosts: mcp_hosts(addr, auth_present),
-            #[cfg(feature = "mcp")]
-            mcp_sessions: crate::mcp::SessionLimits::default().max_sessions(
-                *m.get_one::<u32>("max-mcp-sessions").expect("has a default") as usize,
-            ),
-            #[cfg(feature = "agent")]
-            agent,
-            console: true,
-            ..RouterOptions::default()
+        let options = options.api_title(name).api_version(version);
+        #[cfg(feature = "agent")]
+        let options = match agent {
+            Some(agent) => options.agent(agent),
+            None => options,
         };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
@@ -153,23 +132,20 @@ impl App {
         // The one line on stdout: scripts and tests read the bound address from it.
         println!("listening on http://{local}");
         let _ = std::io::Write::flush(&mut std::io::stdout());
-        let grace = std::time::Duration::from_secs(
-            *m.get_one::<u64>("grace-period").expect("has a default"),
-        );
-        #[cfg(feature = "mcp")]
-        let shutdown = options.shutdown.clone();
         let stop_background = stopping.clone();
         let signal = async move {
             http::shutdown_signal().await;
             stop_background.cancel();
-            #[cfg(feature = "mcp")]
-            shutdown.cancel();
         };
-        let serving = http::ServeOptions::default()
-            .grace(grace)
-            .max_connections(*m.get_one::<u32>("max-connections").expect("has a default") as usize);
-        let served =
-            http::serve_with(listener, super::router(registry, options), signal, serving).await;
+        let grace = options.connections.grace;
+        // `serve` cancels the options' shutdown token too: `/mcp` ends its sessions.
+        let served = http::serve(
+            listener,
+            super::router(registry, options.clone()),
+            signal,
+            &options,
+        )
+        .await;
         stopping.cancel();
         let _ = tokio::time::timeout(grace, futures_util::future::join_all(tasks)).await;
         match served {
@@ -209,6 +185,27 @@ async fn serving_agent(
         .ok()
 }
 
+/// The server options `serve`'s flags set, the console on; or why the auth file cannot be read.
+#[cfg(feature = "http")]
+fn server_options(m: &ArgMatches) -> Result<crate::http::ServerOptions, String> {
+    let flag = |name: &str| *m.get_one::<u32>(name).expect("has a default") as usize;
+    let options = crate::http::ServerOptions::default()
+        .body_limit(*m.get_one::<usize>("body-limit").expect("has a default"))
+        .allow_remote_without_auth(m.get_flag("insecure"))
+        .operator_role(m.get_one::<String>("operator-role").expect("has a default"))
+        .max_connections(flag("max-connections"))
+        .grace(std::time::Duration::from_secs(
+            *m.get_one::<u64>("grace-period").expect("has a default"),
+        ))
+        .console(true);
+    #[cfg(feature = "mcp")]
+    let options = options.max_sessions(flag("max-mcp-sessions"));
+    match m.get_one::<std::path::PathBuf>("auth-file") {
+        Some(path) => Ok(options.auth(crate::http::Auth::from_file(path)?)),
+        None => Ok(options),
+    }
+}
+
 /// Starts the background tasks, or returns the exit code of the first that fails to start.
 #[cfg(feature = "http")]
 async fn start_background(
@@ -225,24 +222,6 @@ async fn start_background(
         }
     }
     Ok(tasks)
-}
-
-/// The `Host` names `/mcp` accepts when serving on `addr`: behind tokens, or deliberately
-/// exposed, any; on loopback, loopback names only (against DNS rebinding), the IPv4-mapped
-/// loopback address included when serving on it.
-#[cfg(all(feature = "http", feature = "mcp"))]
-fn mcp_hosts(addr: std::net::SocketAddr, authenticated: bool) -> Option<Vec<String>> {
-    if authenticated || !crate::layers::safety::is_loopback(addr.ip()) {
-        return Some(Vec::new());
-    }
-    match addr.ip() {
-        std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => Some(
-            ["localhost", "127.0.0.1", "::1", &format!("[{v6}]")]
-                .map(str::to_owned)
-                .to_vec(),
-        ),
-        _ => None,
-    }
 }
 
 /// `serve`: the HTTP front end.
@@ -270,6 +249,13 @@ pub(super) fn serve_command() -> Command {
                 .value_hint(clap::ValueHint::FilePath)
                 .value_parser(clap::value_parser!(std::path::PathBuf))
                 .help("TOML file of bearer tokens ([[tokens]] token or token_sha256, principal, roles); requests then need `Authorization: Bearer <token>`"),
+        )
+        .arg(
+            clap::Arg::new("operator-role")
+                .long("operator-role")
+                .value_name("ROLE")
+                .default_value(crate::http::OPERATOR_ROLE)
+                .help("With --auth-file, the role that may read GET /audit and GET /providers"),
         )
         .arg(
             clap::Arg::new("insecure")

@@ -221,7 +221,15 @@ pub(super) fn call_request_with(
 pub(super) async fn call_named(state: &Shared, name: &str, call: CallRequest) -> Response {
     let o = &state.options;
     let CallRequest { ctx, json, body } = call;
-    let bytes = match body::json_bytes(json, body, o.body_limit, o.max_depth, true).await {
+    let bytes = match body::json_bytes(
+        json,
+        body,
+        o.requests.body_limit,
+        o.requests.max_depth,
+        true,
+    )
+    .await
+    {
         Ok(b) => b,
         Err(e) => return error_response(Some(name), e, ctx.request_id()),
     };
@@ -260,11 +268,18 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
     let FrontContext { id, identity } = context_of(&mut request);
     let (parts, body) = request.into_parts();
     let o = &state.options;
-    let request =
-        match body::json_object(&parts.headers, body, o.body_limit, o.max_depth, false).await {
-            Ok(r) => r,
-            Err(e) => return error_response(None, e, &id),
-        };
+    let request = match body::json_object(
+        &parts.headers,
+        body,
+        o.requests.body_limit,
+        o.requests.max_depth,
+        false,
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => return error_response(None, e, &id),
+    };
     let asked = match invocation(request) {
         Ok(asked) => asked,
         Err((tool, e)) => return error_response(tool.as_deref(), e, &id),

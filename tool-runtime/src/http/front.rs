@@ -143,8 +143,10 @@ pub(super) fn exposure(state: &Shared, request: &Request, id: &str) -> Result<()
     else {
         return Ok(());
     };
-    let o = &state.options;
-    crate::layers::safety::admit_peer(peer.0.ip(), o.auth.is_some(), o.allow_remote_without_auth)
+    state
+        .options
+        .access
+        .admit_peer(peer.0.ip())
         .map_err(|e| Box::new(error_response(None, e, id)))
 }
 
@@ -238,7 +240,7 @@ pub(super) fn authenticate(
     request: &Request,
     id: &str,
 ) -> Result<Option<Identity>, Box<Response>> {
-    let Some(auth) = &state.options.auth else {
+    let Some(auth) = &state.options.access.auth else {
         return Ok(None);
     };
     if PUBLIC.contains(&request.uri().path()) {

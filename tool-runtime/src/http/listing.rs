@@ -14,10 +14,18 @@ use crate::tool::context::{Caller, Source};
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
-use super::{AppState, Shared, body, openapi};
+use super::{AppState, ServerOptions, Shared, body, openapi};
 
-/// `GET /providers`: each mounted provider's name, tool count, availability and last error.
-pub(super) async fn list_providers(State(state): State<AppState>) -> Response {
+/// `GET /providers`: each mounted provider's name, tool count, availability and last error; an
+/// operator endpoint ([`may_operate`]): its errors name URLs and connection failures.
+pub(super) async fn list_providers(
+    State(state): State<AppState>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    if let Some(refused) = operator_only(&state.options, &ctx, "the providers' status") {
+        return refused;
+    }
     let providers = state.registry.provider_status().await;
     json_response(
         StatusCode::OK,
@@ -35,30 +43,24 @@ struct AuditQuery {
     tool: Option<String>,
 }
 
-/// Whether the caller of `ctx` may read the audit log: with authentication, callers with the
-/// role [`AUDIT_ROLE`](super::AUDIT_ROLE); without, the machine's own callers, the only ones
-/// served.
-pub(crate) fn may_read_audit(options: &super::HttpOptions, ctx: &FrontContext) -> bool {
-    options.auth.is_none()
-        || ctx
-            .identity
-            .as_ref()
-            .is_some_and(|i| i.roles.iter().any(|r| r == super::AUDIT_ROLE))
+/// Whether the caller of `ctx` may read the operator endpoints (`/audit`, `/providers`): the
+/// rule of `layers::safety`, with the server's operator role.
+pub(crate) fn may_operate(options: &ServerOptions, ctx: &FrontContext) -> bool {
+    options.access.may_operate(ctx.identity.as_ref())
+}
+
+/// `None` when the caller may read an operator endpoint; else its `403 forbidden`.
+fn operator_only(options: &ServerOptions, ctx: &FrontContext, what: &str) -> Option<Response> {
+    let refused = options.access.operator_only(ctx.identity.as_ref(), what)?;
+    Some(error_response(None, refused, &ctx.id))
 }
 
 /// `GET /audit?limit=&tool=`: the latest calls in the audit log, newest first, as their outcome
 /// records (`{"calls": [...]}`).
 pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Request) -> Response {
     let ctx = context_of(&mut request);
-    if !may_read_audit(&state.options, &ctx) {
-        let refused = crate::tool::error::ToolError::new(
-            crate::tool::error::ErrorKind::FORBIDDEN,
-            format!(
-                "the audit log is for callers with the role `{}`",
-                super::AUDIT_ROLE
-            ),
-        );
-        return error_response(None, refused, &ctx.id);
+    if let Some(refused) = operator_only(&state.options, &ctx, "the audit log") {
+        return refused;
     }
     let query = request.uri().query().unwrap_or_default();
     let query: AuditQuery = match serde_urlencoded_query(query) {
@@ -119,9 +121,9 @@ pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Req
     let tools = registry.visible(&caller_of(&ctx));
     let doc = Arc::new(openapi::document_for(
         &tools,
-        &o.api_title,
-        &o.api_version,
-        o.auth.is_some(),
+        &o.info.title,
+        &o.info.version,
+        o.access.authenticates(),
     ));
     if cacheable {
         *state.openapi.lock().unwrap_or_else(PoisonError::into_inner) =

@@ -8,8 +8,12 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
-//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error |
-//! | `GET /audit?limit=&tool=` | the latest calls in the audit log, for callers with the role [`AUDIT_ROLE`] |
+//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error; for operators |
+//! | `GET /audit?limit=&tool=` | the latest calls in the audit log; for operators |
+//!
+//! The operator endpoints (`/providers`, `/audit`) answer, on a server with authentication,
+//! callers with the operator role only ([`ServerOptions::operator_role`], [`OPERATOR_ROLE`] by
+//! default), and `403 forbidden` to the others.
 //!
 //! [`router_with`] puts routes of your own behind the same front layer (request id,
 //! authentication, peer rule); [`app::router`](crate::app::router) mounts MCP at `/mcp` and the
@@ -17,14 +21,14 @@
 //!
 //! ```no_run
 //! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
-//! use tool_runtime::http::{self, HttpOptions};
-//! let app = http::router(registry, HttpOptions::default());
+//! use tool_runtime::http::{self, ServerOptions};
+//! let options = ServerOptions::default();
+//! let app = http::router(registry, options.clone());
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! http::serve(listener, app, http::shutdown_signal(), std::time::Duration::from_secs(10)).await
+//! http::serve(listener, app, http::shutdown_signal(), &options).await
 //! # }
 //! ```
 
-mod auth;
 pub(crate) mod body;
 mod calls;
 pub(crate) mod front;
@@ -41,63 +45,26 @@ use axum::http::HeaderName;
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
+pub use crate::layers::auth::{Auth, Identity};
+pub use crate::layers::safety::OPERATOR_ROLE;
+pub use crate::layers::server::ServerOptions;
 pub use crate::tool::context::Requester;
-pub use auth::{Auth, Identity};
 
 use crate::registry::Registry;
 
-pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
+pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};
-pub(crate) use listing::may_read_audit;
+pub(crate) use listing::may_operate;
 use listing::{get_tool, healthz, list_providers, list_tools, openapi_json, recent_calls};
-
-/// The role a caller needs to read the audit log (`GET /audit`) on a server with
-/// authentication.
-pub const AUDIT_ROLE: &str = "admin";
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Limits and authentication of the HTTP front end.
-///
-#[doc = include_str!("../../docs/security.md")]
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// Largest accepted body, in bytes (default 1 MiB); larger → 413.
-    pub body_limit: usize,
-    /// Deepest accepted nesting of arrays and objects (default 64); deeper → 400.
-    pub max_depth: usize,
-    /// Bearer tokens; `None` serves without authentication.
-    pub auth: Option<Arc<Auth>>,
-    /// `info.title` and `info.version` of the OpenAPI document (and the MCP `serverInfo` that
-    /// [`app::router`](crate::app::router) announces).
-    pub api_title: String,
-    /// See `api_title`.
-    pub api_version: String,
-    /// Serve callers on other machines without authentication. Off by default: without `auth`,
-    /// only loopback peers are served; turn it on only when something else
-    /// guards the network.
-    pub allow_remote_without_auth: bool,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        Self {
-            body_limit: 1024 * 1024,
-            max_depth: 64,
-            auth: None,
-            api_title: "tools".into(),
-            api_version: env!("CARGO_PKG_VERSION").into(),
-            allow_remote_without_auth: false,
-        }
-    }
-}
-
 struct Shared {
     registry: Arc<Registry>,
-    options: HttpOptions,
+    options: ServerOptions,
     /// The OpenAPI document of every tool and the registry version it was made for.
     openapi: Mutex<Option<(u64, Arc<Value>)>>,
     /// `GET /tools?format=`: the tools lowered for model providers.
@@ -110,7 +77,7 @@ type AppState = Arc<Shared>;
 /// routes added to it are not behind its authentication: put those in [`router_with`].
 ///
 #[doc = include_str!("../../docs/http.md")]
-pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
+pub fn router(registry: Arc<Registry>, options: ServerOptions) -> Router {
     router_with(registry, options, Router::new())
 }
 
@@ -123,7 +90,7 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
 /// ```no_run
 /// # fn f(registry: std::sync::Arc<tool_runtime::Registry>) {
 /// use axum::{Extension, Router, routing::get};
-/// use tool_runtime::http::{self, HttpOptions, Requester};
+/// use tool_runtime::http::{self, Requester, ServerOptions};
 ///
 /// let mine = Router::new().route(
 ///     "/whoami",
@@ -131,10 +98,10 @@ pub fn router(registry: Arc<Registry>, options: HttpOptions) -> Router {
 ///         who.identity.map_or("anonymous".to_owned(), |i| i.principal)
 ///     }),
 /// );
-/// let app = http::router_with(registry, HttpOptions::default(), mine);
+/// let app = http::router_with(registry, ServerOptions::default(), mine);
 /// # }
 /// ```
-pub fn router_with(registry: Arc<Registry>, options: HttpOptions, yours: Router) -> Router {
+pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Router) -> Router {
     let state: AppState = Arc::new(Shared {
         registry,
         options,
@@ -193,7 +160,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
     );
     let state: AppState = Arc::new(Shared {
         registry,
-        options: HttpOptions::default(),
+        options: ServerOptions::default(),
         openapi: Mutex::default(),
         specs: crate::llm::SpecCache::new(),
     });

@@ -164,6 +164,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
     paths.insert("/providers".into(), json!({"get": {
         "operationId": "providers",
         "summary": "The mounted providers: each one's tool count, whether it is available, its last error",
+        "description": "An operator endpoint: with authentication, for callers with the operator role (`admin` unless the server names another); others get 403 `forbidden`",
         "responses": with_errors(json!({"200": ok_response(json!({
             "type": "object", "required": ["providers"],
             "properties": {"providers": {"type": "array", "items": {
@@ -177,6 +178,10 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
             }}}
         }))}), auth, false)
     }}));
+    if auth {
+        paths["/providers"]["get"]["responses"]["403"] =
+            error_response("A caller without the operator role (`forbidden`)");
+    }
     paths.insert("/openapi.json".into(), json!({"get": {
         "operationId": "openapi",
         "summary": "This document",

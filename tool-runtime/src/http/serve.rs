@@ -1,13 +1,13 @@
 //! Serving a router: connections, their deadlines and cap, peer addresses, graceful shutdown.
 //!
 //! One accept loop over hyper's HTTP/1 connections:
-//! - **a cap on connections** ([`ServeOptions::max_connections`]): at the cap the loop stops
+//! - **a cap on connections** ([`ServerOptions::max_connections`]): at the cap the loop stops
 //!   accepting, so further clients wait in the kernel's backlog, not in our memory;
-//! - **a header deadline** ([`ServeOptions::header_timeout`]): a request's head must arrive within
-//!   it, and a kept-alive connection waiting for its next request is closed after it (slow
-//!   headers and idle connections hold no slot for long);
-//! - **a body deadline** ([`ServeOptions::body_timeout`]): a body still arriving after it ends the
-//!   request with `408 request_timeout`;
+//! - **a header deadline** ([`ServerOptions::header_timeout`]): a request's head must arrive
+//!   within it, and a kept-alive connection waiting for its next request is closed after it
+//!   (slow headers and idle connections hold no slot for long);
+//! - **a body deadline** ([`ServerOptions::body_timeout`]): a body still arriving after it ends
+//!   the request with `408 request_timeout`;
 //! - accept errors (such as an exhausted descriptor table) are logged, and the loop backs off;
 //! - the answers hyper makes itself for requests it cannot parse (400, 414, 431) carry an error
 //!   envelope like every other answer.
@@ -27,88 +27,39 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
-/// Limits on connections, for [`serve_with`].
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ServeOptions {
-    /// After shutdown begins, how long calls in flight may take before their connections are
-    /// dropped (default 10 s).
-    pub grace: Duration,
-    /// How long a request's head may take to arrive, and how long a kept-alive connection may
-    /// wait idle for its next request (default 10 s).
-    pub header_timeout: Duration,
-    /// How long a request's body may take to arrive, counted from its head (default 30 s).
-    pub body_timeout: Duration,
-    /// Connections served at once; at the cap, new ones wait to be accepted (default 512).
-    pub max_connections: usize,
-}
+use super::ServerOptions;
+use crate::layers::server::ConnectionLimits;
 
-impl Default for ServeOptions {
-    fn default() -> Self {
-        Self {
-            grace: Duration::from_secs(10),
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            max_connections: 512,
-        }
-    }
-}
-
-impl ServeOptions {
-    /// The grace period after shutdown begins.
-    #[must_use]
-    pub fn grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
-        self
-    }
-
-    /// The deadline of a request's head, and of an idle kept-alive connection.
-    #[must_use]
-    pub fn header_timeout(mut self, timeout: Duration) -> Self {
-        self.header_timeout = timeout;
-        self
-    }
-
-    /// The deadline of a request's body.
-    #[must_use]
-    pub fn body_timeout(mut self, timeout: Duration) -> Self {
-        self.body_timeout = timeout;
-        self
-    }
-
-    /// The cap on connections served at once (at least 1).
-    #[must_use]
-    pub fn max_connections(mut self, max: usize) -> Self {
-        self.max_connections = max.max(1);
-        self
-    }
-}
-
-/// Serves `app` on `listener` until `shutdown` completes, then stops accepting and lets calls in
-/// flight finish for at most `grace`, with the default [`ServeOptions`] otherwise. Sets
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting, cancels the
+/// [`shutdown`](ServerOptions::shutdown) token of `options` (ending `/mcp`'s sessions when the
+/// router was given the same options) and lets calls in flight finish for at most the
+/// [`grace`](ServerOptions::grace) period. The connection limits are those of `options`. Sets
 /// `TCP_NODELAY` on every connection, and gives every request its peer address, so a router
 /// without authentication serves loopback callers only.
-pub async fn serve(
+///
+/// The future it returns borrows nothing from `options`: spawn it as it is.
+pub fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    grace: Duration,
-) -> std::io::Result<()> {
-    serve_with(
+    options: &ServerOptions,
+) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    accept_loop(
         listener,
         app,
         shutdown,
-        ServeOptions::default().grace(grace),
+        options.shutdown.clone(),
+        options.connections.clone(),
     )
-    .await
 }
 
-/// [`serve`] with every limit given.
-pub async fn serve_with(
+/// [`serve`], with what it reads of its options.
+async fn accept_loop(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    options: ServeOptions,
+    cancel: tokio_util::sync::CancellationToken,
+    options: ConnectionLimits,
 ) -> std::io::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
@@ -164,6 +115,7 @@ pub async fn serve_with(
         });
     }
     tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
+    cancel.cancel();
     drop(listener);
     let _ = stop.send(true);
     let drained = async { while connections.join_next().await.is_some() {} };

@@ -1,46 +1,140 @@
-//! Safety rules every network front end applies, decided here once.
+//! Who may reach what on a listener, decided here once ([`Access`]), for every network front end.
 //!
 //! **No unauthenticated remote callers.** A server without authentication answers callers on
 //! the same machine (loopback) only: anyone who can reach it could otherwise call every tool.
 //! The HTTP front layer refuses other peers with `forbidden` (this covers `/mcp` too), and the
 //! CLI's `serve` refuses to listen on a non-loopback address without `--auth-file`. Opt out
-//! explicitly when something else guards the network: `HttpOptions::allow_remote_without_auth`,
-//! `serve --insecure`.
+//! explicitly when something else guards the network:
+//! `ServerOptions::allow_remote_without_auth`, `serve --insecure`.
+//!
+//! **Only this machine's names, without authentication.** Against DNS rebinding, `/mcp`
+//! accepts the `Host` names of an allow-list: loopback names unless told otherwise; `serve`
+//! accepts any host with authentication or on a non-loopback address, and also the IPv4-mapped
+//! loopback address it listens on.
+//!
+//! **Operator endpoints need the operator role.** The read-only routes for whoever runs the
+//! server (`GET /audit`, `GET /providers`, whose errors name URLs and connection failures) are
+//! served, on a server with authentication, to callers with one role only (`admin` unless
+//! configured), so a monitoring token need not be one that may call destructive tools. Without
+//! authentication they follow the rule above: the machine's own callers, the only ones served.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
+use crate::layers::auth::Auth;
+use crate::tool::context::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
-/// Whether a caller at `peer` may be served: always with authentication or with the explicit
-/// opt-out, else only from loopback.
-pub(crate) fn admit_peer(
-    peer: IpAddr,
-    authenticated: bool,
-    allow_remote_without_auth: bool,
-) -> Result<(), ToolError> {
-    if authenticated || allow_remote_without_auth || is_loopback(peer) {
-        return Ok(());
-    }
-    Err(ToolError::new(
-        ErrorKind::FORBIDDEN,
-        "this server has no authentication and serves callers on its own machine only; give it tokens (an auth file), or opt out explicitly if something else guards the network",
-    ))
+/// The operator role by default: what a caller needs, on a server with authentication, to read
+/// the operator endpoints (`GET /audit`, `GET /providers`).
+pub const OPERATOR_ROLE: &str = "admin";
+
+/// Who may reach what on a listener: the tokens, the opt-out for remote callers without them,
+/// the `Host` names `/mcp` accepts and the operator role. Every check a listener makes is a
+/// method here.
+#[derive(Debug, Clone)]
+pub(crate) struct Access {
+    /// Bearer tokens; `None` serves without authentication.
+    pub(crate) auth: Option<Arc<Auth>>,
+    /// Serve callers on other machines without authentication.
+    pub(crate) allow_remote_without_auth: bool,
+    /// The `Host` names `/mcp` accepts: `None` loopback names only, empty every name.
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    /// The role that opens the operator endpoints on a server with authentication.
+    pub(crate) operator_role: String,
 }
 
-/// Whether listening on `addr` is allowed: the same rule as [`admit_peer`], for a listener (a
-/// non-loopback address exposes every tool to the network).
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) fn check_listen_address(
-    addr: std::net::SocketAddr,
-    authenticated: bool,
-    allow_remote_without_auth: bool,
-) -> Result<(), String> {
-    if authenticated || allow_remote_without_auth || is_loopback(addr.ip()) {
-        return Ok(());
+impl Default for Access {
+    fn default() -> Self {
+        Self {
+            auth: None,
+            allow_remote_without_auth: false,
+            allowed_hosts: None,
+            operator_role: OPERATOR_ROLE.into(),
+        }
     }
-    Err(format!(
-        "refusing to serve on {addr} without authentication: anyone who can reach it could call every tool. Give tokens (--auth-file PATH), or opt out (--insecure) if something else guards the network"
-    ))
+}
+
+impl Access {
+    /// Whether callers are authenticated.
+    pub(crate) fn authenticates(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// Whether a caller at `peer` may be served: always with authentication or with the
+    /// explicit opt-out, else only from loopback.
+    pub(crate) fn admit_peer(&self, peer: IpAddr) -> Result<(), ToolError> {
+        if self.open_to_remote() || is_loopback(peer) {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            ErrorKind::FORBIDDEN,
+            "this server has no authentication and serves callers on its own machine only; give it tokens (an auth file), or opt out explicitly if something else guards the network",
+        ))
+    }
+
+    /// Whether listening on `addr` is allowed: the same rule as [`admit_peer`](Self::admit_peer),
+    /// for a listener (a non-loopback address exposes every tool to the network).
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn check_listen_address(&self, addr: SocketAddr) -> Result<(), String> {
+        if self.open_to_remote() || is_loopback(addr.ip()) {
+            return Ok(());
+        }
+        Err(format!(
+            "refusing to serve on {addr} without authentication: anyone who can reach it could call every tool. Give tokens (--auth-file PATH), or opt out (--insecure) if something else guards the network"
+        ))
+    }
+
+    /// The `Host` names `/mcp` accepts when listening on `addr`, where none are given: behind
+    /// tokens, or deliberately exposed on a non-loopback address, any; on loopback, loopback
+    /// names only (against DNS rebinding), the IPv4-mapped loopback address included when
+    /// listening on it.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn listening_on(&mut self, addr: SocketAddr) {
+        if self.allowed_hosts.is_some() {
+            return;
+        }
+        if self.authenticates() || !is_loopback(addr.ip()) {
+            self.allowed_hosts = Some(Vec::new());
+            return;
+        }
+        if let IpAddr::V6(v6) = addr.ip()
+            && v6.to_ipv4_mapped().is_some()
+        {
+            self.allowed_hosts = Some(
+                ["localhost", "127.0.0.1", "::1", &format!("[{v6}]")]
+                    .map(str::to_owned)
+                    .to_vec(),
+            );
+        }
+    }
+
+    /// Whether a caller may read the operator endpoints: with authentication, one whose roles
+    /// include the operator role; without, every caller the peer rule lets through.
+    pub(crate) fn may_operate(&self, identity: Option<&Identity>) -> bool {
+        !self.authenticates() || identity.is_some_and(|i| i.roles.contains(&self.operator_role))
+    }
+
+    /// The refusal of a caller who may not read the operator endpoint showing `what`.
+    pub(crate) fn operator_only(
+        &self,
+        identity: Option<&Identity>,
+        what: &str,
+    ) -> Option<ToolError> {
+        (!self.may_operate(identity)).then(|| {
+            ToolError::new(
+                ErrorKind::FORBIDDEN,
+                format!(
+                    "{what} is for callers with the operator role `{}`",
+                    self.operator_role
+                ),
+            )
+        })
+    }
+
+    fn open_to_remote(&self) -> bool {
+        self.authenticates() || self.allow_remote_without_auth
+    }
 }
 
 /// Whether `ip` is this machine: `127.0.0.0/8`, `::1`, or IPv4-mapped `::ffff:127.x.y.z`.
@@ -58,12 +152,72 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
 mod tests {
     use super::*;
 
+    fn with_tokens() -> Access {
+        Access {
+            auth: Some(Arc::new(
+                Auth::from_toml("[[tokens]]\ntoken = \"t\"\nprincipal = \"p\"\n").unwrap(),
+            )),
+            ..Access::default()
+        }
+    }
+
     #[test]
     fn remote_peers_need_authentication_or_the_opt_out() {
         let lan = "192.168.1.20".parse().unwrap();
-        assert!(admit_peer("127.0.0.1".parse().unwrap(), false, false).is_ok());
-        assert!(admit_peer(lan, false, false).is_err());
-        assert!(admit_peer(lan, true, false).is_ok());
-        assert!(admit_peer(lan, false, true).is_ok());
+        let open = Access::default();
+        assert!(open.admit_peer("127.0.0.1".parse().unwrap()).is_ok());
+        assert!(open.admit_peer(lan).is_err());
+        assert!(with_tokens().admit_peer(lan).is_ok());
+        let opted_out = Access {
+            allow_remote_without_auth: true,
+            ..Access::default()
+        };
+        assert!(opted_out.admit_peer(lan).is_ok());
+        let public = "0.0.0.0:80".parse().unwrap();
+        assert!(open.check_listen_address(public).is_err());
+        assert!(opted_out.check_listen_address(public).is_ok());
+        assert!(with_tokens().check_listen_address(public).is_ok());
+    }
+
+    #[test]
+    fn operator_endpoints_need_the_operator_role_with_authentication() {
+        let who = |roles: &[&str]| Identity {
+            principal: "p".into(),
+            roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+        };
+        assert!(Access::default().may_operate(None));
+        let tokens = with_tokens();
+        assert!(!tokens.may_operate(None));
+        assert!(tokens.may_operate(Some(&who(&["admin"]))));
+        assert!(!tokens.may_operate(Some(&who(&["ops"]))));
+        let ops = Access {
+            operator_role: "ops".into(),
+            ..with_tokens()
+        };
+        assert!(ops.may_operate(Some(&who(&["ops"]))));
+        assert!(!ops.may_operate(Some(&who(&["admin"]))));
+    }
+
+    #[test]
+    fn the_host_names_follow_the_listener() {
+        let hosts = |mut access: Access, addr: &str| {
+            access.listening_on(addr.parse().unwrap());
+            access.allowed_hosts
+        };
+        assert_eq!(hosts(Access::default(), "127.0.0.1:80"), None);
+        assert_eq!(hosts(Access::default(), "0.0.0.0:80"), Some(vec![]));
+        assert_eq!(hosts(with_tokens(), "127.0.0.1:80"), Some(vec![]));
+        assert_eq!(
+            hosts(Access::default(), "[::ffff:127.0.0.1]:80").unwrap()[3],
+            "[::ffff:127.0.0.1]"
+        );
+        let given = Access {
+            allowed_hosts: Some(vec!["tools.example".into()]),
+            ..Access::default()
+        };
+        assert_eq!(
+            hosts(given, "0.0.0.0:80"),
+            Some(vec!["tools.example".to_owned()])
+        );
     }
 }

@@ -12,9 +12,10 @@
 //!
 //! Over HTTP, [`McpServer::http_route`] is the streamable-HTTP endpoint as an axum route;
 //! [`app::router`](crate::app::router) mounts it at `/mcp`, behind the same authentication as
-//! the other routes. Its sessions live in memory, within [`SessionLimits`]: a cap on sessions
-//! open at once (an `initialize` beyond it gets `503`), a short deadline for a new session's
-//! client to send `notifications/initialized`, and an idle timeout.
+//! the other routes. Its sessions live in memory, within the limits of the
+//! [`ServerOptions`](crate::http::ServerOptions) it is given: a cap on sessions open at once (an
+//! `initialize` beyond it gets `503`), a short deadline for a new session's client to send
+//! `notifications/initialized`, and an idle timeout.
 //!
 //! How tools map:
 //!
@@ -62,7 +63,7 @@ mod streamable;
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
 #[cfg(feature = "http")]
-pub use sessions::{BoundedSessions, SessionLimits, SessionsError};
+pub use sessions::{BoundedSessions, SessionsError};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

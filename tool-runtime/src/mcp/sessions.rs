@@ -7,7 +7,6 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, ServerJsonRpcMessage};
@@ -17,6 +16,8 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
+
+use crate::layers::server::{ServerOptions, SessionLimits};
 
 tokio::task_local! {
     /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
@@ -35,55 +36,8 @@ pub(crate) async fn refused_for_room<F: Future>(call: F) -> (F::Output, bool) {
         .await
 }
 
-/// How many MCP sessions `/mcp` keeps, and for how long.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SessionLimits {
-    /// Sessions open at once (default 256). An `initialize` beyond it is answered `503` with a
-    /// JSON-RPC error and `Retry-After`; the sessions already open are not disturbed.
-    pub max_sessions: usize,
-    /// How long a new session's client has, after the `initialize` answer, to send
-    /// `notifications/initialized` (default 10 s). A session that never finishes its handshake
-    /// is closed then, instead of holding its place until the idle timeout.
-    pub handshake_timeout: Duration,
-    /// A session with no message for this long is closed (default 5 min).
-    pub idle_timeout: Duration,
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        Self {
-            max_sessions: 256,
-            handshake_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(300),
-        }
-    }
-}
-
-impl SessionLimits {
-    /// The cap on sessions open at once.
-    #[must_use]
-    pub fn max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max;
-        self
-    }
-
-    /// The deadline of a new session's handshake.
-    #[must_use]
-    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
-        self.handshake_timeout = timeout;
-        self
-    }
-
-    /// How long a session may stay idle.
-    #[must_use]
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
-}
-
-/// The session manager `/mcp` runs on: [`LocalSessionManager`] within [`SessionLimits`].
+/// The session manager `/mcp` runs on: [`LocalSessionManager`] within the MCP session limits of
+/// a [`ServerOptions`].
 #[derive(Clone)]
 pub struct BoundedSessions(Arc<State>);
 
@@ -131,9 +85,12 @@ impl std::fmt::Debug for BoundedSessions {
 }
 
 impl BoundedSessions {
-    /// Sessions within `limits`.
+    /// Sessions within the limits of `options` ([`ServerOptions::max_sessions`],
+    /// [`session_handshake_timeout`](ServerOptions::session_handshake_timeout),
+    /// [`session_idle_timeout`](ServerOptions::session_idle_timeout)).
     #[must_use]
-    pub fn new(limits: SessionLimits) -> Self {
+    pub fn new(options: &ServerOptions) -> Self {
+        let limits = options.sessions.clone();
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.idle_timeout);
         Self(Arc::new(State {
@@ -161,10 +118,10 @@ impl BoundedSessions {
         self.len() >= self.0.limits.max_sessions
     }
 
-    /// The limits these sessions keep.
+    /// The most sessions open at once.
     #[must_use]
-    pub fn limits(&self) -> &SessionLimits {
-        &self.0.limits
+    pub fn max_sessions(&self) -> usize {
+        self.0.limits.max_sessions
     }
 
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<AtomicBool>>> {

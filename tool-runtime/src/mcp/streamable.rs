@@ -12,33 +12,34 @@ use axum::routing::MethodRouter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{BoundedSessions, SessionLimits, refused_for_room};
+use super::sessions::{BoundedSessions, refused_for_room};
 use super::{McpServer, drain};
+use crate::layers::server::ServerOptions;
 
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";
 
 impl McpServer {
     /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// (`app::router` mounts it at `/mcp`). Sessions live in memory, within the limits of
-    /// `sessions`. `hosts` is the `Host` allowlist against DNS rebinding: empty allows every host
-    /// (for servers behind authentication), `None` keeps the SDK's loopback-only default.
-    /// Cancelling `cancel` ends every session and its open event streams at once
-    /// (`app::router` does it at shutdown, once the answers in flight are out).
+    /// (`app::router` mounts it at `/mcp`). Sessions live in memory, in `sessions`. Of
+    /// `options` it takes the body limit and the `Host` allowlist against DNS rebinding
+    /// ([`ServerOptions::allowed_hosts`]: empty allows every host, for servers behind
+    /// authentication; unset keeps the SDK's loopback-only default). Cancelling `cancel` ends
+    /// every session and its open event streams at once (`app::router` does it at shutdown,
+    /// once the answers in flight are out).
     #[must_use]
     pub fn http_service(
         self,
-        hosts: Option<Vec<String>>,
-        body_limit: usize,
+        options: &ServerOptions,
         sessions: BoundedSessions,
         cancel: CancellationToken,
     ) -> rmcp::transport::StreamableHttpService<McpServer, BoundedSessions> {
         use rmcp::transport::StreamableHttpServerConfig;
         let mut config = StreamableHttpServerConfig::default()
-            .with_max_request_body_bytes(body_limit)
+            .with_max_request_body_bytes(options.requests.body_limit)
             .with_cancellation_token(cancel);
-        if let Some(hosts) = hosts {
-            config = config.with_allowed_hosts(hosts);
+        if let Some(hosts) = &options.access.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.clone());
         }
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
@@ -50,17 +51,19 @@ impl McpServer {
 
     /// The streamable-HTTP endpoint as an axum route (`app::router` mounts it at `/mcp`): the
     /// [`http_service`](Self::http_service), with what the official clients expect of it around
-    /// it. At shutdown (`shutdown` cancelled) its sessions end, closing idle clients' event
+    /// it, within the body limit, `Host` allowlist and session limits of `options`. At shutdown
+    /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
+    /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
     /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
-    /// an `initialize` while `limits.max_sessions` are open, 503 with a JSON-RPC error.
+    /// an `initialize` while [`max_sessions`](ServerOptions::max_sessions) are open, 503 with a
+    /// JSON-RPC error.
     pub fn http_route<S: Clone + Send + Sync + 'static>(
         self,
-        hosts: Option<Vec<String>>,
-        body_limit: usize,
-        limits: SessionLimits,
-        shutdown: CancellationToken,
+        options: &ServerOptions,
     ) -> MethodRouter<S> {
+        let shutdown = options.shutdown.clone();
+        let body_limit = options.requests.body_limit;
         let runtime = tokio::runtime::Handle::try_current().ok();
         // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
         let sessions = if runtime.is_some() {
@@ -69,11 +72,10 @@ impl McpServer {
             shutdown.child_token()
         };
         let posts = Arc::new(drain::Posts::default());
-        let open = BoundedSessions::new(limits);
+        let open = BoundedSessions::new(options);
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
         // (its configuration's host lists with it) on every request.
-        let service =
-            Arc::new(self.http_service(hosts, body_limit, open.clone(), sessions.clone()));
+        let service = Arc::new(self.http_service(options, open.clone(), sessions.clone()));
         if let Some(runtime) = runtime {
             let posts = posts.clone();
             runtime.spawn(async move {
@@ -102,7 +104,7 @@ impl McpServer {
                 } else {
                     (request, None)
                 };
-                let max = open.limits().max_sessions;
+                let max = open.max_sessions();
                 if let Some(id) = &initialize
                     && open.is_full()
                 {

@@ -23,7 +23,7 @@
 //!   64 bits a tool error; annotated read-only and idempotent; no logging.
 //!
 //! Not mirrored, being our server's own and not the SDK's: its accept loop's connection cap and
-//! header and body deadlines (`http::serve_with`, which also writes each answer as one buffer);
+//! header and body deadlines (`http::serve`, which also writes each answer as one buffer);
 //! what its `/mcp` route adds around the SDK's service (the session cap's 503, JSON-RPC errors
 //! for unreadable bodies, 204 for `DELETE`); its own line codec on stdio; and all a call goes
 //! through on our side (argument validation, the pipeline).

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::http::front::context_of;
 use crate::http::response::json_response;
-use crate::http::{HttpOptions, may_read_audit};
+use crate::http::{ServerOptions, may_operate};
 use crate::registry::Registry;
 
 const INDEX: &str = include_str!("index.html");
@@ -34,12 +34,12 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 /// What `GET /whoami` needs beyond the caller.
 struct Console {
     registry: Arc<Registry>,
-    http: HttpOptions,
+    http: ServerOptions,
     agent: bool,
 }
 
 /// The console's routes, to put behind the HTTP front layer.
-pub(super) fn routes(registry: Arc<Registry>, http: &HttpOptions, agent: bool) -> Router {
+pub(super) fn routes(registry: Arc<Registry>, http: &ServerOptions, agent: bool) -> Router {
     let console = Arc::new(Console {
         registry,
         http: http.clone(),
@@ -106,12 +106,12 @@ async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Re
     json_response(
         StatusCode::OK,
         &json!({
-            "name": console.http.api_title,
-            "version": console.http.api_version,
-            "authenticated": console.http.auth.is_some(),
+            "name": console.http.info.title,
+            "version": console.http.info.version,
+            "authenticated": console.http.access.authenticates(),
             "principal": identity.map(|i| i.principal.as_str()),
             "roles": identity.map(|i| i.roles.as_slice()).unwrap_or_default(),
-            "audit": may_read_audit(&console.http, &ctx) && console.registry.has_audit_log(),
+            "audit": may_operate(&console.http, &ctx) && console.registry.has_audit_log(),
             "agent": console.agent,
         }),
     )
