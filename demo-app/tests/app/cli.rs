@@ -260,6 +260,24 @@ fn exit_codes_follow_the_documented_table() {
         String::from_utf8(out.stderr).unwrap(),
         "error: --ttl-seconds: 5 is less than the minimum of 30\n"
     );
+    // A field missing from --params-json: said by the flag that gives it.
+    let out = run(
+        &db.path(),
+        &["device-pair", "--params-json", r#"{"code": "1234"}"#],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: --device-name: \"device_name\" is a required property\n"
+    );
+    let out = run(&db.path(), &["device-pair", "--params-json", "{}"], None);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("  --code: \"code\" is a required property\n")
+            && err.contains("  --device-name: \"device_name\" is a required property\n"),
+        "{err}"
+    );
     // With --json, the envelope on stdout alone, the same exit code.
     let out = run(
         &db.path(),
