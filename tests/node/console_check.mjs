@@ -2,20 +2,24 @@
 // prints `ok STEP` and saves a screenshot; the first failure prints `FAILED STEP: why` and exits 1.
 //
 //   node console_check.mjs --open URL --auth URL --admin TOKEN --viewer TOKEN --shots DIR
-//   node console_check.mjs --forms URL --shots DIR
+//   node console_check.mjs --forms URL --forms-pid PID --forms-cli PATH --shots DIR
 //
 // `--open` is a demo server without authentication, `--auth` one with an auth file where TOKEN
 // `admin` has the role admin and `viewer` none; the second has an audit log and an agent.
-// `--forms` is the test fixture's server, whose `itinerary` tool takes an array of objects.
+// `--forms` is the test fixture's server, whose `itinerary` tool takes an array of objects;
+// `--forms-pid` its process, stopped for the last step, `--forms-cli` its binary, which runs
+// the command line the console shows (under the app's name, in DIR/bin).
 
-import { existsSync, mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 
 const { values: opt } = parseArgs({
   options: {
     open: { type: "string" }, auth: { type: "string" }, admin: { type: "string" }, forms: { type: "string" },
-    viewer: { type: "string" }, shots: { type: "string" },
+    "forms-pid": { type: "string" }, "forms-cli": { type: "string" }, viewer: { type: "string" }, shots: { type: "string" },
   },
 });
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -119,6 +123,49 @@ async function forms(page) {
     check(await page.textContent(`${stop(0, "nights")} .violation`) === "", "the first stop got a violation");
   }, page);
 
+  await run("missing-fields-beside-their-fields", async () => {
+    await page.fill(`${stop(0, "nights")} input`, "");
+    await page.selectOption('.field[data-pointer="/mode"] select', { label: "(choose)" });
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(`${stop(0, "nights")} .violation:not(:empty)`);
+    const nights = await page.textContent(`${stop(0, "nights")} .violation`);
+    check(nights.includes("required"), `the first stop's nights say ${nights}`);
+    const mode = await page.textContent('.field[data-pointer="/mode"] .violation');
+    check(mode.includes("required"), `the mode says ${mode}`);
+    check(await page.getAttribute('.field[data-pointer="/mode"] select', "aria-invalid") === "true", "the mode is not marked invalid");
+    check(await page.textContent(`${stop(0, "city")} .violation`) === "", "the first stop's city got a violation");
+    check(await page.textContent("#tool .violation.general") === "", "a missing field was not placed beside its field");
+    await page.fill(`${stop(0, "nights")} input`, "2");
+    await page.selectOption('.field[data-pointer="/mode"] select', { label: "train: By rail" });
+  }, page);
+
+  // The field comes from the violation's keyword and property, never from its words.
+  await run("violations-placed-by-keyword-and-property", async () => {
+    const violations = [
+      { path: "/stops/0", keyword: "required", property: "city", message: "il manque la ville" },
+      { path: "/stops/1/nights", keyword: "minimum", message: "trop peu" },
+      { path: "/extra", keyword: "additionalProperties", property: "extra", message: "champ inconnu" },
+    ];
+    await page.route("**/tools/itinerary", (route) => route.fulfill({
+      status: 422,
+      contentType: "application/json",
+      body: JSON.stringify({ tool: "itinerary", status: "error", meta: { request_id: "req-routed" },
+        error: { type: "invalid_arguments", message: "invalid arguments: 3 violations", retryable: true, details: { violations } } }),
+    }));
+    try {
+      await page.click("#tool button[type=submit]");
+      await page.waitForSelector(`${stop(0, "city")} .violation:not(:empty)`);
+      const city = await page.textContent(`${stop(0, "city")} .violation`);
+      check(city === "il manque la ville", `the first stop's city says ${city}`);
+      check(await page.textContent(`${stop(1, "nights")} .violation`) === "trop peu", "the second stop's nights say nothing");
+      check(await page.textContent('fieldset[data-pointer="/stops/0"] > .violation') === "", "the missing city landed on its stop");
+      const general = await page.textContent("#tool .violation.general");
+      check(general === "/extra: champ inconnu", `the form's general violations say ${general}`);
+    } finally {
+      await page.unroute("**/tools/itinerary");
+    }
+  }, page);
+
   await run("nested-result-as-a-table", async () => {
     await page.fill(`${stop(1, "nights")} input`, "3");
     await page.check('.field[data-pointer="/rail_pass"] input');
@@ -128,6 +175,44 @@ async function forms(page) {
     check(JSON.stringify(rows) === JSON.stringify([["Lyon", "2"], ["Turin", "3"]]), `rows ${JSON.stringify(rows)}`);
     const text = await page.textContent(".result.ok");
     check(text.includes("total_nights5") && text.includes("rail_passtrue"), `result ${text}`);
+  }, page);
+
+  await run("command-is-the-tools-subcommand", async () => {
+    const command = await page.textContent(".result pre.command");
+    const who = await (await fetch(`${opt.forms}/whoami`)).json();
+    check(command.startsWith(`${who.name} itinerary --params-json '{"stops":[`), `the command is ${command}`);
+    // The command as shown, run by a shell with the app's binary on the PATH by the app's name.
+    const cli = opt["forms-cli"];
+    if (cli) {
+      const bin = join(opt.shots, "bin");
+      mkdirSync(bin, { recursive: true });
+      rmSync(join(bin, who.name), { force: true });
+      symlinkSync(cli, join(bin, who.name));
+      const out = execFileSync("/bin/sh", ["-c", command], {
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
+      check(out.includes("Turin") && out.includes("total_nights"), `the command printed ${out}`);
+    }
+  }, page);
+
+  await run("server-stopped-shows-an-error", async () => {
+    check(opt["forms-pid"], "no --forms-pid to stop");
+    process.kill(Number(opt["forms-pid"]), "SIGKILL");
+    for (let i = 0; ; i++) {
+      try {
+        await fetch(`${opt.forms}/whoami`);
+      } catch {
+        break;
+      }
+      check(i < 50, "the server still answers after it was stopped");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector(".result.error .error-message");
+    const said = await page.textContent(".result.error .error-message");
+    check(said.includes("could not be reached"), `the page says ${said}`);
+    check(await page.isEnabled("#tool button[type=submit]"), "Run stays disabled after the failed call");
   }, page);
 }
 
@@ -201,7 +286,8 @@ async function demo(page) {
     code = await page.$eval(".result.ok dl.tree", (dl) => [...dl.children].find((c, i, all) => c.tagName === "DT" && c.textContent === "code").nextElementSibling.textContent);
     check(/^[0-9]{6}$/.test(code), `no code in the result: ${code}`);
     check((await page.textContent(".result .meta")).includes("req-"), "no request id shown");
-    check((await page.textContent(".result pre.command")).startsWith("demo-app call device_add --params-json"), "no command line");
+    const command = await page.textContent(".result pre.command");
+    check(command.startsWith("demo-app device-add --params-json '{"), `the command line is ${command}`);
   }, page);
 
   let device;
@@ -281,6 +367,46 @@ async function demo(page) {
     check((await page.textContent(".result.ok")).includes("alerts"), "the removed channel is not shown");
     const left = await (await fetch(`${opt.auth}/tools/channel_list`, { method: "POST", headers: { authorization: `Bearer ${opt.admin}` } })).json();
     check(!left.result.channels.some((c) => c.name === "alerts"), "the channel is still there");
+  }, page);
+
+  const send = "#chat-form button[type=submit]";
+  await run("chat-send-disabled-while-streaming", async () => {
+    await page.click("#tab-chat");
+    await page.fill("#chat-input", "Anything else?");
+    await page.click(send);
+    // The fake model answers after a pause: the run is still streaming.
+    check(await page.isDisabled(send), "Send is enabled while the run streams");
+    await page.waitForSelector(".chat-log .msg.assistant >> text=Nothing else");
+    await page.waitForFunction((s) => !document.querySelector(s).disabled, send);
+  }, page);
+
+  await run("chat-failures-shown-in-the-page", async () => {
+    const said = async () => page.$$eval(".chat-log .msg.violation", (els) => els.map((e) => e.textContent));
+    const before = (await said()).length;
+    // An event whose data is not JSON, then the stream ends without `finished`.
+    await page.route("**/agent", (route) => route.fulfill({
+      status: 200,
+      contentType: "text/event-stream",
+      body: 'event: text_delta\ndata: {"text": "Hel\n\n',
+    }));
+    try {
+      await page.fill("#chat-input", "Hello?");
+      await page.click(send);
+      await page.waitForFunction((n) => document.querySelectorAll(".chat-log .msg.violation").length >= n + 2, before);
+      const malformed = (await said()).slice(before);
+      check(malformed[0].includes("could not be read") && malformed[1].includes("ended before it finished"), `the log says ${malformed}`);
+      await page.waitForFunction((s) => !document.querySelector(s).disabled, send);
+      await page.unroute("**/agent");
+      await page.route("**/agent", (route) => route.abort("connectionrefused"));
+      await page.fill("#chat-input", "Hello again?");
+      await page.click(send);
+      await page.waitForFunction((n) => document.querySelectorAll(".chat-log .msg.violation").length >= n + 3, before);
+      const unreachable = (await said()).slice(before + 2);
+      check(unreachable[0].includes("could not be reached"), `the log says ${unreachable}`);
+      await page.waitForFunction((s) => !document.querySelector(s).disabled, send);
+    } finally {
+      await page.unroute("**/agent");
+    }
   }, page);
 
   await run("narrow-window", async () => {

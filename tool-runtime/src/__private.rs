@@ -27,10 +27,7 @@ pub use std::borrow::Cow;
 /// Deserializes validated arguments into the generated args struct.
 pub fn decode<A: serde::de::DeserializeOwned>(args: Value) -> Result<A, ToolError> {
     serde_json::from_value(args).map_err(|e| {
-        ToolError::invalid_arguments(vec![Violation {
-            path: String::new(),
-            message: e.to_string(),
-        }])
+        ToolError::invalid_arguments(vec![Violation::new("", "decode", e.to_string())])
     })
 }
 

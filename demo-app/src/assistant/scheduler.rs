@@ -64,9 +64,12 @@ pub enum Schedule {
     Once(i64),
 }
 
+/// An `invalid_arguments` error for a schedule value the schema accepts but that does not
+/// parse: a violation of the value's syntax, `format`, at `/schedule_value`.
 fn invalid(message: String) -> ToolError {
-    let details =
-        serde_json::json!({"violations": [{"path": "/schedule_value", "message": &message}]});
+    let details = serde_json::json!({"violations": [
+        {"path": "/schedule_value", "message": &message, "keyword": "format"}
+    ]});
     ToolError::new(tool_runtime::ErrorKind::INVALID_ARGUMENTS, message).with_details(details)
 }
 

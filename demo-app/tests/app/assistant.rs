@@ -12,7 +12,7 @@ use axum::extract::Query;
 use axum::http::HeaderMap;
 use axum::response::Html;
 use axum::routing::get;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tool_runtime::agent::Api;
 use tool_test_support::TempDir;
 use tool_test_support::fake_provider::{FakeProvider, Step};
@@ -340,6 +340,12 @@ async fn invalid_schedules_are_refused_with_the_reason() {
         assert_eq!(out["error"]["type"], "invalid_arguments", "{out}");
         let message = out["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{kind} {value}: {message}");
+        let violation = &out["error"]["details"]["violations"][0];
+        assert_eq!(
+            (&violation["path"], &violation["keyword"]),
+            (&json!("/schedule_value"), &json!("format")),
+            "{out}"
+        );
     }
 }
 

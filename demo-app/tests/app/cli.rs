@@ -234,6 +234,30 @@ fn results_render_for_people_without_json() {
     );
 }
 
+/// A field missing from `--params-json` is said by the flag that gives it, found from the
+/// violation's keyword and property.
+#[test]
+fn a_missing_field_is_said_by_its_flag() {
+    let db = Db::new("missing");
+    let out = run(
+        &db.path(),
+        &["device-pair", "--params-json", r#"{"code": "1234"}"#],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: --device-name: \"device_name\" is a required property\n"
+    );
+    let out = run(&db.path(), &["device-pair", "--params-json", "{}"], None);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("  --code: \"code\" is a required property\n")
+            && err.contains("  --device-name: \"device_name\" is a required property\n"),
+        "{err}"
+    );
+}
+
 #[test]
 fn exit_codes_follow_the_documented_table() {
     let db = Db::new("exit");

@@ -1,9 +1,11 @@
 //! The browser console of `demo-app serve`, in real headless Chromium driven by Playwright
 //! (`tests/node/console_check.mjs`): tool lists per caller, a violation beside its field, a
-//! call's result, a destructive call cancelled then confirmed, the activity list and the chat.
+//! call's result and its command line, a destructive call cancelled then confirmed, the
+//! activity list, and the chat: Send held while a run streams, failures said in the page.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use tool_runtime::agent::Api;
 use tool_test_support::fake_provider::{FakeProvider, Step};
@@ -44,6 +46,9 @@ async fn the_console_in_headless_chromium() {
             Step::text("You have one device: browser phone, now revoked."),
             Step::calls(&[("channel_remove", r#"{"channel_name":"alerts"}"#)]),
             Step::text("Removing a channel needs your confirmation; you can give it in the page."),
+            // Slow enough that the page is seen while the run streams.
+            Step::Pause(Duration::from_millis(1500)),
+            Step::text("Nothing else is pending."),
         ],
     )
     .await;
@@ -103,6 +108,8 @@ async fn the_console_in_headless_chromium() {
                 "activity-shows-the-call",
                 "chat-shows-the-tool-call",
                 "chat-confirmation-in-the-page",
+                "chat-send-disabled-while-streaming",
+                "chat-failures-shown-in-the-page",
                 "narrow-window",
                 "clean",
             ],

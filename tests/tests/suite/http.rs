@@ -245,20 +245,30 @@ async fn every_status_of_the_envelope_table() {
             assert_eq!(headers["retry-after"], "7");
         }
     }
-    // The 422 lists every violation.
+    // The 422 lists every violation, each with the keyword it breaks and the property an
+    // unknown field is.
     let (_, _, env) = post_json(
         &s,
         "/tools/device_add",
         &json!({"ttl_seconds": 1, "nope": 1}),
     )
     .await;
+    let mut violations = env["error"]["details"]["violations"]
+        .as_array()
+        .unwrap()
+        .clone();
+    violations.sort_by_key(|v| v["path"].to_string());
+    assert_eq!(violations.len(), 2);
     assert_eq!(
-        env["error"]["details"]["violations"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
+        (&violations[0]["path"], &violations[0]["keyword"]),
+        (&json!("/nope"), &json!("additionalProperties"))
     );
+    assert_eq!(violations[0]["property"], "nope");
+    assert_eq!(
+        (&violations[1]["path"], &violations[1]["keyword"]),
+        (&json!("/ttl_seconds"), &json!("minimum"))
+    );
+    assert!(violations[1].get("property").is_none(), "{env}");
     // Confirmation by query string or header.
     let (_, _, env) = post_json(
         &s,

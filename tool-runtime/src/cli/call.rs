@@ -105,14 +105,14 @@ pub(crate) fn report(
                 {
                     eprintln!(
                         "{error}error:{reset} {}: {}",
-                        flag_for(&one.path, tool),
+                        flag_for(one, tool),
                         one.message
                     );
                 }
                 _ => {
                     eprintln!("{error}error:{reset} {}", e.message());
                     for v in violations {
-                        let at = flag_for(&v.path, tool);
+                        let at = flag_for(v, tool);
                         eprintln!(
                             "  {}{at}:{} {}",
                             p.dim.render(),
@@ -132,8 +132,22 @@ pub(crate) fn report(
     }
 }
 
-/// `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool; the pointer otherwise.
-pub(super) fn flag_for(path: &str, tool: Option<&crate::catalog::RegisteredTool>) -> String {
+/// Where to fix `violation`: `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool,
+/// the pointer otherwise. A missing property is the flag to pass: `"device_id" is a required
+/// property` of the root → `--device-id`.
+pub(super) fn flag_for(
+    violation: &crate::Violation,
+    tool: Option<&crate::catalog::RegisteredTool>,
+) -> String {
+    let missing = match &violation.property {
+        Some(name) if violation.keyword == "required" => Some(format!(
+            "{}/{}",
+            violation.path,
+            name.replace('~', "~0").replace('/', "~1")
+        )),
+        _ => None,
+    };
+    let path = missing.as_deref().unwrap_or(&violation.path);
     let Some(tool) = tool else {
         return path.to_owned();
     };

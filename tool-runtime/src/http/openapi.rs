@@ -91,7 +91,12 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                         "items": {
                             "type": "object",
                             "required": ["path", "message"],
-                            "properties": {"path": {"type": "string"}, "message": {"type": "string"}}
+                            "properties": {
+                                "path": {"type": "string", "description": "JSON pointer to the offending value; for a missing property, its object"},
+                                "message": {"type": "string"},
+                                "keyword": {"type": "string", "description": "The JSON Schema keyword broken, such as `required`, `type`, `minimum`"},
+                                "property": {"type": "string", "description": "The property a `required`, `additionalProperties` or `unevaluatedProperties` violation names"}
+                            }
                         }
                     }
                 }

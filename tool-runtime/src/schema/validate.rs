@@ -50,40 +50,54 @@ impl ArgsValidator {
         // Every violation is counted; the first `MAX_VIOLATIONS` are put in words.
         let mut violations = Vec::new();
         let mut total = 0;
-        let mut push = |path: String, message: &dyn Fn() -> String| {
-            total += 1;
-            if violations.len() < MAX_VIOLATIONS {
-                violations.push(Violation {
-                    message: message(),
-                    path,
-                });
-            }
-        };
-        for e in self.validator.iter_errors(args) {
-            let path = e.instance_path().to_string();
-            if let ValidationErrorKind::AdditionalProperties { unexpected } = e.kind() {
-                // One violation per unknown field, pointing at the field itself.
-                for name in unexpected {
-                    push(format!("{path}/{}", escape_pointer(name)), &|| {
-                        if path.is_empty() && !self.known.is_empty() {
-                            format!("unknown field `{name}`; the fields are {}", self.known)
-                        } else if path.is_empty() {
-                            format!("unknown field `{name}`; this tool takes no arguments")
-                        } else {
-                            format!("unknown field `{name}`")
-                        }
+        let mut push =
+            |path: String, keyword: &str, property: Option<&str>, message: &dyn Fn() -> String| {
+                total += 1;
+                if violations.len() < MAX_VIOLATIONS {
+                    let v = Violation::new(path, keyword, message());
+                    violations.push(match property {
+                        Some(name) => v.with_property(name),
+                        None => v,
                     });
                 }
-            } else if crate::tool::secret::is_secret_path(&path, &self.secrets) {
-                // The validator's message quotes the value: say only which rule it breaks.
-                push(path, &|| {
-                    format!("the secret value does not satisfy `{}`", e.kind().keyword())
-                });
-            } else {
-                push(path, &|| {
+            };
+        for e in self.validator.iter_errors(args) {
+            let path = e.instance_path().to_string();
+            let keyword = e.kind().keyword();
+            match e.kind() {
+                ValidationErrorKind::AdditionalProperties { unexpected }
+                | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                    // One violation per unknown field, pointing at the field itself. The
+                    // fields are listed only where `properties` at the root names them all.
+                    let listed = path.is_empty()
+                        && matches!(e.kind(), ValidationErrorKind::AdditionalProperties { .. });
+                    for name in unexpected {
+                        let at = format!("{path}/{}", escape_pointer(name));
+                        push(at, keyword, Some(name), &|| {
+                            if listed && !self.known.is_empty() {
+                                format!("unknown field `{name}`; the fields are {}", self.known)
+                            } else if listed {
+                                format!("unknown field `{name}`; this tool takes no arguments")
+                            } else {
+                                format!("unknown field `{name}`")
+                            }
+                        });
+                    }
+                }
+                ValidationErrorKind::Required { property } => {
+                    let name = property.as_str();
+                    push(path, keyword, name, &|| e.to_string());
+                }
+                _ if crate::tool::secret::is_secret_path(&path, &self.secrets) => {
+                    // The validator's message quotes the value: say only which rule it breaks.
+                    push(path, keyword, None, &|| {
+                        format!("the secret value does not satisfy `{keyword}`")
+                    });
+                }
+                _ => push(path, keyword, None, &|| {
                     let message = choices_in_words(&e).unwrap_or_else(|| e.to_string());
                     quoting_a_prefix(&message, e.instance())
-                });
+                }),
             }
         }
         Err(ToolError::invalid_arguments_of(violations, total))
@@ -384,6 +398,67 @@ mod tests {
             unknown.message,
             "unknown field `x`; the fields are `n`, `s`"
         );
+    }
+
+    /// Each violation names the keyword it breaks, and the property a `required` or an
+    /// unknown-field violation is about, whatever its message says.
+    #[test]
+    fn violations_name_their_keyword_and_property() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1},
+                "s": {"type": "string", "pattern": "^a"},
+                "o": {"type": "object", "properties": {"k": {"type": "string"}},
+                      "required": ["k"], "additionalProperties": false},
+                "u": {"type": "object", "properties": {"k": {"type": "string"}},
+                      "unevaluatedProperties": false},
+                "secret": {"type": "string", "writeOnly": true, "minLength": 8}
+            },
+            "required": ["n", "s"],
+            "additionalProperties": false
+        });
+        let v = ArgsValidator::compile(&schema).unwrap();
+        let found = |args: Value| {
+            let mut found: Vec<(String, String, Option<String>)> = v
+                .check(&args)
+                .unwrap_err()
+                .violations()
+                .iter()
+                .map(|v| (v.path.clone(), v.keyword.clone(), v.property.clone()))
+                .collect();
+            found.sort();
+            found
+        };
+        let at = |path: &str, keyword: &str, property: Option<&str>| {
+            (
+                path.to_owned(),
+                keyword.to_owned(),
+                property.map(str::to_owned),
+            )
+        };
+        assert_eq!(
+            found(json!({"o": {"x/y": 1}, "u": {"k": "v", "z": 2}, "secret": "short", "w": 0})),
+            [
+                at("", "required", Some("n")),
+                at("", "required", Some("s")),
+                at("/o", "required", Some("k")),
+                at("/o/x~1y", "additionalProperties", Some("x/y")),
+                at("/secret", "minLength", None),
+                at("/u/z", "unevaluatedProperties", Some("z")),
+                at("/w", "additionalProperties", Some("w")),
+            ]
+        );
+        assert_eq!(
+            found(json!({"n": 0, "s": "b"})),
+            [at("/n", "minimum", None), at("/s", "pattern", None)]
+        );
+        assert_eq!(found(json!({"n": "1", "s": "a"})), [at("/n", "type", None)]);
+        // An unevaluated property is reported like an unknown one, at the field.
+        let err = v
+            .check(&json!({"n": 1, "s": "a", "u": {"z": 2}}))
+            .unwrap_err();
+        assert_eq!(err.violations()[0].message, "unknown field `z`");
     }
 
     #[test]

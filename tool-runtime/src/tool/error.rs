@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The stable type of an error (`error.type` on the wire): one of the runtime's own, each an
@@ -282,7 +282,7 @@ impl Serialize for ErrorKind {
 /// in `details.omitted`.
 pub(crate) const MAX_VIOLATIONS: usize = 100;
 
-/// Paths and messages of violations longer than this (in bytes) keep only their start and end.
+/// Paths, messages and properties of violations longer than this (in bytes) keep only their start and end.
 const MAX_VIOLATION_TEXT: usize = 300;
 
 /// Shortens `text` to about [`MAX_VIOLATION_TEXT`] bytes: its start, how much was left out, its
@@ -317,13 +317,63 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// One way the arguments break the input schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One way the arguments break the input schema: where, which rule, and what is wrong in words.
+///
+/// Serialized in `details.violations[]` as `path`, `message`, `keyword` and, when there is
+/// one, `property`. Read `keyword` and `property` to act on a violation (find the field a
+/// missing property belongs to, say which flag to pass); the message is for people.
+///
+/// ```
+/// use tool_runtime::{ToolError, Violation};
+/// let missing = Violation::new("", "required", "\"name\" is a required property")
+///     .with_property("name");
+/// let err = ToolError::invalid_arguments(vec![missing]);
+/// let v = &err.violations()[0];
+/// assert_eq!((v.keyword.as_str(), v.property.as_deref()), ("required", Some("name")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Violation {
     /// JSON pointer (RFC 6901) to the offending value inside the arguments; `""` is the root.
+    /// For a missing property, the object that lacks it.
     pub path: String,
     /// What is wrong, in words.
     pub message: String,
+    /// The JSON Schema keyword the value breaks, as the validator names it: `required`,
+    /// `type`, `minimum`, `additionalProperties`, `pattern`, ... A check outside the schema
+    /// names its own: `decode` when the validated arguments do not decode into the tool's
+    /// parameters, `format` for a tool's own check of a string's syntax.
+    #[serde(default)]
+    pub keyword: String,
+    /// The property the keyword names, when it is not the value at `path` itself: the missing
+    /// one of `required` (`path` is its object), the unexpected one of `additionalProperties`
+    /// or `unevaluatedProperties` (`path` ends with it, as the value to remove). `None`
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
+}
+
+impl Violation {
+    /// A violation of `keyword` at `path` (a JSON pointer), naming no property.
+    pub fn new(
+        path: impl Into<String>,
+        keyword: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+            keyword: keyword.into(),
+            property: None,
+        }
+    }
+
+    /// The property the keyword names (see [`property`](Self::property)).
+    #[must_use]
+    pub fn with_property(mut self, property: impl Into<String>) -> Self {
+        self.property = Some(property.into());
+        self
+    }
 }
 
 /// A destructive call waiting for its caller's yes: what a `confirmation_required` error asks.
@@ -454,8 +504,8 @@ impl ToolError {
     /// Arguments that break the schema, listed in `details.violations`.
     ///
     /// The answer stays small whatever was sent: at most 100 are listed (the
-    /// number left out is `details.omitted`), and a path or message longer than a few hundred
-    /// characters keeps only its start and end.
+    /// number left out is `details.omitted`), and a path, message or property longer than a few
+    /// hundred characters keeps only its start and end.
     #[must_use]
     pub fn invalid_arguments(violations: Vec<Violation>) -> Self {
         let total = violations.len();
@@ -468,6 +518,9 @@ impl ToolError {
         for v in &mut listed {
             shorten_in_place(&mut v.path);
             shorten_in_place(&mut v.message);
+            if let Some(property) = &mut v.property {
+                shorten_in_place(property);
+            }
         }
         let omitted = total.saturating_sub(listed.len());
         let message = match listed.as_slice() {
@@ -514,8 +567,8 @@ impl ToolError {
 
     /// Attaches structured details of the application's own, shown as `error.details`
     /// (an object's keys beside those the runtime attaches). The keys the runtime types are
-    /// read into their accessors here, once: `retry_after` (seconds), `hint` and
-    /// `suggestions`.
+    /// read into their accessors here, once: `retry_after` (seconds), `hint`, `suggestions`
+    /// and `violations` (when each has a `path` and a `message`).
     #[must_use]
     pub fn with_details(self, mut details: Value) -> Self {
         self.with(|d| {
@@ -540,6 +593,13 @@ impl ToolError {
                 if let Some(names) = names {
                     d.suggestions = Some(names);
                     own.remove("suggestions");
+                }
+                let listed = own
+                    .get("violations")
+                    .and_then(|list| Vec::<Violation>::deserialize(list).ok());
+                if let Some(listed) = listed {
+                    d.violations = listed;
+                    own.remove("violations");
                 }
             }
             d.own = Some(details);
@@ -821,12 +881,22 @@ mod tests {
 
     #[test]
     fn violations_round_trip_through_details() {
-        let v = vec![Violation {
-            path: "/a".into(),
-            message: "must be >= 1".into(),
-        }];
+        let v = vec![
+            Violation::new("/a", "minimum", "must be >= 1"),
+            Violation::new("", "required", "\"b\" is a required property").with_property("b"),
+        ];
         let err = ToolError::invalid_arguments(v.clone());
         assert_eq!(err.violations(), v);
+        // `property` is left out where there is none; `keyword` is always there.
+        assert_eq!(
+            err.details().unwrap()["violations"],
+            serde_json::json!([
+                {"path": "/a", "message": "must be >= 1", "keyword": "minimum"},
+                {"path": "", "message": "\"b\" is a required property", "keyword": "required",
+                 "property": "b"}
+            ])
+        );
+        let err = ToolError::invalid_arguments(v[..1].to_vec());
         assert!(err.is_retryable());
         assert_eq!(err.message(), "invalid arguments: /a: must be >= 1");
     }
@@ -834,9 +904,12 @@ mod tests {
     #[test]
     fn an_answer_lists_at_most_a_hundred_violations_each_short() {
         let many: Vec<Violation> = (0..250)
-            .map(|i| Violation {
-                path: format!("/{}", "p".repeat(10_000)),
-                message: format!("é{} is wrong {i}", "x".repeat(100_000)),
+            .map(|i| {
+                Violation::new(
+                    format!("/{}", "p".repeat(10_000)),
+                    "type",
+                    format!("é{} is wrong {i}", "x".repeat(100_000)),
+                )
             })
             .collect();
         let err = ToolError::invalid_arguments(many);
@@ -852,5 +925,12 @@ mod tests {
         assert!(first.message.ends_with("x is wrong 0"));
         assert!(first.path.len() < 400);
         assert!(serde_json::to_string(&err).unwrap().len() < 100 * 800);
+        // An unknown property's name is kept short like its path.
+        let long = "q".repeat(10_000);
+        let err = ToolError::invalid_arguments(vec![
+            Violation::new(format!("/{long}"), "additionalProperties", "unknown field")
+                .with_property(long),
+        ]);
+        assert!(err.violations()[0].property.as_ref().unwrap().len() < 400);
     }
 }

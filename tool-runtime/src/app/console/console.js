@@ -24,17 +24,28 @@ const state = { who: null, tools: [], current: null };
 
 const token = () => sessionStorage.getItem("token") || "";
 
-/** Calls the server: the status, the JSON body (or null), the time taken. */
+/** What the page says when a request gets no answer at all. */
+const UNREACHABLE = "The server could not be reached.";
+
+/**
+ * Calls the server: the status, the JSON body (or null), the time taken. A request that gets
+ * no answer (the server stopped, the network gone) is status 0 with `failure` saying so.
+ */
 async function api(method, path, body) {
   const headers = { accept: "application/json" };
   if (token()) headers.authorization = `Bearer ${token()}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   const started = performance.now();
-  const response = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    return { status: 0, body: null, ms: performance.now() - started, failure: UNREACHABLE };
+  }
   let json = null;
   try {
     json = await response.json();
@@ -89,6 +100,10 @@ function select(tab) {
 async function load() {
   const who = await api("GET", "/whoami");
   const signIn = $("#sign-in");
+  if (who.failure) {
+    $("#identity").textContent = who.failure;
+    return;
+  }
   if (who.status === 401) {
     state.who = null;
     signIn.hidden = false;
@@ -111,6 +126,7 @@ async function load() {
   $("#tab-activity").hidden = !who.body.audit;
   $("#tab-chat").hidden = !who.body.agent;
   const listed = await api("GET", "/tools");
+  if (listed.failure) $("#identity").textContent = listed.failure;
   state.tools = listed.body?.tools ?? [];
   const filter = $("#activity-tool");
   filter.replaceChildren(h("option", { value: "", text: "every tool" }),
@@ -192,6 +208,9 @@ function hintOf(schema, required) {
   return parts.join(" · ");
 }
 
+/** The JSON pointer (RFC 6901) of property `key` of the value at `pointer`. */
+const pointerTo = (pointer, key) => `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+
 let nextId = 0;
 
 /**
@@ -264,7 +283,7 @@ function control(schema, name, pointer, required, fields) {
 function objectControl(schema, pointer, fields) {
   const required = new Set(schema.required ?? []);
   const parts = Object.entries(schema.properties ?? {}).map(([key, sub]) =>
-    [key, control(sub, key, `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, required.has(key), fields)]);
+    [key, control(sub, key, pointerTo(pointer, key), required.has(key), fields)]);
   return {
     el: h("div", {}, parts.map(([, part]) => part.el)),
     get: () => {
@@ -326,9 +345,10 @@ function showTool(tool, preset) {
   const general = h("div", { class: "violation general", role: "alert" });
   const result = h("div", { class: "result-area" });
   const run = h("button", { type: "submit", class: tool.annotations?.destructive ? "danger" : "primary", text: `Run ${tool.name}` });
+  const view = { fields, general, result, run };
   const el = h("form", { novalidate: true, "aria-label": tool.name, onsubmit: (event) => {
     event.preventDefault();
-    submit(tool, form.get(), fields, general, result);
+    submit(tool, form.get(), view);
   } },
   h("h2", {}, tool.title || tool.name, badges(tool.annotations)),
   h("p", { class: "hint", text: tool.name }),
@@ -337,7 +357,7 @@ function showTool(tool, preset) {
   $("#tool").replaceChildren(el);
   if (preset) {
     form.set(preset);
-    submit(tool, form.get(), fields, general, result);
+    submit(tool, form.get(), view);
   }
 }
 
@@ -349,15 +369,25 @@ function clearViolations(fields, general) {
   general.replaceChildren();
 }
 
-/** Puts each violation beside the field its pointer names (or the nearest enclosing one). */
+/**
+ * The pointer of the value a violation is about: a missing property (`keyword` `required`)
+ * is the field of that `property` inside the object at `path`; any other is at `path`.
+ */
+function violationPointer(v) {
+  const path = v.path ?? "";
+  return v.keyword === "required" && typeof v.property === "string" ? pointerTo(path, v.property) : path;
+}
+
+/**
+ * Puts each violation beside the field it is about (or the nearest enclosing one); those about
+ * no field, such as an unknown top-level property, go in `general`.
+ */
 function showViolations(violations, fields, general) {
   for (const v of violations) {
-    let pointer = v.path ?? "";
+    let pointer = violationPointer(v);
     while (pointer && !fields.has(pointer)) pointer = pointer.slice(0, pointer.lastIndexOf("/"));
-    const missing = /"([^"]+)" is a required property|missing.*`([^`]+)`/.exec(v.message ?? "");
-    const named = missing && fields.get(`${pointer}/${missing[1] ?? missing[2]}`);
-    const field = named ?? fields.get(pointer);
-    if (field && pointer !== "" || named) {
+    const field = pointer === "" ? undefined : fields.get(pointer);
+    if (field) {
       field.violation.textContent = field.violation.textContent ? `${field.violation.textContent}; ${v.message}` : v.message;
       field.input.setAttribute("aria-invalid", "true");
     } else {
@@ -367,15 +397,25 @@ function showViolations(violations, fields, general) {
   document.querySelector('[aria-invalid="true"]')?.focus();
 }
 
-async function submit(tool, args, fields, general, result, confirmation) {
+/** Runs `tool` with `args`; its Run button is disabled until the answer (or its absence) is shown. */
+async function submit(tool, args, view, confirmation) {
+  const { fields, general, result, run } = view;
   clearViolations(fields, general);
   let path = `/tools/${encodeURIComponent(tool.name)}`;
   if (confirmation) path += `?confirmation=${encodeURIComponent(confirmation)}`;
-  const answer = await api("POST", path, args);
+  run.disabled = true;
+  result.setAttribute("aria-busy", "true");
+  let answer;
+  try {
+    answer = await api("POST", path, args);
+  } finally {
+    run.disabled = false;
+    result.removeAttribute("aria-busy");
+  }
   const error = answer.body?.error;
   if (error?.type === "confirmation_required" && error.details?.token) {
     confirm(error.details, (yes) => {
-      if (yes) submit(tool, args, fields, general, result, error.details.token);
+      if (yes) submit(tool, args, view, error.details.token);
       else result.replaceChildren(h("div", { class: "result" }, h("p", { text: "Cancelled: nothing was done." })));
     });
     return;
@@ -417,13 +457,14 @@ function renderEnvelope(tool, args, answer) {
   const body = JSON.stringify(args);
   const curl = `curl -s -X POST ${shellQuote(`${location.origin}/tools/${tool.name}`)} -H 'content-type: application/json'`
     + (token() ? " -H \"authorization: Bearer $TOKEN\"" : "") + ` -d ${shellQuote(body)}`;
-  const command = `${state.who?.name ?? "app"} call ${tool.name} --params-json ${shellQuote(body)}`;
+  // The tool's own subcommand (`device_add` → `device-add`), which every app has.
+  const command = `${state.who?.name ?? "app"} ${tool.name.replaceAll("_", "-")} --params-json ${shellQuote(body)}`;
   const copy = (label, text) => h("button", { type: "button", text: label,
     onclick: (event) => navigator.clipboard?.writeText(text).then(() => { event.target.textContent = "Copied"; }, () => {}) });
   return h("div", { class: `result ${ok ? "ok" : "error"}` },
-    h("h3", { text: ok ? "Result" : envelope.error?.type ?? `HTTP ${answer.status}` }),
-    h("p", { class: "meta", text: `request ${meta.request_id ?? "?"} · ${meta.duration_ms ?? Math.round(answer.ms)} ms · HTTP ${answer.status}` }),
-    ok ? renderValue(envelope.result) : h("p", { class: "error-message", text: envelope.error?.message ?? "no answer" }),
+    h("h3", { text: ok ? "Result" : envelope.error?.type ?? (answer.failure ? "No answer" : `HTTP ${answer.status}`) }),
+    h("p", { class: "meta", text: `request ${meta.request_id ?? "?"} · ${meta.duration_ms ?? Math.round(answer.ms)} ms · ${answer.failure ? "no answer" : `HTTP ${answer.status}`}` }),
+    ok ? renderValue(envelope.result) : h("p", { class: "error-message", role: "alert", text: envelope.error?.message ?? answer.failure ?? "no answer" }),
     h("details", {}, h("summary", { text: "Raw envelope" }), h("pre", { text: JSON.stringify(envelope, null, 2) })),
     h("details", {}, h("summary", { text: "As a command" }),
       h("pre", { class: "curl", text: curl }), h("pre", { class: "command", text: command }),
@@ -457,7 +498,7 @@ async function loadActivity() {
   const answer = await api("GET", `/audit?limit=50${tool ? `&tool=${encodeURIComponent(tool)}` : ""}`);
   const area = $("#activity");
   if (answer.status !== 200) {
-    area.replaceChildren(h("p", { class: "violation", text: answer.body?.error?.message ?? `HTTP ${answer.status}` }));
+    area.replaceChildren(h("p", { class: "violation", role: "alert", text: answer.failure ?? answer.body?.error?.message ?? `HTTP ${answer.status}` }));
     return;
   }
   const calls = answer.body.calls;
@@ -477,30 +518,58 @@ async function loadActivity() {
 
 let history = [];
 
+/**
+ * Sends the message as an agent run and shows its events as they stream. Send stays disabled
+ * until the run ends, fails or its answer breaks off; every failure is said in the log.
+ */
 async function sendChat() {
   const input = $("#chat-input");
+  const send = $("#chat-form button[type=submit]");
   const prompt = input.value.trim();
-  if (!prompt) return;
+  if (!prompt || send.disabled) return;
   input.value = "";
   const log = $("#chat-log");
   log.append(h("div", { class: "msg user", text: prompt }));
-  let reply = null;
-  const calls = new Map();
+  send.disabled = true;
+  log.setAttribute("aria-busy", "true");
+  try {
+    await runAgent(prompt, log);
+  } finally {
+    send.disabled = false;
+    log.removeAttribute("aria-busy");
+  }
+}
+
+async function runAgent(prompt, log) {
+  const problem = (text) => log.append(h("div", { class: "msg violation", role: "alert", text }));
   const headers = { "content-type": "application/json", accept: "text/event-stream" };
   if (token()) headers.authorization = `Bearer ${token()}`;
-  const response = await fetch("/agent", { method: "POST", headers, body: JSON.stringify({ prompt, history }) });
-  if (!response.ok) {
-    const body = await response.json().catch(() => null);
-    log.append(h("div", { class: "msg violation", text: body?.error?.message ?? `HTTP ${response.status}` }));
+  let response;
+  try {
+    response = await fetch("/agent", { method: "POST", headers, body: JSON.stringify({ prompt, history }) });
+  } catch {
+    problem(UNREACHABLE);
     return;
   }
+  if (!response.ok) {
+    const body = await response.json().catch(() => null);
+    problem(body?.error?.message ?? `HTTP ${response.status}`);
+    return;
+  }
+  const show = { reply: null, calls: new Map(), finished: false };
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch {
+      problem("The answer broke off: the connection to the server was lost.");
+      return;
+    }
+    if (chunk.done) break;
+    buffer += decoder.decode(chunk.value, { stream: true });
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
       const block = buffer.slice(0, cut);
@@ -512,38 +581,51 @@ async function sendChat() {
         else if (line.startsWith("data:")) data += line.slice(5).trimStart();
       }
       if (!data) continue;
-      const event = JSON.parse(data);
-      if (name === "text_delta") {
-        if (!reply) { reply = h("div", { class: "msg assistant" }); log.append(reply); }
-        reply.textContent += event.text;
-      } else if (name === "tool_call_started") {
-        reply = null;
-        const item = h("div", { class: "call", "data-call": event.id }, h("strong", { text: `→ ${event.name}` }), " ", h("code", { text: event.arguments }));
-        calls.set(event.id, { item, name: event.name, arguments: event.arguments });
-        log.append(item);
-      } else if (name === "tool_call_finished") {
-        const call = calls.get(event.result.call_id);
-        const item = call?.item ?? log.appendChild(h("div", { class: "call" }));
-        const content = event.result.content;
-        item.append(h("div", {}, event.result.is_error ? `✗ ${content?.type ?? "error"}: ${content?.message ?? ""}` : "✓ done", renderValue(event.result.is_error ? null : content)));
-        if (["confirmation_required", "confirmation_declined"].includes(content?.type)) {
-          const tool = state.tools.find((t) => t.name === event.result.name);
-          if (tool && call) {
-            // The run went on without it; the user can make the same call here, confirming it.
-            item.append(h("button", { type: "button", class: "danger", text: `Review and confirm ${tool.name}`, onclick: () => {
-              select($("#tab-tools"));
-              showTool(tool, JSON.parse(call.arguments || "{}"));
-            } }));
-          }
-        }
-      } else if (name === "refused") {
-        log.append(h("div", { class: "msg violation", text: `refused: ${event.refusal?.message ?? ""}` }));
-      } else if (name === "finished" && event.stop !== "answered" && event.error) {
-        log.append(h("div", { class: "msg violation", text: event.error }));
-      } else if (name === "transcript") {
-        history = event.messages ?? history;
+      let event;
+      try {
+        event = JSON.parse(data);
+      } catch {
+        problem(`The server sent a ${name} event that could not be read; it is left out.`);
+        continue;
+      }
+      showEvent(name, event, log, show, problem);
+    }
+  }
+  if (!show.finished) problem("The run ended before it finished: its answer may be incomplete.");
+}
+
+/** One event of an agent run, shown in the log. */
+function showEvent(name, event, log, show, problem) {
+  if (name === "text_delta") {
+    if (!show.reply) { show.reply = h("div", { class: "msg assistant" }); log.append(show.reply); }
+    show.reply.textContent += event.text;
+  } else if (name === "tool_call_started") {
+    show.reply = null;
+    const item = h("div", { class: "call", "data-call": event.id }, h("strong", { text: `→ ${event.name}` }), " ", h("code", { text: event.arguments }));
+    show.calls.set(event.id, { item, name: event.name, arguments: event.arguments });
+    log.append(item);
+  } else if (name === "tool_call_finished") {
+    const call = show.calls.get(event.result.call_id);
+    const item = call?.item ?? log.appendChild(h("div", { class: "call" }));
+    const content = event.result.content;
+    item.append(h("div", {}, event.result.is_error ? `✗ ${content?.type ?? "error"}: ${content?.message ?? ""}` : "✓ done", renderValue(event.result.is_error ? null : content)));
+    if (["confirmation_required", "confirmation_declined"].includes(content?.type)) {
+      const tool = state.tools.find((t) => t.name === event.result.name);
+      if (tool && call) {
+        // The run went on without it; the user can make the same call here, confirming it.
+        item.append(h("button", { type: "button", class: "danger", text: `Review and confirm ${tool.name}`, onclick: () => {
+          select($("#tab-tools"));
+          showTool(tool, JSON.parse(call.arguments || "{}"));
+        } }));
       }
     }
+  } else if (name === "refused") {
+    problem(`refused: ${event.refusal?.message ?? ""}`);
+  } else if (name === "finished") {
+    show.finished = true;
+    if (event.stop !== "answered" && event.error) problem(event.error);
+  } else if (name === "transcript") {
+    history = event.messages ?? history;
   }
 }
 
