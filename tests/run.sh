@@ -9,10 +9,9 @@ cd "$(dirname "$0")/.."
 missing=()
 while read -r package command; do
   case "$package" in "" | "#"*) continue ;; esac
+  command -v "$command" >/dev/null && continue
   if command -v dpkg-query >/dev/null; then
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q ' installed$' && continue
-  elif command -v "$command" >/dev/null; then
-    continue
   fi
   missing+=("$package")
 done <tests/debian/packages.txt
