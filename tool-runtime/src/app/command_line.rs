@@ -305,29 +305,30 @@ impl App {
             Some(_) => self.global_matches(args),
             None => ArgMatches::default(),
         });
-        if let Some(configure) = self.configure.take() {
-            let builder = std::mem::take(&mut self.builder);
-            match configure(&mut cx, builder).await {
-                Ok(b) => self.builder = b,
-                Err(e) => return fail(e, 1),
-            }
-        }
-        let listing = match self.builder.clone().skip_state_check().build() {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
+        let listing = match self.configured(&mut cx).await {
+            Ok(listing) => listing,
+            Err(code) => return code,
         };
-        if let Some(clash) = command::builtin_clash(&listing) {
-            return fail(clash, 1);
-        }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
         let invoked = find_subcommand(&args, &self.globals);
+        let caller = crate::cli::caller();
+        // A tool hidden from the command line is answered by the pipeline as one that does not
+        // exist (`unknown_tool`, its reason to the log and the audit), before its words are
+        // parsed: its flags and help are not the caller's to see.
+        if let Some((_, name)) = &invoked
+            && command::find_tool(&listing, name, Some(&caller)).is_none()
+            && let Some(hidden) = command::find_tool(&listing, name, None)
+        {
+            let name = hidden.name().to_owned();
+            drop(listing);
+            return Box::pin(self.call_hidden(cx, &args, &name, out)).await;
+        }
         // The tool named on the command line, looked up once (a registry may hold thousands),
-        // among every tool, not only the listed ones: a hidden tool called by name is refused
-        // by the pipeline (`forbidden`, with the policy's reason), as on every front end.
+        // among the tools the command line may see.
         let tool = invoked.as_ref().and_then(|(i, name)| {
-            let tool = command::find_tool(&listing, name, None)?;
+            let tool = command::find_tool(&listing, name, Some(&caller))?;
             if tool.name() == name {
                 args[*i] = OsString::from(subcommand_name(name));
             }
@@ -396,7 +397,7 @@ impl App {
             }
             tool_sub => {
                 let Some(tool_name) = tool
-                    .or_else(|| command::find_tool(&listing, tool_sub, None))
+                    .or_else(|| command::find_tool(&listing, tool_sub, Some(&caller)))
                     .map(|t| t.name().to_owned())
                 else {
                     return 2;
@@ -409,6 +410,52 @@ impl App {
                 crate::cli::call::invoke(&registry, &tool_name, sub_matches, json_out, out).await
             }
         }
+    }
+
+    /// The registry as `configure` shapes it, for listings: state unchecked (`setup`, which
+    /// registers it, runs only for calls and servers); or the exit code of a failure, said.
+    async fn configured(&mut self, cx: &mut AppContext) -> Result<Registry, u8> {
+        if let Some(configure) = self.configure.take() {
+            let builder = std::mem::take(&mut self.builder);
+            self.builder = configure(cx, builder).await.map_err(|e| fail(e, 1))?;
+        }
+        let listing = self
+            .builder
+            .clone()
+            .skip_state_check()
+            .build()
+            .map_err(|e| fail(e, 1))?;
+        match command::builtin_clash(&listing) {
+            Some(clash) => Err(fail(clash, 1)),
+            None => Ok(listing),
+        }
+    }
+
+    /// A call of `name`, a tool hidden from the command line: through the pipeline with no
+    /// arguments, which answers it as unknown and records why; its words are never parsed.
+    async fn call_hidden(
+        self,
+        mut cx: AppContext,
+        args: &[OsString],
+        name: &str,
+        out: &mut dyn Write,
+    ) -> u8 {
+        cx.parsed(Arc::new(self.global_matches(args)));
+        let json_out = args.iter().any(|a| a == "--json");
+        let registry = match self.build_registry(&mut cx).await {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        let arguments = serde_json::Value::Object(serde_json::Map::new());
+        crate::cli::call::call(
+            &registry,
+            name,
+            arguments,
+            &ArgMatches::default(),
+            json_out,
+            out,
+        )
+        .await
     }
 
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
@@ -561,10 +608,7 @@ fn scan(args: &[OsString], globals: &[Arg]) -> Scan {
                 .map_or((long, false), |(n, _)| (n, true));
             (globals.iter().find(|g| g.get_long() == Some(name)), inline)
         } else if let Some(short) = s.strip_prefix('-').filter(|rest| !rest.is_empty()) {
-            let mut chars = short.chars();
-            let (c, rest) = (chars.next(), chars.as_str());
-            let global = c.and_then(|c| globals.iter().find(|g| g.get_short() == Some(c)));
-            (global, !rest.is_empty())
+            short_cluster(short, globals)
         } else {
             if found.subcommand.is_none() {
                 found.subcommand = Some(index);
@@ -582,6 +626,24 @@ fn scan(args: &[OsString], globals: &[Arg]) -> Scan {
         index += words;
     }
     found
+}
+
+/// The global option a cluster of short options (`-d`, `-dx.db`, `-vd`, `-vdx.db`) ends with,
+/// and whether its value is inside the cluster: flags are passed over to the first option that
+/// takes a value, whose value is the rest of the word or else the next word. A cluster with a
+/// letter that is no global option is the subcommand's, one word.
+fn short_cluster<'a>(short: &str, globals: &'a [Arg]) -> (Option<&'a Arg>, bool) {
+    let mut last = None;
+    for (i, c) in short.char_indices() {
+        let Some(global) = globals.iter().find(|g| g.get_short() == Some(c)) else {
+            return (None, true);
+        };
+        if global.get_action().takes_values() {
+            return (Some(global), i + c.len_utf8() < short.len());
+        }
+        last = Some(global);
+    }
+    (last, true)
 }
 
 #[cfg(test)]
@@ -613,6 +675,9 @@ mod tests {
             (&["app", "-dx.db", "device-add"], 2),
             (&["app", "-d=x.db", "device-add"], 2),
             (&["app", "-v", "-d", "x.db", "-v", "device-add"], 5),
+            (&["app", "-vd", "x.db", "device-add"], 3),
+            (&["app", "-vdx.db", "device-add"], 2),
+            (&["app", "-vv", "device-add"], 2),
             (&["app", "device-add", "-d", "x.db"], 1),
         ] {
             assert_eq!(
