@@ -139,15 +139,8 @@ pub(super) fn flag_for(
     violation: &crate::Violation,
     tool: Option<&crate::catalog::RegisteredTool>,
 ) -> String {
-    let missing = match &violation.property {
-        Some(name) if violation.keyword == "required" => Some(format!(
-            "{}/{}",
-            violation.path,
-            name.replace('~', "~0").replace('/', "~1")
-        )),
-        _ => None,
-    };
-    let path = missing.as_deref().unwrap_or(&violation.path);
+    let pointer = violation.pointer();
+    let path = pointer.as_ref();
     let Some(tool) = tool else {
         return path.to_owned();
     };

@@ -11,7 +11,7 @@ use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use crate::tool::error::{MAX_VIOLATIONS, ToolError, Violation};
+use crate::tool::error::{MAX_VIOLATIONS, ToolError, Violation, escape_pointer};
 
 /// A compiled input schema.
 pub(crate) struct ArgsValidator {
@@ -263,11 +263,6 @@ pub(crate) fn value_kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// Escapes a property name for a JSON pointer (RFC 6901).
-fn escape_pointer(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// Compiles `schema` for instances in representation `F`, with the options every input

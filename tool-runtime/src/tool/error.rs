@@ -374,6 +374,23 @@ impl Violation {
         self.property = Some(property.into());
         self
     }
+
+    /// The JSON pointer of what to fix: [`path`](Self::path), or for a missing property
+    /// (`required`), the pointer that property would have.
+    #[must_use]
+    pub fn pointer(&self) -> Cow<'_, str> {
+        match &self.property {
+            Some(name) if self.keyword == "required" => {
+                Cow::Owned(format!("{}/{}", self.path, escape_pointer(name)))
+            }
+            _ => Cow::Borrowed(&self.path),
+        }
+    }
+}
+
+/// `name` as one token of a JSON pointer (RFC 6901): `~` and `/` escaped.
+pub(crate) fn escape_pointer(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// A destructive call waiting for its caller's yes: what a `confirmation_required` error asks.
@@ -441,6 +458,13 @@ struct Details {
 impl Details {
     /// The wire form: the typed keys in a fixed order, then the application's own; a value
     /// that is not an object stands alone.
+    /// Drops `key` from the application's own details: the runtime has set its own value.
+    fn forget_own(&mut self, key: &str) {
+        if let Some(Value::Object(own)) = &mut self.own {
+            own.remove(key);
+        }
+    }
+
     fn render(&mut self) {
         let mut map = Map::new();
         if let Some(c) = &self.confirmation {
@@ -469,11 +493,12 @@ impl Details {
         if let Some(hint) = &self.hint {
             map.insert("hint".into(), hint.clone().into());
         }
+        // The application's own keys as it gave them (those read into the typed fields
+        // above included), after the runtime's.
         self.wire = match &self.own {
             Some(Value::Object(own)) => {
-                for (k, v) in own {
-                    map.entry(k.clone()).or_insert_with(|| v.clone());
-                }
+                map.retain(|k, _| !own.contains_key(k));
+                map.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
                 Value::Object(map)
             }
             Some(own) if map.is_empty() => own.clone(),
@@ -566,40 +591,33 @@ impl ToolError {
     }
 
     /// Attaches structured details of the application's own, shown as `error.details`
-    /// (an object's keys beside those the runtime attaches). The keys the runtime types are
-    /// read into their accessors here, once: `retry_after` (seconds), `hint`, `suggestions`
-    /// and `violations` (when each has a `path` and a `message`).
+    /// exactly as given (an object's keys beside those the runtime attaches). The keys the
+    /// runtime types are also read into their accessors, once, where they have the runtime's
+    /// shape: `retry_after` (seconds), `hint`, `suggestions`, `violations` (each with a `path`
+    /// and a `message`) and `omitted`.
     #[must_use]
-    pub fn with_details(self, mut details: Value) -> Self {
+    pub fn with_details(self, details: Value) -> Self {
         self.with(|d| {
-            if let Value::Object(own) = &mut details {
-                if let Some(secs) = own.get("retry_after").and_then(Value::as_f64) {
-                    d.retry_after = Duration::try_from_secs_f64(secs).ok();
-                    own.remove("retry_after");
+            if let Value::Object(own) = &details {
+                let at = |key: &str| own.get(key);
+                if let Some(after) = at("retry_after")
+                    .and_then(Value::as_f64)
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                {
+                    d.retry_after = Some(after);
                 }
-                if let Some(hint) = own.get("hint").and_then(Value::as_str) {
+                if let Some(hint) = at("hint").and_then(Value::as_str) {
                     d.hint = Some(hint.to_owned());
-                    own.remove("hint");
                 }
-                let names = own
-                    .get("suggestions")
-                    .and_then(Value::as_array)
-                    .and_then(|names| {
-                        names
-                            .iter()
-                            .map(|n| n.as_str().map(str::to_owned))
-                            .collect()
-                    });
-                if let Some(names) = names {
+                if let Some(names) = at("suggestions").and_then(|n| Vec::deserialize(n).ok()) {
                     d.suggestions = Some(names);
-                    own.remove("suggestions");
                 }
-                let listed = own
-                    .get("violations")
-                    .and_then(|list| Vec::<Violation>::deserialize(list).ok());
-                if let Some(listed) = listed {
+                if let Some(listed) = at("violations").and_then(|v| Vec::deserialize(v).ok()) {
                     d.violations = listed;
-                    own.remove("violations");
+                    d.omitted = at("omitted")
+                        .and_then(Value::as_u64)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .unwrap_or(0);
                 }
             }
             d.own = Some(details);
@@ -610,21 +628,30 @@ impl ToolError {
     /// the `Retry-After` header of a `rate_limited` answer).
     #[must_use]
     pub fn with_retry_after(self, after: Duration) -> Self {
-        self.with(|d| d.retry_after = Some(after))
+        self.with(|d| {
+            d.retry_after = Some(after);
+            d.forget_own("retry_after");
+        })
     }
 
     /// What the caller can do about this error (`details.hint`), such as how to confirm a
     /// call where no one could be asked.
     #[must_use]
     pub fn with_hint(self, hint: impl Into<String>) -> Self {
-        self.with(|d| d.hint = Some(hint.into()))
+        self.with(|d| {
+            d.hint = Some(hint.into());
+            d.forget_own("hint");
+        })
     }
 
     /// Names the caller may have meant (`details.suggestions`), as an `unknown_tool` error
     /// lists them.
     #[must_use]
     pub fn with_suggestions(self, names: Vec<String>) -> Self {
-        self.with(|d| d.suggestions = Some(names))
+        self.with(|d| {
+            d.suggestions = Some(names);
+            d.forget_own("suggestions");
+        })
     }
 
     /// A `confirmation_required` error carrying `confirmation` (also in its details, for
@@ -868,12 +895,23 @@ mod tests {
             .with_suggestions(vec!["device_add".into()]);
         assert_eq!(unknown.suggestions(), ["device_add"]);
         assert_eq!(unknown.details().unwrap()["suggestions"][0], "device_add");
-        let own = ToolError::new(ErrorKind::RATE_LIMITED, "slow down")
-            .with_details(serde_json::json!({"retry_after": 7, "hint": 3}));
+        // A tool's own details are shown as given, and read where they have the typed shape.
+        let given = serde_json::json!({"retry_after": 7, "hint": 3, "violations": [],
+                                       "suggestions": [{"x": 1}]});
+        let own = ToolError::new(ErrorKind::RATE_LIMITED, "slow down").with_details(given.clone());
         assert_eq!(own.retry_after(), Some(Duration::from_secs(7)));
         assert_eq!(own.hint(), None);
-        assert_eq!(own.details().unwrap()["retry_after"], 7.0);
-        assert_eq!(own.details().unwrap()["hint"], 3);
+        assert!(own.suggestions().is_empty());
+        assert_eq!(own.details(), Some(&given));
+        let listed = serde_json::json!({"violations": [{"path": "/a", "message": "bad",
+                                        "expected": "a number"}], "omitted": 3});
+        let own = ToolError::new("invalid_arguments", "bad").with_details(listed.clone());
+        assert_eq!(own.violations()[0].path, "/a");
+        assert_eq!(own.violations_omitted(), 3);
+        assert_eq!(own.details(), Some(&listed));
+        // What the runtime sets later replaces the tool's own value.
+        let hinted = own.with_hint("try again");
+        assert_eq!(hinted.details().unwrap()["hint"], "try again");
         let plain = ToolError::new("x", "y").with_details(serde_json::json!([1, 2]));
         assert_eq!(plain.details(), Some(&serde_json::json!([1, 2])));
         assert!(plain.suggestions().is_empty() && plain.violations().is_empty());

@@ -97,7 +97,7 @@ pub(crate) fn write_only_paths(schema: &Value) -> Vec<String> {
         }
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (name, prop) in props {
-                let escaped = name.replace('~', "~0").replace('/', "~1");
+                let escaped = crate::tool::error::escape_pointer(name);
                 walk(prop, &format!("{at}/{escaped}"), out);
             }
         }
