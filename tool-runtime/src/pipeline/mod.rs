@@ -66,15 +66,12 @@ pub(crate) struct Options {
 }
 
 impl Pipeline {
-    /// The policies' decision on `tool` for the caller of `ctx`: the first refusal, as
-    /// `forbidden`.
-    pub(crate) fn admit(&self, tool: &ToolMeta, ctx: &CallContext) -> Result<(), ToolError> {
-        for policy in &self.policies {
-            policy
-                .admit(tool, ctx)
-                .map_err(|reason| ToolError::new(ErrorKind::FORBIDDEN, reason))?;
-        }
-        Ok(())
+    /// The policies' decision on `tool` for the caller of `ctx`: the first refusal's reason. A
+    /// refused tool is hidden from that caller.
+    pub(crate) fn admit(&self, tool: &ToolMeta, ctx: &CallContext) -> Result<(), String> {
+        self.policies
+            .iter()
+            .try_for_each(|policy| policy.admit(tool, ctx))
     }
 
     /// The tools of `catalog` the caller of `ctx` may see, sorted by name.
@@ -149,8 +146,8 @@ impl Pipeline {
                 // does not exist, before its arguments are looked at; the policy's reason goes
                 // to the log and the observers only.
                 Some(entry) => match self.admit(entry.meta(), &ctx) {
-                    Err(e) => Ran {
-                        hidden: Some(e.message().to_owned()),
+                    Err(reason) => Ran {
+                        hidden: Some(reason),
                         ..Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input))
                     },
                     Ok(()) => self.run(entry, input, &ctx, call_id).await,

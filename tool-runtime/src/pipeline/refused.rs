@@ -38,7 +38,8 @@ impl Pipeline {
     ///
     /// `args` are what the observers see, redacted as for any call. Arguments that are not an
     /// object (the raw text of arguments that are not JSON, as a string) cannot be searched
-    /// for secrets: for a tool with secret parameters they are recorded as `"[redacted]"`.
+    /// for secrets: for a tool with secret parameters they are recorded as `"[redacted]"`. A
+    /// tool hidden from the caller is answered `unknown_tool`, as the pipeline answers it.
     #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) fn refuse<'a>(
         &'a self,
@@ -55,16 +56,28 @@ impl Pipeline {
             let entry = catalog.get(name);
             let shown = match (&entry, args) {
                 (_, _) if !observed => Value::Null,
-                (Some(entry), Value::String(_)) if has_secrets(entry) => {
+                (Some(entry), args) if !args.is_object() && has_secrets(entry) => {
                     Value::String(crate::tool::secret::REDACTED.to_owned())
                 }
                 (_, args) => args,
+            };
+            // A tool hidden from the caller is one it was told does not exist, whatever the
+            // front end refused the call for.
+            let hidden = entry
+                .as_ref()
+                .and_then(|e| self.admit(e.meta(), &ctx).err());
+            let error = match hidden {
+                Some(_) => self.unknown_tool(catalog, name, &ctx),
+                None => error,
             };
             let call_id = if observed { next_call_id() } else { 0 };
             self.conclude(
                 name,
                 entry.as_deref(),
-                Ran::refused(error, shown),
+                Ran {
+                    hidden,
+                    ..Ran::refused(error, shown)
+                },
                 &ctx,
                 call_id,
                 started.elapsed(),
