@@ -294,6 +294,9 @@ fn an_intent_without_outcome_is_reported_once_as_outcome_unknown() {
             "\n",
             r#"{"event":"intent","time":2.5,"call":"aa-2","request_id":"r-lost","source":"http","principal":"ann","tool":"drop_table","arguments":{"password":"[redacted]"}}"#,
             "\n",
+            // A dry run cut short has had no effect to check.
+            r#"{"event":"intent","time":2.55,"call":"aa-3","request_id":"r-preview","source":"http","principal":"ann","tool":"purge","arguments":{},"dry_run":true}"#,
+            "\n",
             // A record cut short by the kill.
             r#"{"event":"outcome","time":2.6,"call":"aa-"#,
         ),
