@@ -770,10 +770,9 @@ async fn rate_limits_and_server_errors_are_retried() {
 #[tokio::test]
 async fn a_dead_or_garbled_provider_ends_the_run_with_a_clear_error() {
     let seen = Seen::default();
-    // Nothing listens on this port.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", closed.local_addr().unwrap());
-    drop(closed);
+    // Nothing listens on port 1 (a privileged port no test binds). A port freed by this test
+    // could be taken meanwhile by another test's server, which would then answer.
+    let url = "http://127.0.0.1:1/v1".to_owned();
     let model =
         Model::new(Api::OpenAiChat, "m", url, None).with_retries(1, Duration::from_millis(5));
     let agent = Agent::builder(registry(&seen), model).build().unwrap();
