@@ -40,7 +40,9 @@
 //! confirmation. Invalid arguments to one tool are answered [`Budgets::invalid_argument_retries`]
 //! times; after that the tool is not run again in this run and the model is told so. Every
 //! call has one audit record, those the run refuses itself (arguments that are not JSON, a
-//! budget used up, the retry cap) included.
+//! budget used up, the retry cap) included, except `switch_model` (see [`Tiers`]), which runs
+//! in a registry of the agent's own, without the application's observers, and so is not in the
+//! application's audit.
 //!
 //! Providers and the API versions spoken are listed at [`Api`]. Keys come from the environment
 //! variables the providers' SDKs read ([`Model::from_env`]) into a [`Secret`](crate::Secret):

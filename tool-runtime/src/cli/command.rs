@@ -66,8 +66,8 @@ pub(crate) fn names_tool(sub: &str, tool: &str) -> bool {
 
 /// The tool `typed` names on the command line ([`names_tool`]): the tool of that name, else the
 /// one whose subcommand name it is (`device-add` for `device_add`). Among the tools `visible_to`
-/// may see, or with `None` among every tool (a hidden tool called by name is then refused by the
-/// pipeline, as on every front end).
+/// may see, or with `None` among every tool (a hidden tool called by name is then answered
+/// `unknown_tool` by the pipeline, as on every front end).
 pub(crate) fn find_tool<'r>(
     registry: &'r Registry,
     typed: &str,

@@ -2,9 +2,11 @@
 //! outcome after.
 //!
 //! Every call that reached the pipeline gets an `outcome` record (denials included: a call refused
-//! before its tool runs has only that). A call that passed every check first gets an `intent`
-//! record, and if the intent cannot be written the call is refused with `unavailable` and its
-//! tool never runs: no effect goes unrecorded. A process killed while a tool runs leaves an
+//! before its tool runs has only that). Before a tool's code runs, an `intent` record is
+//! written: for a call that passed every check, and for the dry-run preview of an unconfirmed
+//! destructive call (marked `dry_run`, its outcome then `confirmation_required`). If the intent
+//! cannot be written the call is refused with `unavailable` and its tool never runs: no effect
+//! goes unrecorded. A process killed while a tool runs leaves an
 //! intent with no outcome; the next process to open the log alone reports each such call as
 //! "outcome unknown" (a warning, [`JsonLinesAudit::unknown_outcomes`], and an `outcome` record
 //! with outcome `unknown`).
@@ -47,7 +49,8 @@ pub const MAX_RECORDED_ARGUMENTS: usize = 16 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditEvent {
-    /// The call passed every check; its tool is about to run.
+    /// The tool is about to run: the call passed every check, or it is the dry-run preview of
+    /// an unconfirmed destructive call.
     Intent,
     /// The call ended; the caller gets its answer once this is recorded.
     Outcome,

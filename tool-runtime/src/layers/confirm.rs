@@ -29,8 +29,9 @@
 //! MCP through elicitation, the agent through its host's callback) and call
 //! [`Registry::call_asking`](crate::Registry::call_asking), which asks, redeems the token on a
 //! yes and says what happens when no one can be asked. HTTP answers `409` and leaves the asking
-//! to its client. Each attempt and each confirmed call is one pipeline run and one audit
-//! record.
+//! to its client. Each attempt and each confirmed call is one pipeline run with one outcome
+//! record in the audit, after an intent where tool code runs (the preview's dry run, the
+//! confirmed call).
 #![doc = include_str!("../../docs/confirm.md")]
 
 use std::collections::HashMap;

@@ -69,7 +69,9 @@ pub trait CallHook: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Permit, ToolError>>;
 }
 
-/// A call that passed every check and is about to run, as audit sinks see it.
+/// A tool about to run, as audit sinks see it: a call that passed every check, or the dry-run
+/// preview of an unconfirmed destructive call (its `ctx` is then the preview's dry-run context,
+/// `ctx.dry_run()` true), which runs before the call ends as `confirmation_required`.
 #[derive(Debug)]
 pub struct StartingCall<'a> {
     /// The tool's metadata.
@@ -87,7 +89,8 @@ pub struct StartingCall<'a> {
 pub struct CompletedCall<'a> {
     /// This call's number, unique in the process; the same in its [`StartingCall`].
     pub call_id: u64,
-    /// Whether the tool was started ([`CallObserver::starting`] was called for this call).
+    /// Whether the tool was started ([`CallObserver::starting`] was called for this call),
+    /// including for the dry-run preview of an unconfirmed destructive call.
     pub started: bool,
     /// The tool's metadata; `None` when no tool had the requested name.
     pub meta: Option<&'a ToolMeta>,
@@ -110,9 +113,13 @@ pub struct CompletedCall<'a> {
 /// returned, denials included. The audit log is one.
 pub trait CallObserver: Send + Sync + 'static {
     /// Called when a call has passed every check, just before the tool runs; an `Err` refuses
-    /// the call (the tool never runs) with that error. The audit log records the call's intent
-    /// here, so that a call whose record cannot be written never has an effect. The default
-    /// does nothing.
+    /// the call (the tool never runs) with that error. Also called before the dry-run preview of
+    /// an unconfirmed destructive call (tools with `#[tool(dry_run)]`), with the preview's
+    /// dry-run context (`ctx.dry_run()` true): an `Err` there ends the call with that error
+    /// instead of the question; once the preview has run, the call's
+    /// [`CompletedCall::started`] is true, though it ends as `confirmation_required`. The audit
+    /// log records the call's intent here, so that a call whose record cannot be written never
+    /// has an effect. The default does nothing.
     fn starting<'a>(&'a self, call: StartingCall<'a>) -> BoxFuture<'a, Result<(), ToolError>> {
         let _ = call;
         Box::pin(std::future::ready(Ok(())))

@@ -1,7 +1,10 @@
 //! Registry-wide policy: one decision before every call, from every front end alike.
 //!
 //! A policy sees the tool's metadata, the validated arguments and the caller, and either lets
-//! the call go on or denies it with a reason, which the caller receives as `forbidden`:
+//! the call go on or denies it with a reason. What `admit` denies is hidden: the caller is
+//! answered `unknown_tool`, as for a tool that does not exist, and the reason goes to the log
+//! and the observers. What `check` (or a closure) denies is refused as `forbidden`, with the
+//! reason:
 //!
 //! ```
 //! use tool_runtime::{Registry, Source, policy::{AllowTools, DenyDestructive, RequireRoles}};
@@ -29,18 +32,21 @@ use crate::tool::context::{CallContext, Source};
 use crate::tool::definition::PendingCall;
 use crate::tool::definition::ToolMeta;
 
-/// Decides whether a caller may see and call a tool. `Err(reason)` denies the call as
-/// `forbidden` with that reason.
+/// Decides whether a caller may see and call a tool. `Err(reason)` denies the call.
 ///
 /// A policy decides in up to two steps:
 ///
 /// - [`admit`](Self::admit) looks at the tool and the caller only. What it refuses is
 ///   **hidden**: left out of every listing (`GET /tools`, `/openapi.json`, MCP `tools/list`, the
-///   CLI's help, LLM tool specs) by [`Registry::visible`](crate::Registry::visible), and refused
-///   as `forbidden` when called by name anyway, before its arguments are looked at. Listed
-///   means callable, as far as policy goes.
-/// - [`check`](Self::check) looks at the validated arguments too. A tool it may refuse stays
-///   listed (nothing about the arguments is known when listing).
+///   CLI's help, LLM tool specs) by [`Registry::visible`](crate::Registry::visible), and, when
+///   called by name anyway, answered `unknown_tool` as a tool that does not exist (HTTP 404,
+///   MCP JSON-RPC `-32602`, CLI exit 2), before its arguments are looked at. The reason goes
+///   only to the log (`tool.call`'s `hidden` field) and the observers
+///   ([`CompletedCall::hidden`](crate::hooks::CompletedCall::hidden), the audit record's
+///   `hidden`). Listed means callable, as far as policy goes.
+/// - [`check`](Self::check) looks at the validated arguments too, and refuses as `forbidden`
+///   with its reason. A tool it may refuse stays listed (nothing about the arguments is known
+///   when listing).
 ///
 /// A closure `Fn(&PendingCall) -> Result<(), String>` is a policy whose `check` it is.
 pub trait Policy: Send + Sync + 'static {
@@ -107,14 +113,16 @@ impl Policy for AllowTools {
     }
 }
 
-/// Destructive tools are refused to the given sources (e.g. an LLM agent), confirmed or not.
+/// Destructive tools are hidden from the given sources (e.g. an LLM agent), confirmed or not:
+/// left out of their listings and answered `unknown_tool` when called by name (it decides in
+/// [`admit`](Policy::admit)).
 #[derive(Debug, Clone)]
 pub struct DenyDestructive {
     sources: Vec<Source>,
 }
 
 impl DenyDestructive {
-    /// Refuses destructive tools to `sources`.
+    /// Hides destructive tools from `sources`.
     pub fn for_sources(sources: impl IntoIterator<Item = Source>) -> Self {
         Self {
             sources: sources.into_iter().collect(),
@@ -162,12 +170,12 @@ impl Policy for RequireRoles {
 
 /// Which tools each caller sees, by name: allow and deny lists of [patterns](ToolPattern), for
 /// everyone or for callers of a source, a role or a principal. What it refuses is hidden from
-/// that caller's listings and refused when called by name (it decides in
+/// that caller's listings and answered `unknown_tool` when called by name (it decides in
 /// [`admit`](Policy::admit)), so an agent given its own principal sees only its share of
 /// a registry that mounts many providers.
 ///
 /// A caller is bound by every rule that names it. A tool that any of those rules denies is
-/// refused; if any of them allows a list, the tool must match one of those lists.
+/// hidden; if any of them allows a list, the tool must match one of those lists.
 ///
 /// ```
 /// use tool_runtime::policy::{ToolFilter, ToolPattern};

@@ -21,12 +21,15 @@ const SESSION_ID: &str = "mcp-session-id";
 
 impl McpServer {
     /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// (`app::router` mounts it at `/mcp`). Sessions live in memory, in `sessions`. Of
-    /// `options` it takes the body limit and the `Host` allowlist against DNS rebinding
-    /// ([`ServerOptions::allowed_hosts`]: empty allows every host, for servers behind
-    /// authentication; unset keeps the SDK's loopback-only default). Cancelling `cancel` ends
-    /// every session and its open event streams at once (`app::router` does it at shutdown,
-    /// once the answers in flight are out).
+    /// ([`http_route`](Self::http_route) wraps it, and `app::router` mounts that at `/mcp`).
+    /// Sessions live in memory, in `sessions`. Of `options` it takes the body limit and the
+    /// `Host` allowlist against DNS rebinding ([`ServerOptions::allowed_hosts`]: empty allows
+    /// every host, for servers behind authentication; unset keeps the SDK's loopback-only
+    /// default). Cancelling `cancel` ends every session and its open event streams at once;
+    /// nothing here cancels it. [`http_route`](Self::http_route) does, once the
+    /// [`shutdown`](ServerOptions::shutdown) token of its options is cancelled (as
+    /// [`http::serve`](crate::http::serve) does when it stops accepting) and the `POST` answers
+    /// in flight are out.
     #[must_use]
     pub fn http_service(
         self,

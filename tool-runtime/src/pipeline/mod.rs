@@ -410,7 +410,8 @@ impl Pipeline {
         }
     }
 
-    /// Tells the observers (audit) that the call passed every check and is about to run. The
+    /// Tells the observers (audit) that the tool is about to run: a call that passed every
+    /// check, or the dry-run preview of an unconfirmed call (`ctx` is then the preview's). The
     /// first that refuses (an intent that cannot be recorded) ends the call: the tool never
     /// runs.
     async fn announce(
@@ -526,7 +527,7 @@ struct Ran {
     hidden: Option<String>,
     /// The arguments as observers see them (`Null` when there are none).
     shown: Value,
-    /// Whether the call passed every check and its tool was started.
+    /// Whether its tool was started: the call passed every check, or its dry-run preview ran.
     started: bool,
     /// Whether the result was cut to the output cap.
     truncated: bool,

@@ -126,9 +126,10 @@ impl RegistryBuilder {
         self
     }
 
-    /// Adds a registry-wide [`Policy`], run on every call; a denial is `forbidden` with the
-    /// policy's reason, and what it refuses from the caller alone is hidden from that caller's
-    /// listings. Policies run in the order added.
+    /// Adds a registry-wide [`Policy`], run on every call. What its `check` denies is refused
+    /// as `forbidden` with the policy's reason; what its `admit` denies (from the tool and the
+    /// caller alone) is hidden: left out of that caller's listings and answered `unknown_tool`
+    /// when called by name. Policies run in the order added.
     #[must_use]
     pub fn policy(mut self, policy: impl Policy) -> Self {
         self.policies.push(Arc::new(policy));

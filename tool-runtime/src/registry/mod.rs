@@ -184,8 +184,9 @@ impl Registry {
     /// The tools `caller` may see, sorted by name: those every policy
     /// [admits](crate::policy::Policy::admit) for it. Every listing (`GET /tools`,
     /// `/openapi.json`, MCP `tools/list`, the CLI's help, the tools an agent offers its model)
-    /// is this list, so a tool is listed exactly when a call to it gets past policy; a hidden
-    /// tool called by name is refused as `forbidden`, with the policy's reason.
+    /// is this list, so a tool is listed exactly when a call to it gets past policy's `admit`; a
+    /// hidden tool called by name is answered `unknown_tool`, as a tool that does not exist, and
+    /// the policy's reason goes only to the log and the observers.
     #[must_use]
     pub fn visible(&self, caller: &Caller) -> Vec<ToolRef<'_>> {
         self.visible_in(&self.context(caller.clone()))
