@@ -482,12 +482,6 @@ async fn call_and_a_subcommand_resolve_names_and_read_arguments_alike() {
     assert_eq!(code, 2, "{out}");
     let envelope: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(envelope["error"]["type"], "unknown_tool", "{envelope}");
-    // Nor is its help shown: its flags are not this caller's to see.
-    let (code, out) = only()
-        .run_captured(["tickets", "--only", "ticket_list", "ticket-open", "--help"])
-        .await;
-    assert_eq!(code, 2, "{out}");
-    assert!(!out.contains("--priority"), "{out}");
 }
 
 /// What the hooks of [`recording`] saw, in order.
