@@ -13,7 +13,8 @@ use serde::Serialize;
 /// help, the JSON-RPC error code on MCP (where the type is a protocol error rather than a tool
 /// result with `isError: true`) and the CLI's exit code. An application's own type maps to 500,
 /// not retryable, a tool result on MCP, exit code 1, until the error says otherwise
-/// ([`ToolError::with_status`], [`ToolError::with_retryable`]).
+/// ([`ToolError::with_status`](super::ToolError::with_status),
+/// [`ToolError::with_retryable`](super::ToolError::with_retryable)).
 ///
 /// | type | HTTP | retryable | JSON-RPC | CLI exit |
 /// | --- | --- | --- | --- | --- |
@@ -113,7 +114,8 @@ impl ErrorKind {
     /// Policy or a guard refused the call.
     pub const FORBIDDEN: Self = Self::from_static("forbidden");
     /// No tool by that name among those the caller may see (a tool hidden from the caller
-    /// answers so too); [`ToolError::suggestions`] lists the nearest names.
+    /// answers so too); [`ToolError::suggestions`](super::ToolError::suggestions) lists the
+    /// nearest names.
     pub const UNKNOWN_TOOL: Self = Self::from_static("unknown_tool");
     /// Something a tool looked for does not exist; over HTTP, also a route that does not.
     pub const NOT_FOUND: Self = Self::from_static("not_found");
@@ -130,9 +132,11 @@ impl ErrorKind {
     pub const PAYLOAD_TOO_LARGE: Self = Self::from_static("payload_too_large");
     /// The request's body is not sent as JSON.
     pub const UNSUPPORTED_MEDIA_TYPE: Self = Self::from_static("unsupported_media_type");
-    /// The arguments break the input schema; [`ToolError::violations`] lists how.
+    /// The arguments break the input schema;
+    /// [`ToolError::violations`](super::ToolError::violations) lists how.
     pub const INVALID_ARGUMENTS: Self = Self::from_static("invalid_arguments");
-    /// Over a rate limit; [`ToolError::retry_after`] says when to try again.
+    /// Over a rate limit; [`ToolError::retry_after`](super::ToolError::retry_after) says when
+    /// to try again.
     pub const RATE_LIMITED: Self = Self::from_static("rate_limited");
     /// An agent run's budget (tool calls, turns, tokens) is used up; the call was not run.
     pub const BUDGET_EXHAUSTED: Self = Self::from_static("budget_exhausted");
