@@ -232,13 +232,13 @@ pub struct PolicyRules {
     /// Per source, the only tools it may call.
     #[serde(default)]
     pub allow: BTreeMap<String, Vec<String>>,
-    /// `[[policy.filter]]`: which tools a caller sees, by name, glob or provider.
+    /// `[[policy.filter]]`: which tools a caller sees, by name, glob or toolset.
     #[serde(default)]
     pub filter: Vec<FilterConfig>,
 }
 
 /// A `[[policy.filter]]` rule: for everyone, or for callers of one `source`, `role` or
-/// `principal`; `allow` and `deny` are tool names, globs (`docs-*`) or `provider:NAME`.
+/// `principal`; `allow` and `deny` are tool names, globs (`docs-*`) or `toolset:NAME`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilterConfig {
@@ -428,16 +428,16 @@ impl Config {
         Ok(())
     }
 
-    /// The stores and enabled MCP servers as providers to mount; `store` holds the `sqlite`
+    /// The stores and enabled MCP servers as toolsets to mount; `store` holds the `sqlite`
     /// stores' data.
-    pub fn providers(
+    pub fn toolsets(
         &self,
         store: Option<&crate::Store>,
-    ) -> Result<Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>>, String> {
+    ) -> Result<Vec<std::sync::Arc<dyn tool_runtime::toolset::Toolset>>, String> {
         use std::sync::Arc;
         use tool_runtime::mcp::RemoteServer;
-        use tool_runtime::provider::{MemoryStore, Provider, Store};
-        let mut out: Vec<Arc<dyn Provider>> = Vec::new();
+        use tool_runtime::toolset::{MemoryStore, Store, Toolset};
+        let mut out: Vec<Arc<dyn Toolset>> = Vec::new();
         for s in &self.stores {
             out.push(match (s.kind.as_str(), store) {
                 ("memory", _) => Arc::new(Store::new(&s.name, MemoryStore::default())),

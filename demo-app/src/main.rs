@@ -81,9 +81,9 @@ fn main() -> ExitCode {
             Ok(registry.state(store))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
-        .providers(async |cx| {
+        .toolsets(async |cx| {
             let config = cx.get::<Config>().expect("read by configure");
-            Ok(config.providers(cx.get::<Store>())?)
+            Ok(config.toolsets(cx.get::<Store>())?)
         })
         .agent(async |cx, flags, registry| {
             let config = cx.get::<Config>().expect("read by configure");

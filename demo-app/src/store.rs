@@ -683,7 +683,7 @@ impl SqliteKv {
     }
 }
 
-impl tool_runtime::provider::KeyValue for SqliteKv {
+impl tool_runtime::toolset::KeyValue for SqliteKv {
     fn read<'a>(
         &'a self,
         key: &'a str,

@@ -2,7 +2,7 @@
 //!
 //! `cargo run -p tool-runtime --example server_with_auth`, then
 //! `curl -H 'Authorization: Bearer alice-token' -d '{"text":"hi"}' http://127.0.0.1:PORT/tools/shout`;
-//! the monitor's token reads the operator endpoints (`GET /providers`, `GET /audit`) only.
+//! the monitor's token reads the operator endpoints (`GET /toolsets`, `GET /audit`) only.
 
 use std::sync::Arc;
 use std::time::Duration;

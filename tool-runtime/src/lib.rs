@@ -30,7 +30,7 @@ pub mod app;
 
 // The layers users configure keep short public paths (`tool_runtime::policy`, ...); inside the
 // crate every module is named by its full path.
-pub use catalog::provider;
+pub use catalog::toolset;
 pub use layers::{audit, confirm, hooks, limits, policy};
 
 #[cfg(feature = "cli")]

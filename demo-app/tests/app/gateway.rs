@@ -175,7 +175,7 @@ fn a_bad_entry_stops_start_up_naming_it() {
         ),
         (
             "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/server\"\n",
-            "cannot mount provider `ghost`",
+            "cannot mount toolset `ghost`",
         ),
     ];
     for (config, expected) in cases {
@@ -223,14 +223,14 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
     );
 }
 
-/// `demo-app providers` mounts each configured provider and says how it went; one that cannot
+/// `demo-app toolsets` mounts each configured toolset and says how it went; one that cannot
 /// be mounted is listed with why, and the exit code is 1.
 #[test]
-fn providers_shows_each_providers_state() {
-    let dir = tool_test_support::TempDir::new("demo-gateway-providers");
+fn toolsets_shows_each_toolsets_state() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-toolsets");
     let config = notes_and_everything("memory");
     let out = demo(dir.path(), &config)
-        .args(["providers"])
+        .args(["toolsets"])
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
@@ -247,7 +247,7 @@ fn providers_shows_each_providers_state() {
     let config =
         format!("{config}\n[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/server\"\n");
     let out = demo(dir.path(), &config)
-        .args(["--json", "providers"])
+        .args(["--json", "toolsets"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -257,7 +257,7 @@ fn providers_shows_each_providers_state() {
         .unwrap()
         .iter()
         .find(|r| r["name"] == "ghost")
-        .expect("the failed provider is listed");
+        .expect("the failed toolset is listed");
     assert_eq!(ghost["available"], false);
     assert!(
         ghost["last_error"]

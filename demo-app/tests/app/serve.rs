@@ -91,7 +91,7 @@ fn refuses_a_public_address_without_auth() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read auth file"));
 }
 
-/// `--operator-role` names the role that reads the operator endpoints (`/providers`, `/audit`);
+/// `--operator-role` names the role that reads the operator endpoints (`/toolsets`, `/audit`);
 /// `admin` then reads neither.
 #[test]
 fn the_operator_role_is_a_flag() {
@@ -127,8 +127,8 @@ fn the_operator_role_is_a_flag() {
         s.read_to_string(&mut out).unwrap();
         out.split(' ').nth(1).unwrap_or_default().to_owned()
     };
-    assert_eq!(status("/providers", "ops-token"), "200");
-    assert_eq!(status("/providers", "admin-token"), "403");
+    assert_eq!(status("/toolsets", "ops-token"), "200");
+    assert_eq!(status("/toolsets", "admin-token"), "403");
     assert_eq!(status("/audit", "admin-token"), "403");
     assert_ne!(status("/audit", "ops-token"), "403");
     let _ = child.kill();

@@ -435,11 +435,11 @@ async fn a_policy_added_in_configure_hides_a_tool_from_every_listing_and_refuses
     assert!(!out.contains("--priority"), "{out}");
 }
 
-/// The `call` built-in (offered with providers) and a tool's own subcommand read a name, the
+/// The `call` built-in (offered with toolsets) and a tool's own subcommand read a name, the
 /// arguments of `--params-json` and `--yes` alike.
 #[tokio::test]
 async fn call_and_a_subcommand_resolve_names_and_read_arguments_alike() {
-    let with_call = || app().providers(async |_| Ok(Vec::new()));
+    let with_call = || app().toolsets(async |_| Ok(Vec::new()));
     let title = r#"{"title": "printer on fire", "priority": "low"}"#;
     for line in [
         &[
@@ -494,7 +494,7 @@ struct Opened(&'static str);
 /// An app whose hooks await before they answer, hand values on through the context and note
 /// what they found in `seen`.
 fn recording(seen: &Seen) -> App {
-    let (configure, setup, providers) = (seen.clone(), seen.clone(), seen.clone());
+    let (configure, setup, toolsets) = (seen.clone(), seen.clone(), seen.clone());
     app()
         .configure(async move |cx, registry| {
             // Awaits work that another task finishes.
@@ -510,15 +510,15 @@ fn recording(seen: &Seen) -> App {
             cx.insert(Opened("db"));
             Ok(registry)
         })
-        .providers(async move |cx| {
+        .toolsets(async move |cx| {
             let found = (
                 cx.get::<Loaded>().map(|l| l.0),
                 cx.get::<Opened>().map(|o| o.0),
             );
-            providers
+            toolsets
                 .lock()
                 .unwrap()
-                .push(format!("providers saw {found:?}"));
+                .push(format!("toolsets saw {found:?}"));
             Ok(Vec::new())
         })
 }
@@ -543,13 +543,13 @@ async fn configure_runs_once_a_command_and_hands_values_to_the_later_hooks() {
         run(&["tickets", "ticket-list"]).await,
         ["configure", "setup saw Some(7)"]
     );
-    // `call`, which mounts the providers: every hook once, each seeing what the earlier left.
+    // `call`, which mounts the toolsets: every hook once, each seeing what the earlier left.
     assert_eq!(
         run(&["tickets", "call", "ticket-list"]).await,
         [
             "configure",
             "setup saw Some(7)",
-            "providers saw (Some(7), Some(\"db\"))"
+            "toolsets saw (Some(7), Some(\"db\"))"
         ]
     );
 }

@@ -18,8 +18,8 @@ use tool_runtime::http::{self, Auth, ServerOptions};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
-use tool_runtime::provider::{ProvidedTool, Provider};
 use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::toolset::{Toolset, ToolsetTool};
 use tool_runtime::{BoxFuture, ToolMeta};
 
 /// List the backups.
@@ -613,7 +613,7 @@ async fn duplicate_names_from_any_source_are_refused_naming_both() {
     );
     assert_eq!(registry.names(), ["backups_list", "echo"]);
 
-    // A provider whose tool would take a name in use: none of its tools is added.
+    // A toolset whose tool would take a name in use: none of its tools is added.
     let err = registry.mount(Notes::new("echo", &["x"])).await;
     assert!(err.is_ok(), "echo-x is a new name");
     let err = registry
@@ -684,7 +684,7 @@ async fn limits_are_never_ignored_for_tools_added_at_run_time() {
     assert_eq!(call().await.error().unwrap().kind(), "rate_limited");
 }
 
-/// An in-process provider whose tools can change.
+/// An in-process toolset whose tools can change.
 struct Notes {
     name: &'static str,
     tools: Arc<Mutex<Vec<String>>>,
@@ -701,17 +701,17 @@ impl Notes {
     }
 }
 
-impl Provider for Notes {
+impl Toolset for Notes {
     fn name(&self) -> &str {
         self.name
     }
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
         let tools = self.tools.lock().unwrap().clone();
         Box::pin(async move {
             Ok(tools
                 .into_iter()
                 .map(|t| {
-                    ProvidedTool::new(
+                    ToolsetTool::new(
                         ToolMeta::new(t, "A note tool."),
                         json!({"type": "object", "additionalProperties": false}),
                         json!({"type": "string"}),
@@ -737,10 +737,10 @@ impl Provider for Notes {
     }
 }
 
-/// A mounted provider: its tools are named `{provider}-{tool}`, called through the pipeline,
+/// A mounted toolset: its tools are named `{toolset}-{tool}`, called through the pipeline,
 /// replaced when it announces a change, and gone when it is unmounted.
 #[tokio::test]
-async fn a_provider_mounts_changes_and_unmounts() {
+async fn a_toolset_mounts_changes_and_unmounts() {
     let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
     let notes = Notes::new("notes", &["count"]);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -754,7 +754,7 @@ async fn a_provider_mounts_changes_and_unmounts() {
     assert_eq!(env.result(), Some(&json!("notes ran count")));
     assert_eq!(
         registry.get("notes-count").unwrap().origin(),
-        "provider `notes` (its tool `count`)"
+        "toolset `notes` (its tool `count`)"
     );
 
     changes.borrow_and_update();

@@ -663,7 +663,7 @@ async fn request_ids_are_echoed_or_generated_on_every_response() {
     assert!(r.headers()["x-request-id"].len() < 100);
 }
 
-/// The operator endpoints (`GET /audit`, `GET /providers`) answer, with authentication, callers
+/// The operator endpoints (`GET /audit`, `GET /toolsets`) answer, with authentication, callers
 /// with the operator role only: `admin` by default, or the role the options name; the others get
 /// `403 forbidden`. Without authentication the machine's own callers read both.
 #[tokio::test]
@@ -693,11 +693,11 @@ async fn operator_endpoints_need_the_operator_role() {
     // This server keeps no audit log: past the role check, `/audit` answers 501 `unsupported`.
     let by_default = with_tokens(None).await;
     assert_eq!(
-        get(&by_default, "/providers", Some("admin-token")).await.0,
+        get(&by_default, "/toolsets", Some("admin-token")).await.0,
         200
     );
     assert_eq!(get(&by_default, "/audit", Some("admin-token")).await.0, 501);
-    for path in ["/providers", "/audit"] {
+    for path in ["/toolsets", "/audit"] {
         for token in ["ops-token", "plain-token"] {
             let (status, body) = get(&by_default, path, Some(token)).await;
             assert_eq!(
@@ -717,20 +717,20 @@ async fn operator_endpoints_need_the_operator_role() {
     // The OpenAPI document says so.
     let (_, doc) = get(&by_default, "/openapi.json", Some("plain-token")).await;
     assert!(
-        doc["paths"]["/providers"]["get"]["responses"]["403"].is_object(),
+        doc["paths"]["/toolsets"]["get"]["responses"]["403"].is_object(),
         "{}",
-        doc["paths"]["/providers"]
+        doc["paths"]["/toolsets"]
     );
     let ops = with_tokens(Some("ops")).await;
-    assert_eq!(get(&ops, "/providers", Some("ops-token")).await.0, 200);
+    assert_eq!(get(&ops, "/toolsets", Some("ops-token")).await.0, 200);
     assert_eq!(get(&ops, "/audit", Some("ops-token")).await.0, 501);
-    for path in ["/providers", "/audit"] {
+    for path in ["/toolsets", "/audit"] {
         for token in ["admin-token", "plain-token"] {
             assert_eq!(get(&ops, path, Some(token)).await.0, 403, "{path} {token}");
         }
     }
     let open = Server::start(ServerOptions::default()).await;
-    assert_eq!(get(&open, "/providers", None).await.0, 200);
+    assert_eq!(get(&open, "/toolsets", None).await.0, 200);
     assert_eq!(get(&open, "/audit", None).await.0, 501);
 }
 

@@ -25,6 +25,6 @@ mod output_cap;
 mod parsed_path;
 mod pipeline;
 mod policy;
-mod providers;
 mod schemas;
+mod toolsets;
 mod ui;

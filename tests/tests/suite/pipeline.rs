@@ -135,7 +135,7 @@ async fn bump(counter: State<Counter>) -> usize {
     counter.0.fetch_add(1, Ordering::SeqCst) + 1
 }
 
-/// A tool made at run time, as a provider would.
+/// A tool made at run time, as a toolset would.
 struct Echo;
 
 impl Tool for Echo {
@@ -549,7 +549,7 @@ fn duplicate_names_are_refused_naming_both_definitions() {
     impl Tool for FakeAdd {
         fn meta(&self) -> ToolMeta {
             let mut m = ToolMeta::new("add", "Not the real add.");
-            m.defined_at = "a provider".into();
+            m.defined_at = "a toolset".into();
             m
         }
         fn input_schema(&self) -> Value {
@@ -569,7 +569,7 @@ fn duplicate_names_are_refused_naming_both_definitions() {
         text.contains("suite::pipeline at ") && text.contains("tests/suite/pipeline.rs"),
         "{text}"
     );
-    assert!(text.contains("a provider"), "{text}");
+    assert!(text.contains("a toolset"), "{text}");
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub(crate) type AgentSetup = Box<
 impl App {
     /// Offers `agent` and `chat` subcommands, and `POST /agent` on `serve`, running the agent
     /// `make` returns over the application's registry (after [`setup`](Self::setup) and
-    /// [`providers`](Self::providers)). `make`, an async closure (or an `async fn`), runs once
+    /// [`toolsets`](Self::toolsets)). `make`, an async closure (or an `async fn`), runs once
     /// and gets the run's [`AppContext`] (the parsed command line, what the earlier hooks left),
     /// the `--provider`/`--model` flags (none for `serve`) and the registry; a
     /// [`ModelError`] from it (no provider, no key) exits with 2 and its message (for `serve`,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures_util::future::LocalBoxFuture;
 
 use super::AppContext;
-use crate::catalog::provider::Provider;
+use crate::catalog::toolset::Toolset;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
 use crate::cli::{list_tools, logging, print_schema};
@@ -32,10 +32,10 @@ type Shape = Box<
     ) -> LocalBoxFuture<'a, Result<RegistryBuilder, SetupError>>,
 >;
 
-type Providers = Box<
+type Toolsets = Box<
     dyn for<'a> FnOnce(
         &'a mut AppContext,
-    ) -> LocalBoxFuture<'a, Result<Vec<Arc<dyn Provider>>, SetupError>>,
+    ) -> LocalBoxFuture<'a, Result<Vec<Arc<dyn Toolset>>, SetupError>>,
 >;
 
 /// A command-line application over a registry: a subcommand per tool, `tools`, `schema`,
@@ -50,7 +50,7 @@ pub struct App {
     pub(super) globals: Vec<Arg>,
     pub(super) configure: Option<Shape>,
     pub(super) setup: Option<Shape>,
-    pub(super) providers: Option<Providers>,
+    pub(super) toolsets: Option<Toolsets>,
     pub(super) logging: bool,
     #[cfg(feature = "agent")]
     pub(super) agent: Option<agent::AgentSetup>,
@@ -80,7 +80,7 @@ impl App {
             globals: Vec::new(),
             configure: None,
             setup: None,
-            providers: None,
+            toolsets: None,
             logging: true,
             #[cfg(feature = "agent")]
             agent: None,
@@ -173,7 +173,7 @@ impl App {
     }
 
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
-    /// Runs when a tool is invoked and before `serve`, `mcp`, `agent`, `chat` and `providers`,
+    /// Runs when a tool is invoked and before `serve`, `mcp`, `agent`, `chat` and `toolsets`,
     /// after [`configure`](Self::configure), never for `--help`, `tools`, `schema` or
     /// `completions`: policies that should shape those listings go in `configure`.
     ///
@@ -182,7 +182,7 @@ impl App {
     /// invoked tool's subcommand; other tools' subcommands are left out of a call's command
     /// tree, and clap panics, in debug builds, when asked about a subcommand it does not
     /// know). What it opens (a database) it can [`insert`](AppContext::insert) for the later
-    /// hooks: [`providers`](Self::providers), [`agent`](Self::agent),
+    /// hooks: [`toolsets`](Self::toolsets), [`agent`](Self::agent),
     /// [`background`](Self::background).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
@@ -194,10 +194,10 @@ impl App {
         self
     }
 
-    /// Providers to mount into the registry of a server or an agent (`serve`, `mcp`, `agent`,
-    /// `chat`, and the `providers` and `call` built-ins this adds): other MCP servers, stores
+    /// Toolsets to mount into the registry of a server or an agent (`serve`, `mcp`, `agent`,
+    /// `chat`, and the `toolsets` and `call` built-ins this adds): other MCP servers, stores
     /// from the configuration. Their tools are then served, offered and called like the
-    /// application's own (see [`provider`](crate::provider)). A provider that cannot be mounted
+    /// application's own (see [`toolset`](crate::toolset)). A toolset that cannot be mounted
     /// stops the command with exit code 1 and a message naming it. One-shot tool calls and
     /// listings mount nothing.
     ///
@@ -205,11 +205,11 @@ impl App {
     /// [`setup`](Self::setup): the configuration and the database the earlier hooks left there
     /// are at hand.
     #[must_use]
-    pub fn providers<F>(mut self, make: F) -> Self
+    pub fn toolsets<F>(mut self, make: F) -> Self
     where
-        F: AsyncFnOnce(&mut AppContext) -> Result<Vec<Arc<dyn Provider>>, SetupError> + 'static,
+        F: AsyncFnOnce(&mut AppContext) -> Result<Vec<Arc<dyn Toolset>>, SetupError> + 'static,
     {
-        self.providers = Some(Box::new(move |cx| Box::pin(make(cx))));
+        self.toolsets = Some(Box::new(move |cx| Box::pin(make(cx))));
         self
     }
 
@@ -387,11 +387,11 @@ impl App {
                 drop(listing);
                 Box::pin(self.run_agent(&mut cx, sub, sub_matches)).await
             }
-            "providers" if self.providers.is_some() => {
+            "toolsets" if self.toolsets.is_some() => {
                 drop(listing);
-                Box::pin(self.show_providers(&mut cx, json_out, out)).await
+                Box::pin(self.show_toolsets(&mut cx, json_out, out)).await
             }
-            "call" if self.providers.is_some() => {
+            "call" if self.toolsets.is_some() => {
                 drop(listing);
                 Box::pin(self.call_by_name(&mut cx, sub_matches, json_out, out)).await
             }
@@ -459,23 +459,23 @@ impl App {
     }
 
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
-    /// the providers mounted; or the message naming what failed.
+    /// the toolsets mounted; or the message naming what failed.
     pub(super) async fn mounted_registry(
         mut self,
         cx: &mut AppContext,
     ) -> Result<Arc<Registry>, String> {
-        let providers = self.providers.take();
+        let toolsets = self.toolsets.take();
         let registry = Arc::new(self.build_registry(cx).await?);
-        let providers = match providers {
+        let toolsets = match toolsets {
             Some(make) => make(cx).await.map_err(|e| e.to_string())?,
             None => Vec::new(),
         };
-        for provider in providers {
-            let name = provider.name().to_owned();
+        for toolset in toolsets {
+            let name = toolset.name().to_owned();
             registry
-                .mount_arc(provider)
+                .mount_arc(toolset)
                 .await
-                .map_err(|e| format!("cannot mount provider `{name}`: {e}"))?;
+                .map_err(|e| format!("cannot mount toolset `{name}`: {e}"))?;
         }
         Ok(registry)
     }
@@ -525,13 +525,13 @@ impl App {
         } else {
             cmd
         };
-        let cmd = if self.providers.is_some() {
+        let cmd = if self.toolsets.is_some() {
             cmd.subcommand(
-                clap::Command::new("providers")
-                    .about("Mount the configured providers; show each one's tools, state and last error")
+                clap::Command::new("toolsets")
+                    .about("Mount the configured toolsets; show each one's tools, state and last error")
                     .display_order(command::BUILTIN_ORDER),
             )
-            .subcommand(super::providers::call_command())
+            .subcommand(super::toolsets::call_command())
         } else {
             cmd
         };
@@ -568,7 +568,7 @@ fn is_server(args: &[OsString], globals: &[Arg]) -> bool {
     find_subcommand(args, globals).is_some_and(|(_, sub)| {
         matches!(
             sub.as_str(),
-            "serve" | "mcp" | "agent" | "chat" | "providers"
+            "serve" | "mcp" | "agent" | "chat" | "toolsets"
         )
     })
 }

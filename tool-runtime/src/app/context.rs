@@ -14,7 +14,7 @@ use clap::ArgMatches;
 ///
 /// The hooks run in this order, each at most once per run: [`configure`](super::App::configure)
 /// (every command, listings included), [`setup`](super::App::setup) (a tool call, a server, an
-/// agent), [`providers`](super::App::providers) and [`agent`](super::App::agent) (a server, an
+/// agent), [`toolsets`](super::App::toolsets) and [`agent`](super::App::agent) (a server, an
 /// agent), [`background`](super::App::background) (`serve`).
 ///
 /// ```no_run

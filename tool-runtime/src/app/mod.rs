@@ -32,12 +32,12 @@ mod command_line;
 mod console;
 #[cfg(feature = "cli")]
 mod context;
-#[cfg(feature = "cli")]
-mod providers;
 #[cfg(feature = "http")]
 mod router;
 #[cfg(all(feature = "cli", any(feature = "http", feature = "mcp")))]
 mod serve;
+#[cfg(feature = "cli")]
+mod toolsets;
 
 #[cfg(feature = "http")]
 #[doc(no_inline)]

@@ -31,7 +31,7 @@ pub(crate) type BackgroundSetup = Box<
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Background {
-    /// The registry being served, providers mounted.
+    /// The registry being served, toolsets mounted.
     pub registry: Arc<Registry>,
     /// The application's agent, when it has one and it could be made.
     #[cfg(feature = "agent")]
@@ -255,7 +255,7 @@ pub(super) fn serve_command() -> Command {
                 .long("operator-role")
                 .value_name("ROLE")
                 .default_value(crate::http::OPERATOR_ROLE)
-                .help("With --auth-file, the role that may read GET /audit and GET /providers"),
+                .help("With --auth-file, the role that may read GET /audit and GET /toolsets"),
         )
         .arg(
             clap::Arg::new("insecure")

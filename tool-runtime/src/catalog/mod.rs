@@ -1,15 +1,15 @@
 //! The catalogue: the set of tools every front end serves, fixed when it is built or added
-//! and removed while it serves (by hand or by mounted [providers](crate::provider)), with the
+//! and removed while it serves (by hand or by mounted [toolsets](crate::toolset)), with the
 //! state their `State<T>` parameters read and a version front ends watch for changes.
 //!
 //! It decides nothing about calls: what a caller may see and call is the pipeline's
 //! ([`crate::pipeline`]).
 
 mod error;
-pub mod provider;
 mod rules;
 mod store;
 mod tool;
+pub mod toolset;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -29,10 +29,10 @@ pub use tool::{RegisteredTool, ToolRef};
 
 type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
 
-/// What the catalogue keeps of a mounted [provider](crate::provider::Provider): the provider,
+/// What the catalogue keeps of a mounted [toolset](crate::toolset::Toolset): the toolset,
 /// the names of its tools, and the task that follows its changes.
 pub(crate) struct Mounted {
-    pub(crate) provider: Arc<dyn provider::Provider>,
+    pub(crate) toolset: Arc<dyn toolset::Toolset>,
     pub(crate) names: Vec<String>,
     pub(crate) watcher: Option<tokio::task::AbortHandle>,
 }

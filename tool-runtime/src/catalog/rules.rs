@@ -49,7 +49,7 @@ pub(crate) fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> V
         .collect()
 }
 
-/// FNV-1a, 64 bits: a hash stable across runs and platforms, unlike std's (shortened provider
+/// FNV-1a, 64 bits: a hash stable across runs and platforms, unlike std's (shortened toolset
 /// tool names, `ETag`s of listings).
 pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

@@ -1,4 +1,4 @@
-//! Key-value stores as providers: [`Store`] gives a named store the tools `NAME-write`,
+//! Key-value stores as toolsets: [`Store`] gives a named store the tools `NAME-write`,
 //! `NAME-read`, `NAME-list` and `NAME-delete` over any [`KeyValue`] storage ([`MemoryStore`]
 //! in memory; an application puts its own database behind the trait).
 
@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::provider::{ProvidedTool, Provider};
+use super::toolset::{Toolset, ToolsetTool};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};
@@ -67,7 +67,7 @@ impl KeyValue for MemoryStore {
     }
 }
 
-/// A named key-value store as a provider of four tools, each bound to this store's data:
+/// A named key-value store as a toolset of four tools, each bound to this store's data:
 /// `write(key, value)` (any JSON value), `read(key)` (`not_found` when there is none),
 /// `list(prefix?)`, and `delete(key)`, which is destructive and so confirmed like any
 /// destructive tool. Mounted as `NAME`, they are `NAME-write`, `NAME-read`, ...
@@ -75,7 +75,7 @@ impl KeyValue for MemoryStore {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use std::sync::Arc;
-/// use tool_runtime::provider::{MemoryStore, Store};
+/// use tool_runtime::toolset::{MemoryStore, Store};
 /// use tool_runtime::{Caller, Registry, Source};
 /// use serde_json::json;
 ///
@@ -113,18 +113,18 @@ fn tool(
     annotations: Annotations,
     input: Value,
     output: Value,
-) -> ProvidedTool {
+) -> ToolsetTool {
     let mut meta = ToolMeta::new(name, description.to_owned());
     meta.annotations = annotations;
-    ProvidedTool::new(meta, input, output)
+    ToolsetTool::new(meta, input, output)
 }
 
-impl<K: KeyValue> Provider for Store<K> {
+impl<K: KeyValue> Toolset for Store<K> {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
         let store = &self.name;
         let read_only = Annotations {
             read_only: Some(true),

@@ -61,7 +61,7 @@ impl RegisteredTool {
     }
 
     /// Where the tool comes from: `module at file:line` for a `#[tool]` fn, the type of a
-    /// dynamic tool, or the provider that supplies it.
+    /// dynamic tool, or the toolset that supplies it.
     #[must_use]
     pub fn origin(&self) -> &str {
         &self.origin

@@ -43,7 +43,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "agent",
     #[cfg(feature = "agent")]
     "chat",
-    "providers",
+    "toolsets",
     "call",
 ];
 

@@ -16,21 +16,15 @@ use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};
 use super::{AppState, ServerOptions, Shared, body, openapi};
 
-/// `GET /providers`: each mounted provider's name, tool count, availability and last error; an
+/// `GET /toolsets`: each mounted toolset's name, tool count, availability and last error; an
 /// operator endpoint ([`may_operate`]): its errors name URLs and connection failures.
-pub(super) async fn list_providers(
-    State(state): State<AppState>,
-    mut request: Request,
-) -> Response {
+pub(super) async fn list_toolsets(State(state): State<AppState>, mut request: Request) -> Response {
     let ctx = context_of(&mut request);
-    if let Some(refused) = operator_only(&state.options, &ctx, "the providers' status") {
+    if let Some(refused) = operator_only(&state.options, &ctx, "the toolsets' status") {
         return refused;
     }
-    let providers = state.registry.provider_status().await;
-    json_response(
-        StatusCode::OK,
-        &serde_json::json!({ "providers": providers }),
-    )
+    let toolsets = state.registry.toolset_status().await;
+    json_response(StatusCode::OK, &serde_json::json!({ "toolsets": toolsets }))
 }
 
 /// The query of `GET /audit`.
@@ -43,7 +37,7 @@ struct AuditQuery {
     tool: Option<String>,
 }
 
-/// Whether the caller of `ctx` may read the operator endpoints (`/audit`, `/providers`): the
+/// Whether the caller of `ctx` may read the operator endpoints (`/audit`, `/toolsets`): the
 /// rule of `layers::safety`, with the server's operator role.
 pub(crate) fn may_operate(options: &ServerOptions, ctx: &FrontContext) -> bool {
     options.access.may_operate(ctx.identity.as_ref())
@@ -183,7 +177,7 @@ struct ListQuery {
 
 /// `GET /tools`: the tools this caller may see, with an `ETag` (a hash of the body): a client
 /// polling with `If-None-Match` gets `304` until the listing changes for it. With
-/// `?format=openai` (any [`Target`] name) the same tools as that provider's `tools` value;
+/// `?format=openai` (any [`Target`] name) the same tools as that toolset's `tools` value;
 /// adding `&lint=true`, the lint report.
 pub(super) async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
     let ctx = context_of(&mut request);

@@ -8,10 +8,10 @@
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
 //! | `GET /healthz` | 200 once the registry is built |
-//! | `GET /providers` | the mounted [providers](crate::provider): tool count, availability, last error; for operators |
+//! | `GET /toolsets` | the mounted [toolsets](crate::toolset): tool count, availability, last error; for operators |
 //! | `GET /audit?limit=&tool=` | the latest calls in the audit log; for operators |
 //!
-//! The operator endpoints (`/providers`, `/audit`) answer, on a server with authentication,
+//! The operator endpoints (`/toolsets`, `/audit`) answer, on a server with authentication,
 //! callers with the operator role only ([`ServerOptions::operator_role`], [`OPERATOR_ROLE`] by
 //! default), and `403 forbidden` to the others.
 //!
@@ -57,7 +57,7 @@ pub use serve::{serve, shutdown_signal};
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontContext, FrontLayer, exposure, request_id_of};
 pub(crate) use listing::may_operate;
-use listing::{get_tool, healthz, list_providers, list_tools, openapi_json, recent_calls};
+use listing::{get_tool, healthz, list_tools, list_toolsets, openapi_json, recent_calls};
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -114,7 +114,7 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
-        .route("/providers", get(list_providers))
+        .route("/toolsets", get(list_toolsets))
         .route("/audit", get(recent_calls))
         .fallback(not_found)
         .with_state(state.clone())

@@ -166,13 +166,13 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
             }))}
         }}),
     );
-    paths.insert("/providers".into(), json!({"get": {
-        "operationId": "providers",
-        "summary": "The mounted providers: each one's tool count, whether it is available, its last error",
+    paths.insert("/toolsets".into(), json!({"get": {
+        "operationId": "toolsets",
+        "summary": "The mounted toolsets: each one's tool count, whether it is available, its last error",
         "description": "An operator endpoint: with authentication, for callers with the operator role (`admin` unless the server names another); others get 403 `forbidden`",
         "responses": with_errors(json!({"200": ok_response(json!({
-            "type": "object", "required": ["providers"],
-            "properties": {"providers": {"type": "array", "items": {
+            "type": "object", "required": ["toolsets"],
+            "properties": {"toolsets": {"type": "array", "items": {
                 "type": "object", "required": ["name", "tools", "available", "last_error"],
                 "properties": {
                     "name": {"type": "string"},
@@ -184,7 +184,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
         }))}), auth, false)
     }}));
     if auth {
-        paths["/providers"]["get"]["responses"]["403"] =
+        paths["/toolsets"]["get"]["responses"]["403"] =
             error_response("A caller without the operator role (`forbidden`)");
     }
     paths.insert("/openapi.json".into(), json!({"get": {

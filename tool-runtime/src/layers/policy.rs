@@ -172,7 +172,7 @@ impl Policy for RequireRoles {
 /// everyone or for callers of a source, a role or a principal. What it refuses is hidden from
 /// that caller's listings and answered `unknown_tool` when called by name (it decides in
 /// [`admit`](Policy::admit)), so an agent given its own principal sees only its share of
-/// a registry that mounts many providers.
+/// a registry that mounts many toolsets.
 ///
 /// A caller is bound by every rule that names it. A tool that any of those rules denies is
 /// hidden; if any of them allows a list, the tool must match one of those lists.
@@ -182,7 +182,7 @@ impl Policy for RequireRoles {
 /// use tool_runtime::Source;
 /// let filter = ToolFilter::new()
 ///     // Models see the device tools and the `docs` server, not its `delete` tool.
-///     .for_source(Source::Agent, ["device_*", "provider:docs"], ["docs-delete"])
+///     .for_source(Source::Agent, ["device_*", "toolset:docs"], ["docs-delete"])
 ///     // Guests see listings only.
 ///     .for_role("guest", ["*_list"], Vec::<String>::new());
 /// assert!(ToolPattern::new("device_*").matches("device_add", None));
@@ -220,7 +220,7 @@ impl Who {
 }
 
 /// A pattern of tool names: an exact name (`device_add`), a glob where `*` stands for any run
-/// of characters and `?` for one (`devices-*`), or `provider:NAME`, every tool the provider
+/// of characters and `?` for one (`devices-*`), or `toolset:NAME`, every tool the toolset
 /// `NAME` mounted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolPattern(String);
@@ -232,11 +232,11 @@ impl ToolPattern {
         Self(text.into())
     }
 
-    /// Whether the tool `name`, mounted by `provider` if it was, matches.
+    /// Whether the tool `name`, mounted by `toolset` if it was, matches.
     #[must_use]
-    pub fn matches(&self, name: &str, provider: Option<&str>) -> bool {
-        match self.0.strip_prefix("provider:") {
-            Some(wanted) => provider == Some(wanted),
+    pub fn matches(&self, name: &str, toolset: Option<&str>) -> bool {
+        match self.0.strip_prefix("toolset:") {
+            Some(wanted) => toolset == Some(wanted),
             None => glob(self.0.as_bytes(), name.as_bytes()),
         }
     }
@@ -276,10 +276,10 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
     pattern[p..].iter().all(|&c| c == b'*')
 }
 
-/// The provider that mounted a tool, from the origin the registry gives it.
-fn provider_of(tool: &ToolMeta) -> Option<&str> {
+/// The toolset that mounted a tool, from the origin the registry gives it.
+fn toolset_of(tool: &ToolMeta) -> Option<&str> {
     tool.defined_at
-        .strip_prefix("provider `")
+        .strip_prefix("toolset `")
         .and_then(|rest| rest.split('`').next())
 }
 
@@ -357,16 +357,16 @@ impl ToolFilter {
 
 impl Policy for ToolFilter {
     fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
-        let provider = provider_of(tool);
+        let toolset = toolset_of(tool);
         let mut allow_lists = false;
         let mut allowed = false;
         for rule in self.rules.iter().filter(|r| r.who.names(caller)) {
-            if rule.deny.iter().any(|p| p.matches(&tool.name, provider)) {
+            if rule.deny.iter().any(|p| p.matches(&tool.name, toolset)) {
                 return Err(format!("`{}` is filtered out for this caller", tool.name));
             }
             if !rule.allow.is_empty() {
                 allow_lists = true;
-                allowed |= rule.allow.iter().any(|p| p.matches(&tool.name, provider));
+                allowed |= rule.allow.iter().any(|p| p.matches(&tool.name, toolset));
             }
         }
         if allow_lists && !allowed {

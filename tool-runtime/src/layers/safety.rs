@@ -13,7 +13,7 @@
 //! loopback address it listens on.
 //!
 //! **Operator endpoints need the operator role.** The read-only routes for whoever runs the
-//! server (`GET /audit`, `GET /providers`, whose errors name URLs and connection failures) are
+//! server (`GET /audit`, `GET /toolsets`, whose errors name URLs and connection failures) are
 //! served, on a server with authentication, to callers with one role only (`admin` unless
 //! configured), so a monitoring token need not be one that may call destructive tools. Without
 //! authentication they follow the rule above: the machine's own callers, the only ones served.
@@ -26,7 +26,7 @@ use crate::tool::context::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The operator role by default: what a caller needs, on a server with authentication, to read
-/// the operator endpoints (`GET /audit`, `GET /providers`).
+/// the operator endpoints (`GET /audit`, `GET /toolsets`).
 pub const OPERATOR_ROLE: &str = "admin";
 
 /// Who may reach what on a listener: the tokens, the opt-out for remote callers without them,

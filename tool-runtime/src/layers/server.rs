@@ -174,7 +174,7 @@ impl ServerOptions {
         self
     }
 
-    /// The role that opens the read-only operator endpoints (`GET /audit`, `GET /providers`,
+    /// The role that opens the read-only operator endpoints (`GET /audit`, `GET /toolsets`,
     /// and those to come) on a server with [`auth`](Self::auth): default `admin`. Give it to a
     /// monitoring token without the roles that call tools. Without authentication these
     /// endpoints follow the peer rule, like every route.

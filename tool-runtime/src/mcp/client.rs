@@ -1,4 +1,4 @@
-//! Other MCP servers mounted as providers: [`RemoteServer`].
+//! Other MCP servers mounted as toolsets: [`RemoteServer`].
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::relay::{Handler, InFlight};
 
-use crate::catalog::provider::{Health, ProvidedTool, Provider};
+use crate::catalog::toolset::{Health, Toolset, ToolsetTool};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};
@@ -29,7 +29,7 @@ const MAX_RECONNECT_AFTER: Duration = Duration::from_secs(30);
 /// Calls in flight at once on one HTTP session.
 const MAX_IN_FLIGHT: usize = 256;
 
-/// Another MCP server as a [provider](crate::provider): connects to a server
+/// Another MCP server as a [toolset](crate::toolset): connects to a server
 /// started as a child process (stdio) or reached over streamable HTTP, through the official
 /// SDK's client, and mounts its tools into a registry as `{name}-{tool}`. Every call passes our
 /// pipeline first (policy, confirmation, limits, time limit, output cap, audit), then goes to
@@ -69,7 +69,7 @@ const MAX_IN_FLIGHT: usize = 256;
 /// - **Life cycle**: `notifications/tools/list_changed` makes the registry list the server's
 ///   tools again (front ends announce the change). A server that went away fails calls as
 ///   `unavailable`, naming it; the next call connects again (after a failed attempt, a second
-///   later, doubling up to 30 s), and its tools are listed again. Dropping the provider
+///   later, doubling up to 30 s), and its tools are listed again. Dropping the toolset
 ///   (unmounting it) stops a child and its process group.
 pub struct RemoteServer {
     name: String,
@@ -108,7 +108,7 @@ struct Connection {
 
 impl RemoteServer {
     /// The server started as `command` (found on `PATH`), spoken to over its standard input
-    /// and output. It is started when the provider is mounted.
+    /// and output. It is started when the toolset is mounted.
     #[must_use]
     pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
         Self::new(
@@ -339,7 +339,7 @@ impl RemoteServer {
     }
 
     /// A remote tool as ours, or why it is left out.
-    fn provided(tool: rmcp::model::Tool) -> Result<ProvidedTool, String> {
+    fn provided(tool: rmcp::model::Tool) -> Result<ToolsetTool, String> {
         let input = Value::Object((*tool.input_schema).clone());
         crate::schema::validate::ArgsValidator::compile(&input)
             .map_err(|e| format!("its input schema does not compile: {e}"))?;
@@ -367,7 +367,7 @@ impl RemoteServer {
             meta.content = true;
             crate::schema::output_schema_for::<Vec<crate::Content>>()
         };
-        Ok(ProvidedTool::new(meta, input, output))
+        Ok(ToolsetTool::new(meta, input, output))
     }
 }
 
@@ -384,12 +384,12 @@ impl std::fmt::Debug for RemoteServer {
     }
 }
 
-impl Provider for RemoteServer {
+impl Toolset for RemoteServer {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
         Box::pin(async move {
             let service = self.session().await?;
             let listed = match service.list_all_tools().await {

@@ -45,7 +45,7 @@
 //!   `elicitation/create` requests to the client, refused as `unsupported` when it did not
 //!   declare the capability.
 
-// Other servers mounted as providers: with the `mcp-client` feature.
+// Other servers mounted as toolsets: with the `mcp-client` feature.
 #[cfg(feature = "mcp-client")]
 mod client;
 #[cfg(feature = "mcp-client")]
@@ -136,7 +136,7 @@ impl std::fmt::Debug for McpServer {
             .field("name", &self.inner.name)
             .field("version", &self.inner.version)
             .field("tools", &self.inner.registry.tools().len())
-            .field("providers", &self.inner.registry.providers())
+            .field("toolsets", &self.inner.registry.toolsets())
             .finish_non_exhaustive()
     }
 }

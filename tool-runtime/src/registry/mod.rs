@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::catalog::provider::{MountError, Provider};
+use crate::catalog::toolset::{MountError, Toolset};
 use crate::layers::confirm::Ask;
 use crate::pipeline::{Input, Pipeline};
 use crate::tool::context::{CallContext, Caller};
@@ -44,7 +44,7 @@ pub use builder::RegistryBuilder;
 /// The tools fixed when it was built (every `#[tool]`, and those added to the builder) are
 /// looked up without any lock. Tools can be added and removed at run time
 /// ([`add_tool`](Self::add_tool), [`remove_tool`](Self::remove_tool), and
-/// [providers](crate::provider::Provider)); every change bumps a version that front ends watch
+/// [toolsets](crate::toolset::Toolset)); every change bumps a version that front ends watch
 /// ([`changes`](Self::changes)).
 pub struct Registry {
     catalog: Arc<Catalog>,
@@ -259,35 +259,35 @@ impl Registry {
         self.catalog.remove_tool(name)
     }
 
-    /// Mounts `provider`: lists its tools and adds them, all or none, as `{provider}-{tool}`;
+    /// Mounts `toolset`: lists its tools and adds them, all or none, as `{toolset}-{tool}`;
     /// returns their names. If it announces changes, they are followed (listed again and
     /// replaced in one step) until it is [unmounted](Self::unmount). Front ends are told of
     /// every change.
-    pub async fn mount(&self, provider: impl Provider) -> Result<Vec<String>, MountError> {
-        self.catalog.mount(Arc::new(provider)).await
+    pub async fn mount(&self, toolset: impl Toolset) -> Result<Vec<String>, MountError> {
+        self.catalog.mount(Arc::new(toolset)).await
     }
 
-    /// [`mount`](Self::mount) for a shared provider.
-    pub async fn mount_arc(&self, provider: Arc<dyn Provider>) -> Result<Vec<String>, MountError> {
-        self.catalog.mount(provider).await
+    /// [`mount`](Self::mount) for a shared toolset.
+    pub async fn mount_arc(&self, toolset: Arc<dyn Toolset>) -> Result<Vec<String>, MountError> {
+        self.catalog.mount(toolset).await
     }
 
-    /// Removes a mounted provider and its tools; `false` if none of that name is mounted.
+    /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
     pub fn unmount(&self, name: &str) -> bool {
         self.catalog.unmount(name)
     }
 
-    /// The names of the mounted providers, sorted.
+    /// The names of the mounted toolsets, sorted.
     #[must_use]
-    pub fn providers(&self) -> Vec<String> {
-        self.catalog.providers()
+    pub fn toolsets(&self) -> Vec<String> {
+        self.catalog.toolsets()
     }
 
-    /// Each mounted provider, sorted by name: its tool count and what it says of its health
-    /// (`GET /providers`).
-    pub async fn provider_status(&self) -> Vec<crate::provider::ProviderStatus> {
-        self.catalog.provider_status().await
+    /// Each mounted toolset, sorted by name: its tool count and what it says of its health
+    /// (`GET /toolsets`).
+    pub async fn toolset_status(&self) -> Vec<crate::toolset::ToolsetStatus> {
+        self.catalog.toolset_status().await
     }
 
     /// The context of a call by `caller` (made before the call, by a front end that keeps only

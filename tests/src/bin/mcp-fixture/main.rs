@@ -172,8 +172,8 @@ async fn main() -> std::process::ExitCode {
     }
     tool_runtime::app!()
         .configure(async |_, registry| Ok(registry.tool(conformance::JsonSchemaTool)))
-        .providers(async |_| {
-            let mounted: Vec<std::sync::Arc<dyn tool_runtime::provider::Provider>> =
+        .toolsets(async |_| {
+            let mounted: Vec<std::sync::Arc<dyn tool_runtime::toolset::Toolset>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {
                     Ok(url) if url.starts_with("http") => vec![std::sync::Arc::new(
                         tool_runtime::mcp::RemoteServer::http("remote", url),

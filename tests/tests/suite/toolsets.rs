@@ -1,4 +1,4 @@
-//! Providers: key-value stores (`provider::Store`), and other MCP servers mounted as providers
+//! Toolsets: key-value stores (`toolset::Store`), and other MCP servers mounted as toolsets
 //! (`mcp::RemoteServer`), against the reference server
 //! nobody here wrote: `@modelcontextprotocol/server-everything` from npm (`tests/node`), over
 //! stdio and over streamable HTTP.
@@ -141,11 +141,11 @@ async fn a_stdio_server_is_mounted_and_called_through_the_pipeline() {
     };
     tokio::time::timeout(Duration::from_secs(5), gone)
         .await
-        .expect("the child stops when its provider is unmounted");
+        .expect("the child stops when its toolset is unmounted");
 }
 
 /// The child killed in the middle of a call: that call is `unavailable`, naming the server, and
-/// so is the provider's state; the next call starts it again.
+/// so is the toolset's state; the next call starts it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_is_unavailable_then_started_again() {
     let registry = registry(Duration::from_secs(10));
@@ -172,7 +172,7 @@ async fn a_killed_server_is_unavailable_then_started_again() {
     let (kind, message) = slow.await.unwrap().unwrap_err();
     assert_eq!(kind, "unavailable", "{message}");
     assert!(message.contains("`everything`"), "{message}");
-    let status = registry.provider_status().await;
+    let status = registry.toolset_status().await;
     assert_eq!(
         (status[0].name.as_str(), status[0].health.available),
         ("everything", false)
@@ -183,7 +183,7 @@ async fn a_killed_server_is_unavailable_then_started_again() {
         call(&registry, "everything-echo", json!({"message": "again"})).await,
         Ok(text("Echo: again"))
     );
-    let status = registry.provider_status().await;
+    let status = registry.toolset_status().await;
     assert!(status[0].health.available, "{status:?}");
     assert!(status[0].tools >= 10, "{status:?}");
 }
@@ -282,18 +282,18 @@ async fn an_http_server_is_mounted_and_called() {
         text("The sum of 40 and 2 is 42."),
         "{answer}"
     );
-    let providers: Value = reqwest::get(format!("{base}/providers"))
+    let toolsets: Value = reqwest::get(format!("{base}/toolsets"))
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    assert_eq!(providers["providers"][0]["name"], "web", "{providers}");
-    assert_eq!(providers["providers"][0]["available"], true, "{providers}");
+    assert_eq!(toolsets["toolsets"][0]["name"], "web", "{toolsets}");
+    assert_eq!(toolsets["toolsets"][0]["available"], true, "{toolsets}");
     assert_eq!(
-        providers["providers"][0]["last_error"],
+        toolsets["toolsets"][0]["last_error"],
         Value::Null,
-        "{providers}"
+        "{toolsets}"
     );
 }
 
@@ -471,7 +471,7 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
         error.contains("`ghost`") && error.contains("cannot start `/nonexistent/mcp-server`"),
         "{error}"
     );
-    assert!(registry.providers().is_empty());
+    assert!(registry.toolsets().is_empty());
 }
 
 /// A server built with the official Python SDK (`tests/python/mcp_remote_server.py`): a tool
@@ -595,7 +595,7 @@ async fn our_own_server_mounted_elsewhere_announces_its_new_tools() {
 
 #[tokio::test]
 async fn a_store_gives_four_tools_bound_to_its_own_data() {
-    use tool_runtime::provider::{MemoryStore, Store};
+    use tool_runtime::toolset::{MemoryStore, Store};
     let registry = registry(Duration::from_secs(5));
     let mut names = registry
         .mount(Store::new("notes", MemoryStore::default()))
@@ -673,14 +673,14 @@ async fn a_store_gives_four_tools_bound_to_its_own_data() {
 }
 
 /// Each caller sees its share of the mounted tools: allow and deny lists by exact name, glob and
-/// provider, per source, role and principal; hidden tools are neither listed nor callable.
+/// toolset, per source, role and principal; hidden tools are neither listed nor callable.
 #[tokio::test]
 async fn a_tool_filter_gives_each_caller_its_share() {
     use tool_runtime::policy::ToolFilter;
-    use tool_runtime::provider::{MemoryStore, Store};
+    use tool_runtime::toolset::{MemoryStore, Store};
     let filter = ToolFilter::new()
         .for_everyone(Vec::<String>::new(), ["*-delete"])
-        .for_source(Source::Agent, ["provider:notes"], Vec::<String>::new())
+        .for_source(Source::Agent, ["toolset:notes"], Vec::<String>::new())
         .for_role("guest", ["*-list", "*-read"], Vec::<String>::new())
         .for_principal("bot", Vec::<String>::new(), ["secrets-*"]);
     let registry = Arc::new(

@@ -1,4 +1,4 @@
-//! The built-ins of an application that mounts providers: `providers` (how each is doing) and
+//! The built-ins of an application that mounts toolsets: `toolsets` (how each is doing) and
 //! `call TOOL --params-json JSON` (any tool by name, the mounted ones included).
 
 use std::io::Write;
@@ -12,32 +12,32 @@ use crate::cli::command;
 use crate::cli::params_json;
 
 impl App {
-    /// `providers`: mounts each provider on its own and shows how it went: its tool count,
+    /// `toolsets`: mounts each toolset on its own and shows how it went: its tool count,
     /// whether it is available, its last error (or why it could not be mounted). Exit 1 if
     /// any could not be mounted or is unavailable.
-    pub(super) async fn show_providers(
+    pub(super) async fn show_toolsets(
         mut self,
         cx: &mut AppContext,
         json: bool,
         out: &mut dyn Write,
     ) -> u8 {
-        let make = self.providers.take().expect("offered only with providers");
+        let make = self.toolsets.take().expect("offered only with toolsets");
         let registry = match self.build_registry(cx).await {
             Ok(r) => Arc::new(r),
             Err(e) => return fail(e, 1),
         };
-        let providers = match make(cx).await {
+        let toolsets = match make(cx).await {
             Ok(p) => p,
             Err(e) => return fail(e, 1),
         };
         let mut failed = Vec::new();
-        for provider in providers {
-            let name = provider.name().to_owned();
-            if let Err(e) = registry.mount_arc(provider).await {
+        for toolset in toolsets {
+            let name = toolset.name().to_owned();
+            if let Err(e) = registry.mount_arc(toolset).await {
                 failed.push((name, e.to_string()));
             }
         }
-        let statuses = registry.provider_status().await;
+        let statuses = registry.toolset_status().await;
         let mut rows: Vec<serde_json::Value> = statuses
             .iter()
             .map(|s| serde_json::to_value(s).unwrap_or_default())
@@ -70,7 +70,7 @@ impl App {
         u8::from(rows.iter().any(|r| r["available"] != true))
     }
 
-    /// `call TOOL --params-json JSON`: any tool by name, mounted ones included (the providers
+    /// `call TOOL --params-json JSON`: any tool by name, mounted ones included (the toolsets
     /// are mounted first), through the pipeline as a command-line call.
     pub(super) async fn call_by_name(
         self,
@@ -98,11 +98,11 @@ impl App {
 }
 
 /// `call`: a tool by name with JSON arguments, for tools that have no subcommand of their own
-/// (those of mounted providers).
+/// (those of mounted toolsets).
 pub(super) fn call_command() -> clap::Command {
     use clap::{Arg, ArgAction};
     clap::Command::new("call")
-        .about("Call any tool by name with JSON arguments, the mounted providers' included")
+        .about("Call any tool by name with JSON arguments, the mounted toolsets' included")
         .display_order(command::BUILTIN_ORDER)
         .arg(
             Arg::new("tool")

@@ -1,24 +1,24 @@
-//! Providers: sources of tools that come and go while the registry serves, such as another MCP
+//! Toolsets: sources of tools that come and go while the registry serves, such as another MCP
 //! server or an in-process store, mounted behind the one registry.
 //!
-//! A provider has a name, a list of tools, a way to call them, and optionally a stream of
+//! A toolset has a name, a list of tools, a way to call them, and optionally a stream of
 //! change notices. [`Registry::mount`](crate::Registry::mount) adds its tools under the names
-//! `{provider}-{tool}` (shortened to 64 characters with a stable hash when longer); every front end then lists and calls them
+//! `{toolset}-{tool}` (shortened to 64 characters with a stable hash when longer); every front end then lists and calls them
 //! like any other tool, through the same pipeline (policy, confirmation, limits, audit). When
-//! the provider announces a change, its tools are listed again and replaced in one step.
+//! the toolset announces a change, its tools are listed again and replaced in one step.
 //!
 //! ```
 //! use std::sync::Arc;
-//! use tool_runtime::provider::{ProvidedTool, Provider};
+//! use tool_runtime::toolset::{ToolsetTool, Toolset};
 //! use tool_runtime::{BoxFuture, CallContext, Registry, ToolError, ToolMeta};
 //! use serde_json::{json, Value};
 //!
 //! struct Notes;
-//! impl Provider for Notes {
+//! impl Toolset for Notes {
 //!     fn name(&self) -> &str { "notes" }
-//!     fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>> {
+//!     fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
 //!         Box::pin(async {
-//!             Ok(vec![ProvidedTool::new(
+//!             Ok(vec![ToolsetTool::new(
 //!                 ToolMeta::new("count", "Count the notes."),
 //!                 json!({"type": "object", "additionalProperties": false}),
 //!                 json!({"type": "integer"}),
@@ -37,7 +37,7 @@
 //! assert_eq!(registry.names(), ["notes-count"]);
 //! # }
 //! ```
-#![doc = include_str!("../../docs/providers.md")]
+#![doc = include_str!("../../docs/toolsets.md")]
 
 use std::borrow::Cow;
 use std::fmt;
@@ -55,11 +55,11 @@ use crate::tool::error::ToolError;
 
 pub use super::store::{KeyValue, MAX_KEY, MemoryStore, Store};
 
-/// One tool as a provider describes it: its own name in `meta.name` (the registry prefixes
+/// One tool as a toolset describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.
 #[derive(Debug, Clone)]
-pub struct ProvidedTool {
-    /// Metadata; `name` is the provider's own name for the tool.
+pub struct ToolsetTool {
+    /// Metadata; `name` is the toolset's own name for the tool.
     pub meta: ToolMeta,
     /// The JSON Schema of its arguments object.
     pub input_schema: Value,
@@ -67,7 +67,7 @@ pub struct ProvidedTool {
     pub output_schema: Value,
 }
 
-impl ProvidedTool {
+impl ToolsetTool {
     /// A tool with these metadata and schemas.
     #[must_use]
     pub fn new(meta: ToolMeta, input_schema: Value, output_schema: Value) -> Self {
@@ -81,12 +81,12 @@ impl ProvidedTool {
 
 /// A source of tools mounted into a running [`Registry`](crate::Registry) with
 /// [`Registry::mount`](crate::Registry::mount).
-pub trait Provider: Send + Sync + 'static {
-    /// The provider's name, the prefix of its tools' names: `^[A-Za-z_][A-Za-z0-9_-]*$`.
+pub trait Toolset: Send + Sync + 'static {
+    /// The toolset's name, the prefix of its tools' names: `^[A-Za-z_][A-Za-z0-9_-]*$`.
     fn name(&self) -> &str;
 
     /// Its tools as they are now.
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ProvidedTool>, ToolError>>;
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>>;
 
     /// Calls its tool `tool` (its own name, without the prefix) with validated arguments.
     fn call<'a>(
@@ -102,14 +102,14 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
-    /// How it is doing, for `GET /providers` and `providers` on the command line. Default:
+    /// How it is doing, for `GET /toolsets` and `toolsets` on the command line. Default:
     /// available, no error.
     fn health(&self) -> BoxFuture<'_, Health> {
         Box::pin(std::future::ready(Health::default()))
     }
 }
 
-/// What a provider says of its own state.
+/// What a toolset says of its own state.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Health {
     /// Whether its tools can be called now (a remote server reachable, say).
@@ -127,10 +127,10 @@ impl Default for Health {
     }
 }
 
-/// A mounted provider as [`Registry::provider_status`](crate::Registry::provider_status) reports
+/// A mounted toolset as [`Registry::toolset_status`](crate::Registry::toolset_status) reports
 /// it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ProviderStatus {
+pub struct ToolsetStatus {
     /// Its name, the prefix of its tools.
     pub name: String,
     /// How many tools it has mounted.
@@ -140,11 +140,11 @@ pub struct ProviderStatus {
     pub health: Health,
 }
 
-/// Why a provider could not be mounted.
+/// Why a toolset could not be mounted.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum MountError {
-    /// A provider of that name is mounted already.
+    /// A toolset of that name is mounted already.
     AlreadyMounted(String),
     /// Listing its tools failed.
     Listing(ToolError),
@@ -156,9 +156,9 @@ impl fmt::Display for MountError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MountError::AlreadyMounted(name) => {
-                write!(f, "a provider named `{name}` is mounted already")
+                write!(f, "a toolset named `{name}` is mounted already")
             }
-            MountError::Listing(e) => write!(f, "listing the provider's tools failed: {e}"),
+            MountError::Listing(e) => write!(f, "listing the toolset's tools failed: {e}"),
             MountError::Tools(e) => e.fmt(f),
         }
     }
@@ -166,10 +166,10 @@ impl fmt::Display for MountError {
 
 impl std::error::Error for MountError {}
 
-/// `{component}-{tool}`, the registry name of a provider's tool: shortened to 64 characters
+/// `{component}-{tool}`, the registry name of a toolset's tool: shortened to 64 characters
 /// with a stable hash of the whole when longer (the same inputs always give the same name),
 /// then checked against the portable rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
-pub(crate) fn provider_tool_name(component: &str, tool: &str) -> Result<String, String> {
+pub(crate) fn toolset_tool_name(component: &str, tool: &str) -> Result<String, String> {
     let full = format!("{component}-{tool}");
     let name = if full.len() <= 64 {
         full.clone()
@@ -190,14 +190,14 @@ pub(crate) fn provider_tool_name(component: &str, tool: &str) -> Result<String, 
     }
 }
 
-/// A provider's tool as the registry holds it.
-struct ProviderTool {
-    provider: Arc<dyn Provider>,
+/// A toolset's tool as the registry holds it.
+struct MountedTool {
+    toolset: Arc<dyn Toolset>,
     remote: String,
-    tool: ProvidedTool,
+    tool: ToolsetTool,
 }
 
-impl Tool for ProviderTool {
+impl Tool for MountedTool {
     fn meta(&self) -> ToolMeta {
         self.tool.meta.clone()
     }
@@ -208,28 +208,28 @@ impl Tool for ProviderTool {
         self.tool.output_schema.clone()
     }
     fn call(&self, args: Value, ctx: CallContext) -> BoxFuture<'_, Result<Value, ToolError>> {
-        self.provider.call(&self.remote, args, ctx)
+        self.toolset.call(&self.remote, args, ctx)
     }
 }
 
-/// The provider's tools renamed for the registry, or the problems with their names.
+/// The toolset's tools renamed for the registry, or the problems with their names.
 fn renamed(
-    provider: &Arc<dyn Provider>,
-    tools: Vec<ProvidedTool>,
+    toolset: &Arc<dyn Toolset>,
+    tools: Vec<ToolsetTool>,
 ) -> Result<Vec<crate::catalog::Arrival>, BuildError> {
-    let component = provider.name().to_owned();
+    let component = toolset.name().to_owned();
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for mut tool in tools {
         let remote = tool.meta.name.to_string();
-        let origin = format!("provider `{component}` (its tool `{remote}`)");
-        match provider_tool_name(&component, &remote) {
+        let origin = format!("toolset `{component}` (its tool `{remote}`)");
+        match toolset_tool_name(&component, &remote) {
             Ok(name) => {
                 tool.meta.name = Cow::Owned(name);
                 tool.meta.defined_at = Cow::Owned(origin.clone());
                 out.push((
-                    Arc::new(ProviderTool {
-                        provider: provider.clone(),
+                    Arc::new(MountedTool {
+                        toolset: toolset.clone(),
                         remote,
                         tool,
                     }) as Arc<dyn Tool>,
@@ -256,14 +256,14 @@ impl Catalog {
     /// See [`Registry::mount`](crate::Registry::mount).
     pub(crate) async fn mount(
         self: &Arc<Self>,
-        provider: Arc<dyn Provider>,
+        toolset: Arc<dyn Toolset>,
     ) -> Result<Vec<String>, MountError> {
-        let name = provider.name().to_owned();
+        let name = toolset.name().to_owned();
         if self.mounted_lock().contains_key(&name) {
             return Err(MountError::AlreadyMounted(name));
         }
-        let tools = provider.tools().await.map_err(MountError::Listing)?;
-        let tools = renamed(&provider, tools).map_err(MountError::Tools)?;
+        let tools = toolset.tools().await.map_err(MountError::Listing)?;
+        let tools = renamed(&toolset, tools).map_err(MountError::Tools)?;
         let names: Vec<String> = tools
             .iter()
             .map(|(t, _)| t.meta().name.to_string())
@@ -277,13 +277,13 @@ impl Catalog {
             mounted.insert(
                 name.clone(),
                 Mounted {
-                    provider: provider.clone(),
+                    toolset: toolset.clone(),
                     names: names.clone(),
                     watcher: None,
                 },
             );
         }
-        if let Some(mut changes) = provider.changes() {
+        if let Some(mut changes) = toolset.changes() {
             let catalog: Weak<Catalog> = Arc::downgrade(self);
             let component = name.clone();
             let task = tokio::spawn(async move {
@@ -291,7 +291,7 @@ impl Catalog {
                     let Some(catalog) = catalog.upgrade() else {
                         return;
                     };
-                    catalog.refresh(&component, &provider).await;
+                    catalog.refresh(&component, &toolset).await;
                 }
             });
             if let Some(m) = self.mounted_lock().get_mut(&name) {
@@ -303,10 +303,10 @@ impl Catalog {
         Ok(names)
     }
 
-    /// Lists a mounted provider's tools again and replaces the old ones with them.
-    async fn refresh(&self, component: &str, provider: &Arc<dyn Provider>) {
-        let listed = provider.tools().await.map_err(|e| e.to_string());
-        let tools = listed.and_then(|t| renamed(provider, t).map_err(|e| e.to_string()));
+    /// Lists a mounted toolset's tools again and replaces the old ones with them.
+    async fn refresh(&self, component: &str, toolset: &Arc<dyn Toolset>) {
+        let listed = toolset.tools().await.map_err(|e| e.to_string());
+        let tools = listed.and_then(|t| renamed(toolset, t).map_err(|e| e.to_string()));
         let mut mounted = self.mounted_lock();
         let Some(m) = mounted.get_mut(component) else {
             return;
@@ -323,15 +323,15 @@ impl Catalog {
         match outcome {
             Ok(names) => m.names = names,
             Err(e) => tracing::warn!(
-                target: "tool_runtime::provider",
-                provider = component,
+                target: "tool_runtime::toolset",
+                toolset = component,
                 error = %e,
-                "the provider's tools changed, but the new list was not taken; the old one stays"
+                "the toolset's tools changed, but the new list was not taken; the old one stays"
             ),
         }
     }
 
-    /// Removes a mounted provider and its tools; `false` if none of that name is mounted.
+    /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
     pub(crate) fn unmount(&self, name: &str) -> bool {
         let Some(m) = self.mounted_lock().remove(name) else {
@@ -345,27 +345,27 @@ impl Catalog {
         true
     }
 
-    /// The names of the mounted providers, sorted.
-    pub(crate) fn providers(&self) -> Vec<String> {
+    /// The names of the mounted toolsets, sorted.
+    pub(crate) fn toolsets(&self) -> Vec<String> {
         let mut names: Vec<String> = self.mounted_lock().keys().cloned().collect();
         names.sort();
         names
     }
 
-    /// See [`Registry::provider_status`](crate::Registry::provider_status).
-    pub(crate) async fn provider_status(&self) -> Vec<ProviderStatus> {
-        let mut mounted: Vec<(String, usize, Arc<dyn Provider>)> = self
+    /// See [`Registry::toolset_status`](crate::Registry::toolset_status).
+    pub(crate) async fn toolset_status(&self) -> Vec<ToolsetStatus> {
+        let mut mounted: Vec<(String, usize, Arc<dyn Toolset>)> = self
             .mounted_lock()
             .iter()
-            .map(|(name, m)| (name.clone(), m.names.len(), m.provider.clone()))
+            .map(|(name, m)| (name.clone(), m.names.len(), m.toolset.clone()))
             .collect();
         mounted.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = Vec::with_capacity(mounted.len());
-        for (name, tools, provider) in mounted {
-            out.push(ProviderStatus {
+        for (name, tools, toolset) in mounted {
+            out.push(ToolsetStatus {
                 name,
                 tools,
-                health: provider.health().await,
+                health: toolset.health().await,
             });
         }
         out
@@ -379,19 +379,19 @@ mod tests {
     #[test]
     fn names_are_component_dash_tool_within_64_characters() {
         assert_eq!(
-            provider_tool_name("github", "create_issue").unwrap(),
+            toolset_tool_name("github", "create_issue").unwrap(),
             "github-create_issue"
         );
-        let long = provider_tool_name("a_component", &"t".repeat(80)).unwrap();
+        let long = toolset_tool_name("a_component", &"t".repeat(80)).unwrap();
         assert_eq!(long.len(), 64);
-        assert!(provider_tool_name("github", "create issue").is_err());
+        assert!(toolset_tool_name("github", "create issue").is_err());
     }
 
     #[test]
     fn long_names_are_shortened_stably() {
-        let a = provider_tool_name("component", &"x".repeat(100)).unwrap();
-        let b = provider_tool_name("component", &"x".repeat(100)).unwrap();
-        let c = provider_tool_name("component", &"x".repeat(101)).unwrap();
+        let a = toolset_tool_name("component", &"x".repeat(100)).unwrap();
+        let b = toolset_tool_name("component", &"x".repeat(100)).unwrap();
+        let c = toolset_tool_name("component", &"x".repeat(101)).unwrap();
         assert_eq!(a, b);
         assert_ne!(
             a, c,
@@ -399,7 +399,7 @@ mod tests {
         );
         assert_eq!(a.len(), 64);
         assert!(a.starts_with("component-xxx"));
-        assert!(provider_tool_name("9lives", "x").is_err());
-        assert!(provider_tool_name("a.b", "x").is_err());
+        assert!(toolset_tool_name("9lives", "x").is_err());
+        assert!(toolset_tool_name("a.b", "x").is_err());
     }
 }
