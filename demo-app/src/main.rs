@@ -48,12 +48,9 @@ fn main() -> ExitCode {
         // included (a tool the policy keeps from the command line is not in its help either);
         // the later hooks find it in the context.
         .configure(async |cx, registry| {
-            let config = Config::load(
-                cx.matches()
-                    .get_one::<PathBuf>("config")
-                    .map(PathBuf::as_path),
-            )?;
-            let registry = config.apply(registry, false);
+            let path = cx.matches().get_one::<PathBuf>("config");
+            let config = Config::load(path.map(PathBuf::as_path))?;
+            let registry = config.apply(registry);
             cx.insert(config);
             Ok(registry)
         })
@@ -62,7 +59,8 @@ fn main() -> ExitCode {
         .setup(async |cx, registry| {
             let matches = cx.matches();
             let config = cx.get::<Config>().expect("read by configure");
-            // Roles are enforced where callers have them: a server with an auth file.
+            // Roles are enforced where callers have them: a server with an auth file (an option
+            // of `serve`, which `configure` does not see).
             let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
                 m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some()
             });
@@ -72,7 +70,7 @@ fn main() -> ExitCode {
                 registry
             };
             let store = Store::open(matches.get_one::<PathBuf>("db").expect("has a default"))?;
-            let registry = demo_app::assistant::install(registry, config, &store, env)?;
+            let registry = demo_app::assistant::install(registry, config, &store, env);
             let registry = match matches.get_one::<PathBuf>("audit-log") {
                 Some(log) => registry.audit(JsonLinesAudit::open(log)?),
                 None => registry,
@@ -87,7 +85,7 @@ fn main() -> ExitCode {
         })
         .agent(async |cx, flags, registry| {
             let config = cx.get::<Config>().expect("read by configure");
-            Ok(config.agent(&flags, registry, env)?)
+            Ok(config.agent.builder(&flags, registry, env)?)
         })
         // `serve` runs scheduled tasks as agent runs, delivered through the channels.
         .background(async |cx, background| {
@@ -95,7 +93,7 @@ fn main() -> ExitCode {
             let store = cx.get::<Store>().expect("opened by setup");
             Ok(demo_app::assistant::scheduler(
                 config, store, background, env,
-            )?)
+            ))
         })
         // A runtime that fits the command: one thread for a single call, where the store's
         // queries run inline; worker threads for `serve` and `mcp`.

@@ -1,13 +1,13 @@
 //! The demo app's tools: pair mobile devices with short-lived codes.
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::Secret;
 use tool_runtime::prelude::*;
 
-use crate::store::{self, CodeRow, DeviceRow, Store, StoreError};
+use crate::store::{self, CodeRow, DeviceRow, Store, rfc3339};
 
 /// A pairing code to type into the new device.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -55,11 +55,6 @@ pub struct DeviceList {
     pub pending_codes: Vec<PendingCode>,
 }
 
-fn rfc3339(unix: i64) -> String {
-    let secs = u64::try_from(unix).unwrap_or(0);
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
-}
-
 impl From<DeviceRow> for Device {
     fn from(d: DeviceRow) -> Self {
         Device {
@@ -79,25 +74,6 @@ impl From<CodeRow> for PendingCode {
             code_hint: format!("{}{}", "*".repeat(shown), &c.code[shown..]),
             workspace: c.workspace,
             expires_at: rfc3339(c.expires_at),
-        }
-    }
-}
-
-impl From<StoreError> for ToolError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::InvalidCode => ToolError::new(
-                "invalid_code",
-                "no pending pairing code matches; check the digits or create a new code with device_add",
-            )
-            .with_status(400),
-            StoreError::CodeExpired => ToolError::new(
-                "code_expired",
-                "the pairing code has expired; create a new one with device_add",
-            )
-            .with_status(410),
-            StoreError::NotFound(id) => ToolError::not_found(format!("no device `{id}`")),
-            other @ (StoreError::Sqlite(_) | StoreError::Random(_)) => ToolError::internal(other),
         }
     }
 }

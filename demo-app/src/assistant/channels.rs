@@ -9,7 +9,7 @@ use tool_runtime::guard::CommandPolicy;
 use tool_runtime::prelude::*;
 
 use super::web::Web;
-use crate::store::{self, Store, StoreError};
+use crate::store::{self, Store};
 
 /// The channel that only records what it is given, always present.
 pub const LOG: &str = "log";
@@ -52,10 +52,6 @@ fn is_webhook(command: &str) -> bool {
     command.starts_with("http://") || command.starts_with("https://")
 }
 
-fn internal(e: StoreError) -> ToolError {
-    ToolError::internal(e)
-}
-
 impl Channels {
     /// Channels in `store`, running commands under `commands` and webhooks through `web`.
     #[must_use]
@@ -87,7 +83,7 @@ impl Channels {
                 .optional()?)
             })
             .await
-            .map_err(internal)
+            .map_err(ToolError::from)
     }
 
     /// Delivers `message` on `channel` (to `chat_id` within it), and records the outcome.
@@ -123,7 +119,7 @@ impl Channels {
                 Ok(())
             })
             .await
-            .map_err(internal)?;
+            .map_err(ToolError::from)?;
         outcome
     }
 
@@ -204,7 +200,7 @@ impl Channels {
                 Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
             })
             .await
-            .map_err(internal)
+            .map_err(ToolError::from)
     }
 }
 
@@ -265,7 +261,7 @@ pub async fn channel_add(
             )?)
         })
         .await
-        .map_err(internal)?;
+        .map_err(ToolError::from)?;
     if added == 0 {
         return Err(conflict(&channel.name));
     }
@@ -312,7 +308,7 @@ pub async fn channel_list(
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
-        .map_err(internal)?;
+        .map_err(ToolError::from)?;
     list.extend(stored);
     Ok(ChannelList { channels: list })
 }
@@ -340,7 +336,7 @@ pub async fn channel_remove(
             Ok(())
         })
         .await
-        .map_err(internal)?;
+        .map_err(ToolError::from)?;
     Ok(found)
 }
 

@@ -20,13 +20,8 @@ pub struct Host {
 
 impl Host {
     /// From `[host]`.
-    pub fn from_config(config: &HostConfig) -> Result<Self, String> {
-        let default_timeout = match &config.default_timeout {
-            Some(t) => {
-                humantime::parse_duration(t).map_err(|e| format!("host.default_timeout: {e}"))?
-            }
-            None => Duration::from_secs(30),
-        };
+    #[must_use]
+    pub fn from_config(config: &HostConfig) -> Self {
         let bridges = config
             .bridges
             .iter()
@@ -39,10 +34,10 @@ impl Host {
                 (name.clone(), policy)
             })
             .collect();
-        Ok(Self {
+        Self {
             bridges,
-            default_timeout,
-        })
+            default_timeout: config.default_timeout,
+        }
     }
 }
 

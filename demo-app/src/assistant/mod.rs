@@ -10,7 +10,6 @@ pub mod scheduler;
 pub mod web;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tool_runtime::BoxFuture;
 use tool_runtime::app::Background;
@@ -37,17 +36,18 @@ pub fn tools(builder: RegistryBuilder) -> RegistryBuilder {
 
 /// Adds the assistant tools' state, built from `config`, to `builder`: the web client, the host
 /// bridges, the channels and the tasks in `store`'s database. `env` reads the Brave key.
+#[must_use]
 pub fn install(
     builder: RegistryBuilder,
     config: &Config,
     store: &Store,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<RegistryBuilder, String> {
-    let web = web::Web::from_config(&config.web, env)?;
-    let host = host::Host::from_config(&config.host)?;
+) -> RegistryBuilder {
+    let web = web::Web::from_config(&config.web, env);
+    let host = host::Host::from_config(&config.host);
     let channels = channels(config, store, &web);
     let tasks = scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone())));
-    Ok(builder.state(web).state(host).state(channels).state(tasks))
+    builder.state(web).state(host).state(channels).state(tasks)
 }
 
 fn channels(config: &Config, store: &Store, web: &web::Web) -> channels::Channels {
@@ -65,24 +65,20 @@ pub fn scheduler(
     store: &Store,
     background: Background,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<Option<BoxFuture<'static, ()>>, String> {
-    if config.scheduler.enabled == Some(false) {
-        return Ok(None);
+) -> Option<BoxFuture<'static, ()>> {
+    if !config.scheduler.enabled {
+        return None;
     }
     let Some(agent) = background.agent else {
         tracing::warn!(target: "demo_app::scheduler", "scheduled tasks do not run: no agent is configured");
-        return Ok(None);
+        return None;
     };
-    let web = web::Web::from_config(&config.web, env)?;
-    let tick = match &config.scheduler.tick {
-        Some(t) => humantime::parse_duration(t).map_err(|e| format!("scheduler.tick: {e}"))?,
-        None => Duration::from_secs(1),
-    };
+    let web = web::Web::from_config(&config.web, env);
     let runner = scheduler::Scheduler::new(
         scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone()))),
         agent,
         channels(config, store, &web),
-        tick,
+        config.scheduler.tick,
     );
-    Ok(Some(Box::pin(runner.run(background.shutdown))))
+    Some(Box::pin(runner.run(background.shutdown)))
 }

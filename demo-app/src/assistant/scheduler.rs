@@ -21,7 +21,7 @@ use tool_runtime::agent::{Agent, RunContext};
 use tool_runtime::prelude::*;
 
 use super::channels::{Channels, LOG};
-use crate::store::{self, Store, StoreError};
+use crate::store::{self, Store};
 
 /// How a task repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -217,12 +217,6 @@ pub struct SqliteTasks(pub Store);
 const COLUMNS: &str = "task_id, prompt, schedule_type, schedule_value, channel, chat_id, tier, \
                        status, next_run, last_run, last_outcome, runs";
 
-fn rfc3339(unix: i64) -> String {
-    chrono::DateTime::from_timestamp(unix, 0)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
-        .unwrap_or_default()
-}
-
 fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
     Ok(Task {
         task_id: r.get(0)?,
@@ -235,15 +229,11 @@ fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
         chat_id: r.get(5)?,
         tier: r.get(6)?,
         status: r.get(7)?,
-        next_run: r.get::<_, Option<i64>>(8)?.map(rfc3339),
-        last_run: r.get::<_, Option<i64>>(9)?.map(rfc3339),
+        next_run: r.get::<_, Option<i64>>(8)?.map(store::rfc3339),
+        last_run: r.get::<_, Option<i64>>(9)?.map(store::rfc3339),
         last_outcome: r.get(10)?,
         runs: r.get(11)?,
     })
-}
-
-fn internal(e: StoreError) -> ToolError {
-    ToolError::internal(e)
 }
 
 impl TaskStore for SqliteTasks {
@@ -275,7 +265,7 @@ impl TaskStore for SqliteTasks {
                     )?)
                 })
                 .await
-                .map_err(internal)
+                .map_err(ToolError::from)
         })
     }
 
@@ -290,7 +280,7 @@ impl TaskStore for SqliteTasks {
                     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
                 })
                 .await
-                .map_err(internal)
+                .map_err(ToolError::from)
         })
     }
 
@@ -311,7 +301,7 @@ impl TaskStore for SqliteTasks {
                     .optional()?)
                 })
                 .await
-                .map_err(internal)
+                .map_err(ToolError::from)
         })
     }
 
@@ -363,7 +353,7 @@ impl TaskStore for SqliteTasks {
                     Ok(claims)
                 })
                 .await
-                .map_err(internal)
+                .map_err(ToolError::from)
         })
     }
 
@@ -388,7 +378,7 @@ impl TaskStore for SqliteTasks {
                     Ok(())
                 })
                 .await
-                .map_err(internal)
+                .map_err(ToolError::from)
         })
     }
 }
@@ -429,7 +419,7 @@ pub async fn schedule_task(
     };
     let conversation = ctx.extension::<RunContext>();
     let task = Task {
-        task_id: store::new_id("task").map_err(internal)?,
+        task_id: store::new_id("task").map_err(ToolError::from)?,
         prompt,
         schedule_type,
         schedule_value: schedule_value.trim().to_owned(),
@@ -563,10 +553,10 @@ mod tests {
     #[tokio::test]
     async fn the_callers_conversation_is_the_tasks_channel() {
         let store = Store::in_memory().unwrap();
-        let config = crate::config::Config::embedded();
+        let config = crate::config::Config::parse(crate::config::DEFAULT).unwrap();
         let builder =
             crate::assistant::install(crate::app_registry_builder(), &config, &store, |_| None);
-        let registry = builder.unwrap().state(store).build().unwrap();
+        let registry = builder.state(store).build().unwrap();
         let args = serde_json::json!({
             "prompt": "Water the plants", "schedule_type": "cron", "schedule_value": "0 7 * * *",
         });

@@ -34,34 +34,18 @@ pub struct Web {
 
 impl Web {
     /// From `[web]`; the Brave key read through `env`.
-    pub fn from_config(
-        config: &WebConfig,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
-        let mut policy = UrlPolicy::new()
+    pub fn from_config(config: &WebConfig, env: impl Fn(&str) -> Option<String>) -> Self {
+        let policy = UrlPolicy::new()
             .allow_hosts(&config.allow_hosts)
             .deny_hosts(&config.deny_hosts)
-            .max_bytes(config.max_bytes.unwrap_or(5 * 1024 * 1024));
-        policy = policy.timeout(match &config.timeout {
-            Some(t) => humantime::parse_duration(t).map_err(|e| format!("web.timeout: {e}"))?,
-            None => std::time::Duration::from_secs(20),
-        });
-        Ok(Self::new(
+            .max_bytes(config.max_bytes)
+            .timeout(config.timeout);
+        Self::new(
             policy,
-            env(config
-                .brave_api_key_env
-                .as_deref()
-                .unwrap_or("BRAVE_API_KEY"))
-            .map(Secret::new),
-            config
-                .brave_url
-                .clone()
-                .unwrap_or_else(|| "https://api.search.brave.com/res/v1/web/search".to_owned()),
-            config
-                .duckduckgo_url
-                .clone()
-                .unwrap_or_else(|| "https://html.duckduckgo.com/html/".to_owned()),
-        ))
+            env(&config.brave_api_key_env).map(Secret::new),
+            config.brave_url.clone(),
+            config.duckduckgo_url.clone(),
+        )
     }
 
     /// Requests under `policy`, searching Brave with `brave_key` if given, else DuckDuckGo.

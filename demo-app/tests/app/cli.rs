@@ -641,6 +641,29 @@ fn a_bad_configuration_is_reported() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("limits.device_add.rate"), "{err}");
+    assert!(err.contains("bad.toml): line 2, "), "{err}");
+}
+
+/// A `./demo-app.toml` that exists but cannot be read stops the command; only a missing one
+/// leaves the built-in configuration in use.
+#[test]
+fn an_unreadable_configuration_in_the_working_directory_is_reported() {
+    let db = Db::new("unreadable-config");
+    std::fs::create_dir(db.0.join("demo-app.toml")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .current_dir(db.0.path())
+        .arg("--db")
+        .arg(db.path())
+        .arg("device-list")
+        .env_remove("DEMO_APP_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("configuration (./demo-app.toml): cannot read it"),
+        "{err}"
+    );
 }
 
 /// The configuration's policy shapes the listings as it shapes calls: a tool it keeps from the

@@ -252,7 +252,7 @@ async fn concurrent_calls_through_the_pipeline_pair_exactly_one_device() {
 async fn the_default_configuration_limits_and_guards_the_demo_tools() {
     let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
     let r = config
-        .apply(demo_app::registry_builder(), true)
+        .enforce_roles(config.apply(demo_app::registry_builder()))
         .state(demo_app::Store::in_memory().unwrap())
         .build()
         .unwrap();
@@ -300,7 +300,7 @@ async fn the_default_configuration_limits_and_guards_the_demo_tools() {
     );
     // Without authentication (the CLI), no roles are required.
     let open = config
-        .apply(demo_app::registry_builder(), false)
+        .apply(demo_app::registry_builder())
         .state(demo_app::Store::in_memory().unwrap())
         .build()
         .unwrap();

@@ -41,7 +41,7 @@ async fn two_hundred_callers_under_limits_get_only_designed_answers() {
     let audit_path = dir.join("audit.jsonl");
     let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
     let registry = config
-        .apply(demo_app::registry_builder(), false)
+        .apply(demo_app::registry_builder())
         .concurrency_limit("device_list", Some(2))
         .concurrency_queue(8)
         .audit(JsonLinesAudit::open(&audit_path).unwrap())
