@@ -12,10 +12,10 @@ use std::sync::Arc;
 use futures_util::future::LocalBoxFuture;
 
 use super::AppContext;
-use crate::catalog::provider::Provider;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
 use crate::cli::{list_tools, logging, print_schema};
+use crate::provider::Provider;
 use crate::registry::{Registry, RegistryBuilder};
 
 #[cfg(feature = "agent")]

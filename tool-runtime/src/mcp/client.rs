@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::relay::{Handler, InFlight};
 
-use crate::catalog::provider::{Health, ProvidedTool, Provider};
+use crate::provider::{Health, ProvidedTool, Provider};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};
