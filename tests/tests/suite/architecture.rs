@@ -1,16 +1,77 @@
-//! The module structure of `tool-runtime`, read from its source: the top-level modules import
-//! each other one way, with no circle; no front end imports another; only `app`, which composes
-//! them, imports several, and nothing imports `app`.
+//! The module structure of `tool-runtime`, read from its source and held to the layers
+//! ARCHITECTURE.md draws. The drawing's line (`app -> agent, cli, http, mcp -> ... -> tool`) is
+//! the one table of layers: every top-level module sits in exactly one of them, and imports
+//! only modules of the layers below its own, so no two modules of a layer (no two front ends)
+//! import each other and no circle can form. Above the registry, the catalogue and the
+//! pipeline are reached only through the registry's face (`crate::registry::...`), save for the
+//! exceptions named below, each with its reason.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Front ends: adapters over the core.
-const FRONT_ENDS: [&str; 4] = ["agent", "cli", "http", "mcp"];
+/// The document that draws the layers.
+const DOCUMENT: &str = "ARCHITECTURE.md";
 
-/// What composes the front ends: the command line with `serve`, `mcp`, `agent` and `chat`, and
-/// the router that mounts `/mcp` and `/agent` beside the tool routes.
-const COMPOSITION: &str = "app";
+/// How the drawing's line starts: the top layer, then an arrow.
+const DRAWING_STARTS: &str = "app -> ";
+
+/// The module every module above it goes through to reach the ones in `BEHIND_REGISTRY`.
+const REGISTRY: &str = "registry";
+
+/// What only the registry and the modules below it import.
+const BEHIND_REGISTRY: [&str; 2] = ["catalog", "pipeline"];
+
+/// Imports allowed against the rules: the importing module, the start of the imported path
+/// (after `crate::`), and why.
+const EXCEPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "mcp",
+        "toolset",
+        "`RemoteServer` mounts another MCP server as a toolset: it implements the public \
+         `Toolset` trait (`crate::toolset`), as an application's own sources do",
+    ),
+    (
+        "app",
+        "toolset",
+        "`App` takes the toolsets to mount for servers and the agent, through the public \
+         `crate::toolset` path its users write too",
+    ),
+];
+
+/// One `crate::` path in a module's source.
+#[derive(Debug)]
+struct Import {
+    /// The top-level module whose file has it.
+    from: String,
+    /// The top-level module it names (for a name `lib.rs` re-exports, the module it comes from).
+    to: String,
+    /// The path after `crate::`, as written (`tool::context::Caller`, `toolset::Toolset`).
+    path: String,
+    /// `file:line`, relative to `tool-runtime/src`.
+    at: String,
+}
+
+/// The layers of the drawing, top first: the modules of each.
+fn drawn_layers() -> Vec<Vec<String>> {
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(DOCUMENT);
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let line = doc
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(DRAWING_STARTS))
+        .unwrap_or_else(|| panic!("{DOCUMENT} has no line starting `{DRAWING_STARTS}`"));
+    line.split("->")
+        .map(|layer| {
+            layer
+                .split(',')
+                .map(|m| m.trim().trim_matches('`').to_owned())
+                .filter(|m| !m.is_empty())
+                .collect()
+        })
+        .collect()
+}
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -24,12 +85,14 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The names `lib.rs` re-exports at the crate's root, by the module they come from
-/// (`Caller` → `tool`), so `crate::Caller` counts as an import of `tool`.
-fn root_names(lib: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
-    let text = lib.replace('\n', " ");
+/// (`Caller` → `tool`, `toolset` → `catalog`), so `crate::Caller` counts as an import of
+/// `tool`.
+fn root_names(lib: &str, modules: &BTreeSet<String>) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    let text = code_of(lib).replace('\n', " ");
     for statement in text.split(';') {
-        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+        // After any attribute (`#[cfg(...)]`) before it.
+        let Some((_, path)) = statement.split_once("pub use ") else {
             continue;
         };
         let top = path.split("::").next().unwrap_or_default().trim();
@@ -43,159 +106,233 @@ fn root_names(lib: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String>
         {
             let name = name.trim();
             if !name.is_empty() {
-                names.insert(name.to_owned(), top.to_owned());
+                names.push((name.to_owned(), top.to_owned()));
             }
         }
     }
     names
 }
 
-/// The top-level modules each top-level module imports (`crate::x`, `crate::{x, y}` and root
-/// re-exports), with one place each import is made; unit tests are left out.
-fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
-    let mut files = Vec::new();
-    source_files(&src, &mut files);
-    let top_of = |file: &Path| {
-        let rel = file.strip_prefix(&src).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        first.trim_end_matches(".rs").to_owned()
+/// The path at the start of `text`: `a::b::C` of `a::b::C;`, `a::b` of `a::b::{C, D}`.
+fn path_at(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    text[..end].trim_end_matches(':')
+}
+
+/// The paths named right after one `crate::`: one, or one per branch of a `{...}` group
+/// (nested groups and groups over several lines included).
+fn branches(rest: &str) -> Vec<&str> {
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![path_at(rest)];
     };
-    let modules: BTreeSet<String> = files
-        .iter()
-        .map(|f| top_of(f))
-        .filter(|m| m != "lib")
-        .collect();
+    let mut found = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                found.push(path_at(group[start..i].trim()));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                found.push(path_at(group[start..i].trim()));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    found.retain(|p| !p.is_empty());
+    found
+}
+
+/// The source with comments blanked out, line for line, and the unit tests left off.
+fn code_of(text: &str) -> String {
+    let text = text
+        .split("\n#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            if line.trim_start().starts_with("//") {
+                ""
+            } else {
+                line.split(" // ").next().unwrap_or_default()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `crate::` path from one top-level module into another (unit tests left out).
+fn imports() -> Vec<Import> {
+    let (src, files, modules) = source();
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let roots = root_names(&lib, &modules);
-    let mut graph: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut found = Vec::new();
     for file in &files {
-        let from = top_of(file);
+        let from = top_of(&src, file);
         if from == "lib" {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        let code = text
-            .split("\n#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or_default();
-        for (n, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        for (i, _) in code.match_indices("crate::") {
+            let before = code[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
                 continue;
             }
-            for (i, _) in line.match_indices("crate::") {
-                let rest = &line[i + "crate::".len()..];
-                let named: Vec<&str> = match rest.strip_prefix('{') {
-                    Some(group) => group
-                        .split('}')
-                        .next()
-                        .unwrap_or_default()
-                        .split(',')
-                        .map(|p| p.trim().split("::").next().unwrap_or_default())
-                        .collect(),
-                    None => vec![
-                        rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                            .next()
-                            .unwrap_or_default(),
-                    ],
+            let line = code[..i].matches('\n').count() + 1;
+            for path in branches(&code[i + "crate::".len()..]) {
+                let name = path.split("::").next().unwrap_or_default();
+                let to = if modules.contains(name) {
+                    name.to_owned()
+                } else if let Some((_, top)) = roots.iter().find(|(n, _)| n == name) {
+                    top.clone()
+                } else {
+                    continue;
                 };
-                for name in named {
-                    let to = if modules.contains(name) {
-                        name.to_owned()
-                    } else if let Some(top) = roots.get(name) {
-                        top.clone()
-                    } else {
-                        continue;
-                    };
-                    if to != from {
-                        let at =
-                            format!("{}:{}", file.strip_prefix(&src).unwrap().display(), n + 1);
-                        graph
-                            .entry(from.clone())
-                            .or_default()
-                            .entry(to)
-                            .or_insert(at);
-                    }
+                if to != from {
+                    found.push(Import {
+                        from: from.clone(),
+                        to,
+                        path: path.to_owned(),
+                        at: format!("{}:{line}", file.strip_prefix(&src).unwrap().display()),
+                    });
                 }
             }
         }
     }
-    graph
+    found
 }
 
-/// A circle through `start`, if there is one: the modules in order.
-fn circle(
-    graph: &BTreeMap<String, BTreeMap<String, String>>,
-    start: &str,
-    at: &str,
-    path: &mut Vec<String>,
-) -> Option<Vec<String>> {
-    for next in graph.get(at).into_iter().flat_map(BTreeMap::keys) {
-        if next == start {
-            let mut found = path.clone();
-            found.push(next.clone());
-            return Some(found);
-        }
-        if !path.contains(next) {
-            path.push(next.clone());
-            if let Some(found) = circle(graph, start, next, path) {
-                return Some(found);
-            }
-            path.pop();
-        }
-    }
-    None
+/// `tool-runtime/src`, its source files in order, and its top-level modules (its directories
+/// and files, `lib.rs` aside).
+fn source() -> (PathBuf, Vec<PathBuf>, BTreeSet<String>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
+    let mut files = Vec::new();
+    source_files(&src, &mut files);
+    files.sort();
+    let modules = files
+        .iter()
+        .map(|f| top_of(&src, f))
+        .filter(|m| m != "lib")
+        .collect();
+    (src, files, modules)
 }
 
-#[test]
-fn top_level_modules_import_each_other_one_way() {
-    let graph = imports();
-    assert!(
-        graph
-            .get("pipeline")
-            .is_some_and(|m| m.contains_key("catalog")),
-        "the scan finds imports: {graph:#?}"
-    );
-    for module in graph.keys() {
-        if let Some(found) = circle(&graph, module, module, &mut vec![module.clone()]) {
-            let steps: Vec<String> = found
-                .windows(2)
-                .map(|w| format!("{} -> {} ({})", w[0], w[1], graph[&w[0]][&w[1]]))
-                .collect();
-            panic!("a circle of imports:\n  {}", steps.join("\n  "));
-        }
-    }
+/// The top-level module `file` of `src` belongs to (`lib` for `lib.rs`).
+fn top_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_owned()
+}
+
+/// The exception that allows `import`, if one does.
+fn exception(import: &Import) -> Option<&'static (&'static str, &'static str, &'static str)> {
+    EXCEPTIONS.iter().find(|(from, path, _)| {
+        import.from == *from
+            && import
+                .path
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    })
 }
 
 #[test]
-fn no_front_end_imports_another_and_only_the_application_composes_them() {
-    let graph = imports();
-    assert!(
-        graph
-            .get(COMPOSITION)
-            .is_some_and(|m| FRONT_ENDS.iter().all(|f| m.contains_key(*f))),
-        "`{COMPOSITION}` composes every front end: {graph:#?}"
+fn the_drawing_places_every_module_once() {
+    let layers = drawn_layers();
+    let (_, _, modules) = source();
+    let drawn: Vec<&String> = layers.iter().flatten().collect();
+    let unique: BTreeSet<String> = drawn.iter().map(|m| (*m).clone()).collect();
+    assert_eq!(
+        drawn.len(),
+        unique.len(),
+        "{DOCUMENT}'s drawing names a module twice: {layers:?}"
     );
-    let mut crossing = Vec::new();
-    for (from, imported) in &graph {
-        for (to, at) in imported {
-            let front_to_front =
-                FRONT_ENDS.contains(&from.as_str()) && FRONT_ENDS.contains(&to.as_str());
-            let core_to_front = !FRONT_ENDS.contains(&from.as_str())
-                && from != COMPOSITION
-                && FRONT_ENDS.contains(&to.as_str());
-            if front_to_front || core_to_front || to == COMPOSITION {
-                crossing.push(format!("{from} -> {to} ({at})"));
+    let missing: Vec<&String> = modules.difference(&unique).collect();
+    let unknown: Vec<&String> = unique.difference(&modules).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "{DOCUMENT}'s drawing `{DRAWING_STARTS}...` must name every top-level module of \
+         tool-runtime/src once: not drawn {missing:?}, not a module {unknown:?}"
+    );
+    assert!(
+        layers.iter().any(|l| l.iter().any(|m| m == REGISTRY)),
+        "the drawing has the `{REGISTRY}` layer: {layers:?}"
+    );
+}
+
+#[test]
+fn every_module_imports_only_from_the_layers_below_its_own() {
+    let layers = drawn_layers();
+    let layer_of = |module: &str| layers.iter().position(|l| l.iter().any(|m| m == module));
+    let found = imports();
+    assert!(
+        found
+            .iter()
+            .any(|i| i.from == "pipeline" && i.to == "catalog"),
+        "the scan finds imports: {found:#?}"
+    );
+    let registry = layer_of(REGISTRY).expect("the drawing has the registry");
+    let mut broken = Vec::new();
+    let mut used = BTreeSet::new();
+    for import in &found {
+        let (Some(from), Some(to)) = (layer_of(&import.from), layer_of(&import.to)) else {
+            // A module the drawing misses: `the_drawing_places_every_module_once` names it.
+            continue;
+        };
+        let rule = if to <= from {
+            let place = if to == from {
+                "in the same layer"
+            } else {
+                "above it"
+            };
+            Some(format!(
+                "a module imports only from the layers below its own, and `{}` is {place} \
+                 (`{}`)",
+                import.to,
+                layers[to].join(", ")
+            ))
+        } else if from < registry && BEHIND_REGISTRY.contains(&import.to.as_str()) {
+            Some(format!(
+                "above the {REGISTRY}, `{}` is reached only through the {REGISTRY} \
+                 (`crate::{REGISTRY}::...` re-exports what is shared)",
+                import.to
+            ))
+        } else {
+            None
+        };
+        let Some(rule) = rule else { continue };
+        match exception(import) {
+            Some(allowed) => {
+                used.insert(*allowed);
             }
+            None => broken.push(format!(
+                "{}: `crate::{}` ({} -> {}): {rule}",
+                import.at, import.path, import.from, import.to
+            )),
         }
     }
     assert!(
-        crossing.is_empty(),
-        "imports against the layering: {crossing:#?}"
+        broken.is_empty(),
+        "imports against the layers of {DOCUMENT} (`{}`):\n  {}",
+        layers
+            .iter()
+            .map(|l| l.join(", "))
+            .collect::<Vec<_>>()
+            .join(" -> "),
+        broken.join("\n  ")
+    );
+    let stale: Vec<_> = EXCEPTIONS.iter().filter(|e| !used.contains(*e)).collect();
+    assert!(
+        stale.is_empty(),
+        "exceptions no import needs any more (remove them): {stale:#?}"
     );
 }

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use futures_util::future::LocalBoxFuture;
 
 use super::AppContext;
-use crate::catalog::toolset::Toolset;
 use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
 use crate::cli::{list_tools, logging, print_schema};
 use crate::registry::{Registry, RegistryBuilder};
+use crate::toolset::Toolset;
 
 #[cfg(feature = "agent")]
 use super::agent;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::command::PARAMS_JSON;
 use super::flags::flag_kind;
-use crate::catalog::RegisteredTool;
+use crate::registry::RegisteredTool;
 use crate::schema::describe::{self as schema, Kind};
 
 /// Why the arguments could not be assembled: a usage error (exit 2).

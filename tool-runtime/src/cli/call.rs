@@ -68,7 +68,7 @@ pub(crate) async fn call(
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
 pub(crate) fn report(
     envelope: &Envelope,
-    tool: Option<&crate::catalog::RegisteredTool>,
+    tool: Option<&crate::registry::RegisteredTool>,
     json_out: bool,
     out: &mut dyn Write,
 ) -> u8 {
@@ -137,7 +137,7 @@ pub(crate) fn report(
 /// property` of the root → `--device-id`.
 pub(super) fn flag_for(
     violation: &crate::Violation,
-    tool: Option<&crate::catalog::RegisteredTool>,
+    tool: Option<&crate::registry::RegisteredTool>,
 ) -> String {
     let pointer = violation.pointer();
     let path = pointer.as_ref();

@@ -11,8 +11,8 @@
 
 use clap::{Arg, ArgAction, Command};
 
-use crate::catalog::{RegisteredTool, ToolRef};
 use crate::registry::Registry;
+use crate::registry::{RegisteredTool, ToolRef};
 use crate::schema::describe as schema;
 use crate::tool::context::Caller;
 
@@ -260,7 +260,7 @@ pub(crate) fn fewer_suggestions(e: &mut clap::Error) {
         _ => return,
     };
     if let Some(ContextValue::Strings(all)) = e.get(ContextKind::SuggestedSubcommand) {
-        let near = crate::catalog::nearest(&typed, all.iter().map(String::as_str));
+        let near = crate::registry::nearest(&typed, all.iter().map(String::as_str));
         e.insert(
             ContextKind::SuggestedSubcommand,
             ContextValue::Strings(near),

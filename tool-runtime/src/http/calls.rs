@@ -11,7 +11,7 @@ use axum::routing::{MethodRouter, get};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::pipeline::Input;
+use crate::registry::Input;
 use crate::tool::context::{CallContext, Caller, Source};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::Node;

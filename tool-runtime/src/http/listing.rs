@@ -8,8 +8,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use crate::catalog::RegisteredTool;
 use crate::llm::{self, Target};
+use crate::registry::RegisteredTool;
 use crate::tool::context::{Caller, Source};
 
 use super::front::{FrontContext, context_of};
@@ -220,7 +220,7 @@ pub(super) async fn list_tools(State(state): State<AppState>, mut request: Reque
         }
     }
     .unwrap_or_default();
-    let etag = format!("\"{:016x}\"", crate::catalog::stable_hash(&body));
+    let etag = format!("\"{:016x}\"", crate::registry::stable_hash(&body));
     let fresh = request
         .headers()
         .get(header::IF_NONE_MATCH)

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::ToolRef;
 use crate::registry::Registry;
+use crate::registry::ToolRef;
 
 /// The statuses the pipeline and the HTTP layer produce, and when.
 const ERROR_STATUSES: &[(&str, &str)] = &[

@@ -53,8 +53,8 @@ use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{RegisteredTool, ToolRef};
 use crate::registry::Registry;
+use crate::registry::{RegisteredTool, ToolRef};
 
 /// A provider format tools are lowered to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -380,7 +380,7 @@ impl SpecCache {
         }
         let key = (
             version,
-            crate::catalog::stable_hash(&names),
+            crate::registry::stable_hash(&names),
             target,
             options.clone(),
         );

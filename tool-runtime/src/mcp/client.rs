@@ -14,11 +14,11 @@ use serde_json::Value;
 
 use super::relay::{Handler, InFlight};
 
-use crate::catalog::toolset::{Health, Toolset, ToolsetTool};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
+use crate::toolset::{Health, Toolset, ToolsetTool};
 
 /// The wait after a failed attempt to connect, doubled after each further failure...
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);

@@ -79,8 +79,8 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::catalog::RegisteredTool;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
+use crate::registry::RegisteredTool;
 use crate::registry::Registry;
 use crate::tool::context::{Caller, Source};
 use crate::tool::error::ToolError;

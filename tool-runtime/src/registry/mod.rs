@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::catalog::toolset::{MountError, Toolset};
 use crate::layers::confirm::Ask;
-use crate::pipeline::{Input, Pipeline};
+use crate::pipeline::Pipeline;
 use crate::tool::context::{CallContext, Caller};
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
@@ -37,6 +37,10 @@ pub use crate::catalog::{
     BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
 };
 pub use builder::RegistryBuilder;
+// What the modules above the registry share with the catalogue and the pipeline: they reach
+// neither directly.
+pub(crate) use crate::catalog::{nearest, stable_hash};
+pub(crate) use crate::pipeline::Input;
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
 /// (`Arc<Registry>`), and call tools with [`Registry::call`](Registry::call).
@@ -209,7 +213,7 @@ impl Registry {
     #[must_use]
     pub fn suggest(&self, name: &str, caller: &Caller) -> Vec<String> {
         let visible = self.visible(caller);
-        crate::catalog::nearest(name, visible.iter().map(|t| t.name()))
+        nearest(name, visible.iter().map(|t| t.name()))
     }
 
     /// `unknown_tool`, suggesting only names the caller may see.
