@@ -11,13 +11,15 @@ pub mod registry;
 pub mod schema;
 mod tool;
 
+// What a tool asks before it reaches the outside world.
+#[cfg(feature = "guards")]
+pub mod guard;
+
 // Front ends: adapters over the core, never over each other.
 #[cfg(feature = "agent")]
 pub mod agent;
 #[cfg(feature = "cli")]
 pub mod cli;
-#[cfg(feature = "guards")]
-pub mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "mcp")]
@@ -28,8 +30,7 @@ pub mod mcp;
 #[cfg(any(feature = "cli", feature = "http"))]
 pub mod app;
 
-// The layers users configure keep short public paths (`tool_runtime::policy`, ...); inside the
-// crate every module is named by its full path.
+// The layers users configure keep short public paths (`tool_runtime::policy`, ...).
 pub use catalog::toolset;
 pub use layers::{audit, confirm, hooks, limits, policy};
 
