@@ -62,8 +62,6 @@ mod streamable;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
-#[cfg(feature = "http")]
-pub use sessions::{BoundedSessions, SessionsError};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
