@@ -76,13 +76,17 @@ impl tower::Service<Request> for CallService {
     }
 }
 
-/// How a call asks to run, wherever it says so: the query string of `POST /tools/{name}` with
-/// its headers ([`of_request`](Self::of_request)), or the fields beside `tool` and `params` in
-/// the body of `POST /invoke` ([`Invocation`]). A value of the wrong type, or a name not listed
-/// here, is a bad request.
+/// What a call asks for, wherever it says so: the query string of `POST /tools/{name}` with its
+/// headers ([`of_request`](Self::of_request)), or the body of `POST /invoke`
+/// (`invocation`), which also names the tool and its arguments. A value of the wrong type, or
+/// a name not listed here, is a bad request that names it.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub(super) struct CallOptions {
+    /// The tool to call: `POST /invoke`'s body only (required there).
+    tool: Option<String>,
+    /// The arguments: `POST /invoke`'s body only (`{}` when left out).
+    params: Option<Map<String, Value>>,
     /// Confirms a destructive call (`?confirm=true`, `x-confirm: true`).
     confirm: bool,
     /// A preview without side effects (`?dry_run=true`, `x-dry-run: true`).
@@ -125,18 +129,23 @@ impl CallOptions {
         static CONFIRM: HeaderName = HeaderName::from_static("x-confirm");
         static DRY_RUN: HeaderName = HeaderName::from_static("x-dry-run");
         static CONFIRMATION: HeaderName = HeaderName::from_static("x-confirmation");
+        let bad_query = |why: &str| {
+            body::invalid_request(format!(
+                "bad query string ({why}); the parameters are `confirm` and `dry_run`, each `true` or `false`, `confirmation`, a token, and `format`, the specs' format (`GET /tools?format=`)"
+            ))
+        };
         let mut options = if uri.query().is_some() {
             Query::<Self>::try_from_uri(uri)
-                .map_err(|e| {
-                    body::invalid_request(format!(
-                        "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, `confirmation`, a token, and `format`, the specs' format (`GET /tools?format=`)",
-                        cause(&e)
-                    ))
-                })?
+                .map_err(|e| bad_query(&cause(&e)))?
                 .0
         } else {
             Self::default()
         };
+        // The tool is in the path, its arguments in the body.
+        if options.tool.is_some() || options.params.is_some() {
+            let field = if options.tool.is_some() { "tool" } else { "params" };
+            return Err(bad_query(&format!("unknown field `{field}`")));
+        }
         let flag = |name: &HeaderName| match header_of(headers, name).map(|v| v.to_str()) {
             Some(Ok("true")) => Ok(true),
             None | Some(Ok("false")) => Ok(false),
@@ -261,20 +270,6 @@ pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallReq
     envelope_response(&state.registry.call_in(name, args, ctx).await)
 }
 
-/// The body of `POST /invoke`: the tool, its arguments (`{}` when left out), and how the call
-/// asks to run.
-#[derive(Deserialize)]
-struct Invocation {
-    tool: String,
-    #[serde(default)]
-    params: Map<String, Value>,
-    #[serde(flatten)]
-    options: CallOptions,
-    /// Whatever else the body holds, refused by name.
-    #[serde(flatten)]
-    unknown: Map<String, Value>,
-}
-
 pub(super) async fn invoke(
     State(state): State<Arc<ServedRegistry>>,
     mut request: Request,
@@ -294,30 +289,32 @@ pub(super) async fn invoke(
         Ok(bytes) => bytes,
         Err(e) => return error_response(None, e, &requester.id),
     };
-    let asked = match invocation(&bytes) {
+    let (tool, params, options) = match invocation(&bytes) {
         Ok(asked) => asked,
         Err((tool, e)) => return error_response(tool.as_deref(), e, &requester.id),
     };
-    let caller = asked.options.caller(&requester);
-    let params = Value::Object(asked.params);
-    envelope_response(&state.registry.call(&asked.tool, params, caller).await)
+    let caller = options.caller(&requester);
+    envelope_response(&state.registry.call(&tool, Value::Object(params), caller).await)
 }
 
-/// The body of `POST /invoke` read; or what is wrong with it (with the tool, once known).
-fn invocation(bytes: &[u8]) -> Result<Invocation, (Option<String>, ToolError)> {
+/// The body of `POST /invoke` read: the tool, its arguments, and how it is to run; or what is
+/// wrong with it (with the tool, once known).
+fn invocation(
+    bytes: &[u8],
+) -> Result<(String, Map<String, Value>, CallOptions), (Option<String>, ToolError)> {
     let shape = |m: &str| {
         body::invalid_request(format!(
             "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}, and if need be `confirm` and `dry_run` (booleans), `confirmation` (a token) and `format` (a specs format)"
         ))
     };
-    match axum::Json::<Invocation>::from_bytes(bytes) {
-        Ok(axum::Json(asked)) => match asked.unknown.keys().next() {
-            None => Ok(asked),
-            Some(unknown) => {
-                let e = shape(&format!("unknown field `{unknown}`"));
-                Err((Some(asked.tool), e))
+    match axum::Json::<CallOptions>::from_bytes(bytes) {
+        Ok(axum::Json(mut options)) => {
+            let params = options.params.take().unwrap_or_default();
+            match options.tool.take() {
+                Some(tool) => Ok((tool, params, options)),
+                None => Err((None, shape("`tool` is missing"))),
             }
-        },
+        }
         Err(rejection) => {
             // Not a JSON object at all is said as for every body.
             let object = body::object_of(bytes).map_err(|e| (None, e))?;
