@@ -656,7 +656,10 @@ fn openapi_schemas_carry_only_the_formats_openapi_defines() {
     let p = &schemas["measure__input"]["properties"];
     let format = |v: &Value| v.get("format").cloned();
     assert_eq!(format(&p["count"]), None, "{p}");
-    assert_eq!((&p["count"]["minimum"], &p["count"]["maximum"]), (&json!(0), &json!(u32::MAX)));
+    assert_eq!(
+        (&p["count"]["minimum"], &p["count"]["maximum"]),
+        (&json!(0), &json!(u32::MAX))
+    );
     assert_eq!(format(&p["small"]), None, "{p}");
     assert_eq!(p["small"]["maximum"], 255);
     assert_eq!(format(&p["index"]), None, "{p}");
@@ -664,7 +667,11 @@ fn openapi_schemas_carry_only_the_formats_openapi_defines() {
     assert_eq!(format(&p["total"]), Some(json!("int64")), "{p}");
     assert_eq!(format(&p["ratio"]), Some(json!("double")), "{p}");
     let items = &schemas["measure__output"]["items"];
-    assert_eq!((format(items), &items["maximum"]), (None, &json!(u16::MAX)), "{items}");
+    assert_eq!(
+        (format(items), &items["maximum"]),
+        (None, &json!(u16::MAX)),
+        "{items}"
+    );
 }
 
 /// A call's options are read with their types, from the query string or the body of
@@ -672,23 +679,41 @@ fn openapi_schemas_carry_only_the_formats_openapi_defines() {
 #[tokio::test]
 async fn bad_call_options_are_named() {
     let s = Server::start(ServerOptions::default()).await;
-    let message = |env: &Value| env["error"]["message"].as_str().unwrap_or_default().to_owned();
+    let message = |env: &Value| {
+        env["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
     let (status, _, env) = post_json(
         &s,
         "/invoke",
         &json!({"tool": "device_add", "params": {}, "confirm": "yes"}),
     )
     .await;
-    assert_eq!((status.as_u16(), &env["tool"]), (400, &json!("device_add")), "{env}");
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &json!("device_add")),
+        "{env}"
+    );
     assert!(message(&env).starts_with("confirm: "), "{env}");
-    let (status, _, env) = post_json(&s, "/invoke", &json!({"tool": "device_add", "extra": 1})).await;
+    let (status, _, env) =
+        post_json(&s, "/invoke", &json!({"tool": "device_add", "extra": 1})).await;
     assert_eq!(status.as_u16(), 400);
     assert!(message(&env).contains("unknown field `extra`"), "{env}");
     let (status, _, env) = post_json(&s, "/invoke", &json!({"tool": 7})).await;
-    assert_eq!((status.as_u16(), &env["tool"]), (400, &Value::Null), "{env}");
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &Value::Null),
+        "{env}"
+    );
     assert!(message(&env).starts_with("tool: "), "{env}");
     let (status, _, env) = post_json(&s, "/tools/device_add?dry_run=maybe", &json!({})).await;
-    assert_eq!((status.as_u16(), &env["tool"]), (400, &json!("device_add")), "{env}");
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &json!("device_add")),
+        "{env}"
+    );
     assert!(message(&env).contains("dry_run"), "{env}");
     let (status, _, env) = post_json(&s, "/tools/device_add?confirmed=true", &json!({})).await;
     assert_eq!(status.as_u16(), 400);

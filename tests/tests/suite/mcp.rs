@@ -485,7 +485,11 @@ async fn a_validation_failure_is_worded_once() {
         .await;
     let text = error_text(&two);
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("invalid_arguments: 2 violations"), "{text}");
+    assert_eq!(
+        lines.next(),
+        Some("invalid_arguments: 2 violations"),
+        "{text}"
+    );
     let mut rest: Vec<&str> = lines.collect();
     assert_eq!(rest.pop(), Some("  (retryable)"), "{text}");
     rest.sort_unstable();
@@ -554,7 +558,10 @@ async fn tools_list_carries_only_json_schema_formats_and_keeps_the_bounds() {
     formats_in(tool, "", &mut found);
     assert_eq!(found, Vec::<(String, String)>::new(), "{tool}");
     let p = &tool["inputSchema"]["properties"];
-    assert_eq!((&p["count"]["minimum"], &p["count"]["maximum"]), (&json!(30), &json!(u32::MAX)));
+    assert_eq!(
+        (&p["count"]["minimum"], &p["count"]["maximum"]),
+        (&json!(30), &json!(u32::MAX))
+    );
     assert_eq!(p["small"]["maximum"], 255, "{p}");
     assert_eq!(p["offset"]["minimum"], i32::MIN, "{p}");
     assert_eq!(p["index"]["minimum"], 0, "{p}");

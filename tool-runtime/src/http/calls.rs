@@ -24,12 +24,17 @@ use super::{Requester, ServedRegistry, body};
 /// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract. `GET` (and
 /// the 405 of other methods) behind the front layer; `POST` does the front's work itself
 /// ([`CallService`]).
-pub(super) fn named_tool_routes(state: &Arc<ServedRegistry>, name: Arc<str>) -> MethodRouter<Arc<ServedRegistry>> {
+pub(super) fn named_tool_routes(
+    state: &Arc<ServedRegistry>,
+    name: Arc<str>,
+) -> MethodRouter<Arc<ServedRegistry>> {
     let described = name.clone();
-    get(move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
-        let name = described.clone();
-        async move { describe_named(&state, &name, &context_of(&mut request)) }
-    })
+    get(
+        move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
+            let name = described.clone();
+            async move { describe_named(&state, &name, &context_of(&mut request)) }
+        },
+    )
     .layer(FrontLayer(state.clone()))
     // After the layer, so not under it.
     .post_service(CallService {
@@ -143,7 +148,11 @@ impl CallOptions {
         };
         // The tool is in the path, its arguments in the body.
         if options.tool.is_some() || options.params.is_some() {
-            let field = if options.tool.is_some() { "tool" } else { "params" };
+            let field = if options.tool.is_some() {
+                "tool"
+            } else {
+                "params"
+            };
             return Err(bad_query(&format!("unknown field `{field}`")));
         }
         let flag = |name: &HeaderName| match header_of(headers, name).map(|v| v.to_str()) {
@@ -294,7 +303,12 @@ pub(super) async fn invoke(
         Err((tool, e)) => return error_response(tool.as_deref(), e, &requester.id),
     };
     let caller = options.caller(&requester);
-    envelope_response(&state.registry.call(&tool, Value::Object(params), caller).await)
+    envelope_response(
+        &state
+            .registry
+            .call(&tool, Value::Object(params), caller)
+            .await,
+    )
 }
 
 /// The body of `POST /invoke` read: the tool, its arguments, and how it is to run; or what is
@@ -318,7 +332,10 @@ fn invocation(
         Err(rejection) => {
             // Not a JSON object at all is said as for every body.
             let object = body::object_of(bytes).map_err(|e| (None, e))?;
-            let tool = object.get("tool").and_then(Value::as_str).map(str::to_owned);
+            let tool = object
+                .get("tool")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             Err((tool, shape(&cause(&rejection))))
         }
     }

@@ -133,7 +133,11 @@ pub(super) fn front(
 /// The core's rule on unauthenticated remote callers (`layers::safety`), for a request whose
 /// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
 /// no peer to check).
-pub(super) fn exposure(state: &ServedRegistry, request: &Request, id: &str) -> Result<(), Box<Response>> {
+pub(super) fn exposure(
+    state: &ServedRegistry,
+    request: &Request,
+    id: &str,
+) -> Result<(), Box<Response>> {
     let Some(peer) = request
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()

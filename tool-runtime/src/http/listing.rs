@@ -46,7 +46,10 @@ struct AuditQuery {
 
 /// `GET /audit?limit=&tool=`: the latest calls in the audit log, newest first, as their outcome
 /// records (`{"calls": [...]}`).
-pub(super) async fn recent_calls(State(state): State<Arc<ServedRegistry>>, mut request: Request) -> Response {
+pub(super) async fn recent_calls(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let ctx = context_of(&mut request);
     let access = &state.options.access;
     if let Some(refused) = access.operator_only(ctx.identity.as_ref(), "the audit log") {
@@ -89,7 +92,10 @@ pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }
 
-pub(super) async fn openapi_json(State(state): State<Arc<ServedRegistry>>, mut request: Request) -> Response {
+pub(super) async fn openapi_json(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let o = &state.options;
     let registry = &state.registry;
     let ctx = context_of(&mut request);
@@ -170,7 +176,10 @@ struct ListQuery {
 /// polling with `If-None-Match` gets `304` until the listing changes for it. With
 /// `?format=openai` (any [`Target`] name) the same tools as that provider's `tools` value;
 /// adding `&lint=true`, the lint report.
-pub(super) async fn list_tools(State(state): State<Arc<ServedRegistry>>, mut request: Request) -> Response {
+pub(super) async fn list_tools(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let ctx = context_of(&mut request);
     let query = request.uri().query().unwrap_or_default();
     let query: ListQuery = match serde_urlencoded_query(query) {

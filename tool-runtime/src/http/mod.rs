@@ -164,32 +164,34 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
         specs: crate::llm::SpecCache::new(),
     });
     let name = tool.to_owned();
-    post(move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
-        // Behind the front layer, the layer reads and returns the request id itself.
-        let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<Requester>() {
-            (ctx, None)
-        } else {
-            let (id, echo) = request_id_of(request.headers());
-            (Requester { id, identity: None }, Some(echo))
-        };
-        // No front layer and no `Requester` from an authentication layer of yours: the core's
-        // rule on unauthenticated remote callers applies here (`layers::safety`).
-        let refused = echo
-            .is_some()
-            .then(|| exposure(&state, &request, &ctx.id))
-            .and_then(Result::err);
-        let call = call_request_with(&state, &name, request, ctx);
-        let name = name.clone();
-        async move {
-            let mut response = match (refused, call) {
-                (Some(refused), _) | (None, Err(refused)) => *refused,
-                (None, Ok(call)) => call_named(&state, &name, call).await,
+    post(
+        move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
+            // Behind the front layer, the layer reads and returns the request id itself.
+            let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<Requester>() {
+                (ctx, None)
+            } else {
+                let (id, echo) = request_id_of(request.headers());
+                (Requester { id, identity: None }, Some(echo))
             };
-            if let Some(echo) = echo {
-                response.headers_mut().insert(REQUEST_ID, echo);
+            // No front layer and no `Requester` from an authentication layer of yours: the core's
+            // rule on unauthenticated remote callers applies here (`layers::safety`).
+            let refused = echo
+                .is_some()
+                .then(|| exposure(&state, &request, &ctx.id))
+                .and_then(Result::err);
+            let call = call_request_with(&state, &name, request, ctx);
+            let name = name.clone();
+            async move {
+                let mut response = match (refused, call) {
+                    (Some(refused), _) | (None, Err(refused)) => *refused,
+                    (None, Ok(call)) => call_named(&state, &name, call).await,
+                };
+                if let Some(echo) = echo {
+                    response.headers_mut().insert(REQUEST_ID, echo);
+                }
+                response
             }
-            response
-        }
-    })
+        },
+    )
     .with_state(state)
 }

@@ -479,7 +479,11 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
 /// The MCP description of one tool: the tool lowered for [`Target::Mcp`](crate::llm::Target),
 /// where every target's description of a tool is made.
 fn describe(tool: &RegisteredTool) -> Tool {
-    let (spec, _) = crate::llm::lower(tool, crate::llm::Target::Mcp, &crate::llm::Options::default());
+    let (spec, _) = crate::llm::lower(
+        tool,
+        crate::llm::Target::Mcp,
+        &crate::llm::Options::default(),
+    );
     serde_json::from_value(spec).expect("a tool description has the shape rmcp's Tool reads")
 }
 

@@ -148,9 +148,16 @@ mod tests {
         let mut openapi = schema.clone();
         standard_formats_only(&mut schema, &[]);
         let p = &schema["properties"];
-        assert_eq!(p["ttl"], json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64}));
+        assert_eq!(
+            p["ttl"],
+            json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64})
+        );
         assert!(p["ratio"].get("format").is_none());
-        assert_eq!(p["ratio"]["default"], json!({"format": "uint8"}), "an instance, kept as it is");
+        assert_eq!(
+            p["ratio"]["default"],
+            json!({"format": "uint8"}),
+            "an instance, kept as it is"
+        );
         assert_eq!(p["at"]["format"], "date-time");
         assert!(schema["$defs"]["Small"].get("format").is_none());
         standard_formats_only(&mut openapi, &["int32", "double"]);

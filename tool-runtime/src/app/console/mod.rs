@@ -17,9 +17,9 @@ use axum::routing::get;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::http::ServerOptions;
 use crate::http::front::context_of;
 use crate::http::response::json_response;
-use crate::http::ServerOptions;
 use crate::registry::Registry;
 
 const INDEX: &str = include_str!("index.html");
