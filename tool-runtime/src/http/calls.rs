@@ -69,7 +69,7 @@ impl tower::Service<Request> for CallService {
     fn call(&mut self, request: Request) -> Self::Future {
         let (admitted, finish) = front(&self.state, &request);
         let call =
-            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, ctx));
+            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, &ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
         Box::pin(async move {
             let response = match call {
@@ -231,21 +231,21 @@ pub(super) fn call_request(
     mut request: Request,
 ) -> Result<CallRequest, Box<Response>> {
     let ctx = context_of(&mut request);
-    call_request_with(state, name, request, ctx)
+    call_request_with(state, name, request, &ctx)
 }
 
 pub(super) fn call_request_with(
     state: &ServedRegistry,
     name: &str,
     request: Request,
-    ctx: Requester,
+    ctx: &Requester,
 ) -> Result<CallRequest, Box<Response>> {
     let (parts, body) = request.into_parts();
     match CallOptions::of_request(&parts.uri, &parts.headers) {
         Ok(options) => Ok(CallRequest {
             json: body::is_json(&parts.headers),
             body,
-            ctx: state.registry.context(options.caller(&ctx)),
+            ctx: state.registry.context(options.caller(ctx)),
         }),
         Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
     }
@@ -298,37 +298,28 @@ pub(super) async fn invoke(
         Ok(bytes) => bytes,
         Err(e) => return error_response(None, e, &requester.id),
     };
-    let (tool, params, options) = match invocation(&bytes) {
+    let (tool, mut options) = match invocation(&bytes) {
         Ok(asked) => asked,
         Err((tool, e)) => return error_response(tool.as_deref(), e, &requester.id),
     };
+    let params = Value::Object(options.params.take().unwrap_or_default());
     let caller = options.caller(&requester);
-    envelope_response(
-        &state
-            .registry
-            .call(&tool, Value::Object(params), caller)
-            .await,
-    )
+    envelope_response(&state.registry.call(&tool, params, caller).await)
 }
 
-/// The body of `POST /invoke` read: the tool, its arguments, and how it is to run; or what is
-/// wrong with it (with the tool, once known).
-fn invocation(
-    bytes: &[u8],
-) -> Result<(String, Map<String, Value>, CallOptions), (Option<String>, ToolError)> {
+/// The body of `POST /invoke` read: the tool, and its arguments and how it is to run; or what
+/// is wrong with it (with the tool, once known).
+fn invocation(bytes: &[u8]) -> Result<(String, CallOptions), (Option<String>, ToolError)> {
     let shape = |m: &str| {
         body::invalid_request(format!(
             "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}, and if need be `confirm` and `dry_run` (booleans), `confirmation` (a token) and `format` (a specs format)"
         ))
     };
     match axum::Json::<CallOptions>::from_bytes(bytes) {
-        Ok(axum::Json(mut options)) => {
-            let params = options.params.take().unwrap_or_default();
-            match options.tool.take() {
-                Some(tool) => Ok((tool, params, options)),
-                None => Err((None, shape("`tool` is missing"))),
-            }
-        }
+        Ok(axum::Json(mut options)) => match options.tool.take() {
+            Some(tool) => Ok((tool, options)),
+            None => Err((None, shape("`tool` is missing"))),
+        },
         Err(rejection) => {
             // Not a JSON object at all is said as for every body.
             let object = body::object_of(bytes).map_err(|e| (None, e))?;
