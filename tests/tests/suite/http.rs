@@ -701,6 +701,14 @@ async fn bad_call_options_are_named() {
         post_json(&s, "/invoke", &json!({"tool": "device_add", "extra": 1})).await;
     assert_eq!(status.as_u16(), 400);
     assert!(message(&env).contains("unknown field `extra`"), "{env}");
+    // An option is given a value or left out: `null` is no value of any.
+    for null in ["params", "confirmation", "format"] {
+        let mut body = json!({"tool": "device_add"});
+        body[null] = Value::Null;
+        let (status, _, env) = post_json(&s, "/invoke", &body).await;
+        assert_eq!(status.as_u16(), 400, "{null}: {env}");
+        assert!(message(&env).starts_with(&format!("{null}: ")), "{env}");
+    }
     let (status, _, env) = post_json(&s, "/invoke", &json!({"tool": 7})).await;
     assert_eq!(
         (status.as_u16(), &env["tool"]),

@@ -89,17 +89,30 @@ impl tower::Service<Request> for CallService {
 #[serde(default, deny_unknown_fields)]
 pub(super) struct CallOptions {
     /// The tool to call: `POST /invoke`'s body only (required there).
+    #[serde(deserialize_with = "present")]
     tool: Option<String>,
     /// The arguments: `POST /invoke`'s body only (`{}` when left out).
+    #[serde(deserialize_with = "present")]
     params: Option<Map<String, Value>>,
     /// Confirms a destructive call (`?confirm=true`, `x-confirm: true`).
     confirm: bool,
     /// A preview without side effects (`?dry_run=true`, `x-dry-run: true`).
     dry_run: bool,
     /// The token of a `confirmation_required` answer (`?confirmation=`, `x-confirmation:`).
+    #[serde(deserialize_with = "present")]
     confirmation: Option<String>,
     /// The form of the specs the caller was shown (`GET /tools?format=`).
+    #[serde(deserialize_with = "present")]
     format: Option<SpecsFormat>,
+}
+
+/// An option given: its value, never `null` (an option left out is `None` by default).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 /// A specs format a call names: whether the arguments of a caller shown those specs may carry
