@@ -53,7 +53,20 @@ async function connect(answer) {
 const { client: plain, transport: plainTransport } = await connect(null);
 ok("connect", plainTransport.protocolVersion ?? "(stdio)");
 
-const { tools } = await plain.listTools();
+// The SDK compiles each outputSchema with ajv as it lists the tools; ajv warns (console.warn) of
+// every format it does not know, as JSON Schema's are all it is given.
+const warned = [];
+const warn = console.warn;
+console.warn = (...parts) => warned.push(parts.join(" "));
+const { tools } = await plain.listTools().finally(() => {
+  console.warn = warn;
+});
+check(warned.length === 0, `warnings while listing: ${warned.join("; ")}`);
+const JSON_SCHEMA_FORMATS = new Set(["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex"]);
+const formats = (schema) => (schema && typeof schema === "object" ? Object.entries(schema).flatMap(([k, v]) => (k === "format" && typeof v === "string" ? [v] : formats(v))) : []);
+const unknown = tools.flatMap((t) => formats([t.inputSchema, t.outputSchema]).filter((f) => !JSON_SCHEMA_FORMATS.has(f)).map((f) => `${t.name}: ${f}`));
+check(unknown.length === 0, `formats JSON Schema does not define: ${unknown.join(", ")}`);
+ok("formats", "JSON Schema's only, no warning");
 const names = tools.map((t) => t.name);
 const demoTools = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"];
 check(JSON.stringify(names) === JSON.stringify(demoTools), `names ${names}`);

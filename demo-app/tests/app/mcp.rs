@@ -167,6 +167,7 @@ fn run_node(args: &[&str]) {
         &out,
         &[
             "connect",
+            "formats",
             "list",
             "device_add",
             "invalid_arguments",

@@ -627,6 +627,117 @@ async fn discovery_routes() {
     assert!(doc["paths"]["/tools/device_add"]["post"]["responses"]["422"].is_object());
 }
 
+/// Measures with every fixed-width number schemars gives a format of its own.
+#[tool(annotations(read_only))]
+async fn measure(
+    count: u32,
+    small: Option<u8>,
+    offset: Option<i32>,
+    total: Option<i64>,
+    index: Option<usize>,
+    ratio: Option<f64>,
+) -> Vec<u16> {
+    let _ = (count, small, offset, total, index, ratio);
+    Vec::new()
+}
+
+/// `/openapi.json` keeps the formats JSON Schema and OpenAPI define (`int32`, `int64`,
+/// `double`) and leaves schemars' others out; the bounds say what they said.
+#[test]
+fn openapi_schemas_carry_only_the_formats_openapi_defines() {
+    let registry = tool_runtime::Registry::builder()
+        .without_inventory()
+        .tool(measure::descriptor())
+        .build()
+        .unwrap();
+    let caller = tool_runtime::Caller::new(tool_runtime::Source::Http);
+    let doc = http::openapi::document(&registry, &caller, "t", "1", false);
+    let schemas = &doc["components"]["schemas"];
+    let p = &schemas["measure__input"]["properties"];
+    let format = |v: &Value| v.get("format").cloned();
+    assert_eq!(format(&p["count"]), None, "{p}");
+    assert_eq!(
+        (&p["count"]["minimum"], &p["count"]["maximum"]),
+        (&json!(0), &json!(u32::MAX))
+    );
+    assert_eq!(format(&p["small"]), None, "{p}");
+    assert_eq!(p["small"]["maximum"], 255);
+    assert_eq!(format(&p["index"]), None, "{p}");
+    assert_eq!(format(&p["offset"]), Some(json!("int32")), "{p}");
+    assert_eq!(format(&p["total"]), Some(json!("int64")), "{p}");
+    assert_eq!(format(&p["ratio"]), Some(json!("double")), "{p}");
+    let items = &schemas["measure__output"]["items"];
+    assert_eq!(
+        (format(items), &items["maximum"]),
+        (None, &json!(u16::MAX)),
+        "{items}"
+    );
+}
+
+/// A call's options are read with their types, from the query string or the body of
+/// `/invoke`: a wrong one is a 400 naming the option (and the tool, once known).
+#[tokio::test]
+async fn bad_call_options_are_named() {
+    let s = Server::start(ServerOptions::default()).await;
+    let message = |env: &Value| {
+        env["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (status, _, env) = post_json(
+        &s,
+        "/invoke",
+        &json!({"tool": "device_add", "params": {}, "confirm": "yes"}),
+    )
+    .await;
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &json!("device_add")),
+        "{env}"
+    );
+    assert!(message(&env).starts_with("confirm: "), "{env}");
+    let (status, _, env) =
+        post_json(&s, "/invoke", &json!({"tool": "device_add", "extra": 1})).await;
+    assert_eq!(status.as_u16(), 400);
+    assert!(message(&env).contains("unknown field `extra`"), "{env}");
+    // An option is given a value or left out: `null` is no value of any.
+    for null in ["params", "confirmation", "format"] {
+        let mut body = json!({"tool": "device_add"});
+        body[null] = Value::Null;
+        let (status, _, env) = post_json(&s, "/invoke", &body).await;
+        assert_eq!(status.as_u16(), 400, "{null}: {env}");
+        assert!(message(&env).starts_with(&format!("{null}: ")), "{env}");
+    }
+    let (status, _, env) = post_json(&s, "/invoke", &json!({"tool": 7})).await;
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &Value::Null),
+        "{env}"
+    );
+    assert!(message(&env).starts_with("tool: "), "{env}");
+    let (status, _, env) = post_json(&s, "/tools/device_add?dry_run=maybe", &json!({})).await;
+    assert_eq!(
+        (status.as_u16(), &env["tool"]),
+        (400, &json!("device_add")),
+        "{env}"
+    );
+    assert!(message(&env).contains("dry_run"), "{env}");
+    let (status, _, env) = post_json(&s, "/tools/device_add?confirmed=true", &json!({})).await;
+    assert_eq!(status.as_u16(), 400);
+    assert!(message(&env).contains("unknown field `confirmed`"), "{env}");
+    // The header and the query say the same thing in the same type: either turns it on.
+    let r = client()
+        .post(s.url("/tools/device_revoke?dry_run=false"))
+        .header("x-dry-run", "true")
+        .json(&json!({"device_id": "dev_0000000000000000"}))
+        .send()
+        .await
+        .unwrap();
+    let env: Value = r.json().await.unwrap();
+    assert_eq!(env["error"]["type"], "not_found", "ran as a dry run: {env}");
+}
+
 #[tokio::test]
 async fn request_ids_are_echoed_or_generated_on_every_response() {
     let s = Server::start(ServerOptions::default()).await;

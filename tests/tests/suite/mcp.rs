@@ -462,6 +462,116 @@ async fn every_pipeline_error_is_an_is_error_result_naming_its_type() {
     );
 }
 
+/// A validation failure says each thing once: the type, then the violation the message names,
+/// not listed again; with several, the count and one line each.
+#[tokio::test]
+async fn a_validation_failure_is_worded_once() {
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backup_find::descriptor())
+            .tool(sized::descriptor())
+            .build()
+            .unwrap(),
+    );
+    let mut pipe = Pipe::start(registry).await;
+    let one = pipe.call(1, "sized", json!({"count": 5})).await;
+    assert_eq!(
+        error_text(&one),
+        "invalid_arguments: /count: 5 is less than the minimum of 30\n  (retryable)"
+    );
+    let two = pipe
+        .call(2, "backup_find", json!({"id": "much-too-long", "x": 1}))
+        .await;
+    let text = error_text(&two);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("invalid_arguments: 2 violations"),
+        "{text}"
+    );
+    let mut rest: Vec<&str> = lines.collect();
+    assert_eq!(rest.pop(), Some("  (retryable)"), "{text}");
+    rest.sort_unstable();
+    assert_eq!(rest.len(), 2, "{text}");
+    assert!(rest[0].starts_with("  /id: "), "{text}");
+    assert!(rest[1].starts_with("  /x: "), "{text}");
+    assert_eq!(text.matches("/id").count(), 1, "{text}");
+}
+
+/// Sizes things with every fixed-width number schemars gives a format of its own.
+#[tool(annotations(read_only))]
+async fn sized(
+    #[arg(range(min = 30))] count: u32,
+    small: Option<u8>,
+    offset: Option<i32>,
+    index: Option<usize>,
+    ratio: Option<f64>,
+) -> Vec<u64> {
+    let _ = (small, offset, index, ratio);
+    vec![u64::from(count)]
+}
+
+/// Every `format` in `schema`, with the path to it.
+fn formats_in(schema: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "format"
+                    && let Some(f) = v.as_str()
+                {
+                    found.push((at.to_owned(), f.to_owned()));
+                } else {
+                    formats_in(v, &format!("{at}/{k}"), found);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                formats_in(v, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `tools/list` carries only the formats JSON Schema defines (ajv, in the TypeScript SDK, warns
+/// of any other on every listing); the bounds say what `uint32` said, and still hold.
+#[tokio::test]
+async fn tools_list_carries_only_json_schema_formats_and_keeps_the_bounds() {
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(sized::descriptor())
+            .build()
+            .unwrap(),
+    );
+    // The canonical schema keeps schemars' formats: the CLI reads them.
+    let canonical = registry.get("sized").unwrap().input_schema().clone();
+    assert_eq!(canonical["properties"]["count"]["format"], "uint32");
+    let mut pipe = Pipe::start(registry).await;
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let listed = pipe.answer(1).await;
+    let tool = &listed["result"]["tools"][0];
+    let mut found = Vec::new();
+    formats_in(tool, "", &mut found);
+    assert_eq!(found, Vec::<(String, String)>::new(), "{tool}");
+    let p = &tool["inputSchema"]["properties"];
+    assert_eq!(
+        (&p["count"]["minimum"], &p["count"]["maximum"]),
+        (&json!(30), &json!(u32::MAX))
+    );
+    assert_eq!(p["small"]["maximum"], 255, "{p}");
+    assert_eq!(p["offset"]["minimum"], i32::MIN, "{p}");
+    assert_eq!(p["index"]["minimum"], 0, "{p}");
+    assert_eq!(
+        tool["outputSchema"]["properties"]["result"]["items"]["maximum"],
+        u64::MAX,
+        "{tool}"
+    );
+}
+
 /// Empties a backup store.
 #[tool(annotations(destructive))]
 async fn store_wipe(

@@ -25,6 +25,7 @@ pub(crate) use rules::nearest;
 pub(crate) use rules::{check_entry, stable_hash};
 pub use rules::{is_valid_name, is_valid_param_name};
 use tool::Held;
+pub(crate) use tool::dynamic_origin;
 pub use tool::{RegisteredTool, ToolRef};
 
 type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
@@ -180,8 +181,7 @@ impl Catalog {
     }
 
     fn dynamic_origin(&self, type_name: &str) -> Cow<'static, str> {
-        let n = self.arrivals.fetch_add(1, Ordering::Relaxed) + 1;
-        Cow::Owned(format!("dynamic tool #{n} (`{type_name}`)"))
+        dynamic_origin(self.arrivals.fetch_add(1, Ordering::Relaxed) + 1, type_name)
     }
 
     /// Adds every tool or none; see [`add_tool`](Self::add_tool).

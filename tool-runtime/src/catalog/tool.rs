@@ -187,3 +187,10 @@ impl fmt::Debug for ToolRef<'_> {
         (**self).fmt(f)
     }
 }
+
+/// The origin of the `n`th dynamic tool (counted from 1) added to a builder or a catalog, a
+/// value of `type_name`: a dynamic tool names no place in the source, so its arrival and type
+/// tell it apart.
+pub(crate) fn dynamic_origin(n: impl std::fmt::Display, type_name: &str) -> Cow<'static, str> {
+    Cow::Owned(format!("dynamic tool #{n} (`{type_name}`)"))
+}

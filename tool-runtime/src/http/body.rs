@@ -15,7 +15,8 @@ pub(crate) fn invalid_request(message: impl Into<String>) -> ToolError {
     ToolError::new(ErrorKind::INVALID_REQUEST, message)
 }
 
-/// Reads a JSON object body. An empty body is `{}` when `empty_is_object`.
+/// Reads a JSON object body (`POST /agent`'s). An empty body is `{}` when `empty_is_object`.
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) async fn json_object(
     headers: &HeaderMap,
     body: Body,

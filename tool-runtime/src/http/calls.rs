@@ -16,20 +16,25 @@ use crate::tool::context::{CallContext, Caller, Source};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::Node;
 
-use super::front::{FrontContext, FrontLayer, context_of, front, header_of};
+use super::front::{FrontLayer, context_of, front, header_of};
 use super::listing::describe_named;
 use super::response::{envelope_response, error_response};
-use super::{AppState, Shared, body};
+use super::{Requester, ServedRegistry, body};
 
 /// `GET` and `POST /tools/<name>` for one tool, without a URL parameter to extract. `GET` (and
 /// the 405 of other methods) behind the front layer; `POST` does the front's work itself
 /// ([`CallService`]).
-pub(super) fn named_tool_routes(state: &AppState, name: Arc<str>) -> MethodRouter<AppState> {
+pub(super) fn named_tool_routes(
+    state: &Arc<ServedRegistry>,
+    name: Arc<str>,
+) -> MethodRouter<Arc<ServedRegistry>> {
     let described = name.clone();
-    get(move |State(state): State<AppState>, mut request: Request| {
-        let name = described.clone();
-        async move { describe_named(&state, &name, &context_of(&mut request)) }
-    })
+    get(
+        move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
+            let name = described.clone();
+            async move { describe_named(&state, &name, &context_of(&mut request)) }
+        },
+    )
     .layer(FrontLayer(state.clone()))
     // After the layer, so not under it.
     .post_service(CallService {
@@ -45,7 +50,7 @@ pub(super) fn named_tool_routes(state: &AppState, name: Arc<str>) -> MethodRoute
 /// its extractors, and the layer's in a box of its own: on every call.
 #[derive(Clone)]
 pub(super) struct CallService {
-    state: AppState,
+    state: Arc<ServedRegistry>,
     name: Arc<str>,
 }
 
@@ -64,7 +69,7 @@ impl tower::Service<Request> for CallService {
     fn call(&mut self, request: Request) -> Self::Future {
         let (admitted, finish) = front(&self.state, &request);
         let call =
-            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, ctx));
+            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, &ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
         Box::pin(async move {
             let response = match call {
@@ -76,90 +81,140 @@ impl tower::Service<Request> for CallService {
     }
 }
 
-/// The query of `POST /tools/{name}`: `confirm` and `dry_run` (`true` or `false`),
-/// `confirmation` (a token), and `format` (the form of the specs the caller was shown).
+/// What a call asks for, wherever it says so: the query string of `POST /tools/{name}` with its
+/// headers ([`of_request`](Self::of_request)), or the body of `POST /invoke`
+/// (`invocation`), which also names the tool and its arguments. A value of the wrong type, or
+/// a name not listed here, is a bad request that names it.
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct CallQuery {
-    confirm: Option<bool>,
-    dry_run: Option<bool>,
+#[serde(default, deny_unknown_fields)]
+pub(super) struct CallOptions {
+    /// The tool to call: `POST /invoke`'s body only (required there).
+    #[serde(deserialize_with = "present")]
+    tool: Option<String>,
+    /// The arguments: `POST /invoke`'s body only (`{}` when left out).
+    #[serde(deserialize_with = "present")]
+    params: Option<Map<String, Value>>,
+    /// Confirms a destructive call (`?confirm=true`, `x-confirm: true`).
+    confirm: bool,
+    /// A preview without side effects (`?dry_run=true`, `x-dry-run: true`).
+    dry_run: bool,
+    /// The token of a `confirmation_required` answer (`?confirmation=`, `x-confirmation:`).
+    #[serde(deserialize_with = "present")]
     confirmation: Option<String>,
-    format: Option<String>,
+    /// The form of the specs the caller was shown (`GET /tools?format=`).
+    #[serde(deserialize_with = "present")]
+    format: Option<SpecsFormat>,
 }
 
-/// How a `POST /tools/{name}` asks for its call to run.
-pub(super) struct CallFlags {
-    confirm: bool,
-    dry_run: bool,
-    confirmation: Option<String>,
+/// An option given: its value, never `null` (an option left out is `None` by default).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// A specs format a call names: whether the arguments of a caller shown those specs may carry
+/// strict mode's `null`s. Read from its name; an unknown name is a bad request.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(try_from = "String")]
+struct SpecsFormat {
     strict_nulls: bool,
 }
 
-/// Whether the arguments of a caller shown the specs of `format` (`GET /tools?format=`) may
-/// carry strict mode's `null`s; an unknown format is a bad request.
-fn strict_nulls_of(format: Option<&str>) -> Result<bool, ToolError> {
-    let Some(name) = format else {
-        return Ok(false);
-    };
-    crate::llm::Target::from_name(name)
-        .map(crate::llm::Target::writes_strict_nulls)
-        .ok_or_else(|| {
-            body::invalid_request(format!(
-                "unknown format `{name}`; one of {}",
-                crate::llm::Target::ALL
-                    .map(crate::llm::Target::name)
-                    .join(", ")
-            ))
-        })
+impl TryFrom<String> for SpecsFormat {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        use crate::llm::Target;
+        Target::from_name(&name)
+            .map(|target| SpecsFormat {
+                strict_nulls: target.writes_strict_nulls(),
+            })
+            .ok_or_else(|| {
+                let names = Target::ALL.map(Target::name).join(", ");
+                format!("unknown format `{name}`; one of {names}")
+            })
+    }
 }
 
-/// The flags from `?confirm=`/`x-confirm:` and `?dry_run=`/`x-dry-run:`, each `true` or
-/// `false` exactly, and `?confirmation=`/`x-confirmation:`; anything else is a bad request.
-pub(super) fn call_flags(
-    uri: &axum::http::Uri,
-    headers: &HeaderMap,
-) -> Result<CallFlags, ToolError> {
-    static CONFIRM: HeaderName = HeaderName::from_static("x-confirm");
-    static DRY_RUN: HeaderName = HeaderName::from_static("x-dry-run");
-    static CONFIRMATION: HeaderName = HeaderName::from_static("x-confirmation");
-    let query = if uri.query().is_some() {
-        Query::<CallQuery>::try_from_uri(uri)
-            .map_err(|e| {
-                body::invalid_request(format!(
-                    "bad query string ({}); the parameters are `confirm` and `dry_run`, each `true` or `false`, `confirmation`, a token, and `format`, the specs' format (`GET /tools?format=`)",
-                    e.body_text()
-                ))
-            })?
-            .0
-    } else {
-        CallQuery::default()
-    };
-    let header = |name: &HeaderName| match header_of(headers, name).map(|v| v.to_str()) {
-        Some(Ok("true")) => Ok(true),
-        None | Some(Ok("false")) => Ok(false),
-        Some(_) => Err(body::invalid_request(format!(
-            "`{name}` must be `true` or `false`"
-        ))),
-    };
-    let token = match header_of(headers, &CONFIRMATION).map(|v| v.to_str()) {
-        None => None,
-        Some(Ok(t)) => Some(t.to_owned()),
-        Some(Err(_)) => {
-            return Err(body::invalid_request(format!(
-                "`{CONFIRMATION}` must be the token of a `confirmation_required` answer"
-            )));
+impl CallOptions {
+    /// The options of a `POST /tools/{name}`: its query string, and the headers `x-confirm` and
+    /// `x-dry-run` (each `true` or `false` exactly, either form turning its option on) and
+    /// `x-confirmation` (used when the query has no `confirmation`).
+    fn of_request(uri: &axum::http::Uri, headers: &HeaderMap) -> Result<Self, ToolError> {
+        static CONFIRM: HeaderName = HeaderName::from_static("x-confirm");
+        static DRY_RUN: HeaderName = HeaderName::from_static("x-dry-run");
+        static CONFIRMATION: HeaderName = HeaderName::from_static("x-confirmation");
+        let bad_query = |why: &str| {
+            body::invalid_request(format!(
+                "bad query string ({why}); the parameters are `confirm` and `dry_run`, each `true` or `false`, `confirmation`, a token, and `format`, the specs' format (`GET /tools?format=`)"
+            ))
+        };
+        let mut options = if uri.query().is_some() {
+            Query::<Self>::try_from_uri(uri)
+                .map_err(|e| bad_query(&cause(&e)))?
+                .0
+        } else {
+            Self::default()
+        };
+        // The tool is in the path, its arguments in the body.
+        if options.tool.is_some() || options.params.is_some() {
+            let field = if options.tool.is_some() {
+                "tool"
+            } else {
+                "params"
+            };
+            return Err(bad_query(&format!("unknown field `{field}`")));
         }
-    };
-    Ok(CallFlags {
-        confirm: query.confirm.unwrap_or(false) || header(&CONFIRM)?,
-        dry_run: query.dry_run.unwrap_or(false) || header(&DRY_RUN)?,
-        confirmation: query.confirmation.or(token),
-        strict_nulls: strict_nulls_of(query.format.as_deref())?,
-    })
+        let flag = |name: &HeaderName| match header_of(headers, name).map(|v| v.to_str()) {
+            Some(Ok("true")) => Ok(true),
+            None | Some(Ok("false")) => Ok(false),
+            Some(_) => Err(body::invalid_request(format!(
+                "`{name}` must be `true` or `false`"
+            ))),
+        };
+        options.confirm |= flag(&CONFIRM)?;
+        options.dry_run |= flag(&DRY_RUN)?;
+        match header_of(headers, &CONFIRMATION).map(|v| v.to_str()) {
+            None => {}
+            Some(Ok(token)) => {
+                options.confirmation.get_or_insert_with(|| token.to_owned());
+            }
+            Some(Err(_)) => {
+                return Err(body::invalid_request(format!(
+                    "`{CONFIRMATION}` must be the token of a `confirmation_required` answer"
+                )));
+            }
+        }
+        Ok(options)
+    }
+
+    /// The caller `requester` is, asking for its call to run this way.
+    fn caller(self, requester: &Requester) -> Caller {
+        let mut caller = requester
+            .caller(Source::Http)
+            .confirm(self.confirm)
+            .dry_run(self.dry_run)
+            .strict_nulls(self.format.is_some_and(|f| f.strict_nulls));
+        if let Some(token) = self.confirmation {
+            caller = caller.confirmation(token);
+        }
+        caller
+    }
+}
+
+/// What a rejection of axum's extractors says is wrong (the field and the fault), without the
+/// extractor's own preamble.
+fn cause(rejection: &(dyn std::error::Error + 'static)) -> String {
+    rejection
+        .source()
+        .map_or_else(|| rejection.to_string(), ToString::to_string)
 }
 
 pub(super) fn call_tool(
-    State(state): State<AppState>,
+    State(state): State<Arc<ServedRegistry>>,
     Path(name): Path<String>,
     request: Request,
 ) -> impl Future<Output = Response> {
@@ -184,41 +239,32 @@ pub(super) struct CallRequest {
 /// A refusal (a bad query or flag header) is boxed: it is rare, and the result is kept in the
 /// call's future.
 pub(super) fn call_request(
-    state: &Shared,
+    state: &ServedRegistry,
     name: &str,
     mut request: Request,
 ) -> Result<CallRequest, Box<Response>> {
     let ctx = context_of(&mut request);
-    call_request_with(state, name, request, ctx)
+    call_request_with(state, name, request, &ctx)
 }
 
 pub(super) fn call_request_with(
-    state: &Shared,
+    state: &ServedRegistry,
     name: &str,
     request: Request,
-    ctx: FrontContext,
+    ctx: &Requester,
 ) -> Result<CallRequest, Box<Response>> {
     let (parts, body) = request.into_parts();
-    match call_flags(&parts.uri, &parts.headers) {
-        Ok(flags) => {
-            let mut caller = caller(ctx)
-                .confirm(flags.confirm)
-                .dry_run(flags.dry_run)
-                .strict_nulls(flags.strict_nulls);
-            if let Some(token) = flags.confirmation {
-                caller = caller.confirmation(token);
-            }
-            Ok(CallRequest {
-                json: body::is_json(&parts.headers),
-                body,
-                ctx: state.registry.context(caller),
-            })
-        }
+    match CallOptions::of_request(&parts.uri, &parts.headers) {
+        Ok(options) => Ok(CallRequest {
+            json: body::is_json(&parts.headers),
+            body,
+            ctx: state.registry.context(options.caller(ctx)),
+        }),
         Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
     }
 }
 
-pub(super) async fn call_named(state: &Shared, name: &str, call: CallRequest) -> Response {
+pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallRequest) -> Response {
     let o = &state.options;
     let CallRequest { ctx, json, body } = call;
     let bytes = match body::json_bytes(
@@ -246,30 +292,15 @@ pub(super) async fn call_named(state: &Shared, name: &str, call: CallRequest) ->
     envelope_response(&state.registry.call_in(name, args, ctx).await)
 }
 
-pub(super) fn caller(ctx: FrontContext) -> Caller {
-    let mut caller = Caller::new(Source::Http).request_id(ctx.id);
-    if let Some(who) = ctx.identity {
-        caller = caller.principal(who.principal).roles(who.roles);
-    }
-    caller
-}
-
-/// What `POST /invoke` asks for.
-struct Invocation {
-    tool: String,
-    params: Value,
-    confirm: bool,
-    dry_run: bool,
-    confirmation: Option<String>,
-    strict_nulls: bool,
-}
-
-pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) -> Response {
-    let FrontContext { id, identity } = context_of(&mut request);
+pub(super) async fn invoke(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
+    let requester = context_of(&mut request);
     let (parts, body) = request.into_parts();
     let o = &state.options;
-    let request = match body::json_object(
-        &parts.headers,
+    let bytes = match body::json_bytes(
+        body::is_json(&parts.headers),
         body,
         o.requests.body_limit,
         o.requests.max_depth,
@@ -277,99 +308,41 @@ pub(super) async fn invoke(State(state): State<AppState>, mut request: Request) 
     )
     .await
     {
-        Ok(r) => r,
-        Err(e) => return error_response(None, e, &id),
+        Ok(bytes) => bytes,
+        Err(e) => return error_response(None, e, &requester.id),
     };
-    let asked = match invocation(request) {
+    let (tool, mut options) = match invocation(&bytes) {
         Ok(asked) => asked,
-        Err((tool, e)) => return error_response(tool.as_deref(), e, &id),
+        Err((tool, e)) => return error_response(tool.as_deref(), e, &requester.id),
     };
-    let mut caller = caller(FrontContext { id, identity })
-        .confirm(asked.confirm)
-        .dry_run(asked.dry_run)
-        .strict_nulls(asked.strict_nulls);
-    if let Some(token) = asked.confirmation {
-        caller = caller.confirmation(token);
-    }
-    let envelope = state.registry.call(&asked.tool, asked.params, caller).await;
-    envelope_response(&envelope)
+    let params = Value::Object(options.params.take().unwrap_or_default());
+    let caller = options.caller(&requester);
+    envelope_response(&state.registry.call(&tool, params, caller).await)
 }
 
-/// The body of `POST /invoke` read: `tool`, `params`, `confirm`, `dry_run`, `confirmation` and
-/// `format`, each of its type, and nothing else; or what is wrong (with the tool, once known).
-fn invocation(mut request: Map<String, Value>) -> Result<Invocation, (Option<String>, ToolError)> {
+/// The body of `POST /invoke` read: the tool, and its arguments and how it is to run; or what
+/// is wrong with it (with the tool, once known).
+fn invocation(bytes: &[u8]) -> Result<(String, CallOptions), (Option<String>, ToolError)> {
     let shape = |m: &str| {
         body::invalid_request(format!(
-            "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}"
+            "{m}; send {{\"tool\": \"name\", \"params\": {{...}}}}, and if need be `confirm` and `dry_run` (booleans), `confirmation` (a token) and `format` (a specs format)"
         ))
     };
-    let kind_of = crate::schema::validate::value_kind;
-    let tool = match request.remove("tool") {
-        Some(Value::String(t)) => t,
-        Some(other) => {
-            let e = shape(&format!("`tool` must be a string, not {}", kind_of(&other)));
-            return Err((None, e));
-        }
-        None => return Err((None, shape("`tool` is missing"))),
-    };
-    let fail = |e: ToolError| Err((Some(tool.clone()), e));
-    let params = match request.remove("params") {
-        None => Value::Object(Map::new()),
-        Some(Value::Object(p)) => Value::Object(p),
-        Some(other) => {
-            return fail(shape(&format!(
-                "`params` must be an object, not {}",
-                kind_of(&other)
-            )));
-        }
-    };
-    let mut flags = [false; 2];
-    for (slot, key) in flags.iter_mut().zip(["confirm", "dry_run"]) {
-        match request.remove(key) {
-            None => {}
-            Some(Value::Bool(b)) => *slot = b,
-            Some(other) => {
-                return fail(shape(&format!(
-                    "`{key}` must be a boolean, not {}",
-                    kind_of(&other)
-                )));
-            }
-        }
-    }
-    let confirmation = match request.remove("confirmation") {
-        None => None,
-        Some(Value::String(token)) => Some(token),
-        Some(other) => {
-            return fail(shape(&format!(
-                "`confirmation` must be the token string of a `confirmation_required` answer, not {}",
-                kind_of(&other)
-            )));
-        }
-    };
-    let strict_nulls = match request.remove("format") {
-        None => false,
-        Some(Value::String(format)) => match strict_nulls_of(Some(&format)) {
-            Ok(s) => s,
-            Err(e) => return fail(e),
+    match axum::Json::<CallOptions>::from_bytes(bytes) {
+        Ok(axum::Json(mut options)) => match options.tool.take() {
+            Some(tool) => Ok((tool, options)),
+            None => Err((None, shape("`tool` is missing"))),
         },
-        Some(other) => {
-            return fail(shape(&format!(
-                "`format` must be the name of a specs format (`GET /tools?format=`), not {}",
-                kind_of(&other)
-            )));
+        Err(rejection) => {
+            // Not a JSON object at all is said as for every body.
+            let object = body::object_of(bytes).map_err(|e| (None, e))?;
+            let tool = object
+                .get("tool")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            Err((tool, shape(&cause(&rejection))))
         }
-    };
-    if let Some(unknown) = request.keys().next() {
-        return fail(shape(&format!("unknown field `{unknown}`")));
     }
-    Ok(Invocation {
-        tool,
-        params,
-        confirm: flags[0],
-        dry_run: flags[1],
-        confirmation,
-        strict_nulls,
-    })
 }
 
 pub(super) async fn not_found(mut request: Request) -> Response {

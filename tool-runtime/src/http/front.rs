@@ -2,6 +2,7 @@
 //! log line.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::Request;
@@ -11,7 +12,7 @@ use axum::response::Response;
 use crate::tool::error::{ErrorKind, ToolError};
 
 use super::response::error_response;
-use super::{AppState, Identity, REQUEST_ID, Shared};
+use super::{Identity, REQUEST_ID, Requester, ServedRegistry};
 
 /// The request id of a request and its `x-request-id` response header: the request's own
 /// header if sensible (1 to 128 visible ASCII characters), returned without a copy; else a new
@@ -40,10 +41,6 @@ pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option
     headers.iter().find_map(|(n, v)| (n == name).then_some(v))
 }
 
-/// What the front middleware learned about a request, for the handlers (and the MCP adapter,
-/// which finds it in the request's extensions).
-pub(crate) use crate::tool::context::Requester as FrontContext;
-
 /// Every request passes here once: the request id is read or made and returned on the
 /// response; with an auth file, every route but `/healthz` and the console's page needs
 /// `Authorization: Bearer <token>`; axum's bare 405 gets an envelope; one line is logged.
@@ -51,7 +48,7 @@ pub(crate) use crate::tool::context::Requester as FrontContext;
 /// A plain tower layer rather than `middleware::from_fn`: it is on every request's path, and
 /// this costs one allocation per request where `from_fn` costs several.
 #[derive(Clone)]
-pub(super) struct FrontLayer(pub(super) AppState);
+pub(super) struct FrontLayer(pub(super) Arc<ServedRegistry>);
 
 impl<S> tower::Layer<S> for FrontLayer {
     type Service = Front<S>;
@@ -66,7 +63,7 @@ impl<S> tower::Layer<S> for FrontLayer {
 #[derive(Clone)]
 pub(super) struct Front<S> {
     inner: S,
-    state: AppState,
+    state: Arc<ServedRegistry>,
 }
 
 impl<S> tower::Service<Request> for Front<S>
@@ -114,9 +111,9 @@ where
 /// authenticated (or the 401 to answer), its log line started; and what it does to the
 /// response ([`Finish`]).
 pub(super) fn front(
-    state: &Shared,
+    state: &ServedRegistry,
     request: &Request,
-) -> (Result<FrontContext, Box<Response>>, Finish) {
+) -> (Result<Requester, Box<Response>>, Finish) {
     let (id, echo) = request_id_of(request.headers());
     // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
     let mcp = request.uri().path() == "/mcp";
@@ -129,14 +126,18 @@ pub(super) fn front(
     });
     let admitted = exposure(state, request, &id)
         .and_then(|()| authenticate(state, request, &id))
-        .map(|identity| FrontContext { id, identity });
+        .map(|identity| Requester { id, identity });
     (admitted, Finish { echo, mcp, log })
 }
 
 /// The core's rule on unauthenticated remote callers (`layers::safety`), for a request whose
 /// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
 /// no peer to check).
-pub(super) fn exposure(state: &Shared, request: &Request, id: &str) -> Result<(), Box<Response>> {
+pub(super) fn exposure(
+    state: &ServedRegistry,
+    request: &Request,
+    id: &str,
+) -> Result<(), Box<Response>> {
     let Some(peer) = request
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
@@ -236,7 +237,7 @@ const PUBLIC: [&str; 4] = ["/healthz", "/", "/console.js", "/console.css"];
 
 /// The caller's identity, `None` without an auth file; or the 401 response.
 pub(super) fn authenticate(
-    state: &Shared,
+    state: &ServedRegistry,
     request: &Request,
     id: &str,
 ) -> Result<Option<Identity>, Box<Response>> {
@@ -275,12 +276,13 @@ pub(super) fn authenticate(
     Err(Box::new(response))
 }
 
-/// The context the front middleware left, or a fresh one (routes used without it).
-pub(crate) fn context_of(request: &mut Request) -> FrontContext {
+/// Who sent the request, as the front layer left it in its extensions (for the handlers, and for
+/// MCP over HTTP, which finds it there too); or a fresh one, for routes used without the layer.
+pub(crate) fn context_of(request: &mut Request) -> Requester {
     request
         .extensions_mut()
-        .remove::<FrontContext>()
-        .unwrap_or_else(|| FrontContext {
+        .remove::<Requester>()
+        .unwrap_or_else(|| Requester {
             id: request_id_of(request.headers()).0,
             identity: None,
         })

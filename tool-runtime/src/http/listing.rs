@@ -10,18 +10,22 @@ use serde_json::{Map, Value, json};
 
 use crate::llm::{self, Target};
 use crate::registry::RegisteredTool;
-use crate::tool::context::{Caller, Source};
+use crate::tool::context::Source;
 
-use super::front::{FrontContext, context_of};
+use super::front::context_of;
 use super::response::{error_response, json_bytes, json_response};
-use super::{AppState, ServerOptions, Shared, body, openapi};
+use super::{Requester, ServedRegistry, body, openapi};
 
 /// `GET /toolsets`: each mounted toolset's name, tool count, availability and last error; an
-/// operator endpoint ([`may_operate`]): its errors name URLs and connection failures.
-pub(super) async fn list_toolsets(State(state): State<AppState>, mut request: Request) -> Response {
+/// operator endpoint (`Access::operator_only`): its errors name URLs and connection failures.
+pub(super) async fn list_toolsets(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let ctx = context_of(&mut request);
-    if let Some(refused) = operator_only(&state.options, &ctx, "the toolsets' status") {
-        return refused;
+    let access = &state.options.access;
+    if let Some(refused) = access.operator_only(ctx.identity.as_ref(), "the toolsets' status") {
+        return error_response(None, refused, &ctx.id);
     }
     let toolsets = state.registry.toolset_status().await;
     json_response(StatusCode::OK, &serde_json::json!({ "toolsets": toolsets }))
@@ -37,24 +41,16 @@ struct AuditQuery {
     tool: Option<String>,
 }
 
-/// Whether the caller of `ctx` may read the operator endpoints (`/audit`, `/toolsets`): the
-/// rule of `layers::safety`, with the server's operator role.
-pub(crate) fn may_operate(options: &ServerOptions, ctx: &FrontContext) -> bool {
-    options.access.may_operate(ctx.identity.as_ref())
-}
-
-/// `None` when the caller may read an operator endpoint; else its `403 forbidden`.
-fn operator_only(options: &ServerOptions, ctx: &FrontContext, what: &str) -> Option<Response> {
-    let refused = options.access.operator_only(ctx.identity.as_ref(), what)?;
-    Some(error_response(None, refused, &ctx.id))
-}
-
 /// `GET /audit?limit=&tool=`: the latest calls in the audit log, newest first, as their outcome
 /// records (`{"calls": [...]}`).
-pub(super) async fn recent_calls(State(state): State<AppState>, mut request: Request) -> Response {
+pub(super) async fn recent_calls(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let ctx = context_of(&mut request);
-    if let Some(refused) = operator_only(&state.options, &ctx, "the audit log") {
-        return refused;
+    let access = &state.options.access;
+    if let Some(refused) = access.operator_only(ctx.identity.as_ref(), "the audit log") {
+        return error_response(None, refused, &ctx.id);
     }
     let query = request.uri().query().unwrap_or_default();
     let query: AuditQuery = match serde_urlencoded_query(query) {
@@ -93,12 +89,10 @@ pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }
 
-/// The caller of a request, as listings see it.
-pub(super) fn caller_of(ctx: &FrontContext) -> Caller {
-    ctx.caller(Source::Http)
-}
-
-pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Request) -> Response {
+pub(super) async fn openapi_json(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let o = &state.options;
     let registry = &state.registry;
     let ctx = context_of(&mut request);
@@ -112,7 +106,7 @@ pub(super) async fn openapi_json(State(state): State<AppState>, mut request: Req
     {
         return json_response(StatusCode::OK, &**doc);
     }
-    let tools = registry.visible(&caller_of(&ctx));
+    let tools = registry.visible(&ctx.caller(Source::Http));
     let doc = Arc::new(openapi::document_for(
         &tools,
         &o.info.title,
@@ -179,14 +173,17 @@ struct ListQuery {
 /// polling with `If-None-Match` gets `304` until the listing changes for it. With
 /// `?format=openai` (any [`Target`] name) the same tools as that toolset's `tools` value;
 /// adding `&lint=true`, the lint report.
-pub(super) async fn list_tools(State(state): State<AppState>, mut request: Request) -> Response {
+pub(super) async fn list_tools(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let ctx = context_of(&mut request);
     let query = request.uri().query().unwrap_or_default();
     let query: ListQuery = match serde_urlencoded_query(query) {
         Ok(q) => q,
         Err(e) => return error_response(None, body::invalid_request(e), &ctx.id),
     };
-    let caller = caller_of(&ctx);
+    let caller = ctx.caller(Source::Http);
     let body = match query.format.as_deref().map(|f| (f, Target::from_name(f))) {
         None => {
             let visible = state.registry.visible(&caller);
@@ -243,15 +240,15 @@ pub(super) async fn list_tools(State(state): State<AppState>, mut request: Reque
 }
 
 pub(super) async fn get_tool(
-    State(state): State<AppState>,
+    State(state): State<Arc<ServedRegistry>>,
     Path(name): Path<String>,
     mut request: Request,
 ) -> Response {
     describe_named(&state, &name, &context_of(&mut request))
 }
 
-pub(super) fn describe_named(state: &Shared, name: &str, ctx: &FrontContext) -> Response {
-    let caller = caller_of(ctx);
+pub(super) fn describe_named(state: &ServedRegistry, name: &str, ctx: &Requester) -> Response {
+    let caller = ctx.caller(Source::Http);
     if let Some(tool) = state.registry.visible_tool(name, &caller) {
         return json_response(StatusCode::OK, &describe(&tool));
     }

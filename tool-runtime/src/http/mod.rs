@@ -46,7 +46,7 @@ use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
 pub use crate::layers::auth::{Auth, Identity};
-pub use crate::layers::safety::OPERATOR_ROLE;
+pub use crate::layers::safety::{AllowedHosts, OPERATOR_ROLE};
 pub use crate::layers::server::ServerOptions;
 pub use crate::tool::context::Requester;
 
@@ -55,14 +55,15 @@ use crate::registry::Registry;
 pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
-use front::{FrontContext, FrontLayer, exposure, request_id_of};
-pub(crate) use listing::may_operate;
-use listing::{get_tool, healthz, list_tools, list_toolsets, openapi_json, recent_calls};
+use front::{FrontLayer, exposure, request_id_of};
+use listing::{get_tool, healthz, list_toolsets, list_tools, openapi_json, recent_calls};
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-struct Shared {
+/// The registry as the routes serve it: with the server's options, and the documents made from
+/// it kept until it changes.
+struct ServedRegistry {
     registry: Arc<Registry>,
     options: ServerOptions,
     /// The OpenAPI document of every tool and the registry version it was made for.
@@ -70,8 +71,6 @@ struct Shared {
     /// `GET /tools?format=`: the tools lowered for model providers.
     specs: crate::llm::SpecCache,
 }
-
-type AppState = Arc<Shared>;
 
 /// The router of every route above. Add your own layers and routes to it as to any axum router;
 /// routes added to it are not behind its authentication: put those in [`router_with`].
@@ -102,7 +101,7 @@ pub fn router(registry: Arc<Registry>, options: ServerOptions) -> Router {
 /// # }
 /// ```
 pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Router) -> Router {
-    let state: AppState = Arc::new(Shared {
+    let state = Arc::new(ServedRegistry {
         registry,
         options,
         openapi: Mutex::default(),
@@ -158,39 +157,41 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
         registry.get(tool).is_some(),
         "tool_route: no tool named `{tool}` in the registry"
     );
-    let state: AppState = Arc::new(Shared {
+    let state = Arc::new(ServedRegistry {
         registry,
         options: ServerOptions::default(),
         openapi: Mutex::default(),
         specs: crate::llm::SpecCache::new(),
     });
     let name = tool.to_owned();
-    post(move |State(state): State<AppState>, mut request: Request| {
-        // Behind the front layer, the layer reads and returns the request id itself.
-        let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<FrontContext>() {
-            (ctx, None)
-        } else {
-            let (id, echo) = request_id_of(request.headers());
-            (FrontContext { id, identity: None }, Some(echo))
-        };
-        // No front layer and no `Requester` from an authentication layer of yours: the core's
-        // rule on unauthenticated remote callers applies here (`layers::safety`).
-        let refused = echo
-            .is_some()
-            .then(|| exposure(&state, &request, &ctx.id))
-            .and_then(Result::err);
-        let call = call_request_with(&state, &name, request, ctx);
-        let name = name.clone();
-        async move {
-            let mut response = match (refused, call) {
-                (Some(refused), _) | (None, Err(refused)) => *refused,
-                (None, Ok(call)) => call_named(&state, &name, call).await,
+    post(
+        move |State(state): State<Arc<ServedRegistry>>, mut request: Request| {
+            // Behind the front layer, the layer reads and returns the request id itself.
+            let (ctx, echo) = if let Some(ctx) = request.extensions_mut().remove::<Requester>() {
+                (ctx, None)
+            } else {
+                let (id, echo) = request_id_of(request.headers());
+                (Requester { id, identity: None }, Some(echo))
             };
-            if let Some(echo) = echo {
-                response.headers_mut().insert(REQUEST_ID, echo);
+            // No front layer and no `Requester` from an authentication layer of yours: the core's
+            // rule on unauthenticated remote callers applies here (`layers::safety`).
+            let refused = echo
+                .is_some()
+                .then(|| exposure(&state, &request, &ctx.id))
+                .and_then(Result::err);
+            let call = call_request_with(&state, &name, request, &ctx);
+            let name = name.clone();
+            async move {
+                let mut response = match (refused, call) {
+                    (Some(refused), _) | (None, Err(refused)) => *refused,
+                    (None, Ok(call)) => call_named(&state, &name, call).await,
+                };
+                if let Some(echo) = echo {
+                    response.headers_mut().insert(REQUEST_ID, echo);
+                }
+                response
             }
-            response
-        }
-    })
+        },
+    )
     .with_state(state)
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::registry::Registry;
 use crate::registry::ToolRef;
+use crate::schema::walk::standard_formats_only;
 
 /// The statuses the pipeline and the HTTP layer produce, and when.
 const ERROR_STATUSES: &[(&str, &str)] = &[
@@ -375,16 +376,24 @@ fn with_errors(mut responses: Value, auth: bool, calls: bool) -> Value {
     responses
 }
 
+/// The formats OpenAPI 3.1 defines beside JSON Schema's, for numbers: a tool's schemas keep
+/// these and JSON Schema's, and drop schemars' others (`uint32`, `uint8`, `uint`, ...), which
+/// the bounds beside them already say.
+const OPENAPI_FORMATS: [&str; 4] = ["int32", "int64", "float", "double"];
+
 /// Moves a schema's `$defs` into `components/schemas` under `{prefix}__{name}` and rewrites
-/// the references, since `#/$defs/...` would otherwise resolve against the document's root.
+/// the references, since `#/$defs/...` would otherwise resolve against the document's root;
+/// keeps only the formats OpenAPI defines ([`OPENAPI_FORMATS`] and JSON Schema's).
 fn relocate(schema: &Value, prefix: &str, schemas: &mut Map<String, Value>) -> Value {
     let rename = |r: &str| -> Option<String> {
         r.strip_prefix("#/$defs/")
             .map(|n| format!("#/components/schemas/{prefix}__{n}"))
             .or_else(|| (r == "#").then(|| format!("#/components/schemas/{prefix}")))
     };
-    let (schema, defs) = crate::schema::walk::take_defs(schema, &rename);
-    for (name, def) in defs {
+    let (mut schema, defs) = crate::schema::walk::take_defs(schema, &rename);
+    standard_formats_only(&mut schema, &OPENAPI_FORMATS);
+    for (name, mut def) in defs {
+        standard_formats_only(&mut def, &OPENAPI_FORMATS);
         schemas.insert(format!("{prefix}__{name}"), def);
     }
     schema

@@ -29,6 +29,30 @@ use crate::tool::error::{ErrorKind, ToolError};
 /// the operator endpoints (`GET /audit`, `GET /toolsets`).
 pub const OPERATOR_ROLE: &str = "admin";
 
+/// The `Host` names `/mcp` accepts, against DNS rebinding: a web page whose name resolves to
+/// this machine cannot reach the server through a browser unless its name is accepted here.
+/// Given to [`ServerOptions::allowed_hosts`](crate::http::ServerOptions::allowed_hosts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AllowedHosts {
+    /// This machine's names: `localhost`, `127.0.0.1` and `::1`, on any port. The default; the
+    /// CLI's `serve` widens it to fit its address: [`Any`](Self::Any) behind tokens or on a
+    /// non-loopback address, and the IPv4-mapped loopback address when it listens on one.
+    #[default]
+    Loopback,
+    /// Every name: for a server behind authentication, or deliberately on the network.
+    Any,
+    /// These names only, each with or without a port (`tools.example`, `tools.example:8443`);
+    /// an empty list accepts none.
+    Only(Vec<String>),
+}
+
+impl AllowedHosts {
+    /// The names of `hosts` only (see [`Only`](Self::Only)).
+    pub fn only<I: IntoIterator<Item = S>, S: Into<String>>(hosts: I) -> Self {
+        Self::Only(hosts.into_iter().map(Into::into).collect())
+    }
+}
+
 /// Who may reach what on a listener: the tokens, the opt-out for remote callers without them,
 /// the `Host` names `/mcp` accepts and the operator role. Every check a listener makes is a
 /// method here.
@@ -38,8 +62,8 @@ pub(crate) struct Access {
     pub(crate) auth: Option<Arc<Auth>>,
     /// Serve callers on other machines without authentication.
     pub(crate) allow_remote_without_auth: bool,
-    /// The `Host` names `/mcp` accepts: `None` loopback names only, empty every name.
-    pub(crate) allowed_hosts: Option<Vec<String>>,
+    /// The `Host` names `/mcp` accepts.
+    pub(crate) allowed_hosts: AllowedHosts,
     /// The role that opens the operator endpoints on a server with authentication.
     pub(crate) operator_role: String,
 }
@@ -49,7 +73,7 @@ impl Default for Access {
         Self {
             auth: None,
             allow_remote_without_auth: false,
-            allowed_hosts: None,
+            allowed_hosts: AllowedHosts::Loopback,
             operator_role: OPERATOR_ROLE.into(),
         }
     }
@@ -85,27 +109,24 @@ impl Access {
         ))
     }
 
-    /// The `Host` names `/mcp` accepts when listening on `addr`, where none are given: behind
-    /// tokens, or deliberately exposed on a non-loopback address, any; on loopback, loopback
-    /// names only (against DNS rebinding), the IPv4-mapped loopback address included when
-    /// listening on it.
+    /// The `Host` names `/mcp` accepts when listening on `addr`, unless others than loopback
+    /// names are given: behind tokens, or deliberately exposed on a non-loopback address, any;
+    /// on loopback, loopback names only (against DNS rebinding), the IPv4-mapped loopback
+    /// address included when listening on it.
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn listening_on(&mut self, addr: SocketAddr) {
-        if self.allowed_hosts.is_some() {
+        if self.allowed_hosts != AllowedHosts::Loopback {
             return;
         }
         if self.authenticates() || !is_loopback(addr.ip()) {
-            self.allowed_hosts = Some(Vec::new());
+            self.allowed_hosts = AllowedHosts::Any;
             return;
         }
         if let IpAddr::V6(v6) = addr.ip()
             && v6.to_ipv4_mapped().is_some()
         {
-            self.allowed_hosts = Some(
-                ["localhost", "127.0.0.1", "::1", &format!("[{v6}]")]
-                    .map(str::to_owned)
-                    .to_vec(),
-            );
+            self.allowed_hosts =
+                AllowedHosts::only(["localhost", "127.0.0.1", "::1", &format!("[{v6}]")]);
         }
     }
 
@@ -204,20 +225,23 @@ mod tests {
             access.listening_on(addr.parse().unwrap());
             access.allowed_hosts
         };
-        assert_eq!(hosts(Access::default(), "127.0.0.1:80"), None);
-        assert_eq!(hosts(Access::default(), "0.0.0.0:80"), Some(vec![]));
-        assert_eq!(hosts(with_tokens(), "127.0.0.1:80"), Some(vec![]));
         assert_eq!(
-            hosts(Access::default(), "[::ffff:127.0.0.1]:80").unwrap()[3],
-            "[::ffff:127.0.0.1]"
+            hosts(Access::default(), "127.0.0.1:80"),
+            AllowedHosts::Loopback
+        );
+        assert_eq!(hosts(Access::default(), "0.0.0.0:80"), AllowedHosts::Any);
+        assert_eq!(hosts(with_tokens(), "127.0.0.1:80"), AllowedHosts::Any);
+        assert_eq!(
+            hosts(Access::default(), "[::ffff:127.0.0.1]:80"),
+            AllowedHosts::only(["localhost", "127.0.0.1", "::1", "[::ffff:127.0.0.1]"])
         );
         let given = Access {
-            allowed_hosts: Some(vec!["tools.example".into()]),
+            allowed_hosts: AllowedHosts::only(["tools.example"]),
             ..Access::default()
         };
         assert_eq!(
             hosts(given, "0.0.0.0:80"),
-            Some(vec!["tools.example".to_owned()])
+            AllowedHosts::only(["tools.example"])
         );
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::layers::auth::Auth;
-use crate::layers::safety::Access;
+use crate::layers::safety::{Access, AllowedHosts};
 
 /// How a server is run: who may reach it, what a request and a connection may hold, its MCP
 /// sessions, how it names itself and what it serves beside the tools. Taken by
@@ -165,12 +165,18 @@ impl ServerOptions {
         self
     }
 
-    /// The `Host` headers `/mcp` accepts, against DNS rebinding: by default loopback names
-    /// only; an empty list accepts every host (`serve` uses it with an auth file or a
-    /// non-loopback address).
+    /// The `Host` headers `/mcp` accepts, against DNS rebinding: by default
+    /// [`Loopback`](AllowedHosts::Loopback) names only ([`AllowedHosts`] says what each choice
+    /// accepts).
+    ///
+    /// ```
+    /// use tool_runtime::http::{AllowedHosts, ServerOptions};
+    /// let behind_a_proxy = ServerOptions::default()
+    ///     .allowed_hosts(AllowedHosts::only(["tools.example", "tools.example:8443"]));
+    /// ```
     #[must_use]
-    pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
-        self.access.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+    pub fn allowed_hosts(mut self, hosts: AllowedHosts) -> Self {
+        self.access.allowed_hosts = hosts;
         self
     }
 

@@ -51,7 +51,7 @@ mod lower;
 
 use std::fmt::{self, Write as _};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::registry::Registry;
 use crate::registry::{RegisteredTool, ToolRef};
@@ -251,7 +251,7 @@ pub fn lower(tool: &RegisteredTool, target: Target, options: &Options) -> (Value
             ("input_schema", tool.input_schema().clone()),
             ("output_schema", tool.output_schema().clone()),
         ]),
-        Target::Mcp => mcp_tool(tool),
+        Target::Mcp => lower::mcp(tool),
         Target::OpenAiChat | Target::OpenAiResponses => {
             let (schema, strict, found) =
                 lower::openai(tool.input_schema(), options.strict).into_parts(&meta.name);
@@ -503,42 +503,4 @@ fn request_limits(target: Target, specs: &mut [Value], report: &mut Report) {
             });
         }
     }
-}
-
-/// The MCP `Tool` of a registered tool, as `tools/list` sends it.
-#[must_use]
-pub fn mcp_tool(tool: &RegisteredTool) -> Value {
-    let m = tool.meta();
-    let a = &m.annotations;
-    // The title also goes here for clients of 2025-03-26, which know no top-level `title`.
-    let mut annotations = Map::from_iter([(
-        "title".to_owned(),
-        Value::String(m.title.clone().into_owned()),
-    )]);
-    for (key, value) in [
-        ("readOnlyHint", a.read_only),
-        ("destructiveHint", a.destructive),
-        ("idempotentHint", a.idempotent),
-        ("openWorldHint", a.open_world),
-    ] {
-        if let Some(v) = value {
-            annotations.insert(key.into(), Value::Bool(v));
-        }
-    }
-    let mut description = object([
-        ("name", Value::String(m.name.clone().into_owned())),
-        ("title", Value::String(m.title.clone().into_owned())),
-        (
-            "description",
-            Value::String(m.description.clone().into_owned()),
-        ),
-        ("inputSchema", tool.input_schema().clone()),
-        ("annotations", Value::Object(annotations)),
-    ]);
-    // Content blocks are the result's `content`, which no `outputSchema` describes.
-    if !m.content {
-        // MCP requires an object at the root: other outputs are wrapped as `{"result": ...}`.
-        description["outputSchema"] = crate::schema::object_root(tool.output_schema()).0;
-    }
-    description
 }

@@ -28,7 +28,9 @@
 //! - `tools/call` success: `structuredContent` plus one text block with the same JSON. Every
 //!   pipeline error (invalid arguments, forbidden, rate limited, time-out, a panic, the tool's own
 //!   error) is a result with `isError: true` whose text starts with the error type, then the
-//!   message and one line per violation. An unknown tool is the JSON-RPC error `-32602`, as the
+//!   message and one line per violation, each said once: `invalid_arguments: /ttl_seconds: 5
+//!   is less than the minimum of 30` for one, `invalid_arguments: 2 violations` and a line for
+//!   each for more. An unknown tool is the JSON-RPC error `-32602`, as the
 //!   specification prescribes.
 //! - Destructive tools are never run unconfirmed. When the client declares form elicitation,
 //!   the user is asked through it (accept runs the tool; decline or cancel refuses, as
@@ -62,8 +64,6 @@ mod streamable;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
-#[cfg(feature = "http")]
-pub use sessions::{BoundedSessions, SessionsError};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -476,11 +476,15 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     Caller::new(Source::Mcp)
 }
 
-/// The MCP description of one tool: [`llm::mcp_tool`](crate::llm::mcp_tool), where every
-/// target's description of a tool is made.
+/// The MCP description of one tool: the tool lowered for [`Target::Mcp`](crate::llm::Target),
+/// where every target's description of a tool is made.
 fn describe(tool: &RegisteredTool) -> Tool {
-    serde_json::from_value(crate::llm::mcp_tool(tool))
-        .expect("a tool description has the shape rmcp's Tool reads")
+    let (spec, _) = crate::llm::lower(
+        tool,
+        crate::llm::Target::Mcp,
+        &crate::llm::Options::default(),
+    );
+    serde_json::from_value(spec).expect("a tool description has the shape rmcp's Tool reads")
 }
 
 fn success(value: Value, wrapped: bool) -> CallToolResult {
@@ -513,10 +517,28 @@ fn content(value: &Value) -> CallToolResult {
     CallToolResult::success(blocks)
 }
 
-/// An `isError` result: `<type>: <message>`, then one line per violation.
+/// An `isError` result: `<type>: <message>`, then one line per violation the message does not
+/// already say. Each thing is said once: a message that opens with its type in words
+/// (`invalid arguments: ...`) is given without them after the type, and the one violation a
+/// message names is not listed again (the CLI says it once too).
 fn failure(e: &ToolError) -> CallToolResult {
-    let mut text = format!("{}: {}", e.kind(), e.message());
-    for v in e.violations() {
+    CallToolResult::error(vec![ContentBlock::text(failure_text(e))])
+}
+
+fn failure_text(e: &ToolError) -> String {
+    let kind = e.kind();
+    let message = e.message();
+    let words = kind.as_str().replace('_', " ");
+    let summary = message
+        .strip_prefix(words.as_str())
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(message);
+    let mut text = format!("{kind}: {summary}");
+    let violations = match e.violations() {
+        [one] if message.ends_with(&one.message) => &[],
+        all => all,
+    };
+    for v in violations {
         let at = if v.path.is_empty() { "/" } else { &v.path };
         let _ = write!(text, "\n  {at}: {}", v.message);
     }
@@ -527,7 +549,7 @@ fn failure(e: &ToolError) -> CallToolResult {
     if e.is_retryable() {
         text.push_str("\n  (retryable)");
     }
-    CallToolResult::error(vec![ContentBlock::text(text)])
+    text
 }
 
 /// The question of `confirmation` as a 2026-07-28 `InputRequiredResult`; its token is the

@@ -39,7 +39,7 @@ pub(crate) async fn refused_for_room<F: Future>(call: F) -> (F::Output, bool) {
 /// The session manager `/mcp` runs on: [`LocalSessionManager`] within the MCP session limits of
 /// a [`ServerOptions`].
 #[derive(Clone)]
-pub struct BoundedSessions(Arc<State>);
+pub(crate) struct BoundedSessions(Arc<State>);
 
 struct State {
     inner: LocalSessionManager,
@@ -51,7 +51,7 @@ struct State {
 
 /// Why a session could not be opened or used.
 #[derive(Debug)]
-pub enum SessionsError {
+pub(crate) enum SessionsError {
     /// The cap is reached.
     Full(usize),
     /// The SDK's own session error.
@@ -89,7 +89,7 @@ impl BoundedSessions {
     /// [`session_handshake_timeout`](ServerOptions::session_handshake_timeout),
     /// [`session_idle_timeout`](ServerOptions::session_idle_timeout)).
     #[must_use]
-    pub fn new(options: &ServerOptions) -> Self {
+    pub(crate) fn new(options: &ServerOptions) -> Self {
         let limits = options.sessions.clone();
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.idle_timeout);
@@ -102,25 +102,19 @@ impl BoundedSessions {
 
     /// The number of sessions open now.
     #[must_use]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.open().len()
-    }
-
-    /// Whether no session is open.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Whether a new session would be refused now.
     #[must_use]
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.len() >= self.0.limits.max_sessions
     }
 
     /// The most sessions open at once.
     #[must_use]
-    pub fn max_sessions(&self) -> usize {
+    pub(crate) fn max_sessions(&self) -> usize {
         self.0.limits.max_sessions
     }
 

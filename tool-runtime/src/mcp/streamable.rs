@@ -14,24 +14,20 @@ use tokio_util::sync::CancellationToken;
 
 use super::sessions::{BoundedSessions, refused_for_room};
 use super::{McpServer, drain};
+use crate::layers::safety::AllowedHosts;
 use crate::layers::server::ServerOptions;
 
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";
 
 impl McpServer {
-    /// The streamable-HTTP transport as a tower service, to mount at a path of your own
-    /// ([`http_route`](Self::http_route) wraps it, and `app::router` mounts that at `/mcp`).
-    /// Sessions live in memory, in `sessions`. Of `options` it takes the body limit and the
-    /// `Host` allowlist against DNS rebinding ([`ServerOptions::allowed_hosts`]: empty allows
-    /// every host, for servers behind authentication; unset keeps the SDK's loopback-only
-    /// default). Cancelling `cancel` ends every session and its open event streams at once;
-    /// nothing here cancels it. [`http_route`](Self::http_route) does, once the
-    /// [`shutdown`](ServerOptions::shutdown) token of its options is cancelled (as
-    /// [`http::serve`](crate::http::serve) does when it stops accepting) and the `POST` answers
-    /// in flight are out.
-    #[must_use]
-    pub fn http_service(
+    /// The SDK's streamable-HTTP transport as a tower service, which
+    /// [`http_route`](Self::http_route) wraps. Sessions live in memory, in `sessions`. Of
+    /// `options` it takes the body limit and the `Host` names against DNS rebinding
+    /// ([`ServerOptions::allowed_hosts`]). Cancelling `cancel` ends every session and its open
+    /// event streams at once; `http_route` does, once the [`shutdown`](ServerOptions::shutdown)
+    /// token of its options is cancelled and the `POST` answers in flight are out.
+    fn http_service(
         self,
         options: &ServerOptions,
         sessions: BoundedSessions,
@@ -41,9 +37,14 @@ impl McpServer {
         let mut config = StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(options.requests.body_limit)
             .with_cancellation_token(cancel);
-        if let Some(hosts) = &options.access.allowed_hosts {
-            config = config.with_allowed_hosts(hosts.clone());
-        }
+        config = match &options.access.allowed_hosts {
+            // The SDK's default: `localhost`, `127.0.0.1`, `::1`.
+            AllowedHosts::Loopback => config,
+            AllowedHosts::Any => config.disable_allowed_hosts(),
+            // The SDK accepts every host for an empty list; a blank entry matches no host.
+            AllowedHosts::Only(hosts) if hosts.is_empty() => config.with_allowed_hosts([" "]),
+            AllowedHosts::Only(hosts) => config.with_allowed_hosts(hosts.clone()),
+        };
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
             move || Ok(self.new_session()),
@@ -52,8 +53,8 @@ impl McpServer {
         )
     }
 
-    /// The streamable-HTTP endpoint as an axum route (`app::router` mounts it at `/mcp`): the
-    /// [`http_service`](Self::http_service), with what the official clients expect of it around
+    /// The streamable-HTTP endpoint as an axum route, to mount at a path of your own
+    /// (`app::router` mounts it at `/mcp`): the SDK's transport, with what the official clients expect of it around
     /// it, within the body limit, `Host` allowlist and session limits of `options`. At shutdown
     /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
     /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event

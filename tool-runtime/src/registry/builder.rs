@@ -6,7 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::catalog::{Arrival, BuildError, BuildProblem, Catalog, RegisteredTool, check_entry};
+use crate::catalog::{
+    Arrival, BuildError, BuildProblem, Catalog, RegisteredTool, check_entry, dynamic_origin,
+};
 use crate::layers::hooks::{CallHook, CallObserver, HookPoint};
 use crate::layers::policy::Policy;
 use crate::pipeline::{Options, Pipeline};
@@ -82,13 +84,8 @@ impl RegistryBuilder {
     #[must_use]
     pub fn tool<T: Tool>(mut self, tool: T) -> Self {
         // A `#[tool]` descriptor names where it is defined; a dynamic tool, its type.
-        let origin = (tool.parsed_call().is_none()).then(|| {
-            Cow::Owned(format!(
-                "dynamic tool #{} (`{}`)",
-                self.tools.len() + 1,
-                std::any::type_name::<T>()
-            ))
-        });
+        let origin = (tool.parsed_call().is_none())
+            .then(|| dynamic_origin(self.tools.len() + 1, std::any::type_name::<T>()));
         self.tools.push((Arc::new(tool), origin));
         self
     }
@@ -96,12 +93,8 @@ impl RegistryBuilder {
     /// Adds a shared dynamic tool.
     #[must_use]
     pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
-        let origin = (tool.parsed_call().is_none()).then(|| {
-            Cow::Owned(format!(
-                "dynamic tool #{} (`Arc<dyn Tool>`)",
-                self.tools.len() + 1
-            ))
-        });
+        let origin = (tool.parsed_call().is_none())
+            .then(|| dynamic_origin(self.tools.len() + 1, "Arc<dyn Tool>"));
         self.tools.push((tool, origin));
         self
     }

@@ -8,7 +8,6 @@ use serde_json::{Map, Value, json};
 /// Calls `visit` on `schema` and then on every subschema below it, depth first: the values
 /// of `properties`, `$defs`, `items`, `anyOf`, `not`, ... (never `default`, `const`, `enum`
 /// or `examples`, which are instances, not schemas). Boolean schemas are skipped.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String, Value>)) {
     struct Walk<'f>(&'f mut dyn FnMut(&mut Map<String, Value>));
     impl schemars::transform::Transform for Walk<'_> {
@@ -22,6 +21,47 @@ pub(crate) fn walk_mut(schema: &mut Value, visit: &mut dyn FnMut(&mut Map<String
     if let Ok(schema) = <&mut Schema>::try_from(schema) {
         schemars::transform::Transform::transform(&mut Walk(visit), schema);
     }
+}
+
+/// The formats the JSON Schema specification defines (2020-12, the format vocabulary).
+pub(crate) const JSON_SCHEMA_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops from `schema` and its subschemas every `format` that neither the JSON Schema
+/// specification ([`JSON_SCHEMA_FORMATS`]) nor `also` defines. schemars names the Rust type
+/// behind a number (`uint32`, `int64`, `double`, ...), which the bounds beside it already say
+/// (`IntegerBounds`) and which the validator does not read; validators that know only the
+/// specification's formats (ajv, in the MCP TypeScript SDK) warn of each one. The canonical
+/// schema keeps them: the CLI and the parameter descriptions read them.
+pub(crate) fn standard_formats_only(schema: &mut Value, also: &[&str]) {
+    walk_mut(schema, &mut |obj| {
+        if obj
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| !JSON_SCHEMA_FORMATS.contains(&f) && !also.contains(&f))
+        {
+            obj.shift_remove("format");
+        }
+    });
 }
 
 /// Takes `schema`'s `$defs` out, so they can live elsewhere in a larger document: the result
@@ -92,6 +132,39 @@ pub fn wraps_output(schema: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_formats_json_schema_defines_are_kept() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "ttl": {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295_u64},
+                "ratio": {"type": "number", "format": "double", "default": {"format": "uint8"}},
+                "at": {"type": "string", "format": "date-time"},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Small"}},
+            },
+            "$defs": {"Small": {"type": "integer", "format": "int32"}},
+        });
+        let mut openapi = schema.clone();
+        standard_formats_only(&mut schema, &[]);
+        let p = &schema["properties"];
+        assert_eq!(
+            p["ttl"],
+            json!({"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64})
+        );
+        assert!(p["ratio"].get("format").is_none());
+        assert_eq!(
+            p["ratio"]["default"],
+            json!({"format": "uint8"}),
+            "an instance, kept as it is"
+        );
+        assert_eq!(p["at"]["format"], "date-time");
+        assert!(schema["$defs"]["Small"].get("format").is_none());
+        standard_formats_only(&mut openapi, &["int32", "double"]);
+        assert_eq!(openapi["properties"]["ratio"]["format"], "double");
+        assert_eq!(openapi["$defs"]["Small"]["format"], "int32");
+        assert!(openapi["properties"]["ttl"].get("format").is_none());
+    }
 
     #[test]
     fn walks_reach_subschemas_but_not_instances() {

@@ -118,7 +118,7 @@ async function load() {
   state.who = who.body;
   document.title = `${who.body.name} console`;
   $("#app-name").textContent = who.body.name;
-  signIn.hidden = !who.body.authenticated;
+  signIn.hidden = !who.body.auth_required;
   $("#sign-out").hidden = !token();
   $("#identity").textContent = who.body.principal
     ? `Signed in as ${who.body.principal}` + (who.body.roles.length ? ` (roles: ${who.body.roles.join(", ")})` : " (no roles)")

@@ -17,9 +17,9 @@ use axum::routing::get;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::http::ServerOptions;
 use crate::http::front::context_of;
 use crate::http::response::json_response;
-use crate::http::{ServerOptions, may_operate};
 use crate::registry::Registry;
 
 const INDEX: &str = include_str!("index.html");
@@ -108,10 +108,10 @@ async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Re
         &json!({
             "name": console.http.info.title,
             "version": console.http.info.version,
-            "authenticated": console.http.access.authenticates(),
+            "auth_required": console.http.access.authenticates(),
             "principal": identity.map(|i| i.principal.as_str()),
             "roles": identity.map(|i| i.roles.as_slice()).unwrap_or_default(),
-            "audit": may_operate(&console.http, &ctx) && console.registry.has_audit_log(),
+            "audit": console.http.access.may_operate(identity) && console.registry.has_audit_log(),
             "agent": console.agent,
         }),
     )

@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod gemini;
+mod mcp;
 mod openai;
 
 use std::fmt::{self, Write as _};
@@ -19,6 +20,7 @@ use super::{Finding, Severity};
 
 pub(super) use self::anthropic::{anthropic, optional_and_union_params};
 pub(super) use self::gemini::gemini;
+pub(super) use self::mcp::mcp;
 pub(super) use self::openai::openai;
 pub(super) use crate::schema::strict::{admits_null, required_of};
 
