@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::tool::context::{CallContext, Caller};
+use crate::tool::caller::Caller;
+use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::state::StateMap;
 

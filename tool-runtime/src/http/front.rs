@@ -25,7 +25,7 @@ pub(super) fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
     {
         return (id.to_owned(), value.clone());
     }
-    let id = crate::tool::context::next_request_id();
+    let id = crate::tool::caller::next_request_id();
     // Made of visible ASCII: always a valid header value.
     let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
     (id, echo)
@@ -42,7 +42,7 @@ pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option
 
 /// What the front middleware learned about a request, for the handlers (and the MCP adapter,
 /// which finds it in the request's extensions).
-pub(crate) use crate::tool::context::Requester as FrontContext;
+pub(crate) use crate::tool::caller::Requester as FrontContext;
 
 /// Every request passes here once: the request id is read or made and returned on the
 /// response; with an auth file, every route but `/healthz` and the console's page needs

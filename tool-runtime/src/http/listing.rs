@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::RegisteredTool;
 use crate::llm::{self, Target};
-use crate::tool::context::{Caller, Source};
+use crate::tool::caller::{Caller, Source};
 
 use super::front::{FrontContext, context_of};
 use super::response::{error_response, json_bytes, json_response};

@@ -48,7 +48,7 @@ use serde_json::Value;
 pub use crate::layers::auth::{Auth, Identity};
 pub use crate::layers::safety::OPERATOR_ROLE;
 pub use crate::layers::server::ServerOptions;
-pub use crate::tool::context::Requester;
+pub use crate::tool::caller::Requester;
 
 use crate::registry::Registry;
 

@@ -82,7 +82,7 @@ use serde_json::{Value, json};
 use crate::catalog::RegisteredTool;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::registry::Registry;
-use crate::tool::context::{Caller, Source};
+use crate::tool::caller::{Caller, Source};
 use crate::tool::error::ToolError;
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
@@ -468,7 +468,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::tool::context::Requester>())
+        .and_then(|p| p.extensions.get::<crate::tool::caller::Requester>())
     {
         return requester.caller(Source::Mcp);
     }

@@ -29,7 +29,8 @@ use crate::catalog::Catalog;
 use crate::catalog::provider::{MountError, Provider};
 use crate::layers::confirm::Ask;
 use crate::pipeline::{Input, Pipeline};
-use crate::tool::context::{CallContext, Caller};
+use crate::tool::caller::Caller;
+use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
 
