@@ -24,7 +24,7 @@
 //!   `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
 //! - MCP wants an object at the root of `outputSchema`. A tool whose output is not an object
 //!   (a list, a string, a number, `()`) is described as `{"result": <its output>}` and its
-//!   `structuredContent` is wrapped the same way; see [`schema::object_root`](crate::schema::object_root).
+//!   `structuredContent` is wrapped the same way.
 //! - `tools/call` success: `structuredContent` plus one text block with the same JSON. Every
 //!   pipeline error (invalid arguments, forbidden, rate limited, time-out, a panic, the tool's own
 //!   error) is a result with `isError: true` whose text starts with the error type, then the
