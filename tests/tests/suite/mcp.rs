@@ -474,7 +474,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         Registry::builder()
             .without_inventory()
             .tool(store_wipe::descriptor())
-            .state_arc(runs.clone())
+            .state::<std::sync::atomic::AtomicUsize>(runs.clone())
             .observer(outcomes.clone())
             .confirmation_lifetime(std::time::Duration::from_secs(1))
             .build()

@@ -473,7 +473,7 @@ impl App {
         for provider in providers {
             let name = provider.name().to_owned();
             registry
-                .mount_arc(provider)
+                .mount(provider)
                 .await
                 .map_err(|e| format!("cannot mount provider `{name}`: {e}"))?;
         }

@@ -33,7 +33,7 @@ impl App {
         let mut failed = Vec::new();
         for provider in providers {
             let name = provider.name().to_owned();
-            if let Err(e) = registry.mount_arc(provider).await {
+            if let Err(e) = registry.mount(provider).await {
                 failed.push((name, e.to_string()));
             }
         }
