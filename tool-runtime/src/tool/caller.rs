@@ -269,8 +269,7 @@ impl Requester {
 }
 
 /// A request id unique within this process and unlikely to collide across processes:
-/// a random per-process prefix and a counter. Cheaper than a UUID per call (see
-/// BENCHMARKS.md).
+/// a random per-process prefix and a counter, cheaper to make than a UUID.
 pub(crate) fn next_request_id() -> String {
     static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(1);
