@@ -1,6 +1,6 @@
 //! Who is calling: the [`Caller`] a front end describes, the front end it came through
-//! ([`Source`]), where it wants progress reports ([`ProgressSink`]), what a network front end learned of a request ([`Requester`], [`Identity`]),
-//! and the request ids made when none came.
+//! ([`Source`]), where it wants progress reports ([`ProgressSink`]), what a network front end
+//! learned of a request (`Requester`, `Identity`), and the request ids made when none came.
 
 use std::fmt;
 use std::sync::Arc;
@@ -195,10 +195,11 @@ impl Caller {
     }
 
     /// Attaches a value of type `T` to every call made with this caller, for tools to read
-    /// with [`CallContext::extension`]: per-request facts a front end knows and a tool may
-    /// need (the chat an agent run serves, the user it speaks for). A second value of the same
-    /// type replaces the first. Unlike registry [`State`], it belongs to this caller only, so
-    /// concurrent callers never see each other's.
+    /// with [`CallContext::extension`](crate::CallContext::extension): per-request facts a
+    /// front end knows and a tool may need (the chat an agent run serves, the user it speaks
+    /// for). A second value of the same type replaces the first. Unlike registry
+    /// [`State`](crate::State), it belongs to this caller only, so concurrent callers never see
+    /// each other's.
     #[must_use]
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         let map = self.extensions.get_or_insert_with(Default::default);
