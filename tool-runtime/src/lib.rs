@@ -40,10 +40,9 @@ pub use futures_util::future::BoxFuture;
 pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::blocking::blocking;
+pub use tool::caller::{Caller, ProgressSink, ProgressUpdate, Source};
 pub use tool::content::{Content, EmbeddedResource};
-pub use tool::context::{
-    CallContext, Caller, FromCallContext, ProgressSink, ProgressUpdate, Source,
-};
+pub use tool::context::{CallContext, FromCallContext};
 pub use tool::definition::{Annotations, Guard, PendingCall, Tool, ToolMeta};
 pub use tool::envelope::{Envelope, EnvelopeMeta};
 pub use tool::error::{ErrorKind, ToolError, Violation};

@@ -277,7 +277,7 @@ async fn parallel_calls_run_within_the_bound_and_answer_in_order() {
     let probes = Arc::new(Probes::default());
     let registry = Arc::new(
         registry_builder()
-            .state_arc(probes.clone())
+            .state::<Probes>(probes.clone())
             .build()
             .unwrap(),
     );

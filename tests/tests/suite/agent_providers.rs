@@ -631,3 +631,69 @@ async fn switch_model_is_lowered_and_validated_like_every_tool() {
         "{gemini}"
     );
 }
+
+/// A model on `fake`'s API with the test key, retried at most `retries` times.
+fn fake_model(api: Api, fake: &FakeProvider, retries: u32) -> Model {
+    Model::new(
+        api,
+        "fake-model",
+        fake.base_url.clone(),
+        Some(tool_runtime::Secret::new(KEY.to_owned())),
+    )
+    .with_retries(retries, Duration::from_millis(10))
+}
+
+/// `Model::with_max_output_tokens` goes in every request, in each API's own field.
+#[tokio::test]
+async fn max_output_tokens_go_in_each_apis_own_field() {
+    let cases = [
+        (Api::OpenAiChat, "/max_completion_tokens"),
+        (Api::OpenAiResponses, "/max_output_tokens"),
+        (Api::Anthropic, "/max_tokens"),
+        (Api::Gemini, "/generationConfig/maxOutputTokens"),
+        (Api::OpenAiCompatible, "/max_tokens"),
+    ];
+    for (api, field) in cases {
+        for stream in [false, true] {
+            let fake = FakeProvider::start(api, KEY, vec![Step::text("Done.")]).await;
+            let model = fake_model(api, &fake, 0)
+                .with_stream(stream)
+                .with_max_output_tokens(321);
+            let agent = Agent::builder(registry(), model).build().unwrap();
+            let output = agent.run("hi").await.unwrap();
+            fake.assert_clean();
+            assert_eq!(output.answer, "Done.");
+            let body = &fake.requests()[0];
+            assert_eq!(body.pointer(field), Some(&json!(321)), "{api}: {body}");
+        }
+    }
+}
+
+/// `Model::with_timeout` bounds each request: a provider slower than that fails the run with
+/// an error naming the timeout, once the retries are spent, instead of waiting for it.
+#[tokio::test]
+async fn a_provider_slower_than_the_models_timeout_fails_the_run() {
+    for api in [
+        Api::OpenAiChat,
+        Api::OpenAiResponses,
+        Api::Anthropic,
+        Api::Gemini,
+        Api::OpenAiCompatible,
+    ] {
+        let slow = vec![Step::Pause(Duration::from_secs(5)), Step::text("late")];
+        let fake = FakeProvider::start(api, KEY, slow).await;
+        let model = fake_model(api, &fake, 0).with_timeout(Duration::from_millis(200));
+        let agent = Agent::builder(registry(), model).build().unwrap();
+        let started = std::time::Instant::now();
+        let error = agent.run("hi").await.unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{api}: {:?}",
+            started.elapsed()
+        );
+        let RunErrorKind::Provider(ProviderError::Transport(message)) = &error.kind else {
+            panic!("{api}: not a transport error: {error}");
+        };
+        assert!(message.contains("timeout of 200ms"), "{api}: {message}");
+    }
+}

@@ -568,6 +568,68 @@ async fn tools_added_and_removed_at_run_time_reach_every_front_end() {
     assert_eq!(gone.status(), 404);
 }
 
+/// A tool, a mounted source of tools and state are each given through one method, by value or
+/// already shared (an `Arc` the application keeps a clone of), which the registry then holds
+/// as it is.
+#[tokio::test]
+async fn tools_sources_and_state_are_taken_by_value_or_shared() {
+    use std::sync::atomic::AtomicUsize;
+    let shared: Arc<dyn Tool> = Arc::new(Echo("shared"));
+    let typed = Arc::new(Echo("typed"));
+    let hits = Arc::new(AtomicUsize::new(7));
+    let registry = Registry::builder()
+        .without_inventory()
+        .tool(Echo("owned"))
+        .tool(Arc::clone(&shared))
+        .tool(Arc::clone(&typed))
+        .state::<AtomicUsize>(Arc::clone(&hits))
+        .build()
+        .unwrap();
+    assert_eq!(
+        Arc::strong_count(&shared),
+        2,
+        "the registry holds the same tool"
+    );
+    assert_eq!(Arc::strong_count(&typed), 2);
+    assert_eq!(
+        Arc::strong_count(&hits),
+        2,
+        "the registry holds the same state"
+    );
+
+    registry.add_tool(Echo("added")).unwrap();
+    registry.add_tool(Arc::new(Echo("added_typed"))).unwrap();
+    let dynamic: Arc<dyn Tool> = Arc::new(Echo("added_shared"));
+    registry.add_tool(dynamic).unwrap();
+
+    registry.mount(Notes::new("owned", &["a"])).await.unwrap();
+    registry
+        .mount(Arc::new(Notes::new("typed", &["b"])))
+        .await
+        .unwrap();
+    let toolset: Arc<dyn Toolset> = Arc::new(Notes::new("shared", &["c"]));
+    registry.mount(Arc::clone(&toolset)).await.unwrap();
+    assert!(
+        Arc::strong_count(&toolset) > 1,
+        "the registry holds the same toolset"
+    );
+
+    assert_eq!(
+        registry.names(),
+        [
+            "added",
+            "added_shared",
+            "added_typed",
+            "owned",
+            "owned-a",
+            "shared",
+            "shared-c",
+            "typed",
+            "typed-b"
+        ]
+    );
+}
+
 /// Two tools of one name are refused from any source, naming both origins; nothing is dropped
 /// silently.
 #[tokio::test]

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::policy::RequireRoles;
-use tool_runtime::schema::object_root as output_schema;
 use tool_runtime::{Registry, tool};
 
 fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
@@ -303,31 +302,6 @@ fn listing_maps_annotations_and_filters_by_role() {
     assert_eq!(visible, ["backup_delete"]);
 }
 
-#[test]
-fn non_object_outputs_are_wrapped_and_definitions_move_up() {
-    let (list, wrapped) = output_schema(&json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "array", "items": {"$ref": "#/$defs/Node"},
-        "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
-    }));
-    assert!(wrapped);
-    assert_eq!(list["type"], "object");
-    assert_eq!(list["required"], json!(["result"]));
-    assert_eq!(list["properties"]["result"]["type"], "array");
-    assert!(list["$defs"]["Node"].is_object());
-    assert!(list["properties"]["result"].get("$defs").is_none());
-    assert_eq!(
-        list["$schema"],
-        "https://json-schema.org/draft/2020-12/schema"
-    );
-
-    let object = json!({"type": "object", "properties": {}});
-    assert_eq!(output_schema(&object), (object, false));
-    // A nullable object may be null: wrapped too.
-    let (nullable, wrapped) = output_schema(&json!({"type": ["object", "null"]}));
-    assert!(wrapped, "{nullable}");
-}
-
 // --- every pipeline outcome through the adapter, in process --------------------------------
 
 /// Finds a backup; its own error when there is none.
@@ -610,7 +584,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         Registry::builder()
             .without_inventory()
             .tool(store_wipe::descriptor())
-            .state_arc(runs.clone())
+            .state::<std::sync::atomic::AtomicUsize>(runs.clone())
             .observer(outcomes.clone())
             .confirmation_lifetime(std::time::Duration::from_secs(1))
             .build()

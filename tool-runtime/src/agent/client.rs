@@ -90,7 +90,7 @@ pub(crate) async fn complete(
             Ok(response) => {
                 let status = response.status().as_u16();
                 let retry_after = retry_after(response.headers());
-                let message = match read_bounded(response).await {
+                let message = match read_bounded(response, model.timeout).await {
                     Ok(bytes) => wire::error_message(&bytes),
                     Err(e) => e,
                 };
@@ -144,14 +144,11 @@ async fn send(
     for (name, value, sensitive) in wire::headers(model) {
         builder = builder.header(name, header_value(&value, sensitive)?);
     }
-    for (name, value) in &model.headers {
-        builder = builder.header(name.as_str(), header_value(value.expose(), true)?);
-    }
     builder
         .body(body.to_vec())
         .send()
         .await
-        .map_err(|e| describe(&e))
+        .map_err(|e| describe(&e, model.timeout))
 }
 
 fn header_value(value: &str, sensitive: bool) -> Result<reqwest::header::HeaderValue, String> {
@@ -162,10 +159,12 @@ fn header_value(value: &str, sensitive: bool) -> Result<reqwest::header::HeaderV
 }
 
 /// A transport error in words, with its cause (reqwest's own message is only the first step).
-fn describe(e: &reqwest::Error) -> String {
+/// What went wrong with a request; a timeout names the model's time limit
+/// ([`Model::with_timeout`]), the one setting that ends it.
+fn describe(e: &reqwest::Error, timeout: Duration) -> String {
     use std::error::Error as _;
     let mut text = if e.is_timeout() {
-        "timed out".to_owned()
+        format!("no complete answer within the model's timeout of {timeout:?}")
     } else {
         e.to_string()
     };
@@ -187,7 +186,7 @@ async fn read(
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Reply, (ProviderError, bool)> {
     if !wire::streams(model) {
-        let bytes = read_bounded(response)
+        let bytes = read_bounded(response, model.timeout)
             .await
             .map_err(|e| (ProviderError::Transport(e), true))?;
         let body: Value = serde_json::from_slice(&bytes)
@@ -205,7 +204,10 @@ async fn read(
     let mut data = Vec::new();
     let broken = |e: String| (ProviderError::Transport(e), true);
     loop {
-        let chunk = response.chunk().await.map_err(|e| broken(describe(&e)))?;
+        let chunk = response
+            .chunk()
+            .await
+            .map_err(|e| broken(describe(&e, model.timeout)))?;
         let Some(chunk) = chunk else { break };
         events
             .feed(&chunk, &mut data)
@@ -234,9 +236,12 @@ async fn read(
         .map_err(|e| (ProviderError::Malformed(e), false))
 }
 
-async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn read_bounded(
+    mut response: reqwest::Response,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e, timeout))? {
         if bytes.len() + chunk.len() > MAX_REPLY {
             return Err(format!("the reply is larger than {} MiB", MAX_REPLY >> 20));
         }

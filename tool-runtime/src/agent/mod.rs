@@ -200,7 +200,6 @@ struct Inner {
     confirm: Option<ConfirmFn>,
     http: reqwest::Client,
     specs: llm::SpecCache,
-    options: llm::Options,
     /// `switch_model`, with two tiers or more, and its specs as each provider takes them.
     switch: Option<(Registry, llm::SpecCache)>,
 }
@@ -225,7 +224,6 @@ impl Agent {
             budgets: Budgets::default(),
             parallel: 4,
             confirm: None,
-            options: llm::Options::default(),
         }
     }
 
@@ -263,7 +261,6 @@ pub struct AgentBuilder {
     budgets: Budgets,
     parallel: usize,
     confirm: Option<ConfirmFn>,
-    options: llm::Options,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -307,13 +304,6 @@ impl AgentBuilder {
         self
     }
 
-    /// How tools are lowered for the model (see [`llm::Options`]). OpenAI-compatible servers
-    /// always get non-strict specs.
-    pub fn spec_options(mut self, options: llm::Options) -> Self {
-        self.options = options;
-        self
-    }
-
     /// The agent.
     pub fn build(self) -> Result<Agent, AgentError> {
         if self.tiers.models.len() > 1 && self.registry.get(SWITCH_MODEL).is_some() {
@@ -335,7 +325,6 @@ impl AgentBuilder {
                 confirm: self.confirm,
                 http,
                 specs: llm::SpecCache::new(),
-                options: self.options,
             }),
         })
     }

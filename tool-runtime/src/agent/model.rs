@@ -186,7 +186,6 @@ pub struct Model {
     /// The key goes as `Authorization: Bearer` where the API has another header for it
     /// (Anthropic's `ANTHROPIC_AUTH_TOKEN`).
     pub(crate) bearer: bool,
-    pub(crate) headers: Vec<(String, Secret<String>)>,
     pub(crate) timeout: Duration,
     pub(crate) max_retries: u32,
     pub(crate) retry_base: Duration,
@@ -261,7 +260,6 @@ impl Model {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
             bearer: false,
-            headers: Vec::new(),
             timeout: Duration::from_secs(120),
             max_retries: 2,
             retry_base: Duration::from_millis(500),
@@ -294,14 +292,6 @@ impl Model {
         url.into()
             .trim_end_matches('/')
             .clone_into(&mut self.base_url);
-        self
-    }
-
-    /// Adds a header to every request (an organisation id, a gateway's token). Its value is
-    /// kept like a key: never logged.
-    #[must_use]
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), Secret::new(value.into())));
         self
     }
 

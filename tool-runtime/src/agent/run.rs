@@ -249,10 +249,11 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 /// would reject are left out (and logged), `switch_model` added with two tiers or more.
 fn tool_specs(state: &State, model: &Model) -> Vec<Value> {
     let target = model.api.target();
-    let mut options = state.inner.options.clone();
-    if model.api == Api::OpenAiCompatible {
-        options.strict = false;
-    }
+    // OpenAI-compatible servers get non-strict specs: few of them implement strict mode.
+    let options = llm::Options {
+        strict: model.api != Api::OpenAiCompatible,
+        ..llm::Options::default()
+    };
     let cached = state
         .inner
         .specs
@@ -549,11 +550,11 @@ impl Job {
                 registry.refuse(&call.name, text, caller, e).await
             }
             Ok(args) => {
-                let host = Host {
+                let asker = ConfirmCallback {
                     run: &self,
                     call_id: &call.id,
                 };
-                registry.call_asking(&call.name, args, caller, &host).await
+                registry.call_asking(&call.name, args, caller, &asker).await
             }
         };
         let invalid_arguments = envelope
@@ -567,15 +568,15 @@ impl Job {
     }
 }
 
-/// The host application, asked through its [`confirm`](super::AgentBuilder::confirm)
-/// callback; without one no one can be asked, and a destructive call ends as the
+/// The agent's [`confirm`](super::AgentBuilder::confirm) callback as the pipeline's [`Ask`]:
+/// without one no one can be asked, and a destructive call ends as the
 /// `confirmation_required` it is, as on every front end that cannot ask.
-struct Host<'a> {
+struct ConfirmCallback<'a> {
     run: &'a Job,
     call_id: &'a str,
 }
 
-impl Ask for Host<'_> {
+impl Ask for ConfirmCallback<'_> {
     async fn ask(&self, confirmation: &Confirmation) -> Answer {
         let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
             return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));

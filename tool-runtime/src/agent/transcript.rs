@@ -221,15 +221,6 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// The text of the last assistant message, if it has any.
-    #[must_use]
-    pub fn last_answer(&self) -> Option<&str> {
-        self.messages.iter().rev().find_map(|m| match m {
-            Message::Assistant { text, .. } if !text.is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-    }
-
     /// Every tool result of the run, in order.
     pub fn results(&self) -> impl Iterator<Item = &ToolResult> {
         self.messages.iter().flat_map(|m| match m {

@@ -473,7 +473,7 @@ impl App {
         for toolset in toolsets {
             let name = toolset.name().to_owned();
             registry
-                .mount_arc(toolset)
+                .mount(toolset)
                 .await
                 .map_err(|e| format!("cannot mount toolset `{name}`: {e}"))?;
         }

@@ -33,7 +33,7 @@ impl App {
         let mut failed = Vec::new();
         for toolset in toolsets {
             let name = toolset.name().to_owned();
-            if let Err(e) = registry.mount_arc(toolset).await {
+            if let Err(e) = registry.mount(toolset).await {
                 failed.push((name, e.to_string()));
             }
         }

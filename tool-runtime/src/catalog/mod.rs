@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::tool::context::{CallContext, Caller};
+use crate::tool::caller::Caller;
+use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::state::StateMap;
 
@@ -169,14 +170,9 @@ impl Catalog {
     /// its name): limits are set up for the tools present when the registry is built, and a
     /// limit that would not hold is refused rather than ignored. Front ends see it at once and
     /// are told of the change.
-    pub(crate) fn add_tool<T: Tool>(&self, tool: T) -> Result<(), BuildError> {
-        let origin = self.dynamic_origin(std::any::type_name::<T>());
-        self.add_tools(vec![(Arc::new(tool) as Arc<dyn Tool>, Some(origin))])
-    }
-
-    /// [`add_tool`](Self::add_tool) for a shared tool.
-    pub(crate) fn add_tool_arc(&self, tool: Arc<dyn Tool>) -> Result<(), BuildError> {
-        let origin = self.dynamic_origin("Arc<dyn Tool>");
+    /// `type_name` names the tool's type in errors.
+    pub(crate) fn add_tool(&self, tool: Arc<dyn Tool>, type_name: &str) -> Result<(), BuildError> {
+        let origin = self.dynamic_origin(type_name);
         self.add_tools(vec![(tool, Some(origin))])
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::ArgMatches;
 
 use crate::layers::confirm::{Answer, Ask, Confirmation};
-use crate::tool::context::{ProgressSink, ProgressUpdate};
+use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::envelope::Envelope;
 use crate::tool::error::ErrorKind;
 

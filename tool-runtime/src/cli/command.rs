@@ -14,7 +14,7 @@ use clap::{Arg, ArgAction, Command};
 use crate::registry::Registry;
 use crate::registry::{RegisteredTool, ToolRef};
 use crate::schema::describe as schema;
-use crate::tool::context::Caller;
+use crate::tool::caller::Caller;
 
 use super::flags::param_arg;
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use clap;
 pub use command::command;
 
 use crate::registry::Registry;
-use crate::tool::context::{Caller, Source};
+use crate::tool::caller::{Caller, Source};
 
 pub(crate) use args::params_json;
 pub(crate) use builtins::{list_tools, print_schema};

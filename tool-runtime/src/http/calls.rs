@@ -12,7 +12,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::registry::Input;
-use crate::tool::context::{CallContext, Caller, Source};
+use crate::tool::caller::{Caller, Source};
+use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::parsed::Node;
 

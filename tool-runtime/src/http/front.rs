@@ -26,7 +26,7 @@ pub(super) fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
     {
         return (id.to_owned(), value.clone());
     }
-    let id = crate::tool::context::next_request_id();
+    let id = crate::tool::caller::next_request_id();
     // Made of visible ASCII: always a valid header value.
     let echo = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
     (id, echo)

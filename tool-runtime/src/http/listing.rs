@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::llm::{self, Target};
 use crate::registry::RegisteredTool;
-use crate::tool::context::Source;
+use crate::tool::caller::Source;
 
 use super::front::context_of;
 use super::response::{error_response, json_bytes, json_response};

@@ -48,7 +48,7 @@ use serde_json::Value;
 pub use crate::layers::auth::{Auth, Identity};
 pub use crate::layers::safety::{AllowedHosts, OPERATOR_ROLE};
 pub use crate::layers::server::ServerOptions;
-pub use crate::tool::context::Requester;
+pub use crate::tool::caller::Requester;
 
 use crate::registry::Registry;
 
@@ -56,7 +56,7 @@ pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontLayer, exposure, request_id_of};
-use listing::{get_tool, healthz, list_toolsets, list_tools, openapi_json, recent_calls};
+use listing::{get_tool, healthz, list_tools, list_toolsets, openapi_json, recent_calls};
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -255,7 +255,7 @@ fn envelope_for(head: &[u8]) -> Option<Vec<u8>> {
         "tool": null,
         "status": "error",
         "error": {"type": kind, "message": message, "retryable": false},
-        "meta": {"request_id": crate::tool::context::next_request_id()},
+        "meta": {"request_id": crate::tool::caller::next_request_id()},
     })
     .to_string();
     Some(

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use crate::tool::context::Identity;
+pub use crate::tool::caller::Identity;
 
 /// The accepted tokens.
 #[derive(Clone)]

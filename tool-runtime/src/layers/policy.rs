@@ -28,7 +28,8 @@
 
 use std::collections::HashMap;
 
-use crate::tool::context::{CallContext, Source};
+use crate::tool::caller::Source;
+use crate::tool::context::CallContext;
 use crate::tool::definition::PendingCall;
 use crate::tool::definition::ToolMeta;
 

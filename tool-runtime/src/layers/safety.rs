@@ -22,7 +22,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use crate::layers::auth::Auth;
-use crate::tool::context::Identity;
+use crate::tool::caller::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The operator role by default: what a caller needs, on a server with authentication, to read

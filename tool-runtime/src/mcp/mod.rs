@@ -24,7 +24,7 @@
 //!   `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
 //! - MCP wants an object at the root of `outputSchema`. A tool whose output is not an object
 //!   (a list, a string, a number, `()`) is described as `{"result": <its output>}` and its
-//!   `structuredContent` is wrapped the same way; see [`schema::object_root`](crate::schema::object_root).
+//!   `structuredContent` is wrapped the same way.
 //! - `tools/call` success: `structuredContent` plus one text block with the same JSON. Every
 //!   pipeline error (invalid arguments, forbidden, rate limited, time-out, a panic, the tool's own
 //!   error) is a result with `isError: true` whose text starts with the error type, then the
@@ -82,7 +82,7 @@ use serde_json::{Value, json};
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::registry::RegisteredTool;
 use crate::registry::Registry;
-use crate::tool::context::{Caller, Source};
+use crate::tool::caller::{Caller, Source};
 use crate::tool::error::ToolError;
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
@@ -468,7 +468,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::tool::context::Requester>())
+        .and_then(|p| p.extensions.get::<crate::tool::caller::Requester>())
     {
         return requester.caller(Source::Mcp);
     }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
-use crate::tool::context::{ProgressSink, ProgressUpdate};
+use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.

@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::layers::confirm::{Answer, Ask};
-use crate::tool::context::Caller;
+use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 
 use super::{Called, Input, Pipeline, cancelled};

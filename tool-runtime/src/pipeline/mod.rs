@@ -132,7 +132,7 @@ impl Pipeline {
             let started = Instant::now();
             let observed = !self.observers.is_empty();
             let call_id = if observed { next_call_id() } else { 0 };
-            let shown = |input: Input<'_>| {
+            let observed_args = |input: Input<'_>| {
                 if observed {
                     input.into_value()
                 } else {
@@ -141,14 +141,14 @@ impl Pipeline {
             };
             let entry = catalog.get(name);
             let ran = match &entry {
-                None => Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input)),
+                None => Ran::refused(self.unknown_tool(catalog, name, &ctx), observed_args(input)),
                 // Lookup among the caller's visible tools: a hidden tool is answered as one that
                 // does not exist, before its arguments are looked at; the policy's reason goes
                 // to the log and the observers only.
                 Some(entry) => match self.admit(entry.meta(), &ctx) {
                     Err(reason) => Ran {
                         hidden: Some(reason),
-                        ..Ran::refused(self.unknown_tool(catalog, name, &ctx), shown(input))
+                        ..Ran::refused(self.unknown_tool(catalog, name, &ctx), observed_args(input))
                     },
                     Ok(()) => self.run(entry, input, &ctx, call_id).await,
                 },
@@ -183,7 +183,7 @@ impl Pipeline {
         call_id: u64,
     ) -> Ran {
         let observed = !self.observers.is_empty();
-        let shown = |node: &Node<'_>| {
+        let observed_args = |node: &Node<'_>| {
             if observed {
                 node.to_value()
             } else {
@@ -197,28 +197,28 @@ impl Pipeline {
             Input::Value(_) => None,
         };
         let mut ran = match decoded {
-            Some((node, Err(e))) => Ran::refused(e, shown(node)),
+            Some((node, Err(e))) => Ran::refused(e, observed_args(node)),
             // No layer to consult: straight to the tool, without the boxed general path.
             Some((node, Ok(fut))) if self.nothing_between(entry, ctx) => {
-                let shown = shown(node);
-                match self.announce(entry, &shown, ctx, call_id).await {
+                let observed_args = observed_args(node);
+                match self.announce(entry, &observed_args, ctx, call_id).await {
                     Ok(()) => Ran::started(
                         run_isolated(entry, fut, ctx, self.limit_of(entry)).await,
-                        shown,
+                        observed_args,
                     ),
-                    Err(e) => Ran::refused(e, shown),
+                    Err(e) => Ran::refused(e, observed_args),
                 }
             }
             Some((node, Ok(fut))) => {
                 let pending = pending(entry, Arguments::tree(node), ctx);
-                Box::pin(self.admit_and_run(entry, pending, Some(fut), call_id)).await
+                Box::pin(self.pass_layers_and_run(entry, pending, Some(fut), call_id)).await
             }
             None => {
                 let mut args = input.into_value();
                 match self.validate(entry, &mut args, ctx) {
                     Ok(()) => {
                         let pending = pending(entry, Arguments::value(args), ctx);
-                        Box::pin(self.admit_and_run(entry, pending, None, call_id)).await
+                        Box::pin(self.pass_layers_and_run(entry, pending, None, call_id)).await
                     }
                     Err(e) => Ran::refused(e, if observed { args } else { Value::Null }),
                 }
@@ -304,7 +304,7 @@ impl Pipeline {
     /// confirmation, the intent told to observers), then the tool under its time limit with
     /// the hooks' permits held: `decoded` when the arguments were decoded from a tree and
     /// nothing rewrote them.
-    async fn admit_and_run(
+    async fn pass_layers_and_run(
         &self,
         entry: &RegisteredTool,
         mut pending: PendingCall<'_>,
@@ -319,7 +319,7 @@ impl Pipeline {
         {
             Ok(permits) => permits,
             Err(e) => {
-                let shown = if observed {
+                let observed_args = if observed {
                     pending.args.take()
                 } else {
                     Value::Null
@@ -327,7 +327,7 @@ impl Pipeline {
                 // A preview that ran was announced: its intent gets this outcome.
                 return Ran {
                     started: previewed,
-                    ..Ran::refused(e, shown)
+                    ..Ran::refused(e, observed_args)
                 };
             }
         };
@@ -352,12 +352,12 @@ impl Pipeline {
             Err(e) => Err(e),
         };
         drop(permits);
-        let shown = if observed {
+        let observed_args = if observed {
             pending.args.take()
         } else {
             Value::Null
         };
-        Ran::started(outcome, shown)
+        Ran::started(outcome, observed_args)
     }
 
     /// The layers a call passes before its tool runs, in order; the permits the hooks gave, to
@@ -526,7 +526,7 @@ struct Ran {
     /// For a tool hidden from the caller (answered as unknown), the policy's reason.
     hidden: Option<String>,
     /// The arguments as observers see them (`Null` when there are none).
-    shown: Value,
+    observed_args: Value,
     /// Whether its tool was started: the call passed every check, or its dry-run preview ran.
     started: bool,
     /// Whether the result was cut to the output cap.
@@ -535,22 +535,22 @@ struct Ran {
 
 impl Ran {
     /// A call refused before its tool started.
-    fn refused(error: ToolError, shown: Value) -> Self {
+    fn refused(error: ToolError, observed_args: Value) -> Self {
         Self {
             outcome: Err(error),
             hidden: None,
-            shown,
+            observed_args,
             started: false,
             truncated: false,
         }
     }
 
     /// A call whose tool was started.
-    fn started(outcome: Result<Value, ToolError>, shown: Value) -> Self {
+    fn started(outcome: Result<Value, ToolError>, observed_args: Value) -> Self {
         Self {
             outcome,
             hidden: None,
-            shown,
+            observed_args,
             started: true,
             truncated: false,
         }

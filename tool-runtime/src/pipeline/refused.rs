@@ -54,7 +54,7 @@ impl Pipeline {
             let started = Instant::now();
             let observed = !self.observers.is_empty();
             let entry = catalog.get(name);
-            let shown = match (&entry, args) {
+            let observed_args = match (&entry, args) {
                 (_, _) if !observed => Value::Null,
                 (Some(entry), args) if !args.is_object() && has_secrets(entry) => {
                     Value::String(crate::tool::secret::REDACTED.to_owned())
@@ -76,7 +76,7 @@ impl Pipeline {
                 entry.as_deref(),
                 Ran {
                     hidden,
-                    ..Ran::refused(error, shown)
+                    ..Ran::refused(error, observed_args)
                 },
                 &ctx,
                 call_id,
@@ -123,8 +123,8 @@ impl Pipeline {
             return envelope;
         }
         // Observers (audit) never see secrets.
-        let redacted = entry.and_then(|e| e.redacted(&ran.shown));
-        let args = redacted.as_ref().unwrap_or(&ran.shown);
+        let redacted = entry.and_then(|e| e.redacted(&ran.observed_args));
+        let args = redacted.as_ref().unwrap_or(&ran.observed_args);
         for observer in &self.observers {
             observer
                 .observe(CompletedCall {

@@ -15,7 +15,7 @@ use crate::pipeline::{Options, Pipeline};
 use crate::tool::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
 use crate::tool::state::StateMap;
 
-use super::Registry;
+use super::{IntoArc, Registry};
 
 /// Collects tools, state and hooks, then checks them all at once in [`build`](Self::build).
 #[derive(Clone)]
@@ -80,35 +80,24 @@ impl RegistryBuilder {
 
     /// Adds a tool: a dynamic [`Tool`], or a `#[tool]` fn's descriptor
     /// (`my_tool::descriptor()`), which is how a library whose `inventory` registrations the
-    /// linker dropped can still be served.
+    /// linker dropped can still be served; by value or already shared (`Arc<T>`,
+    /// `Arc<dyn Tool>`).
     #[must_use]
-    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+    pub fn tool<T: IntoArc<dyn Tool>>(mut self, tool: T) -> Self {
+        let tool = tool.into_arc();
         // A `#[tool]` descriptor names where it is defined; a dynamic tool, its type.
         let origin = (tool.parsed_call().is_none())
             .then(|| dynamic_origin(self.tools.len() + 1, std::any::type_name::<T>()));
-        self.tools.push((Arc::new(tool), origin));
-        self
-    }
-
-    /// Adds a shared dynamic tool.
-    #[must_use]
-    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
-        let origin = (tool.parsed_call().is_none())
-            .then(|| dynamic_origin(self.tools.len() + 1, "Arc<dyn Tool>"));
         self.tools.push((tool, origin));
         self
     }
 
-    /// Registers application state for `State<T>` parameters.
+    /// Registers application state for `State<T>` parameters: a value, or an `Arc` the
+    /// application keeps a clone of. An `Arc` could be state of its own type too, so name the
+    /// state type for it: `.state::<Jobs>(jobs.clone())`.
     #[must_use]
-    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
-        self.state_arc(Arc::new(value))
-    }
-
-    /// Registers shared application state for `State<T>` parameters.
-    #[must_use]
-    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
-        self.state.insert(value);
+    pub fn state<T: Send + Sync + 'static>(mut self, value: impl Into<Arc<T>>) -> Self {
+        self.state.insert(value.into());
         self
     }
 

@@ -29,7 +29,8 @@ use crate::catalog::Catalog;
 use crate::catalog::toolset::{MountError, Toolset};
 use crate::layers::confirm::Ask;
 use crate::pipeline::Pipeline;
-use crate::tool::context::{CallContext, Caller};
+use crate::tool::caller::Caller;
+use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
 
@@ -41,6 +42,65 @@ pub use builder::RegistryBuilder;
 // neither directly.
 pub(crate) use crate::catalog::{nearest, stable_hash};
 pub(crate) use crate::pipeline::Input;
+
+/// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
+/// [`Registry::add_tool`], [`Registry::mount`]): a value, which it puts behind an `Arc`, or
+/// one already shared (`Arc<T>`, `Arc<dyn Tool>`, `Arc<dyn Toolset>`), kept as it is.
+///
+/// ```standalone_crate
+/// use std::sync::Arc;
+/// use tool_runtime::prelude::*;
+///
+/// /// Add two numbers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// let shared: Arc<dyn Tool> = Arc::new(add::descriptor());
+/// let registry = Registry::builder().without_inventory().tool(shared).build().unwrap();
+/// assert!(registry.get("add").is_some());
+/// ```
+pub trait IntoArc<D: ?Sized> {
+    /// `self` behind an `Arc`.
+    fn into_arc(self) -> Arc<D>;
+}
+
+impl<T: Tool> IntoArc<dyn Tool> for T {
+    fn into_arc(self) -> Arc<dyn Tool> {
+        Arc::new(self)
+    }
+}
+
+impl<T: Tool> IntoArc<dyn Tool> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn Tool> {
+        self
+    }
+}
+
+impl IntoArc<dyn Tool> for Arc<dyn Tool> {
+    fn into_arc(self) -> Arc<dyn Tool> {
+        self
+    }
+}
+
+impl<T: Toolset> IntoArc<dyn Toolset> for T {
+    fn into_arc(self) -> Arc<dyn Toolset> {
+        Arc::new(self)
+    }
+}
+
+impl<T: Toolset> IntoArc<dyn Toolset> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn Toolset> {
+        self
+    }
+}
+
+impl IntoArc<dyn Toolset> for Arc<dyn Toolset> {
+    fn into_arc(self) -> Arc<dyn Toolset> {
+        self
+    }
+}
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
 /// (`Arc<Registry>`), and call tools with [`Registry::call`](Registry::call).
@@ -208,14 +268,6 @@ impl Registry {
             .filter(|t| self.pipeline.admit(t.meta(), &ctx).is_ok())
     }
 
-    /// Up to three names close to `name` among the tools `caller` may see, best first, for
-    /// "did you mean" messages.
-    #[must_use]
-    pub fn suggest(&self, name: &str, caller: &Caller) -> Vec<String> {
-        let visible = self.visible(caller);
-        nearest(name, visible.iter().map(|t| t.name()))
-    }
-
     /// `unknown_tool`, suggesting only names the caller may see.
     #[cfg(any(feature = "cli", feature = "http"))]
     pub(crate) fn unknown_tool(&self, name: &str, ctx: &CallContext) -> crate::ToolError {
@@ -247,14 +299,11 @@ impl Registry {
     /// registered, or it has a rate or concurrency limit (its own, or one the builder set for
     /// its name): limits are set up for the tools present when the registry is built, and a
     /// limit that would not hold is refused rather than ignored. Front ends see it at once and
-    /// are told of the change.
-    pub fn add_tool<T: Tool>(&self, tool: T) -> Result<(), BuildError> {
-        self.catalog.add_tool(tool)
-    }
-
-    /// [`add_tool`](Self::add_tool) for a shared tool.
-    pub fn add_tool_arc(&self, tool: Arc<dyn Tool>) -> Result<(), BuildError> {
-        self.catalog.add_tool_arc(tool)
+    /// are told of the change. `tool` is a [`Tool`] or one already shared (`Arc<T>`,
+    /// `Arc<dyn Tool>`).
+    pub fn add_tool<T: IntoArc<dyn Tool>>(&self, tool: T) -> Result<(), BuildError> {
+        self.catalog
+            .add_tool(tool.into_arc(), std::any::type_name::<T>())
     }
 
     /// Removes a tool added at run time; `false` if there was none of that name (tools fixed
@@ -266,14 +315,13 @@ impl Registry {
     /// Mounts `toolset`: lists its tools and adds them, all or none, as `{toolset}-{tool}`;
     /// returns their names. If it announces changes, they are followed (listed again and
     /// replaced in one step) until it is [unmounted](Self::unmount). Front ends are told of
-    /// every change.
-    pub async fn mount(&self, toolset: impl Toolset) -> Result<Vec<String>, MountError> {
-        self.catalog.mount(Arc::new(toolset)).await
-    }
-
-    /// [`mount`](Self::mount) for a shared toolset.
-    pub async fn mount_arc(&self, toolset: Arc<dyn Toolset>) -> Result<Vec<String>, MountError> {
-        self.catalog.mount(toolset).await
+    /// every change. `toolset` is a [`Toolset`] or one already shared (`Arc<T>`,
+    /// `Arc<dyn Toolset>`).
+    pub async fn mount(
+        &self,
+        toolset: impl IntoArc<dyn Toolset>,
+    ) -> Result<Vec<String>, MountError> {
+        self.catalog.mount(toolset.into_arc()).await
     }
 
     /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.

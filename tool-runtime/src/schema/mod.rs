@@ -6,8 +6,8 @@
 //!   the Rust type cannot hold.
 //! - `describe`: the top-level parameters and the shape of each value, as front ends show them.
 //! - `walk`: walks and rewrites over subschemas, for targets that re-home a schema; its
-//!   [`object_root`] and [`wraps_output`] are how MCP gets an object at the root of every
-//!   output schema.
+//!   `object_root` and `wraps_output` are how MCP gets an object at the root of every output
+//!   schema.
 //! - `validate` and `parsed`: the validator that enforces the canonical schema on every call.
 
 // Read by the command line and by `GET /tools`; either may be left out of a build.
@@ -18,7 +18,9 @@ pub(crate) mod strict;
 pub(crate) mod validate;
 pub(crate) mod walk;
 
-pub use walk::{object_root, wraps_output};
+pub(crate) use walk::object_root;
+#[cfg(feature = "mcp")]
+pub(crate) use walk::wraps_output;
 
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};

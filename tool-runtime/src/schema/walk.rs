@@ -100,7 +100,7 @@ pub(crate) fn take_defs(
 /// MCP's `outputSchema` needs this; the instance is wrapped the same way
 /// ([`wraps_output`] says when).
 #[must_use]
-pub fn object_root(schema: &Value) -> (Value, bool) {
+pub(crate) fn object_root(schema: &Value) -> (Value, bool) {
     if !wraps_output(schema) {
         return (schema.clone(), false);
     }
@@ -125,7 +125,7 @@ pub fn object_root(schema: &Value) -> (Value, bool) {
 /// Whether instances of `schema` must be wrapped as `{"result": ...}` to have an object root:
 /// all but schemas that are always objects.
 #[must_use]
-pub fn wraps_output(schema: &Value) -> bool {
+pub(crate) fn wraps_output(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) != Some("object")
 }
 
@@ -207,5 +207,30 @@ mod tests {
             defs["A"],
             json!({"properties": {"next": {"$ref": "#/c/T"}}})
         );
+    }
+
+    #[test]
+    fn non_object_outputs_are_wrapped_and_definitions_move_up() {
+        let (list, wrapped) = object_root(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array", "items": {"$ref": "#/$defs/Node"},
+            "$defs": {"Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
+        }));
+        assert!(wrapped);
+        assert_eq!(list["type"], "object");
+        assert_eq!(list["required"], json!(["result"]));
+        assert_eq!(list["properties"]["result"]["type"], "array");
+        assert!(list["$defs"]["Node"].is_object());
+        assert!(list["properties"]["result"].get("$defs").is_none());
+        assert_eq!(
+            list["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+
+        let object = json!({"type": "object", "properties": {}});
+        assert_eq!(object_root(&object), (object, false));
+        // A nullable object may be null: wrapped too.
+        let (nullable, wrapped) = object_root(&json!({"type": ["object", "null"]}));
+        assert!(wrapped, "{nullable}");
     }
 }

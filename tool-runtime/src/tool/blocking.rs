@@ -13,8 +13,7 @@ thread_local! {
 ///
 /// One-shot means `App::main` (feature `cli`) running a single command (a tool call,
 /// not `serve` or `mcp`) on a current-thread runtime: no other call is waiting there, and
-/// starting a pool thread for one query costs more than most queries do (about a third of a
-/// millisecond of the demo app's start-up). Inline work is not cut short by the call's time
+/// starting a pool thread for one query costs more than most queries do. Inline work is not cut short by the call's time
 /// limit; work on the pool is not either (it runs on after the caller is told `timeout`).
 ///
 /// A panic in `f` resumes in the caller, where the pipeline turns it into an `internal` error.

@@ -5,6 +5,7 @@
 //! ([`error`], [`envelope`], and [`Content`](crate::Content) for media).
 
 pub(crate) mod blocking;
+pub(crate) mod caller;
 pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod definition;

@@ -26,19 +26,6 @@ use std::sync::Arc;
 /// ```
 pub struct State<T: ?Sized>(Arc<T>);
 
-impl<T: ?Sized> State<T> {
-    /// Wraps shared state, for calling a tool's fn directly in tests.
-    pub fn from_arc(inner: Arc<T>) -> Self {
-        Self(inner)
-    }
-
-    /// The shared `Arc` behind this handle.
-    #[must_use]
-    pub fn arc(&self) -> &Arc<T> {
-        &self.0
-    }
-}
-
 impl<T> State<T> {
     /// Wraps a value, for calling a tool's fn directly in tests.
     pub fn new(value: T) -> Self {
