@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::catalog::RegisteredTool;
 use crate::llm::object;
+use crate::registry::RegisteredTool;
 use crate::schema::walk::standard_formats_only;
 
 /// The MCP `Tool` of a registered tool, as `tools/list` sends it (`McpServer` lists tools
