@@ -40,7 +40,9 @@ pub use crate::catalog::{
 pub use builder::RegistryBuilder;
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
-pub(crate) use crate::catalog::{nearest, stable_hash};
+#[cfg(feature = "cli")]
+pub(crate) use crate::catalog::nearest;
+pub(crate) use crate::catalog::stable_hash;
 pub(crate) use crate::pipeline::Input;
 
 /// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
