@@ -5,7 +5,19 @@ use html5ever::tendril::TendrilSink;
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 use tool_runtime::guard::Url;
 
-use super::web::SearchResult;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// The page's title.
+    pub title: String,
+    /// Its URL.
+    pub url: String,
+    /// A short extract.
+    pub snippet: String,
+}
 
 fn parse(html: &str) -> RcDom {
     html5ever::parse_document(RcDom::default(), html5ever::ParseOpts::default()).one(html)

@@ -8,6 +8,7 @@ use tool_runtime::Secret;
 use tool_runtime::guard::{GuardedClient, UrlPolicy, WebResponse};
 use tool_runtime::prelude::*;
 
+pub use super::html::SearchResult;
 use crate::config::WebConfig;
 
 /// The most characters of a page `web_fetch` returns.
@@ -179,17 +180,6 @@ fn markdown(html: &str) -> Result<String, ToolError> {
         .convert(html)
         .map_err(|e| ToolError::failed(format!("the page's HTML could not be read: {e}")))?;
     Ok(text.trim().to_owned())
-}
-
-/// One search result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct SearchResult {
-    /// The page's title.
-    pub title: String,
-    /// Its URL.
-    pub url: String,
-    /// A short extract.
-    pub snippet: String,
 }
 
 /// Search results.

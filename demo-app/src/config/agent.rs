@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde::de::{Deserializer, Error};
 use tool_runtime::Registry;
 use tool_runtime::agent::{
     Agent, AgentBuilder, Api, Budgets, Model, ModelError, Tiers, default_model, detect_api,
+    parse_reference,
 };
 use tool_runtime::app::AgentFlags;
 
@@ -35,7 +37,7 @@ pub struct AgentConfig {
     /// Tool calls of one reply run at once.
     pub parallel: Option<usize>,
     /// Named tiers, `name = "provider:model"`; with two or more the model may switch.
-    #[serde(deserialize_with = "de::tiers")]
+    #[serde(deserialize_with = "tiers")]
     pub tiers: BTreeMap<String, ModelRef>,
     /// The tier runs start on (default: the first).
     pub default_tier: Option<String>,
@@ -138,4 +140,16 @@ impl AgentConfig {
         }
         Ok(builder)
     }
+}
+
+/// `name = "provider:model"` per tier.
+fn tiers<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, ModelRef>, D::Error> {
+    let tiers = BTreeMap::<String, String>::deserialize(d)?;
+    let read = |(tier, reference): (String, String)| {
+        let (api, model) =
+            parse_reference(&reference).map_err(|e| D::Error::custom(format!("{tier}: {e}")))?;
+        let model = model.to_owned();
+        Ok((tier, ModelRef { api, model }))
+    };
+    tiers.into_iter().map(read).collect()
 }

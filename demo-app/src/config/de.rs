@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, Error};
-use tool_runtime::agent::{Api, parse_reference};
+use tool_runtime::agent::Api;
 use tool_runtime::limits::Rate;
-
-use super::agent::ModelRef;
 
 /// The longest store, server or bridge name: a store's or server's tools are named
 /// `NAME-TOOL`, within the 64 characters of a tool name.
@@ -53,20 +51,6 @@ pub(super) fn api<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Api>, D::Err
         &format!("a provider; write one of {names}"),
     )
     .map(Some)
-}
-
-/// `name = "provider:model"` per tier.
-pub(super) fn tiers<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<BTreeMap<String, ModelRef>, D::Error> {
-    let tiers = BTreeMap::<String, String>::deserialize(d)?;
-    let read = |(tier, reference): (String, String)| {
-        let (api, model) =
-            parse_reference(&reference).map_err(|e| D::Error::custom(format!("{tier}: {e}")))?;
-        let model = model.to_owned();
-        Ok((tier, ModelRef { api, model }))
-    };
-    tiers.into_iter().map(read).collect()
 }
 
 /// Whether `name` names a store, a server or a bridge: a tool name's characters, short enough

@@ -9,6 +9,7 @@ use clap::ArgMatches;
 use super::{App, AppContext};
 use crate::cli::call::fail;
 use crate::cli::command;
+use crate::cli::flags::PARAMS_JSON;
 use crate::cli::params_json;
 
 impl App {
@@ -80,7 +81,7 @@ impl App {
         out: &mut dyn Write,
     ) -> u8 {
         let typed = m.get_one::<String>("tool").expect("required");
-        let text = m.get_one::<String>(command::PARAMS_JSON);
+        let text = m.get_one::<String>(PARAMS_JSON);
         let args = match params_json(text.map(String::as_str), &mut std::io::stdin().lock()) {
             Ok(a) => serde_json::Value::Object(a),
             Err(e) => return fail(&e.0, 2),
@@ -110,7 +111,7 @@ pub(super) fn call_command() -> clap::Command {
                 .help("The tool's name (`everything-echo`)"),
         )
         .arg(
-            Arg::new(command::PARAMS_JSON)
+            Arg::new(PARAMS_JSON)
                 .long("params-json")
                 .value_name("JSON")
                 .help("The arguments, a JSON object (`-`: read from stdin); default {}"),

@@ -5,7 +5,7 @@ use std::io::Read;
 use clap::ArgMatches;
 use serde_json::{Map, Value};
 
-use super::command::PARAMS_JSON;
+use super::flags::PARAMS_JSON;
 use super::flags::flag_kind;
 use crate::registry::RegisteredTool;
 use crate::schema::describe::{self as schema, Kind};

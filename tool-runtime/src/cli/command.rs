@@ -16,12 +16,10 @@ use crate::registry::{RegisteredTool, ToolRef};
 use crate::schema::describe as schema;
 use crate::tool::caller::Caller;
 
-use super::flags::param_arg;
+use super::flags::{PARAMS_JSON, param_arg};
 #[cfg(test)]
 use {super::flags::flag_kind, crate::schema::describe::Kind};
 
-/// The id of `--params-json`.
-pub(crate) const PARAMS_JSON: &str = "params-json";
 /// The id of `--yes`.
 pub(crate) const YES: &str = "yes";
 /// The id of `--dry-run`.

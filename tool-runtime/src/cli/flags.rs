@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::schema::describe::{Kind, Param};
 
-use super::command::PARAMS_JSON;
+/// The id of `--params-json`.
+pub(crate) const PARAMS_JSON: &str = "params-json";
 
 pub(super) fn param_arg(param: &Param<'_>, position: &mut usize) -> Arg {
     let (name, hint) = (param.name, param.hint);

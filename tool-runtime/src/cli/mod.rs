@@ -13,7 +13,7 @@ mod args;
 mod builtins;
 pub(crate) mod call;
 pub(crate) mod command;
-mod flags;
+pub(crate) mod flags;
 pub(crate) mod form;
 pub mod logging;
 mod render;

@@ -7,8 +7,41 @@ use reqwest::Url;
 use reqwest::header::CONTENT_TYPE;
 use serde::Serialize;
 
-use super::url::{Refused, UrlPolicy};
+use reqwest::redirect;
+
+use super::refuse;
+use super::url::{Checked, Refused, UrlPolicy};
 use crate::tool::error::{ErrorKind, ToolError};
+
+impl UrlPolicy {
+    /// A client that makes every request under this policy.
+    pub fn client(&self) -> Result<GuardedClient, ToolError> {
+        let policy = Arc::new(self.clone());
+        let hops = policy.clone();
+        let redirects = redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > hops.max_redirects {
+                return attempt.error(Refused(refuse(
+                    "redirect_limit",
+                    format!("more than {} redirects", hops.max_redirects),
+                    None,
+                )));
+            }
+            match hops.check_url(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(e) => attempt.error(Refused(e)),
+            }
+        });
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(redirects)
+            .timeout(self.timeout)
+            .dns_resolver(Arc::new(Checked(policy.clone())))
+            .user_agent(concat!("tool-runtime/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ToolError::internal(format_args!("HTTP client: {e}")))?;
+        Ok(GuardedClient::new(client, policy))
+    }
+}
 
 /// Makes requests under a [`UrlPolicy`]: made by [`UrlPolicy::client`], cheap to clone, one
 /// per application (it keeps connections open for reuse).

@@ -10,11 +10,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolving};
-use reqwest::redirect;
 use url::Host;
 
 use super::address::address_rule;
-use super::client::GuardedClient;
 use super::refuse;
 use crate::tool::error::{ErrorKind, ToolError};
 
@@ -79,9 +77,9 @@ pub struct UrlPolicy {
     allowed_domains: Vec<String>,
     exempt_hosts: Vec<String>,
     denied_hosts: Vec<String>,
-    max_redirects: usize,
+    pub(super) max_redirects: usize,
     max_bytes: usize,
-    timeout: Duration,
+    pub(super) timeout: Duration,
     resolver: Arc<dyn Resolve>,
 }
 
@@ -346,37 +344,9 @@ impl UrlPolicy {
         }
         Ok(addrs)
     }
-
-    /// A client that makes every request under this policy.
-    pub fn client(&self) -> Result<GuardedClient, ToolError> {
-        let policy = Arc::new(self.clone());
-        let hops = policy.clone();
-        let redirects = redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() > hops.max_redirects {
-                return attempt.error(Refused(refuse(
-                    "redirect_limit",
-                    format!("more than {} redirects", hops.max_redirects),
-                    None,
-                )));
-            }
-            match hops.check_url(attempt.url()) {
-                Ok(()) => attempt.follow(),
-                Err(e) => attempt.error(Refused(e)),
-            }
-        });
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(redirects)
-            .timeout(self.timeout)
-            .dns_resolver(Arc::new(Checked(policy.clone())))
-            .user_agent(concat!("tool-runtime/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ToolError::internal(format_args!("HTTP client: {e}")))?;
-        Ok(GuardedClient::new(client, policy))
-    }
 }
 
-/// A refusal carried through reqwest's error chain, recovered by [`GuardedClient`].
+/// A refusal carried through reqwest's error chain, recovered by [`GuardedClient`](super::GuardedClient).
 #[derive(Debug)]
 pub(super) struct Refused(pub(super) ToolError);
 
@@ -389,7 +359,7 @@ impl fmt::Display for Refused {
 impl std::error::Error for Refused {}
 
 /// reqwest's resolver: the policy's, with every address checked.
-struct Checked(Arc<UrlPolicy>);
+pub(super) struct Checked(pub(super) Arc<UrlPolicy>);
 
 impl reqwest::dns::Resolve for Checked {
     fn resolve(&self, name: Name) -> Resolving {
