@@ -38,6 +38,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -46,6 +47,39 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::hex;
 
 pub use crate::tool::error::Confirmation;
+
+/// What a confirmation token is bound to: the call it confirms, for the caller it was asked
+/// of. A token redeemed for another tool, other arguments or another principal confirms
+/// nothing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct TokenBinding {
+    /// The tool's name.
+    pub tool: String,
+    /// The SHA-256 of the call's arguments, in lowercase hex.
+    pub arguments: String,
+    /// The caller's principal; `None` for an anonymous caller.
+    pub principal: Option<String>,
+}
+
+/// Where the confirmation tokens issued and not yet redeemed live: in this process by
+/// default, or in a store every replica shares (Redis, with the `redis` feature), so that a
+/// token issued by one replica is redeemed by any other, once.
+pub trait ConfirmationStore: Send + Sync + 'static {
+    /// Keeps `binding` under `token` for `ttl` of wall-clock time.
+    fn put<'a>(
+        &'a self,
+        token: &'a str,
+        binding: &'a TokenBinding,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ToolError>>;
+
+    /// Takes the binding of `token` out of the store: any attempt to redeem a token uses it
+    /// up, whether or not it then matches the call. `None` when the token is unknown or has
+    /// expired.
+    fn take<'a>(&'a self, token: &'a str)
+    -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>>;
+}
 
 /// How a front end puts a [`Confirmation`] to the person behind its caller; see
 /// [`Registry::call_asking`](crate::Registry::call_asking).

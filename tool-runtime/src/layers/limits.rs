@@ -27,6 +27,36 @@ use crate::tool::error::{ErrorKind, ToolError};
 
 pub use crate::tool::definition::Rate;
 
+/// A rate limiter's answer for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// The call is within its rate and was counted.
+    Allowed,
+    /// The call is over its rate: it may be tried again after this long.
+    RetryAfter(std::time::Duration),
+}
+
+/// Where the rate limits' counts live: in this process by default, or in a store every
+/// replica shares (Redis, with the `redis` feature), so that a limit of 30 calls a minute is
+/// 30 for the whole deployment. Every charge goes through it: each call that reaches the
+/// limits, and each call refused for its arguments.
+///
+/// The limiter is given each tool's rate (from `#[tool(rate)]`, the builder's
+/// [`rate_limit`](crate::registry::RegistryBuilder::rate_limit) or configuration) with every
+/// charge, and keys its counts by tool and principal; anonymous callers (`None`) share one
+/// count per tool.
+pub trait RateLimiter: Send + Sync + 'static {
+    /// Counts one call of `tool` by `principal` against `rate`, or says when to retry. An
+    /// error (the store cannot be reached) refuses the call with it, typically `unavailable`
+    /// naming the store: a limit that cannot be checked is not skipped.
+    fn charge<'a>(
+        &'a self,
+        tool: &'a str,
+        principal: Option<&'a str>,
+        rate: Rate,
+    ) -> BoxFuture<'a, Result<Charge, ToolError>>;
+}
+
 fn quota(rate: Rate) -> Quota {
     let count = NonZeroU32::new(rate.count).unwrap_or(NonZeroU32::MIN);
     // `count` per `per`: one cell every per/count, up to `count` at once.
