@@ -197,7 +197,14 @@ fn server_options(m: &ArgMatches) -> Result<crate::http::ServerOptions, String> 
         .grace(std::time::Duration::from_secs(
             *m.get_one::<u64>("grace-period").expect("has a default"),
         ))
+        .drain(std::time::Duration::from_secs(
+            *m.get_one::<u64>("drain-period").expect("has a default"),
+        ))
         .console(true);
+    let options = match m.get_one::<String>("replica-id") {
+        Some(id) => options.replica_id(id),
+        None => options,
+    };
     #[cfg(feature = "mcp")]
     let options = options.max_sessions(flag("max-mcp-sessions"));
     match m.get_one::<std::path::PathBuf>("auth-file") {
@@ -278,6 +285,28 @@ pub(super) fn serve_command() -> Command {
                 .default_value("10")
                 .value_parser(clap::value_parser!(u64))
                 .help("On SIGINT or SIGTERM, how long calls in flight may take to finish"),
+        )
+        .arg(
+            clap::Arg::new("drain-period")
+                .long("drain-period")
+                .value_name("SECONDS")
+                .default_value("0")
+                .value_parser(clap::value_parser!(u64))
+                .help("On SIGINT or SIGTERM, how long to keep serving first, GET /readyz answering 503 and connections closed after each answer, so a load balancer stops sending traffic (a few seconds behind one)"),
+        )
+        .arg(
+            clap::Arg::new("replica-id")
+                .long("replica-id")
+                .value_name("ID")
+                .env("TOOL_REPLICA_ID")
+                .value_parser(|id: &str| {
+                    if crate::layers::server::is_replica_id(id) {
+                        Ok(id.to_owned())
+                    } else {
+                        Err("ASCII letters, digits, `-` and `_` only")
+                    }
+                })
+                .help("This replica's tag behind a load balancer: the prefix of the MCP session ids it makes (ID.…), for session affinity, and its X-Replica header"),
         )
         .arg(
             clap::Arg::new("max-connections")

@@ -231,9 +231,10 @@ impl Finish {
     }
 }
 
-/// Paths served without a token: the health check, and the browser console's page and assets,
-/// which hold no data (all the console shows comes from routes that need one).
-const PUBLIC: [&str; 4] = ["/healthz", "/", "/console.js", "/console.css"];
+/// Paths served without a token: the health and readiness checks (probes carry no token), and
+/// the browser console's page and assets, which hold no data (all the console shows comes from
+/// routes that need one).
+const PUBLIC: [&str; 5] = ["/healthz", "/readyz", "/", "/console.js", "/console.css"];
 
 /// The caller's identity, `None` without an auth file; or the 401 response.
 pub(super) fn authenticate(

@@ -1,4 +1,5 @@
-//! What a caller may see: `GET /tools`, `GET /tools/{name}`, `GET /openapi.json`, `/healthz`.
+//! What a caller may see: `GET /tools`, `GET /tools/{name}`, `GET /openapi.json`, `/healthz`,
+//! `/readyz`.
 
 use std::sync::{Arc, PoisonError};
 
@@ -87,6 +88,37 @@ pub(super) async fn recent_calls(
 
 pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: 200 `{"status": "ready"}`; 503 while the server drains
+/// (`{"status": "draining"}`) or while a readiness check fails (`{"status": "unavailable",
+/// "checks": {name: message}}`). The checks run concurrently, each within 5 s.
+pub(super) async fn readyz(State(state): State<Arc<ServedRegistry>>) -> Response {
+    let readiness = &state.options.readiness;
+    if readiness.is_draining() {
+        return json_response(StatusCode::SERVICE_UNAVAILABLE, &json!({"status": "draining"}));
+    }
+    let results = futures_util::future::join_all(readiness.checks.iter().map(
+        |(name, check)| async move {
+            let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), check())
+                .await
+                .unwrap_or_else(|_| Err("no answer within 5 s".into()));
+            (name, outcome)
+        },
+    ))
+    .await;
+    let failing: Map<String, Value> = results
+        .into_iter()
+        .filter_map(|(name, outcome)| outcome.err().map(|e| (name.to_string(), Value::from(e))))
+        .collect();
+    if failing.is_empty() {
+        json_response(StatusCode::OK, &json!({"status": "ready"}))
+    } else {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "unavailable", "checks": failing}),
+        )
+    }
 }
 
 pub(super) async fn openapi_json(

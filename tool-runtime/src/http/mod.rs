@@ -7,7 +7,8 @@
 //! | `POST /invoke` | `{"tool": "...", "params": {...}, "confirm": true}` → the envelope |
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
-//! | `GET /healthz` | 200 once the registry is built |
+//! | `GET /healthz` | 200 once the registry is built (liveness) |
+//! | `GET /readyz` | 200 when ready for traffic; 503 while draining at shutdown or while a [readiness check](ServerOptions::ready_check) fails |
 //! | `GET /toolsets` | the mounted [toolsets](crate::toolset): tool count, availability, last error; for operators |
 //! | `GET /audit?limit=&tool=` | the latest calls in the audit log; for operators |
 //!
@@ -41,7 +42,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::HeaderName;
+use axum::http::{HeaderName, HeaderValue};
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
@@ -56,7 +57,13 @@ pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontLayer, exposure, request_id_of};
-use listing::{get_tool, healthz, list_tools, list_toolsets, openapi_json, recent_calls};
+use listing::{
+    get_tool, healthz, list_tools, list_toolsets, openapi_json, readyz, recent_calls,
+};
+
+/// The header naming the replica that answered, on every response of a server with a
+/// [`replica_id`](ServerOptions::replica_id).
+pub const REPLICA: HeaderName = HeaderName::from_static("x-replica");
 
 /// The request id header, read and returned on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -109,6 +116,7 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
     });
     let mut router = Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi_json))
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
@@ -119,6 +127,18 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .with_state(state.clone())
         .merge(yours)
         .layer(FrontLayer(state.clone()));
+    if let Some(replica) = &state.options.replica_id {
+        let replica = HeaderValue::from_str(replica).expect("a replica id is a header value");
+        router = router.layer(axum::middleware::map_response(
+            move |mut response: axum::response::Response| {
+                let replica = replica.clone();
+                async move {
+                    response.headers_mut().insert(REPLICA, replica);
+                    response
+                }
+            },
+        ));
+    }
     // Each tool also gets a static route, so a call does not build the URL-parameter map that
     // matching `/tools/{name}` makes. The pattern still answers unknown names and
     // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the

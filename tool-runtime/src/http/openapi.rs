@@ -167,6 +167,30 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
             }))}
         }}),
     );
+    paths.insert(
+        "/readyz".into(),
+        json!({"get": {
+            "operationId": "readyz",
+            "summary": "200 when the server should be sent traffic; 503 while it drains at shutdown or while an engine it needs is down",
+            "security": [],
+            "responses": {
+                "200": ok_response(json!({
+                    "type": "object", "required": ["status"],
+                    "properties": {"status": {"const": "ready"}}
+                })),
+                "503": {
+                    "description": "Not ready: draining, or the failing checks by name with their messages",
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["status"],
+                        "properties": {
+                            "status": {"enum": ["draining", "unavailable"]},
+                            "checks": {"type": "object", "additionalProperties": {"type": "string"}}
+                        }
+                    }}}
+                }
+            }
+        }}),
+    );
     paths.insert("/toolsets".into(), json!({"get": {
         "operationId": "toolsets",
         "summary": "The mounted toolsets: each one's tool count, whether it is available, its last error",

@@ -8,6 +8,9 @@
 //!   (slow headers and idle connections hold no slot for long);
 //! - **a body deadline** ([`ServerOptions::body_timeout`]): a body still arriving after it ends
 //!   the request with `408 request_timeout`;
+//! - **draining** ([`ServerOptions::drain`]): when shutdown begins, `GET /readyz` turns `503`
+//!   and every answer carries `Connection: close` for the drain period, while requests are
+//!   still served; then the loop stops accepting;
 //! - accept errors (such as an exhausted descriptor table) are logged, and the loop backs off;
 //! - the answers hyper makes itself for requests it cannot parse (400, 414, 431) carry an error
 //!   envelope like every other answer.
@@ -30,7 +33,9 @@ use tower::ServiceExt;
 use super::ServerOptions;
 use crate::layers::server::ConnectionLimits;
 
-/// Serves `app` on `listener` until `shutdown` completes, then stops accepting, cancels the
+/// Serves `app` on `listener` until `shutdown` completes, then drains for the
+/// [`drain`](ServerOptions::drain) period (still serving, but not ready: `GET /readyz` answers
+/// `503` and every answer carries `Connection: close`), then stops accepting, cancels the
 /// [`shutdown`](ServerOptions::shutdown) token of `options` (ending `/mcp`'s sessions when the
 /// router was given the same options) and lets calls in flight finish for at most the
 /// [`grace`](ServerOptions::grace) period. The connection limits are those of `options`. Sets
@@ -44,12 +49,24 @@ pub fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     options: &ServerOptions,
 ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    let draining = options.readiness.draining.clone();
+    let drain = options.connections.drain;
+    let flag = draining.clone();
+    let shutdown = async move {
+        shutdown.await;
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        if !drain.is_zero() {
+            tracing::info!(target: "tool_runtime::http", ?drain, "draining: not ready, still serving");
+            tokio::time::sleep(drain).await;
+        }
+    };
     accept_loop(
         listener,
         app,
         shutdown,
         options.shutdown.clone(),
         options.connections.clone(),
+        draining,
     )
 }
 
@@ -60,6 +77,7 @@ async fn accept_loop(
     shutdown: impl Future<Output = ()> + Send + 'static,
     cancel: tokio_util::sync::CancellationToken,
     options: ConnectionLimits,
+    draining: Arc<std::sync::atomic::AtomicBool>,
 ) -> std::io::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
@@ -90,7 +108,7 @@ async fn accept_loop(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = connection_service(app.clone(), peer, options.body_timeout);
+        let service = connection_service(app.clone(), peer, options.body_timeout, draining.clone());
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(options.header_timeout)
@@ -127,11 +145,12 @@ async fn accept_loop(
 }
 
 /// The service of one connection: `app`, with each request knowing its peer and its body under
-/// a deadline.
+/// a deadline, and each answer closing the connection while the server drains.
 fn connection_service(
     app: Router,
     peer: std::net::SocketAddr,
     body_timeout: Duration,
+    draining: Arc<std::sync::atomic::AtomicBool>,
 ) -> hyper_util::service::TowerToHyperService<
     impl tower::Service<
         hyper::Request<Incoming>,
@@ -144,6 +163,16 @@ fn connection_service(
         let mut request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
         request.extensions_mut().insert(ConnectInfo(peer));
         request
+    });
+    let service = service.map_response(move |mut response: axum::response::Response| {
+        // A kept-alive client reconnects, through its balancer, to a replica that stays.
+        if draining.load(std::sync::atomic::Ordering::Relaxed) {
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+        }
+        response
     });
     hyper_util::service::TowerToHyperService::new(service)
 }

@@ -45,9 +45,13 @@ use crate::layers::safety::{Access, AllowedHosts};
 /// | | [`header_timeout`](Self::header_timeout) | 10 s |
 /// | | [`body_timeout`](Self::body_timeout) | 30 s |
 /// | | [`grace`](Self::grace) | 10 s |
+/// | | [`drain`](Self::drain) | 0 s |
 /// | MCP sessions (`/mcp`) | [`max_sessions`](Self::max_sessions) | 256 |
 /// | | [`session_handshake_timeout`](Self::session_handshake_timeout) | 10 s |
 /// | | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min |
+/// | | `mcp_session_store` (feature `mcp`) | none: a session lives on the replica that made it |
+/// | replicas | [`replica_id`](Self::replica_id) | none |
+/// | | [`ready_check`](Self::ready_check) (`GET /readyz`) | none |
 /// | the server | [`api_title`](Self::api_title), [`api_version`](Self::api_version) | `tools`, this crate's version |
 /// | | [`console`](Self::console) | off |
 /// | | [`shutdown`](Self::shutdown) | a token of its own |
@@ -71,6 +75,13 @@ pub struct ServerOptions {
     pub(crate) console: bool,
     /// Cancelled when the server begins to shut down.
     pub(crate) shutdown: CancellationToken,
+    /// This replica's tag, the prefix of the MCP session ids it makes and its `X-Replica`.
+    pub(crate) replica_id: Option<Arc<str>>,
+    /// What `GET /readyz` reports: draining, and the checks of the engines the server needs.
+    pub(crate) readiness: Readiness,
+    /// Where `/mcp` keeps what another replica needs to restore a session it did not make.
+    #[cfg(feature = "mcp")]
+    pub(crate) session_store: Option<SessionStoreOption>,
     /// What a composed router mounts beside the tools, by type (the agent of `POST /agent`).
     #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) mounted: axum::http::Extensions,
@@ -96,6 +107,7 @@ impl Default for RequestLimits {
 #[derive(Debug, Clone)]
 pub(crate) struct ConnectionLimits {
     pub(crate) grace: Duration,
+    pub(crate) drain: Duration,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
@@ -105,6 +117,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             grace: Duration::from_secs(10),
+            drain: Duration::ZERO,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
@@ -127,6 +140,52 @@ impl Default for SessionLimits {
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
         }
+    }
+}
+
+/// The SDK's session store, in a type that can say `Debug`.
+#[cfg(feature = "mcp")]
+#[derive(Clone)]
+pub(crate) struct SessionStoreOption(
+    pub(crate) Arc<dyn rmcp::transport::streamable_http_server::session::SessionStore>,
+);
+
+#[cfg(feature = "mcp")]
+impl std::fmt::Debug for SessionStoreOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionStore")
+    }
+}
+
+/// A readiness check: `Ok` when the engine it checks can serve, else why not.
+pub(crate) type ReadyCheck =
+    Arc<dyn Fn() -> crate::BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
+/// Whether the server should be sent traffic: not while it drains, nor while a check fails.
+/// Clones share the draining flag, so the options given to the router and to
+/// [`serve`](crate::http::serve) report the same state.
+#[derive(Clone, Default)]
+pub(crate) struct Readiness {
+    pub(crate) draining: Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) checks: Vec<(Arc<str>, ReadyCheck)>,
+}
+
+impl std::fmt::Debug for Readiness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readiness")
+            .field("draining", &self.is_draining())
+            .field(
+                "checks",
+                &self.checks.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Readiness {
+    /// Whether the server is draining (shutting down, still serving).
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -238,6 +297,18 @@ impl ServerOptions {
         self.connections.grace = grace;
         self
     }
+
+    /// When shutdown begins, how long [`serve`](crate::http::serve) keeps serving before it
+    /// stops accepting (default 0: none). Meanwhile `GET /readyz` answers 503 and every answer
+    /// carries `Connection: close`, so a load balancer or orchestrator takes the replica out of
+    /// rotation and clients reconnect elsewhere; calls that still arrive are served. Behind a
+    /// balancer that polls `/readyz`, give it a few poll intervals (5 s is common). The
+    /// [`grace`](Self::grace) period for calls in flight follows.
+    #[must_use]
+    pub fn drain(mut self, drain: Duration) -> Self {
+        self.connections.drain = drain;
+        self
+    }
 }
 
 /// MCP sessions at `/mcp`.
@@ -265,6 +336,79 @@ impl ServerOptions {
         self.sessions.idle_timeout = timeout;
         self
     }
+
+    /// Keeps what a session needs to be restored (its client's `initialize` parameters) in
+    /// `store`, shared by every replica behind a load balancer: a request carrying a session id
+    /// this replica does not know is served after the session is restored from the store, as
+    /// if it had been made here (counted against [`max_sessions`](Self::max_sessions)). Without
+    /// one (the default), a session lives on the replica that made it, and another answers
+    /// `404` to its requests. Any [`SessionStore`] of the MCP SDK fits: one over Redis, or a
+    /// map in memory for servers in one process.
+    ///
+    /// A restored session starts afresh: what it set (the log level of `logging/setLevel`),
+    /// requests in flight on the replica that left, and its open event streams are not carried
+    /// over.
+    ///
+    /// [`SessionStore`]: rmcp::transport::streamable_http_server::session::SessionStore
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn mcp_session_store(
+        mut self,
+        store: Arc<dyn rmcp::transport::streamable_http_server::session::SessionStore>,
+    ) -> Self {
+        self.session_store = Some(SessionStoreOption(store));
+        self
+    }
+}
+
+/// Replicas behind a load balancer.
+impl ServerOptions {
+    /// This replica's tag (default none): it prefixes the MCP session ids this replica makes
+    /// (`{id}.{random}`), so a load balancer can send a session's requests to the replica that
+    /// holds it (a request the server sends its client mid-call, such as elicitation, is
+    /// answered there), and every answer carries `X-Replica: {id}`.
+    ///
+    /// # Panics
+    ///
+    /// If `id` is empty or holds anything but ASCII letters, digits, `-` and `_`.
+    #[must_use]
+    pub fn replica_id(mut self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        assert!(
+            is_replica_id(&id),
+            "a replica id is ASCII letters, digits, `-` and `_`: {id:?}"
+        );
+        self.replica_id = Some(id.into());
+        self
+    }
+
+    /// Adds a check `GET /readyz` runs: the server is ready only when every check returns
+    /// `Ok`; an `Err` names what is down (`503`, with each failing check's name and message).
+    /// For an engine the server cannot serve without, such as a shared store.
+    ///
+    /// ```
+    /// use tool_runtime::http::ServerOptions;
+    /// let options = ServerOptions::default().ready_check("store", || async { Ok(()) });
+    /// ```
+    #[must_use]
+    pub fn ready_check<F, Fut>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        let check: ReadyCheck = Arc::new(move || Box::pin(check()));
+        self.readiness.checks.push((name.into().into(), check));
+        self
+    }
+}
+
+/// Whether `id` can tag a replica: non-empty ASCII letters, digits, `-` and `_` (no `.`, which
+/// ends the tag in a session id).
+pub(crate) fn is_replica_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The server itself.

@@ -64,6 +64,12 @@ mod streamable;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
+#[cfg(feature = "http")]
+pub use rmcp::transport::streamable_http_server::session::{
+    SessionState, SessionStore, SessionStoreError,
+};
+#[cfg(feature = "http")]
+pub use sessions::MemorySessionStore;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

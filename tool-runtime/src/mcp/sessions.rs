@@ -2,6 +2,11 @@
 //! sessions open at once and a short deadline for a new session's client to finish the
 //! handshake (`notifications/initialized`). Without them, anyone who can post an `initialize`
 //! opens sessions as fast as they can send, each kept for the idle timeout.
+//!
+//! Behind a load balancer, a replica with a [`replica_id`](ServerOptions::replica_id) makes
+//! session ids that start with it (`{id}.{random}`), for the balancer to route on; and with a
+//! [session store](ServerOptions::mcp_session_store) the SDK restores here a session another
+//! replica made, which is counted like a new one.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -14,7 +19,8 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    ServerSseMessage, SessionId, SessionManager,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
+    SessionStoreError,
 };
 
 use crate::layers::server::{ServerOptions, SessionLimits};
@@ -44,6 +50,8 @@ pub(crate) struct BoundedSessions(Arc<State>);
 struct State {
     inner: LocalSessionManager,
     limits: SessionLimits,
+    /// The prefix of the ids of the sessions made here, `{replica_id}.`.
+    prefix: Option<String>,
     /// Every session open, and whether its client has finished the handshake. A session is
     /// counted from the moment its place is taken until it is closed, whoever closes it.
     open: Mutex<HashMap<SessionId, Arc<AtomicBool>>>,
@@ -96,6 +104,7 @@ impl BoundedSessions {
         Self(Arc::new(State {
             inner,
             limits,
+            prefix: options.replica_id.as_deref().map(|id| format!("{id}.")),
             open: Mutex::default(),
         }))
     }
@@ -121,6 +130,57 @@ impl BoundedSessions {
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<AtomicBool>>> {
         self.0.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Takes a place for session `id` if the cap allows; `initialized` says whether its
+    /// handshake is done (a restored session's is).
+    fn count_in(&self, id: &SessionId, initialized: bool) -> bool {
+        let mut open = self.open();
+        let room = open.len() < self.0.limits.max_sessions;
+        if room {
+            open.insert(id.clone(), Arc::new(AtomicBool::new(initialized)));
+        }
+        room
+    }
+
+    /// The cap's refusal, noted for the `/mcp` route.
+    fn full(&self) -> SessionsError {
+        let _ = REFUSED_FOR_ROOM.try_with(|refused| refused.set(true));
+        SessionsError::Full(self.0.limits.max_sessions)
+    }
+
+    /// A new session: the SDK's, or with a replica id, one under an id that starts with it.
+    async fn make_session(
+        &self,
+    ) -> Result<(SessionId, <Self as SessionManager>::Transport), SessionsError> {
+        let Some(prefix) = &self.0.prefix else {
+            return Ok(self.0.inner.create_session().await?);
+        };
+        // The SDK makes no session under an id of ours but one it restores: a fresh id cannot
+        // be present already.
+        let id: SessionId = format!("{prefix}{}", random_id()).into();
+        match self.0.inner.restore_session(id.clone()).await? {
+            RestoreOutcome::Restored(transport) => Ok((id, transport)),
+            _ => Err(SessionsError::Local(LocalSessionManagerError::SessionNotFound(id))),
+        }
+    }
+}
+
+/// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
+fn random_id() -> String {
+    use std::fmt::Write;
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes[..8].copy_from_slice(&(nanos as u64).to_le_bytes());
+        bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    }
+    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 impl SessionManager for BoundedSessions {
@@ -130,26 +190,13 @@ impl SessionManager for BoundedSessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         // Counted before the session is made (no work for a refused one) and again as it is
         // counted in, which decides: concurrent `initialize`s cannot overshoot the cap.
-        let max = self.0.limits.max_sessions;
-        let full = || {
-            let _ = REFUSED_FOR_ROOM.try_with(|refused| refused.set(true));
-            Err(SessionsError::Full(max))
-        };
         if self.is_full() {
-            return full();
+            return Err(self.full());
         }
-        let (id, transport) = self.0.inner.create_session().await?;
-        let counted = {
-            let mut open = self.open();
-            let room = open.len() < max;
-            if room {
-                open.insert(id.clone(), Arc::default());
-            }
-            room
-        };
-        if !counted {
+        let (id, transport) = self.make_session().await?;
+        if !self.count_in(&id, false) {
             let _ = self.0.inner.close_session(&id).await;
-            return full();
+            return Err(self.full());
         }
         let this = self.clone();
         let session = id.clone();
@@ -220,11 +267,104 @@ impl SessionManager for BoundedSessions {
         Ok(self.0.inner.create_standalone_stream(id).await?)
     }
 
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        // A session made by another replica, brought here from the store: counted as a new one.
+        if self.is_full() {
+            return Err(self.full());
+        }
+        let outcome = self.0.inner.restore_session(id.clone()).await?;
+        if matches!(outcome, RestoreOutcome::Restored(_)) && !self.count_in(&id, true) {
+            let _ = self.0.inner.close_session(&id).await;
+            return Err(self.full());
+        }
+        Ok(outcome)
+    }
+
     async fn resume(
         &self,
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         Ok(self.0.inner.resume(id, last_event_id).await?)
+    }
+}
+
+/// A [`SessionStore`] in memory, for MCP servers in one process (tests, a router mounting `/mcp`
+/// twice); replicas in several processes need a shared one, such as Redis. Clones share the
+/// sessions.
+///
+/// ```
+/// # #[cfg(feature = "http")] {
+/// use std::sync::Arc;
+/// use tool_runtime::http::ServerOptions;
+/// use tool_runtime::mcp::MemorySessionStore;
+///
+/// let store = Arc::new(MemorySessionStore::default());
+/// let a = ServerOptions::default().mcp_session_store(store.clone());
+/// let b = ServerOptions::default().mcp_session_store(store);
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct MemorySessionStore(Arc<Mutex<HashMap<String, SessionState>>>);
+
+impl MemorySessionStore {
+    /// The number of sessions kept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.sessions().len()
+    }
+
+    /// Whether no session is kept.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionState>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The future the SDK's (`async_trait`) store methods return.
+type StoreFuture<'a, T> =
+    std::pin::Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
+
+impl SessionStore for MemorySessionStore {
+    fn load<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, Option<SessionState>>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        let state = self.sessions().get(session_id).cloned();
+        Box::pin(std::future::ready(Ok(state)))
+    }
+
+    fn store<'a, 'b, 'c, 'f>(
+        &'a self,
+        session_id: &'b str,
+        state: &'c SessionState,
+    ) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        self.sessions().insert(session_id.to_owned(), state.clone());
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn delete<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        self.sessions().remove(session_id);
+        Box::pin(std::future::ready(Ok(())))
     }
 }

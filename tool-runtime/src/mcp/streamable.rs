@@ -23,8 +23,9 @@ const SESSION_ID: &str = "mcp-session-id";
 impl McpServer {
     /// The SDK's streamable-HTTP transport as a tower service, which
     /// [`http_route`](Self::http_route) wraps. Sessions live in memory, in `sessions`. Of
-    /// `options` it takes the body limit and the `Host` names against DNS rebinding
-    /// ([`ServerOptions::allowed_hosts`]). Cancelling `cancel` ends every session and its open
+    /// `options` it takes the body limit, the `Host` names against DNS rebinding
+    /// ([`ServerOptions::allowed_hosts`]) and the session store
+    /// ([`ServerOptions::mcp_session_store`]). Cancelling `cancel` ends every session and its open
     /// event streams at once; `http_route` does, once the [`shutdown`](ServerOptions::shutdown)
     /// token of its options is cancelled and the `POST` answers in flight are out.
     fn http_service(
@@ -45,6 +46,7 @@ impl McpServer {
             AllowedHosts::Only(hosts) if hosts.is_empty() => config.with_allowed_hosts([" "]),
             AllowedHosts::Only(hosts) => config.with_allowed_hosts(hosts.clone()),
         };
+        config.session_store = options.session_store.as_ref().map(|s| s.0.clone());
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
             move || Ok(self.new_session()),
