@@ -1,0 +1,282 @@
+//! Servers side by side behind a load balancer, in one process: MCP sessions restored from a
+//! shared session store on a replica that did not make them, session ids and `X-Replica`
+//! naming the replica, `GET /readyz` with its checks, and the drain at shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_runtime::app;
+use tool_runtime::http::ServerOptions;
+use tool_runtime::mcp::MemorySessionStore;
+use tool_runtime::{Registry, tool};
+
+/// Says hello.
+#[tool(annotations(read_only))]
+async fn hello(name: String) -> String {
+    format!("hello {name}")
+}
+
+fn registry() -> Arc<Registry> {
+    Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(hello::descriptor())
+            .build()
+            .unwrap(),
+    )
+}
+
+/// A JSON-RPC message posted to `{base}/mcp`, in `session` when given.
+async fn rpc(base: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(body);
+    if let Some(s) = session {
+        request = request
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    request.send().await.unwrap()
+}
+
+/// A session opened on `base` (`initialize`, then `notifications/initialized`): its id.
+async fn open_session(base: &str) -> String {
+    let init = rpc(base, None, &tool_test_support::mcp_initialize("2025-11-25")).await;
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let done = rpc(
+        base,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(done.status(), 202);
+    session
+}
+
+async fn tools_list(base: &str, session: &str) -> (u16, String) {
+    let response = rpc(
+        base,
+        Some(session),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_store() {
+    let store = Arc::new(MemorySessionStore::default());
+    let a = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default()
+            .replica_id("a")
+            .mcp_session_store(store.clone()),
+    ))
+    .await;
+    let b = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default()
+            .replica_id("b")
+            .mcp_session_store(store.clone()),
+    ))
+    .await;
+    let session = open_session(&a).await;
+    assert!(session.starts_with("a."), "{session}");
+    assert_eq!(store.len(), 1);
+
+    // B never saw the session: it restores it from the store and serves it.
+    let (status, body) = tools_list(&b, &session).await;
+    assert_eq!(status, 200, "{body}");
+    let listed = tool_test_support::sse_message(&body);
+    assert_eq!(listed["result"]["tools"][0]["name"], "hello", "{listed}");
+    let called = rpc(
+        &b,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "hello", "arguments": {"name": "bea"}}}),
+    )
+    .await;
+    assert_eq!(called.status(), 200);
+    let called = tool_test_support::sse_message(&called.text().await.unwrap());
+    assert_eq!(called["result"]["structuredContent"]["result"], "hello bea", "{called}");
+    // And A still does.
+    assert_eq!(tools_list(&a, &session).await.0, 200);
+
+    // A session's DELETE removes it from the store: no replica restores it again.
+    let deleted = reqwest::Client::new()
+        .delete(format!("{b}/mcp"))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    assert!(store.is_empty());
+}
+
+#[tokio::test]
+async fn without_a_store_a_session_lives_on_its_replica_only() {
+    let a = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default(),
+    ))
+    .await;
+    let b = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default(),
+    ))
+    .await;
+    let session = open_session(&a).await;
+    assert!(!session.contains('.'), "no replica id, the SDK's own ids: {session}");
+    assert_eq!(tools_list(&b, &session).await.0, 404);
+    assert_eq!(tools_list(&a, &session).await.0, 200);
+}
+
+#[tokio::test]
+async fn restored_sessions_count_against_the_cap() {
+    let store = Arc::new(MemorySessionStore::default());
+    let options = |id: &str| {
+        ServerOptions::default()
+            .replica_id(id)
+            .max_sessions(1)
+            .mcp_session_store(store.clone())
+    };
+    let a = tool_test_support::serve_on_loopback(app::router(registry(), options("a"))).await;
+    let b = tool_test_support::serve_on_loopback(app::router(registry(), options("b"))).await;
+    let first = open_session(&a).await;
+    let second = open_session(&b).await;
+    // B's one place is taken by its own session: A's is not restored there.
+    let (status, _) = tools_list(&b, &first).await;
+    assert!(status >= 500, "{status}");
+    assert_eq!(tools_list(&b, &second).await.0, 200);
+}
+
+#[tokio::test]
+async fn every_answer_names_the_replica() {
+    let base = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default().replica_id("r-7"),
+    ))
+    .await;
+    for path in ["/healthz", "/tools", "/no-such-route"] {
+        let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(response.headers()["x-replica"], "r-7", "{path}");
+    }
+    let plain = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default(),
+    ))
+    .await;
+    let response = reqwest::get(format!("{plain}/healthz")).await.unwrap();
+    assert!(response.headers().get("x-replica").is_none());
+}
+
+#[test]
+#[should_panic(expected = "a replica id is ASCII letters")]
+fn a_replica_id_with_a_dot_is_refused() {
+    let _ = ServerOptions::default().replica_id("a.b");
+}
+
+#[tokio::test]
+async fn readyz_answers_503_while_a_check_fails() {
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = up.clone();
+    let options = ServerOptions::default()
+        .ready_check("store", move || {
+            let up = flag.load(std::sync::atomic::Ordering::SeqCst);
+            async move { if up { Ok(()) } else { Err("connection refused".to_owned()) } }
+        })
+        .ready_check("other", || async { Ok(()) });
+    let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
+    let down = reqwest::get(format!("{base}/readyz")).await.unwrap();
+    assert_eq!(down.status(), 503);
+    assert_eq!(
+        down.json::<Value>().await.unwrap(),
+        json!({"status": "unavailable", "checks": {"store": "connection refused"}})
+    );
+    // Liveness is another question.
+    assert_eq!(reqwest::get(format!("{base}/healthz")).await.unwrap().status(), 200);
+    up.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ready = reqwest::get(format!("{base}/readyz")).await.unwrap();
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.json::<Value>().await.unwrap(), json!({"status": "ready"}));
+}
+
+#[tokio::test]
+async fn readyz_needs_no_token_and_is_in_the_openapi_document() {
+    let auth = tool_runtime::http::Auth::from_toml(
+        "[[tokens]]\ntoken = \"t\"\nprincipal = \"p\"\nroles = []\n",
+    )
+    .unwrap();
+    let base = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default().auth(auth),
+    ))
+    .await;
+    assert_eq!(reqwest::get(format!("{base}/readyz")).await.unwrap().status(), 200);
+    let doc: Value = reqwest::Client::new()
+        .get(format!("{base}/openapi.json"))
+        .bearer_auth("t")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let readyz = &doc["paths"]["/readyz"]["get"];
+    assert_eq!(readyz["operationId"], "readyz", "{doc}");
+    assert!(readyz["responses"]["503"].is_object());
+}
+
+#[tokio::test]
+async fn at_shutdown_the_server_drains_not_ready_and_closing_connections_then_stops() {
+    let options = ServerOptions::default()
+        .drain(Duration::from_millis(1500))
+        .grace(Duration::from_secs(1));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(tool_runtime::http::serve(
+        listener,
+        app::router(registry(), options.clone()),
+        async {
+            let _ = stopped.await;
+        },
+        &options,
+    ));
+    let http = reqwest::Client::new();
+    let before = http.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(before.status(), 200);
+    assert!(before.headers().get("connection").is_none());
+
+    stop.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Draining: not ready, still serving calls, each answer closing its connection.
+    let readyz = http.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(readyz.status(), 503);
+    assert_eq!(readyz.headers()["connection"], "close");
+    assert_eq!(readyz.json::<Value>().await.unwrap(), json!({"status": "draining"}));
+    let call = http
+        .post(format!("{base}/tools/hello"))
+        .json(&json!({"name": "dee"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(call.status(), 200);
+    assert_eq!(call.headers()["connection"], "close");
+    assert!(!served.is_finished());
+
+    // Then it stops.
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("stopped after the drain")
+        .unwrap()
+        .unwrap();
+    assert!(http.get(format!("{base}/readyz")).send().await.is_err());
+}
