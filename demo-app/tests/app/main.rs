@@ -7,6 +7,7 @@ mod cli;
 mod console;
 mod gateway;
 mod mcp;
+mod replicas;
 mod serve;
 
 /// The demo app's tools, in the order every listing gives them.

@@ -104,7 +104,10 @@ async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_s
     .await;
     assert_eq!(called.status(), 200);
     let called = tool_test_support::sse_message(&called.text().await.unwrap());
-    assert_eq!(called["result"]["structuredContent"]["result"], "hello bea", "{called}");
+    assert_eq!(
+        called["result"]["structuredContent"]["result"], "hello bea",
+        "{called}"
+    );
     // And A still does.
     assert_eq!(tools_list(&a, &session).await.0, 200);
 
@@ -122,18 +125,15 @@ async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_s
 
 #[tokio::test]
 async fn without_a_store_a_session_lives_on_its_replica_only() {
-    let a = tool_test_support::serve_on_loopback(app::router(
-        registry(),
-        ServerOptions::default(),
-    ))
-    .await;
-    let b = tool_test_support::serve_on_loopback(app::router(
-        registry(),
-        ServerOptions::default(),
-    ))
-    .await;
+    let a = tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
+        .await;
+    let b = tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
+        .await;
     let session = open_session(&a).await;
-    assert!(!session.contains('.'), "no replica id, the SDK's own ids: {session}");
+    assert!(
+        !session.contains('.'),
+        "no replica id, the SDK's own ids: {session}"
+    );
     assert_eq!(tools_list(&b, &session).await.0, 404);
     assert_eq!(tools_list(&a, &session).await.0, 200);
 }
@@ -168,11 +168,9 @@ async fn every_answer_names_the_replica() {
         let response = reqwest::get(format!("{base}{path}")).await.unwrap();
         assert_eq!(response.headers()["x-replica"], "r-7", "{path}");
     }
-    let plain = tool_test_support::serve_on_loopback(app::router(
-        registry(),
-        ServerOptions::default(),
-    ))
-    .await;
+    let plain =
+        tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
+            .await;
     let response = reqwest::get(format!("{plain}/healthz")).await.unwrap();
     assert!(response.headers().get("x-replica").is_none());
 }
@@ -190,7 +188,13 @@ async fn readyz_answers_503_while_a_check_fails() {
     let options = ServerOptions::default()
         .ready_check("store", move || {
             let up = flag.load(std::sync::atomic::Ordering::SeqCst);
-            async move { if up { Ok(()) } else { Err("connection refused".to_owned()) } }
+            async move {
+                if up {
+                    Ok(())
+                } else {
+                    Err("connection refused".to_owned())
+                }
+            }
         })
         .ready_check("other", || async { Ok(()) });
     let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
@@ -201,11 +205,20 @@ async fn readyz_answers_503_while_a_check_fails() {
         json!({"status": "unavailable", "checks": {"store": "connection refused"}})
     );
     // Liveness is another question.
-    assert_eq!(reqwest::get(format!("{base}/healthz")).await.unwrap().status(), 200);
+    assert_eq!(
+        reqwest::get(format!("{base}/healthz"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     up.store(true, std::sync::atomic::Ordering::SeqCst);
     let ready = reqwest::get(format!("{base}/readyz")).await.unwrap();
     assert_eq!(ready.status(), 200);
-    assert_eq!(ready.json::<Value>().await.unwrap(), json!({"status": "ready"}));
+    assert_eq!(
+        ready.json::<Value>().await.unwrap(),
+        json!({"status": "ready"})
+    );
 }
 
 #[tokio::test]
@@ -219,7 +232,13 @@ async fn readyz_needs_no_token_and_is_in_the_openapi_document() {
         ServerOptions::default().auth(auth),
     ))
     .await;
-    assert_eq!(reqwest::get(format!("{base}/readyz")).await.unwrap().status(), 200);
+    assert_eq!(
+        reqwest::get(format!("{base}/readyz"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let doc: Value = reqwest::Client::new()
         .get(format!("{base}/openapi.json"))
         .bearer_auth("t")
@@ -261,7 +280,10 @@ async fn at_shutdown_the_server_drains_not_ready_and_closing_connections_then_st
     let readyz = http.get(format!("{base}/readyz")).send().await.unwrap();
     assert_eq!(readyz.status(), 503);
     assert_eq!(readyz.headers()["connection"], "close");
-    assert_eq!(readyz.json::<Value>().await.unwrap(), json!({"status": "draining"}));
+    assert_eq!(
+        readyz.json::<Value>().await.unwrap(),
+        json!({"status": "draining"})
+    );
     let call = http
         .post(format!("{base}/tools/hello"))
         .json(&json!({"name": "dee"}))

@@ -96,17 +96,19 @@ pub(super) async fn healthz() -> Response {
 pub(super) async fn readyz(State(state): State<Arc<ServedRegistry>>) -> Response {
     let readiness = &state.options.readiness;
     if readiness.is_draining() {
-        return json_response(StatusCode::SERVICE_UNAVAILABLE, &json!({"status": "draining"}));
+        return json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "draining"}),
+        );
     }
-    let results = futures_util::future::join_all(readiness.checks.iter().map(
-        |(name, check)| async move {
+    let results =
+        futures_util::future::join_all(readiness.checks.iter().map(|(name, check)| async move {
             let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), check())
                 .await
                 .unwrap_or_else(|_| Err("no answer within 5 s".into()));
             (name, outcome)
-        },
-    ))
-    .await;
+        }))
+        .await;
     let failing: Map<String, Value> = results
         .into_iter()
         .filter_map(|(name, outcome)| outcome.err().map(|e| (name.to_string(), Value::from(e))))

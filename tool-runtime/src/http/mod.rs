@@ -57,9 +57,7 @@ pub use serve::{serve, shutdown_signal};
 
 use calls::{call_named, call_request_with, call_tool, invoke, named_tool_routes, not_found};
 use front::{FrontLayer, exposure, request_id_of};
-use listing::{
-    get_tool, healthz, list_tools, list_toolsets, openapi_json, readyz, recent_calls,
-};
+use listing::{get_tool, healthz, list_tools, list_toolsets, openapi_json, readyz, recent_calls};
 
 /// The header naming the replica that answered, on every response of a server with a
 /// [`replica_id`](ServerOptions::replica_id).

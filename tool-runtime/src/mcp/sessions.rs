@@ -160,7 +160,9 @@ impl BoundedSessions {
         let id: SessionId = format!("{prefix}{}", random_id()).into();
         match self.0.inner.restore_session(id.clone()).await? {
             RestoreOutcome::Restored(transport) => Ok((id, transport)),
-            _ => Err(SessionsError::Local(LocalSessionManagerError::SessionNotFound(id))),
+            _ => Err(SessionsError::Local(
+                LocalSessionManagerError::SessionNotFound(id),
+            )),
         }
     }
 }

@@ -1,0 +1,279 @@
+//! Three `demo-app serve` replicas (each its own directory and database, tags r1 r2 r3) behind
+//! nginx with the shipped configuration (`demo-app/deploy/nginx.conf`, its ports replaced):
+//! round robin for plain requests, an MCP session kept on its replica (the official Python
+//! client through the balancer), and a rolling restart under a steady stream of calls in
+//! which no call fails and none runs twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_test_support::nginx::{Nginx, free_port};
+use tool_test_support::{Served, TempDir};
+
+const IDS: [&str; 3] = ["r1", "r2", "r3"];
+
+struct Replica {
+    id: &'static str,
+    port: u16,
+    dir: PathBuf,
+    db: PathBuf,
+    served: Option<Served>,
+}
+
+impl Replica {
+    fn start(&mut self) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+        command
+            .current_dir(&self.dir)
+            .arg("--db")
+            .arg(&self.db)
+            .args(["serve", "--addr", &format!("127.0.0.1:{}", self.port)])
+            .args([
+                "--replica-id",
+                self.id,
+                "--drain-period",
+                "2",
+                "--grace-period",
+                "5",
+            ])
+            .env_remove("RUST_LOG");
+        self.served = Some(Served::spawn(command));
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// Three replicas started in `dir` (each in a directory of its own, with `config` as its
+/// `demo-app.toml` when given), and nginx in front of them on the shipped configuration.
+/// With `shared_db`, they share one database (as replicas of a real deployment would share
+/// theirs), else each has its own.
+fn rig(name: &str, dir: &TempDir, config: Option<&str>, shared_db: bool) -> (Vec<Replica>, Nginx) {
+    let mut replicas: Vec<Replica> = IDS
+        .iter()
+        .map(|id| {
+            let dir = dir.join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            if let Some(config) = config {
+                std::fs::write(dir.join("demo-app.toml"), config).unwrap();
+            }
+            let db = if shared_db {
+                dir.join("../shared.db")
+            } else {
+                dir.join("d.db")
+            };
+            Replica {
+                id,
+                port: free_port(),
+                dir,
+                db,
+                served: None,
+            }
+        })
+        .collect();
+    for r in &mut replicas {
+        r.start();
+    }
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx.conf");
+    let mut site = std::fs::read_to_string(shipped).unwrap();
+    for (shipped_port, r) in [8081, 8082, 8083].iter().zip(&replicas) {
+        site = site.replace(
+            &format!("127.0.0.1:{shipped_port}"),
+            &format!("127.0.0.1:{}", r.port),
+        );
+    }
+    let port = free_port();
+    let listen = "listen 127.0.0.1:8080;";
+    assert!(site.contains(listen), "the shipped file listens on 8080");
+    site = site.replace(listen, &format!("listen 127.0.0.1:{port};"));
+    (replicas, Nginx::start(name, &site, port))
+}
+
+#[tokio::test]
+async fn plain_requests_are_balanced_over_every_replica_with_the_request_id_passed() {
+    let dir = TempDir::new("replicas-rr");
+    let (_replicas, nginx) = rig("replicas-rr", &dir, None, false);
+    let http = reqwest::Client::new();
+    let mut seen = BTreeMap::new();
+    for i in 0..9 {
+        let response = http
+            .get(format!("{}/healthz", nginx.base))
+            .header("x-request-id", format!("rr-{i}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["x-request-id"],
+            format!("rr-{i}").as_str()
+        );
+        let replica = response.headers()["x-replica"].to_str().unwrap().to_owned();
+        *seen.entry(replica).or_insert(0) += 1;
+    }
+    assert_eq!(
+        seen,
+        BTreeMap::from([("r1".into(), 3), ("r2".into(), 3), ("r3".into(), 3)])
+    );
+    // Without one, nginx makes the request id the replica uses.
+    let response = http
+        .get(format!("{}/healthz", nginx.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["x-request-id"].len(), 32);
+}
+
+#[test]
+fn an_mcp_session_stays_on_its_replica_through_the_balancer() {
+    let dir = TempDir::new("replicas-mcp");
+    // One database: the checks revoke, in a second session (balanced anywhere), the device
+    // the first one paired.
+    let (_replicas, nginx) = rig("replicas-mcp", &dir, None, true);
+    let python = tool_test_support::python_with("mcp, jsonschema");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_check.py");
+    // Each session's `tools/list` and `tools/call`s, and the answers to the elicitations the
+    // server sends mid-call, only work when every request of the session reaches the replica
+    // that made it (another answers 404, or never hears the answer it waits for).
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            "demo",
+            "--mode",
+            "legacy",
+            "--url",
+            &format!("{}/mcp", nginx.base),
+        ])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    tool_test_support::expect_checks(
+        &out,
+        &[
+            "connect 2025-11-25",
+            "list",
+            "device_add",
+            "device_pair",
+            "elicitation_accepted",
+        ],
+    );
+}
+
+/// POSTs `device_add` for workspace `w{i}`, one after another, until `stop`: each call's number
+/// and outcome (the status, or the error).
+async fn steady_calls(base: String, stop: Arc<AtomicBool>) -> Vec<(usize, Result<u16, String>)> {
+    let http = reqwest::Client::new();
+    let mut outcomes = Vec::new();
+    let mut i = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let outcome = http
+            .post(format!("{base}/tools/device_add"))
+            .json(&json!({"workspace": format!("w{i}")}))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .map_err(|e| e.to_string());
+        outcomes.push((i, outcome));
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    outcomes
+}
+
+async fn readyz(http: &reqwest::Client, base: &str) -> Option<u16> {
+    http.get(format!("{base}/readyz"))
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
+    let dir = TempDir::new("replicas-rolling");
+    // The steady loop calls faster than the demo's default limit on device_add allows.
+    let config = "[limits.device_add]\nrate = \"100000/min\"\n";
+    let (mut replicas, nginx) = rig("replicas-rolling", &dir, Some(config), false);
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = tokio::spawn(steady_calls(nginx.base.clone(), stop.clone()));
+    let http = reqwest::Client::new();
+    for r in &mut replicas {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(readyz(&http, &r.base()).await, Some(200));
+        let mut served = r.served.take().unwrap();
+        let pid = served.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Draining: not ready, still answering.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut draining = false;
+        while Instant::now() < deadline && !draining {
+            draining = readyz(&http, &r.base()).await == Some(503);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            draining,
+            "{}: /readyz did not turn 503 while draining",
+            r.id
+        );
+        let status = tokio::task::spawn_blocking(move || {
+            let status = served.child.wait().unwrap();
+            drop(served);
+            status
+        })
+        .await
+        .unwrap();
+        assert!(status.success(), "{}: {status}", r.id);
+        r.start();
+        assert_eq!(readyz(&http, &r.base()).await, Some(200));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, Ordering::Relaxed);
+    let outcomes = calls.await.unwrap();
+    assert!(
+        outcomes.len() > 50,
+        "too few calls to tell: {}",
+        outcomes.len()
+    );
+    let failed: Vec<_> = outcomes.iter().filter(|(_, o)| *o != Ok(200)).collect();
+    assert!(
+        failed.is_empty(),
+        "calls failed during the restart: {failed:?}\n{}",
+        nginx.error_log()
+    );
+
+    // Every call ran once: its pending code is in exactly one replica's database.
+    let mut ran = Vec::new();
+    for r in &replicas {
+        let listed: Value = http
+            .post(format!("{}/tools/device_list", r.base()))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        ran.extend(
+            listed["result"]["pending_codes"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{listed}"))
+                .iter()
+                .map(|c| c["workspace"].as_str().unwrap().to_owned()),
+        );
+    }
+    let expected: BTreeSet<String> = outcomes.iter().map(|(i, _)| format!("w{i}")).collect();
+    let once: BTreeSet<String> = ran.iter().cloned().collect();
+    assert_eq!(ran.len(), once.len(), "a call ran twice");
+    assert_eq!(once, expected);
+}
