@@ -176,7 +176,7 @@ fn random_id() -> String {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        bytes[..8].copy_from_slice(&(nanos as u64).to_le_bytes());
+        bytes[..8].copy_from_slice(&nanos.to_le_bytes()[..8]);
         bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     }
     bytes.iter().fold(String::with_capacity(32), |mut s, b| {
