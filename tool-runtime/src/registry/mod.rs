@@ -16,6 +16,7 @@
 //! let registry = Registry::builder().build().unwrap();
 //! assert!(registry.get("add").is_some());
 //! ```
+#![doc = include_str!("../../docs/scale-out.md")]
 
 mod builder;
 
@@ -27,7 +28,8 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::catalog::toolset::{MountError, Toolset};
-use crate::layers::confirm::Ask;
+use crate::layers::confirm::{Ask, ConfirmationStore};
+use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
 use crate::tool::caller::Caller;
 use crate::tool::context::CallContext;
@@ -46,8 +48,10 @@ pub(crate) use crate::catalog::stable_hash;
 pub(crate) use crate::pipeline::Input;
 
 /// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
-/// [`Registry::add_tool`], [`Registry::mount`]): a value, which it puts behind an `Arc`, or
-/// one already shared (`Arc<T>`, `Arc<dyn Tool>`, `Arc<dyn Toolset>`), kept as it is.
+/// [`Registry::add_tool`], [`Registry::mount`]), and the stores of its limits and
+/// confirmations ([`RegistryBuilder::rate_limiter`],
+/// [`RegistryBuilder::confirmation_store`]): a value, which it puts behind an `Arc`, or one
+/// already shared (`Arc<T>`, `Arc<dyn Tool>`, `Arc<dyn Toolset>`, ...), kept as it is.
 ///
 /// ```standalone_crate
 /// use std::sync::Arc;
@@ -100,6 +104,42 @@ impl<T: Toolset> IntoArc<dyn Toolset> for Arc<T> {
 
 impl IntoArc<dyn Toolset> for Arc<dyn Toolset> {
     fn into_arc(self) -> Arc<dyn Toolset> {
+        self
+    }
+}
+
+impl<T: RateLimiter> IntoArc<dyn RateLimiter> for T {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        Arc::new(self)
+    }
+}
+
+impl<T: RateLimiter> IntoArc<dyn RateLimiter> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        self
+    }
+}
+
+impl IntoArc<dyn RateLimiter> for Arc<dyn RateLimiter> {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        self
+    }
+}
+
+impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for T {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
+        Arc::new(self)
+    }
+}
+
+impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
+        self
+    }
+}
+
+impl IntoArc<dyn ConfirmationStore> for Arc<dyn ConfirmationStore> {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
         self
     }
 }
