@@ -60,9 +60,12 @@ fn per_minute(count: u32) -> Rate {
     }
 }
 
+/// One charge: the tool, the principal, the rate.
+type Charged = (String, Option<String>, Rate);
+
 /// A limiter that records every charge and lets every call through.
 #[derive(Clone, Default)]
-struct Recording(Arc<Mutex<Vec<(String, Option<String>, Rate)>>>);
+struct Recording(Arc<Mutex<Vec<Charged>>>);
 
 impl RateLimiter for Recording {
     fn charge<'a>(
@@ -80,7 +83,7 @@ impl RateLimiter for Recording {
 }
 
 impl Recording {
-    fn take(&self) -> Vec<(String, Option<String>, Rate)> {
+    fn take(&self) -> Vec<Charged> {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
 }
@@ -325,10 +328,10 @@ async fn a_token_issued_by_one_replica_is_redeemed_by_another_once() {
         e.message()
     );
     // Registries with a store each know only their own tokens.
-    let (c, d) = (builder().build().unwrap(), builder().build().unwrap());
+    let (own_a, own_b) = (builder().build().unwrap(), builder().build().unwrap());
     let args = json!({"disk": "sdb"});
-    let token = token_of(&c.call("disk_erase", args.clone(), who("hal")).await);
-    let env = d
+    let token = token_of(&own_a.call("disk_erase", args.clone(), who("hal")).await);
+    let env = own_b
         .call("disk_erase", args, who("hal").confirmation(token))
         .await;
     assert_eq!(env.error().unwrap().kind(), "confirmation_required");

@@ -199,9 +199,9 @@ impl ConfirmationStore for MemoryConfirmationStore {
         &'a self,
         token: &'a str,
     ) -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>> {
-        let taken = self.lock().remove(token);
+        let kept = self.lock().remove(token);
         let now = SystemTime::now();
-        let binding = taken.filter(|p| p.expires > now).map(|p| p.binding);
+        let binding = kept.filter(|p| p.expires > now).map(|p| p.binding);
         Box::pin(std::future::ready(Ok(binding)))
     }
 }

@@ -330,10 +330,10 @@ impl RegistryBuilder {
         let rates = tools
             .values()
             .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
-        let limiter = self
+        let counter = self
             .rate_limiter
             .unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
-        let rate_limits = crate::layers::limits::RateLimits::new(limiter, rates).map(Arc::new);
+        let rate_limits = crate::layers::limits::RateLimits::new(counter, rates).map(Arc::new);
         if let Some(limits) = &rate_limits {
             hooks.push(Arc::clone(limits) as Arc<dyn CallHook>);
         }

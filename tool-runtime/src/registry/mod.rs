@@ -168,6 +168,7 @@ impl Registry {
     /// their outcome records; `None` without an audit log (see [`Audit::recent`]).
     ///
     /// [`Audit::recent`]: crate::audit::Audit::recent
+    #[must_use]
     pub fn recent_calls(
         &self,
         limit: usize,
@@ -350,6 +351,7 @@ impl Registry {
 
     /// Removes a tool added at run time; `false` if there was none of that name (tools fixed
     /// when the registry was built cannot be removed). Calls already running finish.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.catalog.remove_tool(name)
     }
@@ -368,6 +370,7 @@ impl Registry {
 
     /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn unmount(&self, name: &str) -> bool {
         self.catalog.unmount(name)
     }
