@@ -186,7 +186,7 @@ impl RegistryBuilder {
     /// use tool_runtime::limits::{Charge, Rate, RateLimiter};
     /// use tool_runtime::{BoxFuture, Registry, ToolError};
     ///
-    /// /// Lets every call through, and says so.
+    /// /// Lets every call through.
     /// struct Unlimited;
     ///
     /// impl RateLimiter for Unlimited {
@@ -196,15 +196,18 @@ impl RegistryBuilder {
     ///         principal: Option<&'a str>,
     ///         rate: Rate,
     ///     ) -> BoxFuture<'a, Result<Charge, ToolError>> {
-    ///         println!("{tool} by {principal:?} at {rate:?}");
+    ///         // A shared limiter counts under (tool, principal) against `rate` here.
+    ///         let _ = (tool, principal, rate);
     ///         Box::pin(async { Ok(Charge::Allowed) })
     ///     }
     /// }
     ///
     /// // One limiter for two registries: their calls share one count.
     /// let shared = Arc::new(Unlimited);
-    /// let a = Registry::builder().rate_limiter(shared.clone()).build().unwrap();
-    /// let b = Registry::builder().rate_limiter(shared).build().unwrap();
+    /// let replica = |limiter: Arc<Unlimited>| {
+    ///     Registry::builder().without_inventory().rate_limiter(limiter).build().unwrap()
+    /// };
+    /// let (a, b) = (replica(shared.clone()), replica(shared));
     /// ```
     #[must_use]
     pub fn rate_limiter(mut self, limiter: impl IntoArc<dyn RateLimiter>) -> Self {
@@ -223,11 +226,13 @@ impl RegistryBuilder {
     /// use tool_runtime::Registry;
     /// use tool_runtime::confirm::MemoryConfirmationStore;
     ///
-    /// // Two registries in one process (as two replicas share a store across processes): a
-    /// // token either issues, either redeems.
+    /// // Two registries in one process, as replicas share a store across processes: a token
+    /// // one of them issues, the other redeems.
     /// let tokens = Arc::new(MemoryConfirmationStore::new());
-    /// let a = Registry::builder().confirmation_store(tokens.clone()).build().unwrap();
-    /// let b = Registry::builder().confirmation_store(tokens).build().unwrap();
+    /// let replica = |tokens: Arc<MemoryConfirmationStore>| {
+    ///     Registry::builder().without_inventory().confirmation_store(tokens).build().unwrap()
+    /// };
+    /// let (a, b) = (replica(tokens.clone()), replica(tokens));
     /// ```
     #[must_use]
     pub fn confirmation_store(mut self, store: impl IntoArc<dyn ConfirmationStore>) -> Self {
