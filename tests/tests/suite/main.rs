@@ -26,6 +26,7 @@ mod parsed_path;
 mod pipeline;
 mod policy;
 mod replicas;
+mod scale_out;
 mod schemas;
 mod toolsets;
 mod ui;

@@ -35,8 +35,8 @@
 #![doc = include_str!("../../docs/confirm.md")]
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -106,35 +106,122 @@ pub enum Answer {
 /// ([`RegistryBuilder::confirmation_lifetime`](crate::registry::RegistryBuilder::confirmation_lifetime)).
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(300);
 
-/// The most unanswered questions kept at once; past it the oldest are forgotten (their tokens
-/// then fail, and the caller is asked again).
+/// The most unanswered questions a [`MemoryConfirmationStore`] keeps at once; past it the
+/// oldest are forgotten (their tokens then fail, and the caller is asked again).
 const MAX_PENDING: usize = 4096;
 
-/// The questions asked and not yet answered, by token, and how long their tokens stay valid.
-pub(crate) struct Confirmations {
+/// The default [`ConfirmationStore`]: the tokens issued and not yet redeemed, in this
+/// process. Each expires at a wall-clock time; a token is taken out on any attempt to redeem
+/// it; at most 4096 are kept, the oldest forgotten first (their tokens then fail, and the
+/// caller is asked again).
+///
+/// Behind a load balancer, each replica that uses it knows only its own tokens: a yes sent to
+/// another replica is asked again. Give every replica's registry one shared store
+/// ([`RegistryBuilder::confirmation_store`](crate::registry::RegistryBuilder::confirmation_store))
+/// for a token issued by one to be redeemed by any other, once.
+#[derive(Debug)]
+pub struct MemoryConfirmationStore {
     pending: Mutex<HashMap<String, Pending>>,
+    max_pending: usize,
+}
+
+#[derive(Debug)]
+struct Pending {
+    binding: TokenBinding,
+    expires: SystemTime,
+}
+
+impl Default for MemoryConfirmationStore {
+    fn default() -> Self {
+        Self {
+            pending: Mutex::default(),
+            max_pending: MAX_PENDING,
+        }
+    }
+}
+
+impl MemoryConfirmationStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps at most `max` unanswered tokens (default 4096; at least one), forgetting the
+    /// oldest first.
+    #[must_use]
+    pub fn max_pending(mut self, max: usize) -> Self {
+        self.max_pending = max.max(1);
+        self
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl ConfirmationStore for MemoryConfirmationStore {
+    fn put<'a>(
+        &'a self,
+        token: &'a str,
+        binding: &'a TokenBinding,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ToolError>> {
+        let now = SystemTime::now();
+        let mut pending = self.lock();
+        pending.retain(|_, p| p.expires > now);
+        while pending.len() >= self.max_pending {
+            let Some(oldest) = pending
+                .iter()
+                .min_by_key(|(_, p)| p.expires)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            pending.remove(&oldest);
+        }
+        pending.insert(
+            token.to_owned(),
+            Pending {
+                binding: binding.clone(),
+                // A lifetime past what the clock can hold never expires.
+                expires: now
+                    .checked_add(ttl)
+                    .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600)),
+            },
+        );
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn take<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>> {
+        let kept = self.lock().remove(token);
+        let now = SystemTime::now();
+        let binding = kept.filter(|p| p.expires > now).map(|p| p.binding);
+        Box::pin(std::future::ready(Ok(binding)))
+    }
+}
+
+/// Issues confirmation tokens and checks them against the call they are sent with; the
+/// tokens live in the registry's [`ConfirmationStore`].
+pub(crate) struct Confirmations {
+    store: Arc<dyn ConfirmationStore>,
     lifetime: Duration,
 }
 
 impl Default for Confirmations {
     fn default() -> Self {
-        Self::new(TOKEN_LIFETIME)
+        Self::new(Arc::new(MemoryConfirmationStore::default()), TOKEN_LIFETIME)
     }
 }
 
-struct Pending {
-    tool: String,
-    arguments: [u8; 32],
-    principal: Option<String>,
-    expires: Instant,
-}
-
 impl Confirmations {
-    pub(crate) fn new(lifetime: Duration) -> Self {
-        Self {
-            pending: Mutex::default(),
-            lifetime,
-        }
+    pub(crate) fn new(store: Arc<dyn ConfirmationStore>, lifetime: Duration) -> Self {
+        Self { store, lifetime }
     }
 
     /// How long the tokens issued stay valid.
@@ -142,64 +229,49 @@ impl Confirmations {
         self.lifetime
     }
 
-    /// A new token for this call.
-    pub(crate) fn issue(&self, tool: &str, args: &Value, principal: Option<&str>) -> String {
+    /// A new token for this call, kept in the store; the store's error if it cannot keep it.
+    pub(crate) async fn issue(
+        &self,
+        tool: &str,
+        args: &Value,
+        principal: Option<&str>,
+    ) -> Result<String, ToolError> {
         let mut random = [0_u8; 16];
         // Without the OS's randomness there is no safe token: every call is then confirmed up
         // front or refused (the token below matches nothing ever issued).
         let ok = getrandom::fill(&mut random).is_ok();
         let token = format!("c1-{}", hex(&random));
-        if !ok {
-            return token;
+        if ok {
+            self.store
+                .put(&token, &binding(tool, args, principal), self.lifetime)
+                .await?;
         }
-        let now = Instant::now();
-        let mut pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pending.retain(|_, p| p.expires > now);
-        if pending.len() >= MAX_PENDING
-            && let Some(oldest) = pending
-                .iter()
-                .min_by_key(|(_, p)| p.expires)
-                .map(|(k, _)| k.clone())
-        {
-            pending.remove(&oldest);
-        }
-        pending.insert(
-            token.clone(),
-            Pending {
-                tool: tool.to_owned(),
-                arguments: digest(args),
-                principal: principal.map(str::to_owned),
-                // A lifetime past what the clock can hold never expires.
-                expires: now
-                    .checked_add(self.lifetime)
-                    .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600)),
-            },
-        );
-        token
+        Ok(token)
     }
 
-    /// Uses up `token` if it was issued for exactly this call and has not expired.
-    pub(crate) fn redeem(
+    /// Uses up `token`, and says whether it was issued for exactly this call and has not
+    /// expired; the store's error if it cannot be asked.
+    pub(crate) async fn redeem(
         &self,
         token: &str,
         tool: &str,
         args: &Value,
         principal: Option<&str>,
-    ) -> bool {
-        let mut pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(p) = pending.remove(token) else {
-            return false;
-        };
-        p.expires > Instant::now()
-            && p.tool == tool
-            && p.principal.as_deref() == principal
-            && p.arguments == digest(args)
+    ) -> Result<bool, ToolError> {
+        Ok(self
+            .store
+            .take(token)
+            .await?
+            .is_some_and(|kept| kept == binding(tool, args, principal)))
+    }
+}
+
+/// What a token issued for this call is bound to.
+fn binding(tool: &str, args: &Value, principal: Option<&str>) -> TokenBinding {
+    TokenBinding {
+        tool: tool.to_owned(),
+        arguments: hex(&digest(args)),
+        principal: principal.map(str::to_owned),
     }
 }
 
@@ -322,29 +394,43 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn a_lifetime_past_the_clock_never_expires() {
-        let c = Confirmations::new(Duration::MAX);
-        let args = json!({"a": 1});
-        let t = c.issue("rm", &args, None);
-        assert!(c.redeem(&t, "rm", &args, None));
+    fn confirmations(lifetime: Duration) -> Confirmations {
+        Confirmations::new(Arc::new(MemoryConfirmationStore::new()), lifetime)
     }
 
-    #[test]
-    fn a_token_works_once_for_its_own_call() {
+    #[tokio::test]
+    async fn a_lifetime_past_the_clock_never_expires() {
+        let c = confirmations(Duration::MAX);
+        let args = json!({"a": 1});
+        let t = c.issue("rm", &args, None).await.unwrap();
+        assert!(c.redeem(&t, "rm", &args, None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_token_works_once_for_its_own_call() {
         let c = Confirmations::default();
         let args = json!({"a": 1, "b": [1, 2]});
-        let t = c.issue("rm", &args, Some("alice"));
-        assert!(!c.redeem(&t, "rm", &json!({"a": 2, "b": [1, 2]}), Some("alice")));
-        let t = c.issue("rm", &args, Some("alice"));
-        assert!(!c.redeem(&t, "rm", &args, Some("bob")));
-        let t = c.issue("rm", &args, Some("alice"));
-        assert!(!c.redeem(&t, "other", &args, Some("alice")));
-        let t = c.issue("rm", &args, Some("alice"));
+        let issue = || c.issue("rm", &args, Some("alice"));
+        let t = issue().await.unwrap();
+        let other = json!({"a": 2, "b": [1, 2]});
+        assert!(!c.redeem(&t, "rm", &other, Some("alice")).await.unwrap());
+        let t = issue().await.unwrap();
+        assert!(!c.redeem(&t, "rm", &args, Some("bob")).await.unwrap());
+        let t = issue().await.unwrap();
+        assert!(!c.redeem(&t, "other", &args, Some("alice")).await.unwrap());
+        let t = issue().await.unwrap();
         // Member order does not matter.
-        assert!(c.redeem(&t, "rm", &json!({"b": [1, 2], "a": 1}), Some("alice")));
-        assert!(!c.redeem(&t, "rm", &args, Some("alice")), "used up");
-        assert!(!c.redeem("c1-forged", "rm", &args, Some("alice")));
+        let reordered = json!({"b": [1, 2], "a": 1});
+        assert!(c.redeem(&t, "rm", &reordered, Some("alice")).await.unwrap());
+        assert!(
+            !c.redeem(&t, "rm", &args, Some("alice")).await.unwrap(),
+            "used up"
+        );
+        assert!(
+            !c.redeem("c1-forged", "rm", &args, Some("alice"))
+                .await
+                .unwrap()
+        );
     }
 
     #[test]

@@ -48,7 +48,8 @@ pub(crate) struct Pipeline {
     pub(crate) policies: Vec<Arc<dyn Policy>>,
     pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
     pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
-    /// The rate-limit hook again, to charge calls refused for their arguments.
+    /// The registry's rate limiter with each limited tool's rate: the rate-limit hook again,
+    /// to charge calls refused for their arguments through the same limiter.
     pub(crate) rate_limits: Option<Arc<RateLimits>>,
     pub(crate) observers: Vec<Arc<dyn CallObserver>>,
     /// The audit sink, for reading recent calls back.
@@ -220,7 +221,10 @@ impl Pipeline {
                         let pending = pending(entry, Arguments::value(args), ctx);
                         Box::pin(self.pass_layers_and_run(entry, pending, None, call_id)).await
                     }
-                    Err(e) => Ran::refused(e, if observed { args } else { Value::Null }),
+                    Err(e) => {
+                        let e = self.charged(entry, ctx, e).await;
+                        Ran::refused(e, if observed { args } else { Value::Null })
+                    }
                 }
             }
         };
@@ -250,9 +254,7 @@ impl Pipeline {
                 tracing::debug!(target: "tool_runtime::call", ?dropped, "ignored unknown fields");
             }
         }
-        entry
-            .check_arguments(args)
-            .map_err(|e| self.charged(entry, ctx, e))
+        entry.check_arguments(args)
     }
 
     /// Starts the call from a parsed tree: the tool's (not yet polled) future, or the error that
@@ -399,11 +401,18 @@ impl Pipeline {
     }
 
     /// `rejected`, the error of a call refused for its arguments, after charging the call to
-    /// the caller's rate limit: once over it, the answer is `rate_limited`.
-    fn charged(&self, entry: &RegisteredTool, ctx: &CallContext, rejected: ToolError) -> ToolError {
+    /// the caller's rate limit: once over it, the answer is `rate_limited`; a limiter that
+    /// cannot count answers with its own error.
+    async fn charged(
+        &self,
+        entry: &RegisteredTool,
+        ctx: &CallContext,
+        rejected: ToolError,
+    ) -> ToolError {
         match &self.rate_limits {
             Some(limits) => limits
                 .charge(&entry.meta.name, ctx.principal())
+                .await
                 .err()
                 .unwrap_or(rejected),
             None => rejected,
@@ -441,7 +450,8 @@ impl Pipeline {
 
     /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
     /// this call, else `confirmation_required` with the question, the tool's dry-run preview
-    /// (for tools that have one) and a new token. See [`crate::confirm`].
+    /// (for tools that have one) and a new token. See [`crate::confirm`]. A confirmation store
+    /// that cannot take or keep the token ends the call with its error.
     ///
     /// The preview is the tool's code at work, so it runs as a call does: it passes the hooks
     /// after confirmation (charged to the rate limit, holding a concurrency permit) and is
@@ -457,10 +467,12 @@ impl Pipeline {
         let name = entry.name();
         let ctx = pending.ctx.clone();
         let token = ctx.confirmation_token();
-        if token.is_some_and(|t| {
-            self.confirmations
-                .redeem(t, name, pending.args(), ctx.principal())
-        }) {
+        if let Some(token) = token
+            && self
+                .confirmations
+                .redeem(token, name, pending.args(), ctx.principal())
+                .await?
+        {
             return Ok(());
         }
         let preview = if entry.meta.dry_run {
@@ -487,7 +499,10 @@ impl Pipeline {
             None
         };
         let args = pending.args();
-        let issued = self.confirmations.issue(name, args, ctx.principal());
+        let issued = self
+            .confirmations
+            .issue(name, args, ctx.principal())
+            .await?;
         Err(crate::layers::confirm::required(
             &entry.meta,
             &entry.redact(args),

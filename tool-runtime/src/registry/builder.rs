@@ -9,7 +9,9 @@ use std::time::Duration;
 use crate::catalog::{
     Arrival, BuildError, BuildProblem, Catalog, RegisteredTool, check_entry, dynamic_origin,
 };
+use crate::layers::confirm::{ConfirmationStore, MemoryConfirmationStore};
 use crate::layers::hooks::{CallHook, CallObserver, HookPoint};
+use crate::layers::limits::{MemoryRateLimiter, RateLimiter};
 use crate::layers::policy::Policy;
 use crate::pipeline::{Options, Pipeline};
 use crate::tool::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
@@ -27,6 +29,10 @@ pub struct RegistryBuilder {
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
     confirmation_lifetime: Duration,
+    /// The limiter every rate is charged through; one in memory, made at build, if none.
+    rate_limiter: Option<Arc<dyn RateLimiter>>,
+    /// Where confirmation tokens are kept; one in memory, made at build, if none.
+    confirmation_store: Option<Arc<dyn ConfirmationStore>>,
     tools: Vec<Arrival>,
     state: StateMap,
     policies: Vec<Arc<dyn Policy>>,
@@ -47,6 +53,8 @@ impl Default for RegistryBuilder {
             concurrency: HashMap::new(),
             concurrency_queue: 64,
             confirmation_lifetime: crate::layers::confirm::TOKEN_LIFETIME,
+            rate_limiter: None,
+            confirmation_store: None,
             tools: Vec::new(),
             state: StateMap::default(),
             policies: Vec::new(),
@@ -142,7 +150,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// Sets or overrides (`None`: removes) a tool's concurrency limit.
+    /// Sets or overrides (`None`: removes) a tool's concurrency limit. The limit holds in this
+    /// process: behind a load balancer, each replica lets this many calls run at once.
     #[must_use]
     pub fn concurrency_limit(mut self, tool: impl Into<String>, limit: Option<u32>) -> Self {
         self.concurrency.insert(tool.into(), limit);
@@ -162,6 +171,72 @@ impl RegistryBuilder {
     #[must_use]
     pub fn confirmation_lifetime(mut self, lifetime: Duration) -> Self {
         self.confirmation_lifetime = lifetime;
+        self
+    }
+
+    /// Counts the rate limits through `limiter` instead of in this process
+    /// ([`MemoryRateLimiter`](crate::limits::MemoryRateLimiter), the default): a limiter every
+    /// replica of a deployment shares makes a tool's rate hold for the whole deployment. The
+    /// rates themselves still come from `#[tool(rate)]` and [`rate_limit`](Self::rate_limit);
+    /// the limiter is given each one with every charge. A value, or one already shared
+    /// (`Arc<T>`, `Arc<dyn RateLimiter>`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::limits::{Charge, Rate, RateLimiter};
+    /// use tool_runtime::{BoxFuture, Registry, ToolError};
+    ///
+    /// /// Lets every call through.
+    /// struct Unlimited;
+    ///
+    /// impl RateLimiter for Unlimited {
+    ///     fn charge<'a>(
+    ///         &'a self,
+    ///         tool: &'a str,
+    ///         principal: Option<&'a str>,
+    ///         rate: Rate,
+    ///     ) -> BoxFuture<'a, Result<Charge, ToolError>> {
+    ///         // A shared limiter counts under (tool, principal) against `rate` here.
+    ///         let _ = (tool, principal, rate);
+    ///         Box::pin(async { Ok(Charge::Allowed) })
+    ///     }
+    /// }
+    ///
+    /// // One limiter for two registries: their calls share one count.
+    /// let shared = Arc::new(Unlimited);
+    /// let replica = |limiter: Arc<Unlimited>| {
+    ///     Registry::builder().without_inventory().rate_limiter(limiter).build().unwrap()
+    /// };
+    /// let (a, b) = (replica(shared.clone()), replica(shared));
+    /// ```
+    #[must_use]
+    pub fn rate_limiter(mut self, limiter: impl IntoArc<dyn RateLimiter>) -> Self {
+        self.rate_limiter = Some(limiter.into_arc());
+        self
+    }
+
+    /// Keeps the confirmation tokens in `store` instead of in this process
+    /// ([`MemoryConfirmationStore`](crate::confirm::MemoryConfirmationStore), the default): with
+    /// one store shared by every replica of a deployment, a token issued by one replica is
+    /// redeemed by any other, once. A value, or one already shared (`Arc<T>`,
+    /// `Arc<dyn ConfirmationStore>`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::Registry;
+    /// use tool_runtime::confirm::MemoryConfirmationStore;
+    ///
+    /// // Two registries in one process, as replicas share a store across processes: a token
+    /// // one of them issues, the other redeems.
+    /// let tokens = Arc::new(MemoryConfirmationStore::new());
+    /// let replica = |tokens: Arc<MemoryConfirmationStore>| {
+    ///     Registry::builder().without_inventory().confirmation_store(tokens).build().unwrap()
+    /// };
+    /// let (a, b) = (replica(tokens.clone()), replica(tokens));
+    /// ```
+    #[must_use]
+    pub fn confirmation_store(mut self, store: impl IntoArc<dyn ConfirmationStore>) -> Self {
+        self.confirmation_store = Some(store.into_arc());
         self
     }
 
@@ -260,7 +335,10 @@ impl RegistryBuilder {
         let rates = tools
             .values()
             .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
-        let rate_limits = crate::layers::limits::RateLimits::new(rates).map(Arc::new);
+        let counter = self
+            .rate_limiter
+            .unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
+        let rate_limits = crate::layers::limits::RateLimits::new(counter, rates).map(Arc::new);
         if let Some(limits) = &rate_limits {
             hooks.push(Arc::clone(limits) as Arc<dyn CallHook>);
         }
@@ -296,6 +374,8 @@ impl RegistryBuilder {
                 audit_log: self.audit_log,
                 options: self.options,
                 confirmations: crate::layers::confirm::Confirmations::new(
+                    self.confirmation_store
+                        .unwrap_or_else(|| Arc::new(MemoryConfirmationStore::new())),
                     self.confirmation_lifetime,
                 ),
             },

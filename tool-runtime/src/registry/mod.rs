@@ -16,6 +16,7 @@
 //! let registry = Registry::builder().build().unwrap();
 //! assert!(registry.get("add").is_some());
 //! ```
+#![doc = include_str!("../../docs/scale-out.md")]
 
 mod builder;
 
@@ -27,7 +28,8 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::catalog::toolset::{MountError, Toolset};
-use crate::layers::confirm::Ask;
+use crate::layers::confirm::{Ask, ConfirmationStore};
+use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
 use crate::tool::caller::Caller;
 use crate::tool::context::CallContext;
@@ -46,8 +48,10 @@ pub(crate) use crate::catalog::stable_hash;
 pub(crate) use crate::pipeline::Input;
 
 /// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
-/// [`Registry::add_tool`], [`Registry::mount`]): a value, which it puts behind an `Arc`, or
-/// one already shared (`Arc<T>`, `Arc<dyn Tool>`, `Arc<dyn Toolset>`), kept as it is.
+/// [`Registry::add_tool`], [`Registry::mount`]), and the stores of its limits and
+/// confirmations ([`RegistryBuilder::rate_limiter`],
+/// [`RegistryBuilder::confirmation_store`]): a value, which it puts behind an `Arc`, or one
+/// already shared (`Arc<T>`, `Arc<dyn Tool>`, `Arc<dyn Toolset>`, ...), kept as it is.
 ///
 /// ```standalone_crate
 /// use std::sync::Arc;
@@ -104,6 +108,42 @@ impl IntoArc<dyn Toolset> for Arc<dyn Toolset> {
     }
 }
 
+impl<T: RateLimiter> IntoArc<dyn RateLimiter> for T {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        Arc::new(self)
+    }
+}
+
+impl<T: RateLimiter> IntoArc<dyn RateLimiter> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        self
+    }
+}
+
+impl IntoArc<dyn RateLimiter> for Arc<dyn RateLimiter> {
+    fn into_arc(self) -> Arc<dyn RateLimiter> {
+        self
+    }
+}
+
+impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for T {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
+        Arc::new(self)
+    }
+}
+
+impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for Arc<T> {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
+        self
+    }
+}
+
+impl IntoArc<dyn ConfirmationStore> for Arc<dyn ConfirmationStore> {
+    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
+        self
+    }
+}
+
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
 /// (`Arc<Registry>`), and call tools with [`Registry::call`](Registry::call).
 ///
@@ -128,6 +168,7 @@ impl Registry {
     /// their outcome records; `None` without an audit log (see [`Audit::recent`]).
     ///
     /// [`Audit::recent`]: crate::audit::Audit::recent
+    #[must_use]
     pub fn recent_calls(
         &self,
         limit: usize,
@@ -310,6 +351,7 @@ impl Registry {
 
     /// Removes a tool added at run time; `false` if there was none of that name (tools fixed
     /// when the registry was built cannot be removed). Calls already running finish.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.catalog.remove_tool(name)
     }
@@ -328,6 +370,7 @@ impl Registry {
 
     /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn unmount(&self, name: &str) -> bool {
         self.catalog.unmount(name)
     }
