@@ -4,6 +4,7 @@
 //! other.
 
 pub mod fake_provider;
+pub mod redis;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
