@@ -62,8 +62,8 @@ impl ConfirmationStore for Tokens {
         &'a self,
         token: &'a str,
     ) -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>> {
-        let taken = self.0.lock().unwrap().remove(token);
-        Box::pin(std::future::ready(Ok(taken)))
+        let binding = self.0.lock().unwrap().remove(token);
+        Box::pin(std::future::ready(Ok(binding)))
     }
 }
 
