@@ -11,6 +11,10 @@ pub mod registry;
 pub mod schema;
 mod tool;
 
+// Redis as the state several replicas share: rate limits, confirmation tokens, MCP sessions.
+#[cfg(feature = "redis")]
+pub mod redis;
+
 // What a tool asks before it reaches the outside world.
 #[cfg(feature = "guards")]
 pub mod guard;

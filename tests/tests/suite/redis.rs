@@ -1,0 +1,266 @@
+//! The Redis engine (`tool_runtime::redis`) against a real `redis-server` of each test's own:
+//! the rate limiter decides as the in-memory one (governor's GCRA) and is shared by every
+//! handle, confirmation tokens are redeemed once from any handle, MCP sessions round-trip,
+//! and an outage is `unavailable` naming Redis (never its password) until Redis is back.
+
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{Quota, RateLimiter as Governor};
+use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore};
+use serde_json::json;
+use tool_runtime::ErrorKind;
+use tool_runtime::confirm::{ConfirmationStore, TokenBinding};
+use tool_runtime::limits::{Charge, Rate, RateLimiter};
+use tool_runtime::redis::{Redis, RedisOptions};
+use tool_test_support::redis::RedisServer;
+
+async fn connect(server: &RedisServer, prefix: &str) -> Redis {
+    Redis::connect(RedisOptions::new(server.url()).prefix(prefix))
+        .await
+        .expect("connect to the test's redis-server")
+}
+
+fn rate(text: &str) -> Rate {
+    Rate::parse(text).unwrap()
+}
+
+fn binding(tool: &str, principal: Option<&str>) -> TokenBinding {
+    serde_json::from_value(json!({"tool": tool, "arguments": "ab12", "principal": principal}))
+        .unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn thirty_an_hour_allows_thirty_then_retry_after_two_minutes_as_governor_does() {
+    let server = RedisServer::start();
+    let limiter = connect(&server, "app:").await.rate_limiter();
+    // The in-memory limiter's quota for 30/hour (tool-runtime/src/layers/limits.rs).
+    let quota = Quota::with_period(Duration::from_secs(3600) / 30)
+        .unwrap()
+        .allow_burst(NonZeroU32::new(30).unwrap());
+    let governor = Governor::direct(quota);
+    let clock = DefaultClock::default();
+    for n in 1..=31 {
+        let ours = limiter
+            .charge("device_add", Some("alice"), rate("30/hour"))
+            .await
+            .unwrap();
+        let theirs = governor.check().map_err(|e| e.wait_time_from(clock.now()));
+        match (ours, theirs) {
+            (Charge::Allowed, Ok(())) => assert!(n <= 30, "call {n} allowed"),
+            (Charge::RetryAfter(ours), Err(theirs)) => {
+                assert_eq!(n, 31, "call {n} refused");
+                let (ours, theirs) = (ours.as_secs_f64(), theirs.as_secs_f64());
+                assert!((119.0..=120.0).contains(&ours), "retry after {ours}s");
+                assert!((ours - theirs).abs() < 1.0, "{ours}s against {theirs}s");
+            }
+            (ours, theirs) => panic!("call {n}: Redis {ours:?}, governor {theirs:?}"),
+        }
+    }
+    // Refused calls are not counted: the wait does not grow.
+    let Charge::RetryAfter(again) = limiter
+        .charge("device_add", Some("alice"), rate("30/hour"))
+        .await
+        .unwrap()
+    else {
+        panic!("the 32nd call was allowed")
+    };
+    assert!(again <= Duration::from_secs(120), "{again:?}");
+}
+
+#[tokio::test]
+async fn replicas_share_counts_apps_and_principals_do_not() {
+    let server = RedisServer::start();
+    let (one, two) = (
+        connect(&server, "app:").await,
+        connect(&server, "app:").await,
+    );
+    let other_app = connect(&server, "other:").await;
+    let (one, two, other_app) = (
+        one.rate_limiter(),
+        two.rate_limiter(),
+        other_app.rate_limiter(),
+    );
+    let three = rate("3/min");
+    for limiter in [&one, &two, &one] {
+        assert_eq!(
+            limiter.charge("t", None, three).await.unwrap(),
+            Charge::Allowed
+        );
+    }
+    // The fourth anonymous call, on either replica, is over the shared limit.
+    for limiter in [&two, &one] {
+        assert!(matches!(
+            limiter.charge("t", None, three).await.unwrap(),
+            Charge::RetryAfter(_)
+        ));
+    }
+    // Another app's prefix, another tool, and every principal have counts of their own; a
+    // principal that would not be written into a key as it is still gets one of its own.
+    let long = "x".repeat(300);
+    for (limiter, tool, principal) in [
+        (&other_app, "t", None),
+        (&one, "u", None),
+        (&one, "t", Some("alice")),
+        (&two, "t", Some("alice:t")),
+        (&two, "t", Some(long.as_str())),
+    ] {
+        assert_eq!(
+            limiter.charge(tool, principal, three).await.unwrap(),
+            Charge::Allowed,
+            "{tool} {principal:?}"
+        );
+    }
+    // An empty principal is the anonymous one, as in memory.
+    assert!(matches!(
+        one.charge("t", Some(""), three).await.unwrap(),
+        Charge::RetryAfter(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_token_is_redeemed_once_from_any_replica_and_expires() {
+    let server = RedisServer::start();
+    let one = connect(&server, "app:").await.confirmation_store();
+    let two = connect(&server, "app:").await.confirmation_store();
+    let other_app = connect(&server, "other:").await.confirmation_store();
+    let bound = binding("device_revoke", Some("alice"));
+    one.put("c1-abc", &bound, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(other_app.take("c1-abc").await.unwrap(), None);
+    assert_eq!(two.take("c1-abc").await.unwrap(), Some(bound));
+    assert_eq!(one.take("c1-abc").await.unwrap(), None);
+    assert_eq!(two.take("c1-never-issued").await.unwrap(), None);
+
+    let anonymous = binding("device_revoke", None);
+    one.put("c1-short", &anonymous, Duration::from_millis(50))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(two.take("c1-short").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn an_outage_is_unavailable_without_the_password_and_passes_by_itself() {
+    let mut server = RedisServer::with_password("hunter2-secret");
+    let redis = Redis::connect(RedisOptions::new(server.url()))
+        .await
+        .unwrap();
+    let (limiter, tokens) = (redis.rate_limiter(), redis.confirmation_store());
+    let many = rate("1000/s");
+    assert_eq!(
+        limiter.charge("t", None, many).await.unwrap(),
+        Charge::Allowed
+    );
+
+    server.stop();
+    let location = format!("127.0.0.1:{}/0", server.port());
+    let charged = limiter.charge("t", None, many).await.unwrap_err();
+    let put = tokens
+        .put("c1-x", &binding("t", None), Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    let taken = tokens.take("c1-x").await.unwrap_err();
+    let pinged = redis.ping().await.unwrap_err();
+    for error in [charged, put, taken, pinged] {
+        assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
+        assert_eq!(error.status(), 503);
+        let message = error.message();
+        assert!(
+            message.contains("Redis at ") && message.contains(&location),
+            "{message}"
+        );
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match limiter.charge("t", None, many).await {
+            Ok(charge) => break assert_eq!(charge, Charge::Allowed),
+            Err(e) => assert!(
+                Instant::now() < deadline,
+                "still failing 10 s after Redis came back: {e:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokens
+        .put("c1-y", &binding("t", None), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(tokens.take("c1-y").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn connecting_to_nothing_fails_at_once_naming_the_host_and_not_the_password() {
+    let port = free_port();
+    for url in [
+        format!("redis://:pw-secret@127.0.0.1:{port}/3"),
+        format!("rediss://:pw-secret@127.0.0.1:{port}/3"),
+    ] {
+        let options = RedisOptions::new(&url).connect_timeout(Duration::from_secs(2));
+        assert_eq!(options.location().unwrap(), format!("127.0.0.1:{port}/3"));
+        assert!(!format!("{options:?}").contains("pw-secret"));
+        let started = Instant::now();
+        let error = Redis::connect(options).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5), "{url}");
+        assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE);
+        let message = error.message();
+        assert!(
+            message.starts_with(&format!("cannot connect to Redis at 127.0.0.1:{port}/3: ")),
+            "{message}"
+        );
+        assert!(!message.contains("pw-secret"), "{message}");
+    }
+    let error = RedisOptions::new("http://example.com")
+        .location()
+        .unwrap_err();
+    assert!(error.message().contains("redis://"), "{}", error.message());
+}
+
+#[tokio::test]
+async fn mcp_sessions_round_trip_between_replicas_and_expire_when_idle() {
+    let server = RedisServer::start();
+    let one = connect(&server, "app:")
+        .await
+        .session_store(Duration::from_secs(60));
+    let two = connect(&server, "app:")
+        .await
+        .session_store(Duration::from_secs(60));
+    let (one, two): (&dyn SessionStore, &dyn SessionStore) = (&one, &two);
+    let state: SessionState = serde_json::from_value(json!({"initialize_params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "tool-tests", "version": "1"}}}))
+    .unwrap();
+    one.store("s-1", &state).await.unwrap();
+    let loaded = two.load("s-1").await.unwrap().expect("the session");
+    assert_eq!(
+        serde_json::to_value(&loaded).unwrap(),
+        serde_json::to_value(&state).unwrap()
+    );
+    assert!(two.load("s-unknown").await.unwrap().is_none());
+    two.delete("s-1").await.unwrap();
+    assert!(one.load("s-1").await.unwrap().is_none());
+
+    let brief = connect(&server, "app:")
+        .await
+        .session_store(Duration::from_millis(300));
+    brief.store("s-2", &state).await.unwrap();
+    // Loading renews the idle time: used every 200 ms, it stays.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(brief.load("s-2").await.unwrap().is_some());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(brief.load("s-2").await.unwrap().is_none());
+}
