@@ -1,17 +1,61 @@
 //! `demo-app`: every demo tool as a subcommand (`demo-app --help`), over the SQLite database
-//! named by `--db PATH` or `DEMO_APP_DB` (default `./demo-app.db`).
+//! named by `--db PATH` or `DEMO_APP_DB` (default `./demo-app.db`); with `--redis URL`,
+//! `DEMO_APP_REDIS` or `[redis]` in the configuration, the rate limits, confirmation tokens and
+//! `serve`'s MCP sessions are shared through Redis by every replica on it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use demo_app::Store;
 use demo_app::config::Config;
+use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::cli::clap::{Arg, value_parser};
+use tool_runtime::redis::Redis;
+use tool_runtime::registry::RegistryBuilder;
 
 /// An environment variable, unless it is unset or empty.
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// With Redis named (`--redis`, `DEMO_APP_REDIS`, `[redis]`), the registry's rate limits and
+/// tokens kept there, and the connection left in `cx` for `serve`'s options: every command that
+/// calls (a one-shot call too) charges the shared limits. One named but unreachable stops the
+/// command here.
+async fn shared_through_redis(
+    cx: &mut AppContext,
+    registry: RegistryBuilder,
+) -> Result<RegistryBuilder, SetupError> {
+    let options = {
+        let config = cx.get::<Config>().expect("read by configure");
+        let given = cx.matches().get_one::<String>("redis");
+        config.redis.options(given.map(String::as_str), env)?
+    };
+    let Some(options) = options else {
+        return Ok(registry);
+    };
+    let redis = Redis::connect(options).await?;
+    tracing::info!(
+        target: "demo_app",
+        "rate limits, confirmation tokens and MCP sessions shared through Redis at {}",
+        redis.location()
+    );
+    let registry = registry.redis(&redis);
+    cx.insert(redis);
+    Ok(registry)
+}
+
+/// `memory` stores are not shared: each replica on one Redis keeps its own copy.
+fn warn_of_memory_stores(config: &Config) {
+    let memory = config.memory_stores();
+    if !memory.is_empty() {
+        tracing::warn!(
+            target: "demo_app",
+            "the memory stores {} are not shared through Redis: each replica keeps its own copy (use kind = \"sqlite\" on a shared database)",
+            memory.join(", ")
+        );
+    }
 }
 
 fn main() -> ExitCode {
@@ -44,6 +88,15 @@ fn main() -> ExitCode {
                     "Limits, roles and policy (default: ./demo-app.toml if present, else built in)",
                 ),
         )
+        .global_arg(
+            Arg::new("redis")
+                .long("redis")
+                .env("DEMO_APP_REDIS")
+                // The URL may hold a password: --help never shows the variable's value.
+                .hide_env_values(true)
+                .value_name("URL")
+                .help("Share rate limits, confirmation tokens and MCP sessions through the Redis at this URL (redis://[:password@]host[:port][/db]); default [redis] in the configuration, else none"),
+        )
         // The configuration, read once: limits and policy shape every command, listings
         // included (a tool the policy keeps from the command line is not in its help either);
         // the later hooks find it in the context.
@@ -57,6 +110,7 @@ fn main() -> ExitCode {
         // The database (opened once, here, for every hook after) and the audit log only when a
         // tool runs or a server starts.
         .setup(async |cx, registry| {
+            let registry = shared_through_redis(cx, registry).await?;
             let matches = cx.matches();
             let config = cx.get::<Config>().expect("read by configure");
             // Roles are enforced where callers have them: a server with an auth file (an option
@@ -81,7 +135,17 @@ fn main() -> ExitCode {
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
         .toolsets(async |cx| {
             let config = cx.get::<Config>().expect("read by configure");
+            if cx.get::<Redis>().is_some() {
+                warn_of_memory_stores(config);
+            }
             Ok(config.toolsets(cx.get::<Store>())?)
+        })
+        // `serve` with Redis: MCP sessions kept there, /readyz checking it.
+        .server_options(async |cx, options| {
+            Ok(match cx.get::<Redis>() {
+                Some(redis) => options.redis(redis),
+                None => options,
+            })
         })
         .agent(async |cx, flags, registry| {
             let config = cx.get::<Config>().expect("read by configure");

@@ -9,6 +9,7 @@ mod agent;
 mod assistant;
 mod de;
 mod policy;
+mod redis;
 mod toolsets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +24,7 @@ use tool_runtime::toolset::Toolset;
 pub use agent::{AgentBudgets, AgentConfig, ModelRef};
 pub use assistant::{BridgeConfig, ChannelsConfig, HostConfig, SchedulerConfig, WebConfig};
 pub use policy::{FilterConfig, Limits, PolicyRules, SourceName};
+pub use redis::RedisConfig;
 pub use toolsets::{McpServerConfig, StoreConfig, StoreKind};
 
 /// The configuration used when there is no file: the repository's `demo-app/demo-app.toml`,
@@ -53,6 +55,8 @@ pub struct Config {
     pub channels: ChannelsConfig,
     /// `[scheduler]`: whether `serve` runs scheduled tasks, and how often it looks.
     pub scheduler: SchedulerConfig,
+    /// `[redis]`: the state several replicas share, when the command line does not name it.
+    pub redis: RedisConfig,
 }
 
 impl Config {
@@ -89,6 +93,9 @@ impl Config {
                 "[[mcp_servers]] name = \"{}\": {mistake}",
                 server.name
             ));
+        }
+        if let Some(mistake) = self.redis.mistake() {
+            return Err(format!("[redis]: {mistake}"));
         }
         let mut seen = BTreeSet::new();
         let stores = self.stores.iter().map(|s| ("stores", &s.name));
@@ -137,6 +144,15 @@ impl Config {
     /// stores' data.
     pub fn toolsets(&self, db: Option<&crate::Store>) -> Result<Vec<Arc<dyn Toolset>>, String> {
         toolsets::toolsets(&self.stores, &self.mcp_servers, db)
+    }
+
+    /// The names of the `memory` stores: with Redis, each replica still keeps its own copy.
+    #[must_use]
+    pub fn memory_stores(&self) -> Vec<&str> {
+        (self.stores.iter())
+            .filter(|s| s.kind == StoreKind::Memory)
+            .map(|s| s.name.as_str())
+            .collect()
     }
 }
 

@@ -56,6 +56,8 @@ pub struct App {
     pub(super) agent: Option<agent::AgentSetup>,
     #[cfg(feature = "http")]
     pub(super) background: Vec<super::serve::BackgroundSetup>,
+    #[cfg(feature = "http")]
+    pub(super) server_options: Option<super::serve::ServerOptionsSetup>,
 }
 
 /// An [`App`] named, versioned and described from the calling crate's Cargo metadata.
@@ -86,6 +88,8 @@ impl App {
             agent: None,
             #[cfg(feature = "http")]
             background: Vec::new(),
+            #[cfg(feature = "http")]
+            server_options: None,
         }
     }
 

@@ -26,6 +26,15 @@ pub(crate) type BackgroundSetup = Box<
         -> LocalBoxFuture<'a, Result<Option<BoxFuture<'static, ()>>, SetupError>>,
 >;
 
+/// Shapes the options `serve` serves with: see [`App::server_options`].
+#[cfg(feature = "http")]
+pub(crate) type ServerOptionsSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        crate::http::ServerOptions,
+    ) -> LocalBoxFuture<'a, Result<crate::http::ServerOptions, SetupError>>,
+>;
+
 /// What a background task of `serve` is given: see [`App::background`].
 #[cfg(feature = "http")]
 #[derive(Debug, Clone)]
@@ -64,6 +73,39 @@ impl App {
     }
 }
 
+#[cfg(feature = "http")]
+impl App {
+    /// Shapes the [`ServerOptions`](crate::http::ServerOptions) `serve` serves with, after its
+    /// flags set them: a shared store's MCP sessions and `/readyz` check
+    /// ([`ServerOptions::redis`](crate::http::ServerOptions::redis) with the `redis` feature),
+    /// more checks. `shape`, an async closure (or an `async fn`), runs once, after
+    /// [`setup`](Self::setup) and the toolsets, and gets the run's [`AppContext`] (what `setup`
+    /// opened is there) and the options; an error stops `serve` with exit code 1 and its
+    /// message. Only `serve` runs it.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::process::ExitCode {
+    /// tool_runtime::app!()
+    ///     .server_options(async |_cx, options| {
+    ///         Ok(options.ready_check("disk", || async { Ok(()) }))
+    ///     })
+    ///     .main()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn server_options<F>(mut self, shape: F) -> Self
+    where
+        F: AsyncFnOnce(
+                &mut AppContext,
+                crate::http::ServerOptions,
+            ) -> Result<crate::http::ServerOptions, SetupError>
+            + 'static,
+    {
+        self.server_options = Some(Box::new(move |cx, options| Box::pin(shape(cx, options))));
+        self
+    }
+}
+
 impl App {
     /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
     /// front, and the name and version to announce; or the exit code of the failure.
@@ -98,11 +140,18 @@ impl App {
         options.access.listening_on(addr);
         #[cfg(feature = "agent")]
         let make_agent = self.agent.take();
+        let shape_options = self.server_options.take();
         let background = std::mem::take(&mut self.background);
         let (registry, name, version) = match self.serving_registry(cx).await {
             Ok(served) => served,
             Err(code) => return code,
         };
+        if let Some(shape) = shape_options {
+            options = match shape(cx, options).await {
+                Ok(options) => options,
+                Err(e) => return fail(e, 1),
+            };
+        }
         #[cfg(feature = "agent")]
         let agent = serving_agent(make_agent, cx, &registry).await;
         let stopping = CancellationToken::new();

@@ -328,3 +328,40 @@ impl Redis {
         )
     }
 }
+
+/// A server's share of Redis.
+#[cfg(feature = "http")]
+impl crate::layers::server::ServerOptions {
+    /// Puts the server's share of `redis` in place: a `GET /readyz` check named `redis` that
+    /// answers 503 while Redis does not answer `PING` and, with `mcp`, `/mcp`'s sessions kept
+    /// in Redis ([`mcp_session_store`](Self::mcp_session_store) with
+    /// [`Redis::session_store`], forgetting a session after the
+    /// [`session_idle_timeout`](Self::session_idle_timeout) set before this call). The rate
+    /// limits and tokens go on the registry
+    /// ([`RegistryBuilder::redis`](crate::registry::RegistryBuilder::redis)).
+    ///
+    /// ```no_run
+    /// # async fn start() -> Result<(), tool_runtime::ToolError> {
+    /// use tool_runtime::http::ServerOptions;
+    /// use tool_runtime::redis::{Redis, RedisOptions};
+    ///
+    /// let redis = Redis::connect(RedisOptions::from_env("REDIS_URL")?).await?;
+    /// let options = ServerOptions::default().replica_id("r1").redis(&redis);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn redis(self, redis: &Redis) -> Self {
+        let pinged = redis.clone();
+        let options = self.ready_check("redis", move || {
+            let redis = pinged.clone();
+            async move { redis.ping().await.map_err(|e| e.message().to_owned()) }
+        });
+        #[cfg(feature = "mcp")]
+        let options = {
+            let idle = options.sessions.idle_timeout;
+            options.mcp_session_store(std::sync::Arc::new(redis.session_store(idle)))
+        };
+        options
+    }
+}

@@ -240,6 +240,32 @@ impl RegistryBuilder {
         self
     }
 
+    /// Keeps the rate limits' counts and the confirmation tokens in `redis`, shared by every
+    /// replica on it: [`rate_limiter`](Self::rate_limiter) with [`Redis::rate_limiter`] and
+    /// [`confirmation_store`](Self::confirmation_store) with [`Redis::confirmation_store`].
+    /// A server's MCP sessions and readiness check go on its options
+    /// ([`ServerOptions::redis`](crate::http::ServerOptions::redis)).
+    ///
+    /// ```no_run
+    /// # async fn start() -> Result<(), tool_runtime::ToolError> {
+    /// use tool_runtime::Registry;
+    /// use tool_runtime::redis::{Redis, RedisOptions};
+    ///
+    /// let redis = Redis::connect(RedisOptions::from_env("REDIS_URL")?).await?;
+    /// let registry = Registry::builder().redis(&redis).build().unwrap();
+    /// # let _ = registry;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`Redis::rate_limiter`]: crate::redis::Redis::rate_limiter
+    /// [`Redis::confirmation_store`]: crate::redis::Redis::confirmation_store
+    #[cfg(feature = "redis")]
+    #[must_use]
+    pub fn redis(self, redis: &crate::redis::Redis) -> Self {
+        self.rate_limiter(redis.rate_limiter())
+            .confirmation_store(redis.confirmation_store())
+    }
+
     /// Records every call in an audit sink, such as
     /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
     #[must_use]
