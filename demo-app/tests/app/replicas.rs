@@ -1,8 +1,9 @@
 //! Three `demo-app serve` replicas (each its own directory and database, tags r1 r2 r3) behind
 //! nginx with the shipped configuration (`demo-app/deploy/nginx.conf`, its ports replaced):
 //! round robin for plain requests, an MCP session kept on its replica (the official Python
-//! client through the balancer), and a rolling restart under a steady stream of calls in
-//! which no call fails and none runs twice.
+//! client through the balancer), a rolling restart under a steady stream of calls in which no
+//! call fails and none runs twice, and, sharing Redis (`--redis`), rate limits and confirmation
+//! tokens that hold across replicas and a Redis outage the replicas ride out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tool_test_support::nginx::{Nginx, free_port};
+use tool_test_support::redis::RedisServer;
 use tool_test_support::{Served, TempDir};
 
 const IDS: [&str; 3] = ["r1", "r2", "r3"];
@@ -22,6 +24,7 @@ struct Replica {
     port: u16,
     dir: PathBuf,
     db: PathBuf,
+    redis: Option<String>,
     served: Option<Served>,
 }
 
@@ -41,7 +44,11 @@ impl Replica {
                 "--grace-period",
                 "5",
             ])
-            .env_remove("RUST_LOG");
+            .env_remove("RUST_LOG")
+            .env_remove("DEMO_APP_REDIS");
+        if let Some(url) = &self.redis {
+            command.args(["--redis", url]);
+        }
         self.served = Some(Served::spawn(command));
     }
 
@@ -53,8 +60,15 @@ impl Replica {
 /// Three replicas started in `dir` (each in a directory of its own, with `config` as its
 /// `demo-app.toml` when given), and nginx in front of them on the shipped configuration.
 /// With `shared_db`, they share one database (as replicas of a real deployment would share
-/// theirs), else each has its own.
-fn rig(name: &str, dir: &TempDir, config: Option<&str>, shared_db: bool) -> (Vec<Replica>, Nginx) {
+/// theirs), else each has its own; with `redis`, they share the rate limits, confirmation
+/// tokens and MCP sessions through the Redis at that URL.
+fn rig(
+    name: &str,
+    dir: &TempDir,
+    config: Option<&str>,
+    shared_db: bool,
+    redis: Option<&str>,
+) -> (Vec<Replica>, Nginx) {
     let mut replicas: Vec<Replica> = IDS
         .iter()
         .map(|id| {
@@ -73,6 +87,7 @@ fn rig(name: &str, dir: &TempDir, config: Option<&str>, shared_db: bool) -> (Vec
                 port: free_port(),
                 dir,
                 db,
+                redis: redis.map(str::to_owned),
                 served: None,
             }
         })
@@ -98,7 +113,7 @@ fn rig(name: &str, dir: &TempDir, config: Option<&str>, shared_db: bool) -> (Vec
 #[tokio::test]
 async fn plain_requests_are_balanced_over_every_replica_with_the_request_id_passed() {
     let dir = TempDir::new("replicas-rr");
-    let (_replicas, nginx) = rig("replicas-rr", &dir, None, false);
+    let (_replicas, nginx) = rig("replicas-rr", &dir, None, false, None);
     let http = reqwest::Client::new();
     let mut seen = BTreeMap::new();
     for i in 0..9 {
@@ -134,7 +149,7 @@ fn an_mcp_session_stays_on_its_replica_through_the_balancer() {
     let dir = TempDir::new("replicas-mcp");
     // One database: the checks revoke, in a second session (balanced anywhere), the device
     // the first one paired.
-    let (_replicas, nginx) = rig("replicas-mcp", &dir, None, true);
+    let (_replicas, nginx) = rig("replicas-mcp", &dir, None, true, None);
     let python = tool_test_support::python_with("mcp, jsonschema");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_check.py");
     // Each session's `tools/list` and `tools/call`s, and the answers to the elicitations the
@@ -198,7 +213,10 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
     let dir = TempDir::new("replicas-rolling");
     // The steady loop calls faster than the demo's default limit on device_add allows.
     let config = "[limits.device_add]\nrate = \"100000/min\"\n";
-    let (mut replicas, nginx) = rig("replicas-rolling", &dir, Some(config), false);
+    // With Redis on, as a deployment of several replicas runs: every call is charged there.
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let (mut replicas, nginx) = rig("replicas-rolling", &dir, Some(config), false, Some(&url));
     let stop = Arc::new(AtomicBool::new(false));
     let calls = tokio::spawn(steady_calls(nginx.base.clone(), stop.clone()));
     let http = reqwest::Client::new();
@@ -276,4 +294,218 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
     let once: BTreeSet<String> = ran.iter().cloned().collect();
     assert_eq!(ran.len(), once.len(), "a call ran twice");
     assert_eq!(once, expected);
+}
+
+/// A `POST /tools/{tool}` with `headers`: status, `X-Replica`, `Retry-After` and body.
+async fn post(
+    http: &reqwest::Client,
+    base: &str,
+    tool: &str,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> (u16, String, Option<String>, Value) {
+    let mut request = http.post(format!("{base}/tools/{tool}")).json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let (replica, retry_after) = (
+        header("x-replica").unwrap_or_default(),
+        header("retry-after"),
+    );
+    let status = response.status().as_u16();
+    (status, replica, retry_after, response.json().await.unwrap())
+}
+
+/// A `tools/call` of protocol 2026-07-28, standing alone (no session), from a client that can
+/// ask its user: `retry` adds the answer and the state it echoes. The result and `X-Replica`.
+async fn mcp_call(
+    http: &reqwest::Client,
+    base: &str,
+    arguments: &Value,
+    retry: &Value,
+) -> (Value, String) {
+    let mut params = json!({"name": "device_revoke", "arguments": arguments, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}});
+    for (k, v) in retry.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    let response = http
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "device_revoke")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    let replica = response.headers()["x-replica"].to_str().unwrap().to_owned();
+    let body = response.text().await.unwrap();
+    let message = tool_test_support::sse_message(&body);
+    (message["result"].clone(), replica)
+}
+
+/// The text of an MCP error result.
+fn mcp_error(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+/// Three replicas, each with its own database, sharing only Redis: a limit holds across them,
+/// a token one issues another redeems once (over HTTP and MCP), and while Redis is away the
+/// calls that need it answer 503 naming it, /readyz too, until it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_and_tokens_hold_across_replicas_through_redis() {
+    let dir = TempDir::new("replicas-redis");
+    let mut redis = RedisServer::start();
+    let url = redis.url();
+    let config = "[limits.device_add]\nrate = \"30/h\"\n\
+                  [redis]\ncommand_timeout = \"500ms\"\npool_wait = \"500ms\"\n";
+    let (replicas, nginx) = rig("replicas-redis", &dir, Some(config), false, Some(&url));
+    let http = reqwest::Client::new();
+    holds_the_limit_of_30_an_hour(&http, &nginx.base).await;
+    redeems_a_token_on_another_replica_once(&http, &nginx.base, &replicas).await;
+    rides_out_a_redis_outage(&http, &replicas, &mut redis).await;
+}
+
+/// a. 30 an hour, whichever replica answers.
+async fn holds_the_limit_of_30_an_hour(http: &reqwest::Client, base: &str) {
+    let mut ok = BTreeMap::<String, usize>::new();
+    let mut limited = 0;
+    for i in 0..40 {
+        let (status, replica, retry_after, body) = post(
+            http,
+            base,
+            "device_add",
+            &json!({"workspace": format!("w{i}")}),
+            &[],
+        )
+        .await;
+        match status {
+            200 => *ok.entry(replica).or_default() += 1,
+            429 => {
+                assert_eq!(body["error"]["type"], "rate_limited", "{body}");
+                let after: u64 = retry_after.expect("Retry-After").parse().unwrap();
+                assert!(after > 0, "{after}");
+                limited += 1;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert_eq!((ok.values().sum::<usize>(), limited), (30, 10), "{ok:?}");
+    assert_eq!(ok.len(), 3, "every replica served some: {ok:?}");
+}
+
+/// b. A token issued by one replica is redeemed by another, then by none: over HTTP and MCP.
+async fn redeems_a_token_on_another_replica_once(
+    http: &reqwest::Client,
+    base: &str,
+    replicas: &[Replica],
+) {
+    // b. Over HTTP: a token issued by one replica, redeemed by another, then by none.
+    let other_than = |id: &str| replicas.iter().find(|r| r.id != id).unwrap().base();
+    let device = json!({"device_id": "dev_00000000000000aa"});
+    let (status, issuer, _, asked) = post(http, base, "device_revoke", &device, &[]).await;
+    assert_eq!(status, 409, "{asked}");
+    let token = asked["error"]["details"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let confirmed = [("x-confirmation", token.as_str())];
+    let (status, redeemer, _, ran) = post(
+        http,
+        &other_than(&issuer),
+        "device_revoke",
+        &device,
+        &confirmed,
+    )
+    .await;
+    assert_ne!(redeemer, issuer);
+    // The tool ran there (its database has no such device): the token confirmed it.
+    assert_eq!(
+        (status, &ran["error"]["type"]),
+        (404, &json!("not_found")),
+        "{ran}"
+    );
+    for r in replicas {
+        let (status, _, _, again) =
+            post(http, &r.base(), "device_revoke", &device, &confirmed).await;
+        assert_eq!(status, 409, "{}: a token redeemed twice: {again}", r.id);
+    }
+    // Over MCP: the question on one replica, the accept with its state on another.
+    let device = json!({"device_id": "dev_00000000000000bb"});
+    let (asked, issuer) = mcp_call(http, base, &device, &json!({})).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let accept = json!({"inputResponses": {"confirm": {"action": "accept", "content": {}}},
+                        "requestState": state});
+    let (ran, redeemer) = mcp_call(http, &other_than(&issuer), &device, &accept).await;
+    assert_ne!(redeemer, issuer);
+    assert!(mcp_error(&ran).starts_with("not_found:"), "{ran}");
+    for r in replicas {
+        let (again, _) = mcp_call(http, &r.base(), &device, &accept).await;
+        let text = mcp_error(&again);
+        assert!(
+            text.starts_with("confirmation_required:"),
+            "{}: {text}",
+            r.id
+        );
+    }
+}
+
+/// d. Redis away: what needs it answers 503 naming it, the rest is served; back, all is.
+async fn rides_out_a_redis_outage(
+    http: &reqwest::Client,
+    replicas: &[Replica],
+    redis: &mut RedisServer,
+) {
+    let device = json!({"device_id": "dev_00000000000000cc"});
+    redis.stop();
+    let named = format!("Redis at 127.0.0.1:{}/0", redis.port());
+    for r in replicas {
+        let base = r.base();
+        let (status, _, _, body) =
+            post(http, &base, "device_add", &json!({"workspace": "x"}), &[]).await;
+        assert_eq!(status, 503, "{}: {body}", r.id);
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(&named),
+            "{body}"
+        );
+        let (status, _, _, body) = post(http, &base, "device_revoke", &device, &[]).await;
+        assert_eq!(status, 503, "{}: {body}", r.id);
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(&named),
+            "{body}"
+        );
+        let (status, _, _, body) = post(http, &base, "device_list", &json!({}), &[]).await;
+        assert_eq!(status, 200, "{}: {body}", r.id);
+        let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
+        assert_eq!(ready.status(), 503, "{}", r.id);
+        let ready = ready.text().await.unwrap();
+        assert!(ready.contains("redis"), "{}: {ready}", r.id);
+    }
+    redis.restart();
+    for r in replicas {
+        let base = r.base();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while readyz(http, &base).await != Some(200) {
+            assert!(Instant::now() < deadline, "{}: not ready again", r.id);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (status, _, _, body) =
+            post(http, &base, "device_add", &json!({"workspace": "y"}), &[]).await;
+        assert_eq!(status, 200, "{}: {body}", r.id);
+        let (status, _, _, body) = post(http, &base, "device_revoke", &device, &[]).await;
+        assert_eq!(status, 409, "{}: {body}", r.id);
+        assert!(body["error"]["details"]["token"].is_string(), "{body}");
+    }
 }

@@ -125,6 +125,18 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .with_state(state.clone())
         .merge(yours)
         .layer(FrontLayer(state.clone()));
+    // Each tool also gets a static route, so a call does not build the URL-parameter map that
+    // matching `/tools/{name}` makes. The pattern still answers unknown names and
+    // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the
+    // front layer, which they apply themselves (`named_tool_routes`).
+    for tool in state.registry.tools() {
+        let name: Arc<str> = Arc::from(&*tool.meta().name);
+        router = router.route(
+            &format!("/tools/{name}"),
+            named_tool_routes(&state, name).with_state(state.clone()),
+        );
+    }
+    // Last, so the tools' own routes carry it too.
     if let Some(replica) = &state.options.replica_id {
         let replica = HeaderValue::from_str(replica).expect("a replica id is a header value");
         router = router.layer(axum::middleware::map_response(
@@ -136,17 +148,6 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
                 }
             },
         ));
-    }
-    // Each tool also gets a static route, so a call does not build the URL-parameter map that
-    // matching `/tools/{name}` makes. The pattern still answers unknown names and
-    // percent-encoded ones. Registered names are path-safe (`is_valid_name`). Added after the
-    // front layer, which they apply themselves (`named_tool_routes`).
-    for tool in state.registry.tools() {
-        let name: Arc<str> = Arc::from(&*tool.meta().name);
-        router = router.route(
-            &format!("/tools/{name}"),
-            named_tool_routes(&state, name).with_state(state.clone()),
-        );
     }
     router
 }
