@@ -3,7 +3,9 @@
 //! round robin for plain requests, an MCP session kept on its replica (the official Python
 //! client through the balancer), a rolling restart under a steady stream of calls in which no
 //! call fails and none runs twice, and, sharing Redis (`--redis`), rate limits and confirmation
-//! tokens that hold across replicas and a Redis outage the replicas ride out.
+//! tokens that hold across replicas and a Redis outage the replicas ride out, and the official
+//! Python client keeping its MCP session when the replica that held it is killed, and redeeming
+//! on one replica the confirmation another asked for (protocol 2026-07-28, no session).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -508,4 +510,191 @@ async fn rides_out_a_redis_outage(
         assert_eq!(status, 409, "{}: {body}", r.id);
         assert!(body["error"]["details"]["token"].is_string(), "{body}");
     }
+}
+
+/// `tests/python/mcp_failover.py SUITE --url URL` (the official MCP Python client), started
+/// with its stdin and stdout piped.
+fn failover_checker(suite: &str, base: &str) -> std::process::Child {
+    let python = tool_test_support::python_with("mcp");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/mcp_failover.py");
+    Command::new(python)
+        .arg(script)
+        .args([suite, "--url", &format!("{base}/mcp")])
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The checker's output, one JSON line at a time, until its `done`; its stderr in the panic
+/// message when it stops before.
+struct Events {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Events {
+    fn new(mut child: std::process::Child) -> Self {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().unwrap();
+        Self {
+            child,
+            lines: std::io::BufReader::new(stdout).lines(),
+            seen: Vec::new(),
+        }
+    }
+
+    fn failed(&mut self, what: &str) -> ! {
+        use std::io::Read;
+        let _ = self.child.kill();
+        let mut stderr = String::new();
+        let _ = self
+            .child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr);
+        panic!(
+            "{what}; the checker printed:\n{}\n{stderr}",
+            self.seen.join("\n")
+        );
+    }
+
+    /// The next event, which must be `name`.
+    fn next(&mut self, name: &str) -> Value {
+        let Some(Ok(line)) = self.lines.next() else {
+            self.failed(&format!("no `{name}` event"))
+        };
+        self.seen.push(line.clone());
+        match serde_json::from_str::<Value>(&line) {
+            Ok(event) if event["event"] == name => event,
+            _ => self.failed(&format!("expected the `{name}` event")),
+        }
+    }
+
+    /// Writes `line` to the checker's stdin.
+    fn answer(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Its last line is `done` and it exited 0.
+    fn done(&mut self) {
+        let last = self.lines.next();
+        if !matches!(&last, Some(Ok(l)) if l == "done") {
+            self.failed(&format!("expected `done`, got {last:?}"));
+        }
+        let status = self.child.wait().unwrap();
+        if !status.success() {
+            self.failed(&format!("the checker exited {status}"));
+        }
+    }
+}
+
+/// The recorded exchanges of an event (see `mcp_failover.py`).
+fn exchanges(event: &Value) -> &Vec<Value> {
+    event["exchanges"].as_array().unwrap()
+}
+
+/// The official Python client in a session (protocol 2025-11-25) through the balancer, the
+/// replicas sharing one database and Redis: a revocation confirmed through elicitation on the
+/// session's replica; that replica killed (SIGKILL, nothing saved on the way out); the next
+/// calls of the same session, a revocation confirmed through elicitation among them, answered
+/// by another replica that restored the session from Redis.
+#[test]
+fn an_mcp_session_outlives_the_replica_that_held_it_through_redis() {
+    let dir = TempDir::new("replicas-failover");
+    let redis = RedisServer::start();
+    let (mut replicas, nginx) = rig("replicas-failover", &dir, None, true, Some(&redis.url()));
+    let mut events = Events::new(failover_checker("session", &nginx.base));
+
+    let connected = events.next("connected");
+    assert_eq!(connected["protocol"], "2025-11-25", "{connected}");
+    let session = connected["session"].as_str().unwrap().to_owned();
+    let (holder, _) = session.split_once('.').unwrap();
+    assert!(IDS.contains(&holder), "{session}");
+
+    // Before: every request of the session, the answer to the server's question among them,
+    // reached the replica that made it.
+    let confirmed = events.next("confirmed");
+    let before = exchanges(&confirmed);
+    assert!(
+        before.iter().any(|e| e["method"] == "response"),
+        "the elicitation was not answered: {confirmed}"
+    );
+    for e in before.iter().filter(|e| e["session"] == session.as_str()) {
+        assert_eq!(e["replica"], holder, "{e}");
+    }
+
+    let kill = events.next("kill");
+    assert_eq!(kill["replica"], holder);
+    let replica = replicas.iter_mut().find(|r| r.id == holder).unwrap();
+    let mut served = replica.served.take().unwrap();
+    served.child.kill().unwrap();
+    let status = served.child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    events.answer("killed");
+
+    // After: the same session, every request answered, by the others only; its second
+    // revocation confirmed through elicitation there.
+    let after = events.next("after");
+    assert!(after["revoked_at"].is_string(), "{after}");
+    let after = exchanges(&after).clone();
+    let calls: Vec<&Value> = after
+        .iter()
+        .filter(|e| e["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 4, "device_list, add, pair, revoke: {after:?}");
+    assert!(after.iter().any(|e| e["method"] == "response"), "{after:?}");
+    let mut answered_by = BTreeSet::new();
+    for e in &after {
+        assert_eq!(e["session"], session.as_str(), "{e}");
+        assert!(e["status"].as_u64().unwrap() < 300, "{e}");
+        answered_by.insert(e["replica"].as_str().unwrap().to_owned());
+    }
+    assert!(!answered_by.contains(holder), "{answered_by:?}");
+    events.done();
+}
+
+/// The official Python client on the newest protocol it speaks (2026-07-28, no session): a
+/// revocation's question (`input_required`, its state carrying the confirmation token) comes
+/// from one replica, and the accepted retry the client sends is redeemed by another.
+#[test]
+fn a_sessionless_confirmation_asked_on_one_replica_is_redeemed_on_another() {
+    let dir = TempDir::new("replicas-sessionless");
+    let redis = RedisServer::start();
+    let (_replicas, nginx) = rig("replicas-sessionless", &dir, None, true, Some(&redis.url()));
+    let mut events = Events::new(failover_checker("sessionless", &nginx.base));
+
+    let connected = events.next("connected");
+    assert_eq!(connected["protocol"], "2026-07-28", "{connected}");
+    assert_eq!(connected["latest"], "2026-07-28", "{connected}");
+    let revoked = events.next("revoked");
+    assert!(revoked["revoked_at"].is_string(), "{revoked}");
+    assert_eq!(revoked["sessions"], json!([]), "{revoked}");
+    let calls: Vec<&Value> = exchanges(&revoked)
+        .iter()
+        .filter(|e| e["tool"] == "device_revoke")
+        .collect();
+    assert_eq!(
+        calls.len(),
+        2,
+        "the question, then the accepted retry: {revoked}"
+    );
+    let (asked, accepted) = (calls[0], calls[1]);
+    assert_eq!(
+        (&asked["answers"], &accepted["answers"]),
+        (&json!(false), &json!(true)),
+        "{revoked}"
+    );
+    assert_ne!(asked["replica"], accepted["replica"], "{revoked}");
+    events.done();
 }
