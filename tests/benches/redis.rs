@@ -37,7 +37,10 @@ fn shared_state(c: &mut Criterion) {
             "MemoryConfirmationStore",
             Box::new(MemoryConfirmationStore::new()),
         ),
-        ("RedisConfirmationStore", Box::new(redis.confirmation_store())),
+        (
+            "RedisConfirmationStore",
+            Box::new(redis.confirmation_store()),
+        ),
     ];
     let mut group = c.benchmark_group("redis");
     for (name, limiter) in &limiters {
