@@ -7,7 +7,8 @@
 //!    nested struct, an optional enum, bounds, a pattern and defaults; beside it, the same
 //!    specs written as JSON text, and the cached path.
 //! 4. The stores behind the seams: one rate charge through a `RateLimiter`, and one
-//!    confirmation token put and taken through a `ConfirmationStore`, for each engine.
+//!    confirmation token put and taken through a `ConfirmationStore`, for the in-process
+//!    engines (`benches/redis.rs` times the same beside Redis's).
 //!
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
@@ -17,6 +18,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde::Deserialize;
 use serde_json::json;
 use tool_runtime::{Caller, Registry, Source};
+
+#[path = "common/seams.rs"]
+mod seams;
 
 #[allow(clippy::identity_op)] // Reason: the generated `a + 0`.
 mod thousand {
@@ -198,48 +202,6 @@ fn layers_overhead(c: &mut Criterion) {
     let _ = std::fs::remove_file(&audit_path);
 }
 
-/// One charge through `limiter` (at a rate no run reaches, so every charge is counted and
-/// allowed), benchmarked as `name` in `group`.
-fn bench_limiter(
-    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    rt: &tokio::runtime::Runtime,
-    name: &str,
-    limiter: &dyn tool_runtime::limits::RateLimiter,
-) {
-    let rate = tool_runtime::limits::Rate {
-        count: u32::MAX,
-        per: std::time::Duration::from_secs(1),
-    };
-    group.bench_function(format!("rate charge: {name}"), |b| {
-        b.to_async(rt).iter(|| async {
-            black_box(limiter.charge("add", Some("bench"), rate).await.unwrap())
-        });
-    });
-}
-
-/// One confirmation token put, then taken, through `store`, benchmarked as `name` in `group`.
-fn bench_store(
-    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    rt: &tokio::runtime::Runtime,
-    name: &str,
-    store: &dyn tool_runtime::confirm::ConfirmationStore,
-) {
-    let binding: tool_runtime::confirm::TokenBinding = serde_json::from_value(json!({
-        "tool": "device_revoke",
-        "arguments": "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef",
-        "principal": "bench"
-    }))
-    .unwrap();
-    let ttl = std::time::Duration::from_secs(300);
-    group.bench_function(format!("confirmation put + take: {name}"), |b| {
-        b.to_async(rt).iter(|| async {
-            let token = "c1-00112233445566778899aabbccddeeff";
-            store.put(token, &binding, ttl).await.unwrap();
-            black_box(store.take(token).await.unwrap())
-        });
-    });
-}
-
 /// The engines behind the seams, one operation each.
 fn seams(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -248,9 +210,9 @@ fn seams(c: &mut Criterion) {
         .unwrap();
     let mut group = c.benchmark_group("seams");
     let limiter = tool_runtime::limits::MemoryRateLimiter::new();
-    bench_limiter(&mut group, &rt, "MemoryRateLimiter", &limiter);
+    seams::bench_limiter(&mut group, &rt, "MemoryRateLimiter", &limiter);
     let store = tool_runtime::confirm::MemoryConfirmationStore::new();
-    bench_store(&mut group, &rt, "MemoryConfirmationStore", &store);
+    seams::bench_store(&mut group, &rt, "MemoryConfirmationStore", &store);
     group.finish();
 }
 
