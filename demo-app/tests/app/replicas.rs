@@ -149,7 +149,7 @@ async fn plain_requests_are_balanced_over_every_replica_with_the_request_id_pass
 #[test]
 fn an_mcp_session_stays_on_its_replica_through_the_balancer() {
     let dir = TempDir::new("replicas-mcp");
-    // One database: the checks revoke, in a second session (balanced anywhere), the device
+    // One database: the checks revoke, in a second MCP session (balanced anywhere), the device
     // the first one paired.
     let (_replicas, nginx) = rig("replicas-mcp", &dir, None, true, None);
     let python = tool_test_support::python_with("mcp, jsonschema");
