@@ -32,15 +32,11 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_check import check, protocol_of
 
 
 def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(what)
 
 
 RECORDED: list[Exchanges] = []
@@ -84,15 +80,6 @@ def accepting(questions: list[str]) -> Any:
         return types.ElicitResult(action="accept")
 
     return elicit
-
-
-def protocol_of(client: Client) -> str:
-    session = client.session
-    for attr in ("protocol_version", "negotiated_protocol_version"):
-        v = getattr(session, attr, None)
-        if isinstance(v, str):
-            return v
-    return "?"
 
 
 def structured(result: types.CallToolResult, what: str) -> Any:
