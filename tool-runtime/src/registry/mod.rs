@@ -72,77 +72,30 @@ pub trait IntoArc<D: ?Sized> {
     fn into_arc(self) -> Arc<D>;
 }
 
-impl<T: Tool> IntoArc<dyn Tool> for T {
-    fn into_arc(self) -> Arc<dyn Tool> {
-        Arc::new(self)
-    }
+/// A value, an `Arc` of it, or an `Arc` of the trait object, as that trait object.
+macro_rules! into_arc {
+    ($($object:ident),*) => {$(
+        impl<T: $object> IntoArc<dyn $object> for T {
+            fn into_arc(self) -> Arc<dyn $object> {
+                Arc::new(self)
+            }
+        }
+
+        impl<T: $object> IntoArc<dyn $object> for Arc<T> {
+            fn into_arc(self) -> Arc<dyn $object> {
+                self
+            }
+        }
+
+        impl IntoArc<dyn $object> for Arc<dyn $object> {
+            fn into_arc(self) -> Arc<dyn $object> {
+                self
+            }
+        }
+    )*};
 }
 
-impl<T: Tool> IntoArc<dyn Tool> for Arc<T> {
-    fn into_arc(self) -> Arc<dyn Tool> {
-        self
-    }
-}
-
-impl IntoArc<dyn Tool> for Arc<dyn Tool> {
-    fn into_arc(self) -> Arc<dyn Tool> {
-        self
-    }
-}
-
-impl<T: Toolset> IntoArc<dyn Toolset> for T {
-    fn into_arc(self) -> Arc<dyn Toolset> {
-        Arc::new(self)
-    }
-}
-
-impl<T: Toolset> IntoArc<dyn Toolset> for Arc<T> {
-    fn into_arc(self) -> Arc<dyn Toolset> {
-        self
-    }
-}
-
-impl IntoArc<dyn Toolset> for Arc<dyn Toolset> {
-    fn into_arc(self) -> Arc<dyn Toolset> {
-        self
-    }
-}
-
-impl<T: RateLimiter> IntoArc<dyn RateLimiter> for T {
-    fn into_arc(self) -> Arc<dyn RateLimiter> {
-        Arc::new(self)
-    }
-}
-
-impl<T: RateLimiter> IntoArc<dyn RateLimiter> for Arc<T> {
-    fn into_arc(self) -> Arc<dyn RateLimiter> {
-        self
-    }
-}
-
-impl IntoArc<dyn RateLimiter> for Arc<dyn RateLimiter> {
-    fn into_arc(self) -> Arc<dyn RateLimiter> {
-        self
-    }
-}
-
-impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for T {
-    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
-        Arc::new(self)
-    }
-}
-
-impl<T: ConfirmationStore> IntoArc<dyn ConfirmationStore> for Arc<T> {
-    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
-        self
-    }
-}
-
-impl IntoArc<dyn ConfirmationStore> for Arc<dyn ConfirmationStore> {
-    fn into_arc(self) -> Arc<dyn ConfirmationStore> {
-        self
-    }
-}
+into_arc!(Tool, Toolset, RateLimiter, ConfirmationStore);
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
 /// (`Arc<Registry>`), and call tools with [`Registry::call`](Registry::call).
