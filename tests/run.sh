@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The test command: installs the Debian packages the tests drive or start (tests/debian/packages.txt:
-# Chromium), makes the Python venv the checkers need (jsonschema, openapi-spec-validator, mcp,
-# schemathesis, the model providers' SDKs, openai-agents; once) and installs the MCP TypeScript SDK
-# client and the reference MCP server (npm, once), then runs every test of the workspace. Extra
-# arguments go to `cargo test`. What it cannot install stops it before any test runs.
+# Chromium, nginx, Redis, PostgreSQL), makes the Python venv the checkers need (jsonschema,
+# openapi-spec-validator, mcp, schemathesis, the model providers' SDKs, openai-agents; once) and
+# installs the MCP TypeScript SDK client and the reference MCP server (npm, once), then runs every
+# test of the workspace. Extra arguments go to `cargo test`. What it cannot install stops it before
+# any test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 while read -r package command; do
   case "$package" in "" | "#"*) continue ;; esac
-  command -v "$command" >/dev/null && continue
+  # A command with a slash is a path, possibly a glob (a versioned directory such as PostgreSQL's).
+  if [[ $command == */* ]]; then
+    compgen -G "$command" >/dev/null && continue
+  else
+    command -v "$command" >/dev/null && continue
+  fi
   if command -v dpkg-query >/dev/null; then
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q ' installed$' && continue
   fi
@@ -19,8 +25,17 @@ if ((${#missing[@]})); then
   if [ "$(id -u)" = 0 ]; then as_root=(); else as_root=(sudo -n); fi
   if command -v apt-get >/dev/null && { ((${#as_root[@]} == 0)) || sudo -n true 2>/dev/null; }; then
     echo "tests/run.sh: installing ${missing[*]} (Debian)" >&2
+    if [[ " ${missing[*]} " == *" postgresql "* ]]; then
+      # The tests start their own throwaway clusters: the package is not to create and start one.
+      # postgresql-common keeps this file when it is already there (ucf, told to keep it below).
+      conf=/etc/postgresql-common/createcluster.conf
+      "${as_root[@]}" mkdir -p "${conf%/*}"
+      "${as_root[@]}" sh -c "sed -i '/create_main_cluster/d' $conf 2>/dev/null; echo 'create_main_cluster = false' >>$conf"
+    fi
     "${as_root[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Through env: sudo would drop variables set before it.
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1 \
+      apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "tests/run.sh: the tests need ${missing[*]}, which this user cannot install here." >&2
     echo "Install them, then run the tests again: sudo apt-get install ${missing[*]}" >&2
