@@ -7,13 +7,16 @@
 //! that run rather than repeating it after a restart. Runs missed while no scheduler was running
 //! are not replayed one by one: a task that came due meanwhile runs once, as soon as a
 //! scheduler starts, and its next due time is counted from then.
+//!
+//! The tasks live behind [`TaskStore`]: in the demo's SQLite file ([`SqliteTasks`], `sqlite`).
+
+mod sqlite;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use croner::Cron;
 use futures_util::future::BoxFuture;
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::CancellationToken;
@@ -21,7 +24,9 @@ use tool_runtime::agent::{Agent, RunContext};
 use tool_runtime::prelude::*;
 
 use super::channels::{Channels, LOG};
-use crate::store::{self, Store};
+use crate::store;
+
+pub use sqlite::SqliteTasks;
 
 /// How a task repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -181,7 +186,9 @@ pub struct Claim {
 /// Where tasks are kept. Each due time must be claimed by exactly one scheduler, however many
 /// run against the same storage: [`claim_due`](Self::claim_due) moves a task's next due time
 /// on in the same atomic step that finds it due (in SQL, `UPDATE ... WHERE next_run = <the due
-/// time read>`), and records the run under the key (task, due time).
+/// time read>`), and records the run under the key (task, due time). The store reads the time
+/// itself, from the one clock its schedulers share (the database's, when several processes
+/// claim from one).
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task.
     fn add(&self, task: Task, next_run: i64) -> BoxFuture<'_, Result<Task, ToolError>>;
@@ -189,8 +196,8 @@ pub trait TaskStore: Send + Sync + 'static {
     fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>>;
     /// Cancels an active task; `None` when there is no such task.
     fn cancel(&self, task_id: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>>;
-    /// Claims up to `limit` tasks due at `now`.
-    fn claim_due(&self, now: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>>;
+    /// Claims up to `limit` tasks due now, by the store's clock.
+    fn claim_due(&self, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>>;
     /// Records how the run of `task_id` for `due` ended.
     fn finish(
         &self,
@@ -198,6 +205,25 @@ pub trait TaskStore: Send + Sync + 'static {
         due: i64,
         outcome: String,
     ) -> BoxFuture<'_, Result<(), ToolError>>;
+}
+
+/// The due time after a run of `task` for `due` claimed at `now`; `None` when no run is left.
+/// Runs missed meanwhile are not replayed: an interval counts on from now, a cron pattern finds
+/// its next time after now.
+fn next_due(task: &Task, due: i64, now: i64) -> Option<i64> {
+    let schedule = Schedule::parse(task.schedule_type, &task.schedule_value, i64::MIN).ok();
+    match (&schedule, task.schedule_type) {
+        (_, ScheduleType::Once) | (None, _) => None,
+        (Some(Schedule::Interval(every)), _) => {
+            // The next after this due time, or after now when runs were missed.
+            Some(if due + every > now {
+                due + every
+            } else {
+                now + every
+            })
+        }
+        (Some(s), _) => s.next_after(now),
+    }
 }
 
 /// The tasks, as the tools and the scheduler share them.
@@ -210,178 +236,9 @@ impl std::fmt::Debug for Tasks {
     }
 }
 
-/// Tasks in the demo's SQLite database.
-#[derive(Debug, Clone)]
-pub struct SqliteTasks(pub Store);
-
+/// The columns of a task, in [`Task`]'s order, as both engines name them.
 const COLUMNS: &str = "task_id, prompt, schedule_type, schedule_value, channel, chat_id, tier, \
                        status, next_run, last_run, last_outcome, runs";
-
-fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
-    Ok(Task {
-        task_id: r.get(0)?,
-        prompt: r.get(1)?,
-        schedule_type: ScheduleType::from_stored(&r.get::<_, String>(2)?),
-        schedule_value: r.get(3)?,
-        channel: r
-            .get::<_, Option<String>>(4)?
-            .unwrap_or_else(|| LOG.to_owned()),
-        chat_id: r.get(5)?,
-        tier: r.get(6)?,
-        status: r.get(7)?,
-        next_run: r.get::<_, Option<i64>>(8)?.map(store::rfc3339),
-        last_run: r.get::<_, Option<i64>>(9)?.map(store::rfc3339),
-        last_outcome: r.get(10)?,
-        runs: r.get(11)?,
-    })
-}
-
-impl TaskStore for SqliteTasks {
-    fn add(&self, task: Task, next_run: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
-        Box::pin(async move {
-            let id = task.task_id.clone();
-            self.0
-                .run(move |c| {
-                    c.execute(
-                        "INSERT INTO tasks (task_id, prompt, schedule_type, schedule_value, channel,
-                         chat_id, tier, status, next_run, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'active', ?8, ?9)",
-                        params![
-                            task.task_id,
-                            task.prompt,
-                            task.schedule_type.as_str(),
-                            task.schedule_value,
-                            task.channel,
-                            task.chat_id,
-                            task.tier,
-                            next_run,
-                            store::now()
-                        ],
-                    )?;
-                    Ok(c.query_row(
-                        &format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"),
-                        params![id],
-                        task_row,
-                    )?)
-                })
-                .await
-                .map_err(ToolError::from)
-        })
-    }
-
-    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
-        Box::pin(async move {
-            self.0
-                .run(|c| {
-                    let mut statement = c.prepare(&format!(
-                        "SELECT {COLUMNS} FROM tasks ORDER BY created_at DESC, task_id"
-                    ))?;
-                    let rows = statement.query_map([], task_row)?;
-                    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-                })
-                .await
-                .map_err(ToolError::from)
-        })
-    }
-
-    fn cancel(&self, task_id: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
-        Box::pin(async move {
-            self.0
-                .run(move |c| {
-                    c.execute(
-                        "UPDATE tasks SET status = 'cancelled', next_run = NULL
-                         WHERE task_id = ?1 AND status = 'active'",
-                        params![task_id],
-                    )?;
-                    Ok(c.query_row(
-                        &format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"),
-                        params![task_id],
-                        task_row,
-                    )
-                    .optional()?)
-                })
-                .await
-                .map_err(ToolError::from)
-        })
-    }
-
-    fn claim_due(&self, now: i64, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
-        Box::pin(async move {
-            self.0
-                .run(move |c| {
-                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                    let due: Vec<(Task, i64)> = {
-                        let mut statement = tx.prepare(&format!(
-                            "SELECT {COLUMNS}, next_run FROM tasks
-                             WHERE status = 'active' AND next_run <= ?1
-                             ORDER BY next_run LIMIT ?2"
-                        ))?;
-                        let rows = statement.query_map(
-                            params![now, i64::try_from(limit).unwrap_or(i64::MAX)],
-                            |r| Ok((task_row(r)?, r.get::<_, i64>(12)?)),
-                        )?;
-                        rows.collect::<rusqlite::Result<Vec<_>>>()?
-                    };
-                    let mut claims = Vec::new();
-                    for (task, due) in due {
-                        let schedule =
-                            Schedule::parse(task.schedule_type, &task.schedule_value, i64::MIN)
-                                .ok();
-                        let next = match (&schedule, task.schedule_type) {
-                            (_, ScheduleType::Once) | (None, _) => None,
-                            (Some(Schedule::Interval(every)), _) => {
-                                // The next after this due time, or after now when runs were missed.
-                                Some(if due + every > now { due + every } else { now + every })
-                            }
-                            (Some(s), _) => s.next_after(now),
-                        };
-                        let claimed = tx.execute(
-                            "UPDATE tasks SET next_run = ?1, last_run = ?2, runs = runs + 1,
-                             status = CASE WHEN ?1 IS NULL THEN 'done' ELSE status END
-                             WHERE task_id = ?3 AND next_run = ?4 AND status = 'active'",
-                            params![next, now, task.task_id, due],
-                        )?;
-                        if claimed == 1 {
-                            tx.execute(
-                                "INSERT INTO task_runs (task_id, due, started_at) VALUES (?1, ?2, ?3)",
-                                params![task.task_id, due, now],
-                            )?;
-                            claims.push(Claim { task, due });
-                        }
-                    }
-                    tx.commit()?;
-                    Ok(claims)
-                })
-                .await
-                .map_err(ToolError::from)
-        })
-    }
-
-    fn finish(
-        &self,
-        task_id: String,
-        due: i64,
-        outcome: String,
-    ) -> BoxFuture<'_, Result<(), ToolError>> {
-        Box::pin(async move {
-            self.0
-                .run(move |c| {
-                    c.execute(
-                        "UPDATE task_runs SET outcome = ?3, finished_at = ?4
-                         WHERE task_id = ?1 AND due = ?2",
-                        params![task_id, due, outcome, store::now()],
-                    )?;
-                    c.execute(
-                        "UPDATE tasks SET last_outcome = ?2 WHERE task_id = ?1",
-                        params![task_id, outcome],
-                    )?;
-                    Ok(())
-                })
-                .await
-                .map_err(ToolError::from)
-        })
-    }
-}
 
 /// Schedule a prompt for the assistant to run on a cron, interval or one-time schedule.
 ///
@@ -496,7 +353,7 @@ impl Scheduler {
     pub async fn run(self, shutdown: CancellationToken) {
         tracing::info!(target: "demo_app::scheduler", tick = ?self.tick, "scheduler started");
         loop {
-            match self.tasks.0.claim_due(store::now(), 16).await {
+            match self.tasks.0.claim_due(16).await {
                 Ok(claims) => {
                     for claim in claims {
                         tokio::spawn(self.clone().run_one(claim));
@@ -548,6 +405,7 @@ mod tests {
     use tool_runtime::{Caller, Source};
 
     use super::*;
+    use crate::store::Store;
 
     /// A task scheduled from a conversation delivers to that conversation's channel and chat.
     #[tokio::test]
