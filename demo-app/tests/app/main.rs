@@ -9,6 +9,7 @@ mod gateway;
 mod mcp;
 mod redis;
 mod replicas;
+mod scheduler_pg;
 mod serve;
 
 /// The demo app's tools, in the order every listing gives them.

@@ -8,8 +8,11 @@
 //! are not replayed one by one: a task that came due meanwhile runs once, as soon as a
 //! scheduler starts, and its next due time is counted from then.
 //!
-//! The tasks live behind [`TaskStore`]: in the demo's SQLite file ([`SqliteTasks`], `sqlite`).
+//! The tasks live behind [`TaskStore`]: in the demo's SQLite file ([`SqliteTasks`], `sqlite`),
+//! or in PostgreSQL ([`PostgresTasks`], `postgres`), where the schedulers of several replicas
+//! claim from one table by the database's clock.
 
+mod postgres;
 mod sqlite;
 
 use std::sync::Arc;
@@ -26,6 +29,7 @@ use tool_runtime::prelude::*;
 use super::channels::{Channels, LOG};
 use crate::store;
 
+pub use postgres::PostgresTasks;
 pub use sqlite::SqliteTasks;
 
 /// How a task repeats.

@@ -1,0 +1,301 @@
+//! The scheduler's tasks on PostgreSQL (`PostgresTasks`), three schedulers on one database as
+//! three replicas would run them, each with its own pool: every due run is claimed by exactly
+//! one of them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use demo_app::Store;
+use demo_app::assistant::channels::Channels;
+use demo_app::assistant::scheduler::{
+    PostgresTasks, ScheduleType, Scheduler, SqliteTasks, Task, TaskStore, Tasks,
+};
+use demo_app::assistant::web::Web;
+use demo_app::config::WebConfig;
+use tool_runtime::CancellationToken;
+use tool_runtime::Registry;
+use tool_runtime::agent::{Agent, Api, Model};
+use tool_runtime::guard::CommandPolicy;
+use tool_runtime::postgres::{Postgres, PostgresOptions};
+use tool_test_support::fake_provider::{FakeProvider, Step};
+use tool_test_support::postgres::PostgresServer;
+
+const KEY: &str = "sk-demo-test-key-0042";
+const TASKS: usize = 200;
+
+/// One replica's scheduler: its own pool on `url`, its own agent (its model named `model`, which
+/// the provider sees in each request), a tick of 100 ms.
+async fn replica(url: &str, fake: &FakeProvider, model: &str) -> (Postgres, Scheduler) {
+    let postgres = Postgres::connect(PostgresOptions::new(url)).await.unwrap();
+    let tasks = PostgresTasks::open(&postgres).await.unwrap();
+    let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+    let model = Model::new(
+        Api::OpenAiChat,
+        model,
+        fake.base_url.clone(),
+        Some(tool_runtime::Secret::new(KEY.to_owned())),
+    );
+    let agent = Agent::builder(registry, model).build().unwrap();
+    let channels = Channels::new(
+        Store::in_memory().unwrap(),
+        CommandPolicy::new(Vec::<String>::new()),
+        Web::from_config(&WebConfig::default(), |_| None),
+    );
+    let scheduler = Scheduler::new(
+        Tasks(Arc::new(tasks)),
+        agent,
+        channels,
+        Duration::from_millis(100),
+    );
+    (postgres, scheduler)
+}
+
+async fn scalar(postgres: &Postgres, sql: &str) -> i64 {
+    postgres
+        .client()
+        .await
+        .unwrap()
+        .query_one(sql, &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// Adds the test's tasks, each one time only, due at `due`.
+async fn add_tasks(postgres: &Postgres, due: i64) {
+    let tasks = PostgresTasks::open(postgres).await.unwrap();
+    for i in 0..TASKS {
+        let task = Task {
+            task_id: format!("task_{i:016x}"),
+            prompt: format!("Prompt number {i}."),
+            schedule_type: ScheduleType::Once,
+            schedule_value: "2001-01-01T00:00:00Z".to_owned(),
+            channel: "log".to_owned(),
+            chat_id: None,
+            tier: None,
+            status: "active".to_owned(),
+            next_run: None,
+            last_run: None,
+            last_outcome: None,
+            runs: 0,
+        };
+        tasks.add(task, due).await.unwrap();
+    }
+}
+
+/// Asserts that the model was asked once per task, each task's prompt in exactly one request;
+/// returns how many requests each replica's model made.
+fn prompts_sent_once(fake: &FakeProvider) -> BTreeMap<String, usize> {
+    let requests = fake.requests();
+    assert_eq!(requests.len(), TASKS, "one model request per run");
+    let mut prompts = BTreeMap::<String, usize>::new();
+    let mut by_replica = BTreeMap::<String, usize>::new();
+    for request in &requests {
+        let text = request["messages"].to_string();
+        let prompt = (0..TASKS)
+            .map(|i| format!("Prompt number {i}."))
+            .find(|p| text.contains(p.as_str()))
+            .unwrap_or_else(|| panic!("no task's prompt in {request}"));
+        *prompts.entry(prompt).or_default() += 1;
+        *by_replica
+            .entry(request["model"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(prompts.len(), TASKS, "every prompt sent");
+    assert!(prompts.values().all(|n| *n == 1), "a prompt sent twice");
+    by_replica
+}
+
+/// 200 one-time tasks come due at the same second while three schedulers poll one database:
+/// each runs exactly once (one `task_runs` row, one request to the model, its prompt sent
+/// once), and the claims were shared out between the schedulers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_schedulers_on_one_database_run_each_due_task_exactly_once() {
+    let server = PostgresServer::start();
+    let url = server.create_database("scheduler");
+    let script = (0..TASKS)
+        .map(|i| Step::text(&format!("done {i}")))
+        .collect();
+    let fake = FakeProvider::start(Api::OpenAiChat, KEY, script).await;
+
+    // Opened at once: the tables are created once whichever opens first.
+    let (a, b, c) = tokio::join!(
+        replica(&url, &fake, "model-r1"),
+        replica(&url, &fake, "model-r2"),
+        replica(&url, &fake, "model-r3"),
+    );
+    let postgres = a.0.clone();
+    assert_eq!(
+        scalar(
+            &postgres,
+            "SELECT count(*) FROM tool_schema_migrations WHERE component = 'demo-app/scheduler'"
+        )
+        .await,
+        1
+    );
+    let shutdown = CancellationToken::new();
+    let running: Vec<_> = [a, b, c]
+        .into_iter()
+        .map(|(_, scheduler)| tokio::spawn(scheduler.run(shutdown.clone())))
+        .collect();
+
+    // Every task due two seconds from now, by the database's clock.
+    let due = scalar(
+        &postgres,
+        "SELECT floor(extract(epoch FROM now()))::bigint + 2",
+    )
+    .await;
+    add_tasks(&postgres, due).await;
+    let now = scalar(&postgres, "SELECT floor(extract(epoch FROM now()))::bigint").await;
+    assert!(now < due, "adding the tasks took too long to test a race");
+
+    let start = Instant::now();
+    while scalar(
+        &postgres,
+        "SELECT count(*) FROM task_runs WHERE outcome IS NOT NULL",
+    )
+    .await
+        < i64::try_from(TASKS).unwrap()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "waited 60 s for {TASKS} runs to finish"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A few more ticks of every scheduler: nothing else is claimed.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    shutdown.cancel();
+    for r in running {
+        r.await.unwrap();
+    }
+
+    let total = i64::try_from(TASKS).unwrap();
+    assert_eq!(
+        scalar(&postgres, "SELECT count(*) FROM task_runs").await,
+        total
+    );
+    assert_eq!(
+        scalar(&postgres, "SELECT count(DISTINCT task_id) FROM task_runs").await,
+        total
+    );
+    assert_eq!(
+        scalar(
+            &postgres,
+            "SELECT count(*) FROM task_runs WHERE due <> (SELECT min(due) FROM task_runs)"
+        )
+        .await,
+        0,
+        "every run is the run of the one due time"
+    );
+    assert_eq!(
+        scalar(
+            &postgres,
+            "SELECT count(*) FROM tasks WHERE runs = 1 AND status = 'done' \
+             AND next_run IS NULL AND last_outcome = 'delivered'"
+        )
+        .await,
+        total
+    );
+
+    let by_replica = prompts_sent_once(&fake);
+    assert!(
+        by_replica.len() > 1,
+        "one scheduler claimed every run, so nothing raced: {by_replica:?}"
+    );
+    fake.assert_clean();
+}
+
+/// A task of `kind` with `value`, to be added by a test.
+fn task(id: &str, kind: ScheduleType, value: &str) -> Task {
+    Task {
+        task_id: id.to_owned(),
+        prompt: format!("the prompt of {id}"),
+        schedule_type: kind,
+        schedule_value: value.to_owned(),
+        channel: "log".to_owned(),
+        chat_id: Some("chat-1".to_owned()),
+        tier: None,
+        status: "active".to_owned(),
+        next_run: None,
+        last_run: None,
+        last_outcome: None,
+        runs: 0,
+    }
+}
+
+/// What every engine does with one store: a due task claimed once and moved on by its
+/// interval, a future one left alone, an outcome recorded, a cancelled task never claimed.
+async fn one_store_lifecycle(tasks: &dyn TaskStore) {
+    let now = demo_app::store::now();
+    let every = task("task_00000000000000a1", ScheduleType::Interval, "60");
+    let later = task(
+        "task_00000000000000b2",
+        ScheduleType::Once,
+        "2099-01-01T00:00:00Z",
+    );
+    let added = tasks.add(every.clone(), now - 10).await.unwrap();
+    assert_eq!(
+        (added.status.as_str(), added.runs, added.chat_id.as_deref()),
+        ("active", 0, Some("chat-1"))
+    );
+    assert_eq!(
+        added.next_run.as_deref(),
+        Some(demo_app::store::rfc3339(now - 10).as_str())
+    );
+    tasks.add(later, now + 3600).await.unwrap();
+    assert_eq!(tasks.list().await.unwrap().len(), 2);
+
+    let claims = tasks.claim_due(16).await.unwrap();
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    assert_eq!(
+        (claims[0].task.task_id.as_str(), claims[0].due),
+        (every.task_id.as_str(), now - 10)
+    );
+    assert!(
+        tasks.claim_due(16).await.unwrap().is_empty(),
+        "claimed twice"
+    );
+    tasks
+        .finish(every.task_id.clone(), now - 10, "delivered".to_owned())
+        .await
+        .unwrap();
+    let listed = tasks.list().await.unwrap();
+    let ran = listed.iter().find(|t| t.task_id == every.task_id).unwrap();
+    assert_eq!(
+        (ran.runs, ran.last_outcome.as_deref()),
+        (1, Some("delivered"))
+    );
+    // The next due time counts on from the missed one: 60 s after it, 50 from now.
+    let next = chrono::DateTime::parse_from_rfc3339(ran.next_run.as_deref().unwrap())
+        .unwrap()
+        .timestamp();
+    assert!((now + 49..=now + 52).contains(&next), "{next} vs {now}");
+
+    let cancelled = tasks.cancel(every.task_id.clone()).await.unwrap().unwrap();
+    assert_eq!(
+        (cancelled.status.as_str(), cancelled.next_run.as_deref()),
+        ("cancelled", None)
+    );
+    let again = tasks.cancel(every.task_id.clone()).await.unwrap().unwrap();
+    assert_eq!(again, cancelled, "cancelling twice changes nothing");
+    assert!(
+        tasks
+            .cancel("task_00000000000000ff".to_owned())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// The PostgreSQL engine keeps tasks as the SQLite one does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_engines_keep_claim_and_cancel_tasks_alike() {
+    one_store_lifecycle(&SqliteTasks(Store::in_memory().unwrap())).await;
+    let server = PostgresServer::start();
+    let postgres = Postgres::connect(PostgresOptions::new(server.url()))
+        .await
+        .unwrap();
+    one_store_lifecycle(&PostgresTasks::open(&postgres).await.unwrap()).await;
+}
