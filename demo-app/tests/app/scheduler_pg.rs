@@ -28,7 +28,8 @@ const TASKS: usize = 200;
 /// the provider sees in each request), a tick of 100 ms.
 async fn replica(url: &str, fake: &FakeProvider, model: &str) -> (Postgres, Scheduler) {
     let postgres = Postgres::connect(PostgresOptions::new(url)).await.unwrap();
-    let tasks = PostgresTasks::open(&postgres).await.unwrap();
+    PostgresTasks::migrate(&postgres).await.unwrap();
+    let tasks = PostgresTasks(postgres.clone());
     let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
     let model = Model::new(
         Api::OpenAiChat,
@@ -64,7 +65,7 @@ async fn scalar(postgres: &Postgres, sql: &str) -> i64 {
 
 /// Adds the test's tasks, each one time only, due at `due`.
 async fn add_tasks(postgres: &Postgres, due: i64) {
-    let tasks = PostgresTasks::open(postgres).await.unwrap();
+    let tasks = PostgresTasks(postgres.clone());
     for i in 0..TASKS {
         let task = Task {
             task_id: format!("task_{i:016x}"),
@@ -119,7 +120,7 @@ async fn three_schedulers_on_one_database_run_each_due_task_exactly_once() {
         .collect();
     let fake = FakeProvider::start(Api::OpenAiChat, KEY, script).await;
 
-    // Opened at once: the tables are created once whichever opens first.
+    // Migrated at once: the tables are created once, by whichever comes first.
     let (a, b, c) = tokio::join!(
         replica(&url, &fake, "model-r1"),
         replica(&url, &fake, "model-r2"),
@@ -297,5 +298,6 @@ async fn both_engines_keep_claim_and_cancel_tasks_alike() {
     let postgres = Postgres::connect(PostgresOptions::new(server.url()))
         .await
         .unwrap();
-    one_store_lifecycle(&PostgresTasks::open(&postgres).await.unwrap()).await;
+    PostgresTasks::migrate(&postgres).await.unwrap();
+    one_store_lifecycle(&PostgresTasks(postgres)).await;
 }

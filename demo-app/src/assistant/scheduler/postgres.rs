@@ -47,28 +47,16 @@ const MIGRATIONS: &[&str] = &[
 /// The database's clock, in Unix seconds: one clock for every replica.
 const NOW: &str = "floor(extract(epoch FROM now()))::bigint";
 
-/// Tasks in PostgreSQL, shared by the schedulers of every replica on the database.
-#[derive(Clone)]
-pub struct PostgresTasks {
-    postgres: Postgres,
-}
-
-impl std::fmt::Debug for PostgresTasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresTasks")
-            .field("location", &self.postgres.location())
-            .finish()
-    }
-}
+/// Tasks in PostgreSQL, shared by the schedulers of every replica on the database. Its tables
+/// are made by [`PostgresTasks::migrate`], which `Stores::postgres` runs.
+#[derive(Debug, Clone)]
+pub struct PostgresTasks(pub Postgres);
 
 impl PostgresTasks {
-    /// The tasks in `postgres`, their tables migrated first (component `demo-app/scheduler`;
-    /// several processes opening at once apply each migration once).
-    pub async fn open(postgres: &Postgres) -> Result<Self, ToolError> {
-        postgres.migrate(COMPONENT, MIGRATIONS).await?;
-        Ok(Self {
-            postgres: postgres.clone(),
-        })
+    /// Makes or updates the tables in `postgres` (component `demo-app/scheduler`; several
+    /// processes starting at once apply each migration once).
+    pub async fn migrate(postgres: &Postgres) -> Result<(), ToolError> {
+        postgres.migrate(COMPONENT, MIGRATIONS).await
     }
 }
 
@@ -94,7 +82,7 @@ fn task_row(r: &Row) -> Task {
 impl TaskStore for PostgresTasks {
     fn add(&self, task: Task, next_run: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
         Box::pin(async move {
-            let pg = &self.postgres;
+            let pg = &self.0;
             let client = pg.client().await?;
             let statement = client
                 .prepare_cached(&format!(
@@ -127,7 +115,7 @@ impl TaskStore for PostgresTasks {
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
         Box::pin(async move {
-            let pg = &self.postgres;
+            let pg = &self.0;
             let client = pg.client().await?;
             let statement = client
                 .prepare_cached(&format!(
@@ -145,7 +133,7 @@ impl TaskStore for PostgresTasks {
 
     fn cancel(&self, task_id: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
         Box::pin(async move {
-            let pg = &self.postgres;
+            let pg = &self.0;
             let client = pg.client().await?;
             // The task as it is after the update, cancelled now or before.
             let statement = client
@@ -171,7 +159,7 @@ impl TaskStore for PostgresTasks {
 
     fn claim_due(&self, limit: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
         Box::pin(async move {
-            let pg = &self.postgres;
+            let pg = &self.0;
             let mut client = pg.client().await?;
             let tx = client.transaction().await.map_err(|e| pg.error(e))?;
             // Rows another scheduler has locked are its claims in the making: skipped, not
@@ -237,7 +225,7 @@ impl TaskStore for PostgresTasks {
         outcome: String,
     ) -> BoxFuture<'_, Result<(), ToolError>> {
         Box::pin(async move {
-            let pg = &self.postgres;
+            let pg = &self.0;
             let client = pg.client().await?;
             let statement = client
                 .prepare_cached(&format!(
