@@ -140,9 +140,9 @@ impl Config {
         policy::require_roles(builder, &self.roles)
     }
 
-    /// The stores and enabled MCP servers as toolsets to mount; `db` holds the `sqlite`
-    /// stores' data.
-    pub fn toolsets(&self, db: Option<&crate::Store>) -> Result<Vec<Arc<dyn Toolset>>, String> {
+    /// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
+    /// `sqlite` stores' data.
+    pub fn toolsets(&self, db: Option<&crate::Stores>) -> Result<Vec<Arc<dyn Toolset>>, String> {
         toolsets::toolsets(&self.stores, &self.mcp_servers, db)
     }
 

@@ -11,7 +11,7 @@ use tool_runtime::mcp::RemoteServer;
 use tool_runtime::toolset::{MemoryStore, Store, Toolset};
 
 use super::de;
-use crate::store::SqliteKv;
+use crate::store::{Database, SqliteKv, Stores};
 
 /// A `[[stores]]` entry: a key-value store mounted as `NAME-write`, `NAME-read`, `NAME-list`
 /// and `NAME-delete`.
@@ -114,18 +114,18 @@ impl McpServerConfig {
     }
 }
 
-/// The stores and enabled MCP servers as toolsets to mount; `db` holds the `sqlite` stores'
-/// data.
+/// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
+/// `sqlite` stores' data.
 pub(super) fn toolsets(
     stores: &[StoreConfig],
     servers: &[McpServerConfig],
-    db: Option<&crate::Store>,
+    db: Option<&Stores>,
 ) -> Result<Vec<Arc<dyn Toolset>>, String> {
     let mut out: Vec<Arc<dyn Toolset>> = Vec::new();
     for s in stores {
-        out.push(match (s.kind, db) {
+        out.push(match (s.kind, db.map(Stores::database)) {
             (StoreKind::Memory, _) => Arc::new(Store::new(&s.name, MemoryStore::default())),
-            (StoreKind::Sqlite, Some(db)) => {
+            (StoreKind::Sqlite, Some(Database::Sqlite(db))) => {
                 Arc::new(Store::new(&s.name, SqliteKv::new(db.clone(), &s.name)))
             }
             (StoreKind::Sqlite, None) => {
