@@ -15,6 +15,10 @@ mod tool;
 #[cfg(feature = "redis")]
 pub mod redis;
 
+// PostgreSQL as the database several replicas share: a pool, migrations, the audit.
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 // What a tool asks before it reaches the outside world.
 #[cfg(feature = "guards")]
 pub mod guard;

@@ -5,6 +5,7 @@
 
 pub mod fake_provider;
 pub mod nginx;
+pub mod postgres;
 pub mod redis;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_runtime::Secret;
-use tool_runtime::audit::JsonLinesAudit;
+use tool_runtime::audit::{Audit, JsonLinesAudit};
 use tool_runtime::policy::DenyDestructive;
 use tool_runtime::prelude::*;
 
@@ -49,6 +49,16 @@ async fn purge(ctx: CallContext) -> u32 {
 }
 
 static PURGE_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sweep old rows; counts its runs, dry runs included (only the test of an unwritable log
+/// calls it, so no other test moves its count).
+#[tool(annotations(destructive), dry_run)]
+async fn sweep() -> u32 {
+    SWEEP_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    0
+}
+
+static SWEEP_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 struct TempFile(PathBuf);
 
@@ -195,15 +205,18 @@ async fn a_call_whose_intent_cannot_be_written_is_refused_and_never_runs() {
         .unwrap();
     let env = r.call("touch", json!({}), Caller::new(Source::Cli)).await;
     assert_eq!(env.error().unwrap().kind(), "unavailable", "{env:?}");
-    assert_eq!(
-        env.error().unwrap().message(),
-        "the call was not run: its audit record could not be written"
+    // The message says what failed: here the device, which is full.
+    let message = env.error().unwrap().message();
+    assert!(
+        message.starts_with("the call was not run: its audit record could not be written (")
+            && message.contains("No space left on device"),
+        "{message}"
     );
     assert_eq!(TOUCHED.load(std::sync::atomic::Ordering::SeqCst), 0);
     // Nor does the dry run that would preview a destructive call's question.
-    let env = r.call("purge", json!({}), Caller::new(Source::Cli)).await;
+    let env = r.call("sweep", json!({}), Caller::new(Source::Cli)).await;
     assert_eq!(env.error().unwrap().kind(), "unavailable", "{env:?}");
-    assert_eq!(PURGE_RUNS.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(SWEEP_RUNS.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
 
 /// The dry run that previews an unconfirmed destructive call is tool code at work: it has an
@@ -303,7 +316,7 @@ fn an_intent_without_outcome_is_reported_once_as_outcome_unknown() {
     )
     .unwrap();
     let audit = JsonLinesAudit::open(&log.0).unwrap();
-    let unknown = audit.unknown_outcomes();
+    let unknown = unknown_outcomes(&audit);
     assert_eq!(unknown.len(), 1, "{unknown:?}");
     assert_eq!(
         (
@@ -323,12 +336,16 @@ fn an_intent_without_outcome_is_reported_once_as_outcome_unknown() {
     assert_eq!(resolved["principal"], "ann");
 
     // Reported once: the next open finds nothing left.
-    assert!(
-        JsonLinesAudit::open(&log.0)
-            .unwrap()
-            .unknown_outcomes()
-            .is_empty()
-    );
+    assert!(unknown_outcomes(&JsonLinesAudit::open(&log.0).unwrap()).is_empty());
+}
+
+/// What the log reports as "outcome unknown" (found when it was opened).
+fn unknown_outcomes(audit: &JsonLinesAudit) -> Vec<tool_runtime::audit::UnknownOutcome> {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(audit.recover())
+        .unwrap()
 }
 
 /// While another process (here: another open handle) has the log open, an intent without an
@@ -346,18 +363,10 @@ fn an_intent_is_not_reported_while_another_holder_has_the_log_open() {
 "#,
         )
         .unwrap();
-    assert!(
-        JsonLinesAudit::open(&log.0)
-            .unwrap()
-            .unknown_outcomes()
-            .is_empty()
-    );
+    assert!(unknown_outcomes(&JsonLinesAudit::open(&log.0).unwrap()).is_empty());
     drop(first);
     assert_eq!(
-        JsonLinesAudit::open(&log.0)
-            .unwrap()
-            .unknown_outcomes()
-            .len(),
+        unknown_outcomes(&JsonLinesAudit::open(&log.0).unwrap()).len(),
         1
     );
 }
@@ -406,6 +415,96 @@ async fn concurrent_calls_lose_and_duplicate_no_record() {
     assert_eq!(ids.len(), 400, "no duplicates, none lost");
 }
 
+/// An HTTP request's W3C `traceparent` puts its trace id on both records of the call; a
+/// malformed one (upper-case hex, an all-zero trace id, a short field) puts none.
+#[tokio::test]
+async fn records_carry_the_trace_id_of_the_requests_traceparent() {
+    use tower::ServiceExt;
+    let log = TempFile::new("trace");
+    let registry = Arc::new(
+        registry_builder()
+            .audit(JsonLinesAudit::open(&log.0).unwrap())
+            .build()
+            .unwrap(),
+    );
+    let router = tool_runtime::http::router(registry, tool_runtime::http::ServerOptions::default());
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    for traceparent in [
+        format!("00-{trace}-00f067aa0ba902b7-01"),
+        format!("00-{}-00f067aa0ba902b7-01", trace.to_uppercase()),
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01".to_owned(),
+        format!("00-{trace}-00f067aa0ba902b7"),
+    ] {
+        let request = axum::http::Request::post("/tools/lookup")
+            .header("content-type", "application/json")
+            .header("traceparent", traceparent)
+            .body(axum::body::Body::from(r#"{"key": "k"}"#))
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let traces: Vec<Value> = log
+        .records()
+        .iter()
+        .map(|r| r.get("trace_id").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(
+        traces,
+        [
+            json!(trace),
+            json!(trace),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null
+        ]
+    );
+}
+
+/// A sink whose first `failing` outcome writes fail, as a store that is briefly away.
+struct Flaky {
+    failing: std::sync::atomic::AtomicUsize,
+    outcomes: std::sync::Mutex<Vec<String>>,
+}
+
+impl Audit for Flaky {
+    fn record<'a>(
+        &'a self,
+        record: &'a tool_runtime::audit::AuditRecord<'a>,
+    ) -> tool_runtime::BoxFuture<'a, std::io::Result<()>> {
+        use std::sync::atomic::Ordering;
+        let result = match record.outcome {
+            None => Ok(()),
+            Some(_) if self.failing.load(Ordering::SeqCst) > 0 => {
+                self.failing.fetch_sub(1, Ordering::SeqCst);
+                Err(std::io::Error::other("the store is away"))
+            }
+            Some(outcome) => {
+                self.outcomes.lock().unwrap().push(outcome.to_owned());
+                Ok(())
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
+
+/// An outcome the sink refuses is tried again: a sink back within the retries gets it once.
+#[tokio::test]
+async fn an_outcome_that_cannot_be_written_is_tried_again() {
+    let sink = Arc::new(Flaky {
+        failing: 2.into(),
+        outcomes: Vec::new().into(),
+    });
+    let r = registry_builder().audit(sink.clone()).build().unwrap();
+    let env = r
+        .call("lookup", json!({"key": "k"}), Caller::new(Source::Cli))
+        .await;
+    assert!(env.is_ok(), "{env:?}");
+    assert_eq!(*sink.outcomes.lock().unwrap(), ["ok"]);
+}
+
 /// The tools of this file, and no others: the test binary holds other files' tools too.
 fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
@@ -414,4 +513,5 @@ fn registry_builder() -> tool_runtime::registry::RegistryBuilder {
         .tool(drop_table::descriptor())
         .tool(touch::descriptor())
         .tool(purge::descriptor())
+        .tool(sweep::descriptor())
 }

@@ -53,14 +53,17 @@ async fn keys_rotate() -> bool {
 struct Outcomes(Arc<Mutex<Vec<(String, String)>>>);
 
 impl Audit for Outcomes {
-    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
+    fn record<'a>(
+        &'a self,
+        record: &'a AuditRecord<'a>,
+    ) -> tool_runtime::BoxFuture<'a, std::io::Result<()>> {
         if let Some(outcome) = record.outcome {
             self.0
                 .lock()
                 .unwrap()
                 .push((record.tool.to_owned(), outcome.to_owned()));
         }
-        Ok(())
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 
@@ -219,6 +222,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
     // And over HTTP, where the session's identity comes from the bearer token.
     let requester = tool_runtime::http::Requester {
         id: "r".into(),
+        trace_id: None,
         identity: Some(Identity {
             principal: "ada".into(),
             roles: vec!["admin".into()],
@@ -992,6 +996,7 @@ async fn unauthenticated_servers_refuse_remote_peers() {
     assert_eq!(call(lan, None).await, 403);
     let authenticated = tool_runtime::http::Requester {
         id: "req-1".into(),
+        trace_id: None,
         identity: None,
     };
     assert_eq!(call(lan, Some(authenticated)).await, 200);

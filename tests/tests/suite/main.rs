@@ -25,6 +25,7 @@ mod output_cap;
 mod parsed_path;
 mod pipeline;
 mod policy;
+mod postgres;
 mod redis;
 mod replicas;
 mod scale_out;

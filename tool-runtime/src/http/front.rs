@@ -32,6 +32,34 @@ pub(super) fn request_id_of(headers: &HeaderMap) -> (String, HeaderValue) {
     (id, echo)
 }
 
+/// The trace id of a W3C `traceparent` header (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
+/// flags>`), if the request sent a valid one: lower-case hex, the trace and parent ids not all
+/// zeros. A later version may append fields, which are ignored.
+pub(super) fn trace_id_of(headers: &HeaderMap) -> Option<String> {
+    let value = header_of(headers, &TRACEPARENT)?.to_str().ok()?;
+    let mut fields = value.split('-');
+    let (version, trace, parent, flags) = (
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+    );
+    let hex = |s: &str, len: usize| {
+        s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    let valid = hex(version, 2)
+        && version != "ff"
+        && (version != "00" || fields.next().is_none())
+        && hex(trace, 32)
+        && trace.bytes().any(|b| b != b'0')
+        && hex(parent, 16)
+        && parent.bytes().any(|b| b != b'0')
+        && hex(flags, 2);
+    valid.then(|| trace.to_owned())
+}
+
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+
 /// The first value of header `name`. A request carries a handful of headers: comparing their
 /// names is cheaper than hashing `name` for a lookup, on every request.
 pub(super) fn header_of<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option<&'h HeaderValue> {
@@ -126,7 +154,11 @@ pub(super) fn front(
     });
     let admitted = exposure(state, request, &id)
         .and_then(|()| authenticate(state, request, &id))
-        .map(|identity| Requester { id, identity });
+        .map(|identity| Requester {
+            id,
+            trace_id: trace_id_of(request.headers()),
+            identity,
+        });
     (admitted, Finish { echo, mcp, log })
 }
 
@@ -285,6 +317,7 @@ pub(crate) fn context_of(request: &mut Request) -> Requester {
         .remove::<Requester>()
         .unwrap_or_else(|| Requester {
             id: request_id_of(request.headers()).0,
+            trace_id: trace_id_of(request.headers()),
             identity: None,
         })
 }

@@ -65,7 +65,11 @@ pub(super) async fn recent_calls(
         }
     };
     let limit = query.limit.unwrap_or(50).min(500);
-    match state.registry.recent_calls(limit, query.tool.as_deref()) {
+    match state
+        .registry
+        .recent_calls(limit, query.tool.as_deref())
+        .await
+    {
         Some(Ok(calls)) => json_response(StatusCode::OK, &json!({ "calls": calls })),
         Some(Err(e)) => error_response(
             None,

@@ -190,7 +190,15 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
                 (ctx, None)
             } else {
                 let (id, echo) = request_id_of(request.headers());
-                (Requester { id, identity: None }, Some(echo))
+                let trace_id = front::trace_id_of(request.headers());
+                (
+                    Requester {
+                        id,
+                        trace_id,
+                        identity: None,
+                    },
+                    Some(echo),
+                )
             };
             // No front layer and no `Requester` from an authentication layer of yours: the core's
             // rule on unauthenticated remote callers applies here (`layers::safety`).

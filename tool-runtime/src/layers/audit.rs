@@ -8,7 +8,7 @@
 //! cannot be written the call is refused with `unavailable` and its tool never runs: no effect
 //! goes unrecorded. A process killed while a tool runs leaves an
 //! intent with no outcome; the next process to open the log alone reports each such call as
-//! "outcome unknown" (a warning, [`JsonLinesAudit::unknown_outcomes`], and an `outcome` record
+//! "outcome unknown" (a warning, [`Audit::recover`], and an `outcome` record
 //! with outcome `unknown`).
 //!
 //! Records hold the time, a call id joining intent and outcome, the request id, source,
@@ -26,7 +26,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 use serde::Serialize;
@@ -89,36 +89,65 @@ pub struct AuditRecord<'a> {
     /// (outcome records only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden: Option<&'a str>,
+    /// The W3C trace id of the trace the call belongs to, when its caller sent one (an HTTP
+    /// request's `traceparent` header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<&'a str>,
     /// Whether the tool is annotated read-only (its records need not be synced).
     #[serde(skip)]
     pub read_only: bool,
 }
 
 /// A sink for audit records.
+///
+/// Its methods return futures, so that a sink on the network (such as the PostgreSQL one of the
+/// `postgres` feature) waits without holding a runtime worker.
 pub trait Audit: Send + Sync + 'static {
-    /// Stores one record. Returning `Ok` means the record is as durable as this sink makes it;
-    /// the call waits for it. An `Err` on an intent refuses the call with `unavailable`.
-    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()>;
+    /// Stores one record. Resolving to `Ok` means the record is as durable as this sink makes
+    /// it; the call waits for it. An `Err` on an intent refuses the call with `unavailable`,
+    /// its message included: name the store that failed.
+    fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, std::io::Result<()>>;
 
     /// The latest `limit` outcome records (of `tool` only, if given), newest first: what the
     /// console's activity list and `GET /audit` show. A sink that cannot read its records back
     /// answers `Unsupported`, the default.
-    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+    fn recent<'a>(
+        &'a self,
+        limit: usize,
+        tool: Option<&'a str>,
+    ) -> BoxFuture<'a, std::io::Result<Vec<Value>>> {
         let _ = (limit, tool);
-        Err(std::io::Error::new(
+        Box::pin(std::future::ready(Err(std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "this audit sink cannot be read back",
-        ))
+        ))))
+    }
+
+    /// The calls whose intent was recorded by a process that ended before their outcome was:
+    /// each is given an `outcome` record with outcome `unknown`, exactly once across the
+    /// processes sharing the sink, and returned. [`JsonLinesAudit`] finds them when it opens
+    /// its log and returns those; a shared sink looks for processes whose lease expired. The
+    /// default finds none.
+    fn recover(&self) -> BoxFuture<'_, std::io::Result<Vec<UnknownOutcome>>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
     }
 }
 
 impl<A: Audit + ?Sized> Audit for std::sync::Arc<A> {
-    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
+    fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, std::io::Result<()>> {
         (**self).record(record)
     }
 
-    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+    fn recent<'a>(
+        &'a self,
+        limit: usize,
+        tool: Option<&'a str>,
+    ) -> BoxFuture<'a, std::io::Result<Vec<Value>>> {
         (**self).recent(limit, tool)
+    }
+
+    fn recover(&self) -> BoxFuture<'_, std::io::Result<Vec<UnknownOutcome>>> {
+        (**self).recover()
     }
 }
 
@@ -128,81 +157,111 @@ const RECENT_WINDOW: u64 = 4 * 1024 * 1024;
 /// Runs an [`Audit`] sink as an observer of every call.
 pub(crate) struct AuditObserver<A> {
     sink: A,
-    /// Makes call ids unique across the processes that share a log.
-    process: u32,
+    /// Makes call ids unique across the processes and replicas that share a sink: 64 random
+    /// bits per process.
+    process: String,
 }
 
 impl<A> AuditObserver<A> {
     pub(crate) fn new(sink: A) -> Self {
-        let mut random = [0; 4];
-        let process = if getrandom::fill(&mut random).is_ok() {
-            u32::from_le_bytes(random)
-        } else {
-            std::process::id()
-        };
-        Self { sink, process }
+        let mut random = [0; 8];
+        if getrandom::fill(&mut random).is_err() {
+            // No random source: the process id and the clock still tell processes apart.
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            random[..4].copy_from_slice(&std::process::id().to_le_bytes());
+            random[4..].copy_from_slice(&nanos.to_le_bytes());
+        }
+        Self {
+            sink,
+            process: hex(&random),
+        }
     }
 
     fn call_id(&self, call_id: u64) -> String {
-        format!("{:08x}-{call_id}", self.process)
+        format!("{}-{call_id}", self.process)
     }
 }
 
+/// How often, and after how long, an outcome that could not be written is tried again before
+/// it is logged in full instead.
+const OUTCOME_RETRIES: [Duration; 3] = [
+    Duration::from_millis(50),
+    Duration::from_millis(200),
+    Duration::from_millis(500),
+];
+
 impl<A: Audit> CallObserver for AuditObserver<A> {
     fn starting<'a>(&'a self, call: StartingCall<'a>) -> BoxFuture<'a, Result<(), ToolError>> {
-        let id = self.call_id(call.call_id);
-        let arguments = bounded(call.args);
-        let record = AuditRecord {
-            event: AuditEvent::Intent,
-            time: now(),
-            call: &id,
-            request_id: call.ctx.request_id(),
-            source: call.ctx.source().as_str(),
-            principal: call.ctx.principal(),
-            tool: &call.meta.name,
-            arguments: &arguments,
-            outcome: None,
-            duration_ms: None,
-            dry_run: call.ctx.dry_run(),
-            hidden: None,
-            read_only: call.meta.annotations.read_only == Some(true),
-        };
-        let result = self.sink.record(&record).map_err(|e| {
-            tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
-            ToolError::new(
-                ErrorKind::UNAVAILABLE,
-                "the call was not run: its audit record could not be written",
-            )
-        });
-        Box::pin(std::future::ready(result))
+        Box::pin(async move {
+            let id = self.call_id(call.call_id);
+            let arguments = bounded(call.args);
+            let record = AuditRecord {
+                event: AuditEvent::Intent,
+                time: now(),
+                call: &id,
+                request_id: call.ctx.request_id(),
+                source: call.ctx.source().as_str(),
+                principal: call.ctx.principal(),
+                tool: &call.meta.name,
+                arguments: &arguments,
+                outcome: None,
+                duration_ms: None,
+                dry_run: call.ctx.dry_run(),
+                hidden: None,
+                trace_id: call.ctx.trace_id(),
+                read_only: call.meta.annotations.read_only == Some(true),
+            };
+            self.sink.record(&record).await.map_err(|e| {
+                tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
+                ToolError::new(
+                    ErrorKind::UNAVAILABLE,
+                    format!("the call was not run: its audit record could not be written ({e})"),
+                )
+            })
+        })
     }
 
     fn observe<'a>(&'a self, call: CompletedCall<'a>) -> BoxFuture<'a, ()> {
-        let id = self.call_id(call.call_id);
-        let arguments = bounded(call.args);
-        let record = AuditRecord {
-            event: AuditEvent::Outcome,
-            time: now(),
-            call: &id,
-            request_id: call.ctx.request_id(),
-            source: call.ctx.source().as_str(),
-            principal: call.ctx.principal(),
-            tool: &call.envelope.tool,
-            arguments: &arguments,
-            outcome: Some(call.envelope.error().map_or("ok", |e| e.kind().as_str())),
-            duration_ms: Some((call.duration.as_secs_f64() * 1e6).round() / 1e3),
-            dry_run: call.ctx.dry_run(),
-            hidden: call.hidden,
-            read_only: call
-                .meta
-                .is_some_and(|m| m.annotations.read_only == Some(true)),
-        };
-        if let Err(e) = self.sink.record(&record) {
-            // The tool has run (or was refused): its answer stands. A started call keeps its
-            // intent, so it is reported as "outcome unknown" when the log is next opened.
-            tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record of the outcome could not be written");
-        }
-        Box::pin(std::future::ready(()))
+        Box::pin(async move {
+            let id = self.call_id(call.call_id);
+            let arguments = bounded(call.args);
+            let record = AuditRecord {
+                event: AuditEvent::Outcome,
+                time: now(),
+                call: &id,
+                request_id: call.ctx.request_id(),
+                source: call.ctx.source().as_str(),
+                principal: call.ctx.principal(),
+                tool: &call.envelope.tool,
+                arguments: &arguments,
+                outcome: Some(call.envelope.error().map_or("ok", |e| e.kind().as_str())),
+                duration_ms: Some((call.duration.as_secs_f64() * 1e6).round() / 1e3),
+                dry_run: call.ctx.dry_run(),
+                hidden: call.hidden,
+                trace_id: call.ctx.trace_id(),
+                read_only: call
+                    .meta
+                    .is_some_and(|m| m.annotations.read_only == Some(true)),
+            };
+            let mut error = match self.sink.record(&record).await {
+                Ok(()) => return,
+                Err(e) => e,
+            };
+            for pause in OUTCOME_RETRIES {
+                tokio::time::sleep(pause).await;
+                match self.sink.record(&record).await {
+                    Ok(()) => return,
+                    Err(e) => error = e,
+                }
+            }
+            // The tool has run (or was refused): its answer stands. The record goes to the log
+            // whole, so it is not lost; a started call also keeps its intent, which is reported
+            // as "outcome unknown" once its process has ended.
+            let record = serde_json::to_string(&record).unwrap_or_default();
+            tracing::error!(target: "tool_runtime::audit", error = %error, %record, "the audit record of the outcome could not be written; here it is");
+        })
     }
 }
 
@@ -337,13 +396,6 @@ impl JsonLinesAudit {
             unknown,
         })
     }
-
-    /// The calls found at [`open`](Self::open) with an intent and no outcome: their tools may
-    /// or may not have had their effect.
-    #[must_use]
-    pub fn unknown_outcomes(&self) -> &[UnknownOutcome] {
-        &self.unknown
-    }
 }
 
 /// Reads the log since its last checkpoint, appends an `unknown` outcome for every intent
@@ -442,7 +494,28 @@ fn since_checkpoint(file: &mut File) -> std::io::Result<Vec<u8>> {
 }
 
 impl Audit for JsonLinesAudit {
-    fn record(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
+    /// Writes the line before the future is returned: a local file answers at once.
+    fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, std::io::Result<()>> {
+        Box::pin(std::future::ready(self.append(record)))
+    }
+
+    /// Reads the last 4 MiB of the log: older records are not listed.
+    fn recent<'a>(
+        &'a self,
+        limit: usize,
+        tool: Option<&'a str>,
+    ) -> BoxFuture<'a, std::io::Result<Vec<Value>>> {
+        Box::pin(std::future::ready(self.read_recent(limit, tool)))
+    }
+
+    /// The calls found when the log was opened.
+    fn recover(&self) -> BoxFuture<'_, std::io::Result<Vec<UnknownOutcome>>> {
+        Box::pin(std::future::ready(Ok(self.unknown.clone())))
+    }
+}
+
+impl JsonLinesAudit {
+    fn append(&self, record: &AuditRecord<'_>) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         let mut file = self
@@ -457,8 +530,7 @@ impl Audit for JsonLinesAudit {
         Ok(())
     }
 
-    /// Reads the last 4 MiB of the log: older records are not listed.
-    fn recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
+    fn read_recent(&self, limit: usize, tool: Option<&str>) -> std::io::Result<Vec<Value>> {
         let mut tail = Vec::new();
         {
             let mut file = self
@@ -509,7 +581,7 @@ mod tests {
         .enumerate()
         {
             let call = i.to_string();
-            log.record(&AuditRecord {
+            log.append(&AuditRecord {
                 event,
                 time: 0.0,
                 call: &call,
@@ -522,12 +594,13 @@ mod tests {
                 duration_ms: None,
                 dry_run: false,
                 hidden: None,
+                trace_id: None,
                 read_only: true,
             })
             .unwrap();
         }
         let calls = |limit, tool| -> Vec<String> {
-            log.recent(limit, tool)
+            log.read_recent(limit, tool)
                 .unwrap()
                 .iter()
                 .map(|r| r["call"].as_str().unwrap().to_owned())

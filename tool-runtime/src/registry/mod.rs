@@ -121,16 +121,15 @@ impl Registry {
     /// their outcome records; `None` without an audit log (see [`Audit::recent`]).
     ///
     /// [`Audit::recent`]: crate::audit::Audit::recent
-    #[must_use]
-    pub fn recent_calls(
+    pub async fn recent_calls(
         &self,
         limit: usize,
         tool: Option<&str>,
     ) -> Option<std::io::Result<Vec<serde_json::Value>>> {
-        self.pipeline
-            .audit_log
-            .as_ref()
-            .map(|log| log.recent(limit, tool))
+        match &self.pipeline.audit_log {
+            Some(log) => Some(log.recent(limit, tool).await),
+            None => None,
+        }
     }
 
     /// Whether calls are recorded in an audit log that [`recent_calls`](Self::recent_calls)

@@ -82,6 +82,7 @@ pub struct Caller {
     pub(super) principal: Option<String>,
     pub(super) roles: Vec<String>,
     pub(super) request_id: Option<String>,
+    pub(super) trace_id: Option<String>,
     pub(super) confirm: bool,
     pub(super) confirmation: Option<String>,
     pub(super) dry_run: bool,
@@ -101,6 +102,7 @@ impl Caller {
             principal: None,
             roles: Vec::new(),
             request_id: None,
+            trace_id: None,
             confirm: false,
             confirmation: None,
             dry_run: false,
@@ -134,6 +136,14 @@ impl Caller {
     #[must_use]
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());
+        self
+    }
+
+    /// The W3C trace id (32 hex digits) of the trace this call belongs to, such as the one in
+    /// an HTTP request's `traceparent` header: audit records carry it.
+    #[must_use]
+    pub fn trace_id(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = Some(trace_id.into());
         self
     }
 
@@ -250,6 +260,8 @@ pub struct Identity {
 pub struct Requester {
     /// The request id: the request's own `x-request-id`, or a new one.
     pub id: String,
+    /// The trace id of the request's W3C `traceparent` header, if it sent a valid one.
+    pub trace_id: Option<String>,
     /// The authenticated caller; `None` without authentication.
     pub identity: Option<Identity>,
 }
@@ -260,6 +272,9 @@ impl Requester {
     #[must_use]
     pub fn caller(&self, source: Source) -> Caller {
         let mut caller = Caller::new(source).request_id(self.id.clone());
+        if let Some(trace) = &self.trace_id {
+            caller = caller.trace_id(trace.clone());
+        }
         if let Some(who) = &self.identity {
             caller = caller
                 .principal(who.principal.clone())

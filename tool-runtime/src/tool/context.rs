@@ -24,6 +24,7 @@ impl Caller {
         CallContext {
             inner: Arc::new(ContextInner {
                 request_id: self.request_id.unwrap_or_else(next_request_id),
+                trace_id: self.trace_id,
                 source: self.source,
                 principal: self.principal,
                 roles: self.roles,
@@ -53,6 +54,7 @@ impl Caller {
 )]
 struct ContextInner {
     request_id: String,
+    trace_id: Option<String>,
     source: Source,
     principal: Option<String>,
     roles: Vec<String>,
@@ -82,6 +84,13 @@ impl CallContext {
     #[must_use]
     pub fn request_id(&self) -> &str {
         &self.inner.request_id
+    }
+
+    /// The W3C trace id of the trace the call belongs to, if its caller sent one
+    /// ([`Caller::trace_id`]).
+    #[must_use]
+    pub fn trace_id(&self) -> Option<&str> {
+        self.inner.trace_id.as_deref()
     }
 
     /// The front end the call came through.
@@ -136,6 +145,7 @@ impl CallContext {
         CallContext {
             inner: Arc::new(ContextInner {
                 request_id: i.request_id.clone(),
+                trace_id: i.trace_id.clone(),
                 source: i.source,
                 principal: i.principal.clone(),
                 roles: i.roles.clone(),
