@@ -143,10 +143,10 @@ pub async fn device_list(
     #[arg(positional)]
     workspace: Option<String>,
 ) -> Result<DeviceList, ToolError> {
-    let (rows, codes) = devices.0.list(workspace).await?;
+    let listing = devices.0.list(workspace).await?;
     Ok(DeviceList {
-        devices: rows.into_iter().map(Device::from).collect(),
-        pending_codes: codes.into_iter().map(PendingCode::from).collect(),
+        devices: listing.devices.into_iter().map(Device::from).collect(),
+        pending_codes: listing.codes.into_iter().map(PendingCode::from).collect(),
     })
 }
 

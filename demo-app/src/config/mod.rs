@@ -273,7 +273,7 @@ mod tests {
             ),
             (
                 "[[stores]]\nname = \"s\"\nkind = \"redis\"",
-                "line 3, stores[0].kind: unknown variant `redis`, expected `memory` or `sqlite`",
+                "line 3, stores[0].kind: unknown variant `redis`, expected one of `memory`, `sqlite`, `postgres`",
             ),
             (
                 "[[policy.filter]]\nsource = \"robots\"",

@@ -35,6 +35,15 @@ pub struct DeviceRow {
     pub revoked_at: Option<i64>,
 }
 
+/// Devices and pending codes, as [`DeviceStore::list`] finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceListing {
+    /// Devices, revoked ones included, oldest first.
+    pub devices: Vec<DeviceRow>,
+    /// Codes neither redeemed nor expired, soonest to expire first.
+    pub codes: Vec<CodeRow>,
+}
+
 /// Where pairing codes and devices are kept. However many processes share the storage, a code
 /// pairs at most one device, and no two pending codes have the same digits.
 pub trait DeviceStore: Send + Sync + 'static {
@@ -53,12 +62,8 @@ pub trait DeviceStore: Send + Sync + 'static {
         code: String,
         name: String,
     ) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
-    /// Devices (revoked ones included, oldest first) and pending codes (soonest to expire
-    /// first), of one workspace or all.
-    fn list(
-        &self,
-        workspace: Option<String>,
-    ) -> BoxFuture<'_, Result<(Vec<DeviceRow>, Vec<CodeRow>), ToolError>>;
+    /// Devices and pending codes, of one workspace or all.
+    fn list(&self, workspace: Option<String>) -> BoxFuture<'_, Result<DeviceListing, ToolError>>;
     /// The device as it is (a revocation's dry run); `not_found` when there is none.
     fn device(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
     /// Revokes a device and returns it; revoking a revoked device changes nothing. `not_found`

@@ -6,17 +6,23 @@
 
 mod channels;
 mod devices;
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tool_runtime::ToolError;
+use futures_util::future::BoxFuture;
+use tool_runtime::postgres::Postgres;
+use tool_runtime::{ErrorKind, ToolError};
 
-use crate::assistant::scheduler::{SqliteTasks, Tasks};
+use crate::assistant::scheduler::{Claim, SqliteTasks, Task, TaskStore, Tasks};
 pub use channels::{Channel, ChannelStore, Delivery, StoredChannels};
-pub use devices::{CodeRow, DeviceRow, DeviceStore, Devices, new_device_id, random_digits};
+pub use devices::{
+    CodeRow, DeviceListing, DeviceRow, DeviceStore, Devices, new_device_id, random_digits,
+};
+pub use postgres::{PostgresChannels, PostgresDevices, PostgresKv};
 pub use sqlite::{SqliteChannels, SqliteDevices, SqliteKv, Store};
 
 /// The demo's data on one database: the device tools take [`devices`](Self::devices), the
@@ -33,8 +39,10 @@ pub struct Stores {
 /// The database a [`Stores`] keeps its data in.
 #[derive(Debug, Clone)]
 pub enum Database {
-    /// An embedded SQLite file (or, for tests, memory).
+    /// An embedded SQLite file (or, for tests, memory): one process's.
     Sqlite(Store),
+    /// PostgreSQL, which several replicas share.
+    Postgres(Postgres),
 }
 
 impl Stores {
@@ -48,6 +56,17 @@ impl Stores {
         Store::in_memory().map(Self::from)
     }
 
+    /// The data in PostgreSQL, its schema migrated first (once, however many replicas start at
+    /// the same time).
+    pub async fn postgres(postgres: &Postgres) -> Result<Self, ToolError> {
+        postgres::migrate(postgres).await?;
+        Ok(Self {
+            devices: Devices(Arc::new(PostgresDevices(postgres.clone()))),
+            channels: StoredChannels(Arc::new(PostgresChannels(postgres.clone()))),
+            database: Database::Postgres(postgres.clone()),
+        })
+    }
+
     /// The database the data is in.
     #[must_use]
     pub fn database(&self) -> &Database {
@@ -59,7 +78,41 @@ impl Stores {
     pub fn tasks(&self) -> Tasks {
         match &self.database {
             Database::Sqlite(store) => Tasks(Arc::new(SqliteTasks(store.clone()))),
+            Database::Postgres(_) => Tasks(Arc::new(NoTasks)),
         }
+    }
+}
+
+/// The scheduler's tasks where they have no engine: on PostgreSQL, until the scheduler's own
+/// lands. Every operation fails as `unsupported`, saying so.
+struct NoTasks;
+
+impl NoTasks {
+    fn refuse<'a, T>() -> BoxFuture<'a, Result<T, ToolError>> {
+        Box::pin(async {
+            Err(ToolError::new(
+                ErrorKind::UNSUPPORTED,
+                "scheduled tasks are not kept in PostgreSQL yet; run the scheduler on SQLite",
+            ))
+        })
+    }
+}
+
+impl TaskStore for NoTasks {
+    fn add(&self, _: Task, _: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
+        Self::refuse()
+    }
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
+        Self::refuse()
+    }
+    fn cancel(&self, _: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        Self::refuse()
+    }
+    fn claim_due(&self, _: i64, _: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
+        Self::refuse()
+    }
+    fn finish(&self, _: String, _: i64, _: String) -> BoxFuture<'_, Result<(), ToolError>> {
+        Self::refuse()
     }
 }
 

@@ -10,6 +10,7 @@ mod mcp;
 mod redis;
 mod replicas;
 mod serve;
+mod store;
 
 /// The demo app's tools, in the order every listing gives them.
 pub(crate) const DEMO_TOOLS: [&str; 13] = [

@@ -216,7 +216,7 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
         .filter(|w| *w)
         .count();
     assert_eq!(wins, 1);
-    let (devices, _) = rt.block_on(first.devices.0.list(None)).unwrap();
+    let devices = rt.block_on(first.devices.0.list(None)).unwrap().devices;
     assert_eq!(devices.len(), 1);
 }
 

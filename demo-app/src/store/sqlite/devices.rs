@@ -11,7 +11,7 @@ use tool_runtime::ToolError;
 use super::Store;
 use crate::store::devices::seconds;
 use crate::store::{
-    CodeRow, DeviceRow, DeviceStore, StoreError, new_device_id, now, random_digits,
+    CodeRow, DeviceListing, DeviceRow, DeviceStore, StoreError, new_device_id, now, random_digits,
 };
 
 /// Pairing codes and devices in the demo's SQLite database.
@@ -41,11 +41,11 @@ impl DeviceStore for SqliteDevices {
         Box::pin(async move { Ok(self.0.run(move |c| redeem_code(c, &code, &name)).await?) })
     }
 
-    fn list(
-        &self,
-        workspace: Option<String>,
-    ) -> BoxFuture<'_, Result<(Vec<DeviceRow>, Vec<CodeRow>), ToolError>> {
-        Box::pin(async move { Ok(self.0.run(move |c| list(c, workspace.as_deref())).await?) })
+    fn list(&self, workspace: Option<String>) -> BoxFuture<'_, Result<DeviceListing, ToolError>> {
+        Box::pin(async move {
+            let (devices, codes) = self.0.run(move |c| list(c, workspace.as_deref())).await?;
+            Ok(DeviceListing { devices, codes })
+        })
     }
 
     fn device(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>> {
