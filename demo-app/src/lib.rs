@@ -1,8 +1,8 @@
-//! A device-pairing application built only on `tool-runtime`: its tools, and the SQLite store
-//! they share.
+//! A device-pairing application built only on `tool-runtime`: its tools, and the stores they
+//! share, on an embedded SQLite database or on PostgreSQL.
 //!
 //! The tools are registered through `inventory`; [`registry`] builds the registry with the
-//! store as state.
+//! devices of a [`Stores`] as state.
 
 pub mod assistant;
 pub mod config;
@@ -12,13 +12,14 @@ pub mod tools;
 use tool_runtime::Registry;
 use tool_runtime::registry::{BuildError, RegistryBuilder};
 
-pub use store::Store;
+pub use store::{Store, Stores};
 
 /// The database path when neither `--db` nor `DEMO_APP_DB` is given.
 pub const DEFAULT_DB: &str = "./demo-app.db";
 
 /// The device-pairing tools, listed explicitly (not through `inventory`), so a binary that links
-/// other tool crates still serves only these. The store is added by the caller.
+/// other tool crates still serves only these. Their state, [`store::Devices`], is added by the
+/// caller.
 #[must_use]
 pub fn registry_builder() -> RegistryBuilder {
     Registry::builder()
@@ -30,15 +31,15 @@ pub fn registry_builder() -> RegistryBuilder {
 }
 
 /// Every tool the `demo-app` binary serves: the device-pairing tools and the assistant's. Their
-/// state comes from [`assistant::install`] and the store.
+/// state comes from [`assistant::install`] and the stores' devices.
 #[must_use]
 pub fn app_registry_builder() -> RegistryBuilder {
     assistant::tools(registry_builder())
 }
 
-/// The registry of the device-pairing tools over `store`.
-pub fn registry(store: Store) -> Result<Registry, BuildError> {
-    registry_builder().state(store).build()
+/// The registry of the device-pairing tools over the devices of `stores`.
+pub fn registry(stores: &Stores) -> Result<Registry, BuildError> {
+    registry_builder().state(stores.devices.clone()).build()
 }
 
 #[cfg(test)]

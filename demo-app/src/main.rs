@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use demo_app::Store;
+use demo_app::Stores;
 use demo_app::config::Config;
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::audit::JsonLinesAudit;
@@ -123,14 +123,14 @@ fn main() -> ExitCode {
             } else {
                 registry
             };
-            let store = Store::open(matches.get_one::<PathBuf>("db").expect("has a default"))?;
-            let registry = demo_app::assistant::install(registry, config, &store, env);
+            let stores = Stores::sqlite(matches.get_one::<PathBuf>("db").expect("has a default"))?;
+            let registry = demo_app::assistant::install(registry, config, &stores, env);
             let registry = match matches.get_one::<PathBuf>("audit-log") {
                 Some(log) => registry.audit(JsonLinesAudit::open(log)?),
                 None => registry,
             };
-            cx.insert(store.clone());
-            Ok(registry.state(store))
+            cx.insert(stores.clone());
+            Ok(registry.state(stores.devices))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
         .toolsets(async |cx| {
@@ -138,7 +138,7 @@ fn main() -> ExitCode {
             if cx.get::<Redis>().is_some() {
                 warn_of_memory_stores(config);
             }
-            Ok(config.toolsets(cx.get::<Store>())?)
+            Ok(config.toolsets(cx.get::<Stores>())?)
         })
         // `serve` with Redis: MCP sessions kept there, /readyz checking it.
         .server_options(async |cx, options| {
@@ -154,9 +154,9 @@ fn main() -> ExitCode {
         // `serve` runs scheduled tasks as agent runs, delivered through the channels.
         .background(async |cx, background| {
             let config = cx.get::<Config>().expect("read by configure");
-            let store = cx.get::<Store>().expect("opened by setup");
+            let stores = cx.get::<Stores>().expect("opened by setup");
             Ok(demo_app::assistant::scheduler(
-                config, store, background, env,
+                config, stores, background, env,
             ))
         })
         // A runtime that fits the command: one thread for a single call, where the store's

@@ -7,7 +7,7 @@ use serde::Serialize;
 use tool_runtime::Secret;
 use tool_runtime::prelude::*;
 
-use crate::store::{self, CodeRow, DeviceRow, Store, rfc3339};
+use crate::store::{CodeRow, DeviceRow, Devices, rfc3339};
 
 /// A pairing code to type into the new device.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -86,7 +86,7 @@ impl From<CodeRow> for PendingCode {
     tags("devices")
 )]
 pub async fn device_add(
-    store: State<Store>,
+    devices: State<Devices>,
     /// Workspace name
     #[arg(short = 'w', length(min = 1, max = 64))]
     workspace: Option<String>,
@@ -97,15 +97,13 @@ pub async fn device_add(
     #[arg(default = 6, range(min = 4, max = 10))]
     code_length: u8,
 ) -> Result<PairingCode, ToolError> {
-    let row = store
-        .run(move |conn| {
-            store::create_code(
-                conn,
-                workspace.as_deref(),
-                Duration::from_secs(u64::from(ttl_seconds)),
-                usize::from(code_length),
-            )
-        })
+    let row = devices
+        .0
+        .create_code(
+            workspace,
+            Duration::from_secs(u64::from(ttl_seconds)),
+            usize::from(code_length),
+        )
         .await?;
     Ok(PairingCode {
         expires_at: rfc3339(row.expires_at),
@@ -120,7 +118,7 @@ pub async fn device_add(
 /// digits) and `code_expired`.
 #[tool(annotations(destructive = false, idempotent = false), tags("devices"))]
 pub async fn device_pair(
-    store: State<Store>,
+    devices: State<Devices>,
     /// The pairing code shown by device_add
     #[arg(short = 'c', pattern = "^[0-9]{4,10}$")]
     code: Secret<String>,
@@ -128,8 +126,9 @@ pub async fn device_pair(
     #[arg(length(min = 1, max = 100))]
     device_name: String,
 ) -> Result<Device, ToolError> {
-    let row = store
-        .run(move |conn| store::redeem_code(conn, code.expose(), &device_name))
+    let row = devices
+        .0
+        .redeem_code(code.into_inner(), device_name)
         .await?;
     Ok(row.into())
 }
@@ -139,17 +138,15 @@ pub async fn device_pair(
 /// Pending codes are shown masked.
 #[tool(annotations(read_only, idempotent), tags("devices"))]
 pub async fn device_list(
-    store: State<Store>,
+    devices: State<Devices>,
     /// Only this workspace
     #[arg(positional)]
     workspace: Option<String>,
 ) -> Result<DeviceList, ToolError> {
-    let (devices, codes) = store
-        .run(move |conn| store::list(conn, workspace.as_deref()))
-        .await?;
+    let listing = devices.0.list(workspace).await?;
     Ok(DeviceList {
-        devices: devices.into_iter().map(Device::from).collect(),
-        pending_codes: codes.into_iter().map(PendingCode::from).collect(),
+        devices: listing.devices.into_iter().map(Device::from).collect(),
+        pending_codes: listing.codes.into_iter().map(PendingCode::from).collect(),
     })
 }
 
@@ -159,21 +156,16 @@ pub async fn device_list(
 /// returns the device as it is, unchanged. Error: `not_found`.
 #[tool(annotations(destructive, idempotent), tags("devices"), dry_run)]
 pub async fn device_revoke(
-    store: State<Store>,
+    devices: State<Devices>,
     ctx: &CallContext,
     /// The device's id, as device_list shows it
     #[arg(pattern = "^dev_[0-9a-f]{16}$")]
     device_id: String,
 ) -> Result<Device, ToolError> {
-    let dry_run = ctx.dry_run();
-    let row = store
-        .run(move |conn| {
-            if dry_run {
-                store::device(conn, &device_id)
-            } else {
-                store::revoke(conn, &device_id)
-            }
-        })
-        .await?;
+    let row = if ctx.dry_run() {
+        devices.0.device(device_id).await?
+    } else {
+        devices.0.revoke(device_id).await?
+    };
     Ok(row.into())
 }

@@ -2,14 +2,14 @@
 //! its stdin (through the command guard), or POSTs it to a webhook (through the URL guard);
 //! the built-in `log` channel only records it. Every delivery is recorded.
 
-use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::guard::CommandPolicy;
 use tool_runtime::prelude::*;
 
 use super::web::Web;
-use crate::store::{self, Store};
+use crate::store::StoredChannels;
+pub use crate::store::{Channel, Delivery};
 
 /// The channel that only records what it is given, always present.
 pub const LOG: &str = "log";
@@ -17,35 +17,9 @@ pub const LOG: &str = "log";
 /// Channels and how they deliver.
 #[derive(Debug, Clone)]
 pub struct Channels {
-    store: Store,
+    store: StoredChannels,
     commands: CommandPolicy,
     web: Web,
-}
-
-/// A channel as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Channel {
-    /// Its name.
-    pub name: String,
-    /// The command that receives messages on stdin, or the webhook URL they are POSTed to.
-    pub command: String,
-    /// Whether it delivers.
-    pub enabled: bool,
-    /// The workspace it belongs to.
-    pub workspace: Option<String>,
-}
-
-/// A delivery as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Delivery {
-    /// The channel.
-    pub channel: String,
-    /// The chat within it.
-    pub chat_id: Option<String>,
-    /// The message.
-    pub message: String,
-    /// `delivered`, or what went wrong.
-    pub outcome: String,
 }
 
 fn is_webhook(command: &str) -> bool {
@@ -55,7 +29,7 @@ fn is_webhook(command: &str) -> bool {
 impl Channels {
     /// Channels in `store`, running commands under `commands` and webhooks through `web`.
     #[must_use]
-    pub fn new(store: Store, commands: CommandPolicy, web: Web) -> Self {
+    pub fn new(store: StoredChannels, commands: CommandPolicy, web: Web) -> Self {
         Self {
             store,
             commands,
@@ -70,20 +44,6 @@ impl Channels {
         } else {
             self.commands.parse(command).map(drop)
         }
-    }
-
-    async fn get(&self, name: String) -> Result<Option<Channel>, ToolError> {
-        self.store
-            .run(move |c| {
-                Ok(c.query_row(
-                    "SELECT name, command, enabled, workspace FROM channels WHERE name = ?1",
-                    params![name],
-                    row,
-                )
-                .optional()?)
-            })
-            .await
-            .map_err(ToolError::from)
     }
 
     /// Delivers `message` on `channel` (to `chat_id` within it), and records the outcome.
@@ -103,23 +63,7 @@ impl Channels {
                 Err(e) => format!("{}: {}", e.kind(), e.message()),
             },
         };
-        self.store
-            .run(move |c| {
-                c.execute(
-                    "INSERT INTO deliveries (channel, chat_id, message, outcome, delivered_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        record.channel,
-                        record.chat_id,
-                        record.message,
-                        record.outcome,
-                        store::now()
-                    ],
-                )?;
-                Ok(())
-            })
-            .await
-            .map_err(ToolError::from)?;
+        self.store.0.record(record).await?;
         outcome
     }
 
@@ -133,7 +77,7 @@ impl Channels {
             tracing::info!(target: "demo_app::channels", chat_id, message, "log channel");
             return Ok(());
         }
-        let Some(found) = self.get(channel.to_owned()).await? else {
+        let Some(found) = self.store.0.get(channel.to_owned()).await? else {
             return Err(ToolError::not_found(format!("no channel `{channel}`")));
         };
         if !found.enabled {
@@ -182,35 +126,8 @@ impl Channels {
 
     /// The deliveries recorded on `channel`, oldest first.
     pub async fn deliveries(&self, channel: &str) -> Result<Vec<Delivery>, ToolError> {
-        let channel = channel.to_owned();
-        self.store
-            .run(move |c| {
-                let mut statement = c.prepare(
-                    "SELECT channel, chat_id, message, outcome FROM deliveries
-                     WHERE channel = ?1 ORDER BY id",
-                )?;
-                let rows = statement.query_map(params![channel], |r| {
-                    Ok(Delivery {
-                        channel: r.get(0)?,
-                        chat_id: r.get(1)?,
-                        message: r.get(2)?,
-                        outcome: r.get(3)?,
-                    })
-                })?;
-                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-            })
-            .await
-            .map_err(ToolError::from)
+        self.store.0.deliveries(channel.to_owned()).await
     }
-}
-
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Channel> {
-    Ok(Channel {
-        name: r.get(0)?,
-        command: r.get(1)?,
-        enabled: r.get(2)?,
-        workspace: r.get(3)?,
-    })
 }
 
 /// Add a channel that delivers the assistant's messages.
@@ -244,25 +161,7 @@ pub async fn channel_add(
         enabled,
         workspace,
     };
-    let stored = channel.clone();
-    let added = channels
-        .store
-        .run(move |c| {
-            Ok(c.execute(
-                "INSERT INTO channels (name, command, enabled, workspace, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO NOTHING",
-                params![
-                    stored.name,
-                    stored.command,
-                    stored.enabled,
-                    stored.workspace,
-                    store::now()
-                ],
-            )?)
-        })
-        .await
-        .map_err(ToolError::from)?;
-    if added == 0 {
+    if !channels.store.0.add(channel.clone()).await? {
         return Err(conflict(&channel.name));
     }
     Ok(channel)
@@ -297,19 +196,7 @@ pub async fn channel_list(
         enabled: true,
         workspace: None,
     }];
-    let stored = channels
-        .store
-        .run(move |c| {
-            let mut statement = c.prepare(
-                "SELECT name, command, enabled, workspace FROM channels
-                 WHERE ?1 IS NULL OR workspace = ?1 ORDER BY name",
-            )?;
-            let rows = statement.query_map(params![workspace], row)?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-        .await
-        .map_err(ToolError::from)?;
-    list.extend(stored);
+    list.extend(channels.store.0.list(workspace).await?);
     Ok(ChannelList { channels: list })
 }
 
@@ -323,21 +210,12 @@ pub async fn channel_remove(
     #[arg(positional, pattern = "^[a-z0-9][a-z0-9_-]{0,31}$")]
     channel_name: String,
 ) -> Result<Channel, ToolError> {
-    let Some(found) = channels.get(channel_name.clone()).await? else {
-        return Err(ToolError::not_found(format!("no channel `{channel_name}`")));
-    };
     channels
         .store
-        .run(move |c| {
-            c.execute(
-                "DELETE FROM channels WHERE name = ?1",
-                params![channel_name],
-            )?;
-            Ok(())
-        })
-        .await
-        .map_err(ToolError::from)?;
-    Ok(found)
+        .0
+        .remove(channel_name.clone())
+        .await?
+        .ok_or_else(|| ToolError::not_found(format!("no channel `{channel_name}`")))
 }
 
 #[cfg(test)]
@@ -362,18 +240,18 @@ mod tests {
         );
         let base = tool_test_support::serve_on_loopback(hook).await;
         let dir = tool_test_support::TempDir::new("demo-channels");
-        let store = Store::in_memory().unwrap();
+        let stores = crate::Stores::in_memory().unwrap();
         let web = Web::new(
             UrlPolicy::new().allow_hosts(["127.0.0.1"]),
             None,
             String::new(),
             String::new(),
         );
-        let channels = Channels::new(store.clone(), CommandPolicy::new(["tee"]), web);
+        let channels = Channels::new(stores.channels, CommandPolicy::new(["tee"]), web);
         let out = dir.join("out.txt");
         let registry = crate::registry_builder()
             .tool(channel_add::descriptor())
-            .state(store)
+            .state(stores.devices)
             .state(channels.clone())
             .build()
             .unwrap();

@@ -9,15 +9,13 @@ mod html;
 pub mod scheduler;
 pub mod web;
 
-use std::sync::Arc;
-
 use tool_runtime::BoxFuture;
 use tool_runtime::app::Background;
 use tool_runtime::guard::CommandPolicy;
 use tool_runtime::registry::RegistryBuilder;
 
-use crate::Store;
 use crate::config::Config;
+use crate::store::Stores;
 
 /// Adds the assistant's tools to `builder`.
 #[must_use]
@@ -35,34 +33,37 @@ pub fn tools(builder: RegistryBuilder) -> RegistryBuilder {
 }
 
 /// Adds the assistant tools' state, built from `config`, to `builder`: the web client, the host
-/// bridges, the channels and the tasks in `store`'s database. `env` reads the Brave key.
+/// bridges, the channels and the tasks in `stores`. `env` reads the Brave key.
 #[must_use]
 pub fn install(
     builder: RegistryBuilder,
     config: &Config,
-    store: &Store,
+    stores: &Stores,
     env: impl Fn(&str) -> Option<String>,
 ) -> RegistryBuilder {
     let web = web::Web::from_config(&config.web, env);
     let host = host::Host::from_config(&config.host);
-    let channels = channels(config, store, &web);
-    let tasks = scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone())));
-    builder.state(web).state(host).state(channels).state(tasks)
+    let channels = channels(config, stores, &web);
+    builder
+        .state(web)
+        .state(host)
+        .state(channels)
+        .state(stores.tasks())
 }
 
-fn channels(config: &Config, store: &Store, web: &web::Web) -> channels::Channels {
+fn channels(config: &Config, stores: &Stores, web: &web::Web) -> channels::Channels {
     channels::Channels::new(
-        store.clone(),
+        stores.channels.clone(),
         CommandPolicy::new(config.channels.allowed_commands.clone()),
         web.clone(),
     )
 }
 
-/// `serve`'s scheduler over the tasks in `store`'s database, when `[scheduler]` enables it and
+/// `serve`'s scheduler over the tasks in `stores`, when `[scheduler]` enables it and
 /// the application has an agent to run tasks with; `None` otherwise (said in the log).
 pub fn scheduler(
     config: &Config,
-    store: &Store,
+    stores: &Stores,
     background: Background,
     env: impl Fn(&str) -> Option<String>,
 ) -> Option<BoxFuture<'static, ()>> {
@@ -75,9 +76,9 @@ pub fn scheduler(
     };
     let web = web::Web::from_config(&config.web, env);
     let runner = scheduler::Scheduler::new(
-        scheduler::Tasks(Arc::new(scheduler::SqliteTasks(store.clone()))),
+        stores.tasks(),
         agent,
-        channels(config, store, &web),
+        channels(config, stores, &web),
         config.scheduler.tick,
     );
     Some(Box::pin(runner.run(background.shutdown)))

@@ -140,9 +140,9 @@ impl Config {
         policy::require_roles(builder, &self.roles)
     }
 
-    /// The stores and enabled MCP servers as toolsets to mount; `db` holds the `sqlite`
-    /// stores' data.
-    pub fn toolsets(&self, db: Option<&crate::Store>) -> Result<Vec<Arc<dyn Toolset>>, String> {
+    /// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
+    /// `sqlite` stores' data.
+    pub fn toolsets(&self, db: Option<&crate::Stores>) -> Result<Vec<Arc<dyn Toolset>>, String> {
         toolsets::toolsets(&self.stores, &self.mcp_servers, db)
     }
 
@@ -273,7 +273,7 @@ mod tests {
             ),
             (
                 "[[stores]]\nname = \"s\"\nkind = \"redis\"",
-                "line 3, stores[0].kind: unknown variant `redis`, expected `memory` or `sqlite`",
+                "line 3, stores[0].kind: unknown variant `redis`, expected one of `memory`, `sqlite`, `postgres`",
             ),
             (
                 "[[policy.filter]]\nsource = \"robots\"",

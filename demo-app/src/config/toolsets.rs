@@ -11,7 +11,7 @@ use tool_runtime::mcp::RemoteServer;
 use tool_runtime::toolset::{MemoryStore, Store, Toolset};
 
 use super::de;
-use crate::store::SqliteKv;
+use crate::store::{Database, PostgresKv, SqliteKv, Stores};
 
 /// A `[[stores]]` entry: a key-value store mounted as `NAME-write`, `NAME-read`, `NAME-list`
 /// and `NAME-delete`.
@@ -31,8 +31,10 @@ pub struct StoreConfig {
 pub enum StoreKind {
     /// In memory, gone when the process ends.
     Memory,
-    /// In the demo's database, kept across restarts.
+    /// In the demo's SQLite database, kept across restarts.
     Sqlite,
+    /// In the demo's PostgreSQL database, kept across restarts and shared by the replicas on it.
+    Postgres,
 }
 
 /// A `[[mcp_servers]]` entry: another MCP server, run by `command` (stdio) or reached at `url`
@@ -114,24 +116,40 @@ impl McpServerConfig {
     }
 }
 
-/// The stores and enabled MCP servers as toolsets to mount; `db` holds the `sqlite` stores'
-/// data.
+/// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
+/// `sqlite` or `postgres` stores' data, whichever it is.
 pub(super) fn toolsets(
     stores: &[StoreConfig],
     servers: &[McpServerConfig],
-    db: Option<&crate::Store>,
+    db: Option<&Stores>,
 ) -> Result<Vec<Arc<dyn Toolset>>, String> {
     let mut out: Vec<Arc<dyn Toolset>> = Vec::new();
     for s in stores {
-        out.push(match (s.kind, db) {
+        out.push(match (s.kind, db.map(Stores::database)) {
             (StoreKind::Memory, _) => Arc::new(Store::new(&s.name, MemoryStore::default())),
-            (StoreKind::Sqlite, Some(db)) => {
+            (StoreKind::Sqlite, Some(Database::Sqlite(db))) => {
                 Arc::new(Store::new(&s.name, SqliteKv::new(db.clone(), &s.name)))
             }
-            (StoreKind::Sqlite, None) => {
+            (StoreKind::Postgres, Some(Database::Postgres(db))) => {
+                Arc::new(Store::new(&s.name, PostgresKv::new(db.clone(), &s.name)))
+            }
+            (StoreKind::Sqlite, Some(Database::Postgres(_))) => {
                 return Err(format!(
-                    "[[stores]] name = \"{}\": a sqlite store needs the database",
+                    "[[stores]] name = \"{}\": a sqlite store needs the SQLite database, and the demo's data is in PostgreSQL: write kind = \"postgres\"",
                     s.name
+                ));
+            }
+            (StoreKind::Postgres, Some(Database::Sqlite(_))) => {
+                return Err(format!(
+                    "[[stores]] name = \"{}\": a postgres store needs the demo's data in PostgreSQL (--postgres URL): write kind = \"sqlite\" to keep it in the SQLite database",
+                    s.name
+                ));
+            }
+            (StoreKind::Sqlite | StoreKind::Postgres, None) => {
+                return Err(format!(
+                    "[[stores]] name = \"{}\": a {} store needs the database",
+                    s.name,
+                    if s.kind == StoreKind::Sqlite { "sqlite" } else { "postgres" }
                 ));
             }
         });

@@ -1,12 +1,13 @@
-//! Pairing codes and devices. Every operation that reads and then writes runs in one
-//! `BEGIN IMMEDIATE` transaction, so two processes (or two connections) redeeming one code
-//! pair exactly one device.
+//! Pairing codes and devices: what the device tools ask of a store ([`DeviceStore`]), and the
+//! rows it answers with.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use futures_util::future::BoxFuture;
+use tool_runtime::ToolError;
 
-use super::{StoreError, new_id, now};
+use super::{StoreError, new_id};
 
 /// A pending pairing code as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +35,52 @@ pub struct DeviceRow {
     pub revoked_at: Option<i64>,
 }
 
+/// Devices and pending codes, as [`DeviceStore::list`] finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceListing {
+    /// Devices, revoked ones included, oldest first.
+    pub devices: Vec<DeviceRow>,
+    /// Codes neither redeemed nor expired, soonest to expire first.
+    pub codes: Vec<CodeRow>,
+}
+
+/// Where pairing codes and devices are kept. However many processes share the storage, a code
+/// pairs at most one device, and no two pending codes have the same digits.
+pub trait DeviceStore: Send + Sync + 'static {
+    /// Creates a code of `length` digits, valid for `ttl`, unique among the pending codes.
+    fn create_code(
+        &self,
+        workspace: Option<String>,
+        ttl: Duration,
+        length: usize,
+    ) -> BoxFuture<'_, Result<CodeRow, ToolError>>;
+    /// Redeems a pending, unexpired code once and creates the device named `name`:
+    /// `invalid_code` when no pending code matches, `code_expired` when the newest one that
+    /// does has expired.
+    fn redeem_code(
+        &self,
+        code: String,
+        name: String,
+    ) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
+    /// Devices and pending codes, of one workspace or all.
+    fn list(&self, workspace: Option<String>) -> BoxFuture<'_, Result<DeviceListing, ToolError>>;
+    /// The device as it is (a revocation's dry run); `not_found` when there is none.
+    fn device(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
+    /// Revokes a device and returns it; revoking a revoked device changes nothing. `not_found`
+    /// when there is none.
+    fn revoke(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
+}
+
+/// The devices and pairing codes, as the device tools share them.
+#[derive(Clone)]
+pub struct Devices(pub Arc<dyn DeviceStore>);
+
+impl std::fmt::Debug for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Devices")
+    }
+}
+
 /// `length` decimal digits from the operating system's CSPRNG, without modulo bias.
 pub fn random_digits(length: usize) -> Result<String, StoreError> {
     let mut out = String::with_capacity(length);
@@ -56,155 +103,14 @@ pub fn new_device_id() -> Result<String, StoreError> {
     new_id("dev")
 }
 
-/// Creates a pending code, unique among pending codes.
-pub fn create_code(
-    conn: &mut Connection,
-    workspace: Option<&str>,
-    ttl: Duration,
-    length: usize,
-) -> Result<CodeRow, StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let now = now();
-    let expires_at = now.saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX));
-    let code = loop {
-        let candidate = random_digits(length)?;
-        let taken: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM pairing_codes
-               WHERE code = ?1 AND redeemed_at IS NULL AND expires_at > ?2)",
-            params![candidate, now],
-            |r| r.get(0),
-        )?;
-        if !taken {
-            break candidate;
-        }
-    };
-    tx.execute(
-        "INSERT INTO pairing_codes (code, workspace, created_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
-        params![code, workspace, now, expires_at],
-    )?;
-    tx.commit()?;
-    Ok(CodeRow {
-        code,
-        workspace: workspace.map(str::to_owned),
-        expires_at,
-    })
-}
-
-/// Redeems a pending, unexpired code once and creates the device.
-pub fn redeem_code(conn: &mut Connection, code: &str, name: &str) -> Result<DeviceRow, StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let now = now();
-    let pending: Option<(i64, Option<String>, i64)> = tx
-        .query_row(
-            "SELECT id, workspace, expires_at FROM pairing_codes
-              WHERE code = ?1 AND redeemed_at IS NULL ORDER BY expires_at DESC LIMIT 1",
-            params![code],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let Some((id, workspace, expires_at)) = pending else {
-        return Err(StoreError::InvalidCode);
-    };
-    if expires_at <= now {
-        return Err(StoreError::CodeExpired);
-    }
-    let device_id = new_device_id()?;
-    let changed = tx.execute(
-        "UPDATE pairing_codes SET redeemed_at = ?1, device_id = ?2 WHERE id = ?3 AND redeemed_at IS NULL",
-        params![now, device_id, id],
-    )?;
-    if changed != 1 {
-        return Err(StoreError::InvalidCode);
-    }
-    tx.execute(
-        "INSERT INTO devices (device_id, name, workspace, paired_at) VALUES (?1, ?2, ?3, ?4)",
-        params![device_id, name, workspace, now],
-    )?;
-    tx.commit()?;
-    Ok(DeviceRow {
-        device_id,
-        name: name.to_owned(),
-        workspace,
-        paired_at: now,
-        revoked_at: None,
-    })
-}
-
-/// Devices (revoked ones included) and pending codes, optionally of one workspace.
-pub fn list(
-    conn: &mut Connection,
-    workspace: Option<&str>,
-) -> Result<(Vec<DeviceRow>, Vec<CodeRow>), StoreError> {
-    let now = now();
-    let mut devices = conn.prepare(
-        "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices
-          WHERE ?1 IS NULL OR workspace = ?1 ORDER BY paired_at, device_id",
-    )?;
-    let devices = devices
-        .query_map(params![workspace], device_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut codes = conn.prepare(
-        "SELECT code, workspace, expires_at FROM pairing_codes
-          WHERE redeemed_at IS NULL AND expires_at > ?2 AND (?1 IS NULL OR workspace = ?1)
-          ORDER BY expires_at, id",
-    )?;
-    let codes = codes
-        .query_map(params![workspace, now], |r| {
-            Ok(CodeRow {
-                code: r.get(0)?,
-                workspace: r.get(1)?,
-                expires_at: r.get(2)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((devices, codes))
-}
-
-/// Reads a row of `SELECT device_id, name, workspace, paired_at, revoked_at FROM devices`.
-fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRow> {
-    Ok(DeviceRow {
-        device_id: r.get(0)?,
-        name: r.get(1)?,
-        workspace: r.get(2)?,
-        paired_at: r.get(3)?,
-        revoked_at: r.get(4)?,
-    })
-}
-
-/// The device as it is, for a dry run of a revocation.
-pub fn device(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
-    conn.query_row(
-        "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices WHERE device_id = ?1",
-        params![device_id],
-        device_row,
-    )
-    .optional()?
-    .ok_or_else(|| StoreError::NotFound(device_id.to_owned()))
-}
-
-/// Revokes a device; revoking a revoked device changes nothing and returns it.
-pub fn revoke(conn: &mut Connection, device_id: &str) -> Result<DeviceRow, StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute(
-        "UPDATE devices SET revoked_at = ?1 WHERE device_id = ?2 AND revoked_at IS NULL",
-        params![now(), device_id],
-    )?;
-    let row = tx
-        .query_row(
-            "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices WHERE device_id = ?1",
-            params![device_id],
-            device_row,
-        )
-        .optional()?
-        .ok_or_else(|| StoreError::NotFound(device_id.to_owned()))?;
-    tx.commit()?;
-    Ok(row)
+/// A duration as whole seconds, for adding to Unix seconds.
+pub(super) fn seconds(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
 
     #[test]
     fn digits_are_digits_of_the_right_length() {
@@ -213,39 +119,5 @@ mod tests {
             assert_eq!(d.len(), len);
             assert!(d.bytes().all(|b| b.is_ascii_digit()));
         }
-    }
-
-    #[test]
-    fn a_code_pairs_once_then_is_invalid() {
-        let store = Store::in_memory().unwrap();
-        let mut conn = store.pool.get().unwrap();
-        let code = create_code(&mut conn, Some("home"), Duration::from_secs(60), 6).unwrap();
-        let dev = redeem_code(&mut conn, &code.code, "phone").unwrap();
-        assert!(dev.device_id.starts_with("dev_"));
-        assert_eq!(dev.workspace.as_deref(), Some("home"));
-        assert!(matches!(
-            redeem_code(&mut conn, &code.code, "phone"),
-            Err(StoreError::InvalidCode)
-        ));
-        let (devices, codes) = list(&mut conn, None).unwrap();
-        assert_eq!(devices.len(), 1);
-        assert!(codes.is_empty());
-        let revoked = revoke(&mut conn, &dev.device_id).unwrap();
-        assert!(revoked.revoked_at.is_some());
-        assert!(matches!(
-            revoke(&mut conn, "dev_x"),
-            Err(StoreError::NotFound(_))
-        ));
-    }
-
-    #[test]
-    fn expired_codes_are_refused() {
-        let store = Store::in_memory().unwrap();
-        let mut conn = store.pool.get().unwrap();
-        let code = create_code(&mut conn, None, Duration::ZERO, 6).unwrap();
-        assert!(matches!(
-            redeem_code(&mut conn, &code.code, "x"),
-            Err(StoreError::CodeExpired)
-        ));
     }
 }

@@ -1,72 +1,129 @@
-//! The demo app's state in an embedded SQLite database: a small pool of connections
-//! (`pool`), the schema's migrations (`migrations`), pairing codes and devices (`devices`), and
-//! the key-value stores of `[[stores]]` ([`SqliteKv`]).
+//! The demo app's data, one trait per concern ([`DeviceStore`], [`ChannelStore`]; the
+//! scheduler's tasks are `assistant::scheduler::TaskStore`), each with an engine on SQLite
+//! ([`sqlite`], embedded, the default) and one on PostgreSQL ([`postgres`], which several
+//! replicas share). [`Stores`] is the one handle an application builds, on either database,
+//! and hands out.
 
+mod channels;
 mod devices;
-mod kv;
-mod migrations;
-mod pool;
+pub mod postgres;
+pub mod sqlite;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::Connection;
-use tool_runtime::ToolError;
+use futures_util::future::BoxFuture;
+use tool_runtime::postgres::Postgres;
+use tool_runtime::{ErrorKind, ToolError};
 
-pub use devices::{CodeRow, DeviceRow, create_code, device, list, redeem_code, revoke};
-pub use kv::SqliteKv;
-use migrations::migrate;
-use pool::{BUSY_TIMEOUT, OpenFn, Pool};
+use crate::assistant::scheduler::{Claim, SqliteTasks, Task, TaskStore, Tasks};
+pub use channels::{Channel, ChannelStore, Delivery, StoredChannels};
+pub use devices::{
+    CodeRow, DeviceListing, DeviceRow, DeviceStore, Devices, new_device_id, random_digits,
+};
+pub use postgres::{PostgresChannels, PostgresDevices, PostgresKv};
+pub use sqlite::{SqliteChannels, SqliteDevices, SqliteKv, Store};
 
-/// The database. Cheap to share: a small pool of connections (WAL mode, so readers never wait
-/// for the writer; writers wait for each other up to a busy timeout), and queries run off the
-/// async workers through [`Store::run`].
+/// The demo's data on one database: the device tools take [`devices`](Self::devices), the
+/// channels [`channels`](Self::channels), the scheduler [`tasks`](Self::tasks). Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Store {
-    pool: Arc<Pool>,
+pub struct Stores {
+    /// Pairing codes and devices.
+    pub devices: Devices,
+    /// Channels and their deliveries.
+    pub channels: StoredChannels,
+    database: Database,
 }
 
-/// How many connections a file-backed store opens at most.
-const POOL_SIZE: usize = 4;
+/// The database a [`Stores`] keeps its data in.
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// An embedded SQLite file (or, for tests, memory): one process's.
+    Sqlite(Store),
+    /// PostgreSQL, which several replicas share.
+    Postgres(Postgres),
+}
 
-impl Store {
-    /// Opens (creating if needed) the database at `path` and runs pending migrations.
-    /// Connections are opened as calls need them, up to a small pool.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_owned();
-        let mut first = Connection::open(&path)?;
-        first.busy_timeout(BUSY_TIMEOUT)?;
-        migrate(&mut first)?;
-        let open: Box<OpenFn> = Box::new(move || Connection::open(&path));
-        Ok(Self {
-            pool: Arc::new(Pool::new(first, POOL_SIZE, open)),
-        })
+impl Stores {
+    /// The data in the SQLite file at `path`, created and migrated if needed.
+    pub fn sqlite(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Store::open(path).map(Self::from)
     }
 
-    /// An in-memory database, for tests: one connection (each would be its own database).
+    /// The data in an in-memory SQLite database, for tests.
     pub fn in_memory() -> Result<Self, StoreError> {
-        let mut conn = Connection::open_in_memory()?;
-        migrate(&mut conn)?;
+        Store::in_memory().map(Self::from)
+    }
+
+    /// The data in PostgreSQL, its schema migrated first (once, however many replicas start at
+    /// the same time).
+    pub async fn postgres(postgres: &Postgres) -> Result<Self, ToolError> {
+        postgres::migrate(postgres).await?;
         Ok(Self {
-            pool: Arc::new(Pool::new(conn, 1, Box::new(Connection::open_in_memory))),
+            devices: Devices(Arc::new(PostgresDevices(postgres.clone()))),
+            channels: StoredChannels(Arc::new(PostgresChannels(postgres.clone()))),
+            database: Database::Postgres(postgres.clone()),
         })
     }
 
-    /// Runs `f` with a connection of the pool, off the async workers
-    /// ([`tool_runtime::blocking`]: on tokio's blocking pool, or inline in a one-shot CLI
-    /// process).
-    pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    {
-        let pool = Arc::clone(&self.pool);
-        tool_runtime::blocking(move || {
-            let mut conn = pool.get()?;
-            f(&mut conn)
+    /// The database the data is in.
+    #[must_use]
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
+    /// The scheduler's tasks, in the same database.
+    #[must_use]
+    pub fn tasks(&self) -> Tasks {
+        match &self.database {
+            Database::Sqlite(store) => Tasks(Arc::new(SqliteTasks(store.clone()))),
+            Database::Postgres(_) => Tasks(Arc::new(NoTasks)),
+        }
+    }
+}
+
+/// The scheduler's tasks where they have no engine: on PostgreSQL, until the scheduler's own
+/// lands. Every operation fails as `unsupported`, saying so.
+struct NoTasks;
+
+impl NoTasks {
+    fn refuse<'a, T>() -> BoxFuture<'a, Result<T, ToolError>> {
+        Box::pin(async {
+            Err(ToolError::new(
+                ErrorKind::UNSUPPORTED,
+                "scheduled tasks are not kept in PostgreSQL yet; run the scheduler on SQLite",
+            ))
         })
-        .await
+    }
+}
+
+impl TaskStore for NoTasks {
+    fn add(&self, _: Task, _: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
+        Self::refuse()
+    }
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
+        Self::refuse()
+    }
+    fn cancel(&self, _: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        Self::refuse()
+    }
+    fn claim_due(&self, _: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
+        Self::refuse()
+    }
+    fn finish(&self, _: String, _: i64, _: String) -> BoxFuture<'_, Result<(), ToolError>> {
+        Self::refuse()
+    }
+}
+
+/// The data in an open SQLite database.
+impl From<Store> for Stores {
+    fn from(store: Store) -> Self {
+        Self {
+            devices: Devices(Arc::new(SqliteDevices(store.clone()))),
+            channels: StoredChannels(Arc::new(SqliteChannels(store.clone()))),
+            database: Database::Sqlite(store),
+        }
     }
 }
 
@@ -154,52 +211,4 @@ pub fn rfc3339(unix: i64) -> String {
     chrono::DateTime::from_timestamp(unix, 0)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-
-    /// Writers on several connections wait for each other (busy timeout) instead of failing
-    /// with `database is locked`; the pool never opens more than its size.
-    #[test]
-    fn writers_on_pooled_connections_wait_for_each_other() {
-        let dir = std::env::temp_dir().join(format!("demo-store-pool-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("p.db");
-        let _ = std::fs::remove_file(&path);
-        let store = Store::open(&path).unwrap();
-        let threads: Vec<_> = (0..16)
-            .map(|i| {
-                let store = store.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..25 {
-                        let mut conn = store.pool.get().unwrap();
-                        let code = create_code(
-                            &mut conn,
-                            Some(&format!("w{i}")),
-                            Duration::from_secs(60),
-                            8,
-                        )
-                        .unwrap();
-                        assert!(matches!(
-                            redeem_code(&mut conn, "0000", "x"),
-                            Err(StoreError::InvalidCode)
-                        ));
-                        redeem_code(&mut conn, &code.code, "phone").unwrap();
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        assert!(store.pool.lock().opened <= POOL_SIZE);
-        let (devices, _) = list(&mut store.pool.get().unwrap(), None).unwrap();
-        assert_eq!(devices.len(), 16 * 25);
-        drop(store);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }

@@ -171,7 +171,7 @@ fn a_bad_entry_stops_start_up_naming_it() {
         ),
         (
             "[[stores]]\nname = \"s\"\nkind = \"redis\"\n",
-            "line 3, stores[0].kind: unknown variant `redis`, expected `memory` or `sqlite`",
+            "line 3, stores[0].kind: unknown variant `redis`, expected one of `memory`, `sqlite`, `postgres`",
         ),
         (
             "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/server\"\n",

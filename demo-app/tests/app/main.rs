@@ -11,6 +11,7 @@ mod redis;
 mod replicas;
 mod scheduler_pg;
 mod serve;
+mod store;
 
 /// The demo app's tools, in the order every listing gives them.
 pub(crate) const DEMO_TOOLS: [&str; 13] = [

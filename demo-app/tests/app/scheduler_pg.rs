@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use demo_app::Store;
+use demo_app::Stores;
 use demo_app::assistant::channels::Channels;
 use demo_app::assistant::scheduler::{
-    PostgresTasks, ScheduleType, Scheduler, SqliteTasks, Task, TaskStore, Tasks,
+    PostgresTasks, ScheduleType, Scheduler, Task, TaskStore, Tasks,
 };
 use demo_app::assistant::web::Web;
 use demo_app::config::WebConfig;
@@ -39,7 +39,7 @@ async fn replica(url: &str, fake: &FakeProvider, model: &str) -> (Postgres, Sche
     );
     let agent = Agent::builder(registry, model).build().unwrap();
     let channels = Channels::new(
-        Store::in_memory().unwrap(),
+        Stores::in_memory().unwrap().channels,
         CommandPolicy::new(Vec::<String>::new()),
         Web::from_config(&WebConfig::default(), |_| None),
     );
@@ -293,7 +293,7 @@ async fn one_store_lifecycle(tasks: &dyn TaskStore) {
 /// The PostgreSQL engine keeps tasks as the SQLite one does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_engines_keep_claim_and_cancel_tasks_alike() {
-    one_store_lifecycle(&SqliteTasks(Store::in_memory().unwrap())).await;
+    one_store_lifecycle(&*Stores::in_memory().unwrap().tasks().0).await;
     let server = PostgresServer::start();
     let postgres = Postgres::connect(PostgresOptions::new(server.url()))
         .await

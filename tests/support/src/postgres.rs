@@ -14,7 +14,8 @@ const PASSWORD: &str = "pg-test-secret";
 
 /// A throwaway PostgreSQL cluster: created with `initdb`, run as the `postgres` user when
 /// the tests run as root (PostgreSQL refuses to run as root), listening on a free loopback
-/// port with `scram-sha-256` password authentication and `fsync=off`; stopped and started
+/// port with `scram-sha-256` password authentication and `fsync = off` (in its
+/// `postgresql.conf`, so `ALTER SYSTEM` may turn it on); stopped and started
 /// again on the same port, data kept, for outage tests; stopped and removed when dropped.
 #[derive(Debug)]
 pub struct PostgresServer {
@@ -72,6 +73,19 @@ impl PostgresServer {
             .arg(format!("--pwfile={}", password_file.display()));
         run(&mut initdb);
         let _ = std::fs::remove_file(&password_file);
+        // In the configuration file rather than on the command line, so that `ALTER SYSTEM`
+        // can change them. Nothing is synced to disk (a test's data need not outlive the
+        // machine), but every commit is written to the WAL before it returns, so that data
+        // outlives `stop`.
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(server.data().join("postgresql.conf"))
+            .expect("postgresql.conf");
+        std::io::Write::write_all(
+            &mut conf,
+            b"\nfsync = off\nfull_page_writes = off\nmax_connections = 200\n",
+        )
+        .expect("postgresql.conf written");
         server.run();
         server
     }
@@ -211,8 +225,6 @@ impl PostgresServer {
                 "unix_socket_directories={}",
                 self.dir.path().display()
             ))
-            .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-            .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -114,7 +114,7 @@ fn instances(schema: &Value, seed: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn runtime_and_python_jsonschema_agree() {
     let python = tool_test_support::python_with_jsonschema();
-    let demo = demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap();
+    let demo = demo_app::registry(&demo_app::Stores::in_memory().unwrap()).unwrap();
     let down = Registry::builder()
         .without_inventory()
         .tool(downstream::ticket_open::descriptor())

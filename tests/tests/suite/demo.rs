@@ -27,7 +27,7 @@ fn err(env: &Envelope) -> (&str, u16) {
 #[tokio::test]
 async fn the_pairing_flow_works_end_to_end() {
     let db = TempDir::new("flow");
-    let r = demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap();
+    let r = demo_app::registry(&demo_app::Stores::sqlite(db.join("demo.db")).unwrap()).unwrap();
 
     let code = ok(
         &r,
@@ -116,7 +116,7 @@ async fn the_pairing_flow_works_end_to_end() {
     assert_eq!(err(&missing), ("not_found", 404));
 
     // State survives reopening the file.
-    let r2 = demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap();
+    let r2 = demo_app::registry(&demo_app::Stores::sqlite(db.join("demo.db")).unwrap()).unwrap();
     let listed = ok(&r2, "device_list", json!({}), caller()).await;
     assert_eq!(listed["devices"].as_array().unwrap().len(), 1);
 }
@@ -128,12 +128,14 @@ fn humantime_like_rfc3339(s: &str) -> bool {
 #[tokio::test]
 async fn expired_codes_and_bad_arguments_are_refused() {
     let db = TempDir::new("expired");
-    let store = demo_app::Store::open(db.join("demo.db")).unwrap();
-    let expired = store
-        .run(|c| demo_app::store::create_code(c, None, Duration::ZERO, 6))
+    let stores = demo_app::Stores::sqlite(db.join("demo.db")).unwrap();
+    let expired = stores
+        .devices
+        .0
+        .create_code(None, Duration::ZERO, 6)
         .await
         .unwrap();
-    let r = demo_app::registry(store).unwrap();
+    let r = demo_app::registry(&stores).unwrap();
     let env = r
         .call(
             "device_pair",
@@ -180,10 +182,15 @@ async fn expired_codes_and_bad_arguments_are_refused() {
 #[test]
 fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
     let db = TempDir::new("race");
-    let first = demo_app::Store::open(db.join("demo.db")).unwrap();
+    let first = demo_app::Stores::sqlite(db.join("demo.db")).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let code = rt
-        .block_on(first.run(|c| demo_app::store::create_code(c, None, Duration::from_secs(60), 6)))
+        .block_on(
+            first
+                .devices
+                .0
+                .create_code(None, Duration::from_secs(60), 6),
+        )
         .unwrap()
         .code;
     let barrier = Arc::new(std::sync::Barrier::new(8));
@@ -193,15 +200,13 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
             let code = code.clone();
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
-                let store = demo_app::Store::open(path).unwrap();
+                let stores = demo_app::Stores::sqlite(path).unwrap();
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
                 barrier.wait();
-                rt.block_on(
-                    store.run(move |c| demo_app::store::redeem_code(c, &code, &format!("d{i}"))),
-                )
-                .is_ok()
+                rt.block_on(stores.devices.0.redeem_code(code, format!("d{i}")))
+                    .is_ok()
             })
         })
         .collect();
@@ -211,17 +216,16 @@ fn concurrent_redemption_on_separate_connections_pairs_exactly_one_device() {
         .filter(|w| *w)
         .count();
     assert_eq!(wins, 1);
-    let (devices, _) = rt
-        .block_on(first.run(|c| demo_app::store::list(c, None)))
-        .unwrap();
+    let devices = rt.block_on(first.devices.0.list(None)).unwrap().devices;
     assert_eq!(devices.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_calls_through_the_pipeline_pair_exactly_one_device() {
     let db = TempDir::new("race-pipeline");
-    let r =
-        Arc::new(demo_app::registry(demo_app::Store::open(db.join("demo.db")).unwrap()).unwrap());
+    let r = Arc::new(
+        demo_app::registry(&demo_app::Stores::sqlite(db.join("demo.db")).unwrap()).unwrap(),
+    );
     let code = ok(&r, "device_add", json!({}), caller()).await["code"].clone();
     let calls: Vec<_> = (0..16)
         .map(|i| {
@@ -253,7 +257,7 @@ async fn the_default_configuration_limits_and_guards_the_demo_tools() {
     let config = demo_app::config::Config::parse(demo_app::config::DEFAULT).unwrap();
     let r = config
         .enforce_roles(config.apply(demo_app::registry_builder()))
-        .state(demo_app::Store::in_memory().unwrap())
+        .state(demo_app::Stores::in_memory().unwrap().devices)
         .build()
         .unwrap();
     let alice = || {
@@ -301,7 +305,7 @@ async fn the_default_configuration_limits_and_guards_the_demo_tools() {
     // Without authentication (the CLI), no roles are required.
     let open = config
         .apply(demo_app::registry_builder())
-        .state(demo_app::Store::in_memory().unwrap())
+        .state(demo_app::Stores::in_memory().unwrap().devices)
         .build()
         .unwrap();
     assert_eq!(

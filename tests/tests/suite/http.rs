@@ -98,7 +98,7 @@ impl Server {
     async fn start(options: ServerOptions) -> Server {
         let registry = Arc::new(
             registry_builder()
-                .state(demo_app::Store::in_memory().unwrap())
+                .state(demo_app::Stores::in_memory().unwrap().devices)
                 .state(downstream::Inbox::default())
                 .hook(Refusals)
                 .build()
@@ -394,7 +394,7 @@ async fn bad_requests_get_envelopes_too() {
 async fn start_strict(max_connections: usize) -> Server {
     let registry = Arc::new(
         registry_builder()
-            .state(demo_app::Store::in_memory().unwrap())
+            .state(demo_app::Stores::in_memory().unwrap().devices)
             .state(downstream::Inbox::default())
             .build()
             .unwrap(),
@@ -919,7 +919,7 @@ async fn auth_requires_a_bearer_token_and_passes_the_identity_on() {
 
 #[tokio::test]
 async fn one_tool_mounted_in_a_users_own_router_with_a_users_layer() {
-    let registry = Arc::new(demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap());
+    let registry = Arc::new(demo_app::registry(&demo_app::Stores::in_memory().unwrap()).unwrap());
     let app = axum::Router::new()
         .route(
             "/api/codes",
@@ -1009,7 +1009,7 @@ async fn serve_cancels_the_options_shutdown_token() {
 async fn the_grace_period_bounds_shutdown() {
     let registry = Arc::new(
         registry_builder()
-            .state(demo_app::Store::in_memory().unwrap())
+            .state(demo_app::Stores::in_memory().unwrap().devices)
             .state(downstream::Inbox::default())
             .build()
             .unwrap(),

@@ -14,8 +14,8 @@ async fn the_demo_api_passes_openapi_spec_validator_and_schemathesis() {
     let python = tool_test_support::python_with("schemathesis, openapi_spec_validator");
     let dir = tool_test_support::TempDir::new("conformance");
 
-    let store = demo_app::Store::open(dir.join("demo.db")).unwrap();
-    let registry = Arc::new(demo_app::registry(store).unwrap());
+    let stores = demo_app::Stores::sqlite(dir.join("demo.db")).unwrap();
+    let registry = Arc::new(demo_app::registry(&stores).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -413,7 +413,7 @@ async fn strict_arguments_with_every_optional_null_reach_the_tool() {
 
 #[test]
 fn demo_specs_match_their_snapshots() {
-    let registry = demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap();
+    let registry = demo_app::registry(&demo_app::Stores::in_memory().unwrap()).unwrap();
     let tools = registry.tools();
     let specs = lowered(&tools);
     assert_eq!(check(&specs), "");

@@ -45,7 +45,11 @@ async fn two_hundred_callers_under_limits_get_only_designed_answers() {
         .concurrency_limit("device_list", Some(2))
         .concurrency_queue(8)
         .audit(JsonLinesAudit::open(&audit_path).unwrap())
-        .state(demo_app::Store::open(dir.join("load.db")).unwrap())
+        .state(
+            demo_app::Stores::sqlite(dir.join("load.db"))
+                .unwrap()
+                .devices,
+        )
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -2,16 +2,20 @@
 //! connecting and pinging, errors that name the server and never the password, migrations
 //! applied exactly once by processes starting at once, the server's statement time limit,
 //! `sslmode`, and an outage that is `unavailable` until the server is back on the same handle.
+//! Then the audit sink: rows for each call, a call refused while its intent cannot be written,
+//! the open intents of an instance that ended reported `unknown` exactly once by racing
+//! replicas (never those of a live one), a lease taken over, a clean end, and retention.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tool_runtime::ErrorKind;
 use tool_runtime::app;
+use tool_runtime::audit::{Audit, AuditEvent, AuditRecord, JsonLinesAudit, UnknownOutcome};
 use tool_runtime::http::ServerOptions;
-use tool_runtime::postgres::{Postgres, PostgresOptions};
-use tool_runtime::{Registry, tool};
+use tool_runtime::postgres::{AuditOptions, Postgres, PostgresAudit, PostgresOptions};
+use tool_runtime::{Caller, ErrorKind, Registry, Source, tool};
+use tool_test_support::TempDir;
 use tool_test_support::postgres::PostgresServer;
 
 fn location(server: &PostgresServer, database: &str) -> String {
@@ -316,4 +320,496 @@ async fn readyz_checks_postgresql() {
     server.start_again();
     let ready = reqwest::get(format!("{base}/readyz")).await.unwrap();
     assert_eq!(ready.status(), 200);
+}
+
+/// Echoes its key.
+#[tool]
+async fn bump(
+    /// What to bump.
+    key: String,
+) -> String {
+    key
+}
+
+static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts its runs (only the test of an outage calls it, so no other test moves its count).
+#[tool]
+async fn probe() -> usize {
+    PROBES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+}
+
+fn audited(audit: impl Audit) -> Registry {
+    Registry::builder()
+        .without_inventory()
+        .tool(bump::descriptor())
+        .tool(probe::descriptor())
+        .audit(audit)
+        .build()
+        .unwrap()
+}
+
+async fn connect(url: &str) -> Postgres {
+    Postgres::connect(PostgresOptions::new(url)).await.unwrap()
+}
+
+/// A lease that neither expires nor is renewed within a test: only `recover()` recovers.
+fn still() -> AuditOptions {
+    AuditOptions::default()
+        .lease(Duration::from_secs(120))
+        .renew(Duration::from_secs(60))
+}
+
+fn record<'a>(event: AuditEvent, call: &'a str, arguments: &'a Value) -> AuditRecord<'a> {
+    AuditRecord {
+        event,
+        time: 1.7e9,
+        call,
+        request_id: "r-1",
+        source: "http",
+        principal: Some("ann"),
+        tool: "bump",
+        arguments,
+        outcome: (event == AuditEvent::Outcome).then_some("ok"),
+        duration_ms: (event == AuditEvent::Outcome).then_some(1.5),
+        dry_run: false,
+        hidden: None,
+        trace_id: None,
+        read_only: false,
+    }
+}
+
+/// Polls `psql` until it prints `expected`, for at most `seconds`.
+async fn eventually(server: &PostgresServer, db: &str, sql: &str, expected: &str, seconds: u64) {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        let found = server.psql(db, sql);
+        if found == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sql}: still {found:?}, not {expected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn without_call_time_and_duration(records: &[Value]) -> Vec<Value> {
+    records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let map = r.as_object_mut().unwrap();
+            for (key, value) in map.iter_mut() {
+                if matches!(key.as_str(), "call" | "time" | "duration_ms") {
+                    *value = json!(value.is_number() || value.is_string());
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_leaves_intent_and_outcome_rows_and_recent_reads_them_as_json_lines_does() {
+    let server = PostgresServer::start();
+    let url = server.create_database("audited");
+    let postgres = connect(&url).await;
+    let audit = PostgresAudit::start(&postgres, AuditOptions::default())
+        .await
+        .unwrap();
+    let instance = audit.instance();
+    assert_eq!(instance.len(), 32, "{instance}");
+    let dir = TempDir::new("pg-audit-shape");
+    let in_postgres = audited(audit);
+    let in_file = audited(JsonLinesAudit::open(dir.join("audit.jsonl")).unwrap());
+    for registry in [&in_postgres, &in_file] {
+        let caller = || Caller::new(Source::Http).principal("ann").request_id("r-7");
+        assert!(
+            registry
+                .call("bump", json!({"key": "a"}), caller())
+                .await
+                .is_ok()
+        );
+        let refused = registry.call("bump", json!({"key": 5}), caller()).await;
+        assert_eq!(
+            refused.error().unwrap().kind(),
+            &ErrorKind::INVALID_ARGUMENTS
+        );
+        assert!(
+            registry
+                .call("bump", json!({"key": "b"}), caller())
+                .await
+                .is_ok()
+        );
+    }
+    assert_eq!(
+        server.psql(
+            "audited",
+            &format!(
+                "SELECT event, tool, coalesce(outcome, '-'), instance = '{instance}', \
+                 principal, request_id, source, arguments::text, recorded_at <= now() \
+                 FROM tool_audit_records ORDER BY seq"
+            )
+        ),
+        "intent|bump|-|t|ann|r-7|http|{\"key\": \"a\"}|t\n\
+         outcome|bump|ok|t|ann|r-7|http|{\"key\": \"a\"}|t\n\
+         outcome|bump|invalid_arguments|t|ann|r-7|http|{\"key\": 5}|t\n\
+         intent|bump|-|t|ann|r-7|http|{\"key\": \"b\"}|t\n\
+         outcome|bump|ok|t|ann|r-7|http|{\"key\": \"b\"}|t"
+    );
+    // An intent and its outcome share their call id.
+    assert_eq!(
+        server.psql(
+            "audited",
+            "SELECT count(DISTINCT call) FROM tool_audit_records"
+        ),
+        "3"
+    );
+    let from_postgres = in_postgres.recent_calls(10, None).await.unwrap().unwrap();
+    let from_file = in_file.recent_calls(10, None).await.unwrap().unwrap();
+    assert_eq!(from_postgres.len(), 3);
+    assert_eq!(from_postgres[0]["arguments"], json!({"key": "b"}));
+    assert_eq!(
+        without_call_time_and_duration(&from_postgres),
+        without_call_time_and_duration(&from_file)
+    );
+    // The same keys in the same order as the JSON lines.
+    let keys = |r: &Value| r.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&from_postgres[1]), keys(&from_file[1]));
+    let one = in_postgres
+        .recent_calls(1, Some("bump"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(one, from_postgres[..1]);
+    assert!(
+        in_postgres
+            .recent_calls(5, Some("other"))
+            .await
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_intent_cannot_be_written_is_refused_naming_postgresql_and_never_runs() {
+    let mut server = PostgresServer::start();
+    let postgres =
+        Postgres::connect(PostgresOptions::new(server.url()).pool_wait(Duration::from_millis(300)))
+            .await
+            .unwrap();
+    let registry = audited(PostgresAudit::start(&postgres, still()).await.unwrap());
+    let caller = || Caller::new(Source::Cli);
+    let runs = || PROBES.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(registry.call("probe", json!({}), caller()).await.is_ok());
+    assert_eq!(runs(), 1);
+
+    server.stop();
+    let refused = registry.call("probe", json!({}), caller()).await;
+    let error = refused.error().expect("refused");
+    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
+    assert_eq!(error.status(), 503);
+    let message = error.message();
+    assert!(
+        message.contains(&format!("PostgreSQL at {}", location(&server, "postgres"))),
+        "{message}"
+    );
+    assert!(!message.contains(server.password()), "{message}");
+    assert_eq!(runs(), 1, "the tool did not run");
+
+    server.start_again();
+    let again = registry.call("probe", json!({}), caller()).await;
+    assert!(again.is_ok(), "{:?}", again.error());
+    assert_eq!(runs(), 2);
+    assert_eq!(
+        server.psql(
+            "postgres",
+            "SELECT event, coalesce(outcome, '-') FROM tool_audit_records ORDER BY seq"
+        ),
+        "intent|-\noutcome|ok\nintent|-\noutcome|ok"
+    );
+}
+
+/// Starts a sink in a runtime of its own, writes `intents` (and the outcome of `finished`, and
+/// a dry run's intent) as it, then ends that runtime at once: its lease is no longer renewed
+/// and it never ends cleanly, as when its process is killed. Returns its instance id.
+async fn killed_instance(url: &str, intents: &[&'static str], finished: &'static str) -> String {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = url.to_owned();
+    let intents: Vec<&'static str> = intents.to_vec();
+    let sink = runtime
+        .spawn(async move {
+            let postgres = connect(&url).await;
+            let options = AuditOptions::default()
+                .lease(Duration::from_secs(1))
+                .renew(Duration::from_millis(300));
+            let sink = PostgresAudit::start(&postgres, options).await.unwrap();
+            let arguments = json!({"key": "k"});
+            for call in intents.iter().chain([&finished]) {
+                sink.record(&record(AuditEvent::Intent, call, &arguments))
+                    .await
+                    .unwrap();
+            }
+            sink.record(&record(AuditEvent::Outcome, finished, &arguments))
+                .await
+                .unwrap();
+            let mut dry = record(AuditEvent::Intent, "dry-run-call", &arguments);
+            dry.dry_run = true;
+            sink.record(&dry).await.unwrap();
+            sink
+        })
+        .await
+        .unwrap();
+    let instance = sink.instance();
+    runtime.shutdown_background();
+    // Its task is gone with its runtime; dropping the handle must not look like a clean end.
+    std::mem::forget(sink);
+    instance
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_ended_has_its_open_intents_reported_unknown_once_among_racing_replicas() {
+    let server = PostgresServer::start();
+    let url = server.create_database("recovering");
+    let replicas = [
+        PostgresAudit::start(&connect(&url).await, still())
+            .await
+            .unwrap(),
+        PostgresAudit::start(&connect(&url).await, still())
+            .await
+            .unwrap(),
+        PostgresAudit::start(&connect(&url).await, still())
+            .await
+            .unwrap(),
+    ];
+    // A live replica's call in flight.
+    let arguments = json!({"key": "k"});
+    replicas[0]
+        .record(&record(AuditEvent::Intent, "live-call", &arguments))
+        .await
+        .unwrap();
+    let dead = killed_instance(&url, &["lost-1", "lost-2"], "finished").await;
+
+    // Before its lease has run out, nothing is reported.
+    assert_eq!(replicas[1].recover().await.unwrap(), []);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (a, b, c) = tokio::join!(
+        replicas[0].recover(),
+        replicas[1].recover(),
+        replicas[2].recover()
+    );
+    let mut found: Vec<UnknownOutcome> = [a.unwrap(), b.unwrap(), c.unwrap()].concat();
+    found.sort_by(|x, y| x.call.cmp(&y.call));
+    let calls: Vec<&str> = found.iter().map(|u| u.call.as_str()).collect();
+    assert_eq!(calls, ["lost-1", "lost-2"], "each reported once: {found:?}");
+    assert_eq!(found[0].tool, "bump");
+    assert_eq!(found[0].request_id, "r-1");
+    assert!((found[0].time - 1.7e9).abs() < 1e-3, "the intent's time");
+    for replica in &replicas {
+        assert_eq!(replica.recover().await.unwrap(), []);
+    }
+    assert_eq!(
+        server.psql(
+            "recovering",
+            "SELECT call, outcome FROM tool_audit_records WHERE event = 'outcome' ORDER BY call, outcome"
+        ),
+        "finished|ok\nlost-1|unknown\nlost-2|unknown"
+    );
+    assert_eq!(
+        server.psql(
+            "recovering",
+            &format!(
+                "SELECT resolved_at IS NOT NULL FROM tool_audit_instances WHERE id = '{dead}'"
+            )
+        ),
+        "t"
+    );
+    assert_eq!(
+        server.psql(
+            "recovering",
+            "SELECT count(*) FROM tool_audit_instances WHERE resolved_at IS NULL"
+        ),
+        "3",
+        "the live replicas are untouched"
+    );
+    // The shape `recent` shows, as the JSON lines' own recovery writes it.
+    let registry = audited(replicas[2].clone());
+    let recent = registry.recent_calls(1, None).await.unwrap().unwrap();
+    assert_eq!(recent[0]["outcome"], "unknown");
+    assert_eq!(recent[0]["event"], "outcome");
+    assert!(recent[0].get("duration_ms").is_none(), "{}", recent[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_taken_over_is_replaced_by_a_new_instance_and_a_late_outcome_is_kept() {
+    let server = PostgresServer::start();
+    let url = server.create_database("takeover");
+    let slow = PostgresAudit::start(&connect(&url).await, still())
+        .await
+        .unwrap();
+    // The other replica's timer recovers by itself, every 200 ms.
+    let watcher = PostgresAudit::start(
+        &connect(&url).await,
+        AuditOptions::default()
+            .lease(Duration::from_secs(120))
+            .renew(Duration::from_millis(200)),
+    )
+    .await
+    .unwrap();
+    let arguments = json!({"key": "k"});
+    slow.record(&record(AuditEvent::Intent, "late", &arguments))
+        .await
+        .unwrap();
+    let first = slow.instance();
+    // As if `slow` had stalled past its lease.
+    server.psql(
+        "takeover",
+        &format!(
+            "UPDATE tool_audit_instances SET lease_until = now() - interval '1 second' \
+             WHERE id = '{first}'"
+        ),
+    );
+    eventually(
+        &server,
+        "takeover",
+        "SELECT outcome FROM tool_audit_records WHERE call = 'late' AND event = 'outcome'",
+        "unknown",
+        5,
+    )
+    .await;
+    // Its outcome comes late: stored beside the `unknown`.
+    slow.record(&record(AuditEvent::Outcome, "late", &arguments))
+        .await
+        .unwrap();
+    // Its next intent finds the instance resolved, and is written as a new one.
+    slow.record(&record(AuditEvent::Intent, "next", &arguments))
+        .await
+        .unwrap();
+    let second = slow.instance();
+    assert_ne!(first, second);
+    assert_eq!(
+        server.psql(
+            "takeover",
+            &format!(
+                "SELECT call, event, coalesce(outcome, '-'), \
+                 CASE instance WHEN '{first}' THEN 'first' WHEN '{second}' THEN 'second' END \
+                 FROM tool_audit_records ORDER BY seq"
+            )
+        ),
+        "late|intent|-|first\nlate|outcome|unknown|first\nlate|outcome|ok|first\nnext|intent|-|second"
+    );
+    assert_eq!(
+        server.psql(
+            "takeover",
+            &format!(
+                "SELECT id = '{first}', resolved_at IS NOT NULL FROM tool_audit_instances \
+                 WHERE id <> '{}' ORDER BY started_at",
+                watcher.instance()
+            )
+        ),
+        "t|t\nf|f"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_last_clone_reports_its_own_open_intents_and_resolves_the_instance() {
+    let server = PostgresServer::start();
+    let sink = PostgresAudit::start(&connect(&server.url()).await, still())
+        .await
+        .unwrap();
+    let arguments = json!({});
+    let clone = sink.clone();
+    sink.record(&record(AuditEvent::Intent, "open", &arguments))
+        .await
+        .unwrap();
+    let id = sink.instance();
+    drop(sink);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        server.psql(
+            "postgres",
+            "SELECT count(*) FROM tool_audit_records WHERE event = 'outcome'"
+        ),
+        "0",
+        "a clone is still alive"
+    );
+    drop(clone);
+    eventually(
+        &server,
+        "postgres",
+        &format!(
+            "SELECT r.outcome, i.resolved_at IS NOT NULL FROM tool_audit_records r \
+             JOIN tool_audit_instances i ON i.id = r.instance \
+             WHERE r.event = 'outcome' AND i.id = '{id}'"
+        ),
+        "unknown|t",
+        5,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_deletes_old_records_and_resolved_instances_at_most_once_an_hour() {
+    let server = PostgresServer::start();
+    let url = server.create_database("retained");
+    let writer = PostgresAudit::start(&connect(&url).await, still())
+        .await
+        .unwrap();
+    let arguments = json!({});
+    for call in ["old", "new"] {
+        for event in [AuditEvent::Intent, AuditEvent::Outcome] {
+            writer
+                .record(&record(event, call, &arguments))
+                .await
+                .unwrap();
+        }
+    }
+    server.psql(
+        "retained",
+        "UPDATE tool_audit_records SET recorded_at = now() - interval '31 days' WHERE call = 'old';
+         INSERT INTO tool_audit_instances (id, lease_until, resolved_at)
+         VALUES ('gone', now() - interval '40 days', now() - interval '40 days'),
+                ('recent', now() - interval '1 day', now() - interval '1 day')",
+    );
+    let _keeper = PostgresAudit::start(
+        &connect(&url).await,
+        AuditOptions::default()
+            .lease(Duration::from_secs(120))
+            .renew(Duration::from_millis(100))
+            .retention(30),
+    )
+    .await
+    .unwrap();
+    eventually(
+        &server,
+        "retained",
+        "SELECT call, event FROM tool_audit_records ORDER BY seq",
+        "new|intent\nnew|outcome",
+        5,
+    )
+    .await;
+    assert_eq!(
+        server.psql(
+            "retained",
+            "SELECT count(*) FROM tool_audit_instances WHERE id IN ('gone', 'recent')"
+        ),
+        "1"
+    );
+    // Not again within the hour, however often the timer runs.
+    server.psql(
+        "retained",
+        "UPDATE tool_audit_records SET recorded_at = now() - interval '31 days'",
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        server.psql("retained", "SELECT count(*) FROM tool_audit_records"),
+        "2"
+    );
 }

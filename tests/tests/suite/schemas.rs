@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use tool_runtime::Registry;
 
 fn demo() -> Registry {
-    demo_app::registry(demo_app::Store::in_memory().unwrap()).unwrap()
+    demo_app::registry(&demo_app::Stores::in_memory().unwrap()).unwrap()
 }
 
 fn downstream() -> Registry {

@@ -1,6 +1,9 @@
 //! PostgreSQL as the database several replicas share (feature `postgres`): a pool of
-//! connections, versioned migrations, and the readiness check of a server that needs it.
+//! connections, versioned migrations, the audit log, and the readiness check of a server that
+//! needs it.
 #![doc = include_str!("../../docs/postgres.md")]
+
+mod audit;
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,6 +16,8 @@ use tokio_postgres::error::SqlState;
 
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::{REDACTED, Secret};
+
+pub use audit::{AUDIT_COMPONENT, AuditOptions, PostgresAudit};
 
 /// The client this module's pool hands out, re-exported so that users name the same version.
 pub use tokio_postgres;

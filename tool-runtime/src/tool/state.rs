@@ -75,7 +75,7 @@ impl StateKey {
         (self.type_id)()
     }
 
-    /// The Rust name of the state type, such as `demo_app::store::Store`.
+    /// The Rust name of the state type, such as `demo_app::store::devices::Devices`.
     #[must_use]
     pub fn type_name(&self) -> &'static str {
         (self.type_name)()

@@ -409,16 +409,15 @@ mod tests {
     use tool_runtime::{Caller, Source};
 
     use super::*;
-    use crate::store::Store;
 
     /// A task scheduled from a conversation delivers to that conversation's channel and chat.
     #[tokio::test]
     async fn the_callers_conversation_is_the_tasks_channel() {
-        let store = Store::in_memory().unwrap();
+        let store = crate::Stores::in_memory().unwrap();
         let config = crate::config::Config::parse(crate::config::DEFAULT).unwrap();
         let builder =
             crate::assistant::install(crate::app_registry_builder(), &config, &store, |_| None);
-        let registry = builder.state(store).build().unwrap();
+        let registry = builder.state(store.devices).build().unwrap();
         let args = serde_json::json!({
             "prompt": "Water the plants", "schedule_type": "cron", "schedule_value": "0 7 * * *",
         });
