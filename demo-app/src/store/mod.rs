@@ -13,11 +13,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use futures_util::future::BoxFuture;
+use tool_runtime::ToolError;
 use tool_runtime::postgres::Postgres;
-use tool_runtime::{ErrorKind, ToolError};
 
-use crate::assistant::scheduler::{Claim, SqliteTasks, Task, TaskStore, Tasks};
+use crate::assistant::scheduler::{PostgresTasks, SqliteTasks, Tasks};
 pub use channels::{Channel, ChannelStore, Delivery, StoredChannels};
 pub use devices::{
     CodeRow, DeviceListing, DeviceRow, DeviceStore, Devices, new_device_id, random_digits,
@@ -60,6 +59,7 @@ impl Stores {
     /// the same time).
     pub async fn postgres(postgres: &Postgres) -> Result<Self, ToolError> {
         postgres::migrate(postgres).await?;
+        PostgresTasks::migrate(postgres).await?;
         Ok(Self {
             devices: Devices(Arc::new(PostgresDevices(postgres.clone()))),
             channels: StoredChannels(Arc::new(PostgresChannels(postgres.clone()))),
@@ -78,41 +78,8 @@ impl Stores {
     pub fn tasks(&self) -> Tasks {
         match &self.database {
             Database::Sqlite(store) => Tasks(Arc::new(SqliteTasks(store.clone()))),
-            Database::Postgres(_) => Tasks(Arc::new(NoTasks)),
+            Database::Postgres(postgres) => Tasks(Arc::new(PostgresTasks(postgres.clone()))),
         }
-    }
-}
-
-/// The scheduler's tasks where they have no engine: on PostgreSQL, until the scheduler's own
-/// lands. Every operation fails as `unsupported`, saying so.
-struct NoTasks;
-
-impl NoTasks {
-    fn refuse<'a, T>() -> BoxFuture<'a, Result<T, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::new(
-                ErrorKind::UNSUPPORTED,
-                "scheduled tasks are not kept in PostgreSQL yet; run the scheduler on SQLite",
-            ))
-        })
-    }
-}
-
-impl TaskStore for NoTasks {
-    fn add(&self, _: Task, _: i64) -> BoxFuture<'_, Result<Task, ToolError>> {
-        Self::refuse()
-    }
-    fn list(&self) -> BoxFuture<'_, Result<Vec<Task>, ToolError>> {
-        Self::refuse()
-    }
-    fn cancel(&self, _: String) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
-        Self::refuse()
-    }
-    fn claim_due(&self, _: usize) -> BoxFuture<'_, Result<Vec<Claim>, ToolError>> {
-        Self::refuse()
-    }
-    fn finish(&self, _: String, _: i64, _: String) -> BoxFuture<'_, Result<(), ToolError>> {
-        Self::refuse()
     }
 }
 

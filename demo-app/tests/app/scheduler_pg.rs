@@ -290,7 +290,8 @@ async fn one_store_lifecycle(tasks: &dyn TaskStore) {
     );
 }
 
-/// The PostgreSQL engine keeps tasks as the SQLite one does.
+/// The PostgreSQL engine keeps tasks as the SQLite one does, each the tasks of `Stores` on its
+/// database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_engines_keep_claim_and_cancel_tasks_alike() {
     one_store_lifecycle(&*Stores::in_memory().unwrap().tasks().0).await;
@@ -298,6 +299,6 @@ async fn both_engines_keep_claim_and_cancel_tasks_alike() {
     let postgres = Postgres::connect(PostgresOptions::new(server.url()))
         .await
         .unwrap();
-    PostgresTasks::migrate(&postgres).await.unwrap();
-    one_store_lifecycle(&PostgresTasks(postgres)).await;
+    let stores = Stores::postgres(&postgres).await.unwrap();
+    one_store_lifecycle(&*stores.tasks().0).await;
 }
