@@ -1,7 +1,9 @@
 //! `demo-app`: every demo tool as a subcommand (`demo-app --help`), over the SQLite database
 //! named by `--db PATH` or `DEMO_APP_DB` (default `./demo-app.db`); with `--redis URL`,
 //! `DEMO_APP_REDIS` or `[redis]` in the configuration, the rate limits, confirmation tokens and
-//! `serve`'s MCP sessions are shared through Redis by every replica on it.
+//! `serve`'s MCP sessions are shared through Redis by every replica on it; with `--postgres URL`,
+//! `DEMO_APP_POSTGRES` or `[postgres]`, the audit, the scheduled tasks and the data live in
+//! PostgreSQL (unless `--audit-log` or `--db` names a file for their part).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +12,9 @@ use demo_app::Stores;
 use demo_app::config::Config;
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::audit::JsonLinesAudit;
+use tool_runtime::cli::clap::parser::ValueSource;
 use tool_runtime::cli::clap::{Arg, value_parser};
+use tool_runtime::postgres::{Postgres, PostgresAudit};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
 
@@ -46,13 +50,72 @@ async fn shared_through_redis(
     Ok(registry)
 }
 
+/// With PostgreSQL named (`--postgres`, `DEMO_APP_POSTGRES`, `[postgres]`), its pool, also left
+/// in `cx` for `serve`'s options; `None` without. One named but unreachable stops the command
+/// here, naming it (never its password).
+async fn postgres(cx: &mut AppContext) -> Result<Option<Postgres>, SetupError> {
+    let options = {
+        let config = cx.get::<Config>().expect("read by configure");
+        let given = cx.matches().get_one::<String>("postgres");
+        config.postgres.options(given.map(String::as_str), env)?
+    };
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    let postgres = Postgres::connect(options).await?;
+    cx.insert(postgres.clone());
+    Ok(Some(postgres))
+}
+
+/// Whether the user named `id` (on the command line or in its environment variable), rather
+/// than leaving it to its default.
+fn named(cx: &AppContext, id: &str) -> bool {
+    matches!(
+        cx.matches().value_source(id),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    )
+}
+
+/// The data (devices, codes, channels, tasks) and the audit: in PostgreSQL when one is named and
+/// no file is named for them (`--db`, `--audit-log`), else in the files. The stores are left in
+/// `cx` for the later hooks.
+async fn data_and_audit(
+    cx: &mut AppContext,
+    registry: RegistryBuilder,
+) -> Result<RegistryBuilder, SetupError> {
+    let postgres = postgres(cx).await?;
+    let matches = cx.matches();
+    let config = cx.get::<Config>().expect("read by configure");
+    let stores = match &postgres {
+        Some(postgres) if !named(cx, "db") => Stores::postgres(postgres).await?,
+        _ => Stores::sqlite(matches.get_one::<PathBuf>("db").expect("has a default"))?,
+    };
+    let registry = demo_app::assistant::install(registry, config, &stores, env);
+    let registry = match (matches.get_one::<PathBuf>("audit-log"), &postgres) {
+        (Some(log), _) => registry.audit(JsonLinesAudit::open(log)?),
+        (None, Some(postgres)) => {
+            registry.audit(PostgresAudit::start(postgres, config.postgres.audit()).await?)
+        }
+        (None, None) => registry,
+    };
+    if let Some(postgres) = &postgres {
+        tracing::info!(
+            target: "demo_app",
+            "the audit, scheduled tasks and data kept in PostgreSQL at {}, where no file is named for them",
+            postgres.location()
+        );
+    }
+    cx.insert(stores);
+    Ok(registry)
+}
+
 /// `memory` stores are not shared: each replica on one Redis keeps its own copy.
 fn warn_of_memory_stores(config: &Config) {
     let memory = config.memory_stores();
     if !memory.is_empty() {
         tracing::warn!(
             target: "demo_app",
-            "the memory stores {} are not shared through Redis: each replica keeps its own copy (use kind = \"sqlite\" on a shared database)",
+            "the memory stores {} are not shared through Redis: each replica keeps its own copy (use kind = \"postgres\" with --postgres)",
             memory.join(", ")
         );
     }
@@ -97,6 +160,15 @@ fn main() -> ExitCode {
                 .value_name("URL")
                 .help("Share rate limits, confirmation tokens and MCP sessions through the Redis at this URL (redis://[:password@]host[:port][/db]); default [redis] in the configuration, else none"),
         )
+        .global_arg(
+            Arg::new("postgres")
+                .long("postgres")
+                .env("DEMO_APP_POSTGRES")
+                // The URL may hold a password: --help never shows the variable's value.
+                .hide_env_values(true)
+                .value_name("URL")
+                .help("Keep the audit, scheduled tasks and data in the PostgreSQL at this URL (postgres://user[:password]@host[:port]/db[?sslmode=require]), shared by every replica on it; --audit-log and --db keep their part in a file instead; default [postgres] in the configuration, else none"),
+        )
         // The configuration, read once: limits and policy shape every command, listings
         // included (a tool the policy keeps from the command line is not in its help either);
         // the later hooks find it in the context.
@@ -123,13 +195,8 @@ fn main() -> ExitCode {
             } else {
                 registry
             };
-            let stores = Stores::sqlite(matches.get_one::<PathBuf>("db").expect("has a default"))?;
-            let registry = demo_app::assistant::install(registry, config, &stores, env);
-            let registry = match matches.get_one::<PathBuf>("audit-log") {
-                Some(log) => registry.audit(JsonLinesAudit::open(log)?),
-                None => registry,
-            };
-            cx.insert(stores.clone());
+            let registry = data_and_audit(cx, registry).await?;
+            let stores = cx.get::<Stores>().expect("opened just now").clone();
             Ok(registry.state(stores.devices))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
@@ -140,10 +207,14 @@ fn main() -> ExitCode {
             }
             Ok(config.toolsets(cx.get::<Stores>())?)
         })
-        // `serve` with Redis: MCP sessions kept there, /readyz checking it.
+        // `serve` with Redis: MCP sessions kept there, /readyz checking it; and PostgreSQL.
         .server_options(async |cx, options| {
-            Ok(match cx.get::<Redis>() {
+            let options = match cx.get::<Redis>() {
                 Some(redis) => options.redis(redis),
+                None => options,
+            };
+            Ok(match cx.get::<Postgres>() {
+                Some(postgres) => options.postgres(postgres),
                 None => options,
             })
         })

@@ -9,6 +9,7 @@ mod agent;
 mod assistant;
 mod de;
 mod policy;
+mod postgres;
 mod redis;
 mod toolsets;
 
@@ -24,6 +25,7 @@ use tool_runtime::toolset::Toolset;
 pub use agent::{AgentBudgets, AgentConfig, ModelRef};
 pub use assistant::{BridgeConfig, ChannelsConfig, HostConfig, SchedulerConfig, WebConfig};
 pub use policy::{FilterConfig, Limits, PolicyRules, SourceName};
+pub use postgres::PostgresConfig;
 pub use redis::RedisConfig;
 pub use toolsets::{McpServerConfig, StoreConfig, StoreKind};
 
@@ -57,6 +59,9 @@ pub struct Config {
     pub scheduler: SchedulerConfig,
     /// `[redis]`: the state several replicas share, when the command line does not name it.
     pub redis: RedisConfig,
+    /// `[postgres]`: where the audit, the tasks and the data of several replicas live, when the
+    /// command line does not name it.
+    pub postgres: PostgresConfig,
 }
 
 impl Config {
@@ -96,6 +101,9 @@ impl Config {
         }
         if let Some(mistake) = self.redis.mistake() {
             return Err(format!("[redis]: {mistake}"));
+        }
+        if let Some(mistake) = self.postgres.mistake() {
+            return Err(format!("[postgres]: {mistake}"));
         }
         let mut seen = BTreeSet::new();
         let stores = self.stores.iter().map(|s| ("stores", &s.name));
