@@ -7,6 +7,7 @@ mod cli;
 mod console;
 mod gateway;
 mod mcp;
+mod postgres;
 mod redis;
 mod replicas;
 mod scheduler_pg;

@@ -19,24 +19,49 @@ use tool_test_support::nginx::{Nginx, free_port};
 use tool_test_support::redis::RedisServer;
 use tool_test_support::{Served, TempDir};
 
-const IDS: [&str; 3] = ["r1", "r2", "r3"];
+pub(crate) const IDS: [&str; 3] = ["r1", "r2", "r3"];
 
-struct Replica {
-    id: &'static str,
-    port: u16,
-    dir: PathBuf,
-    db: PathBuf,
-    redis: Option<String>,
-    served: Option<Served>,
+/// One `demo-app serve` replica of a rig: its tag, port, directory, database and shared stores.
+pub(crate) struct Replica {
+    pub(crate) id: &'static str,
+    pub(crate) port: u16,
+    pub(crate) dir: PathBuf,
+    pub(crate) db: PathBuf,
+    pub(crate) redis: Option<String>,
+    pub(crate) postgres: Option<String>,
+    pub(crate) served: Option<Served>,
 }
 
 impl Replica {
+    /// A replica tagged `id` in a directory of its own under `dir`, on a free port, its own
+    /// database there.
+    pub(crate) fn new(id: &'static str, dir: &Path) -> Self {
+        let dir = dir.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        Replica {
+            id,
+            port: free_port(),
+            db: dir.join("d.db"),
+            dir,
+            redis: None,
+            postgres: None,
+            served: None,
+        }
+    }
+
     fn start(&mut self) {
+        self.served = Some(Served::spawn(self.command()));
+    }
+
+    /// Its `serve` command: tagged, on its port, with its shared stores and its database (its
+    /// SQLite file, or PostgreSQL when given one), a short drain and grace period.
+    pub(crate) fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+        command.current_dir(&self.dir);
+        if self.postgres.is_none() {
+            command.arg("--db").arg(&self.db);
+        }
         command
-            .current_dir(&self.dir)
-            .arg("--db")
-            .arg(&self.db)
             .args(["serve", "--addr", &format!("127.0.0.1:{}", self.port)])
             .args([
                 "--replica-id",
@@ -47,14 +72,20 @@ impl Replica {
                 "5",
             ])
             .env_remove("RUST_LOG")
-            .env_remove("DEMO_APP_REDIS");
+            .env_remove("DEMO_APP_DB")
+            .env_remove("DEMO_APP_AUDIT")
+            .env_remove("DEMO_APP_REDIS")
+            .env_remove("DEMO_APP_POSTGRES");
         if let Some(url) = &self.redis {
             command.args(["--redis", url]);
         }
-        self.served = Some(Served::spawn(command));
+        if let Some(url) = &self.postgres {
+            command.args(["--postgres", url]);
+        }
+        command
     }
 
-    fn base(&self) -> String {
+    pub(crate) fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }
@@ -74,32 +105,29 @@ fn rig(
     let mut replicas: Vec<Replica> = IDS
         .iter()
         .map(|id| {
-            let dir = dir.join(id);
-            std::fs::create_dir_all(&dir).unwrap();
+            let mut replica = Replica::new(id, dir.path());
             if let Some(config) = config {
-                std::fs::write(dir.join("demo-app.toml"), config).unwrap();
+                std::fs::write(replica.dir.join("demo-app.toml"), config).unwrap();
             }
-            let db = if shared_db {
-                dir.join("../shared.db")
-            } else {
-                dir.join("d.db")
-            };
-            Replica {
-                id,
-                port: free_port(),
-                dir,
-                db,
-                redis: redis.map(str::to_owned),
-                served: None,
+            if shared_db {
+                replica.db = replica.dir.join("../shared.db");
             }
+            replica.redis = redis.map(str::to_owned);
+            replica
         })
         .collect();
     for r in &mut replicas {
         r.start();
     }
+    let nginx = balancer(name, &replicas);
+    (replicas, nginx)
+}
+
+/// nginx in front of `replicas` on the shipped configuration, its ports replaced.
+pub(crate) fn balancer(name: &str, replicas: &[Replica]) -> Nginx {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx.conf");
     let mut site = std::fs::read_to_string(shipped).unwrap();
-    for (shipped_port, r) in [8081, 8082, 8083].iter().zip(&replicas) {
+    for (shipped_port, r) in [8081, 8082, 8083].iter().zip(replicas) {
         site = site.replace(
             &format!("127.0.0.1:{shipped_port}"),
             &format!("127.0.0.1:{}", r.port),
@@ -109,7 +137,7 @@ fn rig(
     let listen = "listen 127.0.0.1:8080;";
     assert!(site.contains(listen), "the shipped file listens on 8080");
     site = site.replace(listen, &format!("listen 127.0.0.1:{port};"));
-    (replicas, Nginx::start(name, &site, port))
+    Nginx::start(name, &site, port)
 }
 
 #[tokio::test]
@@ -202,7 +230,8 @@ async fn steady_calls(base: String, stop: Arc<AtomicBool>) -> Vec<(usize, Result
     outcomes
 }
 
-async fn readyz(http: &reqwest::Client, base: &str) -> Option<u16> {
+/// The status of `GET /readyz`, or `None` when nothing answers.
+pub(crate) async fn readyz(http: &reqwest::Client, base: &str) -> Option<u16> {
     http.get(format!("{base}/readyz"))
         .send()
         .await
@@ -299,7 +328,7 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
 }
 
 /// A `POST /tools/{tool}` with `headers`: status, `X-Replica`, `Retry-After` and body.
-async fn post(
+pub(crate) async fn post(
     http: &reqwest::Client,
     base: &str,
     tool: &str,

@@ -1,0 +1,519 @@
+//! Three `demo-app serve` replicas behind nginx (as in `replicas.rs`), each in its own
+//! directory, on one PostgreSQL (a throwaway cluster, `--postgres`: the demo's data, the audit,
+//! the scheduler's tasks) and one Redis. Started at the same instant on an empty database, they
+//! migrate it once; a code issued by one is paired on another and listed by a one-shot command;
+//! PostgreSQL stopped is answered 503 naming it and ridden out; and a replica killed (SIGKILL)
+//! under load leaves only the calls it had in flight reported `unknown`, each once, after its
+//! lease (`RIG_CALLS` and `RIG_CLIENTS` set the load: 2,000 calls from 20 clients); and 200
+//! tasks due at once run once each, shared between the replicas' schedulers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_runtime::agent::Api;
+use tool_test_support::fake_provider::{FakeProvider, Step};
+use tool_test_support::nginx::Nginx;
+use tool_test_support::postgres::PostgresServer;
+use tool_test_support::redis::RedisServer;
+use tool_test_support::{Served, TempDir};
+
+use crate::replicas::{IDS, Replica, balancer, post, readyz};
+
+/// What the replicas log: warnings, errors, PostgreSQL's migrations as they are applied, and
+/// each scheduled task's run.
+const LOG_FILTER: &str = "warn,tool_runtime::postgres=info,demo_app::scheduler=info";
+
+/// The rig's database.
+const DATABASE: &str = "demo";
+
+/// The replicas, nginx in front, and the PostgreSQL and Redis they share.
+struct Rig {
+    postgres: PostgresServer,
+    url: String,
+    replicas: Vec<Replica>,
+    nginx: Nginx,
+    _redis: RedisServer,
+    _dir: TempDir,
+}
+
+impl Rig {
+    /// Three replicas with `config` as their `demo-app.toml` and `env` in their environment,
+    /// started at the same instant on an empty database, and nginx in front of them.
+    fn start(name: &str, config: &str, env: &[(&str, &str)]) -> Self {
+        let dir = TempDir::new(name);
+        let postgres = PostgresServer::start();
+        let url = postgres.create_database(DATABASE);
+        let redis = RedisServer::start();
+        let mut replicas: Vec<Replica> = IDS
+            .iter()
+            .map(|id| {
+                let mut replica = Replica::new(id, dir.path());
+                std::fs::write(replica.dir.join("demo-app.toml"), config).unwrap();
+                replica.redis = Some(redis.url());
+                replica.postgres = Some(url.clone());
+                replica
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for replica in &mut replicas {
+                s.spawn(|| start(replica, env));
+            }
+        });
+        let nginx = balancer(name, &replicas);
+        Rig {
+            postgres,
+            url,
+            replicas,
+            nginx,
+            _redis: redis,
+            _dir: dir,
+        }
+    }
+
+    /// `psql` on the rig's database: a line a row, `|` between columns.
+    fn sql(&self, sql: &str) -> String {
+        self.postgres.psql(DATABASE, sql)
+    }
+
+    /// The first column of the first row, as a number.
+    fn number(&self, sql: &str) -> i64 {
+        let out = self.sql(sql);
+        out.parse()
+            .unwrap_or_else(|_| panic!("{sql}: not a number: {out}"))
+    }
+}
+
+/// Starts `replica`, `env` added to its environment, with its log (standard error) appended
+/// to `stderr.log` in its directory.
+fn start(replica: &mut Replica, env: &[(&str, &str)]) {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(replica.dir.join("stderr.log"))
+        .unwrap();
+    let mut command = replica.command();
+    command
+        .env("RUST_LOG", LOG_FILTER)
+        .envs(env.iter().copied())
+        .stderr(log);
+    replica.served = Some(Served::spawn(command));
+}
+
+/// What `replica` logged so far.
+fn log(replica: &Replica) -> String {
+    std::fs::read_to_string(replica.dir.join("stderr.log")).unwrap_or_default()
+}
+
+/// Started at once on an empty database, the replicas applied each migration once (one log
+/// line for each row of `tool_schema_migrations`, in whichever replica applied it) and logged
+/// no error; a code one issues, another pairs, and a one-shot command lists the device; while
+/// PostgreSQL is stopped every call that needs it answers 503 naming it, and /readyz says so,
+/// until it is back and every replica, never restarted, serves again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_one_postgres_migrate_once_share_devices_and_ride_out_its_outage() {
+    let mut rig = Rig::start("pg-rig", "[limits.device_add]\nrate = \"1000/min\"\n", &[]);
+    migrated_once(&rig);
+    let http = reqwest::Client::new();
+    pairs_a_code_across_replicas(&rig, &http).await;
+    rides_out_an_outage(&mut rig, &http).await;
+    for r in &mut rig.replicas {
+        let exited = r.served.as_mut().unwrap().child.try_wait().unwrap();
+        assert!(exited.is_none(), "{} exited: {exited:?}", r.id);
+    }
+}
+
+/// a. Each migration applied once, by one replica, and no error logged.
+fn migrated_once(rig: &Rig) {
+    let applied = rig.sql("SELECT component, version FROM tool_schema_migrations ORDER BY 1, 2");
+    let applied: Vec<(&str, &str)> = applied
+        .lines()
+        .map(|l| l.split_once('|').unwrap())
+        .collect();
+    for component in ["demo-app", "demo-app/scheduler", "tool-runtime/audit"] {
+        assert!(
+            applied.iter().any(|(c, _)| *c == component),
+            "no migration of {component}: {applied:?}"
+        );
+    }
+    let logs: Vec<String> = rig.replicas.iter().map(log).collect();
+    for (component, version) in &applied {
+        let lines: Vec<&str> = logs
+            .iter()
+            .flat_map(|l| l.lines())
+            .filter(|l| {
+                l.contains("migration applied")
+                    && l.contains(&format!("component=\"{component}\""))
+                    && l.contains(&format!("version={version}"))
+            })
+            .collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "{component} {version} applied {} times:\n{}",
+            lines.len(),
+            logs.join("\n")
+        );
+    }
+    for (r, log) in rig.replicas.iter().zip(&logs) {
+        assert!(!log.contains("ERROR"), "{} logged an error:\n{log}", r.id);
+    }
+}
+
+/// b. Issued through r1, paired on r2, listed by a one-shot command on the same database.
+async fn pairs_a_code_across_replicas(rig: &Rig, http: &reqwest::Client) {
+    let [r1, r2, _] = &rig.replicas[..] else {
+        unreachable!()
+    };
+    let body = json!({"workspace": "garden"});
+    let (status, replica, _, issued) = post(http, &r1.base(), "device_add", &body, &[]).await;
+    assert_eq!((status, replica.as_str()), (200, "r1"), "{issued}");
+    let code = issued["result"]["code"].as_str().unwrap();
+    let body = json!({"code": code, "device_name": "greenhouse sensor"});
+    let (status, replica, _, paired) = post(http, &r2.base(), "device_pair", &body, &[]).await;
+    assert_eq!((status, replica.as_str()), (200, "r2"), "{paired}");
+    let device = paired["result"]["device_id"].as_str().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .current_dir(&r1.dir)
+        .args(["--postgres", &rig.url, "--json", "device-list"])
+        .env_remove("DEMO_APP_DB")
+        .env_remove("DEMO_APP_AUDIT")
+        .env_remove("DEMO_APP_POSTGRES")
+        .env_remove("DEMO_APP_REDIS")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let devices = listed["result"]["devices"].as_array().unwrap();
+    assert!(
+        devices
+            .iter()
+            .any(|d| d["device_id"] == device && d["workspace"] == "garden"),
+        "{listed}"
+    );
+}
+
+/// c. PostgreSQL stopped: 503 naming it from every replica, /readyz 503; back: served again.
+async fn rides_out_an_outage(rig: &mut Rig, http: &reqwest::Client) {
+    rig.postgres.stop();
+    let named = format!("127.0.0.1:{}/{DATABASE}", rig.postgres.port());
+    for r in &rig.replicas {
+        let base = r.base();
+        for (tool, body) in [
+            ("device_add", json!({"workspace": "x"})),
+            ("device_list", json!({})),
+        ] {
+            let (status, replica, _, answer) = post(http, &base, tool, &body, &[]).await;
+            assert_eq!((status, replica.as_str()), (503, r.id), "{tool}: {answer}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("PostgreSQL at") && message.contains(&named),
+                "{}: {tool}: {message}",
+                r.id
+            );
+            assert!(!message.contains(rig.postgres.password()), "{message}");
+        }
+        let ready = http.get(format!("{base}/readyz")).send().await.unwrap();
+        assert_eq!(ready.status(), 503, "{}", r.id);
+        let ready = ready.text().await.unwrap();
+        assert!(ready.contains("postgres"), "{}: {ready}", r.id);
+    }
+    rig.postgres.start_again();
+    for r in &rig.replicas {
+        let base = r.base();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while readyz(http, &base).await != Some(200) {
+            assert!(Instant::now() < deadline, "{}: not ready again", r.id);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for (tool, body) in [
+            ("device_add", json!({"workspace": "y"})),
+            ("device_list", json!({})),
+        ] {
+            let (status, _, _, answer) = post(http, &base, tool, &body, &[]).await;
+            assert_eq!(status, 200, "{}: {tool}: {answer}", r.id);
+        }
+    }
+}
+
+/// A count from the environment, else `default`.
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One call of the load: its request id, and the replica that answered (`None`: no replica
+/// did; nginx's own error, or no answer).
+type Call = (String, Option<String>);
+
+/// `count` calls of `device_add`, one after another, through `base`, each with the request id
+/// `load-{client}-{i}`; `answered` counts the answers.
+async fn client(
+    base: String,
+    client: usize,
+    count: usize,
+    answered: Arc<AtomicUsize>,
+) -> Vec<Call> {
+    let http = reqwest::Client::new();
+    let mut calls = Vec::with_capacity(count);
+    for i in 0..count {
+        let id = format!("load-{client}-{i}");
+        let response = http
+            .post(format!("{base}/tools/device_add"))
+            .header("x-request-id", &id)
+            .json(&json!({"workspace": format!("c{client}")}))
+            .send()
+            .await;
+        let replica = response.ok().and_then(|r| {
+            r.headers()
+                .get("x-replica")
+                .map(|v| v.to_str().unwrap().to_owned())
+        });
+        if replica.is_some() {
+            answered.fetch_add(1, Ordering::Relaxed);
+        }
+        calls.push((id, replica));
+    }
+    calls
+}
+
+/// 2,000 calls from 20 clients through nginx (`RIG_CALLS`, `RIG_CLIENTS`) while r2 is killed
+/// with SIGKILL, three slow calls in flight on it, and started again: every answered call has
+/// its outcome in the audit table, and after the dead instance's lease the calls it had in
+/// flight, and only those, are reported `unknown`, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_under_load_leaves_only_its_calls_in_flight_unknown() {
+    let calls = env_count("RIG_CALLS", 2000);
+    let clients = env_count("RIG_CLIENTS", 20).clamp(1, calls);
+    // A short lease: the dead replica's calls are reported two seconds after its last renewal.
+    let config = "[limits.device_add]\nrate = \"1000000/min\"\n\
+                  [host.bridges.local]\nallowed_commands = [\"sleep\"]\n\
+                  [postgres]\naudit_lease = \"2s\"\naudit_renew = \"500ms\"\n";
+    let mut rig = Rig::start("pg-kill", config, &[]);
+    let answered = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let load: Vec<_> = (0..clients)
+        .map(|c| {
+            let count = calls / clients + usize::from(c < calls % clients);
+            tokio::spawn(client(rig.nginx.base.clone(), c, count, answered.clone()))
+        })
+        .collect();
+    while answered.load(Ordering::Relaxed) < calls / 4 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Calls certainly in flight on r2 when it dies: their intents written, the tool running.
+    let r2 = rig.replicas[1].base();
+    let slow: Vec<_> = (0..3)
+        .map(|i| {
+            let request = reqwest::Client::new()
+                .post(format!("{r2}/tools/host_execute"))
+                .header("x-request-id", format!("slow-{i}"))
+                .json(&json!({"bridge": "local", "command": "sleep 20"}));
+            tokio::spawn(request.send())
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rig.number(
+        "SELECT count(*) FROM tool_audit_records WHERE event = 'intent' AND request_id LIKE 'slow-%'",
+    ) < 3
+    {
+        assert!(Instant::now() < deadline, "the slow calls' intents");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let dead =
+        rig.sql("SELECT DISTINCT instance FROM tool_audit_records WHERE request_id LIKE 'slow-%'");
+    assert!(
+        !dead.is_empty() && !dead.contains('\n'),
+        "one instance: {dead}"
+    );
+    let mut served = rig.replicas[1].served.take().unwrap();
+    served.child.kill().unwrap();
+    served.child.wait().unwrap();
+    drop(served);
+    let replica = &mut rig.replicas[1];
+    tokio::task::block_in_place(|| start(replica, &[]));
+    for call in slow {
+        assert!(call.await.unwrap().is_err(), "a slow call was answered");
+    }
+
+    let mut done: Vec<Call> = Vec::new();
+    for client in load {
+        done.extend(client.await.unwrap());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(done.len(), calls);
+
+    // Recovery, once the dead instance's lease has run out.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rig.number(&format!(
+        "SELECT count(*) FROM tool_audit_instances WHERE id = '{dead}' AND resolved_at IS NOT NULL"
+    )) == 0
+    {
+        assert!(Instant::now() < deadline, "{dead} never resolved");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let unknown = audited_as_expected(&rig, &done, &dead);
+    let answered = done.iter().filter(|(_, r)| r.is_some()).count();
+    eprintln!(
+        "postgres rig: {calls} calls from {clients} clients in {seconds:.1} s ({:.0}/s), \
+         a replica killed and restarted: {answered} answered, {} not, {unknown} reported unknown",
+        f64::from(u32::try_from(calls).unwrap()) / seconds,
+        calls - answered,
+    );
+}
+
+/// Checks the audit table against the calls made: every answered call has its outcome; the
+/// `unknown` outcomes are each the one outcome of an intent of the `dead` instance, written
+/// after its lease ran out, for a call no replica answered (the slow ones among them); no
+/// intent is left without an outcome. Returns how many were reported unknown.
+fn audited_as_expected(rig: &Rig, calls: &[Call], dead: &str) -> usize {
+    let mut outcomes = BTreeMap::<String, Vec<String>>::new();
+    for row in rig
+        .sql("SELECT request_id, outcome FROM tool_audit_records WHERE event = 'outcome'")
+        .lines()
+    {
+        let (id, outcome) = row.split_once('|').unwrap();
+        outcomes
+            .entry(id.to_owned())
+            .or_default()
+            .push(outcome.to_owned());
+    }
+    for (id, replica) in calls {
+        if replica.is_some() {
+            let found = outcomes.get(id).map(Vec::as_slice).unwrap_or_default();
+            assert!(
+                found.len() == 1 && found[0] != "unknown",
+                "answered call {id}: outcomes {found:?}"
+            );
+        }
+    }
+    assert_eq!(
+        rig.number(
+            "SELECT count(*) FROM tool_audit_records i WHERE event = 'intent' AND NOT dry_run \
+             AND NOT EXISTS (SELECT 1 FROM tool_audit_records o \
+                             WHERE o.event = 'outcome' AND o.call = i.call)"
+        ),
+        0,
+        "intents left without an outcome"
+    );
+    // Each unknown outcome with its intent's instance and whether it came after the lease.
+    let unknown = rig.sql(
+        "SELECT o.request_id, i.instance, o.recorded_at >= n.lease_until \
+         FROM tool_audit_records o \
+         JOIN tool_audit_records i ON i.call = o.call AND i.event = 'intent' \
+         JOIN tool_audit_instances n ON n.id = i.instance \
+         WHERE o.event = 'outcome' AND o.outcome = 'unknown'",
+    );
+    let answered: BTreeSet<&str> = calls
+        .iter()
+        .filter(|(_, r)| r.is_some())
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let mut reported = BTreeSet::new();
+    for row in unknown.lines() {
+        let [id, instance, after_lease] = row.split('|').collect::<Vec<_>>()[..] else {
+            panic!("{row}")
+        };
+        assert_eq!(
+            instance, dead,
+            "{id}: a live instance's call reported unknown"
+        );
+        assert_eq!(after_lease, "t", "{id}: reported before the lease ran out");
+        assert!(
+            !answered.contains(id),
+            "{id} was answered, yet reported unknown"
+        );
+        assert!(reported.insert(id.to_owned()), "{id} reported twice");
+        assert_eq!(outcomes[id].len(), 1, "{id}: {:?}", outcomes[id]);
+    }
+    for i in 0..3 {
+        assert!(
+            reported.contains(&format!("slow-{i}")),
+            "slow-{i} in flight on the dead replica, not reported: {reported:?}"
+        );
+    }
+    reported.len()
+}
+
+/// 200 one-time tasks scheduled through nginx for the same second, three replicas' schedulers
+/// polling one database: each task runs once (one `task_runs` row, its answer delivered, one
+/// model request with its prompt), the runs shared between the replicas.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_run_each_scheduled_task_once() {
+    const TASKS: usize = 200;
+    const KEY: &str = "sk-demo-test-key-0042";
+    let script = (0..TASKS)
+        .map(|i| Step::text(&format!("done {i}")))
+        .collect();
+    let fake = FakeProvider::start(Api::OpenAiChat, KEY, script).await;
+    let config = "[limits.schedule_task]\nrate = \"100000/min\"\n\
+                  [scheduler]\nenabled = true\ntick = \"200ms\"\n\
+                  [agent]\nprovider = \"openai\"\nmodel = \"gpt-test\"\n";
+    let env = [("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &fake.base_url)];
+    let rig = tokio::task::block_in_place(|| Rig::start("pg-tasks", config, &env));
+
+    // Due at one second, far enough ahead for every task to be scheduled before it.
+    let at = rig.number("SELECT floor(extract(epoch FROM now()))::bigint + 4");
+    let at = chrono::DateTime::from_timestamp(at, 0)
+        .unwrap()
+        .to_rfc3339();
+    let http = reqwest::Client::new();
+    for i in 0..TASKS {
+        let body = json!({"prompt": format!("Prompt number {i}."), "schedule_type": "once",
+                          "schedule_value": at});
+        let (status, _, _, task) = post(&http, &rig.nginx.base, "schedule_task", &body, &[]).await;
+        assert_eq!(status, 200, "{task}");
+    }
+    assert!(
+        rig.number("SELECT count(*) FROM tasks WHERE next_run > extract(epoch FROM now())") == 200,
+        "scheduling took too long to test a race"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rig.number("SELECT count(*) FROM task_runs WHERE outcome IS NOT NULL") < 200 {
+        assert!(Instant::now() < deadline, "waited 60 s for the runs");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        rig.sql(
+            "SELECT count(*), count(DISTINCT task_id), count(*) FILTER (WHERE outcome = 'delivered') \
+             FROM task_runs"
+        ),
+        "200|200|200"
+    );
+    let mut prompts = BTreeMap::<String, usize>::new();
+    for request in fake.requests() {
+        let text = request["messages"].to_string();
+        let prompt = (0..TASKS)
+            .map(|i| format!("Prompt number {i}."))
+            .find(|p| text.contains(p.as_str()))
+            .unwrap_or_else(|| panic!("no task's prompt in {request}"));
+        *prompts.entry(prompt).or_default() += 1;
+    }
+    assert_eq!(prompts.len(), TASKS);
+    assert!(prompts.values().all(|n| *n == 1), "a prompt sent twice");
+    let ran: Vec<usize> = rig
+        .replicas
+        .iter()
+        .map(|r| log(r).matches("task ran").count())
+        .collect();
+    assert_eq!(ran.iter().sum::<usize>(), TASKS, "{ran:?}");
+    assert!(
+        ran.iter().filter(|n| **n > 0).count() > 1,
+        "one replica ran every task, so nothing raced: {ran:?}"
+    );
+    fake.assert_clean();
+}
