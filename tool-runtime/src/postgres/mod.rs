@@ -302,9 +302,17 @@ impl Postgres {
             options: Arc::new(options),
         };
         postgres.ping().await.map_err(|e| {
+            // "PostgreSQL at X is unavailable: why" as "cannot connect to PostgreSQL at X: why".
+            let why = e
+                .message()
+                .split_once(" is unavailable: ")
+                .map_or(e.message(), |(_, why)| why);
             ToolError::new(
                 ErrorKind::UNAVAILABLE,
-                format!("cannot connect to {}", e.message()),
+                format!(
+                    "cannot connect to PostgreSQL at {}: {why}",
+                    postgres.location
+                ),
             )
         })?;
         Ok(postgres)
