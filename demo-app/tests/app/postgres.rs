@@ -517,3 +517,112 @@ async fn three_replicas_run_each_scheduled_task_once() {
     );
     fake.assert_clean();
 }
+
+/// `demo-app ARGS` in `dir`, with no database, configuration or PostgreSQL from the
+/// environment unless `env` gives one.
+fn run(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("DEMO_APP_DB")
+        .env_remove("DEMO_APP_AUDIT")
+        .env_remove("DEMO_APP_CONFIG")
+        .env_remove("DEMO_APP_REDIS")
+        .env_remove("DEMO_APP_POSTGRES")
+        .env_remove("RUST_LOG")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+/// A PostgreSQL named but unreachable stops every command that would use it, naming it without
+/// its password; `--help` never shows the variable's value.
+#[test]
+fn an_unreachable_postgres_stops_the_command_naming_it_without_its_password() {
+    let dir = TempDir::new("postgres-unreachable");
+    let port = tool_test_support::nginx::free_port();
+    let url = format!("postgres://demo:hunter2@127.0.0.1:{port}/demo");
+    let named = format!("cannot connect to PostgreSQL at demo@127.0.0.1:{port}/demo");
+    for (args, env) in [
+        (vec!["--postgres", url.as_str(), "device-list"], vec![]),
+        (
+            vec!["device-list"],
+            vec![("DEMO_APP_POSTGRES", url.as_str())],
+        ),
+        (
+            vec!["--postgres", url.as_str(), "serve", "--addr", "127.0.0.1:0"],
+            vec![],
+        ),
+    ] {
+        let out = run(dir.path(), &args, &env);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains(&named), "{args:?}: {e}");
+        assert!(!e.contains("hunter2"), "{e}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing served");
+    }
+    let out = run(
+        dir.path(),
+        &["--help"],
+        &[("DEMO_APP_POSTGRES", url.as_str())],
+    );
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("--postgres <URL>") && !help.contains("hunter2"),
+        "{help}"
+    );
+}
+
+/// With PostgreSQL named, `--db` keeps the data in its SQLite file and `--audit-log` the audit
+/// in its file; what no file is named for goes to PostgreSQL.
+#[test]
+fn a_named_file_keeps_its_part_out_of_postgres() {
+    let postgres = PostgresServer::start();
+    let url = postgres.create_database(DATABASE);
+    let dir = TempDir::new("postgres-files");
+    let db = dir.join("d.db");
+    let db = db.to_str().unwrap();
+    let audit_rows = || postgres.psql(DATABASE, "SELECT count(*) FROM tool_audit_records");
+    let devices = || {
+        postgres.psql(
+            DATABASE,
+            "SELECT count(*) FROM pairing_codes WHERE workspace = 'files'",
+        )
+    };
+    let out = run(
+        dir.path(),
+        &["--postgres", &url, "--db", db, "device-add", "-w", "files"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    // The code is in the file, the audit in PostgreSQL.
+    let listed = run(dir.path(), &["--db", db, "--json", "device-list"], &[]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["result"]["pending_codes"][0]["workspace"], "files");
+    let demo_tables =
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'pairing_codes'";
+    assert_eq!(
+        postgres.psql(DATABASE, demo_tables).trim(),
+        "0",
+        "not even migrated"
+    );
+    assert_eq!(audit_rows().trim(), "2", "the intent and the outcome");
+
+    let log = dir.join("audit.jsonl");
+    let out = run(
+        dir.path(),
+        &[
+            "--audit-log",
+            log.to_str().unwrap(),
+            "device-add",
+            "-w",
+            "files",
+        ],
+        &[("DEMO_APP_POSTGRES", url.as_str())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    // The code is in PostgreSQL, the audit in the file.
+    assert_eq!(devices().trim(), "1");
+    assert_eq!(audit_rows().trim(), "2", "unchanged");
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+}
