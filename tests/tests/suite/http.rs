@@ -1005,6 +1005,96 @@ async fn serve_cancels_the_options_shutdown_token() {
     server.await.unwrap().unwrap();
 }
 
+/// A connection the kernel completed before the server stopped accepting, its request already
+/// sent (a balancer's), is answered, not reset: here it waits in the backlog behind the
+/// connection cap when shutdown begins.
+#[tokio::test]
+async fn a_connection_waiting_in_the_backlog_at_shutdown_is_answered() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = axum::Router::new().route("/hello", axum::routing::post(|| async { "hi" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let options = ServerOptions::default().max_connections(1);
+    let server = tokio::spawn(http::serve(
+        listener,
+        app,
+        async {
+            let _ = rx.await;
+        },
+        &options,
+    ));
+    // An idle connection takes the one slot; the next waits in the kernel's backlog.
+    let _idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut queued = tokio::net::TcpStream::connect(addr).await.unwrap();
+    queued
+        .write_all(b"POST /hello HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tx.send(()).unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), queued.read_to_string(&mut answer))
+        .await
+        .expect("answered within 5 s")
+        .expect("answered, not reset");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    assert!(answer.ends_with("hi"), "{answer}");
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stops: the idle connection is closed")
+        .unwrap()
+        .unwrap();
+}
+
+/// A connection accepted while the server drains is answered once, even when its request
+/// arrives after the server stopped accepting: it is not closed with its request unread.
+#[tokio::test]
+async fn a_connection_accepted_while_draining_gets_its_answer_after_the_drain() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = axum::Router::new().route("/hello", axum::routing::post(|| async { "hi" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let options = ServerOptions::default().drain(Duration::from_millis(300));
+    let server = tokio::spawn(http::serve(
+        listener,
+        app,
+        async {
+            let _ = rx.await;
+        },
+        &options,
+    ));
+    tx.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut late = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // The drain ends; the request follows.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    late.write_all(b"POST /hello HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(5), late.read_to_string(&mut answer))
+        .await
+        .expect("answered within 5 s")
+        .expect("answered, not reset");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stops once the connection closed")
+        .unwrap()
+        .unwrap();
+}
+
 #[tokio::test]
 async fn the_grace_period_bounds_shutdown() {
     let registry = Arc::new(

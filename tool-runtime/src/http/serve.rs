@@ -10,7 +10,9 @@
 //!   the request with `408 request_timeout`;
 //! - **draining** ([`ServerOptions::drain`]): when shutdown begins, `GET /readyz` turns `503`
 //!   and every answer carries `Connection: close` for the drain period, while requests are
-//!   still served; then the loop stops accepting;
+//!   still served; then the loop serves the connections already waiting in the kernel's
+//!   backlog and stops accepting; a connection accepted while draining is answered once
+//!   before it closes, never closed with its request unread;
 //! - accept errors (such as an exhausted descriptor table) are logged, and the loop backs off;
 //! - the answers hyper makes itself for requests it cannot parse (400, 414, 431) carry an error
 //!   envelope like every other answer.
@@ -82,14 +84,21 @@ async fn accept_loop(
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
     let (stop, stopping) = tokio::sync::watch::channel(false);
-    let mut connections = tokio::task::JoinSet::new();
+    let (grace, max_connections) = (options.grace, options.max_connections);
+    let mut connections = Connections {
+        set: tokio::task::JoinSet::new(),
+        app,
+        options,
+        draining,
+        stopping,
+    };
     loop {
         // Finished connections are reaped as we go.
-        while connections.try_join_next().is_some() {}
+        while connections.set.try_join_next().is_some() {}
         let permit = if let Ok(permit) = Arc::clone(&slots).try_acquire_owned() {
             permit
         } else {
-            tracing::warn!(target: "tool_runtime::http", max = options.max_connections, "at the connection cap: new connections wait until one closes");
+            tracing::warn!(target: "tool_runtime::http", max = max_connections, "at the connection cap: new connections wait until one closes");
             tokio::select! {
                 permit = Arc::clone(&slots).acquire_owned() => permit.expect("the semaphore is never closed"),
                 () = &mut shutdown => break,
@@ -107,22 +116,72 @@ async fn accept_loop(
             },
             () = &mut shutdown => break,
         };
+        connections.spawn(stream, peer, Some(permit));
+    }
+    // The connections the kernel has already completed, which a balancer may have sent a
+    // request on, are served (past the cap: the backlog bounds them) rather than reset by
+    // closing the listener under them; a client that connects after it closes is refused, and
+    // a balancer tries another replica.
+    while let Some(Ok((stream, peer))) = futures_util::FutureExt::now_or_never(listener.accept()) {
+        connections.spawn(stream, peer, Arc::clone(&slots).try_acquire_owned().ok());
+    }
+    tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
+    cancel.cancel();
+    drop(listener);
+    let _ = stop.send(true);
+    let mut set = connections.set;
+    let drained = async { while set.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace, drained).await.is_err() {
+        tracing::warn!(target: "tool_runtime::http", ?grace, "grace period over; dropping calls still in flight");
+        set.abort_all();
+    }
+    Ok(())
+}
+
+/// The connections being served, and what each is served with.
+struct Connections {
+    set: tokio::task::JoinSet<()>,
+    app: Router,
+    options: ConnectionLimits,
+    draining: Arc<std::sync::atomic::AtomicBool>,
+    /// Turns `true` when the server stops accepting.
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Connections {
+    /// Serves `stream` from `peer` on a task of its own, holding `permit` (its slot under the
+    /// cap) until it closes.
+    fn spawn(
+        &mut self,
+        stream: TcpStream,
+        peer: std::net::SocketAddr,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
         let _ = stream.set_nodelay(true);
-        let service = connection_service(app.clone(), peer, options.body_timeout, draining.clone());
+        let service = connection_service(
+            self.app.clone(),
+            peer,
+            self.options.body_timeout,
+            self.draining.clone(),
+        );
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(options.header_timeout)
+            .header_read_timeout(self.options.header_timeout)
             // One buffer per write, so that hyper's own error answers are seen whole.
             .writev(false)
             .serve_connection(TokioIo::new(Enveloped::new(stream)), service)
             .with_upgrades();
-        let mut stopping = stopping.clone();
-        connections.spawn(async move {
+        // A connection accepted while draining closes after its one answer (`Connection:
+        // close`); told to stop before its request was read, it would be closed with the
+        // request unread, and a balancer that had sent it gets a reset, not an answer.
+        let close_when_stopping = !self.draining.load(std::sync::atomic::Ordering::Relaxed);
+        let mut stopping = self.stopping.clone();
+        self.set.spawn(async move {
             let _permit = permit;
             let mut conn = std::pin::pin!(conn);
             let ended = tokio::select! {
                 ended = conn.as_mut() => ended,
-                () = async { let _ = stopping.wait_for(|stop| *stop).await; } => {
+                () = async { let _ = stopping.wait_for(|stop| *stop).await; }, if close_when_stopping => {
                     conn.as_mut().graceful_shutdown();
                     conn.await
                 }
@@ -132,16 +191,6 @@ async fn accept_loop(
             }
         });
     }
-    tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
-    cancel.cancel();
-    drop(listener);
-    let _ = stop.send(true);
-    let drained = async { while connections.join_next().await.is_some() {} };
-    if tokio::time::timeout(options.grace, drained).await.is_err() {
-        tracing::warn!(target: "tool_runtime::http", grace = ?options.grace, "grace period over; dropping calls still in flight");
-        connections.abort_all();
-    }
-    Ok(())
 }
 
 /// The service of one connection: `app`, with each request knowing its peer and its body under
