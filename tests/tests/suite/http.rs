@@ -1005,25 +1005,37 @@ async fn serve_cancels_the_options_shutdown_token() {
     server.await.unwrap().unwrap();
 }
 
-/// A connection the kernel completed before the server stopped accepting, its request already
-/// sent (a balancer's), is answered, not reset: here it waits in the backlog behind the
-/// connection cap when shutdown begins.
-#[tokio::test]
-async fn a_connection_waiting_in_the_backlog_at_shutdown_is_answered() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// `POST /hello` answering `hi`, served by `http::serve` with `options` until the sender is
+/// used: its address, the sender, and the server's task.
+async fn serve_hello(
+    options: &ServerOptions,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let app = axum::Router::new().route("/hello", axum::routing::post(|| async { "hi" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let options = ServerOptions::default().max_connections(1);
     let server = tokio::spawn(http::serve(
         listener,
         app,
         async {
             let _ = rx.await;
         },
-        &options,
+        options,
     ));
+    (addr, tx, server)
+}
+
+/// A connection the kernel completed before the server stopped accepting, its request already
+/// sent (a balancer's), is answered, not reset: here it waits in the backlog behind the
+/// connection cap when shutdown begins.
+#[tokio::test]
+async fn a_connection_waiting_in_the_backlog_at_shutdown_is_answered() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (addr, tx, server) = serve_hello(&ServerOptions::default().max_connections(1)).await;
     // An idle connection takes the one slot; the next waits in the kernel's backlog.
     let _idle = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1057,19 +1069,8 @@ async fn a_connection_waiting_in_the_backlog_at_shutdown_is_answered() {
 #[tokio::test]
 async fn a_connection_accepted_while_draining_gets_its_answer_after_the_drain() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let app = axum::Router::new().route("/hello", axum::routing::post(|| async { "hi" }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let options = ServerOptions::default().drain(Duration::from_millis(300));
-    let server = tokio::spawn(http::serve(
-        listener,
-        app,
-        async {
-            let _ = rx.await;
-        },
-        &options,
-    ));
+    let (addr, tx, server) =
+        serve_hello(&ServerOptions::default().drain(Duration::from_millis(300))).await;
     tx.send(()).unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut late = tokio::net::TcpStream::connect(addr).await.unwrap();
