@@ -65,9 +65,10 @@ CREATE INDEX tool_audit_records_age ON tool_audit_records USING brin (recorded_a
 /// nothing, so that no intent lands behind a recovery that has already looked.
 const INSERT_INTENT: &str = "
 INSERT INTO tool_audit_records
-    (instance, event, time, call, request_id, source, principal, tool, arguments, dry_run, trace_id)
+    (instance, event, time, call, request_id, source, principal, tool, arguments, outcome,
+     duration_ms, dry_run, hidden, trace_id)
 SELECT id, 'intent', $2::float8, $3::text, $4::text, $5::text, $6::text, $7::text, $8::jsonb,
-       $9::bool, $10::text
+       $9::text, $10::float8, $11::bool, $12::text, $13::text
 FROM tool_audit_instances WHERE id = $1 AND resolved_at IS NULL
 FOR KEY SHARE";
 
@@ -326,28 +327,8 @@ impl Shared {
                 .prepare_cached(INSERT_OUTCOME)
                 .await
                 .map_err(|e| self.db(e))?;
-            let instance = self.current();
-            client
-                .execute(
-                    &statement,
-                    &[
-                        &&*instance,
-                        &record.time,
-                        &record.call,
-                        &record.request_id,
-                        &record.source,
-                        &record.principal,
-                        &record.tool,
-                        record.arguments,
-                        &record.outcome,
-                        &record.duration_ms,
-                        &record.dry_run,
-                        &record.hidden,
-                        &record.trace_id,
-                    ],
-                )
-                .await
-                .map_err(|e| self.db(e))?;
+            self.insert(&client, &statement, &self.current(), record)
+                .await?;
             return Ok(());
         }
         let statement = client
@@ -356,25 +337,7 @@ impl Shared {
             .map_err(|e| self.db(e))?;
         let mut instance = self.current();
         for _ in 0..2 {
-            let written = client
-                .execute(
-                    &statement,
-                    &[
-                        &&*instance,
-                        &record.time,
-                        &record.call,
-                        &record.request_id,
-                        &record.source,
-                        &record.principal,
-                        &record.tool,
-                        record.arguments,
-                        &record.dry_run,
-                        &record.trace_id,
-                    ],
-                )
-                .await
-                .map_err(|e| self.db(e))?;
-            if written == 1 {
+            if self.insert(&client, &statement, &instance, record).await? == 1 {
                 return Ok(());
             }
             instance = self.replace(&instance).await.map_err(|e| io_error(&e))?;
@@ -383,6 +346,38 @@ impl Shared {
             "PostgreSQL at {}: the audit instance was taken over again as it was replaced",
             self.location()
         )))
+    }
+
+    /// Runs `statement`, [`INSERT_INTENT`] or [`INSERT_OUTCOME`] (which take the same
+    /// parameters), for `record` written as `instance`; the rows written.
+    async fn insert(
+        &self,
+        client: &super::Client,
+        statement: &tokio_postgres::Statement,
+        instance: &str,
+        record: &AuditRecord<'_>,
+    ) -> io::Result<u64> {
+        client
+            .execute(
+                statement,
+                &[
+                    &instance,
+                    &record.time,
+                    &record.call,
+                    &record.request_id,
+                    &record.source,
+                    &record.principal,
+                    &record.tool,
+                    record.arguments,
+                    &record.outcome,
+                    &record.duration_ms,
+                    &record.dry_run,
+                    &record.hidden,
+                    &record.trace_id,
+                ],
+            )
+            .await
+            .map_err(|e| self.db(e))
     }
 
     async fn recent(&self, limit: usize, tool: Option<&str>) -> io::Result<Vec<Value>> {
