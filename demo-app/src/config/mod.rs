@@ -99,6 +99,21 @@ impl Config {
                 server.name
             ));
         }
+        if let Some(tier) = &self.agent.default_tier
+            && !self.agent.tiers.contains_key(tier)
+        {
+            let tiers: Vec<&str> = self.agent.tiers.keys().map(String::as_str).collect();
+            return Err(if tiers.is_empty() {
+                format!(
+                    "agent.default_tier: \"{tier}\" names no tier; add [agent.tiers] or remove it"
+                )
+            } else {
+                format!(
+                    "agent.default_tier: \"{tier}\" is not a tier; write one of {}",
+                    tiers.join(", ")
+                )
+            });
+        }
         if let Some(mistake) = self.redis.mistake() {
             return Err(format!("[redis]: {mistake}"));
         }
@@ -263,6 +278,14 @@ mod tests {
                 "line 2, agent.provider: \"openia\" is not a provider; write one of openai,",
             ),
             ("[agent.tiers]\nfast = \"gpt\"", "agent.tiers: fast: "),
+            (
+                "[agent]\ndefault_tier = \"fats\"\n[agent.tiers]\nfast = \"openai:gpt-4.1-mini\"\nexpert = \"openai:gpt-4.1\"",
+                "agent.default_tier: \"fats\" is not a tier; write one of expert, fast",
+            ),
+            (
+                "[agent]\ndefault_tier = \"fast\"",
+                "agent.default_tier: \"fast\" names no tier; add [agent.tiers] or remove it",
+            ),
             (
                 "[host.bridges.local]\nallowed_commands = [\"/bin/ls\"]",
                 "line 2, host.bridges.local.allowed_commands: `/bin/ls` is not a program name",
