@@ -172,6 +172,21 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// The value of `key` in the key-value store `store` from its stored JSON text. Text that is not
+/// JSON (written to the database by other hands) is an internal error naming the store and the
+/// key, not a missing value.
+pub(crate) fn parse_stored(
+    store: &str,
+    key: &str,
+    text: &str,
+) -> Result<serde_json::Value, ToolError> {
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::internal(format!(
+            "the value of `{key}` in the key-value store `{store}` is not JSON: {e}"
+        ))
+    })
+}
+
 /// Unix seconds as RFC 3339 in UTC: `2026-12-24T18:00:00Z`.
 #[must_use]
 pub fn rfc3339(unix: i64) -> String {

@@ -288,6 +288,22 @@ async fn the_stores_behave_on_sqlite() {
     )
     .await;
     pending_codes_are_unique(&Stores::sqlite(dir.join("codes.db")).unwrap().devices).await;
+    // A value that is not JSON (written by other hands) is an error, not a missing value.
+    store
+        .run(|c| {
+            c.execute(
+                "INSERT INTO kv (store, key, value) VALUES ('notes', 'bad', '{oops')",
+                [],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let e = SqliteKv::new(store.clone(), "notes")
+        .read("bad")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), "internal", "{e:?}");
 
     assert_eq!(
         store_of_kind("notes", "sqlite")
@@ -328,6 +344,16 @@ async fn the_stores_behave_alike_on_postgres() {
         &PostgresKv::new(postgres.clone(), "other"),
     )
     .await;
+    // A value that is not JSON (written by other hands) is an error, not a missing value.
+    server.psql(
+        "stores",
+        "INSERT INTO kv (store, key, value) VALUES ('notes', 'bad', '{oops')",
+    );
+    let e = PostgresKv::new(postgres.clone(), "notes")
+        .read("bad")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), "internal", "{e:?}");
     // `[[stores]] kind = "postgres"` keeps its values in the same database.
     let registry = Arc::new(demo_app::registry(&stores).unwrap());
     for toolset in store_of_kind("shared", "postgres")

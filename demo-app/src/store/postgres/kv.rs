@@ -55,7 +55,7 @@ impl tool_runtime::toolset::KeyValue for PostgresKv {
                 return Ok(None);
             };
             let text: String = row.try_get(0).map_err(|e| self.postgres.error(e))?;
-            Ok(serde_json::from_str(&text).ok())
+            crate::store::parse_stored(&self.name, key, &text).map(Some)
         })
     }
 

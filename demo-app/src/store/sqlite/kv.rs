@@ -43,19 +43,19 @@ impl tool_runtime::toolset::KeyValue for SqliteKv {
         'a,
         Result<Option<serde_json::Value>, tool_runtime::ToolError>,
     > {
-        let key = key.to_owned();
+        let owned = key.to_owned();
         let read = self.run(move |c, store| {
             c.query_row(
                 "SELECT value FROM kv WHERE store = ?1 AND key = ?2",
-                params![store, key],
+                params![store, owned],
                 |r| r.get::<_, String>(0),
             )
             .optional()
         });
         Box::pin(async move {
-            Ok(read
-                .await?
-                .and_then(|text| serde_json::from_str(&text).ok()))
+            read.await?
+                .map(|text| crate::store::parse_stored(&self.name, key, &text))
+                .transpose()
         })
     }
 
