@@ -151,9 +151,25 @@ async fn restored_sessions_count_against_the_cap() {
     let b = tool_test_support::serve_on_loopback(app::router(registry(), options("b"))).await;
     let first = open_session(&a).await;
     let second = open_session(&b).await;
-    // B's one place is taken by its own session: A's is not restored there.
-    let (status, _) = tools_list(&b, &first).await;
-    assert!(status >= 500, "{status}");
+    // B's one place is taken by its own session: A's is not restored there, and the client is
+    // told to come back later, as for an `initialize` at the cap.
+    let refused = rpc(
+        &b,
+        Some(&first),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("MCP sessions open, the most it keeps"),
+        "{body}"
+    );
     assert_eq!(tools_list(&b, &second).await.0, 200);
 }
 

@@ -118,8 +118,13 @@ impl McpServer {
                 }
                 // Boxed as the SDK's own `call` boxes it: the future is large.
                 let (response, refused) = refused_for_room(Box::pin(service.handle(request))).await;
-                if refused && let Some(id) = &initialize {
-                    return Ok(no_room(id, max));
+                if refused {
+                    // An `initialize`, or a request in a session another replica made that
+                    // would be restored here (its id not read: the error's is null).
+                    return Ok(no_room(
+                        initialize.as_ref().unwrap_or(&serde_json::Value::Null),
+                        max,
+                    ));
                 }
                 if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
                     return Ok(parse_error(response).await);
