@@ -14,12 +14,24 @@ use tool_runtime::app;
 use tool_runtime::audit::{Audit, AuditEvent, AuditRecord, JsonLinesAudit, UnknownOutcome};
 use tool_runtime::http::ServerOptions;
 use tool_runtime::postgres::{AuditOptions, Postgres, PostgresAudit, PostgresOptions};
-use tool_runtime::{Caller, ErrorKind, Registry, Source, tool};
+use tool_runtime::{Caller, ErrorKind, Registry, Source, ToolError, tool};
 use tool_test_support::TempDir;
 use tool_test_support::postgres::PostgresServer;
 
 fn location(server: &PostgresServer, database: &str) -> String {
     format!("postgres@127.0.0.1:{}/{database}", server.port())
+}
+
+/// `error` is `unavailable` (503), naming PostgreSQL at `server`'s location, never its password.
+fn assert_unavailable_naming(error: &ToolError, server: &PostgresServer) {
+    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
+    assert_eq!(error.status(), 503);
+    let message = error.message();
+    assert!(
+        message.contains(&format!("PostgreSQL at {}", location(server, "postgres"))),
+        "{message}"
+    );
+    assert!(!message.contains(server.password()), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -268,14 +280,7 @@ async fn a_stopped_server_is_unavailable_within_the_pool_wait_then_back_on_the_s
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
-    assert_eq!(error.status(), 503);
-    let message = error.message();
-    assert!(
-        message.contains(&format!("PostgreSQL at {}", location(&server, "postgres"))),
-        "{message}"
-    );
-    assert!(!message.contains(server.password()), "{message}");
+    assert_unavailable_naming(&error, &server);
     assert_eq!(
         postgres.ping().await.unwrap_err().kind(),
         &ErrorKind::UNAVAILABLE
@@ -510,14 +515,7 @@ async fn a_call_whose_intent_cannot_be_written_is_refused_naming_postgresql_and_
     server.stop();
     let refused = registry.call("probe", json!({}), caller()).await;
     let error = refused.error().expect("refused");
-    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
-    assert_eq!(error.status(), 503);
-    let message = error.message();
-    assert!(
-        message.contains(&format!("PostgreSQL at {}", location(&server, "postgres"))),
-        "{message}"
-    );
-    assert!(!message.contains(server.password()), "{message}");
+    assert_unavailable_naming(error, &server);
     assert_eq!(runs(), 1, "the tool did not run");
 
     server.start_again();
