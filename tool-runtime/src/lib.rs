@@ -19,6 +19,10 @@ pub mod redis;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+// Traces and metrics through OpenTelemetry.
+#[cfg(feature = "otel")]
+pub mod otel;
+
 // What a tool asks before it reaches the outside world.
 #[cfg(feature = "guards")]
 pub mod guard;

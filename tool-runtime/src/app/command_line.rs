@@ -52,6 +52,8 @@ pub struct App {
     pub(super) setup: Option<Shape>,
     pub(super) toolsets: Option<Toolsets>,
     pub(super) logging: bool,
+    #[cfg(feature = "otel")]
+    pub(super) telemetry: crate::otel::TelemetryOptions,
     #[cfg(feature = "agent")]
     pub(super) agent: Option<agent::AgentSetup>,
     #[cfg(feature = "http")]
@@ -84,6 +86,8 @@ impl App {
             setup: None,
             toolsets: None,
             logging: true,
+            #[cfg(feature = "otel")]
+            telemetry: crate::otel::TelemetryOptions::new(),
             #[cfg(feature = "agent")]
             agent: None,
             #[cfg(feature = "http")]
@@ -99,6 +103,18 @@ impl App {
     #[must_use]
     pub fn without_logging(mut self) -> Self {
         self.logging = false;
+        self
+    }
+
+    /// How traces and metrics are exported ([`otel`](crate::otel)); by default, as the standard
+    /// `OTEL_*` variables say. A [`configure`](Self::configure) step that reads them from a file
+    /// may instead leave a [`TelemetryOptions`](crate::otel::TelemetryOptions) in the context
+    /// (`cx.insert(options)`), which wins. Telemetry is installed with the log, after
+    /// `configure`, and flushed when the command ends.
+    #[cfg(feature = "otel")]
+    #[must_use]
+    pub fn telemetry(mut self, options: crate::otel::TelemetryOptions) -> Self {
+        self.telemetry = options;
         self
     }
 
@@ -277,14 +293,17 @@ impl App {
         T: Into<OsString>,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-        if self.logging {
-            logging::init();
-        }
         // Not `stdout().lock()`: `mcp` writes to standard output from another thread (when it is
         // not a pipe), which a lock held here for the whole run would block forever.
         let mut out = std::io::stdout();
         let code = self.execute(&args, &mut out).await;
         let _ = out.flush();
+        // What a one-shot command recorded is exported now, or not at all: a collector that
+        // does not answer holds the command up for this long at most.
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = crate::otel::installed() {
+            telemetry.shutdown(std::time::Duration::from_secs(2)).await;
+        }
         ExitCode::from(code)
     }
 
@@ -297,7 +316,7 @@ impl App {
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
         let mut out = Vec::new();
-        let code = self.execute(&args, &mut out).await;
+        let code = self.without_logging().execute(&args, &mut out).await;
         (code, String::from_utf8_lossy(&out).into_owned())
     }
 
@@ -313,6 +332,9 @@ impl App {
             Ok(listing) => listing,
             Err(code) => return code,
         };
+        if self.logging {
+            self.start_logging(&cx);
+        }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
@@ -418,6 +440,30 @@ impl App {
 
     /// The registry as `configure` shapes it, for listings: state unchecked (`setup`, which
     /// registers it, runs only for calls and servers); or the exit code of a failure, said.
+    /// Installs the log on standard error and, when it is on, telemetry beside it.
+    fn start_logging(&self, cx: &AppContext) {
+        #[cfg(feature = "otel")]
+        {
+            let options = cx
+                .get::<crate::otel::TelemetryOptions>()
+                .unwrap_or(&self.telemetry);
+            match crate::otel::Telemetry::install(options, &self.name) {
+                Ok(Some(telemetry)) => {
+                    logging::init_with_telemetry(telemetry);
+                    return;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    logging::init();
+                    tracing::warn!(target: "tool_runtime::otel", "telemetry is off: {e}");
+                    return;
+                }
+            }
+        }
+        let _ = cx;
+        logging::init();
+    }
+
     async fn configured(&mut self, cx: &mut AppContext) -> Result<Registry, u8> {
         if let Some(configure) = self.configure.take() {
             let builder = std::mem::take(&mut self.builder);

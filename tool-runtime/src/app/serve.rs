@@ -197,6 +197,11 @@ impl App {
         .await;
         stopping.cancel();
         let _ = tokio::time::timeout(grace, futures_util::future::join_all(tasks)).await;
+        // The last requests' spans and the metrics, exported within the grace period again.
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = crate::otel::installed() {
+            telemetry.shutdown(grace).await;
+        }
         match served {
             Ok(()) => 0,
             Err(e) => fail(e, 1),

@@ -48,13 +48,35 @@ fn filter_of(spec: Option<&str>) -> EnvFilter {
 /// Installs the log on standard error (coloured on a terminal unless `NO_COLOR` is set), unless
 /// the process already has a global subscriber. Returns whether it was installed.
 pub fn init() -> bool {
-    let stderr = std::io::stderr();
     tracing_subscriber::fmt()
         .with_env_filter(env_filter())
         .with_writer(std::io::stderr)
-        .with_ansi(
-            stderr.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
+        .with_ansi(ansi())
+        .try_init()
+        .is_ok()
+}
+
+/// Colours on a terminal, unless `NO_COLOR` is set.
+fn ansi() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// [`init`]'s log, its lines inside a recorded span prefixed with their trace and span ids,
+/// beside `telemetry`'s layer, which has a filter of its own: `RUST_LOG` decides what is
+/// written, not what is exported.
+#[cfg(feature = "otel")]
+pub(crate) fn init_with_telemetry(telemetry: &crate::otel::Telemetry) -> bool {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let log = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi())
+        .event_format(crate::otel::WithTraceIds(tracing_subscriber::fmt::format()))
+        .with_filter(env_filter());
+    tracing_subscriber::registry()
+        .with(log)
+        .with(telemetry.layer())
         .try_init()
         .is_ok()
 }

@@ -10,6 +10,7 @@ use axum::response::Response;
 use axum::routing::{MethodRouter, get};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::registry::Input;
 use crate::tool::caller::{Caller, Source};
@@ -72,13 +73,17 @@ impl tower::Service<Request> for CallService {
         let call =
             admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, &ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
-        Box::pin(async move {
-            let response = match call {
-                Ok(call) => call_named(&state, &name, call).await,
-                Err(refused) => *refused,
-            };
-            Ok(finish.response(response))
-        })
+        let span = finish.span.clone();
+        Box::pin(
+            async move {
+                let response = match call {
+                    Ok(call) => call_named(&state, &name, call).await,
+                    Err(refused) => *refused,
+                };
+                Ok(finish.response(response))
+            }
+            .instrument(span),
+        )
     }
 }
 

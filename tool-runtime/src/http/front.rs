@@ -152,14 +152,92 @@ pub(super) fn front(
             request.uri().path().to_owned(),
         ))
     });
+    let span = request_span(request, &id);
+    #[cfg(feature = "otel")]
+    let measured = crate::otel::installed().map(|_| {
+        let route = request
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .map(|route| route.as_str().to_owned());
+        Box::new((Instant::now(), request.method().clone(), route))
+    });
     let admitted = exposure(state, request, &id)
         .and_then(|()| authenticate(state, request, &id))
-        .map(|identity| Requester {
-            id,
-            trace_id: trace_id_of(request.headers()),
-            identity,
+        .map(|identity| {
+            let trace_id = continue_trace(&span, request, identity.is_some())
+                .or_else(|| trace_id_of(request.headers()));
+            Requester {
+                id,
+                trace_id,
+                identity,
+                span: span.clone(),
+            }
         });
-    (admitted, Finish { echo, mcp, log })
+    (
+        admitted,
+        Finish {
+            echo,
+            mcp,
+            log,
+            span,
+            #[cfg(feature = "otel")]
+            measured,
+        },
+    )
+}
+
+/// The server span of a request, in the HTTP conventions: `{method} {route}`, kind server.
+/// Recorded when telemetry (or a log at `info` for `tool_runtime::request`) wants it.
+fn request_span(request: &Request, id: &str) -> tracing::Span {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(axum::extract::MatchedPath::as_str);
+    let method = request.method().as_str();
+    let span = tracing::info_span!(
+        target: "tool_runtime::request",
+        "http.request",
+        otel.name = tracing::field::Empty,
+        otel.kind = "server",
+        http.request.method = method,
+        http.route = route,
+        url.path = request.uri().path(),
+        http.response.status_code = tracing::field::Empty,
+        request_id = id,
+    );
+    if !span.is_disabled() {
+        span.record(
+            "otel.name",
+            match route {
+                Some(route) => format!("{method} {route}"),
+                None => method.to_owned(),
+            },
+        );
+    }
+    span
+}
+
+/// Makes the caller's `traceparent` the parent of `span` when the server trusts it
+/// ([`InboundTrace`](crate::otel::InboundTrace)), and returns the span's trace id; `None`
+/// without telemetry.
+#[allow(unused_variables)]
+fn continue_trace(span: &tracing::Span, request: &Request, authenticated: bool) -> Option<String> {
+    #[cfg(feature = "otel")]
+    {
+        use crate::otel::InboundTrace;
+        let telemetry = crate::otel::installed()?;
+        let trusted = match telemetry.inbound() {
+            InboundTrace::Accept => true,
+            InboundTrace::Authenticated => authenticated,
+            InboundTrace::Ignore => false,
+        };
+        if trusted {
+            crate::otel::adopt(span, crate::otel::from_headers(request.headers()));
+        }
+        crate::otel::trace_id(span)
+    }
+    #[cfg(not(feature = "otel"))]
+    None
 }
 
 /// The core's rule on unauthenticated remote callers (`layers::safety`), for a request whose
@@ -205,6 +283,7 @@ where
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         let this = self.project();
+        let _entered = this.finish.as_ref().map(|f| f.span.enter());
         let response = match this.inner.as_pin_mut() {
             Some(inner) => std::task::ready!(inner.poll(cx))?,
             None => *this
@@ -212,6 +291,7 @@ where
                 .take()
                 .expect("FrontFuture polled after it completed"),
         };
+        drop(_entered);
         let finish = this
             .finish
             .take()
@@ -226,11 +306,24 @@ pub(super) struct Finish {
     mcp: bool,
     /// Boxed: only when the line is logged, and this is kept in every request's future.
     log: Option<Box<(Instant, axum::http::Method, String)>>,
+    /// The request's span, entered while the route runs.
+    pub(super) span: tracing::Span,
+    /// With telemetry, when the request came, its method and its route, for
+    /// `http.server.request.duration`.
+    #[cfg(feature = "otel")]
+    measured: Option<Box<(Instant, axum::http::Method, Option<String>)>>,
 }
 
 impl Finish {
     pub(super) fn response(self, mut response: Response) -> Response {
-        let Finish { echo, mcp, log } = self;
+        let Finish {
+            echo,
+            mcp,
+            log,
+            span,
+            #[cfg(feature = "otel")]
+            measured,
+        } = self;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
             // axum's own 405 carries the `Allow` header; give it an envelope body as well.
             let allow = response.headers().get(header::ALLOW).cloned();
@@ -245,6 +338,24 @@ impl Finish {
             if let Some(allow) = allow {
                 response.headers_mut().insert(header::ALLOW, allow);
             }
+        }
+        if !span.is_disabled() {
+            let status = response.status().as_u16();
+            span.record("http.response.status_code", status);
+            #[cfg(feature = "otel")]
+            if status >= 500 {
+                crate::otel::spans::failed(&span, &status.to_string());
+            }
+        }
+        #[cfg(feature = "otel")]
+        if let Some(measured) = measured {
+            let (started, method, route) = *measured;
+            crate::otel::metrics::http_request(
+                method.as_str(),
+                route.as_deref(),
+                response.status().as_u16(),
+                started.elapsed(),
+            );
         }
         if let Some(log) = log {
             let (started, method, path) = *log;
@@ -319,5 +430,6 @@ pub(crate) fn context_of(request: &mut Request) -> Requester {
             id: request_id_of(request.headers()).0,
             trace_id: trace_id_of(request.headers()),
             identity: None,
+            span: tracing::Span::none(),
         })
 }

@@ -196,6 +196,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
                         id,
                         trace_id,
                         identity: None,
+                        span: tracing::Span::none(),
                     },
                     Some(echo),
                 )

@@ -192,11 +192,25 @@ const OUTCOME_RETRIES: [Duration; 3] = [
     Duration::from_millis(500),
 ];
 
+/// The trace a call belongs to: the one its caller named, or with telemetry, the trace of the
+/// call's span (which continues the caller's when it named one).
+fn trace_id(ctx: &crate::CallContext) -> Option<Cow<'_, str>> {
+    if let Some(trace_id) = ctx.trace_id() {
+        return Some(Cow::Borrowed(trace_id));
+    }
+    #[cfg(feature = "otel")]
+    if let Some(trace_id) = crate::otel::trace_id(&tracing::Span::current()) {
+        return Some(Cow::Owned(trace_id));
+    }
+    None
+}
+
 impl<A: Audit> CallObserver for AuditObserver<A> {
     fn starting<'a>(&'a self, call: StartingCall<'a>) -> BoxFuture<'a, Result<(), ToolError>> {
         Box::pin(async move {
             let id = self.call_id(call.call_id);
             let arguments = bounded(call.args);
+            let trace_id = trace_id(call.ctx);
             let record = AuditRecord {
                 event: AuditEvent::Intent,
                 time: now(),
@@ -210,7 +224,7 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
                 duration_ms: None,
                 dry_run: call.ctx.dry_run(),
                 hidden: None,
-                trace_id: call.ctx.trace_id(),
+                trace_id: trace_id.as_deref(),
                 read_only: call.meta.annotations.read_only == Some(true),
             };
             self.sink.record(&record).await.map_err(|e| {
@@ -227,6 +241,7 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
         Box::pin(async move {
             let id = self.call_id(call.call_id);
             let arguments = bounded(call.args);
+            let trace_id = trace_id(call.ctx);
             let record = AuditRecord {
                 event: AuditEvent::Outcome,
                 time: now(),
@@ -240,7 +255,7 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
                 duration_ms: Some((call.duration.as_secs_f64() * 1e6).round() / 1e3),
                 dry_run: call.ctx.dry_run(),
                 hidden: call.hidden,
-                trace_id: call.ctx.trace_id(),
+                trace_id: trace_id.as_deref(),
                 read_only: call
                     .meta
                     .is_some_and(|m| m.annotations.read_only == Some(true)),

@@ -118,6 +118,16 @@ impl Pipeline {
             && !ctx.strict_nulls()
     }
 
+    /// Whether a call's arguments are kept for its end: for the observers, or for its span when
+    /// telemetry captures content.
+    pub(super) fn observed(&self) -> bool {
+        #[cfg(feature = "otel")]
+        if crate::otel::installed().is_some_and(crate::otel::Telemetry::capture_content) {
+            return true;
+        }
+        !self.observers.is_empty()
+    }
+
     /// Calls the tool `name` of `catalog`, from either form of the arguments, in `ctx`.
     ///
     /// The span is made when the future is; the duration counts from its first poll.
@@ -131,7 +141,7 @@ impl Pipeline {
         let span = refused::call_span(name, &ctx);
         async move {
             let started = Instant::now();
-            let observed = !self.observers.is_empty();
+            let observed = self.observed();
             let call_id = if observed { next_call_id() } else { 0 };
             let observed_args = |input: Input<'_>| {
                 if observed {
@@ -183,7 +193,7 @@ impl Pipeline {
         ctx: &CallContext,
         call_id: u64,
     ) -> Ran {
-        let observed = !self.observers.is_empty();
+        let observed = self.observed();
         let observed_args = |node: &Node<'_>| {
             if observed {
                 node.to_value()
@@ -313,7 +323,7 @@ impl Pipeline {
         decoded: Option<ToolFuture>,
         call_id: u64,
     ) -> Ran {
-        let observed = !self.observers.is_empty();
+        let observed = self.observed();
         let mut previewed = false;
         let permits = match self
             .pass_layers(entry, &mut pending, call_id, &mut previewed)

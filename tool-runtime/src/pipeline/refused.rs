@@ -20,14 +20,19 @@ use crate::tool::error::ToolError;
 use super::{Pipeline, Ran, next_call_id};
 
 /// The `tool.call` span every call, run or refused, is logged under.
+/// With telemetry, it is the GenAI conventions' `execute_tool {name}` span.
 pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
-    tracing::info_span!(
+    let span = tracing::info_span!(
         target: "tool_runtime::call",
         "tool.call",
         tool = name,
         source = ctx.source().as_str(),
         request_id = ctx.request_id(),
-    )
+        otel.name = tracing::field::Empty,
+    );
+    #[cfg(feature = "otel")]
+    crate::otel::spans::tool_call(&span, name);
+    span
 }
 
 impl Pipeline {
@@ -52,7 +57,7 @@ impl Pipeline {
         let span = call_span(name, &ctx);
         async move {
             let started = Instant::now();
-            let observed = !self.observers.is_empty();
+            let observed = self.observed();
             let entry = catalog.get(name);
             let observed_args = match (&entry, args) {
                 (_, _) if !observed => Value::Null,
@@ -119,6 +124,16 @@ impl Pipeline {
                 "error"
             ),
         }
+        #[cfg(feature = "otel")]
+        self.measure(
+            name,
+            entry,
+            ran.hidden.is_some(),
+            &ran.observed_args,
+            ctx,
+            &envelope,
+            duration,
+        );
         if self.observers.is_empty() {
             return envelope;
         }
@@ -140,6 +155,48 @@ impl Pipeline {
                 .await;
         }
         envelope
+    }
+}
+
+#[cfg(feature = "otel")]
+impl Pipeline {
+    /// The call's metrics and the end of its span. Its tool is named only when it exists and
+    /// the caller may see it: a name a caller made up is not a metric's attribute.
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        &self,
+        name: &str,
+        entry: Option<&RegisteredTool>,
+        hidden: bool,
+        observed_args: &Value,
+        ctx: &CallContext,
+        envelope: &Envelope,
+        duration: Duration,
+    ) {
+        let Some(telemetry) = crate::otel::installed() else {
+            return;
+        };
+        let outcome = match &envelope.outcome {
+            Ok(_) => "ok",
+            Err(e) => e.kind().as_str(),
+        };
+        let tool = if entry.is_some() && !hidden {
+            name
+        } else {
+            "_unknown"
+        };
+        crate::otel::metrics::call(tool, outcome, ctx.source().as_str(), duration);
+        let span = tracing::Span::current();
+        let error = envelope.outcome.as_ref().err();
+        let error = error.map(|e| (e.kind().as_str(), e.message()));
+        if telemetry.capture_content() {
+            let redacted = entry.and_then(|e| e.redacted(observed_args));
+            let arguments = redacted.as_ref().unwrap_or(observed_args);
+            let result = envelope.outcome.as_ref().ok();
+            crate::otel::spans::call_ended(&span, error, Some(arguments), result);
+        } else {
+            crate::otel::spans::call_ended(&span, error, None, None);
+        }
     }
 }
 

@@ -264,6 +264,9 @@ pub struct Requester {
     pub trace_id: Option<String>,
     /// The authenticated caller; `None` without authentication.
     pub identity: Option<Identity>,
+    /// The request's span: the parent of what is done for it, in tasks of their own too (MCP
+    /// sessions serve requests on theirs).
+    pub(crate) span: tracing::Span,
 }
 
 #[cfg(feature = "http")]

@@ -1,0 +1,71 @@
+//! What the spans of this crate carry for OpenTelemetry beyond their `tracing` fields: their
+//! names in the conventions, their attributes, their outcome. Each does nothing unless
+//! telemetry is installed, so the log lines of a build without it stay as they are.
+
+use opentelemetry::trace::Status;
+use serde_json::Value;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::{installed, names};
+
+/// The pipeline's `tool.call` span as the GenAI conventions' `execute_tool {name}`.
+pub(crate) fn tool_call(span: &tracing::Span, tool: &str) {
+    if installed().is_none() || span.is_disabled() {
+        return;
+    }
+    span.record("otel.name", format!("execute_tool {tool}"));
+    span.set_attribute(names::GEN_AI_OPERATION, "execute_tool");
+    span.set_attribute(names::GEN_AI_TOOL_NAME, tool.to_owned());
+    span.set_attribute("gen_ai.tool.type", "function");
+}
+
+/// How a call ended, on its span: `error.type` and an error status for an error (its message
+/// only when content is captured: it may quote the arguments), and with capture on, the
+/// arguments (already redacted) and the result.
+pub(crate) fn call_ended(
+    span: &tracing::Span,
+    error: Option<(&str, &str)>,
+    arguments: Option<&Value>,
+    result: Option<&Value>,
+) {
+    let Some(telemetry) = installed() else { return };
+    if span.is_disabled() {
+        return;
+    }
+    let capture = telemetry.capture_content();
+    if let Some((kind, message)) = error {
+        span.set_attribute(names::ERROR_TYPE, kind.to_owned());
+        span.set_status(Status::error(if capture {
+            message.to_owned()
+        } else {
+            kind.to_owned()
+        }));
+    }
+    if capture {
+        if let Some(arguments) = arguments {
+            span.set_attribute("gen_ai.tool.call.arguments", arguments.to_string());
+        }
+        if let Some(result) = result {
+            span.set_attribute("gen_ai.tool.call.result", result.to_string());
+        }
+    }
+}
+
+/// Sets an attribute on `span` when telemetry is installed.
+pub(crate) fn attribute(
+    span: &tracing::Span,
+    key: &'static str,
+    value: impl Into<opentelemetry::Value>,
+) {
+    if installed().is_some() && !span.is_disabled() {
+        span.set_attribute(key, value);
+    }
+}
+
+/// Marks `span` failed with `error_type` (its status description too).
+pub(crate) fn failed(span: &tracing::Span, error_type: &str) {
+    if installed().is_some() && !span.is_disabled() {
+        span.set_attribute(names::ERROR_TYPE, error_type.to_owned());
+        span.set_status(Status::error(error_type.to_owned()));
+    }
+}
