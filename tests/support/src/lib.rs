@@ -1,10 +1,11 @@
 //! What the integration tests of tool-runtime (`tests/`) and of the demo app (`demo-app/tests/`)
-//! share: temporary directories, servers on loopback, the checker scripts' runner, and local
-//! fakes of the model providers. A crate of its own, so that neither test crate depends on the
-//! other.
+//! share: temporary directories, servers on loopback, the checker scripts' runner, local
+//! fakes of the model providers, and a receiver of OpenTelemetry exports. A crate of its own,
+//! so that neither test crate depends on the other.
 
 pub mod fake_provider;
 pub mod nginx;
+pub mod otlp;
 pub mod postgres;
 pub mod redis;
 
