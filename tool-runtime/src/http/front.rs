@@ -341,7 +341,7 @@ impl Finish {
         }
         if !span.is_disabled() {
             let status = response.status().as_u16();
-            span.record("http.response.status_code", status);
+            span.record("http.response.status_code", i64::from(status));
             #[cfg(feature = "otel")]
             if status >= 500 {
                 crate::otel::spans::failed(&span, &status.to_string());

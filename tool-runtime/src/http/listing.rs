@@ -42,6 +42,37 @@ struct AuditQuery {
     tool: Option<String>,
 }
 
+/// `GET /metrics`: every metric in the Prometheus text format, for operators; `404 not_found`
+/// while telemetry is off.
+#[cfg(feature = "otel")]
+pub(super) async fn metrics(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    let access = &state.options.access;
+    if let Some(refused) = access.operator_only(ctx.identity.as_ref(), "the metrics") {
+        return error_response(None, refused, &ctx.id);
+    }
+    let Some(telemetry) = crate::otel::installed() else {
+        return error_response(
+            None,
+            crate::ToolError::new(
+                crate::ErrorKind::NOT_FOUND,
+                "no metrics: telemetry is off (set OTEL_EXPORTER_OTLP_ENDPOINT, or enable it in the \
+                 server's telemetry options)",
+            ),
+            &ctx.id,
+        );
+    };
+    let mut response = Response::new(Body::from(telemetry.prometheus_text()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
 /// `GET /audit?limit=&tool=`: the latest calls in the audit log, newest first, as their outcome
 /// records (`{"calls": [...]}`).
 pub(super) async fn recent_calls(

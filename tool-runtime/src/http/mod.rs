@@ -11,8 +11,9 @@
 //! | `GET /readyz` | 200 when ready for traffic; 503 while draining at shutdown or while a [readiness check](ServerOptions::ready_check) fails |
 //! | `GET /toolsets` | the mounted [toolsets](crate::toolset): tool count, availability, last error; for operators |
 //! | `GET /audit?limit=&tool=` | the latest calls in the audit log; for operators |
+//! | `GET /metrics` | every metric in the Prometheus text format (feature `otel`, with telemetry on); for operators |
 //!
-//! The operator endpoints (`/toolsets`, `/audit`) answer, on a server with authentication,
+//! The operator endpoints (`/toolsets`, `/audit`, `/metrics`) answer, on a server with authentication,
 //! callers with the operator role only ([`ServerOptions::operator_role`], [`OPERATOR_ROLE`] by
 //! default), and `403 forbidden` to the others.
 //!
@@ -120,7 +121,10 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
         .route("/toolsets", get(list_toolsets))
-        .route("/audit", get(recent_calls))
+        .route("/audit", get(recent_calls));
+    #[cfg(feature = "otel")]
+    let router = router.route("/metrics", get(listing::metrics));
+    let mut router = router
         .fallback(not_found)
         .with_state(state.clone())
         .merge(yours)

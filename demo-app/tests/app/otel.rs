@@ -1,0 +1,343 @@
+//! Telemetry as a collector and a scraper see it: `demo-app serve` exporting to an OTLP receiver
+//! on loopback (decoding the protobuf requests), its `GET /metrics` read by Prometheus's own
+//! parser, a collector that is down or never answers.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_test_support::otlp::{OtlpReceiver, ReceivedSpan, closed_port, dump, find};
+use tool_test_support::{Served, TempDir, python_with};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+const TOKEN: &str = "t-operator-5f1c";
+
+/// `demo-app serve` in `dir`, exporting to `endpoint` quickly (spans every 100 ms, metrics every
+/// 300 ms), with `config` as its configuration and a token for an operator and for a viewer;
+/// its standard error in `dir/stderr`.
+fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
+    let auth = dir.join("auth.toml");
+    std::fs::write(
+        &auth,
+        format!(
+            "[[tokens]]\ntoken = \"{TOKEN}\"\nprincipal = \"ops\"\nroles = [\"admin\"]\n\
+             [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n"
+        ),
+    )
+    .unwrap();
+    let file = dir.join("demo-app.toml");
+    std::fs::write(&file, config).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_demo-app"));
+    command
+        .arg("--db")
+        .arg(dir.join("demo.db"))
+        .arg("--config")
+        .arg(&file)
+        .arg("--audit-log")
+        .arg(dir.join("audit.jsonl"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
+        .arg(&auth)
+        .env_remove("RUST_LOG")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "500")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        .env("OTEL_SERVICE_NAME", "demo-under-test")
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
+    Served::spawn(command)
+}
+
+/// `POST /tools/{tool}` with `args`, as the operator, with `headers`: the status, the
+/// `x-request-id` and the body.
+async fn call(
+    served: &Served,
+    tool: &str,
+    args: &Value,
+    headers: &[(&str, &str)],
+) -> (u16, String, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/tools/{tool}", served.base))
+        .bearer_auth(TOKEN)
+        .json(args);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let id = response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (status, id, response.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_is_one_trace_under_the_callers_parent() {
+    let receiver = OtlpReceiver::start().await;
+    let dir = TempDir::new("otel-trace");
+    let served = serve(&dir, &receiver.endpoint(), "");
+    let traceparent = format!("00-{TRACE}-{PARENT}-01");
+    let (status, request_id, body) = call(
+        &served,
+        "device_add",
+        &json!({"workspace": "lab"}),
+        &[("traceparent", &traceparent)],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    let spans = receiver
+        .wait_for_spans(
+            |spans| spans.iter().any(|s| s.name == "execute_tool device_add"),
+            Duration::from_secs(20),
+        )
+        .await;
+    let server = find(&spans, "POST /tools/device_add");
+    let tool = find(&spans, "execute_tool device_add");
+    let context = dump(&spans);
+    assert_eq!(server.kind, "server", "{context}");
+    assert_eq!(server.trace_id, TRACE, "the caller's trace is continued");
+    assert_eq!(server.parent_span_id, PARENT, "{context}");
+    assert_eq!(server.service_name, "demo-under-test");
+    assert_eq!(server.attributes["http.response.status_code"], json!(200));
+    assert_eq!(server.attributes["http.route"], json!("/tools/device_add"));
+    assert_eq!(tool.trace_id, TRACE, "{context}");
+    assert_eq!(tool.parent_span_id, server.span_id, "{context}");
+    assert_eq!(tool.kind, "internal");
+    assert_eq!(
+        tool.attributes["gen_ai.operation.name"],
+        json!("execute_tool")
+    );
+    assert_eq!(tool.attributes["gen_ai.tool.name"], json!("device_add"));
+    for span in [server, tool] {
+        assert_eq!(
+            span.attributes["request_id"],
+            json!(request_id),
+            "{context}"
+        );
+    }
+
+    // The audit record carries the trace.
+    let audit: Value = reqwest::Client::new()
+        .get(format!("{}/audit?tool=device_add", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(audit["calls"][0]["trace_id"], json!(TRACE), "{audit}");
+}
+
+/// The samples of `GET /metrics` as Prometheus's parser reads them.
+async fn scrape(served: &Served, token: &str) -> (u16, Vec<Value>) {
+    let response = reqwest::Client::new()
+        .get(format!("{}/metrics", served.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    if status != 200 {
+        return (status, Vec::new());
+    }
+    let parsed = parse_prometheus(&text);
+    (status, parsed)
+}
+
+fn parse_prometheus(text: &str) -> Vec<Value> {
+    use std::io::Write;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/prometheus_parse.py");
+    let mut child = Command::new(python_with("prometheus_client"))
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "Prometheus's parser refused the text: {}\n{text}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The value of the sample `name` whose labels include `labels`, summed over the others.
+fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> f64 {
+    samples
+        .iter()
+        .filter(|s| s["name"] == name)
+        .filter(|s| labels.iter().all(|(k, v)| s["labels"][*k] == *v))
+        .map(|s| s["value"].as_f64().unwrap())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_calls_by_tool_and_outcome() {
+    let receiver = OtlpReceiver::start().await;
+    let dir = TempDir::new("otel-metrics");
+    let served = serve(&dir, &receiver.endpoint(), "");
+    for _ in 0..3 {
+        assert_eq!(call(&served, "device_list", &json!({}), &[]).await.0, 200);
+    }
+    assert_eq!(
+        call(&served, "device_add", &json!({"bogus": 1}), &[])
+            .await
+            .0,
+        422
+    );
+    assert_eq!(call(&served, "no_such_tool", &json!({}), &[]).await.0, 404);
+
+    let (status, samples) = scrape(&served, TOKEN).await;
+    assert_eq!(status, 200);
+    let calls = "tool_runtime_calls_total";
+    let ok = [
+        ("gen_ai_tool_name", "device_list"),
+        ("outcome", "ok"),
+        ("source", "http"),
+    ];
+    assert_eq!(sample(&samples, calls, &ok), 3.0, "{samples:#?}");
+    let invalid = [
+        ("gen_ai_tool_name", "device_add"),
+        ("outcome", "invalid_arguments"),
+    ];
+    assert_eq!(sample(&samples, calls, &invalid), 1.0);
+    // A name the caller made up is not a label: unknown tools are counted together.
+    let unknown = [
+        ("gen_ai_tool_name", "_unknown"),
+        ("outcome", "unknown_tool"),
+    ];
+    assert_eq!(sample(&samples, calls, &unknown), 1.0);
+    assert!(
+        !samples
+            .iter()
+            .any(|s| s["labels"]["gen_ai_tool_name"] == "no_such_tool")
+    );
+    assert_eq!(
+        sample(&samples, "tool_runtime_call_duration_seconds_count", &ok),
+        3.0
+    );
+    let route = [
+        ("http_route", "/tools/device_list"),
+        ("http_request_method", "POST"),
+        ("http_response_status_code", "200"),
+    ];
+    assert_eq!(
+        sample(
+            &samples,
+            "http_server_request_duration_seconds_count",
+            &route
+        ),
+        3.0,
+        "{samples:#?}"
+    );
+    // For operators only.
+    assert_eq!(scrape(&served, "t-viewer").await.0, 403);
+}
+
+/// The whole of what the receiver got, as text, once it holds the span of a `device_pair` call.
+async fn pair_and_collect(config: &str, name: &str) -> String {
+    let receiver = OtlpReceiver::start().await;
+    let dir = TempDir::new(name);
+    let served = serve(&dir, &receiver.endpoint(), config);
+    let (status, _, body) = call(
+        &served,
+        "device_pair",
+        &json!({"code": "86420731", "device_name": "Kitchen-tablet-Q7"}),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 400, "an unknown code: {body}");
+    let spans = receiver
+        .wait_for_spans(
+            |spans| spans.iter().any(|s| s.name == "execute_tool device_pair"),
+            Duration::from_secs(20),
+        )
+        .await;
+    let tool: &ReceivedSpan = find(&spans, "execute_tool device_pair");
+    assert_eq!(tool.status, "error");
+    assert_eq!(tool.attributes["error.type"], json!("invalid_code"));
+    receiver.everything_as_text()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_secrets_and_tokens_stay_out_of_telemetry() {
+    let everything = pair_and_collect("", "otel-private").await;
+    for private in ["Kitchen-tablet-Q7", "86420731", TOKEN, "[redacted]"] {
+        assert!(
+            !everything.contains(private),
+            "`{private}` reached the collector with capture off"
+        );
+    }
+    let captured = pair_and_collect("[otel]\ncapture_content = true\n", "otel-captured").await;
+    assert!(captured.contains("Kitchen-tablet-Q7"), "captured arguments");
+    assert!(captured.contains("[redacted]"), "the secret, redacted");
+    for private in ["86420731", TOKEN] {
+        assert!(
+            !captured.contains(private),
+            "`{private}` reached the collector with capture on"
+        );
+    }
+}
+
+/// Calls `device_list` `n` times: each answers 200 at once, whatever the collector does.
+async fn calls_succeed(served: &Served, n: usize) {
+    for _ in 0..n {
+        let started = std::time::Instant::now();
+        assert_eq!(call(served, "device_list", &json!({}), &[]).await.0, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "a call waited on the collector"
+        );
+    }
+}
+
+/// Waits until `GET /metrics` counts dropped spans; the stderr of the server then.
+async fn drops_counted(served: &Served, dir: &TempDir) -> String {
+    let failed = [("error_type", "export_failed")];
+    for _ in 0..100 {
+        let (_, samples) = scrape(served, TOKEN).await;
+        if sample(&samples, "tool_runtime_telemetry_exported_total", &failed) > 0.0 {
+            return std::fs::read_to_string(dir.join("stderr")).unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!(
+        "no dropped spans counted; stderr:\n{}",
+        std::fs::read_to_string(dir.join("stderr")).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_is_down_or_silent_never_fails_a_call() {
+    let closed = format!("http://127.0.0.1:{}", closed_port());
+    let silent = OtlpReceiver::hanging().await;
+    for (endpoint, name) in [(closed, "otel-down"), (silent.endpoint(), "otel-silent")] {
+        let dir = TempDir::new(name);
+        let served = serve(&dir, &endpoint, "");
+        calls_succeed(&served, 3).await;
+        drops_counted(&served, &dir).await;
+        // More failed exports, still one line in the log.
+        calls_succeed(&served, 3).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let stderr = drops_counted(&served, &dir).await;
+        let said = stderr
+            .lines()
+            .filter(|l| l.contains("cannot export to the OpenTelemetry collector"))
+            .count();
+        assert_eq!(said, 1, "{name}: the failure is logged once:\n{stderr}");
+    }
+    assert!(silent.trace_requests() + silent.metric_requests() > 0);
+}
