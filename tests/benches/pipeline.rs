@@ -10,6 +10,12 @@
 //!    confirmation token put and taken through a `ConfirmationStore`, for the in-process
 //!    engines (`benches/redis.rs` times the same beside Redis's).
 //!
+//! 5. Telemetry (`otel`, compiled into this bench): the process CPU time per call of the
+//!    two-integer tool, every thread included, with telemetry off, then installed and exporting
+//!    every span (sampled 100 %) over OTLP/HTTP to a sink on loopback that reads and drops the
+//!    requests, flushed every 512 calls (one export batch). Last: it installs the process-wide
+//!    subscriber.
+//!
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
 use std::hint::black_box;
@@ -287,6 +293,86 @@ fn llm_lowering(c: &mut Criterion) {
     group.finish();
 }
 
+/// The CPU time this process has used, every thread's (live threads': the bench's last).
+fn process_cpu() -> std::time::Duration {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        if let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) {
+            total += stat
+                .split_whitespace()
+                .next()
+                .and_then(|ns| ns.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    std::time::Duration::from_nanos(total)
+}
+
+/// An OTLP endpoint that reads each request and answers 200, on a thread of its own.
+fn otlp_sink() -> String {
+    let (sent, address) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            sent.send(listener.local_addr().unwrap()).unwrap();
+            let app = axum::Router::new().fallback(|body: axum::body::Bytes| async move {
+                black_box(body.len());
+                ""
+            });
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("http://{}", address.recv().unwrap())
+}
+
+fn telemetry(c: &mut Criterion) {
+    use tool_runtime::otel::{Telemetry, TelemetryOptions};
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    const BATCH: u64 = 512;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Registry::builder().build().unwrap();
+    registry.warm_up().unwrap();
+    let args = json!({"a": 20, "b": 22});
+    let calls = |iters: u64, flush: &dyn Fn()| {
+        let started = process_cpu();
+        for i in 0..iters {
+            let env =
+                rt.block_on(registry.call("add", args.clone(), Caller::new(Source::Internal)));
+            black_box(env);
+            if (i + 1) % BATCH == 0 {
+                flush();
+            }
+        }
+        flush();
+        process_cpu() - started
+    };
+    let mut group = c.benchmark_group("telemetry");
+    group.bench_function("CPU per call: otel compiled, no exporter", |b| {
+        b.iter_custom(|iters| calls(iters, &|| {}));
+    });
+    let options = TelemetryOptions::new().endpoint(otlp_sink());
+    let installed = rt
+        .block_on(async { Telemetry::install(&options, "bench") })
+        .unwrap()
+        .expect("installed");
+    tracing_subscriber::registry()
+        .with(installed.layer())
+        .init();
+    let flush = || rt.block_on(installed.flush(std::time::Duration::from_secs(10)));
+    group.bench_function("CPU per call: exporting every span", |b| {
+        b.iter_custom(|iters| calls(iters, &flush));
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     call_overhead,
@@ -294,6 +380,7 @@ criterion_group!(
     cli_construction,
     layers_overhead,
     llm_lowering,
-    seams
+    seams,
+    telemetry
 );
 criterion_main!(benches);

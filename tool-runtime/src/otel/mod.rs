@@ -325,6 +325,19 @@ impl Telemetry {
         self.inbound
     }
 
+    /// Exports the spans and metrics recorded so far, within `within`, and goes on.
+    pub async fn flush(&self, within: Duration) {
+        if !self.exporting || self.shut.load(Ordering::Acquire) {
+            return;
+        }
+        let (traces, meters) = (self.tracer_provider.clone(), self.meter_provider.clone());
+        let flushed =
+            tokio::task::spawn_blocking(move || traces.force_flush().and(meters.force_flush()));
+        if let Ok(Ok(Err(e))) = tokio::time::timeout(within, flushed).await {
+            tracing::debug!(target: "tool_runtime::otel", "telemetry not all flushed: {e}");
+        }
+    }
+
     /// Exports what is pending and stops the exporters, within `within`; once (later calls
     /// return at once). Spans and metrics recorded after it are dropped.
     pub async fn shutdown(&self, within: Duration) {
