@@ -222,7 +222,7 @@ impl Sent {
             }
             if let Some((host, port)) = &address {
                 span.record("server.address", host.as_str());
-                span.record("server.port", port);
+                span.record("server.port", i64::from(*port));
             }
         }
         Self {
