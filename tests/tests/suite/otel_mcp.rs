@@ -46,17 +46,14 @@ fn child<'a>(spans: &'a [ReceivedSpan], parent: &ReceivedSpan, name: &str) -> &'
     found[0]
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_mounted_server() {
-    let otlp = OtlpReceiver::start().await;
-    let mounted = fixture(&otlp, "mcp-mounted", None);
-    let mounted_port = mounted.base.rsplit(':').next().unwrap().to_owned();
-    let gateway = fixture(&otlp, "mcp-gateway", Some(&format!("{}/mcp", mounted.base)));
-    let url = format!("{}/mcp", gateway.base);
+/// Opens a session at `url` and calls `remote-add` in it with [`TRACE`] and [`PARENT`] in
+/// `_meta` (id 7); then, without, calls it to fail (id 8) and calls an unknown tool (id 9).
+/// The session's id.
+async fn call_with_meta(url: &str) -> String {
     let http = reqwest::Client::new();
     let rpc = |session: Option<&str>, body: Value| {
         let mut request = http
-            .post(&url)
+            .post(url)
             .header("accept", "application/json, text/event-stream")
             .json(&body);
         if let Some(s) = session {
@@ -97,6 +94,57 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
         json!({"result": 5}),
         "{answer}"
     );
+    for (id, name) in [(8, "remote-add"), (9, "nope")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": {"a": i64::MAX, "b": 1}}});
+        let answer = rpc(Some(&session), call)
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let answer = tool_test_support::sse_message(&answer);
+        let failed = answer["result"]["isError"] == json!(true) || answer["error"].is_object();
+        assert!(failed, "{answer}");
+    }
+    session
+}
+
+/// Waits for the durations of the call: the gateway and the mounted server measured it as
+/// servers, the gateway as a client.
+async fn wait_for_durations(otlp: &OtlpReceiver) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let points = otlp.metric_points();
+        let measured = |name: &str, tool: &str| {
+            points.iter().any(|p| {
+                p.name == name
+                    && p.attributes.get("mcp.method.name") == Some(&json!("tools/call"))
+                    && p.attributes.get("gen_ai.tool.name") == Some(&json!(tool))
+            })
+        };
+        if measured("mcp.server.operation.duration", "remote-add")
+            && measured("mcp.server.operation.duration", "add")
+            && measured("mcp.client.operation.duration", "add")
+        {
+            break;
+        }
+        let names: std::collections::BTreeSet<_> = points.iter().map(|p| &p.name).collect();
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "MCP durations did not arrive; metrics received: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_mounted_server() {
+    let otlp = OtlpReceiver::start().await;
+    let mounted = fixture(&otlp, "mcp-mounted", None);
+    let mounted_port = mounted.base.rsplit(':').next().unwrap().to_owned();
+    let gateway = fixture(&otlp, "mcp-gateway", Some(&format!("{}/mcp", mounted.base)));
+    let session = call_with_meta(&format!("{}/mcp", gateway.base)).await;
 
     let spans = otlp
         .wait_for_spans(
@@ -106,16 +154,21 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
                         .iter()
                         .any(|s| s.trace_id == TRACE && s.service_name == service && s.name == name)
                 };
+                let failed =
+                    |name: &str| spans.iter().any(|s| s.name == name && s.status == "error");
                 ended("mcp-mounted", "execute_tool add")
                     && ended("mcp-gateway", "tools/call remote-add")
+                    && failed("tools/call remote-add")
+                    && failed("tools/call nope")
             },
             Duration::from_secs(20),
         )
         .await;
     let gateway_server = spans
         .iter()
-        .find(|s| s.service_name == "mcp-gateway" && s.name == "tools/call remote-add")
+        .find(|s| s.service_name == "mcp-gateway" && s.trace_id == TRACE && s.kind == "server")
         .unwrap();
+    assert_eq!(gateway_server.name, "tools/call remote-add");
     assert_eq!(gateway_server.trace_id, TRACE);
     assert_eq!(gateway_server.parent_span_id, PARENT, "{}", dump(&spans));
     assert_eq!(gateway_server.kind, "server");
@@ -168,31 +221,30 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
     let mounted_call = child(&spans, mounted_server, "execute_tool add");
     assert_eq!(mounted_call.service_name, "mcp-mounted");
 
-    // Both sides measured the call: the gateway and the mounted server as servers, the
-    // gateway as a client.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let points = otlp.metric_points();
-        let measured = |name: &str, tool: &str| {
-            points.iter().any(|p| {
-                p.name == name
-                    && p.attributes.get("mcp.method.name") == Some(&json!("tools/call"))
-                    && p.attributes.get("gen_ai.tool.name") == Some(&json!(tool))
+    // A tool's error result and a JSON-RPC error are the server span's error type.
+    let answered = |id: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                s.service_name == "mcp-gateway"
+                    && s.kind == "server"
+                    && s.attributes.get("jsonrpc.request.id") == Some(&json!(id))
+                    && s.trace_id != TRACE
             })
-        };
-        if measured("mcp.server.operation.duration", "remote-add")
-            && measured("mcp.server.operation.duration", "add")
-            && measured("mcp.client.operation.duration", "add")
-        {
-            break;
-        }
-        let names: std::collections::BTreeSet<_> = points.iter().map(|p| &p.name).collect();
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "MCP durations did not arrive; metrics received: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            .unwrap_or_else(|| panic!("the span of request {id}; received:\n{}", dump(&spans)))
+    };
+    let failed = answered("8");
+    assert_eq!(attribute(failed, "error.type"), Some(json!("tool_error")));
+    assert_eq!(failed.status, "error");
+    let unknown = answered("9");
+    assert_eq!(unknown.name, "tools/call nope");
+    assert_eq!(attribute(unknown, "error.type"), Some(json!("-32602")));
+    assert_eq!(
+        attribute(unknown, "rpc.response.status_code"),
+        Some(json!("-32602"))
+    );
+
+    wait_for_durations(&otlp).await;
     drop(gateway);
     drop(mounted);
 }

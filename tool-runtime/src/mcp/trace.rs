@@ -265,6 +265,7 @@ impl Sent {
 }
 
 /// How a request ended.
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
 struct Ended<'a> {
     span: &'a tracing::Span,
     client: bool,
@@ -340,12 +341,13 @@ impl Telemetry {
             InboundTrace::Authenticated => http.is_none_or(|h| h.authenticated),
             InboundTrace::Ignore => false,
         };
-        if trusted && crate::otel::adopt(span, crate::otel::from_meta(&context.meta.0.0)) {
-            if let Some(request) = http.and_then(|h| h.span) {
-                let request = request.context().span().span_context().clone();
-                if request.is_valid() {
-                    span.add_link(request);
-                }
+        if trusted
+            && crate::otel::adopt(span, crate::otel::from_meta(&context.meta.0.0))
+            && let Some(request) = http.and_then(|h| h.span)
+        {
+            let request = request.context().span().span_context().clone();
+            if request.is_valid() {
+                span.add_link(request);
             }
         }
     }
