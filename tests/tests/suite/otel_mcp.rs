@@ -138,6 +138,33 @@ async fn wait_for_durations(otlp: &OtlpReceiver) {
     }
 }
 
+/// A tool's error result (request 8) and a JSON-RPC error (request 9) are the error types of
+/// their server spans.
+fn assert_failures_typed(spans: &[ReceivedSpan]) {
+    let attribute = |span: &ReceivedSpan, key: &str| span.attributes.get(key).cloned();
+    let answered = |id: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                s.service_name == "mcp-gateway"
+                    && s.kind == "server"
+                    && s.attributes.get("jsonrpc.request.id") == Some(&json!(id))
+                    && s.trace_id != TRACE
+            })
+            .unwrap_or_else(|| panic!("the span of request {id}; received:\n{}", dump(spans)))
+    };
+    let failed = answered("8");
+    assert_eq!(attribute(failed, "error.type"), Some(json!("tool_error")));
+    assert_eq!(failed.status, "error");
+    let unknown = answered("9");
+    assert_eq!(unknown.name, "tools/call nope");
+    assert_eq!(attribute(unknown, "error.type"), Some(json!("-32602")));
+    assert_eq!(
+        attribute(unknown, "rpc.response.status_code"),
+        Some(json!("-32602"))
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_mounted_server() {
     let otlp = OtlpReceiver::start().await;
@@ -221,29 +248,7 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
     let mounted_call = child(&spans, mounted_server, "execute_tool add");
     assert_eq!(mounted_call.service_name, "mcp-mounted");
 
-    // A tool's error result and a JSON-RPC error are the server span's error type.
-    let answered = |id: &str| {
-        spans
-            .iter()
-            .find(|s| {
-                s.service_name == "mcp-gateway"
-                    && s.kind == "server"
-                    && s.attributes.get("jsonrpc.request.id") == Some(&json!(id))
-                    && s.trace_id != TRACE
-            })
-            .unwrap_or_else(|| panic!("the span of request {id}; received:\n{}", dump(&spans)))
-    };
-    let failed = answered("8");
-    assert_eq!(attribute(failed, "error.type"), Some(json!("tool_error")));
-    assert_eq!(failed.status, "error");
-    let unknown = answered("9");
-    assert_eq!(unknown.name, "tools/call nope");
-    assert_eq!(attribute(unknown, "error.type"), Some(json!("-32602")));
-    assert_eq!(
-        attribute(unknown, "rpc.response.status_code"),
-        Some(json!("-32602"))
-    );
-
+    assert_failures_typed(&spans);
     wait_for_durations(&otlp).await;
     drop(gateway);
     drop(mounted);
