@@ -220,14 +220,11 @@ async fn every_front_end_lists_what_the_caller_may_call() {
         assert_eq!(&listed, expected, "MCP tools/list, {who}");
     }
     // And over HTTP, where the session's identity comes from the bearer token.
-    let requester = tool_runtime::http::Requester {
-        id: "r".into(),
-        trace_id: None,
-        identity: Some(Identity {
-            principal: "ada".into(),
-            roles: vec!["admin".into()],
-        }),
-    };
+    let mut requester = tool_runtime::http::Requester::new("r");
+    requester.identity = Some(Identity {
+        principal: "ada".into(),
+        roles: vec!["admin".into()],
+    });
     assert_eq!(
         set(server
             .list(&requester.caller(Source::Mcp))
@@ -994,10 +991,6 @@ async fn unauthenticated_servers_refuse_remote_peers() {
     };
     assert_eq!(call([127, 0, 0, 1], None).await, 200);
     assert_eq!(call(lan, None).await, 403);
-    let authenticated = tool_runtime::http::Requester {
-        id: "req-1".into(),
-        trace_id: None,
-        identity: None,
-    };
+    let authenticated = tool_runtime::http::Requester::new("req-1");
     assert_eq!(call(lan, Some(authenticated)).await, 200);
 }

@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, PaginatedRequestParams};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::relay::{Handler, InFlight};
+use super::trace::Sent;
 
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
@@ -331,6 +333,49 @@ impl RemoteServer {
         connection.last_error = Some(why.to_owned());
     }
 
+    /// The server's URL, over HTTP.
+    fn url(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Http { url, .. } => Some(url),
+            Transport::Stdio { .. } => None,
+        }
+    }
+
+    /// Every tool the server lists, page after page, each request under a client span.
+    async fn list(
+        &self,
+        service: &RunningService<RoleClient, Handler>,
+    ) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let sent = Sent::new("tools/list", None, self.url());
+            let mut params = PaginatedRequestParams::default().with_cursor(cursor);
+            params.meta = sent.meta(None);
+            let page = service
+                .list_tools(Some(params))
+                .instrument(sent.span.clone())
+                .await;
+            let protocol = protocol_of(service);
+            let page = match page {
+                Ok(page) => {
+                    sent.ended(None, None, protocol.as_deref());
+                    page
+                }
+                Err(e) => {
+                    let (error, code) = failure_of(&e);
+                    sent.ended(Some(&error), code, protocol.as_deref());
+                    return Err(e);
+                }
+            };
+            tools.extend(page.tools);
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+    }
+
     fn unavailable(&self, why: &str) -> ToolError {
         ToolError::new(
             ErrorKind::UNAVAILABLE,
@@ -392,7 +437,7 @@ impl Toolset for RemoteServer {
     fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
         Box::pin(async move {
             let service = self.session().await?;
-            let listed = match service.list_all_tools().await {
+            let listed = match self.list(&service).await {
                 Ok(tools) => tools,
                 Err(e) => {
                     let why = format!("tools/list failed: {e}");
@@ -425,16 +470,34 @@ impl Toolset for RemoteServer {
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let service = self.session().await?;
+            let sent = Sent::new("tools/call", Some(tool), self.url());
             let mut params = CallToolRequestParams::new(tool.to_owned());
             if let Value::Object(arguments) = args {
                 params.arguments = Some(arguments);
             }
+            params.meta = sent.meta(params.meta.take());
             // In flight until it returns or is dropped: what the server asks meanwhile (an
-            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`.
-            let _in_flight = self.calls.enter(ctx);
+            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`,
+            // in the request's span.
+            let _in_flight = self.calls.enter(ctx, sent.span.clone());
             // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
             // server `notifications/cancelled`.
-            match service.call_tool(params).await {
+            let answer = service
+                .call_tool(params)
+                .instrument(sent.span.clone())
+                .await;
+            let protocol = protocol_of(&service);
+            match &answer {
+                Ok(result) => {
+                    let failed = result.is_error == Some(true);
+                    sent.ended(failed.then_some("tool_error"), None, protocol.as_deref());
+                }
+                Err(e) => {
+                    let (error, code) = failure_of(e);
+                    sent.ended(Some(&error), code, protocol.as_deref());
+                }
+            }
+            match answer {
                 Ok(result) => result_of(&self.name, tool, result),
                 Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(
                     ErrorKind::INTERNAL,
@@ -488,6 +551,22 @@ fn backoff(failures: u32) -> Duration {
     RECONNECT_AFTER
         .saturating_mul(1 << failures.saturating_sub(1).min(8))
         .min(MAX_RECONNECT_AFTER)
+}
+
+/// The protocol version agreed with the server.
+fn protocol_of(service: &RunningService<RoleClient, Handler>) -> Option<String> {
+    service
+        .peer_info()
+        .map(|info| info.protocol_version.as_str().to_owned())
+}
+
+/// A failed request's `error.type`: the JSON-RPC code of an error answer (with the code), or
+/// `unavailable` when no answer came.
+fn failure_of(e: &rmcp::ServiceError) -> (String, Option<i32>) {
+    match e {
+        rmcp::ServiceError::McpError(e) => (e.code.0.to_string(), Some(e.code.0)),
+        _ => (ErrorKind::UNAVAILABLE.as_str().to_owned(), None),
+    }
 }
 
 /// A remote result as ours: `isError` a `tool_failed` error with the server's text; else the

@@ -61,6 +61,7 @@ mod peer;
 mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
+mod trace;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
@@ -202,6 +203,7 @@ impl McpServer {
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(e) => return Err(std::io::Error::other(e)),
         };
+        let _open = trace::OpenSession::new();
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }
@@ -396,17 +398,43 @@ impl ServerHandler for McpServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        // Once per session. The SDK would take a second `initialize`'s protocol version as the
-        // session's, unnegotiated: an unknown one made the session answer `ping` as unknown.
-        if self.session.initialized.swap(true, Ordering::Relaxed) {
-            return Err(ErrorData::invalid_request(
-                "the session is already initialized; to initialize again, start a new session \
-                 (a new connection, or over HTTP an `initialize` without `Mcp-Session-Id`)",
-                None,
-            ));
-        }
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        trace::Served::new("initialize", None, &context)
+            .run(async {
+                // Once per session. The SDK would take a second `initialize`'s protocol version
+                // as the session's, unnegotiated: an unknown one made the session answer `ping`
+                // as unknown.
+                if self.session.initialized.swap(true, Ordering::Relaxed) {
+                    return Err(ErrorData::invalid_request(
+                        "the session is already initialized; to initialize again, start a new \
+                         session (a new connection, or over HTTP an `initialize` without \
+                         `Mcp-Session-Id`)",
+                        None,
+                    ));
+                }
+                context.peer.set_peer_info(request.clone());
+                self.negotiate_initialize(&request)
+            })
+            .await
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        trace::Served::new("server/discover", None, &context)
+            .run(async {
+                Ok(rmcp::model::DiscoverResult::from_server_info(
+                    self.supported_protocol_versions().into_owned(),
+                    self.get_info(),
+                ))
+            })
+            .await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        trace::Served::new("ping", None, &context)
+            .run(async { Ok(()) })
+            .await
     }
 
     async fn list_tools(
@@ -414,9 +442,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.list(&caller_of(&context)),
-        ))
+        trace::Served::new("tools/list", None, &context)
+            .run(async {
+                Ok(ListToolsResult::with_all_items(
+                    self.list(&caller_of(&context)),
+                ))
+            })
+            .await
     }
 
     /// Once the client is ready, it hears of every change to the tools
@@ -450,10 +482,14 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.session.log_level.set(request.level);
-        Ok(())
+        trace::Served::new("logging/setLevel", None, &context)
+            .run(async {
+                self.session.log_level.set(request.level);
+                Ok(())
+            })
+            .await
     }
 
     async fn call_tool(
@@ -461,9 +497,10 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let served = trace::Served::new("tools/call", Some(request.name.as_ref()), &context);
         // Boxed: the SDK moves the future of every request into a task of its own, and the
         // pipeline's is large.
-        Box::pin(self.call(request, context)).await
+        served.run(Box::pin(self.call(request, context))).await
     }
 }
 
@@ -476,10 +513,20 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
         .get::<axum::http::request::Parts>()
         .and_then(|p| p.extensions.get::<crate::tool::caller::Requester>())
     {
-        return requester.caller(Source::Mcp);
+        return traced(requester.caller(Source::Mcp));
     }
     let _ = context;
-    Caller::new(Source::Mcp)
+    traced(Caller::new(Source::Mcp))
+}
+
+/// `caller` in the trace of the request's span (the current one), which may continue the trace
+/// of its `_meta` rather than its HTTP request's.
+fn traced(caller: Caller) -> Caller {
+    #[cfg(feature = "otel")]
+    if let Some(trace) = crate::otel::trace_id(&tracing::Span::current()) {
+        return caller.trace_id(trace);
+    }
+    caller
 }
 
 /// The MCP description of one tool: the tool lowered for [`Target::Mcp`](crate::llm::Target),

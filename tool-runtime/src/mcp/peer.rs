@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::{Peer as RmcpPeer, RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
+use tracing::Instrument as _;
 
 use crate::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
@@ -109,23 +110,27 @@ impl CallPeer {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let peer = self.peer.clone();
             let token = self.progress_token.clone();
-            let task = tokio::spawn(async move {
-                while let Some(item) = rx.recv().await {
-                    let _ = match item {
-                        Outbound::Progress(update) => match &token {
-                            Some(token) => peer.notify_progress(progress(token, update)).await,
-                            None => Ok(()),
-                        },
-                        Outbound::Log(level, data) => {
-                            peer.notify_logging_message(LoggingMessageNotificationParam::new(
-                                theirs(level),
-                                data,
-                            ))
-                            .await
-                        }
-                    };
+            let task = tokio::spawn(
+                async move {
+                    while let Some(item) = rx.recv().await {
+                        let _ = match item {
+                            Outbound::Progress(update) => match &token {
+                                Some(token) => peer.notify_progress(progress(token, update)).await,
+                                None => Ok(()),
+                            },
+                            Outbound::Log(level, data) => {
+                                peer.notify_logging_message(LoggingMessageNotificationParam::new(
+                                    theirs(level),
+                                    data,
+                                ))
+                                .await
+                            }
+                        };
+                    }
                 }
-            });
+                // In the span of whoever reported first: the call's.
+                .in_current_span(),
+            );
             *self
                 .forwarder
                 .lock()

@@ -26,6 +26,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
 
 use crate::peer::{Elicited, Role, Sample};
 use crate::tool::context::CallContext;
@@ -34,30 +35,31 @@ use crate::tool::context::CallContext;
 #[derive(Default)]
 pub(super) struct InFlight {
     next: AtomicU64,
-    calls: Mutex<Vec<(u64, CallContext)>>,
+    calls: Mutex<Vec<(u64, CallContext, tracing::Span)>>,
 }
 
 impl InFlight {
-    /// Notes a call until the returned guard is dropped.
-    pub(super) fn enter(self: &Arc<Self>, ctx: CallContext) -> Entered {
+    /// Notes a call, and the span of its request, until the returned guard is dropped.
+    pub(super) fn enter(self: &Arc<Self>, ctx: CallContext, span: tracing::Span) -> Entered {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock().push((id, ctx));
+        self.lock().push((id, ctx, span));
         Entered {
             calls: Arc::clone(self),
             id,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, CallContext)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, CallContext, tracing::Span)>> {
         self.calls
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The call a request of the server belongs to: the only one in flight.
-    fn only(&self) -> Option<CallContext> {
+    /// The call a request of the server belongs to, the only one in flight, with the span of
+    /// its request: what is passed on for it is done in that span.
+    fn only(&self) -> Option<(CallContext, tracing::Span)> {
         match self.lock().as_slice() {
-            [(_, ctx)] => Some(ctx.clone()),
+            [(_, ctx, span)] => Some((ctx.clone(), span.clone())),
             _ => None,
         }
     }
@@ -71,7 +73,7 @@ pub(super) struct Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        self.calls.lock().retain(|(i, _)| *i != self.id);
+        self.calls.lock().retain(|(i, _, _)| *i != self.id);
     }
 }
 
@@ -84,7 +86,7 @@ pub(super) struct Handler {
 }
 
 impl Handler {
-    fn caller(&self, what: &str) -> Result<CallContext, rmcp::ErrorData> {
+    fn caller(&self, what: &str) -> Result<(CallContext, tracing::Span), rmcp::ErrorData> {
         self.calls.only().ok_or_else(|| {
             tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "{what} from the MCP server refused: it belongs to no single call in flight");
             rmcp::ErrorData::invalid_request(
@@ -121,7 +123,8 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(ctx) = self.calls.only() {
+        if let Some((ctx, span)) = self.calls.only() {
+            let _in = span.enter();
             ctx.progress(params.progress, params.total, params.message.as_deref());
         }
     }
@@ -132,7 +135,10 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         match self.calls.only() {
-            Some(ctx) => ctx.log(super::peer::ours(params.level), params.data),
+            Some((ctx, span)) => {
+                let _in = span.enter();
+                ctx.log(super::peer::ours(params.level), params.data);
+            }
             None => {
                 tracing::info!(target: "tool_runtime::mcp", server = %self.server, data = %params.data, "MCP server log");
             }
@@ -144,7 +150,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let Some(ctx) = self.calls.only() else {
+        let Some((ctx, span)) = self.calls.only() else {
             tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "an elicitation from the MCP server cancelled: it belongs to no single call in flight");
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         };
@@ -158,7 +164,11 @@ impl ClientHandler for Handler {
             .get("requestedSchema")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        match ctx.elicit_with(message, schema.clone()).await {
+        match ctx
+            .elicit_with(message, schema.clone())
+            .instrument(span)
+            .await
+        {
             Ok(Elicited::Accepted(mut content)) => {
                 with_defaults(&schema, &mut content);
                 Ok(ElicitResult::new(ElicitationAction::Accept)
@@ -178,11 +188,11 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-        let ctx = self.caller("a sampling request")?;
+        let (ctx, span) = self.caller("a sampling request")?;
         let request = sample_of(&params).ok_or_else(|| {
             rmcp::ErrorData::invalid_params("only text messages can be sampled", None)
         })?;
-        let answer = ctx.sample(request).await.map_err(|e| {
+        let answer = ctx.sample(request).instrument(span).await.map_err(|e| {
             rmcp::ErrorData::invalid_request(
                 format!("the caller cannot answer: {}", e.message()),
                 None,

@@ -136,8 +136,12 @@ impl BoundedSessions {
     fn count_in(&self, id: &SessionId, initialized: bool) -> bool {
         let mut open = self.open();
         let room = open.len() < self.0.limits.max_sessions;
-        if room {
-            open.insert(id.clone(), Arc::new(AtomicBool::new(initialized)));
+        if room
+            && open
+                .insert(id.clone(), Arc::new(AtomicBool::new(initialized)))
+                .is_none()
+        {
+            super::trace::sessions(1);
         }
         room
     }
@@ -233,7 +237,9 @@ impl SessionManager for BoundedSessions {
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.0.inner.close_session(id).await;
-        self.open().remove(id);
+        if self.open().remove(id).is_some() {
+            super::trace::sessions(-1);
+        }
         Ok(closed?)
     }
 

@@ -271,6 +271,18 @@ pub struct Requester {
 
 #[cfg(feature = "http")]
 impl Requester {
+    /// A request with id `id`, no trace id, no identity and no span (a router served without
+    /// the front layer, tests): set the public fields as needed.
+    #[must_use]
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            trace_id: None,
+            identity: None,
+            span: tracing::Span::none(),
+        }
+    }
+
     /// The caller this request speaks for, from `source`.
     #[must_use]
     pub fn caller(&self, source: Source) -> Caller {

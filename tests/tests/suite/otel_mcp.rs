@@ -1,0 +1,255 @@
+//! MCP in traces: a call to a gateway for a tool it mounts from another MCP server, with trace
+//! context in `params._meta`, is one trace across both processes (the gateway's MCP server span,
+//! its pipeline span, its client span to the mounted server, the mounted server's spans), and
+//! the MCP operation durations reach the collector.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_test_support::Served;
+use tool_test_support::otlp::{OtlpReceiver, ReceivedSpan, children, dump};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+
+/// `mcp-fixture serve` exporting to `otlp` as `service`, mounting the server at `mount`.
+fn fixture(otlp: &OtlpReceiver, service: &str, mount: Option<&str>) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fixture"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.endpoint())
+        .env("OTEL_SERVICE_NAME", service)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "500")
+        .env_remove("MCP_FIXTURE_MOUNT")
+        .stderr(Stdio::null());
+    if let Some(mount) = mount {
+        command.env("MCP_FIXTURE_MOUNT", mount);
+    }
+    Served::spawn(command)
+}
+
+/// The only child of `parent` named `name`, with what was received dumped when there is none.
+fn child<'a>(spans: &'a [ReceivedSpan], parent: &ReceivedSpan, name: &str) -> &'a ReceivedSpan {
+    let found: Vec<_> = children(spans, parent)
+        .into_iter()
+        .filter(|s| s.name == name)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one child {name:?} of {:?}; received:\n{}",
+        parent.name,
+        dump(spans)
+    );
+    found[0]
+}
+
+/// Opens a session at `url` and calls `remote-add` in it with [`TRACE`] and [`PARENT`] in
+/// `_meta` (id 7); then, without, calls it to fail (id 8) and calls an unknown tool (id 9).
+/// The session's id.
+async fn call_with_meta(url: &str) -> String {
+    let http = reqwest::Client::new();
+    let rpc = |session: Option<&str>, body: Value| {
+        let mut request = http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = session {
+            request = request
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let init = rpc(None, tool_test_support::mcp_initialize("2025-11-25"))
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    rpc(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    let answer = rpc(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "remote-add", "arguments": {"a": 2, "b": 3},
+            "_meta": {"traceparent": format!("00-{TRACE}-{PARENT}-01")}}}),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let answer = tool_test_support::sse_message(&answer);
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"result": 5}),
+        "{answer}"
+    );
+    for (id, name) in [(8, "remote-add"), (9, "nope")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": {"a": i64::MAX, "b": 1}}});
+        let answer = rpc(Some(&session), call)
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let answer = tool_test_support::sse_message(&answer);
+        let failed = answer["result"]["isError"] == json!(true) || answer["error"].is_object();
+        assert!(failed, "{answer}");
+    }
+    session
+}
+
+/// Waits for the durations of the call: the gateway and the mounted server measured it as
+/// servers, the gateway as a client.
+async fn wait_for_durations(otlp: &OtlpReceiver) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let points = otlp.metric_points();
+        let measured = |name: &str, tool: &str| {
+            points.iter().any(|p| {
+                p.name == name
+                    && p.attributes.get("mcp.method.name") == Some(&json!("tools/call"))
+                    && p.attributes.get("gen_ai.tool.name") == Some(&json!(tool))
+            })
+        };
+        if measured("mcp.server.operation.duration", "remote-add")
+            && measured("mcp.server.operation.duration", "add")
+            && measured("mcp.client.operation.duration", "add")
+        {
+            break;
+        }
+        let names: std::collections::BTreeSet<_> = points.iter().map(|p| &p.name).collect();
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "MCP durations did not arrive; metrics received: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A tool's error result (request 8) and a JSON-RPC error (request 9) are the error types of
+/// their server spans.
+fn assert_failures_typed(spans: &[ReceivedSpan]) {
+    let attribute = |span: &ReceivedSpan, key: &str| span.attributes.get(key).cloned();
+    let answered = |id: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                s.service_name == "mcp-gateway"
+                    && s.kind == "server"
+                    && s.attributes.get("jsonrpc.request.id") == Some(&json!(id))
+                    && s.trace_id != TRACE
+            })
+            .unwrap_or_else(|| panic!("the span of request {id}; received:\n{}", dump(spans)))
+    };
+    let failed = answered("8");
+    assert_eq!(attribute(failed, "error.type"), Some(json!("tool_error")));
+    assert_eq!(failed.status, "error");
+    let unknown = answered("9");
+    assert_eq!(unknown.name, "tools/call nope");
+    assert_eq!(attribute(unknown, "error.type"), Some(json!("-32602")));
+    assert_eq!(
+        attribute(unknown, "rpc.response.status_code"),
+        Some(json!("-32602"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_mounted_server() {
+    let otlp = OtlpReceiver::start().await;
+    let mounted = fixture(&otlp, "mcp-mounted", None);
+    let mounted_port = mounted.base.rsplit(':').next().unwrap().to_owned();
+    let gateway = fixture(&otlp, "mcp-gateway", Some(&format!("{}/mcp", mounted.base)));
+    let session = call_with_meta(&format!("{}/mcp", gateway.base)).await;
+
+    let spans = otlp
+        .wait_for_spans(
+            |spans| {
+                let ended = |service: &str, name: &str| {
+                    spans
+                        .iter()
+                        .any(|s| s.trace_id == TRACE && s.service_name == service && s.name == name)
+                };
+                let failed =
+                    |name: &str| spans.iter().any(|s| s.name == name && s.status == "error");
+                ended("mcp-mounted", "execute_tool add")
+                    && ended("mcp-gateway", "tools/call remote-add")
+                    && failed("tools/call remote-add")
+                    && failed("tools/call nope")
+            },
+            Duration::from_secs(20),
+        )
+        .await;
+    let gateway_server = spans
+        .iter()
+        .find(|s| s.service_name == "mcp-gateway" && s.trace_id == TRACE && s.kind == "server")
+        .unwrap();
+    assert_eq!(gateway_server.name, "tools/call remote-add");
+    assert_eq!(gateway_server.trace_id, TRACE);
+    assert_eq!(gateway_server.parent_span_id, PARENT, "{}", dump(&spans));
+    assert_eq!(gateway_server.kind, "server");
+    let attribute = |span: &ReceivedSpan, key: &str| span.attributes.get(key).cloned();
+    for (key, value) in [
+        ("mcp.method.name", json!("tools/call")),
+        ("gen_ai.tool.name", json!("remote-add")),
+        ("gen_ai.operation.name", json!("execute_tool")),
+        ("jsonrpc.request.id", json!("7")),
+        ("mcp.session.id", json!(session)),
+        ("mcp.protocol.version", json!("2025-11-25")),
+        ("network.transport", json!("tcp")),
+    ] {
+        assert_eq!(
+            attribute(gateway_server, key),
+            Some(value),
+            "{key} of {gateway_server:?}"
+        );
+    }
+    assert!(attribute(gateway_server, "request_id").is_some());
+    assert_eq!(gateway_server.status, "unset");
+    // The HTTP request that carried it, in a trace of its own, is linked.
+    let [(link_trace, link_span)] = gateway_server.links.as_slice() else {
+        panic!("one link from {gateway_server:?}");
+    };
+    let request = spans
+        .iter()
+        .find(|s| &s.trace_id == link_trace && &s.span_id == link_span)
+        .unwrap_or_else(|| panic!("the linked span; received:\n{}", dump(&spans)));
+    assert_eq!(request.name, "POST /mcp");
+    assert_ne!(request.trace_id, TRACE);
+
+    let gateway_call = child(&spans, gateway_server, "execute_tool remote-add");
+    let client = child(&spans, gateway_call, "tools/call add");
+    assert_eq!(client.kind, "client");
+    assert_eq!(client.service_name, "mcp-gateway");
+    for (key, value) in [
+        ("mcp.method.name", json!("tools/call")),
+        ("gen_ai.tool.name", json!("add")),
+        ("server.address", json!("127.0.0.1")),
+        ("server.port", json!(mounted_port.parse::<u16>().unwrap())),
+        ("network.transport", json!("tcp")),
+        ("mcp.protocol.version", json!("2025-11-25")),
+    ] {
+        assert_eq!(attribute(client, key), Some(value), "{key} of {client:?}");
+    }
+    let mounted_server = child(&spans, client, "tools/call add");
+    assert_eq!(mounted_server.kind, "server");
+    assert_eq!(mounted_server.service_name, "mcp-mounted");
+    let mounted_call = child(&spans, mounted_server, "execute_tool add");
+    assert_eq!(mounted_call.service_name, "mcp-mounted");
+
+    assert_failures_typed(&spans);
+    wait_for_durations(&otlp).await;
+    drop(gateway);
+    drop(mounted);
+}
