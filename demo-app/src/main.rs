@@ -3,7 +3,8 @@
 //! `DEMO_APP_REDIS` or `[redis]` in the configuration, the rate limits, confirmation tokens and
 //! `serve`'s MCP sessions are shared through Redis by every replica on it; with `--postgres URL`,
 //! `DEMO_APP_POSTGRES` or `[postgres]`, the audit, the scheduled tasks and the data live in
-//! PostgreSQL (unless `--audit-log` or `--db` names a file for their part).
+//! PostgreSQL (unless `--audit-log` or `--db` names a file for their part); with `[otel]` (or
+//! the `OTEL_*` variables), traces and metrics go to an OpenTelemetry collector.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -176,6 +177,8 @@ fn main() -> ExitCode {
             let path = cx.matches().get_one::<PathBuf>("config");
             let config = Config::load(path.map(PathBuf::as_path))?;
             let registry = config.apply(registry);
+            // `[otel]`, which the log's set-up (after this step) installs telemetry with.
+            cx.insert(config.otel.options());
             cx.insert(config);
             Ok(registry)
         })

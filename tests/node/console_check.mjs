@@ -317,11 +317,13 @@ async function demo(page) {
     check(!outcomes.includes("ok"), `a cancelled call ran: ${outcomes}`);
   }, page);
 
+  let revokeRequest;
   await run("confirmation-confirmed-revokes", async () => {
     await page.click("#tool button[type=submit]");
     await page.waitForSelector("#confirm[open]");
     await page.click("#confirm-yes");
     await page.waitForSelector(".result.ok dl.tree");
+    revokeRequest = (await page.textContent(".result .meta")).match(/request (\S+)/)?.[1];
     const revoked = await page.$eval(".result.ok dl.tree", (dl) => [...dl.children].find((c) => c.tagName === "DT" && c.textContent === "revoked_at").nextElementSibling.textContent);
     check(/^20\d\d-/.test(revoked), `not revoked: ${revoked}`);
     const outcomes = await audit("device_revoke");
@@ -334,6 +336,33 @@ async function demo(page) {
     check(await page.isHidden("#panel-tools") && await page.isHidden("#panel-chat"), "another tab's panel is still shown");
     const rows = await page.$$eval("table.activity tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     check(rows.some((r) => r[1] === "device_revoke" && r[4] === "ok" && r[3] === "admin"), `no device_revoke by admin: ${JSON.stringify(rows.slice(0, 5))}`);
+    // Each call's request id, the one its result showed, in the column of that name.
+    const columns = await page.$$eval("table.activity thead th", (ths) => ths.map((th) => th.textContent));
+    const [request, trace] = [columns.indexOf("request"), columns.indexOf("trace")];
+    check(request >= 0 && trace >= 0, `no request or trace column: ${columns}`);
+    check(/^req-/.test(revokeRequest ?? ""), `the confirmed call showed no request id: ${revokeRequest}`);
+    const revoked = rows.find((r) => r[request] === revokeRequest);
+    check(revoked?.[1] === "device_revoke", `request ${revokeRequest} not listed: ${JSON.stringify(rows.slice(0, 5))}`);
+    // The console sends no trace context: only a server with telemetry on gives the call a trace.
+    check(/^([0-9a-f]{32})?$/.test(revoked[trace]), `the trace column holds ${revoked[trace]}`);
+  }, page);
+
+  await run("activity-shows-the-trace", async () => {
+    // A call made with a trace context of its own: the activity names its trace.
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const answer = await fetch(`${opt.auth}/tools/device_list`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${opt.admin}`, "content-type": "application/json", traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      body: "{}",
+    });
+    check(answer.status === 200, `device_list with a traceparent answered ${answer.status}`);
+    const requestId = (await answer.json()).meta.request_id;
+    await page.click("#activity-refresh");
+    await page.waitForFunction((id) => [...document.querySelectorAll("table.activity tbody td")].some((td) => td.textContent === id), requestId);
+    const columns = await page.$$eval("table.activity thead th", (ths) => ths.map((th) => th.textContent));
+    const rows = await page.$$eval("table.activity tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    const row = rows.find((r) => r[columns.indexOf("request")] === requestId);
+    check(row?.[columns.indexOf("trace")] === traceId, `request ${requestId} shows trace ${row?.[columns.indexOf("trace")]}, not ${traceId}`);
   }, page);
 
   await run("chat-shows-the-tool-call", async () => {

@@ -74,7 +74,9 @@ impl Channels {
         message: &str,
     ) -> Result<(), ToolError> {
         if channel == LOG {
-            tracing::info!(target: "demo_app::channels", chat_id, message, "log channel");
+            // Outside every span: the message (an agent's answer) is written to the log, never
+            // exported on the span of the run that delivers it.
+            tracing::info!(target: "demo_app::channels", parent: None, chat_id, message, "log channel");
             return Ok(());
         }
         let Some(found) = self.store.0.get(channel.to_owned()).await? else {

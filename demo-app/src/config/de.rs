@@ -42,6 +42,17 @@ pub(super) fn some_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Du
     duration(d).map(Some)
 }
 
+/// An `http://` or `https://` URL with a host, such as `"http://collector:4318"`.
+pub(super) fn some_http_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let parse = |text: &str| {
+        let rest = (text.strip_prefix("http://")).or_else(|| text.strip_prefix("https://"))?;
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        (!host.is_empty() && !text.contains(char::is_whitespace)).then(|| text.to_owned())
+    };
+    let expected = "an http(s) URL; write one such as \"http://collector:4318\"";
+    parsed(d, parse, expected).map(Some)
+}
+
 /// A model provider's API by name (`anthropic`).
 pub(super) fn api<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Api>, D::Error> {
     let names = Api::ALL.map(Api::name).join(", ");

@@ -8,6 +8,7 @@
 mod agent;
 mod assistant;
 mod de;
+mod otel;
 mod policy;
 mod postgres;
 mod redis;
@@ -24,6 +25,7 @@ use tool_runtime::toolset::Toolset;
 
 pub use agent::{AgentBudgets, AgentConfig, ModelRef};
 pub use assistant::{BridgeConfig, ChannelsConfig, HostConfig, SchedulerConfig, WebConfig};
+pub use otel::{Inbound, OtelConfig};
 pub use policy::{FilterConfig, Limits, PolicyRules, SourceName};
 pub use postgres::PostgresConfig;
 pub use redis::RedisConfig;
@@ -62,6 +64,9 @@ pub struct Config {
     /// `[postgres]`: where the audit, the tasks and the data of several replicas live, when the
     /// command line does not name it.
     pub postgres: PostgresConfig,
+    /// `[otel]`: traces and metrics through OpenTelemetry, when the `OTEL_*` variables do not
+    /// say.
+    pub otel: OtelConfig,
 }
 
 impl Config {
@@ -245,6 +250,8 @@ mod tests {
             (true, Duration::from_secs(1))
         );
         assert!(c.stores.is_empty() && c.mcp_servers.is_empty());
+        // Telemetry is left to the OTEL_* variables.
+        assert!(c.otel.enabled.is_none() && c.otel.endpoint.is_none());
     }
 
     /// Each mistake is named by its line and key, with what to write instead.

@@ -106,6 +106,7 @@ async fn the_console_in_headless_chromium() {
                 "confirmation-cancelled-does-nothing",
                 "confirmation-confirmed-revokes",
                 "activity-shows-the-call",
+                "activity-shows-the-trace",
                 "chat-shows-the-tool-call",
                 "chat-confirmation-in-the-page",
                 "chat-send-disabled-while-streaming",

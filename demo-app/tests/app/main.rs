@@ -8,6 +8,7 @@ mod console;
 mod gateway;
 mod mcp;
 mod otel;
+mod otel_demo;
 mod postgres;
 mod redis;
 mod replicas;

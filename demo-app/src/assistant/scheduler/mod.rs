@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use tool_runtime::CancellationToken;
 use tool_runtime::agent::{Agent, RunContext};
 use tool_runtime::prelude::*;
+use tracing::Instrument as _;
 
 use super::channels::{Channels, LOG};
 use crate::store;
@@ -375,8 +376,19 @@ impl Scheduler {
     }
 
     /// One run of a claimed task, to its end: the agent's answer, delivered, and the outcome
-    /// recorded.
+    /// recorded. The run is a trace of its own, a `scheduled_task` root span (whatever span the
+    /// caller is in: the scheduler's loop is no request's) with the agent's run inside it.
     pub async fn run_one(self, claim: Claim) {
+        let span = tracing::info_span!(
+            target: "demo_app::scheduler",
+            parent: None,
+            "scheduled_task",
+            task.id = %claim.task.task_id,
+        );
+        self.run_claimed(claim).instrument(span).await;
+    }
+
+    async fn run_claimed(self, claim: Claim) {
         let Claim { task, due } = claim;
         let mut context = RunContext::new(task.channel.clone());
         if let Some(chat) = &task.chat_id {

@@ -507,11 +507,11 @@ async function loadActivity() {
     return;
   }
   area.replaceChildren(h("table", { class: "activity" },
-    h("thead", {}, h("tr", {}, ["time", "tool", "source", "principal", "outcome", "ms", "request"].map((c) => h("th", { scope: "col", text: c })))),
+    h("thead", {}, h("tr", {}, ["time", "tool", "source", "principal", "outcome", "ms", "request", "trace"].map((c) => h("th", { scope: "col", text: c })))),
     h("tbody", {}, calls.map((c) => h("tr", {},
       h("td", { text: new Date(c.time * 1000).toLocaleString() }), h("td", { text: c.tool }), h("td", { text: c.source }),
       h("td", { text: c.principal ?? "" }), h("td", { text: c.outcome }), h("td", { text: c.duration_ms?.toFixed(1) ?? "" }),
-      h("td", { text: c.request_id }))))));
+      h("td", { text: c.request_id }), h("td", { text: c.trace_id ?? "" }))))));
 }
 
 // ---- chat -----------------------------------------------------------------------------------
