@@ -7,6 +7,7 @@ mod cli;
 mod console;
 mod gateway;
 mod mcp;
+mod otel_agent;
 mod postgres;
 mod redis;
 mod replicas;
