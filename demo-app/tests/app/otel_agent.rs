@@ -50,33 +50,8 @@ async fn a_run_is_one_trace_of_model_requests_and_parallel_tool_calls() {
 
     // The run: named after the agent, in-process, with the totals of both requests.
     let run = find(&spans, "invoke_agent demo-app");
-    assert_eq!(run.kind, "internal", "{all}");
-    assert_eq!(run.status, "unset", "{all}");
+    assert_run(run, &all);
     let attribute = |span: &ReceivedSpan, key: &str| span.attributes.get(key).cloned();
-    assert_eq!(
-        attribute(run, "gen_ai.operation.name"),
-        Some(json!("invoke_agent"))
-    );
-    assert_eq!(attribute(run, "gen_ai.agent.name"), Some(json!("demo-app")));
-    assert_eq!(
-        attribute(run, "gen_ai.provider.name"),
-        Some(json!("openai"))
-    );
-    assert_eq!(
-        attribute(run, "gen_ai.request.model"),
-        Some(json!("gpt-4.1-mini")),
-        "{all}"
-    );
-    assert_eq!(
-        attribute(run, "gen_ai.usage.input_tokens"),
-        Some(json!(2 * USAGE.0)),
-        "{all}"
-    );
-    assert_eq!(
-        attribute(run, "gen_ai.usage.output_tokens"),
-        Some(json!(2 * USAGE.1)),
-        "{all}"
-    );
 
     // Under it: the two model requests, then the two tool calls of the first reply, all in
     // the run's trace.
@@ -97,43 +72,7 @@ async fn a_run_is_one_trace_of_model_requests_and_parallel_tool_calls() {
         "one trace: {all}"
     );
     for chat in &chats {
-        assert_eq!(chat.kind, "client", "{all}");
-        assert_eq!(
-            attribute(chat, "gen_ai.operation.name"),
-            Some(json!("chat"))
-        );
-        assert_eq!(
-            attribute(chat, "gen_ai.provider.name"),
-            Some(json!("openai"))
-        );
-        assert_eq!(
-            attribute(chat, "gen_ai.request.model"),
-            Some(json!("gpt-4.1-mini"))
-        );
-        assert_eq!(
-            attribute(chat, "gen_ai.usage.input_tokens"),
-            Some(json!(USAGE.0)),
-            "{all}"
-        );
-        assert_eq!(
-            attribute(chat, "gen_ai.usage.output_tokens"),
-            Some(json!(USAGE.1)),
-            "{all}"
-        );
-        assert_eq!(
-            attribute(chat, "server.address"),
-            Some(json!("127.0.0.1")),
-            "{all}"
-        );
-        assert!(
-            attribute(chat, "server.port").is_some_and(|p| p.as_i64().is_some()),
-            "{all}"
-        );
-        assert_eq!(
-            attribute(chat, "gen_ai.response.model"),
-            Some(json!("fake")),
-            "{all}"
-        );
+        assert_chat(chat, &all);
     }
     let mut replies: Vec<(Option<Value>, Option<Value>)> = chats
         .iter()
@@ -176,27 +115,9 @@ async fn a_run_is_one_trace_of_model_requests_and_parallel_tool_calls() {
     assert_eq!(ids, asked, "{all}");
 
     // Every request to the provider carried its chat span's context.
-    let headers = fake.headers();
-    assert_eq!(headers.len(), 2);
-    let mut sent: Vec<String> = headers
-        .iter()
-        .map(|h| {
-            let value = h
-                .get("traceparent")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_else(|| panic!("no traceparent in {h:?}"));
-            let parts: Vec<&str> = value.split('-').collect();
-            assert_eq!(parts.len(), 4, "{value}");
-            assert_eq!(parts[0], "00", "{value}");
-            assert_eq!(parts[1], run.trace_id, "{value}");
-            assert_eq!(parts[3], "01", "{value}");
-            parts[2].to_owned()
-        })
-        .collect();
-    sent.sort();
     let mut chat_ids: Vec<String> = chats.iter().map(|c| c.span_id.clone()).collect();
     chat_ids.sort();
-    assert_eq!(sent, chat_ids, "{all}");
+    assert_eq!(traceparent_parents(&fake, &run.trace_id), chat_ids, "{all}");
 
     // Nothing of the conversation or the key went out.
     let text = receiver.everything_as_text();
@@ -205,24 +126,27 @@ async fn a_run_is_one_trace_of_model_requests_and_parallel_tool_calls() {
     assert!(!text.contains("\"home\""), "an argument was exported");
 
     // The request metrics: two requests of 100 input and 20 output tokens each.
+    wait_for_model_metrics(&receiver).await;
+}
+
+/// Waits until the metrics say: two model requests, of [`USAGE`] tokens each.
+async fn wait_for_model_metrics(receiver: &OtlpReceiver) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let points = receiver.metric_points();
         let tokens = |kind: &str| {
             points
                 .iter()
-                .filter(|p| {
+                .rfind(|p| {
                     p.name == "gen_ai.client.token.usage"
                         && p.attributes.get("gen_ai.token.type") == Some(&json!(kind))
                         && p.attributes.get("gen_ai.provider.name") == Some(&json!("openai"))
                 })
-                .next_back()
                 .and_then(|p| Some((p.value, p.sum?)))
         };
         let duration = points
             .iter()
-            .filter(|p| p.name == "gen_ai.client.operation.duration")
-            .next_back()
+            .rfind(|p| p.name == "gen_ai.client.operation.duration")
             .map(|p| p.value);
         #[allow(clippy::cast_precision_loss)]
         let expected = (
@@ -243,4 +167,93 @@ async fn a_run_is_one_trace_of_model_requests_and_parallel_tool_calls() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The parent span ids of the `traceparent` headers the fake received, sorted, each checked
+/// to be of `trace_id` and sampled.
+fn traceparent_parents(fake: &FakeProvider, trace_id: &str) -> Vec<String> {
+    let headers = fake.headers();
+    assert_eq!(headers.len(), 2);
+    let mut sent: Vec<String> = headers
+        .iter()
+        .map(|h| {
+            let value = h
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_else(|| panic!("no traceparent in {h:?}"));
+            let parts: Vec<&str> = value.split('-').collect();
+            assert_eq!(parts.len(), 4, "{value}");
+            assert_eq!(parts[0], "00", "{value}");
+            assert_eq!(parts[1], trace_id, "{value}");
+            assert_eq!(parts[3], "01", "{value}");
+            parts[2].to_owned()
+        })
+        .collect();
+    sent.sort();
+    sent
+}
+
+/// What every `chat` span of the run holds: the request, the reply's model and usage, the
+/// server.
+fn assert_chat(chat: &ReceivedSpan, all: &str) {
+    let attribute = |key: &str| chat.attributes.get(key).cloned();
+    assert_eq!(chat.kind, "client", "{all}");
+    assert_eq!(attribute("gen_ai.operation.name"), Some(json!("chat")));
+    assert_eq!(attribute("gen_ai.provider.name"), Some(json!("openai")));
+    assert_eq!(
+        attribute("gen_ai.request.model"),
+        Some(json!("gpt-4.1-mini"))
+    );
+    assert_eq!(
+        attribute("gen_ai.usage.input_tokens"),
+        Some(json!(USAGE.0)),
+        "{all}"
+    );
+    assert_eq!(
+        attribute("gen_ai.usage.output_tokens"),
+        Some(json!(USAGE.1)),
+        "{all}"
+    );
+    assert_eq!(
+        attribute("server.address"),
+        Some(json!("127.0.0.1")),
+        "{all}"
+    );
+    assert!(
+        attribute("server.port").is_some_and(|p| p.as_i64().is_some()),
+        "{all}"
+    );
+    assert_eq!(
+        attribute("gen_ai.response.model"),
+        Some(json!("fake")),
+        "{all}"
+    );
+}
+
+/// What the run's span holds: the agent, its provider and model, the totals of both requests.
+fn assert_run(run: &ReceivedSpan, all: &str) {
+    let attribute = |key: &str| run.attributes.get(key).cloned();
+    assert_eq!(run.kind, "internal", "{all}");
+    assert_eq!(run.status, "unset", "{all}");
+    assert_eq!(
+        attribute("gen_ai.operation.name"),
+        Some(json!("invoke_agent"))
+    );
+    assert_eq!(attribute("gen_ai.agent.name"), Some(json!("demo-app")));
+    assert_eq!(attribute("gen_ai.provider.name"), Some(json!("openai")));
+    assert_eq!(
+        attribute("gen_ai.request.model"),
+        Some(json!("gpt-4.1-mini")),
+        "{all}"
+    );
+    assert_eq!(
+        attribute("gen_ai.usage.input_tokens"),
+        Some(json!(2 * USAGE.0)),
+        "{all}"
+    );
+    assert_eq!(
+        attribute("gen_ai.usage.output_tokens"),
+        Some(json!(2 * USAGE.1)),
+        "{all}"
+    );
 }
