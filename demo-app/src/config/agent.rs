@@ -130,6 +130,7 @@ impl AgentConfig {
             tiers.default_tier(&first)
         };
         let mut builder = Agent::builder(registry, tiers)
+            .name("demo-app")
             .budgets(self.budgets.budgets())
             .system(self.system.clone());
         if let Some(n) = self.parallel {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tool_runtime::agent::Api;
 use tool_test_support::fake_provider::{FakeProvider, Step};
 
-const KEY: &str = "sk-demo-test-key-0042";
+pub(super) const KEY: &str = "sk-demo-test-key-0042";
 
 /// A scratch directory of the shared kind, removed on drop.
 fn temp_dir(name: &str) -> tool_test_support::TempDir {
@@ -17,7 +17,7 @@ fn temp_dir(name: &str) -> tool_test_support::TempDir {
 }
 
 /// `demo-app` with the provider's environment pointing at `fake` (or at nothing).
-fn demo(db: &Path, fake: Option<&FakeProvider>) -> Command {
+pub(super) fn demo(db: &Path, fake: Option<&FakeProvider>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_demo-app"));
     cmd.arg("--db").arg(db).current_dir(db.parent().unwrap());
     for var in [
@@ -42,7 +42,7 @@ fn demo(db: &Path, fake: Option<&FakeProvider>) -> Command {
     cmd
 }
 
-async fn output(mut cmd: Command, stdin: Option<&str>) -> Output {
+pub(super) async fn output(mut cmd: Command, stdin: Option<&str>) -> Output {
     let stdin = stdin.map(str::to_owned);
     tokio::task::spawn_blocking(move || {
         let mut child = cmd

@@ -9,6 +9,7 @@ mod gateway;
 mod mcp;
 mod otel;
 mod otel_demo;
+mod otel_agent;
 mod postgres;
 mod redis;
 mod replicas;

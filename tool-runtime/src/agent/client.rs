@@ -2,12 +2,14 @@
 //! (honouring `Retry-After`), bounded bodies, and streamed replies read as server-sent events.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::model::Model;
-use super::wire::{self, Fault, Reply, Request, Stream};
+use super::wire::{self, Fault, Reply, Request, ResponseInfo, Stream};
 
 /// The most a reply (or one streamed event) may weigh.
 const MAX_REPLY: usize = 32 << 20;
@@ -56,25 +58,154 @@ impl std::error::Error for ProviderError {}
 
 /// Sends `request` and reads the reply; `on_text` receives streamed text as it arrives.
 /// Returns the reply and the number of retries.
+///
+/// The request, its retries included, is the span `chat {model}`, whose context every attempt
+/// sends as `traceparent`.
 pub(crate) async fn complete(
     http: &reqwest::Client,
     request: &Request<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(Reply, u32), ProviderError> {
+    let span = chat_span(request.model);
+    let started = Instant::now();
+    let mut info = ResponseInfo::default();
+    let result = attempts(http, request, on_text, &span, &mut info)
+        .instrument(span.clone())
+        .await;
+    if !span.is_disabled() {
+        span.record("gen_ai.response.id", info.id.as_deref());
+        span.record("gen_ai.response.model", info.model.as_deref());
+        if let Ok((reply, _)) = &result {
+            span.record("gen_ai.usage.input_tokens", count(reply.usage.input_tokens));
+            span.record(
+                "gen_ai.usage.output_tokens",
+                count(reply.usage.output_tokens),
+            );
+        }
+    }
+    #[cfg(feature = "otel")]
+    chat_ended(&span, request.model, &result, &info, started.elapsed());
+    #[cfg(not(feature = "otel"))]
+    let _ = started;
+    result
+}
+
+/// A token count as a span field: an integer attribute (`tracing` records a `u64` as text).
+pub(super) fn count(tokens: u64) -> i64 {
+    i64::try_from(tokens).unwrap_or(i64::MAX)
+}
+
+/// The span of one model request, as the GenAI conventions' client span `chat {model}`.
+fn chat_span(model: &Model) -> tracing::Span {
+    let url = reqwest::Url::parse(&model.base_url).ok();
+    let span = tracing::info_span!(
+        target: "tool_runtime::agent",
+        "chat",
+        otel.name = Empty,
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = model.api.provider_name(),
+        gen_ai.request.model = model.name.as_str(),
+        gen_ai.response.id = Empty,
+        gen_ai.response.model = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        server.address = url.as_ref().and_then(reqwest::Url::host_str),
+        server.port = url
+            .as_ref()
+            .and_then(reqwest::Url::port_or_known_default)
+            .map(i64::from),
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("chat {}", model.name));
+    }
+    span
+}
+
+/// How a model request ended, on its span (the finish reasons, `error.type`) and in the
+/// metrics `gen_ai.client.operation.duration` and `gen_ai.client.token.usage`.
+#[cfg(feature = "otel")]
+fn chat_ended(
+    span: &tracing::Span,
+    model: &Model,
+    result: &Result<(Reply, u32), ProviderError>,
+    info: &ResponseInfo,
+    elapsed: Duration,
+) {
+    use crate::otel::{metrics, spans};
+    if !info.finish_reasons.is_empty() {
+        let reasons = info
+            .finish_reasons
+            .iter()
+            .cloned()
+            .map(Into::into)
+            .collect();
+        spans::attribute(
+            span,
+            "gen_ai.response.finish_reasons",
+            opentelemetry::Value::Array(opentelemetry::Array::String(reasons)),
+        );
+    }
+    let error = result.as_ref().err().map(ProviderError::kind);
+    if let Some(kind) = &error {
+        spans::failed(span, kind);
+    }
+    let usage = result.as_ref().ok().map(|(reply, _)| reply.usage);
+    metrics::model_request(
+        &metrics::ModelRequest {
+            provider: model.api.provider_name(),
+            model: &model.name,
+            error: error.as_deref(),
+            input_tokens: usage.map(|u| u.input_tokens),
+            output_tokens: usage.map(|u| u.output_tokens),
+        },
+        elapsed,
+    );
+}
+
+impl ProviderError {
+    /// The error's kind, as `error.type`: the HTTP status, or `transport`, `stream`,
+    /// `malformed`.
+    #[cfg(feature = "otel")]
+    fn kind(&self) -> String {
+        match self {
+            ProviderError::Status { status, .. } => status.to_string(),
+            ProviderError::Transport(_) => "transport".to_owned(),
+            ProviderError::Stream(_) => "stream".to_owned(),
+            ProviderError::Malformed(_) => "malformed".to_owned(),
+        }
+    }
+}
+
+/// [`complete`]'s attempts, under `span`; what the reply says of itself goes to `info` when
+/// the span is recorded.
+async fn attempts(
+    http: &reqwest::Client,
+    request: &Request<'_>,
+    on_text: &mut (dyn FnMut(&str) + Send),
+    span: &tracing::Span,
+    info: &mut ResponseInfo,
+) -> Result<(Reply, u32), ProviderError> {
     let model = request.model;
     let body = serde_json::to_vec(&wire::body(request))
         .map_err(|e| ProviderError::Malformed(e.to_string()))?;
     let url = wire::url(model);
+    // The trace context, the same for every attempt: they are one operation.
+    #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+    let mut trace = reqwest::header::HeaderMap::new();
+    #[cfg(feature = "otel")]
+    crate::otel::into_headers(span, &mut trace);
+    let mut info = (!span.is_disabled()).then_some(info);
     let mut attempt = 0_u32;
     loop {
-        let wait = match send(http, model, &url, &body).await {
+        let wait = match send(http, model, &url, &body, &trace).await {
             Ok(response) if response.status().is_success() => {
                 let mut shown = false;
                 let mut show = |text: &str| {
                     shown = true;
                     on_text(text);
                 };
-                match read(response, model, &mut show).await {
+                match read(response, model, &mut show, info.as_deref_mut()).await {
                     Ok(reply) => return Ok((reply, attempt)),
                     // A stream that fails before any text was shown is retried like a request
                     // that failed; once text is out, the turn fails.
@@ -136,11 +267,13 @@ async fn send(
     model: &Model,
     url: &str,
     body: &[u8],
+    trace: &reqwest::header::HeaderMap,
 ) -> Result<reqwest::Response, String> {
     let mut builder = http
         .post(url)
         .timeout(model.timeout)
-        .header(reqwest::header::CONTENT_TYPE, "application/json");
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .headers(trace.clone());
     for (name, value, sensitive) in wire::headers(model) {
         builder = builder.header(name, header_value(&value, sensitive)?);
     }
@@ -179,11 +312,12 @@ fn describe(e: &reqwest::Error, timeout: Duration) -> String {
 
 /// Reads a reply, streamed or whole. An error says whether the request may be retried: a
 /// stream the provider broke off, or that reported an error, may; a reply that is not what the
-/// API promises may not.
+/// API promises may not. With `info`, what the reply says of itself goes there.
 async fn read(
     response: reqwest::Response,
     model: &Model,
     on_text: &mut (dyn FnMut(&str) + Send),
+    mut info: Option<&mut ResponseInfo>,
 ) -> Result<Reply, (ProviderError, bool)> {
     if !wire::streams(model) {
         let bytes = read_bounded(response, model.timeout)
@@ -191,6 +325,9 @@ async fn read(
             .map_err(|e| (ProviderError::Transport(e), true))?;
         let body: Value = serde_json::from_slice(&bytes)
             .map_err(|e| (ProviderError::Malformed(format!("not JSON ({e})")), false))?;
+        if let Some(info) = info {
+            info.note(model.api, &body);
+        }
         let reply =
             wire::parse(model.api, &body).map_err(|e| (ProviderError::Malformed(e), false))?;
         if !reply.text.is_empty() {
@@ -213,6 +350,11 @@ async fn read(
             .feed(&chunk, &mut data)
             .map_err(|e| (ProviderError::Malformed(e), false))?;
         for event in data.drain(..) {
+            if let Some(info) = info.as_deref_mut()
+                && let Ok(value) = serde_json::from_str::<Value>(&event)
+            {
+                info.note(model.api, &value);
+            }
             match stream.event(&event) {
                 Ok(Some(text)) => on_text(&text),
                 Ok(None) => {}

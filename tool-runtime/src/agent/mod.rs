@@ -77,6 +77,11 @@ use crate::{Caller, Registry, Source};
 /// The name of the tool that moves a run to another tier (offered with two tiers or more).
 pub const SWITCH_MODEL: &str = "switch_model";
 
+/// The id the model gave a tool call, left in the call's extensions for its span
+/// (`gen_ai.tool.call.id`).
+#[cfg(feature = "otel")]
+pub(crate) struct ToolCallId(pub(crate) String);
+
 /// Limits on one run. Each ends the run with [`RunErrorKind::Budget`] when reached; the
 /// transcript so far is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,6 +197,8 @@ pub struct Agent {
 }
 
 struct Inner {
+    /// `gen_ai.agent.name` on the run's span.
+    name: Option<String>,
     registry: Arc<Registry>,
     tiers: Tiers,
     system: String,
@@ -218,6 +225,7 @@ impl Agent {
     /// An agent over `registry`'s tools, talking to `models` (one [`Model`], or [`Tiers`]).
     pub fn builder(registry: Arc<Registry>, models: impl Into<Tiers>) -> AgentBuilder {
         AgentBuilder {
+            name: None,
             registry,
             tiers: models.into(),
             system: String::new(),
@@ -233,6 +241,7 @@ impl Agent {
             agent: self.clone(),
             messages: vec![Message::user(prompt)],
             caller: Caller::new(Source::Agent),
+            conversation: None,
             tier: None,
             events: None,
             cancel: None,
@@ -255,6 +264,7 @@ impl Agent {
 /// Configures an [`Agent`].
 #[must_use]
 pub struct AgentBuilder {
+    name: Option<String>,
     registry: Arc<Registry>,
     tiers: Tiers,
     system: String,
@@ -272,6 +282,13 @@ impl fmt::Debug for AgentBuilder {
 }
 
 impl AgentBuilder {
+    /// The agent's name, which its runs' spans carry (`invoke_agent {name}`,
+    /// `gen_ai.agent.name`). By default it has none.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
     /// The system prompt. With several tiers, a line naming the current model is added.
     pub fn system(mut self, prompt: impl Into<String>) -> Self {
         self.system = prompt.into();
@@ -316,6 +333,7 @@ impl AgentBuilder {
             .map_err(|e| AgentError(format!("the HTTP client could not be made: {e}")))?;
         Ok(Agent {
             inner: Arc::new(Inner {
+                name: self.name,
                 registry: self.registry,
                 switch: switch::registry(&self.tiers).map(|r| (r, llm::SpecCache::new())),
                 tiers: self.tiers,
@@ -366,6 +384,8 @@ pub struct Run {
     agent: Agent,
     messages: Vec<Message>,
     caller: Caller,
+    /// The chat of the run's [`RunContext`], `gen_ai.conversation.id` on the run's span.
+    conversation: Option<String>,
     tier: Option<String>,
     events: Option<mpsc::UnboundedSender<Event>>,
     cancel: Option<CancellationToken>,
@@ -407,8 +427,10 @@ impl Run {
         self
     }
 
-    /// The conversation's context, for tools to read (`ctx.extension::<RunContext>()`).
-    pub fn context(self, context: RunContext) -> Self {
+    /// The conversation's context, for tools to read (`ctx.extension::<RunContext>()`). Its
+    /// chat is the run's conversation in telemetry (`gen_ai.conversation.id`).
+    pub fn context(mut self, context: RunContext) -> Self {
+        self.conversation.clone_from(&context.chat_id);
         self.extension(context)
     }
 

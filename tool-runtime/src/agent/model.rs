@@ -55,6 +55,16 @@ impl Api {
         }
     }
 
+    /// The provider as the GenAI semantic conventions name it (`gen_ai.provider.name`):
+    /// `openai` (an OpenAI-compatible server included), `anthropic`, `gcp.gemini`.
+    pub(crate) fn provider_name(self) -> &'static str {
+        match self {
+            Api::OpenAiChat | Api::OpenAiResponses | Api::OpenAiCompatible => "openai",
+            Api::Anthropic => "anthropic",
+            Api::Gemini => "gcp.gemini",
+        }
+    }
+
     /// The API called `name` (see [`name`](Self::name)).
     #[must_use]
     pub fn from_name(name: &str) -> Option<Api> {

@@ -32,6 +32,10 @@ pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
     );
     #[cfg(feature = "otel")]
     crate::otel::spans::tool_call(&span, name);
+    #[cfg(all(feature = "otel", feature = "agent"))]
+    if let Some(id) = ctx.extension::<crate::agent::ToolCallId>() {
+        crate::otel::spans::attribute(&span, "gen_ai.tool.call.id", id.0.clone());
+    }
     span
 }
 

@@ -227,6 +227,12 @@ impl Caller {
     pub(crate) fn cancellation_token(&self) -> Option<&CancellationToken> {
         self.cancel.as_ref()
     }
+
+    /// The request id set with [`request_id`](Self::request_id), if any.
+    #[cfg_attr(not(all(feature = "agent", feature = "otel")), allow(dead_code))]
+    pub(crate) fn given_request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
 }
 
 impl fmt::Debug for Caller {

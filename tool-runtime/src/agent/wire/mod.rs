@@ -37,6 +37,61 @@ pub(crate) struct Reply {
     pub refusal: Option<Refusal>,
 }
 
+/// What a reply says of itself, whatever the API: its id, the model that wrote it, why it
+/// stopped. Read for the reply's span only; nothing else depends on it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct ResponseInfo {
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub finish_reasons: Vec<String>,
+}
+
+impl ResponseInfo {
+    /// Takes what `value`, a whole reply or one streamed event of `api`, says of the reply.
+    /// Later events win: a stream's last finish reason, not an `in_progress` status.
+    pub(crate) fn note(&mut self, api: Api, value: &Value) {
+        let text = |pointer: &str| value.pointer(pointer).and_then(Value::as_str);
+        let (id, model, finish) = match api {
+            Api::OpenAiChat | Api::OpenAiCompatible => (
+                text("/id"),
+                text("/model"),
+                text("/choices/0/finish_reason"),
+            ),
+            // A whole response, or a streamed `response.*` event holding one.
+            Api::OpenAiResponses => {
+                let at = if value.get("response").is_some_and(Value::is_object) {
+                    "/response"
+                } else {
+                    ""
+                };
+                let field = |name: &str| text(&format!("{at}/{name}"));
+                let finish = field("incomplete_details/reason").or_else(|| field("status"));
+                (field("id"), field("model"), finish)
+            }
+            // A whole message, `message_start` (`message`) or `message_delta` (`delta`).
+            Api::Anthropic => (
+                text("/message/id").or_else(|| text("/id")),
+                text("/message/model").or_else(|| text("/model")),
+                text("/delta/stop_reason").or_else(|| text("/stop_reason")),
+            ),
+            Api::Gemini => (
+                text("/responseId"),
+                text("/modelVersion"),
+                text("/candidates/0/finishReason"),
+            ),
+        };
+        if let Some(id) = id {
+            self.id = Some(id.to_owned());
+        }
+        if let Some(model) = model {
+            self.model = Some(model.to_owned());
+        }
+        if let Some(finish) = finish {
+            self.finish_reasons = vec![finish.to_owned()];
+        }
+    }
+}
+
 /// The URL a request for `model` goes to.
 pub(crate) fn url(model: &Model) -> String {
     let base = &model.base_url;
@@ -230,4 +285,73 @@ pub(crate) fn native_for(api: Api, message_native: Option<&(Api, Value)>) -> Opt
 
 fn u64_at(v: &Value, pointer: &str) -> u64 {
     v.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noted(api: Api, values: &[Value]) -> ResponseInfo {
+        let mut info = ResponseInfo::default();
+        for v in values {
+            info.note(api, v);
+        }
+        info
+    }
+
+    fn info(id: &str, model: &str, finish: &str) -> ResponseInfo {
+        ResponseInfo {
+            id: Some(id.to_owned()),
+            model: Some(model.to_owned()),
+            finish_reasons: vec![finish.to_owned()],
+        }
+    }
+
+    #[test]
+    fn response_info_is_read_from_whole_replies_and_streams_of_every_api() {
+        let chunk = |finish: Value| json!({"id": "chatcmpl-1", "model": "gpt-x", "choices": [{"delta": {}, "finish_reason": finish}]});
+        assert_eq!(
+            noted(Api::OpenAiChat, &[chunk(Value::Null), chunk(json!("stop"))]),
+            info("chatcmpl-1", "gpt-x", "stop")
+        );
+        let response = |status: &str| json!({"id": "resp_1", "model": "gpt-x", "status": status});
+        assert_eq!(
+            noted(Api::OpenAiResponses, &[response("completed")]),
+            info("resp_1", "gpt-x", "completed")
+        );
+        let events = [
+            json!({"type": "response.created", "response": response("in_progress")}),
+            json!({"type": "response.output_item.added", "item": {"id": "fc_1"}}),
+            json!({"type": "response.incomplete", "response": {
+                "id": "resp_1", "model": "gpt-x", "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"}}}),
+        ];
+        assert_eq!(
+            noted(Api::OpenAiResponses, &events),
+            info("resp_1", "gpt-x", "max_output_tokens")
+        );
+        let message =
+            json!({"id": "msg_1", "type": "message", "model": "claude-x", "stop_reason": null});
+        let events = [
+            json!({"type": "message_start", "message": message}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ];
+        assert_eq!(
+            noted(Api::Anthropic, &events),
+            info("msg_1", "claude-x", "tool_use")
+        );
+        let mut whole = message;
+        whole["stop_reason"] = json!("end_turn");
+        assert_eq!(
+            noted(Api::Anthropic, &[whole]),
+            info("msg_1", "claude-x", "end_turn")
+        );
+        let gemini = json!({"responseId": "r1", "modelVersion": "gemini-x",
+                            "candidates": [{"finishReason": "STOP"}]});
+        assert_eq!(
+            noted(Api::Gemini, &[gemini]),
+            info("r1", "gemini-x", "STOP")
+        );
+    }
 }
