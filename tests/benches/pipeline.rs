@@ -293,21 +293,6 @@ fn llm_lowering(c: &mut Criterion) {
     group.finish();
 }
 
-/// The CPU time this process has used, every thread's (live threads': the bench's last).
-fn process_cpu() -> std::time::Duration {
-    let mut total = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-        if let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) {
-            total += stat
-                .split_whitespace()
-                .next()
-                .and_then(|ns| ns.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    std::time::Duration::from_nanos(total)
-}
-
 /// An OTLP endpoint that reads each request and answers 200, on a thread of its own.
 fn otlp_sink() -> String {
     let (sent, address) = std::sync::mpsc::channel();
@@ -342,7 +327,7 @@ fn telemetry(c: &mut Criterion) {
     registry.warm_up().unwrap();
     let args = json!({"a": 20, "b": 22});
     let calls = |iters: u64, flush: &dyn Fn()| {
-        let started = process_cpu();
+        let started = cpu_time::ProcessTime::now();
         for i in 0..iters {
             let env =
                 rt.block_on(registry.call("add", args.clone(), Caller::new(Source::Internal)));
@@ -352,7 +337,7 @@ fn telemetry(c: &mut Criterion) {
             }
         }
         flush();
-        process_cpu() - started
+        started.elapsed()
     };
     let mut group = c.benchmark_group("telemetry");
     group.bench_function("CPU per call: otel compiled, no exporter", |b| {

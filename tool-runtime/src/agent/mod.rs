@@ -77,11 +77,6 @@ use crate::{Caller, Registry, Source};
 /// The name of the tool that moves a run to another tier (offered with two tiers or more).
 pub const SWITCH_MODEL: &str = "switch_model";
 
-/// The id the model gave a tool call, left in the call's extensions for its span
-/// (`gen_ai.tool.call.id`).
-#[cfg(feature = "otel")]
-pub(crate) struct ToolCallId(pub(crate) String);
-
 /// Limits on one run. Each ends the run with [`RunErrorKind::Budget`] when reached; the
 /// transcript so far is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -415,7 +415,7 @@ async fn refuse(inner: &Inner, caller: &Caller, call: &ToolCall, error: ToolErro
 fn with_call_id(caller: Caller, call: &ToolCall) -> Caller {
     #[cfg(feature = "otel")]
     if crate::otel::installed().is_some() {
-        return caller.extension(super::ToolCallId(call.id.clone()));
+        return caller.extension(crate::otel::spans::ToolCallId(call.id.clone()));
     }
     caller
 }

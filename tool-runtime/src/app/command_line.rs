@@ -332,9 +332,6 @@ impl App {
             Ok(listing) => listing,
             Err(code) => return code,
         };
-        if self.logging {
-            self.start_logging(&cx);
-        }
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
         let mut args = args.to_vec();
@@ -441,6 +438,7 @@ impl App {
     /// The registry as `configure` shapes it, for listings: state unchecked (`setup`, which
     /// registers it, runs only for calls and servers); or the exit code of a failure, said.
     /// Installs the log on standard error and, when it is on, telemetry beside it.
+    #[cfg_attr(not(feature = "otel"), allow(clippy::unused_self))]
     fn start_logging(&self, cx: &AppContext) {
         #[cfg(feature = "otel")]
         {
@@ -468,6 +466,9 @@ impl App {
         if let Some(configure) = self.configure.take() {
             let builder = std::mem::take(&mut self.builder);
             self.builder = configure(cx, builder).await.map_err(|e| fail(e, 1))?;
+        }
+        if self.logging {
+            self.start_logging(cx);
         }
         let listing = self
             .builder

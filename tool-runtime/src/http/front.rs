@@ -283,7 +283,7 @@ where
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         let this = self.project();
-        let _entered = this.finish.as_ref().map(|f| f.span.enter());
+        let entered = this.finish.as_ref().map(|f| f.span.enter());
         let response = match this.inner.as_pin_mut() {
             Some(inner) => std::task::ready!(inner.poll(cx))?,
             None => *this
@@ -291,7 +291,7 @@ where
                 .take()
                 .expect("FrontFuture polled after it completed"),
         };
-        drop(_entered);
+        drop(entered);
         let finish = this
             .finish
             .take()

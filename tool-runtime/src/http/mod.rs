@@ -113,7 +113,7 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         openapi: Mutex::default(),
         specs: crate::llm::SpecCache::new(),
     });
-    let mut router = Router::new()
+    let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/openapi.json", get(openapi_json))

@@ -4,6 +4,7 @@
 
 mod context;
 mod export;
+#[cfg(feature = "cli")]
 mod log;
 pub(crate) mod metrics;
 pub mod names;
@@ -23,7 +24,17 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{FilterExt, LevelFilter, Targets, filter_fn};
 use tracing_subscriber::registry::LookupSpan;
 
+#[cfg_attr(
+    not(all(
+        feature = "http",
+        feature = "mcp-client",
+        feature = "agent",
+        feature = "cli"
+    )),
+    allow(unused_imports)
+)]
 pub(crate) use context::{adopt, from_headers, from_meta, into_headers, into_meta, trace_id};
+#[cfg(feature = "cli")]
 pub(crate) use log::WithTraceIds;
 
 /// Whose trace context a server takes as the parent of its spans.
@@ -132,6 +143,7 @@ pub struct Telemetry {
     registry: prometheus::Registry,
     instruments: metrics::Instruments,
     capture_content: bool,
+    #[cfg_attr(not(any(feature = "http", feature = "mcp")), allow(dead_code))]
     inbound: InboundTrace,
     exporting: bool,
     shut: AtomicBool,
@@ -203,54 +215,13 @@ impl Telemetry {
                 .filter(|_| !endpoint_env)
                 .map(|base| format!("{}/{path}", base.trim_end_matches('/')))
         };
-        let failed = |what: &str, e: &dyn std::fmt::Display| TelemetryError(format!("{what}: {e}"));
 
-        let endpoint_shown = signal_endpoint("v1/traces")
-            .or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-            .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
-            .unwrap_or_default();
-        let health = export::Health::new(endpoint_shown);
-
-        let registry = prometheus::Registry::new();
-        let prometheus = opentelemetry_prometheus::exporter()
-            .with_registry(registry.clone())
-            .build()
-            .map_err(|e| failed("the Prometheus exporter", &e))?;
-        let mut meters = SdkMeterProvider::builder()
-            .with_resource(resource.clone())
-            .with_reader(prometheus);
-        let mut traces = SdkTracerProvider::builder().with_resource(resource);
-        if exporting {
-            let mut metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .with_http_client(client.clone())
-                .with_protocol(Protocol::HttpBinary)
-                .with_timeout(timeout);
-            if let Some(endpoint) = signal_endpoint("v1/metrics") {
-                metric_exporter = metric_exporter.with_endpoint(endpoint);
-            }
-            let metric_exporter = export::WatchedMetrics {
-                inner: metric_exporter
-                    .build()
-                    .map_err(|e| failed("the OTLP metric exporter", &e))?,
-                health: health.clone(),
-            };
-            meters = meters.with_reader(PeriodicReader::builder(metric_exporter).build());
-            let mut span_exporter = opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .with_http_client(client)
-                .with_protocol(Protocol::HttpBinary)
-                .with_timeout(timeout);
-            if let Some(endpoint) = signal_endpoint("v1/traces") {
-                span_exporter = span_exporter.with_endpoint(endpoint);
-            }
-            traces = traces.with_batch_exporter(export::WatchedSpans {
-                inner: span_exporter
-                    .build()
-                    .map_err(|e| failed("the OTLP span exporter", &e))?,
-                health: health.clone(),
-            });
-        }
+        let (meters, traces, health, registry) = providers(
+            exporting.then_some(&client),
+            &signal_endpoint,
+            timeout,
+            resource,
+        )?;
         let meter_provider = meters.build();
         let instruments = metrics::Instruments::new(&meter_provider.meter("tool-runtime"));
         let _ = health.exported.set(instruments.exported.clone());
@@ -273,12 +244,13 @@ impl Telemetry {
 
     /// The tracing layer that turns spans into OpenTelemetry spans, with a filter of its own:
     /// every `info` span and event whatever `RUST_LOG` says, but none of the MCP SDK's (they
-    /// carry protocol messages verbatim) or of the HTTP stack's.
+    /// carry protocol messages verbatim) or of the HTTP stack's, nor the log's line of a call's
+    /// error.
     pub fn layer<S>(&self) -> impl Layer<S> + use<S>
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     {
-        let filter = Targets::new().with_default(LevelFilter::INFO).with_targets(
+        let targets = Targets::new().with_default(LevelFilter::INFO).with_targets(
             [
                 "rmcp",
                 "opentelemetry",
@@ -290,6 +262,11 @@ impl Telemetry {
             ]
             .map(|target| (target, LevelFilter::OFF)),
         );
+        // A call's end is on its span (`error.type`, the status); the log's event of it quotes
+        // the error's message, which may quote the arguments.
+        let filter = targets.and(filter_fn(|meta| {
+            !(meta.is_event() && meta.target() == "tool_runtime::call")
+        }));
         tracing_opentelemetry::layer()
             .with_tracer(self.tracer())
             .with_location(false)
@@ -321,6 +298,7 @@ impl Telemetry {
     }
 
     /// Whose inbound trace context is continued.
+    #[cfg_attr(not(any(feature = "http", feature = "mcp")), allow(dead_code))]
     pub(crate) fn inbound(&self) -> InboundTrace {
         self.inbound
     }
@@ -366,4 +344,70 @@ impl Telemetry {
             ),
         }
     }
+}
+
+/// The meter and tracer providers: metrics read for `GET /metrics` always, and with `client`,
+/// both signals exported over OTLP/HTTP to `signal_endpoint`'s URL (or the variables').
+fn providers(
+    client: Option<&export::OtlpClient>,
+    signal_endpoint: &dyn Fn(&str) -> Option<String>,
+    timeout: Duration,
+    resource: Resource,
+) -> Result<
+    (
+        opentelemetry_sdk::metrics::MeterProviderBuilder,
+        opentelemetry_sdk::trace::TracerProviderBuilder,
+        std::sync::Arc<export::Health>,
+        prometheus::Registry,
+    ),
+    TelemetryError,
+> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| TelemetryError(format!("{what}: {e}"));
+    let endpoint_shown = signal_endpoint("v1/traces")
+        .or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+        .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        .unwrap_or_default();
+    let health = export::Health::new(endpoint_shown);
+
+    let registry = prometheus::Registry::new();
+    let prometheus = opentelemetry_prometheus::exporter()
+        .with_registry(registry.clone())
+        .build()
+        .map_err(|e| failed("the Prometheus exporter", &e))?;
+    let mut meters = SdkMeterProvider::builder()
+        .with_resource(resource.clone())
+        .with_reader(prometheus);
+    let mut traces = SdkTracerProvider::builder().with_resource(resource);
+    if let Some(client) = client {
+        let mut metric_exporter = opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .with_http_client(client.clone())
+            .with_protocol(Protocol::HttpBinary)
+            .with_timeout(timeout);
+        if let Some(endpoint) = signal_endpoint("v1/metrics") {
+            metric_exporter = metric_exporter.with_endpoint(endpoint);
+        }
+        let metric_exporter = export::WatchedMetrics {
+            inner: metric_exporter
+                .build()
+                .map_err(|e| failed("the OTLP metric exporter", &e))?,
+            health: health.clone(),
+        };
+        meters = meters.with_reader(PeriodicReader::builder(metric_exporter).build());
+        let mut span_exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_http_client(client.clone())
+            .with_protocol(Protocol::HttpBinary)
+            .with_timeout(timeout);
+        if let Some(endpoint) = signal_endpoint("v1/traces") {
+            span_exporter = span_exporter.with_endpoint(endpoint);
+        }
+        traces = traces.with_batch_exporter(export::WatchedSpans {
+            inner: span_exporter
+                .build()
+                .map_err(|e| failed("the OTLP span exporter", &e))?,
+            health: health.clone(),
+        });
+    }
+    Ok((meters, traces, health, registry))
 }

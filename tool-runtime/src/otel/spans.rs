@@ -2,16 +2,35 @@
 //! names in the conventions, their attributes, their outcome. Each does nothing unless
 //! telemetry is installed, so the log lines of a build without it stay as they are.
 
+// Reason: each front end uses some of these; a build with fewer front ends leaves the others unused.
+#![cfg_attr(
+    not(all(
+        feature = "http",
+        feature = "mcp-client",
+        feature = "agent",
+        feature = "cli"
+    )),
+    allow(dead_code)
+)]
+
 use opentelemetry::trace::Status;
 use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{installed, names};
 
+/// The id a model gave a tool call, left in the call's extensions by the agent for its span
+/// (`gen_ai.tool.call.id`).
+pub(crate) struct ToolCallId(pub(crate) String);
+
 /// The pipeline's `tool.call` span as the GenAI conventions' `execute_tool {name}`.
-pub(crate) fn tool_call(span: &tracing::Span, tool: &str) {
+/// `call_id` is the model's id of the call ([`ToolCallId`]), if a model asked for it.
+pub(crate) fn tool_call(span: &tracing::Span, tool: &str, call_id: Option<&ToolCallId>) {
     if installed().is_none() || span.is_disabled() {
         return;
+    }
+    if let Some(id) = call_id {
+        span.set_attribute("gen_ai.tool.call.id", id.0.clone());
     }
     span.record("otel.name", format!("execute_tool {tool}"));
     span.set_attribute(names::GEN_AI_OPERATION, "execute_tool");

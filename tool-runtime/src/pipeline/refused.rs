@@ -31,11 +31,7 @@ pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
         otel.name = tracing::field::Empty,
     );
     #[cfg(feature = "otel")]
-    crate::otel::spans::tool_call(&span, name);
-    #[cfg(all(feature = "otel", feature = "agent"))]
-    if let Some(id) = ctx.extension::<crate::agent::ToolCallId>() {
-        crate::otel::spans::attribute(&span, "gen_ai.tool.call.id", id.0.clone());
-    }
+    crate::otel::spans::tool_call(&span, name, ctx.extension().as_deref());
     span
 }
 
@@ -129,7 +125,7 @@ impl Pipeline {
             ),
         }
         #[cfg(feature = "otel")]
-        self.measure(
+        measure(
             name,
             entry,
             ran.hidden.is_some(),
@@ -163,44 +159,40 @@ impl Pipeline {
 }
 
 #[cfg(feature = "otel")]
-impl Pipeline {
-    /// The call's metrics and the end of its span. Its tool is named only when it exists and
-    /// the caller may see it: a name a caller made up is not a metric's attribute.
-    #[allow(clippy::too_many_arguments)]
-    fn measure(
-        &self,
-        name: &str,
-        entry: Option<&RegisteredTool>,
-        hidden: bool,
-        observed_args: &Value,
-        ctx: &CallContext,
-        envelope: &Envelope,
-        duration: Duration,
-    ) {
-        let Some(telemetry) = crate::otel::installed() else {
-            return;
-        };
-        let outcome = match &envelope.outcome {
-            Ok(_) => "ok",
-            Err(e) => e.kind().as_str(),
-        };
-        let tool = if entry.is_some() && !hidden {
-            name
-        } else {
-            "_unknown"
-        };
-        crate::otel::metrics::call(tool, outcome, ctx.source().as_str(), duration);
-        let span = tracing::Span::current();
-        let error = envelope.outcome.as_ref().err();
-        let error = error.map(|e| (e.kind().as_str(), e.message()));
-        if telemetry.capture_content() {
-            let redacted = entry.and_then(|e| e.redacted(observed_args));
-            let arguments = redacted.as_ref().unwrap_or(observed_args);
-            let result = envelope.outcome.as_ref().ok();
-            crate::otel::spans::call_ended(&span, error, Some(arguments), result);
-        } else {
-            crate::otel::spans::call_ended(&span, error, None, None);
-        }
+/// The call's metrics and the end of its span. Its tool is named only when it exists and
+/// the caller may see it: a name a caller made up is not a metric's attribute.
+fn measure(
+    name: &str,
+    entry: Option<&RegisteredTool>,
+    hidden: bool,
+    observed_args: &Value,
+    ctx: &CallContext,
+    envelope: &Envelope,
+    duration: Duration,
+) {
+    let Some(telemetry) = crate::otel::installed() else {
+        return;
+    };
+    let outcome = match &envelope.outcome {
+        Ok(_) => "ok",
+        Err(e) => e.kind().as_str(),
+    };
+    let tool = if entry.is_some() && !hidden {
+        name
+    } else {
+        "_unknown"
+    };
+    crate::otel::metrics::call(tool, outcome, ctx.source().as_str(), duration);
+    let span = tracing::Span::current();
+    let error = envelope.outcome.as_ref().err();
+    let error = error.map(|e| (e.kind().as_str(), e.message()));
+    if telemetry.capture_content() {
+        let redacted = entry.and_then(|e| e.redacted(observed_args));
+        let arguments = redacted.as_ref().unwrap_or(observed_args);
+        let result = envelope.outcome.as_ref().ok();
+        crate::otel::spans::call_ended(&span, error, Some(arguments), result);
+    } else {
+        crate::otel::spans::call_ended(&span, error, None, None);
     }
 }
 

@@ -272,6 +272,7 @@ pub struct Requester {
     pub identity: Option<Identity>,
     /// The request's span: the parent of what is done for it, in tasks of their own too (MCP
     /// sessions serve requests on theirs).
+    #[cfg_attr(not(all(feature = "otel", feature = "mcp")), allow(dead_code))]
     pub(crate) span: tracing::Span,
 }
 
