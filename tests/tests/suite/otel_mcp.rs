@@ -242,6 +242,11 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
     ] {
         assert_eq!(attribute(client, key), Some(value), "{key} of {client:?}");
     }
+    // The request carried the client span's context as headers too: the mounted server's HTTP
+    // span is in the trace, beside its MCP span.
+    let mounted_request = child(&spans, client, "POST /mcp");
+    assert_eq!(mounted_request.service_name, "mcp-mounted");
+    assert_eq!(mounted_request.kind, "server");
     let mounted_server = child(&spans, client, "tools/call add");
     assert_eq!(mounted_server.kind, "server");
     assert_eq!(mounted_server.service_name, "mcp-mounted");

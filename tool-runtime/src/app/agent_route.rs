@@ -102,13 +102,15 @@ async fn run_agent(State(route): State<std::sync::Arc<Route>>, mut request: Requ
     let cancel = crate::CancellationToken::new();
     let run = run.events(tx).cancellation(cancel.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
+    // In the request's span: the run's `invoke_agent` continues the request's trace.
+    let spawned = async move {
         let transcript = match run.await {
             Ok(output) => output.transcript,
             Err(e) => *e.transcript,
         };
         let _ = done_tx.send(transcript);
-    });
+    };
+    tokio::spawn(tracing::Instrument::instrument(spawned, front.span.clone()));
     Sse::new(events(rx, done_rx, cancel.drop_guard()))
         .keep_alive(KeepAlive::default())
         .into_response()

@@ -317,6 +317,12 @@ impl RemoteServer {
                 if let Some(token) = bearer {
                     config = config.auth_header(token.expose().clone());
                 }
+                #[cfg(feature = "otel")]
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    super::traced_http::TracedClient::default(),
+                    config,
+                );
+                #[cfg(not(feature = "otel"))]
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
                 handler
                     .serve(transport)

@@ -52,6 +52,8 @@
 mod client;
 #[cfg(feature = "mcp-client")]
 mod relay;
+#[cfg(all(feature = "mcp-client", feature = "otel"))]
+mod traced_http;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 #[cfg(feature = "http")]
 mod drain;
