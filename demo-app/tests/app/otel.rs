@@ -123,6 +123,23 @@ async fn one_call_is_one_trace_under_the_callers_parent() {
         tool_span.attributes["gen_ai.tool.name"],
         json!("device_add")
     );
+    // Its stages, in order, as events of the span.
+    let stages: Vec<&str> = tool_span
+        .events
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "validated",
+            "admitted",
+            "intent recorded",
+            "tool returned",
+            "outcome recorded"
+        ],
+        "{context}"
+    );
     for span in [http_span, tool_span] {
         assert_eq!(
             span.attributes["request_id"],

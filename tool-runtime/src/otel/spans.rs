@@ -88,3 +88,14 @@ pub(crate) fn failed(span: &tracing::Span, error_type: &str) {
         span.set_status(Status::error(error_type.to_owned()));
     }
 }
+
+/// A stage of the current call passed (`validated`, `admitted`, `tool returned`, ...): an event
+/// on its span, whose time tells how long the stage before it took.
+pub(crate) fn stage(name: &'static str) {
+    if installed().is_some() {
+        let span = tracing::Span::current();
+        if !span.is_disabled() {
+            span.add_event(name, Vec::new());
+        }
+    }
+}

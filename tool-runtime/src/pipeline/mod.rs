@@ -211,16 +211,19 @@ impl Pipeline {
             Some((node, Err(e))) => Ran::refused(e, observed_args(node)),
             // No layer to consult: straight to the tool, without the boxed general path.
             Some((node, Ok(fut))) if self.nothing_between(entry, ctx) => {
+                stage("validated");
                 let observed_args = observed_args(node);
                 match self.announce(entry, &observed_args, ctx, call_id).await {
-                    Ok(()) => Ran::started(
-                        run_isolated(entry, fut, ctx, self.limit_of(entry)).await,
-                        observed_args,
-                    ),
+                    Ok(()) => {
+                        let outcome = run_isolated(entry, fut, ctx, self.limit_of(entry)).await;
+                        stage("tool returned");
+                        Ran::started(outcome, observed_args)
+                    }
                     Err(e) => Ran::refused(e, observed_args),
                 }
             }
             Some((node, Ok(fut))) => {
+                stage("validated");
                 let pending = pending(entry, Arguments::tree(node), ctx);
                 Box::pin(self.pass_layers_and_run(entry, pending, Some(fut), call_id)).await
             }
@@ -228,6 +231,7 @@ impl Pipeline {
                 let mut args = input.into_value();
                 match self.validate(entry, &mut args, ctx) {
                     Ok(()) => {
+                        stage("validated");
                         let pending = pending(entry, Arguments::value(args), ctx);
                         Box::pin(self.pass_layers_and_run(entry, pending, None, call_id)).await
                     }
@@ -363,6 +367,7 @@ impl Pipeline {
             Ok(fut) => run_isolated(entry, fut, ctx, self.limit_of(entry)).await,
             Err(e) => Err(e),
         };
+        stage("tool returned");
         drop(permits);
         let observed_args = if observed {
             pending.args.take()
@@ -404,8 +409,10 @@ impl Pipeline {
         if entry.meta.annotations.needs_confirmation() && !ctx.confirmed() && !ctx.dry_run() {
             self.confirmation(entry, pending, call_id, previewed)
                 .await?;
+            stage("confirmed");
         }
         run_hooks(&self.hooks_after_confirmation, pending, &mut permits).await?;
+        stage("admitted");
         self.announce(entry, pending.args(), &ctx, call_id).await?;
         Ok(permits)
     }
@@ -455,6 +462,7 @@ impl Pipeline {
                 })
                 .await?;
         }
+        stage("intent recorded");
         Ok(())
     }
 
@@ -614,4 +622,13 @@ async fn run_hooks(
         permits.push(hook.before(pending).await?);
     }
     Ok(())
+}
+
+/// A stage of the call passed: an event on its span when telemetry is on
+/// (`otel::spans::stage`).
+pub(super) fn stage(name: &'static str) {
+    #[cfg(feature = "otel")]
+    crate::otel::spans::stage(name);
+    #[cfg(not(feature = "otel"))]
+    let _ = name;
 }

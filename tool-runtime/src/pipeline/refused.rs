@@ -154,6 +154,7 @@ impl Pipeline {
                 })
                 .await;
         }
+        super::stage("outcome recorded");
         envelope
     }
 }
