@@ -17,19 +17,9 @@ const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
 const TOKEN: &str = "t-operator-5f1c";
 
-/// `demo-app serve` in `dir`, exporting to `endpoint` quickly (spans every 100 ms, metrics every
-/// 300 ms), with `config` as its configuration and a token for an operator and for a viewer;
-/// its standard error in `dir/stderr`.
-fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
-    let auth = dir.join("auth.toml");
-    std::fs::write(
-        &auth,
-        format!(
-            "[[tokens]]\ntoken = \"{TOKEN}\"\nprincipal = \"ops\"\nroles = [\"admin\"]\n\
-             [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n"
-        ),
-    )
-    .unwrap();
+/// `demo-app` in `dir`, exporting to `endpoint` quickly (spans every 100 ms, metrics every
+/// 300 ms), with `config` as its configuration; its standard error in `dir/stderr`.
+fn demo(dir: &TempDir, endpoint: &str, config: &str) -> Command {
     let file = dir.join("demo-app.toml");
     std::fs::write(&file, config).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_demo-app"));
@@ -40,8 +30,6 @@ fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
         .arg(&file)
         .arg("--audit-log")
         .arg(dir.join("audit.jsonl"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
-        .arg(&auth)
         .env_remove("RUST_LOG")
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
         .env("OTEL_EXPORTER_OTLP_TIMEOUT", "500")
@@ -49,6 +37,24 @@ fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
         .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
         .env("OTEL_SERVICE_NAME", "demo-under-test")
         .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
+    command
+}
+
+/// [`demo`]'s `serve`, with a token for an operator and one for a viewer.
+fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
+    let auth = dir.join("auth.toml");
+    std::fs::write(
+        &auth,
+        format!(
+            "[[tokens]]\ntoken = \"{TOKEN}\"\nprincipal = \"ops\"\nroles = [\"admin\"]\n\
+             [[tokens]]\ntoken = \"t-viewer\"\nprincipal = \"viewer\"\nroles = []\n"
+        ),
+    )
+    .unwrap();
+    let mut command = demo(dir, endpoint, config);
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
+        .arg(&auth);
     Served::spawn(command)
 }
 
@@ -147,6 +153,17 @@ async fn one_call_is_one_trace_under_the_callers_parent() {
             "{context}"
         );
     }
+
+    // The log's line of the request, inside its span, leads to the trace.
+    let stderr = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("path=\"/tools/device_add\""))
+        .unwrap_or_else(|| panic!("the request's log line:\n{stderr}"));
+    assert!(
+        line.starts_with(&format!("trace_id={TRACE} span_id={} ", http_span.span_id)),
+        "{line}"
+    );
 
     // The audit record carries the trace.
     let audit: Value = reqwest::Client::new()
@@ -369,4 +386,95 @@ async fn a_collector_that_is_down_or_silent_never_fails_a_call() {
         assert_eq!(said, 1, "{name}: the failure is logged once:\n{stderr}");
     }
     assert!(silent.trace_requests() + silent.metric_requests() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_authenticated_callers_may_continue_a_trace_when_so_configured() {
+    let receiver = OtlpReceiver::start().await;
+    let dir = TempDir::new("otel-inbound");
+    let config = "[otel]\ninbound = \"authenticated\"\n";
+    let traceparent = format!("00-{TRACE}-{PARENT}-01");
+    // Without an auth file no caller is authenticated: a trace of the server's own.
+    let mut command = demo(&dir, &receiver.endpoint(), config);
+    command.args(["serve", "--addr", "127.0.0.1:0"]);
+    let open = Served::spawn(command);
+    let response = reqwest::Client::new()
+        .post(format!("{}/tools/device_list", open.base))
+        .header("traceparent", &traceparent)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let spans = receiver
+        .wait_for_spans(
+            |spans| spans.iter().any(|s| s.name == "POST /tools/device_list"),
+            Duration::from_secs(20),
+        )
+        .await;
+    let ignored = find(&spans, "POST /tools/device_list");
+    assert_ne!(ignored.trace_id, TRACE, "{}", dump(&spans));
+    assert_eq!(ignored.parent_span_id, "");
+    drop(open);
+
+    // With a valid token, the caller's trace is continued.
+    let dir = TempDir::new("otel-inbound-token");
+    let served = serve(&dir, &receiver.endpoint(), config);
+    let (status, _, _) = call(
+        &served,
+        "device_list",
+        &json!({}),
+        &[("traceparent", &traceparent)],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let spans = receiver
+        .wait_for_spans(
+            |spans| spans.iter().any(|s| s.trace_id == TRACE),
+            Duration::from_secs(20),
+        )
+        .await;
+    let continued = spans
+        .iter()
+        .find(|s| s.trace_id == TRACE && s.name == "POST /tools/device_list")
+        .unwrap_or_else(|| panic!("{}", dump(&spans)));
+    assert_eq!(continued.parent_span_id, PARENT);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_command_exports_before_it_exits_or_gives_up_soon() {
+    let receiver = OtlpReceiver::start().await;
+    let dir = TempDir::new("otel-one-shot");
+    let output = demo(&dir, &receiver.endpoint(), "")
+        .args(["--json", "device-list"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    // Exported at exit: no waiting here beyond the receiver's own bookkeeping.
+    let spans = receiver
+        .wait_for_spans(
+            |spans| spans.iter().any(|s| s.name == "execute_tool device_list"),
+            Duration::from_secs(5),
+        )
+        .await;
+    assert_eq!(
+        find(&spans, "execute_tool device_list").attributes["source"],
+        json!("cli")
+    );
+
+    // A collector that never answers holds the command up for the bounded flush only.
+    let silent = OtlpReceiver::hanging().await;
+    let dir = TempDir::new("otel-one-shot-silent");
+    let started = std::time::Instant::now();
+    let output = demo(&dir, &silent.endpoint(), "")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "30000")
+        .args(["--json", "device-list"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the command waited {:?} for the collector",
+        started.elapsed()
+    );
 }

@@ -306,7 +306,7 @@ pub(super) struct Finish {
     mcp: bool,
     /// Boxed: only when the line is logged, and this is kept in every request's future.
     log: Option<Box<(Instant, axum::http::Method, String)>>,
-    /// The request's span, entered while the route runs.
+    /// The request's span, entered while the route runs and the response is finished.
     pub(super) span: tracing::Span,
     /// With telemetry, when the request came, its method and its route, for
     /// `http.server.request.duration`.
@@ -324,6 +324,8 @@ impl Finish {
             #[cfg(feature = "otel")]
             measured,
         } = self;
+        // The log line below is written inside the request's span.
+        let _entered = span.enter();
         if response.status() == StatusCode::METHOD_NOT_ALLOWED && !mcp {
             // axum's own 405 carries the `Allow` header; give it an envelope body as well.
             let allow = response.headers().get(header::ALLOW).cloned();

@@ -25,13 +25,12 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        // Outside the span's extensions' locks (the formatter takes them later): reading the
-        // OpenTelemetry context takes them too.
-        let ids = ctx.lookup_current().and_then(|span| {
-            let id = span.id();
-            tracing::dispatcher::get_default(|dispatch| {
-                tracing_opentelemetry::get_otel_context(&id, dispatch)
-            })
+        // The current span as the subscriber knows it, not as this log's filter sees it: a
+        // span the log does not write (the request's, at the default level) still has a trace.
+        // Read before the formatter takes the spans' extensions' locks, which this takes too.
+        let ids = tracing::dispatcher::get_default(|dispatch| {
+            let id = dispatch.current_span().id()?.clone();
+            tracing_opentelemetry::get_otel_context(&id, dispatch)
         });
         if let Some(cx) = ids {
             let span = cx.span();
