@@ -23,19 +23,31 @@ use super::{installed, names};
 /// (`gen_ai.tool.call.id`).
 pub(crate) struct ToolCallId(pub(crate) String);
 
-/// The pipeline's `tool.call` span as the GenAI conventions' `execute_tool {name}`.
-/// `call_id` is the model's id of the call ([`ToolCallId`]), if a model asked for it.
-pub(crate) fn tool_call(span: &tracing::Span, tool: &str, call_id: Option<&ToolCallId>) {
-    if installed().is_none() || span.is_disabled() {
-        return;
-    }
+/// The pipeline's `tool.call` span, with telemetry installed: the same fields, and those of
+/// the GenAI conventions' `execute_tool {name}` (with `gen_ai.tool.call.id` when a model asked
+/// for the call, [`ToolCallId`]). All given as the span is made: one visit of its fields.
+pub(crate) fn tool_call(
+    tool: &str,
+    source: &str,
+    request_id: &str,
+    call_id: Option<&ToolCallId>,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        target: "tool_runtime::call",
+        "tool.call",
+        tool,
+        source,
+        request_id,
+        otel.name = %format_args!("execute_tool {tool}"),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tool,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.id = tracing::field::Empty,
+    );
     if let Some(id) = call_id {
-        span.set_attribute("gen_ai.tool.call.id", id.0.clone());
+        span.record("gen_ai.tool.call.id", id.0.as_str());
     }
-    span.record("otel.name", format!("execute_tool {tool}"));
-    span.set_attribute(names::GEN_AI_OPERATION, "execute_tool");
-    span.set_attribute(names::GEN_AI_TOOL_NAME, tool.to_owned());
-    span.set_attribute("gen_ai.tool.type", "function");
+    span
 }
 
 /// How a call ended, on its span: `error.type` and an error status for an error (its message

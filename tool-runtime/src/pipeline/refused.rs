@@ -22,17 +22,23 @@ use super::{Pipeline, Ran, next_call_id};
 /// The `tool.call` span every call, run or refused, is logged under.
 /// With telemetry, it is the GenAI conventions' `execute_tool {name}` span.
 pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
-    let span = tracing::info_span!(
+    #[cfg(feature = "otel")]
+    if crate::otel::installed().is_some() {
+        let call_id = ctx.extension::<crate::otel::spans::ToolCallId>();
+        return crate::otel::spans::tool_call(
+            name,
+            ctx.source().as_str(),
+            ctx.request_id(),
+            call_id.as_deref(),
+        );
+    }
+    tracing::info_span!(
         target: "tool_runtime::call",
         "tool.call",
         tool = name,
         source = ctx.source().as_str(),
         request_id = ctx.request_id(),
-        otel.name = tracing::field::Empty,
-    );
-    #[cfg(feature = "otel")]
-    crate::otel::spans::tool_call(&span, name, ctx.extension().as_deref());
-    span
+    )
 }
 
 impl Pipeline {
