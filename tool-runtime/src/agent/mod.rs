@@ -53,6 +53,7 @@ mod client;
 mod model;
 mod run;
 mod switch;
+mod trace;
 mod transcript;
 mod wire;
 

@@ -11,13 +11,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
-use tracing::field::Empty;
 
-use super::client;
 use super::model::{Api, Model};
 use super::transcript::{Event, Message, Refusal, ToolCall, ToolResult, Transcript, Turn};
 use super::wire::Request;
 use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
+use super::{client, trace};
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::llm::{self, Target};
 use crate::tool::error::{ErrorKind, ToolError};
@@ -110,64 +109,10 @@ enum Interrupt {
 /// Runs `run` under its span, `invoke_agent {name}` in the GenAI conventions, which records
 /// the run's token totals and, for a run that ended without an answer, why.
 pub(super) async fn drive(run: Run) -> Result<RunOutput, RunError> {
-    let span = run_span(&run);
+    let span = trace::run_span(&run);
     let result = turns(run).instrument(span.clone()).await;
-    if !span.is_disabled() {
-        let usage = match &result {
-            Ok(output) => output.transcript.usage,
-            Err(e) => e.transcript.usage,
-        };
-        span.record(
-            "gen_ai.usage.input_tokens",
-            client::count(usage.input_tokens),
-        );
-        span.record(
-            "gen_ai.usage.output_tokens",
-            client::count(usage.output_tokens),
-        );
-        #[cfg(feature = "otel")]
-        if let Err(e) = &result {
-            crate::otel::spans::failed(&span, e.kind.name());
-        }
-    }
+    trace::run_ended(&span, &result);
     result
-}
-
-/// The span of a run: the agent's name, the provider and model of its first tier, the
-/// conversation (a [`RunContext`](super::RunContext)'s chat) and the caller's request id.
-fn run_span(run: &Run) -> tracing::Span {
-    let inner = &run.agent.inner;
-    let tiers = &inner.tiers;
-    let model = run
-        .tier
-        .as_deref()
-        .and_then(|tier| tiers.get(tier))
-        .or_else(|| tiers.get(tiers.default_name()))
-        .expect("the default tier exists");
-    let span = tracing::info_span!(
-        target: "tool_runtime::agent",
-        "invoke_agent",
-        otel.name = Empty,
-        otel.kind = "internal",
-        gen_ai.operation.name = "invoke_agent",
-        gen_ai.provider.name = model.api.provider_name(),
-        gen_ai.request.model = model.name.as_str(),
-        gen_ai.agent.name = inner.name.as_deref(),
-        gen_ai.conversation.id = run.conversation.as_deref(),
-        request_id = run.caller.given_request_id(),
-        gen_ai.usage.input_tokens = Empty,
-        gen_ai.usage.output_tokens = Empty,
-    );
-    if !span.is_disabled() {
-        span.record(
-            "otel.name",
-            match &inner.name {
-                Some(name) => format!("invoke_agent {name}"),
-                None => "invoke_agent".to_owned(),
-            },
-        );
-    }
-    span
 }
 
 /// The loop of a run.
@@ -404,20 +349,14 @@ async fn refuse(inner: &Inner, caller: &Caller, call: &ToolCall, error: ToolErro
         parse_arguments(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
     let envelope = inner
         .registry
-        .refuse(&call.name, args, with_call_id(caller.clone(), call), error)
+        .refuse(
+            &call.name,
+            args,
+            trace::with_call_id(caller.clone(), call),
+            error,
+        )
         .await;
     result_of(call, &envelope, started.elapsed())
-}
-
-/// `caller` with the id the model gave `call`, which the call's span (`execute_tool {name}`)
-/// records as `gen_ai.tool.call.id` (with telemetry only).
-#[cfg_attr(not(feature = "otel"), allow(unused_variables))]
-fn with_call_id(caller: Caller, call: &ToolCall) -> Caller {
-    #[cfg(feature = "otel")]
-    if crate::otel::installed().is_some() {
-        return caller.extension(crate::otel::spans::ToolCallId(call.id.clone()));
-    }
-    caller
 }
 
 fn not_run(call: &ToolCall, kind: &ErrorKind, message: &str) -> ToolResult {
@@ -616,7 +555,7 @@ impl Job {
             .clone()
             .strict_nulls(self.target.writes_strict_nulls())
             .cancellation(self.cancel.clone());
-        let caller = with_call_id(caller, &call);
+        let caller = trace::with_call_id(caller, &call);
         let envelope = match parse_arguments(&call.arguments) {
             // A name the caller cannot see is the first mistake: the pipeline answers it
             // (`unknown_tool`, with the names the model may have meant), whatever came with it.
