@@ -98,12 +98,31 @@ fn the_client_scenarios_pass_but_the_expected_failures() {
         "elicitation-sep1034-client-defaults",
         "sse-retry",
     ] {
-        let out = conformance()
-            .args(["client", "--command", &client, "--scenario", scenario])
-            .arg("--expected-failures")
-            .arg(baseline())
-            .output()
-            .unwrap();
+        let run = || {
+            conformance()
+                .args(["client", "--command", &client, "--scenario", scenario])
+                .arg("--expected-failures")
+                .arg(baseline())
+                .output()
+                .unwrap()
+        };
+        // `sse-retry` warns, which fails the scenario, when the client's reconnection comes
+        // later than the stream's `retry` (500 ms) by the suite's clock: on a machine busy with
+        // other tests it can. A run whose only fault is lateness is tried again, up to three
+        // times; a client that ignores the field, or reconnects too early, fails every time.
+        let mut out = run();
+        for _ in 0..2 {
+            if out.status.success() || !only_late(&out) {
+                break;
+            }
+            out = run();
+        }
         expect_baseline(scenario, &out);
     }
+}
+
+/// Whether the suite's only complaint about a client scenario is a reconnection that came late.
+fn only_late(out: &Output) -> bool {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    stderr.contains("reconnected slightly late") && stderr.contains(" 0 failed")
 }
