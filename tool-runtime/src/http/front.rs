@@ -152,14 +152,18 @@ pub(super) fn front(
             request.uri().path().to_owned(),
         ))
     });
-    let span = request_span(request, &id);
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(axum::extract::MatchedPath::as_str);
+    let span = request_span(request, route, &id);
     #[cfg(feature = "otel")]
     let measured = crate::otel::installed().map(|_| {
-        let route = request
-            .extensions()
-            .get::<axum::extract::MatchedPath>()
-            .map(|route| route.as_str().to_owned());
-        Box::new((Instant::now(), request.method().clone(), route))
+        Box::new((
+            Instant::now(),
+            request.method().clone(),
+            route.map(str::to_owned),
+        ))
     });
     let admitted = exposure(state, request, &id)
         .and_then(|()| authenticate(state, request, &id))
@@ -188,11 +192,7 @@ pub(super) fn front(
 
 /// The server span of a request, in the HTTP conventions: `{method} {route}`, kind server.
 /// Recorded when telemetry (or a log at `info` for `tool_runtime::request`) wants it.
-fn request_span(request: &Request, id: &str) -> tracing::Span {
-    let route = request
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map(axum::extract::MatchedPath::as_str);
+fn request_span(request: &Request, route: Option<&str>, id: &str) -> tracing::Span {
     let method = request.method().as_str();
     let span = tracing::info_span!(
         target: "tool_runtime::request",

@@ -53,11 +53,7 @@ impl Served {
         );
         let measured = Telemetry::on();
         if !span.is_disabled() {
-            span.record("otel.name", name(method, target));
-            if method == "tools/call" {
-                span.record("gen_ai.tool.name", target);
-                span.record("gen_ai.operation.name", "execute_tool");
-            }
+            name(&span, method, target);
             if let Some(http) = &http {
                 span.record("mcp.session.id", http.session);
                 span.record("request_id", http.request_id);
@@ -146,11 +142,19 @@ impl Answer for InitializeResult {
     }
 }
 
-/// `{method} {target}`, or the method alone.
-fn name(method: &str, target: Option<&str>) -> String {
-    match target {
-        Some(target) => format!("{method} {target}"),
-        None => method.to_owned(),
+/// Names `span` `{method} {target}`, or the method alone; a `tools/call` is also the
+/// conventions' `execute_tool` of its tool.
+fn name(span: &tracing::Span, method: &str, target: Option<&str>) {
+    span.record(
+        "otel.name",
+        match target {
+            Some(target) => format!("{method} {target}"),
+            None => method.to_owned(),
+        },
+    );
+    if method == "tools/call" {
+        span.record("gen_ai.tool.name", target);
+        span.record("gen_ai.operation.name", "execute_tool");
     }
 }
 
@@ -215,11 +219,7 @@ impl Sent {
         );
         let measured = Telemetry::on();
         if !span.is_disabled() {
-            span.record("otel.name", name(method, target));
-            if method == "tools/call" {
-                span.record("gen_ai.tool.name", target);
-                span.record("gen_ai.operation.name", "execute_tool");
-            }
+            name(&span, method, target);
             if let Some((host, port)) = &address {
                 span.record("server.address", host.as_str());
                 span.record("server.port", i64::from(*port));
