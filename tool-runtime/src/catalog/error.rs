@@ -39,6 +39,16 @@ pub enum BuildProblem {
         /// Where the tool is defined.
         defined_at: String,
     },
+    /// A resource or prompt cannot be served as declared: a URI template that does not parse,
+    /// two resources one URI would match alike, a name used twice.
+    Item {
+        /// `resource `name`` or `prompt `name``.
+        item: String,
+        /// Where it is defined.
+        defined_at: String,
+        /// What is wrong, and what to do.
+        problem: String,
+    },
     /// A tool needs `State<T>` that was never registered.
     MissingState {
         /// The tool.
@@ -75,6 +85,11 @@ impl fmt::Display for BuildProblem {
                 f,
                 "tool `{tool}` ({defined_at}) has a rate or concurrency limit, but limits are set up only for tools present when the registry is built; register it with the builder (`Registry::builder().tool(...)`), or limit it in a `CallHook`"
             ),
+            BuildProblem::Item {
+                item,
+                defined_at,
+                problem,
+            } => write!(f, "{item} ({defined_at}): {problem}"),
             BuildProblem::MissingState { tool, type_name } => write!(
                 f,
                 "tool `{tool}` takes State<{type_name}>, but no `{type_name}` was registered; add `.state(value)` to the registry builder"

@@ -64,12 +64,14 @@ pub(crate) struct Catalog {
     /// The names the builder set a rate or concurrency limit for: tools of these names cannot
     /// be added at run time, where no limit would hold.
     limited: BTreeSet<String>,
+    /// Whether it holds resources and prompts, whose names (`resource:{name}`) are no tool's.
+    items: bool,
 }
 
 impl Catalog {
     pub(crate) fn new(
         fixed: BTreeMap<Arc<str>, RegisteredTool>,
-        state: StateMap,
+        state: Arc<StateMap>,
         check_state: bool,
         limited: BTreeSet<String>,
     ) -> Self {
@@ -80,10 +82,24 @@ impl Catalog {
             writing: Mutex::new(()),
             arrivals: AtomicU64::new(0),
             version: tokio::sync::watch::Sender::new(0),
-            state: Arc::new(state),
+            state,
             mounted: Mutex::default(),
             check_state,
             limited,
+            items: false,
+        }
+    }
+
+    /// A catalogue of resources and prompts, adapted as tools: their names are not checked
+    /// against the tools' rule.
+    pub(crate) fn of_items(
+        fixed: BTreeMap<Arc<str>, RegisteredTool>,
+        state: Arc<StateMap>,
+        check_state: bool,
+    ) -> Self {
+        Self {
+            items: true,
+            ..Self::new(fixed, state, check_state, BTreeSet::new())
         }
     }
 
@@ -217,10 +233,11 @@ impl Catalog {
                 });
                 continue;
             }
-            problems.extend(check_entry(
-                &entry,
-                self.check_state.then_some(&*self.state),
-            ));
+            problems.extend(
+                check_entry(&entry, self.check_state.then_some(&*self.state))
+                    .into_iter()
+                    .filter(|p| !(self.items && matches!(p, BuildProblem::InvalidName { .. }))),
+            );
             if entry.meta.rate.is_some()
                 || entry.meta.concurrency.is_some()
                 || self.limited.contains(&*name)

@@ -540,7 +540,6 @@ pub(crate) struct Called {
     pub(crate) envelope: Envelope,
     /// `None` when the pipeline answered `unknown_tool`: no tool of that name, or one hidden
     /// from the caller.
-    #[cfg_attr(not(any(feature = "cli", feature = "mcp")), allow(dead_code))]
     pub(crate) tool: Option<Arc<RegisteredTool>>,
 }
 

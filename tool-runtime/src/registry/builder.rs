@@ -14,7 +14,10 @@ use crate::layers::hooks::{CallHook, CallObserver, HookPoint};
 use crate::layers::limits::{MemoryRateLimiter, RateLimiter};
 use crate::layers::policy::Policy;
 use crate::pipeline::{Options, Pipeline};
+use crate::prompt::{Prompt, PromptRegistration};
+use crate::resource::{Resource, ResourceRegistration};
 use crate::tool::definition::{DEFAULT_TIMEOUT, Tool, ToolRegistration};
+use crate::tool::notify::{MemoryNotifier, Notifications, Notifier};
 use crate::tool::state::StateMap;
 
 use super::{IntoArc, Registry};
@@ -34,6 +37,9 @@ pub struct RegistryBuilder {
     /// Where confirmation tokens are kept; one in memory, made at build, if none.
     confirmation_store: Option<Arc<dyn ConfirmationStore>>,
     tools: Vec<Arrival>,
+    resources: Vec<Arc<dyn Resource>>,
+    prompts: Vec<Arc<dyn Prompt>>,
+    notifier: Option<Arc<dyn Notifier>>,
     state: StateMap,
     policies: Vec<Arc<dyn Policy>>,
     hooks: Vec<Arc<dyn CallHook>>,
@@ -56,6 +62,9 @@ impl Default for RegistryBuilder {
             rate_limiter: None,
             confirmation_store: None,
             tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            notifier: None,
             state: StateMap::default(),
             policies: Vec::new(),
             hooks: Vec::new(),
@@ -106,6 +115,30 @@ impl RegistryBuilder {
     #[must_use]
     pub fn state<T: Send + Sync + 'static>(mut self, value: impl Into<Arc<T>>) -> Self {
         self.state.insert(value.into());
+        self
+    }
+
+    /// Adds a resource (every `#[resource]` linked in is added already): a [`Resource`] or
+    /// one already shared. A URI that does not parse, a name used twice, or two templates that
+    /// match the same URI alike fail [`build`](Self::build).
+    #[must_use]
+    pub fn resource<R: IntoArc<dyn Resource>>(mut self, resource: R) -> Self {
+        self.resources.push(resource.into_arc());
+        self
+    }
+
+    /// Adds a prompt (every `#[prompt]` linked in is added already).
+    #[must_use]
+    pub fn prompt<P: IntoArc<dyn Prompt>>(mut self, prompt: P) -> Self {
+        self.prompts.push(prompt.into_arc());
+        self
+    }
+
+    /// Where changes clients follow are published: [`MemoryNotifier`] (this process) unless
+    /// given one that several replicas share.
+    #[must_use]
+    pub fn notifier<N: IntoArc<dyn Notifier>>(mut self, notifier: N) -> Self {
+        self.notifier = Some(notifier.into_arc());
         self
     }
 
@@ -341,12 +374,50 @@ impl RegistryBuilder {
             problems.extend(check_entry(&entry, self.check_state.then_some(&self.state)));
             tools.insert(name, entry);
         }
+        let mut index = super::items::Index::default();
+        let (found_resources, found_prompts) = if self.inventory {
+            (
+                inventory::iter::<ResourceRegistration>
+                    .into_iter()
+                    .map(|r| Arc::new(r.0) as Arc<dyn Resource>)
+                    .collect(),
+                inventory::iter::<PromptRegistration>
+                    .into_iter()
+                    .map(|r| Arc::new(r.0) as Arc<dyn Prompt>)
+                    .collect(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let items = match index.add(
+            found_resources.into_iter().chain(self.resources).collect(),
+            found_prompts.into_iter().chain(self.prompts).collect(),
+        ) {
+            Ok(arrivals) => super::items::fixed_tools(arrivals),
+            Err(more) => {
+                problems.extend(more);
+                BTreeMap::new()
+            }
+        };
+        for entry in items.values() {
+            problems.extend(
+                check_entry(entry, self.check_state.then_some(&self.state))
+                    .into_iter()
+                    .filter(|p| !matches!(p, BuildProblem::InvalidName { .. })),
+            );
+        }
         if !problems.is_empty() {
             return Err(BuildError {
                 problems,
                 at_run_time: false,
             });
         }
+        let notifier = self
+            .notifier
+            .unwrap_or_else(|| Arc::new(MemoryNotifier::new()));
+        let mut state = self.state;
+        state.insert(Arc::new(Notifications(Arc::clone(&notifier))));
+        let state = Arc::new(state);
         let mut hooks = self.hooks;
         let setting = |tool: &RegisteredTool| {
             let name = &*tool.meta.name;
@@ -360,6 +431,7 @@ impl RegistryBuilder {
         };
         let rates = tools
             .values()
+            .chain(items.values())
             .filter_map(|t| setting(t).0.map(|r| (t.meta.name.to_string(), r)));
         let counter = self
             .rate_limiter
@@ -370,6 +442,7 @@ impl RegistryBuilder {
         }
         let slots = tools
             .values()
+            .chain(items.values())
             .filter_map(|t| setting(t).1.map(|n| (t.meta.name.to_string(), n)));
         if let Some(limits) =
             crate::layers::limits::ConcurrencyLimits::new(slots, self.concurrency_queue)
@@ -390,7 +463,17 @@ impl RegistryBuilder {
             )
             .collect();
         Ok(Registry {
-            catalog: Arc::new(Catalog::new(tools, self.state, self.check_state, limited)),
+            catalog: Arc::new(Catalog::new(
+                tools,
+                Arc::clone(&state),
+                self.check_state,
+                limited,
+            )),
+            items: super::items::Items::new(
+                Catalog::of_items(items, state, self.check_state),
+                index,
+                notifier,
+            ),
             pipeline: Pipeline {
                 policies: self.policies,
                 hooks_before_confirmation: hooks,

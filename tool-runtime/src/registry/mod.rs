@@ -19,6 +19,7 @@
 #![doc = include_str!("../../docs/scale-out.md")]
 
 mod builder;
+mod items;
 
 use std::fmt;
 use std::future::Future;
@@ -31,15 +32,19 @@ use crate::catalog::toolset::{MountError, Toolset};
 use crate::layers::confirm::{Ask, ConfirmationStore};
 use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
+use crate::prompt::Prompt;
+use crate::resource::Resource;
 use crate::tool::caller::Caller;
 use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
+use crate::tool::notify::Notifier;
 
 pub use crate::catalog::{
     BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
 };
 pub use builder::RegistryBuilder;
+pub use items::ResourceRead;
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
 #[cfg(feature = "cli")]
@@ -95,7 +100,15 @@ macro_rules! into_arc {
     )*};
 }
 
-into_arc!(Tool, Toolset, RateLimiter, ConfirmationStore);
+into_arc!(
+    Tool,
+    Toolset,
+    RateLimiter,
+    ConfirmationStore,
+    Resource,
+    Prompt,
+    Notifier
+);
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
 /// (`Arc<Registry>`), and call tools with [`Registry::call`](Registry::call).
@@ -108,6 +121,8 @@ into_arc!(Tool, Toolset, RateLimiter, ConfirmationStore);
 pub struct Registry {
     catalog: Arc<Catalog>,
     pipeline: Pipeline,
+    /// The resources and prompts, run through the same pipeline.
+    items: items::Items,
 }
 
 impl Registry {

@@ -48,9 +48,24 @@ pub enum Content {
         /// The resource.
         resource: EmbeddedResource,
     },
+    /// A link to a resource the client may read.
+    #[serde(rename = "resource_link")]
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// Its media type.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// What it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
 }
 
-/// A resource inside a result: its URI, media type, and its contents as text or as bytes.
+/// A resource's contents: its URI, media type, and its contents as text or as bytes; what a
+/// resource read answers with, and what a result or a prompt message embeds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EmbeddedResource {
     /// Where the resource lives (`file:///…`, `test://…`).
@@ -120,6 +135,16 @@ impl Content {
         }
     }
 
+    /// A link to the resource at `uri`, named `name`.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            mime_type: None,
+            description: None,
+        }
+    }
+
     /// The bytes of an image, a sound or a binary resource, decoded; `None` for text.
     #[must_use]
     pub fn bytes(&self) -> Option<Vec<u8>> {
@@ -137,7 +162,36 @@ impl Content {
     }
 }
 
-fn base64(bytes: &[u8]) -> String {
+impl EmbeddedResource {
+    /// Text contents.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: None,
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+
+    /// Binary contents, base64-encoded.
+    pub fn blob(uri: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: None,
+            text: None,
+            blob: Some(base64(bytes.as_ref())),
+        }
+    }
+
+    /// The same contents with media type `mime_type`.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+pub(crate) fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 

@@ -261,6 +261,20 @@ impl CallContext {
         self.inner.state.get::<T>()
     }
 
+    /// Where this call publishes changes clients follow: a resource's contents, the set of
+    /// resources or prompts ([`Notifier`](crate::Notifier)). A context made outside a registry
+    /// has a notifier nobody hears.
+    #[must_use]
+    pub fn notifier(&self) -> Arc<dyn crate::tool::notify::Notifier> {
+        self.inner
+            .state
+            .get::<crate::tool::notify::Notifications>()
+            .map_or_else(
+                || Arc::new(crate::tool::notify::MemoryNotifier::new()) as _,
+                |n| Arc::clone(&n.0),
+            )
+    }
+
     /// The value of type `T` the caller attached with [`Caller::extension`], if any.
     ///
     /// ```

@@ -189,12 +189,29 @@ impl fmt::Debug for PendingCall<'_> {
     }
 }
 
+/// What the pipeline is asked to run: a tool's call, a resource's read or a prompt's get. All
+/// three pass the same layers; a policy that should treat them apart reads
+/// [`ToolMeta::kind`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A tool (`#[tool]`).
+    #[default]
+    Tool,
+    /// A resource read (`#[resource]`), named `resource:{name}`.
+    Resource,
+    /// A prompt get (`#[prompt]`), named `prompt:{name}`.
+    Prompt,
+}
+
 /// The default time limit of a call when the tool does not set `#[tool(timeout = "...")]`.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything about a tool except its schemas and its code.
 #[derive(Debug, Clone)]
 pub struct ToolMeta {
+    /// What it is: a tool, or a resource or prompt the pipeline runs as one.
+    pub kind: Kind,
     /// Unique name, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
     pub name: Cow<'static, str>,
     /// A human-readable title.
@@ -249,6 +266,7 @@ impl ToolMeta {
         let name = name.into();
         let description = description.into();
         Self {
+            kind: Kind::Tool,
             title: Cow::Owned(tool_grammar::title_from_name(&name)),
             summary: Cow::Owned(tool_grammar::first_paragraph(&description)),
             name,
@@ -395,6 +413,7 @@ impl fmt::Debug for ToolDescriptor {
 impl Tool for &'static ToolDescriptor {
     fn meta(&self) -> ToolMeta {
         ToolMeta {
+            kind: Kind::Tool,
             name: Cow::Borrowed(self.name),
             title: Cow::Borrowed(self.title),
             summary: Cow::Borrowed(self.summary),

@@ -6,11 +6,13 @@
 
 pub(crate) mod blocking;
 pub(crate) mod caller;
+pub(crate) mod complete;
 pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod definition;
 pub(crate) mod envelope;
 pub(crate) mod error;
+pub(crate) mod notify;
 pub(crate) mod parsed;
 pub mod peer;
 pub(crate) mod secret;
