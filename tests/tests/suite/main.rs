@@ -32,4 +32,5 @@ mod replicas;
 mod scale_out;
 mod schemas;
 mod toolsets;
+mod toolsets_items;
 mod ui;

@@ -12,7 +12,7 @@ use tool_runtime::mcp::RemoteServer;
 use tool_runtime::{Caller, Registry, Source};
 
 /// The reference server's entry point; a test that needs it fails (never passes) without it.
-fn everything() -> PathBuf {
+pub(crate) fn everything() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -29,7 +29,7 @@ fn text(text: &str) -> Value {
 }
 
 /// server-everything on stdio, started in `dir` (which tells its processes apart).
-fn everything_on_stdio(dir: &tool_test_support::TempDir) -> RemoteServer {
+pub(crate) fn everything_on_stdio(dir: &tool_test_support::TempDir) -> RemoteServer {
     RemoteServer::stdio("everything", "node")
         .args([
             everything().to_string_lossy().into_owned(),

@@ -236,7 +236,7 @@ impl Catalog {
             problems.extend(
                 check_entry(&entry, self.check_state.then_some(&*self.state))
                     .into_iter()
-                    .filter(|p| !(self.items && matches!(p, BuildProblem::InvalidName { .. }))),
+                    .filter(|p| !self.items || matches!(p, BuildProblem::MissingState { .. })),
             );
             if entry.meta.rate.is_some()
                 || entry.meta.concurrency.is_some()

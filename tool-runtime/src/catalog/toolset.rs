@@ -107,6 +107,31 @@ pub trait Toolset: Send + Sync + 'static {
     fn health(&self) -> BoxFuture<'_, Health> {
         Box::pin(std::future::ready(Health::default()))
     }
+
+    /// Its resources and prompts as they are now (a mounted MCP server serves both), mounted
+    /// beside its tools. Their names should start with the toolset's (`{toolset}-{name}`);
+    /// resource URIs are kept as they are. Default: none.
+    fn items(self: Arc<Self>) -> BoxFuture<'static, Result<ToolsetItems, ToolError>> {
+        Box::pin(std::future::ready(Ok(ToolsetItems::default())))
+    }
+}
+
+/// The resources and prompts of a toolset.
+#[derive(Default)]
+pub struct ToolsetItems {
+    /// Its resources and resource templates.
+    pub resources: Vec<Arc<dyn crate::resource::Resource>>,
+    /// Its prompts.
+    pub prompts: Vec<Arc<dyn crate::prompt::Prompt>>,
+}
+
+impl fmt::Debug for ToolsetItems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolsetItems")
+            .field("resources", &self.resources.len())
+            .field("prompts", &self.prompts.len())
+            .finish()
+    }
 }
 
 /// What a toolset says of its own state.
@@ -150,6 +175,9 @@ pub enum MountError {
     Listing(ToolError),
     /// Its tools could not be added (a name taken or not portable, ...); nothing was added.
     Tools(BuildError),
+    /// Its resources or prompts could not be added (a URI another provider serves, ...);
+    /// nothing was mounted.
+    Items(BuildError),
 }
 
 impl fmt::Display for MountError {
@@ -159,7 +187,7 @@ impl fmt::Display for MountError {
                 write!(f, "a toolset named `{name}` is mounted already")
             }
             MountError::Listing(e) => write!(f, "listing the toolset's tools failed: {e}"),
-            MountError::Tools(e) => e.fmt(f),
+            MountError::Tools(e) | MountError::Items(e) => e.fmt(f),
         }
     }
 }

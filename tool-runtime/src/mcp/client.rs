@@ -222,7 +222,9 @@ impl RemoteServer {
     /// The open session, or a new one; `unavailable` naming the server when it cannot be
     /// reached, or when the last attempt failed too recently: after a failure the next attempt
     /// waits a second, doubling with each further failure up to 30 s.
-    async fn session(&self) -> Result<Arc<RunningService<RoleClient, Handler>>, ToolError> {
+    pub(super) async fn session(
+        &self,
+    ) -> Result<Arc<RunningService<RoleClient, Handler>>, ToolError> {
         let mut connection = self.connection.lock().await;
         if let Some(service) = &connection.service {
             if !service.is_transport_closed() {
@@ -534,6 +536,12 @@ impl Toolset for RemoteServer {
             },
         };
         Box::pin(std::future::ready(health))
+    }
+
+    fn items(
+        self: Arc<Self>,
+    ) -> BoxFuture<'static, Result<crate::toolset::ToolsetItems, ToolError>> {
+        Box::pin(super::client_items::items(self))
     }
 
     fn changes(&self) -> Option<BoxStream<'static, ()>> {

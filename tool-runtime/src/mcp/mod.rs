@@ -51,6 +51,8 @@
 #[cfg(feature = "mcp-client")]
 mod client;
 #[cfg(feature = "mcp-client")]
+mod client_items;
+#[cfg(feature = "mcp-client")]
 mod relay;
 #[cfg(all(feature = "mcp-client", feature = "otel"))]
 mod traced_http;

@@ -403,7 +403,7 @@ impl RegistryBuilder {
             problems.extend(
                 check_entry(entry, self.check_state.then_some(&self.state))
                     .into_iter()
-                    .filter(|p| !matches!(p, BuildProblem::InvalidName { .. })),
+                    .filter(|p| matches!(p, BuildProblem::MissingState { .. })),
             );
         }
         if !problems.is_empty() {

@@ -2,12 +2,13 @@
 //! gets and completions every front end asks for. Each read and get passes the call pipeline
 //! as a tool call does, under the name `resource:{name}` or `prompt:{name}`.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::catalog::toolset::{MountError, Toolset};
 use crate::catalog::{Arrival, BuildError, BuildProblem, Catalog, RegisteredTool};
 use crate::prompt::{Prompt, PromptMeta, PromptReply, PromptTool};
 use crate::resource::{Listed, Resource, ResourceContents, ResourceMeta, ResourceTool, URI_ARG};
@@ -51,6 +52,8 @@ pub(crate) struct Items {
     pub(crate) catalog: Catalog,
     index: RwLock<Arc<Index>>,
     notifier: Arc<dyn Notifier>,
+    /// The names of the resources and prompts each mounted toolset brought.
+    mounted: Mutex<HashMap<String, (Vec<String>, Vec<String>)>>,
 }
 
 fn item_problem(item: String, defined_at: &str, problem: String) -> BuildProblem {
@@ -194,6 +197,7 @@ impl Items {
             catalog,
             index: RwLock::new(Arc::new(index)),
             notifier,
+            mounted: Mutex::default(),
         }
     }
 
@@ -495,6 +499,56 @@ impl Registry {
             self.items.notifier.publish(Change::PromptsChanged);
         }
         Ok(())
+    }
+
+    /// Mounts the resources and prompts of the toolset `name`.
+    pub(super) async fn mount_items(
+        &self,
+        name: &str,
+        toolset: Arc<dyn Toolset>,
+    ) -> Result<(), MountError> {
+        let items = match toolset.items().await {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(toolset = %name, error = %e, "listing the toolset's resources and prompts failed; its tools are mounted without them");
+                return Ok(());
+            }
+        };
+        if items.resources.is_empty() && items.prompts.is_empty() {
+            return Ok(());
+        }
+        let resources: Vec<String> = items
+            .resources
+            .iter()
+            .map(|r| r.meta().name.to_string())
+            .collect();
+        let prompts: Vec<String> = items
+            .prompts
+            .iter()
+            .map(|p| p.meta().name.to_string())
+            .collect();
+        self.replace_items(&[], &[], items.resources, items.prompts)
+            .map_err(MountError::Items)?;
+        self.items
+            .mounted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned(), (resources, prompts));
+        Ok(())
+    }
+
+    /// Removes the resources and prompts the toolset `name` brought.
+    pub(super) fn unmount_items(&self, name: &str) {
+        let brought = self
+            .items
+            .mounted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
+        if let Some((resources, prompts)) = brought {
+            // Removing only cannot fail.
+            let _ = self.replace_items(&resources, &prompts, Vec::new(), Vec::new());
+        }
     }
 
     /// Adds a resource at run time; see [`RegistryBuilder::resource`](super::RegistryBuilder::resource).

@@ -328,17 +328,28 @@ impl Registry {
     /// replaced in one step) until it is [unmounted](Self::unmount). Front ends are told of
     /// every change. `toolset` is a [`Toolset`] or one already shared (`Arc<T>`,
     /// `Arc<dyn Toolset>`).
+    ///
+    /// Its resources and prompts ([`Toolset::items`]) are mounted with its tools: a resource
+    /// URI another provider serves already fails the mount, naming both.
     pub async fn mount(
         &self,
         toolset: impl IntoArc<dyn Toolset>,
     ) -> Result<Vec<String>, MountError> {
-        self.catalog.mount(toolset.into_arc()).await
+        let toolset = toolset.into_arc();
+        let name = toolset.name().to_owned();
+        let names = self.catalog.mount(Arc::clone(&toolset)).await?;
+        if let Err(e) = self.mount_items(&name, toolset).await {
+            self.catalog.unmount(&name);
+            return Err(e);
+        }
+        Ok(names)
     }
 
     /// Removes a mounted toolset and its tools; `false` if none of that name is mounted.
     /// Calls already running finish.
     #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn unmount(&self, name: &str) -> bool {
+        self.unmount_items(name);
         self.catalog.unmount(name)
     }
 

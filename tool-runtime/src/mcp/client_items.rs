@@ -1,0 +1,275 @@
+//! A mounted server's resources and prompts: listed through the SDK's client when the server
+//! is mounted, each read, get and completion sent to the server after our pipeline.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams,
+    ReadResourceRequestParams, Reference,
+};
+
+use super::client::RemoteServer;
+use crate::prompt::{Prompt, PromptArgument, PromptMeta, PromptReply};
+use crate::resource::{Resource, ResourceBody, ResourceMeta, UriTemplate, Variable};
+use crate::tool::complete::Completing;
+use crate::tool::context::CallContext;
+use crate::tool::error::{ErrorKind, ToolError};
+use crate::toolset::{Toolset as _, ToolsetItems};
+
+/// The server's resources, templates and prompts, as ours: resources keep their URIs and
+/// are named `{server}-{name}`, prompts are named `{server}-{name}`. A template whose URI our
+/// grammar does not read is left out with a warning.
+pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, ToolError> {
+    let service = server.session().await?;
+    let caps = service
+        .peer_info()
+        .and_then(|i| i.capabilities.clone().into());
+    let (has_resources, has_prompts) = caps
+        .as_ref()
+        .map_or((false, false), |c: &rmcp::model::ServerCapabilities| {
+            (c.resources.is_some(), c.prompts.is_some())
+        });
+    let mut out = ToolsetItems::default();
+    let failed = |what: &str, e: rmcp::ServiceError| {
+        ToolError::new(
+            ErrorKind::UNAVAILABLE,
+            format!(
+                "MCP server `{}`: listing its {what} failed: {e}",
+                server.name()
+            ),
+        )
+    };
+    if has_resources {
+        for r in service
+            .list_all_resources()
+            .await
+            .map_err(|e| failed("resources", e))?
+        {
+            let mut meta = ResourceMeta::new(
+                format!("{}-{}", server.name(), r.name),
+                r.uri.clone(),
+                r.description.clone().unwrap_or_default(),
+            );
+            meta.variables.clear();
+            if let Some(title) = &r.title {
+                meta.title = Cow::Owned(title.clone());
+            }
+            meta.mime_type = r.mime_type.clone().map(Cow::Owned);
+            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+            if UriTemplate::parse(&r.uri).is_ok_and(|t| t.is_static()) {
+                out.resources.push(Arc::new(Remote {
+                    server: Arc::clone(&server),
+                    meta,
+                }));
+            } else {
+                tracing::warn!(server = %server.name(), uri = %r.uri, "a resource whose URI holds braces left out");
+            }
+        }
+        for t in service
+            .list_all_resource_templates()
+            .await
+            .map_err(|e| failed("resource templates", e))?
+        {
+            let Ok(template) = UriTemplate::parse(&t.uri_template) else {
+                tracing::warn!(server = %server.name(), template = %t.uri_template, "a resource template of a syntax this server does not match left out");
+                continue;
+            };
+            let mut meta = ResourceMeta::new(
+                format!("{}-{}", server.name(), t.name),
+                t.uri_template.clone(),
+                t.description.clone().unwrap_or_default(),
+            );
+            // The server screens its own values.
+            meta.variables = template
+                .variables()
+                .map(|v| Variable {
+                    name: Cow::Owned(v.to_owned()),
+                    screened: false,
+                    completes: true,
+                })
+                .collect();
+            if let Some(title) = &t.title {
+                meta.title = Cow::Owned(title.clone());
+            }
+            meta.mime_type = t.mime_type.clone().map(Cow::Owned);
+            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+            out.resources.push(Arc::new(Remote {
+                server: Arc::clone(&server),
+                meta,
+            }));
+        }
+    }
+    if has_prompts {
+        for p in service
+            .list_all_prompts()
+            .await
+            .map_err(|e| failed("prompts", e))?
+        {
+            let mut meta = PromptMeta::new(
+                format!("{}-{}", server.name(), p.name),
+                p.description.clone().unwrap_or_default(),
+            );
+            if let Some(title) = &p.title {
+                meta.title = Cow::Owned(title.clone());
+            }
+            meta.arguments = p
+                .arguments
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|a| PromptArgument {
+                    name: Cow::Owned(a.name),
+                    description: Cow::Owned(a.description.unwrap_or_default()),
+                    required: a.required.unwrap_or(false),
+                    completes: true,
+                })
+                .collect();
+            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+            out.prompts.push(Arc::new(RemotePrompt {
+                server: Arc::clone(&server),
+                remote_name: p.name,
+                meta,
+            }));
+        }
+    }
+    Ok(out)
+}
+
+/// A resource or template of a mounted server.
+struct Remote {
+    server: Arc<RemoteServer>,
+    meta: ResourceMeta,
+}
+
+/// A prompt of a mounted server, and its name there.
+struct RemotePrompt {
+    server: Arc<RemoteServer>,
+    remote_name: String,
+    meta: PromptMeta,
+}
+
+/// A failed request to the server: its own JSON-RPC error passed on with its message (a
+/// resource it does not have is `not_found`); a lost connection `unavailable`.
+fn remote_error(server: &RemoteServer, e: &rmcp::ServiceError) -> ToolError {
+    if let rmcp::ServiceError::McpError(data) = e {
+        let kind = match data.code.0 {
+            -32002 => ErrorKind::NOT_FOUND,
+            -32602 if data.data.as_ref().is_some_and(|d| d.get("uri").is_some()) => {
+                ErrorKind::NOT_FOUND
+            }
+            -32602 => ErrorKind::INVALID_ARGUMENTS,
+            _ => ErrorKind::TOOL_FAILED,
+        };
+        return ToolError::new(
+            kind,
+            format!("MCP server `{}`: {}", server.name(), data.message),
+        );
+    }
+    ToolError::new(
+        ErrorKind::UNAVAILABLE,
+        format!("MCP server `{}` is not available: {e}", server.name()),
+    )
+}
+
+async fn complete(
+    server: Arc<RemoteServer>,
+    reference: Reference,
+    completing: Completing,
+) -> Result<Vec<String>, ToolError> {
+    let service = server.session().await?;
+    let mut params = CompleteRequestParams::new(
+        reference,
+        ArgumentInfo::new(completing.argument(), completing.value()),
+    );
+    if !completing.others.is_empty() {
+        params.context = Some(CompletionContext::with_arguments(
+            completing.others.clone().into_iter().collect(),
+        ));
+    }
+    service
+        .complete(params)
+        .await
+        .map(|r| r.completion.values)
+        .map_err(|e| remote_error(&server, &e))
+}
+
+impl Resource for Remote {
+    fn meta(&self) -> ResourceMeta {
+        self.meta.clone()
+    }
+
+    fn read(
+        &self,
+        uri: String,
+        _values: BTreeMap<String, String>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, Result<ResourceBody, ToolError>> {
+        Box::pin(async move {
+            let service = self.server.session().await?;
+            let read = service
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+                .map_err(|e| remote_error(&self.server, &e))?;
+            let contents = serde_json::to_value(read.contents)
+                .and_then(serde_json::from_value)
+                .map_err(|e| ToolError::internal(format_args!("unreadable contents: {e}")))?;
+            Ok(ResourceBody::Contents(contents))
+        })
+    }
+
+    fn complete(
+        &self,
+        completing: Completing,
+    ) -> Option<BoxFuture<'static, Result<Vec<String>, ToolError>>> {
+        let reference = Reference::for_resource(self.meta.uri.to_string());
+        Some(Box::pin(complete(
+            Arc::clone(&self.server),
+            reference,
+            completing,
+        )))
+    }
+}
+
+impl Prompt for RemotePrompt {
+    fn meta(&self) -> PromptMeta {
+        self.meta.clone()
+    }
+
+    fn get(
+        &self,
+        args: BTreeMap<String, String>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, Result<PromptReply, ToolError>> {
+        Box::pin(async move {
+            let service = self.server.session().await?;
+            let arguments = args
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::Value::String(v)))
+                .collect();
+            let got = service
+                .get_prompt(
+                    GetPromptRequestParams::new(self.remote_name.clone()).with_arguments(arguments),
+                )
+                .await
+                .map_err(|e| remote_error(&self.server, &e))?;
+            serde_json::to_value(got)
+                .and_then(serde_json::from_value)
+                .map_err(|e| ToolError::internal(format_args!("unreadable messages: {e}")))
+        })
+    }
+
+    fn complete(
+        &self,
+        completing: Completing,
+    ) -> Option<BoxFuture<'static, Result<Vec<String>, ToolError>>> {
+        let reference = Reference::for_prompt(self.remote_name.clone());
+        Some(Box::pin(complete(
+            Arc::clone(&self.server),
+            reference,
+            completing,
+        )))
+    }
+}
