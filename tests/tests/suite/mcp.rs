@@ -35,6 +35,10 @@ fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
             "progress",
             "errors",
             "cancelled",
+            "resources",
+            "prompts",
+            "complete",
+            "subscribe",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
