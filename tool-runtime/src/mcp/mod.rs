@@ -1,7 +1,7 @@
 //! The MCP front end: every registered tool served over the Model Context Protocol, through the
 //! same call pipeline as every other caller (source `mcp`). The protocol itself (JSON-RPC,
 //! version negotiation including `server/discover`, sessions, both transports) is the official
-//! Rust SDK, [`rmcp`]; this module only maps tools and results.
+//! Rust SDK, [`rmcp`]; this module only maps tools, resources, prompts and results.
 //!
 //! ```no_run
 //! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {

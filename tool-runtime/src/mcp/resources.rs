@@ -46,9 +46,8 @@ fn decorate(item: &mut serde_json::Map<String, Value>, meta: &ResourceMeta) {
 
 /// One `resources/list` entry: a static resource or one a template listed.
 fn listed(listed: Listed, meta: &ResourceMeta) -> rmcp::model::Resource {
-    let mut item = match serde_json::to_value(listed) {
-        Ok(Value::Object(item)) => item,
-        _ => unreachable!("a listed resource serializes as an object"),
+    let Ok(Value::Object(mut item)) = serde_json::to_value(listed) else {
+        unreachable!("a listed resource serializes as an object")
     };
     if meta.variables.is_empty()
         && let Some(size) = meta.size

@@ -98,8 +98,8 @@ pub(super) fn watch(
     tokio::spawn(async move {
         loop {
             let told = tokio::select! {
-                changed = tools.changed() => {
-                    if changed.is_err() {
+                moved = tools.changed() => {
+                    if moved.is_err() {
                         return;
                     }
                     vec![None]
@@ -209,8 +209,8 @@ impl McpServer {
                 loop {
                     let told = tokio::select! {
                         () = context.cancelled() => return Ok(()),
-                        changed = tools.changed() => {
-                            if changed.is_err() {
+                        moved = tools.changed() => {
+                            if moved.is_err() {
                                 return Ok(());
                             }
                             if accepted.tools_list_changed == Some(true)

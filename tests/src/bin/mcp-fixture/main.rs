@@ -173,14 +173,13 @@ async fn main() -> std::process::ExitCode {
     }
     tool_runtime::app!()
         .configure(async |_, registry| {
-            let registry = items::resources()
-                .into_iter()
-                .fold(registry.tool(conformance::JsonSchemaTool), |r, item| {
-                    r.resource(item)
-                });
+            let registry = items::resources().into_iter().fold(
+                registry.tool(conformance::JsonSchemaTool),
+                tool_runtime::registry::RegistryBuilder::resource,
+            );
             Ok(items::prompts()
                 .into_iter()
-                .fold(registry, |r, item| r.prompt(item)))
+                .fold(registry, tool_runtime::registry::RegistryBuilder::prompt))
         })
         .toolsets(async |_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::toolset::Toolset>> =
