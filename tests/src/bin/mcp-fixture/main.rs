@@ -173,10 +173,15 @@ async fn main() -> std::process::ExitCode {
     }
     tool_runtime::app!()
         .configure(async |_, registry| {
-            let registry = items::resources().into_iter().fold(
-                registry.tool(conformance::JsonSchemaTool),
-                tool_runtime::registry::RegistryBuilder::resource,
-            );
+            let registry = registry.tool(conformance::JsonSchemaTool);
+            // A gateway serves the mounted server's resources and prompts: the same URIs
+            // and names cannot be served twice.
+            if std::env::var_os("MCP_FIXTURE_MOUNT").is_some() {
+                return Ok(registry);
+            }
+            let registry = items::resources()
+                .into_iter()
+                .fold(registry, tool_runtime::registry::RegistryBuilder::resource);
             Ok(items::prompts()
                 .into_iter()
                 .fold(registry, tool_runtime::registry::RegistryBuilder::prompt))
