@@ -181,7 +181,7 @@ async def demo(args: argparse.Namespace) -> None:
 async def fixture(args: argparse.Namespace) -> None:
     async with Client(server_of(args), mode=args.mode) as client:
         ok("connect", protocol_of(client))
-        own = ["add", "boom", "count", "hang", "hang_status", "itinerary", "numbers", "slow", "wipe"]
+        own = ["add", "boom", "count", "hang", "hang_status", "itinerary", "numbers", "slow", "touch", "wipe"]
         # The tools the official conformance suite calls (tests/src/bin/mcp-fixture/conformance.rs).
         conformance = ["json_schema_2020_12_tool", "test_audio_content", "test_elicitation",
                        "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
@@ -230,6 +230,75 @@ async def fixture(args: argparse.Namespace) -> None:
         expected = {"started": before["started"] + 1, "dropped": before["dropped"] + 1}
         check(status == expected, f"cancellation: {status}, expected {expected}")
         ok("cancelled", status)
+    await fixture_items(args)
+
+
+async def fixture_items(args: argparse.Namespace) -> None:
+    """The fixture's resources, templates and prompts (the conformance suite's), completions,
+    and an update heard after subscribing: `resources/subscribe` through 2025-11-25,
+    `subscriptions/listen` on 2026-07-28."""
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+
+    async with Client(server_of(args), mode=args.mode, message_handler=on_message) as client:
+        listed = await client.list_resources()
+        uris = [str(r.uri) for r in listed.resources]
+        check("test://static-text" in uris and "test://template/123/data" in uris, f"resources: {uris}")
+        templates = await client.list_resource_templates()
+        check([t.uri_template for t in templates.resource_templates] == ["test://template/{id}/data"],
+              f"templates: {templates}")
+        text = (await client.read_resource("test://static-text")).contents[0]
+        check(getattr(text, "text", None) == "This is the content of the static text resource."
+              and text.mime_type == "text/plain", f"text: {text}")
+        blob = (await client.read_resource("test://static-binary")).contents[0]
+        check(bool(getattr(blob, "blob", None)) and blob.mime_type == "image/png", f"blob: {blob}")
+        data = json.loads((await client.read_resource("test://template/7/data")).contents[0].text)
+        check(data == {"id": "7", "templateTest": True, "data": "Data for ID: 7"}, f"template: {data}")
+        try:
+            await client.read_resource("test://nowhere")
+            raise AssertionError("a missing resource was read")
+        except MCPError as e:
+            expected = -32602 if protocol_of(client) >= "2026-07-28" else -32002
+            check(e.error.code == expected, f"not found: {e.error}")
+        ok("resources", len(uris))
+
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+        check("test_prompt_with_arguments" in prompts, f"prompts: {prompts}")
+        got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "x1", "arg2": "y2"})
+        said = got.messages[0].content.text
+        check(said == "Prompt with arguments: arg1='x1', arg2='y2'", f"prompt: {said}")
+        image = await client.get_prompt("test_prompt_with_image")
+        check(image.messages[0].content.type == "image", f"image prompt: {image}")
+        ok("prompts", len(prompts))
+
+        completed = await client.complete(
+            types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
+            {"name": "arg1", "value": "test"},
+        )
+        check(completed.completion.values == ["test", "testValue1"], f"completion: {completed}")
+        ok("complete", completed.completion.values)
+
+        watched = "test://watched-resource"
+        if protocol_of(client) >= "2026-07-28":
+            async with client.listen(resource_subscriptions=[watched]) as sub:
+                await client.call_tool("touch", {"uri": "test://static-text"})
+                await client.call_tool("touch", {"uri": watched})
+                with anyio.fail_after(10):
+                    async for event in sub:
+                        updates.append(event.uri)
+                        break
+        else:
+            await client.subscribe_resource(watched)
+            await client.call_tool("touch", {"uri": "test://static-text"})
+            await client.call_tool("touch", {"uri": watched})
+            with anyio.fail_after(10):
+                while not updates:
+                    await anyio.sleep(0.02)
+        check(updates == [watched], f"updates: {updates}")
+        ok("subscribe", updates)
 
 
 async def shutdown(args: argparse.Namespace) -> None:

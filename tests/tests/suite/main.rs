@@ -22,6 +22,7 @@ mod limits;
 mod llm;
 mod load;
 mod mcp;
+mod mcp_resources;
 mod otel_mcp;
 mod output_cap;
 mod parsed_path;

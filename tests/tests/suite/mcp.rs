@@ -35,6 +35,10 @@ fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
             "progress",
             "errors",
             "cancelled",
+            "resources",
+            "prompts",
+            "complete",
+            "subscribe",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -159,7 +163,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            22,
+            23,
             "{tools}"
         );
     }

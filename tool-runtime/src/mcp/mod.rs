@@ -1,7 +1,7 @@
 //! The MCP front end: every registered tool served over the Model Context Protocol, through the
 //! same call pipeline as every other caller (source `mcp`). The protocol itself (JSON-RPC,
 //! version negotiation including `server/discover`, sessions, both transports) is the official
-//! Rust SDK, [`rmcp`]; this module only maps tools and results.
+//! Rust SDK, [`rmcp`]; this module only maps tools, resources, prompts and results.
 //!
 //! ```no_run
 //! # async fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> std::io::Result<()> {
@@ -57,18 +57,25 @@ mod relay;
 #[cfg(all(feature = "mcp-client", feature = "otel"))]
 mod traced_http;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
+mod confirm;
 #[cfg(feature = "http")]
 mod drain;
 mod lines;
+mod pages;
 mod peer;
+mod prompts;
+mod resources;
+mod results;
 #[cfg(feature = "http")]
 mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
+mod subscriptions;
 mod trace;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
+pub use pages::PAGE_SIZE;
 #[cfg(feature = "http")]
 pub use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
@@ -77,27 +84,24 @@ pub use rmcp::transport::streamable_http_server::session::{
 pub use sessions::MemorySessionStore;
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::layers::confirm::{Answer, Ask, Confirmation};
+use confirm::{CONFIRM_INPUT, Elicit};
+use results::{content, failure, protocol_error, success};
+
 use crate::registry::RegisteredTool;
 use crate::registry::Registry;
 use crate::tool::caller::{Caller, Source};
-use crate::tool::error::ToolError;
-
-/// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
-const CONFIRM_INPUT: &str = "confirm";
 
 /// An MCP server over a registry. Cheap to clone: the streamable-HTTP transport makes one per
 /// session.
@@ -115,6 +119,8 @@ struct Inner {
     version: String,
     /// MCP descriptions by tool name, made on first listing, for the registry version noted.
     descriptions: Mutex<(u64, HashMap<String, Tool>)>,
+    /// How many items one page of a list holds.
+    page_size: AtomicUsize,
 }
 
 /// One session's own part of a server: whether it has been initialized, and the task that
@@ -125,6 +131,8 @@ struct Session {
     initialized: AtomicBool,
     /// The lowest level of tool log messages the client hears (`logging/setLevel`).
     log_level: Arc<peer::SessionLevel>,
+    /// The URIs whose updates the client subscribed to (`resources/subscribe`).
+    subscribed: Arc<subscriptions::Subscribed>,
     watcher: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
@@ -172,9 +180,24 @@ impl McpServer {
                 name: name.into(),
                 version: version.into(),
                 descriptions: Mutex::default(),
+                page_size: AtomicUsize::new(PAGE_SIZE),
             }),
             session: Arc::default(),
         }
+    }
+
+    /// Lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`)
+    /// answer at most `size` items a page ([`PAGE_SIZE`] unless set; at least 1), with a
+    /// `nextCursor` for the rest. Every clone of this server shares the setting.
+    #[must_use]
+    pub fn page_size(self, size: usize) -> Self {
+        self.inner.page_size.store(size.max(1), Ordering::Relaxed);
+        self
+    }
+
+    /// How many items one page of a list holds.
+    fn page_len(&self) -> usize {
+        self.inner.page_size.load(Ordering::Relaxed)
     }
 
     /// The server for a new session: everything shared but the session's own part.
@@ -310,88 +333,26 @@ impl McpServer {
     }
 }
 
-/// The user behind an MCP client: asked through form elicitation when the client declares it
-/// (on 2026-07-28 the question goes back with the result, and the answer comes with the
-/// retried call); never, otherwise.
-struct Elicit<'a> {
-    /// The call's view of its client, which asks the question.
-    peer: &'a peer::CallPeer,
-    /// The answer a 2026-07-28 client sent with its retried call.
-    answered: Option<bool>,
-    /// Whether the question is asked inline, as an `InputRequiredResult`.
-    inline: bool,
-    /// The question asked inline: the call's answer.
-    asked_inline: std::sync::Mutex<Option<InputRequiredResult>>,
-}
-
-impl Elicit<'_> {
-    fn can_ask(&self) -> bool {
-        self.peer.can_elicit()
-    }
-
-    /// The question put inline, which answers the call in place of its result.
-    fn asked_inline(&self) -> Option<InputRequiredResult> {
-        self.asked_inline
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    }
-}
-
-impl Ask for Elicit<'_> {
-    async fn ask(&self, confirmation: &Confirmation) -> Answer {
-        match self.answered {
-            Some(false) => return Answer::No,
-            // The accept came without the token of this call (none, expired, used, or issued
-            // for other arguments or another caller): it confirms nothing.
-            Some(true) => {
-                return Answer::Unasked(Some(
-                    "the answer did not come with the request state of this call's question; call again to be asked"
-                        .to_owned(),
-                ));
-            }
-            None => {}
-        }
-        if !self.can_ask() {
-            return Answer::Unasked(Some(
-                "this client cannot ask its user (no elicitation capability), so destructive tools are refused"
-                    .to_owned(),
-            ));
-        }
-        // 2026-07-28: the question goes back as the call's answer, and the user's comes
-        // with the retried call.
-        if self.inline {
-            *self
-                .asked_inline
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                Some(ask_inline(confirmation));
-            return Answer::Unasked(None);
-        }
-        // A form with no fields: the question alone, answered by accepting or not.
-        let form = json!({"type": "object", "properties": {}});
-        match crate::peer::Peer::elicit(self.peer, confirmation.question.clone(), form).await {
-            Ok(crate::peer::Elicited::Accepted(_)) => Answer::Yes,
-            Ok(_) => Answer::No,
-            Err(e) => Answer::Unasked(Some(format!("asking the user failed: {}", e.message()))),
-        }
-    }
-}
-
 impl ServerHandler for McpServer {
     #[allow(
         deprecated,
         reason = "MCP logging is deprecated from 2026-07-28 on; older clients use it"
     )]
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .build();
+        if self.inner.registry.has_completions() {
+            capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
+        InitializeResult::new(capabilities).with_server_info(Implementation::new(
             self.inner.name.clone(),
             self.inner.version.clone(),
         ))
@@ -443,36 +404,118 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         trace::Served::new("tools/list", None, &context)
             .run(async {
-                Ok(ListToolsResult::with_all_items(
-                    self.list(&caller_of(&context)),
-                ))
+                let tools = self.list(&caller_of(&context));
+                let (tools, next) = pages::page(tools, request.as_ref(), self.page_len())?;
+                let mut result = ListToolsResult::with_all_items(tools);
+                result.next_cursor = next;
+                Ok(result)
             })
             .await
     }
 
-    /// Once the client is ready, it hears of every change to the tools
-    /// (`notifications/tools/list_changed`) until its session ends.
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        self.resources_page(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        self.templates_page(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Box::pin(self.read(request, context)).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is how clients before 2026-07-28 subscribe"
+    )]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_to(request.uri, context).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is how clients before 2026-07-28 unsubscribe"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_from(request.uri, context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(subscriptions::accepted(requested))
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_to(context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        self.prompts_page(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Box::pin(self.get(request, context)).await
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        self.completion(request, context).await
+    }
+
+    /// Once the client is ready, it hears of every change to the tools, resources and prompts
+    /// (`notifications/*/list_changed`), and of updates to the resources it subscribed to,
+    /// until its session ends.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut changes = self.inner.registry.changes();
-        let peer = context.peer;
-        let watcher = tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-            }
-        });
+        let watcher = subscriptions::watch(
+            &self.inner.registry,
+            context.peer,
+            Arc::clone(&self.session.subscribed),
+        );
         let old = self
             .session
             .watcher
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .replace(watcher.abort_handle());
+            .replace(watcher);
         if let Some(old) = old {
             old.abort();
         }
@@ -542,103 +585,4 @@ fn describe(tool: &RegisteredTool) -> Tool {
         &crate::llm::Options::default(),
     );
     serde_json::from_value(spec).expect("a tool description has the shape rmcp's Tool reads")
-}
-
-fn success(value: Value, wrapped: bool) -> CallToolResult {
-    let structured = if wrapped {
-        // Moved in: `json!` would copy the value.
-        Value::Object(serde_json::Map::from_iter([("result".to_owned(), value)]))
-    } else {
-        value
-    };
-    CallToolResult::structured(structured)
-}
-
-/// A result of content blocks ([`Content`](crate::Content)) as they are.
-fn content(value: &Value) -> CallToolResult {
-    // A list of blocks, or one block.
-    let one = std::slice::from_ref(value);
-    let blocks = match value {
-        Value::Array(items) => items.as_slice(),
-        _ => one,
-    };
-    let blocks = blocks
-        .iter()
-        .map(|b| serde_json::from_value(b.clone()))
-        .collect::<Result<Vec<ContentBlock>, _>>()
-        .unwrap_or_else(|e| {
-            vec![ContentBlock::text(format!(
-                "unreadable content blocks: {e}"
-            ))]
-        });
-    CallToolResult::success(blocks)
-}
-
-/// An `isError` result: `<type>: <message>`, then one line per violation the message does not
-/// already say. Each thing is said once: a message that opens with its type in words
-/// (`invalid arguments: ...`) is given without them after the type, and the one violation a
-/// message names is not listed again (the CLI says it once too).
-fn failure(e: &ToolError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(failure_text(e))])
-}
-
-fn failure_text(e: &ToolError) -> String {
-    let kind = e.kind();
-    let message = e.message();
-    let words = kind.as_str().replace('_', " ");
-    let summary = message
-        .strip_prefix(words.as_str())
-        .and_then(|rest| rest.strip_prefix(": "))
-        .unwrap_or(message);
-    let mut text = format!("{kind}: {summary}");
-    let violations = match e.violations() {
-        [one] if message.ends_with(&one.message) => &[],
-        all => all,
-    };
-    for v in violations {
-        let at = if v.path.is_empty() { "/" } else { &v.path };
-        let _ = write!(text, "\n  {at}: {}", v.message);
-    }
-    if let Some(hint) = e.hint() {
-        text.push_str("\n  hint: ");
-        text.push_str(hint);
-    }
-    if e.is_retryable() {
-        text.push_str("\n  (retryable)");
-    }
-    text
-}
-
-/// The question of `confirmation` as a 2026-07-28 `InputRequiredResult`; its token is the
-/// request state the client sends back with its answer.
-fn ask_inline(confirmation: &Confirmation) -> InputRequiredResult {
-    let request = json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": confirmation.question,
-            "requestedSchema": {"type": "object", "properties": {}},
-        }
-    });
-    let requests = std::collections::BTreeMap::from([(
-        CONFIRM_INPUT.to_owned(),
-        serde_json::from_value(request).expect("an elicitation request"),
-    )]);
-    InputRequiredResult::new(Some(requests), Some(confirmation.token.clone()))
-}
-
-/// A pipeline error that MCP answers as a JSON-RPC error (an unknown tool), with the
-/// pipeline's own message and details.
-fn protocol_error(name: &str, e: &ToolError, code: i32) -> ErrorData {
-    let mut data = json!({ "type": e.kind(), "tool": name });
-    if let Some(Value::Object(details)) = e.details() {
-        for (k, v) in details {
-            data[k] = v.clone();
-        }
-    }
-    ErrorData::new(
-        rmcp::model::ErrorCode(code),
-        e.message().to_owned(),
-        Some(data),
-    )
 }

@@ -48,6 +48,8 @@ impl Served {
             jsonrpc.request.id = %context.id,
             gen_ai.tool.name = Empty,
             gen_ai.operation.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
             network.transport = if http.is_some() { "tcp" } else { "pipe" },
             request_id = Empty,
         );
@@ -124,6 +126,12 @@ pub(super) trait Answer {
 impl Answer for () {}
 impl Answer for ListToolsResult {}
 impl Answer for rmcp::model::DiscoverResult {}
+impl Answer for rmcp::model::ListResourcesResult {}
+impl Answer for rmcp::model::ListResourceTemplatesResult {}
+impl Answer for rmcp::model::ReadResourceResponse {}
+impl Answer for rmcp::model::ListPromptsResult {}
+impl Answer for rmcp::model::GetPromptResponse {}
+impl Answer for rmcp::model::CompleteResult {}
 
 impl Answer for CallToolResponse {
     fn error(&self) -> Option<&'static str> {
@@ -152,9 +160,18 @@ fn name(span: &tracing::Span, method: &str, target: Option<&str>) {
             None => method.to_owned(),
         },
     );
-    if method == "tools/call" {
-        span.record("gen_ai.tool.name", target);
-        span.record("gen_ai.operation.name", "execute_tool");
+    match method {
+        "tools/call" => {
+            span.record("gen_ai.tool.name", target);
+            span.record("gen_ai.operation.name", "execute_tool");
+        }
+        "prompts/get" => {
+            span.record("gen_ai.prompt.name", target);
+        }
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            span.record("mcp.resource.uri", target);
+        }
+        _ => {}
     }
 }
 

@@ -9,7 +9,7 @@ use tool_runtime::peer::{Elicited, LogLevel, Sample};
 use tool_runtime::{CallContext, Content, ToolError, tool};
 
 /// A 1×1 red PNG.
-const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+pub const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
 fn red_pixel() -> Content {
     Content::Image {

@@ -4,10 +4,11 @@
 //! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL` (or a command line, for a server on
 //! stdio), its servers also mount that MCP server as `remote` (the gateway `benches/mcp.rs`
 //! measures). The tools of the official
-//! conformance suite are in [`conformance`], and `mcp-fixture conformance-client URL` is the
+//! conformance suite are in [`conformance`], its resources and prompts in [`items`], and `mcp-fixture conformance-client URL` is the
 //! client its client scenarios run.
 
 mod conformance;
+mod items;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -171,7 +172,20 @@ async fn main() -> std::process::ExitCode {
         return conformance::client(url).await;
     }
     tool_runtime::app!()
-        .configure(async |_, registry| Ok(registry.tool(conformance::JsonSchemaTool)))
+        .configure(async |_, registry| {
+            let registry = registry.tool(conformance::JsonSchemaTool);
+            // A gateway serves the mounted server's resources and prompts: the same URIs
+            // and names cannot be served twice.
+            if std::env::var_os("MCP_FIXTURE_MOUNT").is_some() {
+                return Ok(registry);
+            }
+            let registry = items::resources()
+                .into_iter()
+                .fold(registry, tool_runtime::registry::RegistryBuilder::resource);
+            Ok(items::prompts()
+                .into_iter()
+                .fold(registry, tool_runtime::registry::RegistryBuilder::prompt))
+        })
         .toolsets(async |_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::toolset::Toolset>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {

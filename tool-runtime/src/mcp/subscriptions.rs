@@ -1,0 +1,283 @@
+//! Change notifications over MCP. A session begun with `initialize` hears of every change to
+//! the tools, resources and prompts, and of updates to the resources it subscribed to
+//! (`resources/subscribe`); a `2026-07-28` client asks for what it wants to hear with
+//! `subscriptions/listen` and hears that alone, on the stream of that request.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData;
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionContext};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::resources::modern;
+use super::results::item_error;
+use super::{McpServer, caller_of, trace};
+use crate::registry::Registry;
+use crate::resource::UriTemplate;
+use crate::tool::caller::Caller;
+use crate::tool::error::{ErrorKind, ToolError};
+use crate::tool::notify::Change;
+
+/// The URIs one session subscribed to.
+#[derive(Debug, Default)]
+pub(super) struct Subscribed(Mutex<HashSet<String>>);
+
+impl Subscribed {
+    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn has(&self, uri: &str) -> bool {
+        self.set().contains(uri)
+    }
+
+    fn all(&self) -> Vec<String> {
+        self.set().iter().cloned().collect()
+    }
+}
+
+/// Whether `caller` may read the resource at `uri`: a resource or template it sees matches it.
+fn readable(registry: &Registry, caller: &Caller, uri: &str) -> bool {
+    registry.resources(caller).iter().any(|meta| {
+        UriTemplate::parse(&meta.uri).is_ok_and(|template| template.matches(uri).is_some())
+    })
+}
+
+/// What a session is told of one change: the notifications, in order.
+#[derive(Debug, PartialEq, Eq)]
+enum Tell {
+    Updated(String),
+    ResourcesChanged,
+    PromptsChanged,
+}
+
+/// What `change` (or the changes missed when the receiver fell behind: `None`) tells a session
+/// that follows the URIs `subscribed` follows.
+fn tell(change: Option<Change>, subscribed: &dyn Fn(&str) -> bool, all: Vec<String>) -> Vec<Tell> {
+    match change {
+        Some(Change::ResourceUpdated(uri)) if subscribed(&uri) => vec![Tell::Updated(uri)],
+        Some(Change::ResourceUpdated(_)) => Vec::new(),
+        Some(Change::ResourcesChanged) => vec![Tell::ResourcesChanged],
+        Some(Change::PromptsChanged) => vec![Tell::PromptsChanged],
+        // Missed changes: anything may have changed.
+        None => [Tell::ResourcesChanged, Tell::PromptsChanged]
+            .into_iter()
+            .chain(all.into_iter().map(Tell::Updated))
+            .collect(),
+    }
+}
+
+/// A change heard: `Some(None)` when the receiver fell behind, `None` when the notifier is gone.
+async fn heard(changes: &mut tokio::sync::broadcast::Receiver<Change>) -> Option<Option<Change>> {
+    match changes.recv().await {
+        Ok(change) => Some(Some(change)),
+        Err(RecvError::Lagged(missed)) => {
+            tracing::warn!(
+                missed,
+                "an MCP session fell behind the change notifications"
+            );
+            Some(None)
+        }
+        Err(RecvError::Closed) => None,
+    }
+}
+
+/// Tells the client of session `peer` of every change until the session ends: the tools',
+/// the resources' and the prompts' lists, and updates of the URIs it subscribed to.
+pub(super) fn watch(
+    registry: &Arc<Registry>,
+    peer: Peer<RoleServer>,
+    subscribed: Arc<Subscribed>,
+) -> tokio::task::AbortHandle {
+    let mut tools = registry.changes();
+    let mut changes = registry.notifier().subscribe();
+    tokio::spawn(async move {
+        loop {
+            let told = tokio::select! {
+                moved = tools.changed() => {
+                    if moved.is_err() {
+                        return;
+                    }
+                    vec![None]
+                }
+                change = heard(&mut changes) => {
+                    let Some(change) = change else { return };
+                    tell(change, &|uri| subscribed.has(uri), subscribed.all())
+                        .into_iter()
+                        .map(Some)
+                        .collect()
+                }
+            };
+            for tell in told {
+                let sent = match tell {
+                    None => peer.notify_tool_list_changed().await,
+                    Some(Tell::Updated(uri)) => {
+                        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                            .await
+                    }
+                    Some(Tell::ResourcesChanged) => peer.notify_resource_list_changed().await,
+                    Some(Tell::PromptsChanged) => peer.notify_prompt_list_changed().await,
+                };
+                if sent.is_err() {
+                    return;
+                }
+            }
+        }
+    })
+    .abort_handle()
+}
+
+/// What `subscriptions/listen` accepts of a filter: every list's changes, and updates of the
+/// URIs asked for (those the caller cannot read are never sent).
+pub(super) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    SubscriptionFilter::builder()
+        .tools_list_changed()
+        .prompts_list_changed()
+        .resources_list_changed()
+        .resource_subscriptions(requested.resource_subscriptions.clone().unwrap_or_default())
+        .build()
+}
+
+impl McpServer {
+    /// `resources/subscribe`: the session hears of updates to the resource at `uri`, which
+    /// the caller must be able to read.
+    pub(super) async fn subscribe_to(
+        &self,
+        uri: String,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        trace::Served::new("resources/subscribe", Some(&uri), &context)
+            .run(async {
+                if !readable(&self.inner.registry, &caller_of(&context), &uri) {
+                    let e = ToolError::new(ErrorKind::NOT_FOUND, format!("no resource at `{uri}`"))
+                        .with_details(serde_json::json!({ "uri": uri }));
+                    return Err(item_error(&e, modern(&context)));
+                }
+                self.session.subscribed.set().insert(uri.clone());
+                Ok(())
+            })
+            .await
+    }
+
+    /// `resources/unsubscribe`: no more updates of `uri` (subscribed or not).
+    pub(super) async fn unsubscribe_from(
+        &self,
+        uri: String,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        trace::Served::new("resources/unsubscribe", Some(&uri), &context)
+            .run(async {
+                self.session.subscribed.set().remove(&uri);
+                Ok(())
+            })
+            .await
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the notifications the accepted filter names, on
+    /// the request's stream, until the client cancels it.
+    pub(super) async fn listen_to(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let request = context.request_context();
+        let served = trace::Served::new("subscriptions/listen", None, request);
+        let caller = caller_of(request);
+        let registry = Arc::clone(&self.inner.registry);
+        served
+            .run(async {
+                let accepted = context.accepted();
+                let sink = context.sink();
+                let mut tools = registry.changes();
+                let mut changes = registry.notifier().subscribe();
+                let wants = |uri: &str| {
+                    accepted
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                        && readable(&registry, &caller, uri)
+                };
+                let all = || {
+                    accepted
+                        .resource_subscriptions
+                        .clone()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|uri| readable(&registry, &caller, uri))
+                        .collect()
+                };
+                loop {
+                    let told = tokio::select! {
+                        () = context.cancelled() => return Ok(()),
+                        moved = tools.changed() => {
+                            if moved.is_err() {
+                                return Ok(());
+                            }
+                            if accepted.tools_list_changed == Some(true)
+                                && sink.notify_tool_list_changed().await.is_err()
+                            {
+                                return Ok(());
+                            }
+                            continue;
+                        }
+                        change = heard(&mut changes) => {
+                            let Some(change) = change else { return Ok(()) };
+                            tell(change, &wants, all())
+                        }
+                    };
+                    for tell in told {
+                        let sent = match tell {
+                            Tell::Updated(uri) => sink.notify_resource_updated(uri).await,
+                            Tell::ResourcesChanged
+                                if accepted.resources_list_changed == Some(true) =>
+                            {
+                                sink.notify_resource_list_changed().await
+                            }
+                            Tell::PromptsChanged if accepted.prompts_list_changed == Some(true) => {
+                                sink.notify_prompt_list_changed().await
+                            }
+                            _ => Ok(()),
+                        };
+                        if sent.is_err() {
+                            return Ok(());
+                        }
+                    }
+                }
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_reach_subscribers_only_and_missed_changes_tell_everything() {
+        let subscribed = |uri: &str| uri == "a://1";
+        assert_eq!(
+            tell(
+                Some(Change::ResourceUpdated("a://1".into())),
+                &subscribed,
+                vec![]
+            ),
+            vec![Tell::Updated("a://1".into())]
+        );
+        assert!(
+            tell(
+                Some(Change::ResourceUpdated("a://2".into())),
+                &subscribed,
+                vec![]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            tell(None, &subscribed, vec!["a://1".into()]),
+            vec![
+                Tell::ResourcesChanged,
+                Tell::PromptsChanged,
+                Tell::Updated("a://1".into())
+            ]
+        );
+    }
+}
