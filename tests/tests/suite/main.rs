@@ -17,6 +17,8 @@ mod demo;
 mod guards;
 mod http;
 mod http_conformance;
+mod http_resources;
+mod items;
 mod limits;
 mod llm;
 mod load;
