@@ -10,6 +10,7 @@ mod agreement;
 mod architecture;
 mod audit;
 mod cli;
+mod cli_items;
 mod conformance;
 mod console;
 mod core;
