@@ -6,6 +6,7 @@
 
 mod agent;
 mod agent_providers;
+mod agent_resources;
 mod agreement;
 mod architecture;
 mod audit;

@@ -264,3 +264,56 @@ async fn mcp_sessions_round_trip_between_replicas_and_expire_when_idle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(brief.load("s-2").await.unwrap().is_none());
 }
+
+/// Receives the next change within a few seconds.
+async fn next_change(
+    rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::Change>,
+) -> tool_runtime::Change {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a change within 5 s")
+        .expect("the notifier is open")
+}
+
+#[tokio::test]
+async fn a_change_published_on_one_replica_reaches_every_replica_and_survives_a_restart() {
+    use tool_runtime::{Change, Notifier};
+    let mut server = RedisServer::start();
+    let (a, b) = (
+        connect(&server, "app:").await,
+        connect(&server, "app:").await,
+    );
+    let other_app = connect(&server, "other:").await;
+    let (on_a, on_b) = (a.notifier(), b.notifier());
+    let (mut heard_a, mut heard_b) = (on_a.subscribe(), on_b.subscribe());
+    let mut heard_other = other_app.notifier().subscribe();
+    // Published on `a`, heard on both (through Redis), not by another prefix.
+    let published = Change::ResourceUpdated("devices://d1".into());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // The listeners subscribe in the background: publish until the first is heard.
+    loop {
+        on_a.publish(published.clone());
+        match tokio::time::timeout(Duration::from_millis(200), heard_b.recv()).await {
+            Ok(change) => break assert_eq!(change.unwrap(), published),
+            Err(_) => assert!(
+                Instant::now() < deadline,
+                "never heard on the other replica"
+            ),
+        }
+    }
+    assert_eq!(next_change(&mut heard_a).await, published);
+    assert!(heard_other.try_recv().is_err(), "another prefix heard it");
+
+    // Redis restarts: the listeners subscribe again by themselves.
+    server.stop();
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        on_b.publish(Change::PromptsChanged);
+        match tokio::time::timeout(Duration::from_millis(300), heard_a.recv()).await {
+            Ok(Ok(Change::PromptsChanged)) => break,
+            Ok(Ok(_) | Err(_)) => {}
+            Err(_) => assert!(Instant::now() < deadline, "not heard after a restart"),
+        }
+    }
+}

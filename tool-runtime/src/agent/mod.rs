@@ -51,6 +51,7 @@
 
 mod client;
 mod model;
+mod resources;
 mod run;
 mod switch;
 mod trace;
@@ -205,6 +206,8 @@ struct Inner {
     specs: llm::SpecCache,
     /// `switch_model`, with two tiers or more, and its specs as each provider takes them.
     switch: Option<(Registry, llm::SpecCache)>,
+    /// `list_resources` and `read_resource`, when asked for, and their specs.
+    resources: Option<(Registry, llm::SpecCache)>,
 }
 
 impl fmt::Debug for Agent {
@@ -228,6 +231,7 @@ impl Agent {
             budgets: Budgets::default(),
             parallel: 4,
             confirm: None,
+            resources: false,
         }
     }
 
@@ -267,6 +271,7 @@ pub struct AgentBuilder {
     budgets: Budgets,
     parallel: usize,
     confirm: Option<ConfirmFn>,
+    resources: bool,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -317,8 +322,26 @@ impl AgentBuilder {
         self
     }
 
+    /// Offers the model the application's resources as two read-only tools, for models
+    /// whose APIs know only tools: `list_resources` (URIs and templates the run's caller may
+    /// see) and `read_resource` (a URI's contents, read through the pipeline on the caller's
+    /// behalf). Off by default.
+    pub fn resources(mut self, offer: bool) -> Self {
+        self.resources = offer;
+        self
+    }
+
     /// The agent.
     pub fn build(self) -> Result<Agent, AgentError> {
+        if self.resources
+            && let Some(taken) = [resources::LIST_RESOURCES, resources::READ_RESOURCE]
+                .into_iter()
+                .find(|n| self.registry.get(n).is_some())
+        {
+            return Err(AgentError(format!(
+                "a tool named `{taken}` is registered, and the agent offers its own to read resources: rename the tool"
+            )));
+        }
         if self.tiers.models.len() > 1 && self.registry.get(SWITCH_MODEL).is_some() {
             return Err(AgentError(format!(
                 "a tool named `{SWITCH_MODEL}` is registered, and the agent offers its own with several tiers: rename the tool"
@@ -327,11 +350,15 @@ impl AgentBuilder {
         let http = reqwest::Client::builder()
             .build()
             .map_err(|e| AgentError(format!("the HTTP client could not be made: {e}")))?;
+        let resources = self
+            .resources
+            .then(|| (resources::registry(&self.registry), llm::SpecCache::new()));
         Ok(Agent {
             inner: Arc::new(Inner {
                 name: self.name,
                 registry: self.registry,
                 switch: switch::registry(&self.tiers).map(|r| (r, llm::SpecCache::new())),
+                resources,
                 tiers: self.tiers,
                 system: self.system,
                 budgets: self.budgets,

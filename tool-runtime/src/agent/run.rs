@@ -284,8 +284,11 @@ fn tool_specs(state: &State, model: &Model) -> Vec<Value> {
             "tools left out: the provider would reject their specs (see `tools --lint`)",
         );
     }
-    if let Some((switch, specs)) = &state.inner.switch {
-        let lowered = specs.specs(switch, &state.caller, target, &options);
+    for (own, specs) in [&state.inner.switch, &state.inner.resources]
+        .into_iter()
+        .flatten()
+    {
+        let lowered = specs.specs(own, &state.caller, target, &options);
         entries.extend(entries_of(&lowered.0, target));
     }
     entries
@@ -395,6 +398,13 @@ async fn run_calls(
             ));
         } else if call.name == SWITCH_MODEL && state.inner.switch.is_some() {
             planned.push(Planned::Done(switch_model(state, &call).await));
+        } else if let Some((own, _)) = state
+            .inner
+            .resources
+            .as_ref()
+            .filter(|(own, _)| own.get(&call.name).is_some())
+        {
+            planned.push(Planned::Done(resource_tool(own, state, &call).await));
         } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
             let error = ToolError::new(
                 ErrorKind::INVALID_ARGUMENTS,
@@ -503,6 +513,28 @@ async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
                 state.tier = tier;
             }
             envelope
+        }
+    };
+    result_of(call, &envelope, started.elapsed())
+}
+
+/// A call of `list_resources` or `read_resource`, through the pipeline of the agent's own
+/// registry, reading on behalf of the run's caller.
+async fn resource_tool(
+    own: &crate::registry::Registry,
+    state: &State,
+    call: &ToolCall,
+) -> ToolResult {
+    let started = Instant::now();
+    let envelope = match parse_arguments(&call.arguments) {
+        Err(e) => {
+            let text = Value::String(call.arguments.clone());
+            own.refuse(&call.name, text, state.caller.clone(), e).await
+        }
+        Ok(args) => {
+            let on_behalf = super::resources::OnBehalf(state.caller.clone());
+            let caller = state.caller.clone().extension(on_behalf);
+            own.call(&call.name, args, caller).await
         }
     };
     result_of(call, &envelope, started.elapsed())

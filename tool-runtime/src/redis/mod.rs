@@ -3,6 +3,7 @@
 #![doc = include_str!("../../docs/redis.md")]
 
 mod confirm;
+mod notify;
 mod rate;
 #[cfg(feature = "mcp")]
 mod sessions;
@@ -18,6 +19,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
 pub use confirm::RedisConfirmationStore;
+pub use notify::RedisNotifier;
 pub use rate::RedisRateLimiter;
 #[cfg(feature = "mcp")]
 pub use sessions::RedisSessionStore;
@@ -280,6 +282,14 @@ impl Redis {
     #[must_use]
     pub fn confirmation_store(&self) -> RedisConfirmationStore {
         RedisConfirmationStore::new(self.clone())
+    }
+
+    /// The change notifications every replica hears through this Redis's publish/subscribe
+    /// (resource updates, resources and prompts added or removed), for
+    /// [`RegistryBuilder::notifier`](crate::registry::RegistryBuilder::notifier).
+    #[must_use]
+    pub fn notifier(&self) -> RedisNotifier {
+        RedisNotifier::new(self.clone())
     }
 
     /// The MCP sessions every replica shares through this Redis; a session not used for `idle`

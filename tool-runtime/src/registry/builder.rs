@@ -273,9 +273,11 @@ impl RegistryBuilder {
         self
     }
 
-    /// Keeps the rate limits' counts and the confirmation tokens in `redis`, shared by every
-    /// replica on it: [`rate_limiter`](Self::rate_limiter) with [`Redis::rate_limiter`] and
-    /// [`confirmation_store`](Self::confirmation_store) with [`Redis::confirmation_store`].
+    /// Keeps the rate limits' counts and the confirmation tokens in `redis`, and publishes
+    /// change notifications through it, shared by every replica on it:
+    /// [`rate_limiter`](Self::rate_limiter) with [`Redis::rate_limiter`],
+    /// [`confirmation_store`](Self::confirmation_store) with [`Redis::confirmation_store`] and
+    /// [`notifier`](Self::notifier) with [`Redis::notifier`].
     /// A server's MCP sessions and readiness check go on its options
     /// ([`ServerOptions::redis`](crate::http::ServerOptions::redis)).
     ///
@@ -292,11 +294,13 @@ impl RegistryBuilder {
     ///
     /// [`Redis::rate_limiter`]: crate::redis::Redis::rate_limiter
     /// [`Redis::confirmation_store`]: crate::redis::Redis::confirmation_store
+    /// [`Redis::notifier`]: crate::redis::Redis::notifier
     #[cfg(feature = "redis")]
     #[must_use]
     pub fn redis(self, redis: &crate::redis::Redis) -> Self {
         self.rate_limiter(redis.rate_limiter())
             .confirmation_store(redis.confirmation_store())
+            .notifier(redis.notifier())
     }
 
     /// Records every call in an audit sink, such as
