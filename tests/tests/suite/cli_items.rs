@@ -46,7 +46,7 @@ async fn resources_are_listed_and_read_as_they_are() {
     let (_, out) = run(&["--json", "resource", "list"]).await;
     let listing: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(listing["templates"][0]["uriTemplate"], "files://{path*}");
-    assert_eq!(listing["resources"].as_array().unwrap().len(), 6);
+    assert_eq!(listing["resources"].as_array().unwrap().len(), 7);
 
     // Text as it is; a template's value decoded.
     let (code, out) = run(&["resource", "read", "docs://readme"]).await;
@@ -71,7 +71,7 @@ async fn resources_are_listed_and_read_as_they_are() {
     let contents: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         contents["contents"][0],
-        json!({"uri": "images://logo", "mimeType": "image/png", "blob": "iVBORw0KGgoAAAANSUhEUg=="})
+        json!({"uri": "images://logo", "mimeType": "image/png", "blob": super::items::LOGO_BASE64})
     );
 
     // Several contents, each under its URI.

@@ -98,12 +98,13 @@ async fn resources_are_listed_per_caller_with_their_templates() {
         .map(|r| r["uri"].as_str().unwrap())
         .collect();
     // The static resources (most specific first), then those the template lists.
-    let (fixed, listed) = uris.split_at(4);
+    let (fixed, listed) = uris.split_at(5);
     let mut fixed = fixed.to_vec();
     fixed.sort_unstable();
     assert_eq!(
         fixed,
         [
+            "archive://data.bin",
             "docs://readme",
             "images://logo",
             "limited://once",
@@ -119,7 +120,7 @@ async fn resources_are_listed_per_caller_with_their_templates() {
     assert_eq!(readme["mimeType"], "text/markdown");
     assert_eq!(readme["description"], "The project's readme.");
     // A template's listed resources take its media type.
-    assert_eq!(listing["resources"][4]["mimeType"], "text/plain");
+    assert_eq!(listing["resources"][5]["mimeType"], "text/plain");
     assert_eq!(
         listing["templates"],
         json!([{"name": "files", "uriTemplate": "files://{path*}", "title": "Files",
@@ -161,6 +162,11 @@ async fn reads_answer_the_contents_as_they_are_with_type_and_caching() {
     assert_eq!(header(&r, "cache-control"), "no-cache, private");
     assert_eq!(&r.bytes().await.unwrap()[..], super::items::LOGO);
 
+    // Bytes without a media type of their own.
+    let r = s.read("archive://data.bin", "plain-token").await;
+    assert_eq!(header(&r, "content-type"), "application/octet-stream");
+    assert_eq!(&r.bytes().await.unwrap()[..], super::items::DATA);
+
     // A template, its value decoded from the URI.
     let r = s.read("files://notes/a%20b.txt", "plain-token").await;
     assert_eq!(header(&r, "content-type"), "text/plain; charset=utf-8");
@@ -178,7 +184,7 @@ async fn reads_answer_the_contents_as_they_are_with_type_and_caching() {
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["contents"][0]["uri"], "images://logo");
     assert_eq!(body["contents"][0]["mimeType"], "image/png");
-    assert_eq!(body["contents"][0]["blob"], "iVBORw0KGgoAAAANSUhEUg==");
+    assert_eq!(body["contents"][0]["blob"], super::items::LOGO_BASE64);
 
     // Several contents: the envelope, always.
     let r = s.read("pair://both", "plain-token").await;

@@ -1,6 +1,6 @@
 //! The resources and prompts the front ends' tests serve, written by hand as a mounted server's
 //! would be: text, a blob, a template that lists and completes, one for admins only, one that
-//! answers two contents, one limited to a read a minute, and a prompt with a typed argument.
+//! answers two contents, bytes of no particular type, one limited to a read a minute, and a prompt with a typed argument.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,8 +14,15 @@ use tool_runtime::{
     BoxFuture, CallContext, Completing, EmbeddedResource, Registry, ToolError, Violation,
 };
 
-/// The bytes `images://logo` answers: a PNG's signature and a few more.
-pub const LOGO: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+/// The bytes `images://logo` answers: a PNG of one red pixel.
+pub const LOGO: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90\x77\x53\xde\x00\x00\x00\x0c\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+/// [`LOGO`] in base64, as JSON carries it.
+pub const LOGO_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// The bytes `archive://data.bin` answers.
+pub const DATA: &[u8] = &[0, 1, 2, 3, 255];
 
 /// The text `docs://readme` answers.
 pub const README: &str = "# Readme\n\nÜber alles: UTF-8.\n";
@@ -59,6 +66,24 @@ impl Resource for Logo {
         _: CallContext,
     ) -> BoxFuture<'_, Result<ResourceBody, ToolError>> {
         Box::pin(async { Ok(ResourceBody::Blob(LOGO.to_vec())) })
+    }
+}
+
+/// `archive://data.bin`: bytes of no particular type.
+pub struct Archive;
+
+impl Resource for Archive {
+    fn meta(&self) -> ResourceMeta {
+        ResourceMeta::new("archive", "archive://data.bin", "Some bytes.")
+    }
+
+    fn read(
+        &self,
+        _: String,
+        _: BTreeMap<String, String>,
+        _: CallContext,
+    ) -> BoxFuture<'_, Result<ResourceBody, ToolError>> {
+        Box::pin(async { Ok(ResourceBody::Blob(DATA.to_vec())) })
     }
 }
 
@@ -253,6 +278,7 @@ pub fn registry(reads: &Arc<AtomicUsize>) -> RegistryBuilder {
         .without_inventory()
         .resource(Readme)
         .resource(Logo)
+        .resource(Archive)
         .resource(Files {
             reads: Arc::clone(reads),
         })
