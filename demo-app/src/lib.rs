@@ -6,6 +6,8 @@
 
 pub mod assistant;
 pub mod config;
+pub mod prompts;
+pub mod resources;
 pub mod store;
 pub mod tools;
 
@@ -17,7 +19,7 @@ pub use store::{Store, Stores};
 /// The database path when neither `--db` nor `DEMO_APP_DB` is given.
 pub const DEFAULT_DB: &str = "./demo-app.db";
 
-/// The device-pairing tools, listed explicitly (not through `inventory`), so a binary that links
+/// The device-pairing tools, resources and prompt, listed explicitly (not through `inventory`), so a binary that links
 /// other tool crates still serves only these. Their state, [`store::Devices`], is added by the
 /// caller.
 #[must_use]
@@ -28,6 +30,9 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(tools::device_pair::descriptor())
         .tool(tools::device_list::descriptor())
         .tool(tools::device_revoke::descriptor())
+        .resource(resources::paired_devices::descriptor())
+        .resource(resources::device::descriptor())
+        .prompt(prompts::pairing_message::descriptor())
 }
 
 /// Every tool the `demo-app` binary serves: the device-pairing tools and the assistant's. Their

@@ -119,6 +119,7 @@ pub async fn device_add(
 #[tool(annotations(destructive = false, idempotent = false), tags("devices"))]
 pub async fn device_pair(
     devices: State<Devices>,
+    ctx: &CallContext,
     /// The pairing code shown by device_add
     #[arg(short = 'c', pattern = "^[0-9]{4,10}$")]
     code: Secret<String>,
@@ -130,6 +131,7 @@ pub async fn device_pair(
         .0
         .redeem_code(code.into_inner(), device_name)
         .await?;
+    devices_changed(ctx, &row.device_id, true);
     Ok(row.into())
 }
 
@@ -165,7 +167,20 @@ pub async fn device_revoke(
     let row = if ctx.dry_run() {
         devices.0.device(device_id).await?
     } else {
-        devices.0.revoke(device_id).await?
+        let row = devices.0.revoke(device_id).await?;
+        devices_changed(ctx, &row.device_id, false);
+        row
     };
     Ok(row.into())
+}
+
+/// Tells the subscribers of the devices' resources (`devices://paired`, `devices://{id}`) that
+/// they changed, and, for a device paired, that there is one resource more.
+fn devices_changed(ctx: &CallContext, device_id: &str, added: bool) {
+    let notifier = ctx.notifier();
+    notifier.resource_updated("devices://paired");
+    notifier.resource_updated(format!("devices://{device_id}"));
+    if added {
+        notifier.resources_changed();
+    }
 }

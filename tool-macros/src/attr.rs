@@ -41,27 +41,121 @@ impl<T> Attr<T> {
     }
 }
 
-/// `#[tool(...)]`.
-pub(crate) struct ToolAttrs {
+/// The options `#[tool]`, `#[resource]` and `#[prompt]` share: naming, and what the pipeline
+/// enforces on every call.
+pub(crate) struct CommonAttrs {
     pub(crate) name: Attr<LitStr>,
     pub(crate) title: Attr<LitStr>,
+    pub(crate) roles: Attr<Vec<LitStr>>,
+    pub(crate) timeout: Attr<LitStr>,
+    pub(crate) rate: Attr<LitStr>,
+    pub(crate) concurrency: Attr<syn::LitInt>,
+    pub(crate) krate: Attr<syn::Path>,
+}
+
+impl CommonAttrs {
+    pub(crate) fn new() -> Self {
+        CommonAttrs {
+            name: Attr::none("name"),
+            title: Attr::none("title"),
+            roles: Attr::none("roles"),
+            timeout: Attr::none("timeout"),
+            rate: Attr::none("rate"),
+            concurrency: Attr::none("concurrency"),
+            krate: Attr::none("crate"),
+        }
+    }
+
+    /// Reads the option `key` if it is one of these; `None` if it is not.
+    pub(crate) fn parse_one(
+        &mut self,
+        cx: &Ctxt,
+        meta: &ParseNestedMeta<'_>,
+        key: &str,
+    ) -> Option<syn::Result<()>> {
+        let span = meta.path.span();
+        Some(match key {
+            "name" => lit_str(meta).map(|v| self.name.set(cx, span, v)),
+            "title" => lit_str(meta).map(|v| self.title.set(cx, span, v)),
+            "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
+            "rate" => lit_str(meta).map(|v| self.rate.set(cx, span, v)),
+            "concurrency" => meta
+                .value()
+                .and_then(syn::parse::ParseBuffer::parse::<syn::LitInt>)
+                .map_err(|e| {
+                    syn::Error::new(e.span(), "`concurrency` takes a number: `concurrency = 4`")
+                })
+                .map(|v| self.concurrency.set(cx, span, v)),
+            "crate" => lit_str(meta)
+                .and_then(|s| s.parse::<syn::Path>())
+                .map(|v| self.krate.set(cx, span, v)),
+            "roles" => string_list(meta, "roles").map(|v| self.roles.set(cx, span, v)),
+            _ => return None,
+        })
+    }
+}
+
+/// `icon("https://...", mime = "image/png", sizes("48x48"))` of a resource or prompt.
+pub(crate) struct IconAttr {
+    pub(crate) src: LitStr,
+    pub(crate) mime: Option<LitStr>,
+    pub(crate) sizes: Vec<LitStr>,
+}
+
+const ICON_FORM: &str = "`icon(\"https://...\")`, optionally with `mime = \"image/png\"` and `sizes(\"48x48\")`: `icon(\"https://example.com/i.png\", mime = \"image/png\", sizes(\"48x48\"))`";
+
+/// Reads `icon(...)`.
+pub(crate) fn icon(meta: &ParseNestedMeta<'_>) -> syn::Result<IconAttr> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let src: LitStr = content
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("an icon is {ICON_FORM}")))?;
+    let mut icon = IconAttr {
+        src,
+        mime: None,
+        sizes: Vec::new(),
+    };
+    while !content.is_empty() {
+        content.parse::<Token![,]>()?;
+        if content.is_empty() {
+            break;
+        }
+        let key: syn::Ident = content.parse()?;
+        if key == "mime" && icon.mime.is_none() {
+            content.parse::<Token![=]>()?;
+            icon.mime = Some(content.parse()?);
+        } else if key == "sizes" && icon.sizes.is_empty() {
+            let list;
+            syn::parenthesized!(list in content);
+            icon.sizes = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?
+                .into_iter()
+                .collect();
+        } else {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("unknown or repeated `{key}` in an icon; an icon is {ICON_FORM}"),
+            ));
+        }
+    }
+    Ok(icon)
+}
+
+/// `#[tool(...)]`.
+pub(crate) struct ToolAttrs {
+    pub(crate) common: CommonAttrs,
     pub(crate) description: Attr<LitStr>,
     pub(crate) read_only: Attr<bool>,
     pub(crate) destructive: Attr<bool>,
     pub(crate) idempotent: Attr<bool>,
     pub(crate) open_world: Attr<bool>,
     pub(crate) tags: Attr<Vec<LitStr>>,
-    pub(crate) roles: Attr<Vec<LitStr>>,
     /// `guard = path`, any number of times, run in order.
     pub(crate) guards: Vec<syn::Path>,
-    pub(crate) timeout: Attr<LitStr>,
-    pub(crate) rate: Attr<LitStr>,
     pub(crate) max_output: Attr<LitStr>,
     pub(crate) truncate_output: Attr<()>,
-    pub(crate) concurrency: Attr<syn::LitInt>,
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
-    pub(crate) krate: Attr<syn::Path>,
 }
 
 const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `require_docs`, `crate = \"...\"`";
@@ -70,24 +164,18 @@ const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world
 impl ToolAttrs {
     pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> Self {
         let mut attrs = ToolAttrs {
-            name: Attr::none("name"),
-            title: Attr::none("title"),
+            common: CommonAttrs::new(),
             description: Attr::none("description"),
             read_only: Attr::none("read_only"),
             destructive: Attr::none("destructive"),
             idempotent: Attr::none("idempotent"),
             open_world: Attr::none("open_world"),
             tags: Attr::none("tags"),
-            roles: Attr::none("roles"),
             guards: Vec::new(),
-            timeout: Attr::none("timeout"),
-            rate: Attr::none("rate"),
             max_output: Attr::none("max_output"),
             truncate_output: Attr::none("truncate_output"),
-            concurrency: Attr::none("concurrency"),
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
-            krate: Attr::none("crate"),
         };
         let parser = syn::meta::parser(|meta| {
             attrs.parse_one(cx, &meta);
@@ -102,24 +190,19 @@ impl ToolAttrs {
     fn parse_one(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) {
         let span = meta.path.span();
         let key = path_name(&meta.path);
+        if let Some(result) = self.common.parse_one(cx, meta, &key) {
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+            return;
+        }
         let result = match key.as_str() {
-            "name" => lit_str(meta).map(|v| self.name.set(cx, span, v)),
-            "title" => lit_str(meta).map(|v| self.title.set(cx, span, v)),
             "description" => lit_str(meta).map(|v| self.description.set(cx, span, v)),
-            "timeout" => lit_str(meta).map(|v| self.timeout.set(cx, span, v)),
-            "rate" => lit_str(meta).map(|v| self.rate.set(cx, span, v)),
             "max_output" => lit_str(meta).map(|v| self.max_output.set(cx, span, v)),
             "truncate_output" => {
                 self.truncate_output.set(cx, span, ());
                 Ok(())
             }
-            "concurrency" => meta
-                .value()
-                .and_then(syn::parse::ParseBuffer::parse::<syn::LitInt>)
-                .map_err(|e| {
-                    syn::Error::new(e.span(), "`concurrency` takes a number: `concurrency = 4`")
-                })
-                .map(|v| self.concurrency.set(cx, span, v)),
             "require_docs" => {
                 self.require_docs.set(cx, span, ());
                 Ok(())
@@ -128,11 +211,7 @@ impl ToolAttrs {
                 self.dry_run.set(cx, span, ());
                 Ok(())
             }
-            "crate" => lit_str(meta)
-                .and_then(|s| s.parse::<syn::Path>())
-                .map(|v| self.krate.set(cx, span, v)),
             "tags" => string_list(meta, "tags").map(|v| self.tags.set(cx, span, v)),
-            "roles" => string_list(meta, "roles").map(|v| self.roles.set(cx, span, v)),
             "guard" => meta
                 .value()
                 .and_then(syn::parse::ParseBuffer::parse::<syn::Path>)
@@ -209,6 +288,10 @@ pub(crate) struct ArgAttrs {
     pub(crate) short: Attr<syn::LitChar>,
     /// A `bool` or `Vec<T>` the caller must give (they default to `false` and empty).
     pub(crate) required: Attr<()>,
+    /// A resource template variable whose values are not screened for `..` and absolute paths.
+    pub(crate) unscreened: Attr<()>,
+    /// The completion fn of a prompt argument or resource template variable.
+    pub(crate) complete: Attr<syn::Path>,
 }
 
 /// `min = ..., max = ...`, either optional.
@@ -218,11 +301,18 @@ pub(crate) struct Bounds {
 }
 
 /// The options of `#[arg]` a misspelling is matched against.
-const ARG_NAMES: [&str; 6] = [
-    "default", "required", "range", "length", "pattern", "inject",
+const ARG_NAMES: [&str; 8] = [
+    "default",
+    "required",
+    "range",
+    "length",
+    "pattern",
+    "inject",
+    "unscreened",
+    "complete",
 ];
 
-const ARG_OPTIONS: &str = "`default = <value>`, `required`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`";
+const ARG_OPTIONS: &str = "`default = <value>`, `required`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`, and on #[resource] and #[prompt] parameters `complete = path::to::fn` and `unscreened`";
 
 impl ArgAttrs {
     pub(crate) fn empty() -> Self {
@@ -235,6 +325,8 @@ impl ArgAttrs {
             positional: Attr::none("positional"),
             required: Attr::none("required"),
             short: Attr::none("short"),
+            unscreened: Attr::none("unscreened"),
+            complete: Attr::none("complete"),
         }
     }
 
@@ -262,6 +354,16 @@ impl ArgAttrs {
                 "inject" => self.inject.set(cx, span, ()),
                 "positional" => self.positional.set(cx, span, ()),
                 "required" => self.required.set(cx, span, ()),
+                "unscreened" => self.unscreened.set(cx, span, ()),
+                "complete" => {
+                    let path: syn::Path = meta.value()?.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "`complete` takes a fn path: `complete = my_completions`",
+                        )
+                    })?;
+                    self.complete.set(cx, span, path);
+                }
                 "short" => {
                     let c: syn::LitChar = meta.value()?.parse().map_err(|e| {
                         syn::Error::new(e.span(), "`short` takes a character: `short = 'n'`")
@@ -315,7 +417,7 @@ fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
     Ok(b)
 }
 
-fn string_list(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Vec<LitStr>> {
+pub(crate) fn string_list(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Vec<LitStr>> {
     let content;
     syn::parenthesized!(content in meta.input);
     let list = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&content)
@@ -328,7 +430,7 @@ fn string_list(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Vec<LitStr>
     Ok(list.into_iter().collect())
 }
 
-fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+pub(crate) fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
     let key = path_name(&meta.path);
     let value = meta
         .value()
@@ -350,7 +452,7 @@ fn optional_bool(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
 }
 
 /// Consumes `= value` or `(...)` after an unknown key, so one mistake gives one error.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         let _: Expr = meta.value()?.parse()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -368,7 +470,7 @@ pub(crate) fn path_name(path: &syn::Path) -> String {
 }
 
 /// `" (did you mean `name`?)"` when `typed` is a typo of one of `known`, else `""`.
-fn did_you_mean(typed: &str, known: &[&str]) -> String {
+pub(crate) fn did_you_mean(typed: &str, known: &[&str]) -> String {
     known
         .iter()
         .map(|k| (edit_distance(typed, k), *k))

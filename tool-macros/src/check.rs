@@ -12,10 +12,23 @@ const NUMBERS: &[&str] = &[
 ];
 
 pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
-    check_signature(cx, item);
-    check_name(cx, tool);
-    check_timeout(cx, tool);
-    check_limits(cx, tool);
+    check_signature(cx, item, "#[tool]");
+    if let syn::ReturnType::Type(_, ty) = &item.sig.output
+        && matches!(**ty, Type::ImplTrait(_))
+    {
+        cx.error_spanned(
+            ty,
+            "a tool cannot return `impl Trait`: its output schema is built from a concrete type",
+        );
+    }
+    check_name(cx, "tool", &tool.name, tool.name_span);
+    check_pipeline(
+        cx,
+        tool.timeout.as_ref(),
+        tool.rate.as_ref(),
+        tool.concurrency.as_ref(),
+    );
+    check_max_output(cx, tool);
     check_params(cx, tool);
     if tool.require_docs && tool.description.is_empty() {
         cx.error(
@@ -28,46 +41,46 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
     }
 }
 
-fn check_signature(cx: &Ctxt, item: &ItemFn) {
+/// What every fn the macros take must be: a free, non-generic, safe Rust fn. `what` names the
+/// macro: `#[tool]`.
+pub(crate) fn check_signature(cx: &Ctxt, item: &ItemFn, what: &str) {
     let sig = &item.sig;
     if let Some(c) = &sig.constness {
-        cx.error(c.span, "#[tool] fns cannot be `const`; remove `const`");
+        cx.error(
+            c.span,
+            format!("{what} fns cannot be `const`; remove `const`"),
+        );
     }
     if let syn::Safety::Unsafe(_) = sig.safety {
-        cx.error_spanned(&sig.safety, "#[tool] fns cannot be `unsafe`; callers from the network cannot uphold safety contracts");
+        cx.error_spanned(&sig.safety, format!("{what} fns cannot be `unsafe`; callers from the network cannot uphold safety contracts"));
     }
     if let Some(abi) = &sig.abi {
-        cx.error_spanned(abi, "#[tool] fns cannot have an `extern` ABI; remove it");
+        cx.error_spanned(
+            abi,
+            format!("{what} fns cannot have an `extern` ABI; remove it"),
+        );
     }
     if let Some(v) = &sig.variadic {
-        cx.error_spanned(v, "#[tool] fns cannot be variadic");
+        cx.error_spanned(v, format!("{what} fns cannot be variadic"));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         cx.error_spanned(
             &sig.generics,
-            "#[tool] fns cannot be generic: the schema is built from concrete types; write the parameter types out",
+            format!("{what} fns cannot be generic: the schema is built from concrete types; write the parameter types out"),
         );
     }
     for arg in &sig.inputs {
         if let FnArg::Receiver(r) = arg {
             cx.error_spanned(
                 r,
-                "#[tool] works on free fns, not methods: move the fn out of the `impl` and take what `self` held as a `State<T>` parameter",
+                format!("{what} works on free fns, not methods: move the fn out of the `impl` and take what `self` held as a `State<T>` parameter"),
             );
         }
     }
-    if let syn::ReturnType::Type(_, ty) = &sig.output
-        && matches!(**ty, Type::ImplTrait(_))
-    {
-        cx.error_spanned(
-            ty,
-            "a tool cannot return `impl Trait`: its output schema is built from a concrete type",
-        );
-    }
 }
 
-fn check_name(cx: &Ctxt, tool: &Tool) {
-    let name = &tool.name;
+/// A name every MCP client and LLM provider accepts; `kind` says whose: `tool`.
+pub(crate) fn check_name(cx: &Ctxt, kind: &str, name: &str, span: proc_macro2::Span) {
     let bytes = name.as_bytes();
     let ok = matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
         && bytes.len() <= 64
@@ -76,9 +89,9 @@ fn check_name(cx: &Ctxt, tool: &Tool) {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-');
     if !ok {
         cx.error(
-            tool.name_span,
+            span,
             format!(
-                "invalid tool name `{name}`: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ (a letter or `_`, then up to 63 letters, digits, `_` or `-`), so every MCP client and LLM provider accepts them"
+                "invalid {kind} name `{name}`: names must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ (a letter or `_`, then up to 63 letters, digits, `_` or `-`), so every MCP client and LLM provider accepts them"
             ),
         );
     }
@@ -86,7 +99,7 @@ fn check_name(cx: &Ctxt, tool: &Tool) {
 
 /// A parameter's name is a property of the input schema: it must be one every LLM provider
 /// accepts, `^[A-Za-z_][A-Za-z0-9_]{0,63}$`.
-fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
+pub(crate) fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
     let name = syn::ext::IdentExt::unraw(ident).to_string();
     let bytes = name.as_bytes();
     let ok = matches!(bytes.first(), Some(b) if b.is_ascii_alphabetic() || *b == b'_')
@@ -117,8 +130,14 @@ fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
     }
 }
 
-fn check_timeout(cx: &Ctxt, tool: &Tool) {
-    if let Some(Parsed { lit, value }) = &tool.timeout
+/// The options the pipeline enforces: a time limit, a rate, a concurrency limit.
+pub(crate) fn check_pipeline(
+    cx: &Ctxt,
+    timeout: Option<&Parsed<u64>>,
+    rate: Option<&Parsed<(u32, u64)>>,
+    concurrency: Option<&syn::LitInt>,
+) {
+    if let Some(Parsed { lit, value }) = timeout
         && value.is_none_or(|ms| ms == 0)
     {
         cx.error(
@@ -129,10 +148,7 @@ fn check_timeout(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
-}
-
-fn check_limits(cx: &Ctxt, tool: &Tool) {
-    if let Some(Parsed { lit, value: None }) = &tool.rate {
+    if let Some(Parsed { lit, value: None }) = rate {
         cx.error(
             lit.span(),
             format!(
@@ -141,16 +157,7 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
-    if let Some(Parsed { lit, value: None }) = &tool.max_output {
-        cx.error(
-            lit.span(),
-            format!(
-                "invalid size `{}`: write a whole number with a unit, such as \"64KiB\", \"1MiB\" or \"500B\"",
-                lit.value()
-            ),
-        );
-    }
-    if let Some(lit) = &tool.concurrency
+    if let Some(lit) = concurrency
         && lit.base10_parse::<u32>().map_or(true, |n| n == 0)
     {
         cx.error(
@@ -160,9 +167,30 @@ fn check_limits(cx: &Ctxt, tool: &Tool) {
     }
 }
 
+fn check_max_output(cx: &Ctxt, tool: &Tool) {
+    if let Some(Parsed { lit, value: None }) = &tool.max_output {
+        cx.error(
+            lit.span(),
+            format!(
+                "invalid size `{}`: write a whole number with a unit, such as \"64KiB\", \"1MiB\" or \"500B\"",
+                lit.value()
+            ),
+        );
+    }
+}
+
 fn check_params(cx: &Ctxt, tool: &Tool) {
     for p in &tool.params {
         let a = &p.args;
+        for span in [a.complete.span(), a.unscreened.span()]
+            .into_iter()
+            .flatten()
+        {
+            cx.error(
+                span,
+                "`complete` and `unscreened` apply to #[prompt] arguments and #[resource] template variables; remove it from this tool parameter",
+            );
+        }
         if p.kind != ParamKind::Input {
             for span in [
                 a.default.span(),

@@ -50,7 +50,7 @@ pub(crate) struct Parsed<T> {
 }
 
 impl<T> Parsed<T> {
-    fn read(lit: Option<&syn::LitStr>, parse: fn(&str) -> Option<T>) -> Option<Self> {
+    pub(crate) fn read(lit: Option<&syn::LitStr>, parse: fn(&str) -> Option<T>) -> Option<Self> {
         lit.map(|lit| Parsed {
             value: parse(&lit.value()),
             lit: lit.clone(),
@@ -100,6 +100,7 @@ impl Tool {
         let fn_name = ident.to_string();
         let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
         let (name, name_span) = attrs
+            .common
             .name
             .get()
             .map_or((fn_name.clone(), ident.span()), |l| (l.value(), l.span()));
@@ -107,11 +108,13 @@ impl Tool {
         let doc = doc_text(&item.attrs).unwrap_or_default();
         let description = attrs.description.get().map_or(doc, syn::LitStr::value);
         let title = attrs
+            .common
             .title
             .get()
             .map_or_else(|| tool_grammar::title_from_name(&name), syn::LitStr::value);
         let summary = tool_grammar::first_paragraph(&description);
         let krate = attrs
+            .common
             .krate
             .get()
             .map_or_else(|| quote!(::tool_runtime), |p| quote!(#p));
@@ -150,6 +153,7 @@ impl Tool {
                 open_world: attrs.open_world.get().copied(),
             },
             roles: attrs
+                .common
                 .roles
                 .get()
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
@@ -160,11 +164,11 @@ impl Tool {
                 .get()
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
                 .unwrap_or_default(),
-            timeout: Parsed::read(attrs.timeout.get(), tool_grammar::duration_ms),
-            rate: Parsed::read(attrs.rate.get(), tool_grammar::rate),
+            timeout: Parsed::read(attrs.common.timeout.get(), tool_grammar::duration_ms),
+            rate: Parsed::read(attrs.common.rate.get(), tool_grammar::rate),
             max_output: Parsed::read(attrs.max_output.get(), tool_grammar::size),
             truncate_output: attrs.truncate_output.get().is_some(),
-            concurrency: attrs.concurrency.get().cloned(),
+            concurrency: attrs.common.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),
             krate,
@@ -180,7 +184,7 @@ impl Tool {
 }
 
 impl Param {
-    fn from_pat_type(cx: &Ctxt, pt: &syn::PatType) -> Param {
+    pub(crate) fn from_pat_type(cx: &Ctxt, pt: &syn::PatType) -> Param {
         let ident = match &*pt.pat {
             Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.clone(),
             other => {

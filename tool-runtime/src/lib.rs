@@ -65,6 +65,10 @@ pub use tool::notify::{Change, MemoryNotifier, Notifier};
 pub use tool::peer;
 pub use tool::secret::Secret;
 pub use tool::state::State;
+#[doc = include_str!("../docs/prompt-macro.md")]
+pub use tool_macros::prompt;
+#[doc = include_str!("../docs/resource-macro.md")]
+pub use tool_macros::resource;
 #[doc = include_str!("../docs/tool-macro.md")]
 pub use tool_macros::tool;
 

@@ -33,6 +33,7 @@ mod policy;
 mod postgres;
 mod redis;
 mod replicas;
+mod resources;
 mod scale_out;
 mod schemas;
 mod toolsets;

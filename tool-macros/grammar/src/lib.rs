@@ -2,7 +2,8 @@
 //! time limits (`"5s"`), sizes (`"64KiB"`), and a tool's title and summary from its name and
 //! doc comment. The macro reads them when a tool compiles and writes the values into the
 //! expansion; the runtime reads rates from configuration (`limits::Rate::parse`) and titles and
-//! summaries for tools made at run time (`ToolMeta::new`). One definition each, so both agree.
+//! summaries for tools made at run time (`ToolMeta::new`), and resource URI templates
+//! ([`uri_template`]). One definition each, so both agree.
 // Every public item is documented, and `pub` means reachable by users.
 #![warn(missing_docs, unreachable_pub)]
 
@@ -81,6 +82,134 @@ pub fn first_paragraph(text: &str) -> String {
         .map(str::trim)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Resource URI templates: `files://{path*}`, `devices://{id}/status{?verbose}`. Parsed here so
+/// that `#[resource]` rejects a template when it compiles by the rule the runtime matches URIs
+/// with.
+///
+/// - `{name}` is one path segment; `{name*}` the rest of the path (the last variable of the
+///   path); `{?a,b}`, at the end, an optional form query.
+/// - Variables are names of letters, digits and `_`, each named once, never side by side.
+pub mod uri_template {
+    /// One piece of a template's path.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Part {
+        /// Matched exactly.
+        Literal(String),
+        /// One path segment.
+        Segment(String),
+        /// The rest of the path.
+        Rest(String),
+    }
+
+    /// A template taken apart: its path, and its query variables.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Template {
+        /// The path, in order.
+        pub parts: Vec<Part>,
+        /// The query variables (`{?a,b}`), in order.
+        pub query: Vec<String>,
+    }
+
+    impl Template {
+        /// Every variable, path then query, in order.
+        pub fn variables(&self) -> impl Iterator<Item = &str> {
+            self.parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Segment(n) | Part::Rest(n) => Some(n.as_str()),
+                    Part::Literal(_) => None,
+                })
+                .chain(self.query.iter().map(String::as_str))
+        }
+    }
+
+    /// Parses `source`.
+    ///
+    /// # Errors
+    /// Why it does not parse, in a sentence: an unclosed or empty `{}`, an operator other than
+    /// `?` (and `*` after a name), a query that is not last, a variable named twice, two
+    /// variables side by side (where would one end?), or a `{name*}` that is not the last
+    /// variable of the path.
+    pub fn parse(source: &str) -> Result<Template, String> {
+        let mut parts = Vec::new();
+        let mut query = Vec::new();
+        let mut rest = source;
+        let mut names: Vec<String> = Vec::new();
+        let add_name = |name: &str, names: &mut Vec<String>| {
+            if !valid_name(name) {
+                return Err(format!(
+                    "`{{{name}}}` in `{source}`: a variable is a name of letters, digits and `_`"
+                ));
+            }
+            if names.iter().any(|n| n == name) {
+                return Err(format!("`{name}` is named twice in `{source}`"));
+            }
+            names.push(name.to_owned());
+            Ok(name.to_owned())
+        };
+        while !rest.is_empty() {
+            let Some(open) = rest.find('{') else {
+                if rest.contains('}') {
+                    return Err(format!("an unmatched `}}` in `{source}`"));
+                }
+                parts.push(Part::Literal(rest.to_owned()));
+                break;
+            };
+            if open > 0 {
+                let literal = &rest[..open];
+                if literal.contains('}') {
+                    return Err(format!("an unmatched `}}` in `{source}`"));
+                }
+                parts.push(Part::Literal(literal.to_owned()));
+            }
+            let Some(close) = rest[open..].find('}') else {
+                return Err(format!("an unclosed `{{` in `{source}`"));
+            };
+            let expr = &rest[open + 1..open + close];
+            rest = &rest[open + close + 1..];
+            if !query.is_empty() {
+                return Err(format!("`{{?…}}` must come last in `{source}`"));
+            }
+            if let Some(vars) = expr.strip_prefix('?') {
+                if vars.is_empty() {
+                    return Err(format!("an empty `{{?}}` in `{source}`"));
+                }
+                for var in vars.split(',') {
+                    query.push(add_name(var.trim(), &mut names)?);
+                }
+                if !rest.is_empty() {
+                    return Err(format!("`{{?…}}` must come last in `{source}`"));
+                }
+                continue;
+            }
+            if matches!(parts.last(), Some(Part::Segment(_) | Part::Rest(_))) {
+                return Err(format!(
+                    "two variables side by side in `{source}`: put a literal between them"
+                ));
+            }
+            if parts.iter().any(|p| matches!(p, Part::Rest(_))) {
+                return Err(format!(
+                    "`{{name*}}` takes the rest of the path, so it must be the last variable of the path in `{source}`"
+                ));
+            }
+            if let Some(name) = expr.strip_suffix('*') {
+                parts.push(Part::Rest(add_name(name, &mut names)?));
+            } else if expr.starts_with(['+', '#', '.', '/', ';', '&']) {
+                return Err(format!(
+                    "`{{{expr}}}` in `{source}`: only `{{name}}`, `{{name*}}` and `{{?a,b}}` are supported"
+                ));
+            } else {
+                parts.push(Part::Segment(add_name(expr, &mut names)?));
+            }
+        }
+        Ok(Template { parts, query })
+    }
+
+    fn valid_name(name: &str) -> bool {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }
 }
 
 #[cfg(test)]

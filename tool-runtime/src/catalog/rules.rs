@@ -67,8 +67,10 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
         });
     }
     // A `#[tool]`'s parameter names were checked when it compiled; the schema of any other
-    // tool is made here to check its own.
-    let hand_made = entry.parsed_call.is_none();
+    // tool is made here to check its own. A resource's or prompt's arguments (a URI's
+    // variables and the URI itself, a prompt's strings) never reach a model as a tool's do.
+    let hand_made =
+        entry.parsed_call.is_none() && entry.meta.kind == crate::tool::definition::Kind::Tool;
     if let Some(props) = hand_made
         .then(|| entry.input_schema()["properties"].as_object())
         .flatten()

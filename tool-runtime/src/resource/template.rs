@@ -13,21 +13,14 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use tool_grammar::uri_template::Part;
+
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
     source: String,
     parts: Vec<Part>,
     query: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Part {
-    Literal(String),
-    /// One path segment.
-    Segment(String),
-    /// The rest of the path.
-    Rest(String),
 }
 
 /// Why a URI template does not parse.
@@ -50,87 +43,11 @@ impl UriTemplate {
     /// that is not last, a variable named twice, two variables side by side (where would one
     /// end?), or a `{name*}` that is not the last variable of the path.
     pub fn parse(source: &str) -> Result<Self, TemplateError> {
-        let mut parts = Vec::new();
-        let mut query = Vec::new();
-        let mut rest = source;
-        let mut names: Vec<String> = Vec::new();
-        let add_name = |name: &str, names: &mut Vec<String>| {
-            if !valid_name(name) {
-                return Err(TemplateError(format!(
-                    "`{{{name}}}` in `{source}`: a variable is a name of letters, digits and `_`"
-                )));
-            }
-            if names.iter().any(|n| n == name) {
-                return Err(TemplateError(format!(
-                    "`{name}` is named twice in `{source}`"
-                )));
-            }
-            names.push(name.to_owned());
-            Ok(name.to_owned())
-        };
-        while !rest.is_empty() {
-            let Some(open) = rest.find('{') else {
-                if rest.contains('}') {
-                    return Err(TemplateError(format!("an unmatched `}}` in `{source}`")));
-                }
-                parts.push(Part::Literal(rest.to_owned()));
-                break;
-            };
-            if open > 0 {
-                let literal = &rest[..open];
-                if literal.contains('}') {
-                    return Err(TemplateError(format!("an unmatched `}}` in `{source}`")));
-                }
-                parts.push(Part::Literal(literal.to_owned()));
-            }
-            let Some(close) = rest[open..].find('}') else {
-                return Err(TemplateError(format!("an unclosed `{{` in `{source}`")));
-            };
-            let expr = &rest[open + 1..open + close];
-            rest = &rest[open + close + 1..];
-            if !query.is_empty() {
-                return Err(TemplateError(format!(
-                    "`{{?…}}` must come last in `{source}`"
-                )));
-            }
-            if let Some(vars) = expr.strip_prefix('?') {
-                if vars.is_empty() {
-                    return Err(TemplateError(format!("an empty `{{?}}` in `{source}`")));
-                }
-                for var in vars.split(',') {
-                    query.push(add_name(var.trim(), &mut names)?);
-                }
-                if !rest.is_empty() {
-                    return Err(TemplateError(format!(
-                        "`{{?…}}` must come last in `{source}`"
-                    )));
-                }
-                continue;
-            }
-            if matches!(parts.last(), Some(Part::Segment(_) | Part::Rest(_))) {
-                return Err(TemplateError(format!(
-                    "two variables side by side in `{source}`: put a literal between them"
-                )));
-            }
-            if parts.iter().any(|p| matches!(p, Part::Rest(_))) {
-                return Err(TemplateError(format!(
-                    "`{{name*}}` takes the rest of the path, so it must be the last variable of the path in `{source}`"
-                )));
-            }
-            if let Some(name) = expr.strip_suffix('*') {
-                parts.push(Part::Rest(add_name(name, &mut names)?));
-            } else if expr.starts_with(['+', '#', '.', '/', ';', '&']) {
-                return Err(TemplateError(format!(
-                    "`{{{expr}}}` in `{source}`: only `{{name}}`, `{{name*}}` and `{{?a,b}}` are supported"
-                )));
-            } else {
-                parts.push(Part::Segment(add_name(expr, &mut names)?));
-            }
-        }
+        let parsed = tool_grammar::uri_template::parse(source).map_err(TemplateError)?;
         Ok(Self {
             source: source.to_owned(),
-            parts,
-            query,
+            parts: parsed.parts,
+            query: parsed.query,
         })
     }
 
@@ -212,10 +129,6 @@ impl UriTemplate {
         let b = tokens(&other.parts);
         intersects(&a, &b)
     }
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn decode(raw: &str) -> Option<String> {
