@@ -412,9 +412,11 @@ fn item_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>, 
             }
         }))}), auth, false)
     }}));
-    let mut read_ok = ok_response(contents.clone());
+    // A JSON resource read raw is JSON too: `application/json` is the envelope or the
+    // resource's own JSON.
+    let mut read_ok = ok_response(json!({"anyOf": [contents, {}]}));
     read_ok["description"] = json!(
-        "The only contents as they are (text, or the blob decoded) with their media type; with `format=json`, or when a read answers several contents, `{\"contents\": [...]}`"
+        "The only contents as they are (text, or the blob decoded) with their media type; with `format=json`, or when a read answers several contents, `{\"contents\": [...]}` (`ResourceContents`)"
     );
     read_ok["content"]["*/*"] = json!({"schema": {}});
     read_ok["headers"]["Cache-Control"] = json!({
