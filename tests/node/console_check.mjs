@@ -3,15 +3,17 @@
 //
 //   node console_check.mjs --open URL --auth URL --admin TOKEN --viewer TOKEN --shots DIR
 //   node console_check.mjs --forms URL --forms-pid PID --forms-cli PATH --shots DIR
+//   node console_check.mjs --items URL --shots DIR
 //
 // `--open` is a demo server without authentication, `--auth` one with an auth file where TOKEN
 // `admin` has the role admin and `viewer` none; the second has an audit log and an agent.
 // `--forms` is the test fixture's server, whose `itinerary` tool takes an array of objects;
 // `--forms-pid` its process, stopped for the last step, `--forms-cli` its binary, which runs
 // the command line the console shows (under the app's name, in DIR/bin).
+// `--items` is a server of the test suite's resources and prompts (`tests/suite/items.rs`).
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
@@ -20,6 +22,7 @@ const { values: opt } = parseArgs({
   options: {
     open: { type: "string" }, auth: { type: "string" }, admin: { type: "string" }, forms: { type: "string" },
     "forms-pid": { type: "string" }, "forms-cli": { type: "string" }, viewer: { type: "string" }, shots: { type: "string" },
+    items: { type: "string" },
   },
 });
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -72,9 +75,10 @@ try {
   page.on("response", (r) => { if (r.status() === 404) missing.push(r.url()); });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   const foreign = [];
-  const own = [opt.open, opt.auth, opt.forms].filter(Boolean).map((u) => new URL(u).host);
+  const own = [opt.open, opt.auth, opt.forms, opt.items].filter(Boolean).map((u) => new URL(u).host);
   page.on("request", (r) => { if (!own.includes(new URL(r.url()).host)) foreign.push(r.url()); });
   if (opt.forms) await forms(page);
+  else if (opt.items) await items(page);
   else await demo(page);
 
   step = "clean";
@@ -213,6 +217,94 @@ async function forms(page) {
     const said = await page.textContent(".result.error .error-message");
     check(said.includes("could not be reached"), `the page says ${said}`);
     check(await page.isEnabled("#tool button[type=submit]"), "Run stays disabled after the failed call");
+  }, page);
+}
+
+/** The suite's resources and prompts: text, an image, a download, a template, a prompt. */
+async function items(page) {
+  const field = (pointer) => `.field[data-pointer="${pointer}"]`;
+  await run("items-listed-beside-tools", async () => {
+    await page.goto(opt.items);
+    await page.waitForSelector("#tab-resources:not([hidden])");
+    check(await page.isVisible("#tab-prompts"), "no Prompts tab");
+    await page.click("#tab-resources");
+    await page.waitForSelector('#resources [data-resource="docs://readme"]');
+    const uris = await page.$$eval("#resources [data-resource]", (els) => els.map((e) => e.dataset.resource));
+    check(uris.includes("files://notes/a.txt") && !uris.includes("secrets://key"), `listed ${uris}`);
+    check(await page.isVisible('#resources [data-template="files://{path*}"]'), "no template listed");
+  }, page);
+
+  await run("resource-text-shown", async () => {
+    await page.click('#resources [data-resource="docs://readme"]');
+    await page.waitForSelector("#resource .result.ok pre.resource-text");
+    const text = await page.textContent("#resource pre.resource-text");
+    check(text.includes("Über alles"), `the text is ${text}`);
+  }, page);
+
+  await run("resource-image-shown", async () => {
+    await page.click('#resources [data-resource="images://logo"]');
+    await page.waitForSelector("#resource img.resource-image");
+    const width = await page.$eval("#resource img.resource-image", async (img) => { await img.decode(); return img.naturalWidth; });
+    check(width === 1, `the image is ${width} pixels wide`);
+  }, page);
+
+  await run("resource-bytes-downloaded", async () => {
+    await page.click('#resources [data-resource="archive://data.bin"]');
+    await page.waitForSelector("#resource a.download");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#resource a.download")]);
+    check(download.suggestedFilename() === "data.bin", `downloaded as ${download.suggestedFilename()}`);
+    const path = await download.path();
+    const bytes = [...readFileSync(path)];
+    check(JSON.stringify(bytes) === "[0,1,2,3,255]", `downloaded ${bytes}`);
+  }, page);
+
+  await run("template-completed-and-read", async () => {
+    await page.click('#resources [data-template="files://{path*}"]');
+    await page.fill(`${field("/path")} input`, "notes/");
+    await page.waitForFunction(() => document.querySelectorAll("#resource datalist option").length === 2);
+    await page.fill(`${field("/path")} input`, "notes/a b.txt");
+    await page.click("#resource button[type=submit]");
+    await page.waitForSelector("#resource .result.ok pre.resource-text");
+    const text = await page.textContent("#resource pre.resource-text");
+    check(text === "contents of notes/a b.txt", `the text is ${text}`);
+  }, page);
+
+  await run("template-escape-beside-its-field", async () => {
+    await page.fill(`${field("/path")} input`, "../../etc/passwd");
+    await page.click("#resource button[type=submit]");
+    await page.waitForSelector("#resource .result.error");
+    const said = await page.textContent(`${field("/path")} .violation`);
+    check(said.includes(".."), `beside the field: ${said}`);
+    check(await page.getAttribute(`${field("/path")} input`, "aria-invalid") === "true", "the field is not marked");
+  }, page);
+
+  await run("prompt-messages-shown", async () => {
+    await page.click("#tab-prompts");
+    await page.click('#prompts [data-prompt="review"]');
+    await page.fill(`${field("/code")} input`, "fn main() {}");
+    await page.fill(`${field("/language")} input`, "r");
+    await page.waitForFunction(() => [...document.querySelectorAll("#prompt datalist option")].some((o) => o.value === "rust"));
+    await page.fill(`${field("/language")} input`, "rust");
+    await page.fill(`${field("/strictness")} input`, "3");
+    await page.click("#prompt button[type=submit]");
+    await page.waitForSelector('#prompt .message[data-role="assistant"]');
+    const user = await page.textContent('#prompt .message[data-role="user"] pre');
+    check(user === "Review this rust at strictness 3:\nfn main() {}", `the user's message is ${user}`);
+  }, page);
+
+  await run("prompt-violations-beside-their-fields", async () => {
+    await page.fill(`${field("/code")} input`, "");
+    await page.fill(`${field("/strictness")} input`, "very");
+    await page.click("#prompt button[type=submit]");
+    await page.waitForSelector("#prompt .result.error");
+    const missing = await page.textContent(`${field("/code")} .violation`);
+    check(missing.length > 0, "nothing beside the missing `code`");
+    // The prompt runs only with its required arguments: its own parse error comes once they are.
+    await page.fill(`${field("/code")} input`, "x");
+    await page.click("#prompt button[type=submit]");
+    await page.waitForFunction(() => document.querySelector('.field[data-pointer="/strictness"] .violation').textContent !== "");
+    const said = await page.textContent(`${field("/strictness")} .violation`);
+    check(said.includes("from 1 to 3"), `beside strictness: ${said}`);
   }, page);
 }
 

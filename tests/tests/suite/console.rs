@@ -1,7 +1,8 @@
 //! The browser console's forms for inputs beyond flat fields, in headless Chromium: the test
 //! fixture's `itinerary` (an array of objects, an enum, a boolean) through `mcp-fixture serve`;
 //! violations placed by keyword and property, the command line it shows run as shown, and a
-//! call after the server stopped.
+//! call after the server stopped; and resources and prompts (`items.rs`) read and got in the
+//! page.
 //! The demo app's console, callers and flows are tested in `demo-app/tests/app/console.rs`.
 
 use std::process::Command;
@@ -38,6 +39,50 @@ fn nested_inputs_as_forms_in_headless_chromium() {
             "clean",
         ],
     );
+}
+
+/// The suite's resources and prompts in the console: listed beside the tools, text shown, an
+/// image drawn, bytes downloaded, a template completed and read, its escaping value refused
+/// beside its field, a prompt's messages and its violations beside their fields.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_in_headless_chromium() {
+    use std::sync::Arc;
+    use tool_runtime::http::{self, ServerOptions};
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let registry = Arc::new(super::items::registry(&reads).build().unwrap());
+    let options = ServerOptions::default().console(true);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(
+        listener,
+        tool_runtime::app::router(registry, options),
+        async {
+            let _ = stopped.await;
+        },
+        &ServerOptions::default().grace(std::time::Duration::from_secs(1)),
+    ));
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-items-screenshots");
+    tokio::task::spawn_blocking(move || {
+        tool_test_support::console_check(
+            &["--items", &base, "--shots", shots.to_str().unwrap()],
+            &[
+                "items-listed-beside-tools",
+                "resource-text-shown",
+                "resource-image-shown",
+                "resource-bytes-downloaded",
+                "template-completed-and-read",
+                "template-escape-beside-its-field",
+                "prompt-messages-shown",
+                "prompt-violations-beside-their-fields",
+                "clean",
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    let _ = stop.send(());
+    let _ = server.await;
 }
 
 /// `GET /whoami` says whether the server asks for a token (`auth_required`), who calls, and

@@ -320,6 +320,7 @@ impl App {
         (code, String::from_utf8_lossy(&out).into_owned())
     }
 
+    #[allow(clippy::too_many_lines)] // Reason: one dispatch over every built-in reads best whole.
     async fn execute(mut self, args: &[OsString], out: &mut dyn Write) -> u8 {
         // `configure`, once, on the global options: the registry it shapes is what every
         // listing shows, state unchecked (`setup`, which registers it, runs only for calls and
@@ -383,6 +384,10 @@ impl App {
         };
         match sub {
             "tools" => list_tools(&listing, sub_matches, json_out, out),
+            "resource" | "prompt" if crate::cli::items::builtins(&listing).contains(&sub) => {
+                drop(listing);
+                Box::pin(self.items(&mut cx, sub, sub_matches, json_out, out)).await
+            }
             "schema" => print_schema(&listing, sub_matches, out),
             "completions" => {
                 let shell = *sub_matches
@@ -509,6 +514,27 @@ impl App {
         .await
     }
 
+    /// `resource ...` or `prompt ...` (`sub`): after [`setup`](Self::setup), through the
+    /// registry's pipeline.
+    async fn items(
+        self,
+        cx: &mut AppContext,
+        sub: &str,
+        m: &ArgMatches,
+        json_out: bool,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let registry = match self.build_registry(cx).await {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        if sub == crate::cli::items::RESOURCE {
+            crate::cli::items::resource(&registry, m, json_out, out).await
+        } else {
+            crate::cli::items::prompt(&registry, m, json_out, out).await
+        }
+    }
+
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
     /// the toolsets mounted; or the message naming what failed.
     pub(super) async fn mounted_registry(
@@ -565,7 +591,14 @@ impl App {
     /// The whole tree: the tools' command with the built-ins that reach the other front ends.
     /// (A tool call's tree names them only bare, in debug builds: see `for_call`.)
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
-        let cmd = crate::cli::command(&self.name, registry, invoked);
+        let mut cmd = crate::cli::command(&self.name, registry, invoked);
+        for item in crate::cli::items::builtins(registry) {
+            cmd = cmd.subcommand(if item == crate::cli::items::RESOURCE {
+                crate::cli::items::resource_command()
+            } else {
+                crate::cli::items::prompt_command(registry)
+            });
+        }
         #[cfg(feature = "http")]
         let cmd = cmd.subcommand(super::serve::serve_command());
         #[cfg(feature = "mcp")]

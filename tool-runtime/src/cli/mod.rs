@@ -15,6 +15,7 @@ pub(crate) mod call;
 pub(crate) mod command;
 pub(crate) mod flags;
 pub(crate) mod form;
+pub(crate) mod items;
 pub mod logging;
 mod render;
 

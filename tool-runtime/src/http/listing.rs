@@ -328,7 +328,9 @@ pub(super) fn describe_named(state: &ServedRegistry, name: &str, ctx: &Requester
 }
 
 /// The query string as `T`, with axum's own decoder (what `Query<T>` does), its error as text.
-fn serde_urlencoded_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, String> {
+pub(super) fn serde_urlencoded_query<T: serde::de::DeserializeOwned>(
+    query: &str,
+) -> Result<T, String> {
     let uri: axum::http::Uri = format!("/?{query}").parse().map_err(|e| format!("{e}"))?;
     axum::extract::Query::<T>::try_from_uri(&uri)
         .map(|q| q.0)

@@ -7,6 +7,10 @@
 //! | `POST /invoke` | `{"tool": "...", "params": {...}, "confirm": true}` → the envelope |
 //! | `POST /tools/{name}` | the params object as the body (`?confirm=true` or `x-confirm: true`; `?dry_run=true` or `x-dry-run: true`) |
 //! | `GET /openapi.json` | an OpenAPI 3.1 document |
+//! | `GET /resources` | the resources and resource templates the caller may see |
+//! | `GET /resources/read?uri=` | a resource's contents as they are, with their media type and caching; `&format=json`: `{"contents": [...]}` |
+//! | `GET /prompts`, `POST /prompts/{name}` | the prompts; one prompt's messages for an object of string arguments |
+//! | `POST /complete` | values for a prompt argument or a template variable, as MCP's `completion/complete` |
 //! | `GET /healthz` | 200 once the registry is built (liveness) |
 //! | `GET /readyz` | 200 when ready for traffic; 503 while draining at shutdown or while a [readiness check](ServerOptions::ready_check) fails |
 //! | `GET /toolsets` | the mounted [toolsets](crate::toolset): tool count, availability, last error; for operators |
@@ -34,6 +38,7 @@
 pub(crate) mod body;
 mod calls;
 pub(crate) mod front;
+mod items;
 mod listing;
 pub mod openapi;
 pub(crate) mod response;
@@ -120,6 +125,11 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route("/tools", get(list_tools))
         .route("/tools/{name}", get(get_tool).post(call_tool))
         .route("/invoke", post(invoke))
+        .route("/resources", get(items::list_resources))
+        .route("/resources/read", get(items::read_resource))
+        .route("/prompts", get(items::list_prompts))
+        .route("/prompts/{name}", post(items::get_prompt))
+        .route("/complete", post(items::complete))
         .route("/toolsets", get(list_toolsets))
         .route("/audit", get(recent_calls));
     #[cfg(feature = "otel")]

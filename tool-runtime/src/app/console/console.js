@@ -20,7 +20,7 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-const state = { who: null, tools: [], current: null };
+const state = { who: null, tools: [], current: null, resources: [], templates: [], prompts: [] };
 
 const token = () => sessionStorage.getItem("token") || "";
 
@@ -113,6 +113,7 @@ async function load() {
       : "This server needs a token.";
     state.tools = [];
     renderTools();
+    showItems({}, {});
     return;
   }
   state.who = who.body;
@@ -132,6 +133,8 @@ async function load() {
   filter.replaceChildren(h("option", { value: "", text: "every tool" }),
     ...state.tools.map((t) => h("option", { value: t.name, text: t.name })));
   renderTools();
+  const [resources, prompts] = await Promise.all([api("GET", "/resources"), api("GET", "/prompts")]);
+  showItems(resources.body ?? {}, prompts.body ?? {});
   const again = state.current && state.tools.find((t) => t.name === state.current.name);
   if (again) showTool(again);
   else $("#tool").replaceChildren(h("p", { class: "hint", text: "Choose a tool." }));
@@ -489,6 +492,201 @@ function renderValue(value) {
     return h("dl", { class: "tree" }, Object.entries(value).flatMap(([k, v]) => [h("dt", { text: k }), h("dd", {}, renderValue(v))]));
   }
   return h("span", { text: String(value) });
+}
+
+// ---- resources and prompts ------------------------------------------------------------------
+
+/** The resources, templates and prompts the caller may see; their tabs only when there are some. */
+function showItems(resources, prompts) {
+  state.resources = resources.resources ?? [];
+  state.templates = resources.templates ?? [];
+  state.prompts = prompts.prompts ?? [];
+  $("#tab-resources").hidden = !(state.resources.length || state.templates.length);
+  $("#tab-prompts").hidden = !state.prompts.length;
+  const chosen = document.querySelector('[role="tab"][aria-selected="true"]');
+  if (chosen?.hidden) select($("#tab-tools"));
+  const item = (attrs, label, badge) => h("li", {}, h("button", { type: "button", ...attrs }, label,
+    badge ? h("span", { class: "badge", text: badge }) : null));
+  const section = (title, items) => (items.length ? h("section", {}, h("h3", { text: title }), h("ul", {}, items)) : null);
+  $("#resources").replaceChildren(...[
+    section("Resources", state.resources.map((r) => item({ "data-resource": r.uri, onclick: () => showResource(r) }, r.title || r.name, r.mimeType))),
+    section("Templates", state.templates.map((t) => item({ "data-template": t.uriTemplate, onclick: () => showTemplate(t) }, t.title || t.name, t.mimeType))),
+  ].filter(Boolean));
+  $("#prompts").replaceChildren(...[
+    section("Prompts", state.prompts.map((p) => item({ "data-prompt": p.name, onclick: () => showPrompt(p) }, p.title || p.name))),
+  ].filter(Boolean));
+  $("#resource").replaceChildren(h("p", { class: "hint", text: "Choose a resource." }));
+  $("#prompt").replaceChildren(h("p", { class: "hint", text: "Choose a prompt." }));
+}
+
+/** Marks the list's button for what is shown. */
+function current(list, attr, value) {
+  for (const b of document.querySelectorAll(`${list} button`)) b.setAttribute("aria-current", String(b.getAttribute(attr) === value));
+}
+
+/**
+ * A field for one string argument, registered in `fields` under `/name`; its suggestions are
+ * what `suggest(name, typed)` answers (the server's completions) as the user types.
+ */
+function stringField(name, description, required, fields, suggest) {
+  const id = `f${++nextId}`;
+  const input = h("input", { id, name, type: "text", autocomplete: "off", list: `${id}-values`, "aria-describedby": `${id}-hint ${id}-error` });
+  const values = h("datalist", { id: `${id}-values` });
+  input.addEventListener("input", async () => {
+    const answer = await suggest(name, input.value);
+    values.replaceChildren(...(answer.body?.completion?.values ?? []).map((v) => h("option", { value: v })));
+  });
+  const violation = h("p", { class: "violation", id: `${id}-error`, role: "alert" });
+  fields.set(`/${name}`, { input, violation });
+  const hint = [description, required ? "required" : "optional"].filter(Boolean).join(" · ");
+  return h("div", { class: "field", "data-pointer": `/${name}` },
+    h("label", { for: id, text: name }), input, values, h("p", { class: "hint", id: `${id}-hint`, text: hint }), violation);
+}
+
+/** The non-empty values of `fields`, by name. */
+function valuesOf(fields) {
+  const out = {};
+  for (const [pointer, { input }] of fields) if (input.value !== "") out[pointer.slice(1)] = input.value;
+  return out;
+}
+
+/** The answer of a request that failed, said in the page. */
+function failed(answer) {
+  const error = answer.body?.error;
+  return h("div", { class: "result error" },
+    h("h3", { text: error?.type ?? (answer.failure ? "No answer" : `HTTP ${answer.status}`) }),
+    h("p", { class: "error-message", role: "alert", text: error?.message ?? answer.failure ?? "no answer" }));
+}
+
+function bytesOf(base64) {
+  const raw = atob(base64);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+/** One resource's contents: text as text, an image shown, other bytes as a download. */
+function renderContents(c) {
+  const mime = c.mimeType ?? (typeof c.text === "string" ? "text/plain" : "application/octet-stream");
+  const head = h("p", { class: "meta", text: `${c.uri} · ${mime}` });
+  if (typeof c.text === "string") return h("div", { class: "contents" }, head, h("pre", { class: "resource-text", text: c.text }));
+  if (typeof c.blob !== "string") return h("div", { class: "contents" }, head);
+  if (mime.startsWith("image/")) {
+    return h("div", { class: "contents" }, head, h("img", { class: "resource-image", alt: c.uri, src: `data:${mime};base64,${c.blob}` }));
+  }
+  const bytes = bytesOf(c.blob);
+  const name = c.uri.split(/[/:]/).filter(Boolean).pop() || "resource";
+  const url = URL.createObjectURL(new Blob([bytes], { type: mime }));
+  return h("div", { class: "contents" }, head,
+    h("a", { class: "download", href: url, download: name, text: `Download ${name} (${bytes.length} bytes)` }));
+}
+
+/** Reads `uri` into `view.result`; refused template values go beside their fields. */
+async function readResource(uri, view) {
+  view.result.setAttribute("aria-busy", "true");
+  if (view.fields) clearViolations(view.fields, view.general);
+  const answer = await api("GET", `/resources/read?uri=${encodeURIComponent(uri)}&format=json`);
+  view.result.removeAttribute("aria-busy");
+  const error = answer.body?.error;
+  if (error?.type === "invalid_arguments" && view.fields) showViolations(error.details?.violations ?? [], view.fields, view.general);
+  if (answer.status !== 200) {
+    view.result.replaceChildren(failed(answer));
+    return;
+  }
+  view.result.replaceChildren(h("div", { class: "result ok" }, h("h3", { text: uri }), answer.body.contents.map(renderContents)));
+}
+
+function showResource(resource) {
+  current("#resources", "data-resource", resource.uri);
+  const result = h("div", { class: "result-area" });
+  $("#resource").replaceChildren(h("h2", { text: resource.title || resource.name }),
+    h("p", { class: "hint", text: resource.uri }),
+    resource.description ? h("p", { text: resource.description }) : null, result);
+  readResource(resource.uri, { result });
+}
+
+/** A template's variables: `{name}`, `{name*}` and each of `{?a,b}`. */
+function variablesOf(template) {
+  return [...template.matchAll(/\{(\?)?([^}]*)\}/g)].flatMap(([, query, names]) =>
+    query ? names.split(",").map((name) => ({ name, query: true })) : [{ name: names.replace(/\*$/, ""), query: false }]);
+}
+
+/** The URI `template` makes of `values`: each value percent-encoded (a `{name*}` keeps its `/`). */
+function expand(template, values) {
+  return template.replace(/\{(\?)?([^}]*)\}/g, (_, query, names) => {
+    if (query) {
+      const given = names.split(",").filter((n) => values[n] !== undefined);
+      return given.length ? `?${given.map((n) => `${n}=${encodeURIComponent(values[n])}`).join("&")}` : "";
+    }
+    const rest = names.endsWith("*");
+    const value = values[rest ? names.slice(0, -1) : names] ?? "";
+    return rest ? value.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(value);
+  });
+}
+
+function showTemplate(template) {
+  current("#resources", "data-template", template.uriTemplate);
+  const fields = new Map();
+  const suggest = (name, value) => api("POST", "/complete", {
+    ref: { type: "ref/resource", uri: template.uriTemplate }, argument: { name, value },
+    context: { arguments: valuesOf(fields) } });
+  const inputs = variablesOf(template.uriTemplate).map((v) => stringField(v.name, "", !v.query, fields, suggest));
+  const general = h("div", { class: "violation general", role: "alert" });
+  const result = h("div", { class: "result-area" });
+  const form = h("form", { novalidate: true, "aria-label": template.name, onsubmit: (event) => {
+    event.preventDefault();
+    readResource(expand(template.uriTemplate, valuesOf(fields)), { result, fields, general });
+  } }, inputs, general, h("div", { class: "row" }, h("button", { type: "submit", class: "primary", text: "Read" })), result);
+  $("#resource").replaceChildren(h("h2", { text: template.title || template.name }),
+    h("p", { class: "hint", text: template.uriTemplate }),
+    template.description ? h("p", { text: template.description }) : null, form);
+}
+
+/** A prompt message's content: text, an image, an embedded resource, a link. */
+function renderContent(c) {
+  if (c.type === "text") return h("pre", { class: "message-text", text: c.text });
+  if (c.type === "image") return h("img", { class: "resource-image", alt: "image", src: `data:${c.mimeType};base64,${c.data}` });
+  if (c.type === "resource") return renderContents(c.resource);
+  if (c.type === "resource_link") return h("p", { text: `${c.name}: ${c.uri}` });
+  return h("p", { class: "hint", text: `[${c.type} ${c.mimeType ?? ""}]` });
+}
+
+function showPrompt(prompt) {
+  current("#prompts", "data-prompt", prompt.name);
+  const fields = new Map();
+  const suggest = (name, value) => api("POST", "/complete", {
+    ref: { type: "ref/prompt", name: prompt.name }, argument: { name, value },
+    context: { arguments: valuesOf(fields) } });
+  const inputs = prompt.arguments.map((a) => stringField(a.name, a.description, a.required, fields, suggest));
+  const general = h("div", { class: "violation general", role: "alert" });
+  const result = h("div", { class: "result-area" });
+  const run = h("button", { type: "submit", class: "primary", text: "Get messages" });
+  const form = h("form", { novalidate: true, "aria-label": prompt.name, onsubmit: async (event) => {
+    event.preventDefault();
+    clearViolations(fields, general);
+    run.disabled = true;
+    result.setAttribute("aria-busy", "true");
+    let answer;
+    try {
+      answer = await api("POST", `/prompts/${encodeURIComponent(prompt.name)}`, valuesOf(fields));
+    } finally {
+      run.disabled = false;
+      result.removeAttribute("aria-busy");
+    }
+    const error = answer.body?.error;
+    if (error?.type === "invalid_arguments") showViolations(error.details?.violations ?? [], fields, general);
+    if (answer.status !== 200) {
+      result.replaceChildren(failed(answer));
+      return;
+    }
+    result.replaceChildren(h("div", { class: "result ok" }, h("h3", { text: "Messages" }),
+      answer.body.description ? h("p", { class: "hint", text: answer.body.description }) : null,
+      answer.body.messages.map((m) => h("div", { class: "message", "data-role": m.role },
+        h("h4", { text: m.role }), renderContent(m.content)))));
+  } }, inputs, general, h("div", { class: "row" }, run), result);
+  $("#prompt").replaceChildren(h("h2", { text: prompt.title || prompt.name }),
+    h("p", { class: "hint", text: prompt.name }),
+    prompt.description ? h("p", { text: prompt.description }) : null, form);
 }
 
 // ---- activity -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! The browser console at `/`: one page, its script and its style sheet, compiled into the
 //! binary; and `GET /whoami`, what the page asks first. The page reads and calls only the
-//! server's own routes (`/tools`, `/tools/{name}`, `/audit`, `/agent`), under a
+//! server's own routes (`/tools`, `/tools/{name}`, `/resources`, `/resources/read`, `/prompts`,
+//! `/prompts/{name}`, `/complete`, `/audit`, `/agent`), under a
 //! Content-Security-Policy that lets it load nothing from anywhere else.
 //!
 //! Plain HTML, CSS and a JavaScript module, with no build step and no dependency: what is served
