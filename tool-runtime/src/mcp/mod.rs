@@ -57,6 +57,8 @@ mod traced_http;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 #[cfg(feature = "http")]
 mod drain;
+#[cfg(feature = "http")]
+mod events;
 mod lines;
 mod peer;
 #[cfg(feature = "http")]
@@ -67,6 +69,12 @@ mod trace;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
+#[cfg(feature = "http")]
+pub use events::MemoryEventStore;
+#[cfg(feature = "http")]
+pub use rmcp::transport::streamable_http_server::session::{
+    EventStore, EventStoreError, EventStream, ServerSseMessage,
+};
 #[cfg(feature = "http")]
 pub use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,

@@ -100,6 +100,9 @@ impl BoundedSessions {
     pub(crate) fn new(options: &ServerOptions) -> Self {
         let limits = options.sessions.clone();
         let mut inner = LocalSessionManager::default();
+        if let Some(events) = &options.event_store.0 {
+            inner = inner.with_event_store(events.clone());
+        }
         inner.session_config.keep_alive = Some(limits.idle_timeout);
         Self(Arc::new(State {
             inner,
@@ -172,7 +175,7 @@ impl BoundedSessions {
 }
 
 /// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     use std::fmt::Write;
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
