@@ -21,6 +21,7 @@ mod limits;
 mod llm;
 mod load;
 mod mcp;
+mod mcp_resume;
 mod otel_mcp;
 mod output_cap;
 mod parsed_path;

@@ -161,18 +161,17 @@ impl std::fmt::Debug for SessionStoreOption {
     }
 }
 
-/// The SDK's event store, if any: by default a [`MemoryEventStore`](crate::mcp::MemoryEventStore).
+/// Where `/mcp` keeps its streams' events.
 #[cfg(feature = "mcp")]
-#[derive(Debug, Clone)]
-pub(crate) struct EventStoreOption(
-    pub(crate) Option<Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>>,
-);
-
-#[cfg(feature = "mcp")]
-impl Default for EventStoreOption {
-    fn default() -> Self {
-        Self(Some(Arc::new(crate::mcp::MemoryEventStore::default())))
-    }
+#[derive(Debug, Clone, Default)]
+pub(crate) enum EventStoreOption {
+    /// A `MemoryEventStore` of the route's own, with its default bounds.
+    #[default]
+    Memory,
+    /// The store given.
+    Given(Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>),
+    /// None.
+    Off,
 }
 
 /// A readiness check: `Ok` when the engine it checks can serve, else why not.
@@ -380,9 +379,9 @@ impl ServerOptions {
 
     /// Keeps the events of `/mcp`'s event streams in `store`, so that a client whose stream
     /// broke off mid-call resumes it with `Last-Event-ID` and receives the rest, the answer
-    /// included. By default a [`MemoryEventStore`](crate::mcp::MemoryEventStore) with its
-    /// default bounds keeps them in this process; give a bounded one of your own, or a store
-    /// every replica shares.
+    /// included. By default each `/mcp` route keeps them in a
+    /// [`MemoryEventStore`](crate::mcp::MemoryEventStore) of its own with the default bounds;
+    /// give one bounded as you need, or a store every replica shares.
     ///
     /// A call's event stream starts with a priming event (an id and no data) carrying a
     /// `retry` of 3 s, the time a client waits before it reconnects. Events are per process unless the store is
@@ -395,7 +394,7 @@ impl ServerOptions {
         mut self,
         store: Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>,
     ) -> Self {
-        self.event_store = EventStoreOption(Some(store));
+        self.event_store = EventStoreOption::Given(store);
         self
     }
 
@@ -405,7 +404,7 @@ impl ServerOptions {
     #[cfg(feature = "mcp")]
     #[must_use]
     pub fn without_mcp_event_store(mut self) -> Self {
-        self.event_store = EventStoreOption(None);
+        self.event_store = EventStoreOption::Off;
         self
     }
 }

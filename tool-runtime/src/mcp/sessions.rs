@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::{
     SessionStoreError,
 };
 
-use crate::layers::server::{ServerOptions, SessionLimits};
+use crate::layers::server::{EventStoreOption, ServerOptions, SessionLimits};
 
 tokio::task_local! {
     /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
@@ -100,9 +100,13 @@ impl BoundedSessions {
     pub(crate) fn new(options: &ServerOptions) -> Self {
         let limits = options.sessions.clone();
         let mut inner = LocalSessionManager::default();
-        if let Some(events) = &options.event_store.0 {
-            inner = inner.with_event_store(events.clone());
-        }
+        inner = match &options.event_store {
+            EventStoreOption::Memory => {
+                inner.with_event_store(Arc::new(super::MemoryEventStore::default()))
+            }
+            EventStoreOption::Given(store) => inner.with_event_store(store.clone()),
+            EventStoreOption::Off => inner,
+        };
         inner.session_config.keep_alive = Some(limits.idle_timeout);
         Self(Arc::new(State {
             inner,
