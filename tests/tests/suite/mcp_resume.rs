@@ -1,7 +1,9 @@
 //! Resumable event streams at `/mcp` (MCP 2025-11-25, "Resumability and Redelivery"): a call's
 //! stream starts with a priming event and a `retry`; a client that drops it mid-call and
 //! comes back with `Last-Event-ID` receives what it missed and the answer, from the event
-//! store `ServerOptions` keeps by default. Raw HTTP, so that nothing is hidden by a client.
+//! store `ServerOptions` keeps by default; a tool that ends its stream mid-call
+//! (`CallContext::close_stream`, SSE polling) is heard out the same way. Raw HTTP, so that
+//! nothing is hidden by a client.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,11 +24,23 @@ async fn slow_count(ctx: &CallContext) -> String {
     "counted".to_owned()
 }
 
+/// Reports progress, ends its event stream, reports again and answers whether it could end it.
+#[tool(annotations(read_only))]
+async fn polled(ctx: &CallContext) -> bool {
+    ctx.progress(1.0, Some(2.0), Some("one"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let closed = ctx.close_stream();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ctx.progress(2.0, Some(2.0), Some("two"));
+    closed
+}
+
 fn registry() -> Arc<Registry> {
     Arc::new(
         Registry::builder()
             .without_inventory()
             .tool(slow_count::descriptor())
+            .tool(polled::descriptor())
             .build()
             .unwrap(),
     )
@@ -162,27 +176,33 @@ impl Session {
 
     /// Starts `slow_count` with a progress token; its stream.
     async fn call(&self) -> Events {
-        let response = self
-            .post(
-                &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-                "name": "slow_count", "arguments": {}, "_meta": {"progressToken": "p"}}}),
-            )
-            .await;
+        self.call_tool("slow_count").await
+    }
+
+    /// Starts `tool` with a progress token; its stream.
+    async fn call_tool(&self, tool: &str) -> Events {
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": tool, "arguments": {}, "_meta": {"progressToken": "p"}}});
+        let response = self.post(&call).await;
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()["content-type"], "text/event-stream");
         Events::new(response)
     }
 }
 
-/// The progress messages and the answer among `events`: `"one"`, `"two"`, ..., `"answer"`.
+/// The progress messages and the answer among `events`: `"one"`, `"two"`, ..., then
+/// `"answer"` (`slow_count`'s) or `"closed: {bool}"` (`polled`'s).
 fn what(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(Event::message)
         .map(|m| {
             if m["id"] == 7 {
-                assert_eq!(m["result"]["structuredContent"]["result"], "counted", "{m}");
-                "answer".to_owned()
+                match &m["result"]["structuredContent"]["result"] {
+                    Value::String(s) if s == "counted" => "answer".to_owned(),
+                    Value::Bool(closed) => format!("closed: {closed}"),
+                    _ => panic!("{m}"),
+                }
             } else {
                 m["params"]["message"]
                     .as_str()
@@ -268,4 +288,24 @@ async fn without_an_event_store_a_stream_that_broke_off_is_lost_once_the_call_an
     let resumed = session.resume(&first).await;
     assert_eq!(resumed.status(), 200);
     assert!(what(&Events::new(resumed).rest().await).is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_ends_its_stream_mid_call_and_the_client_resumes_it() {
+    let session = Session::open(serve(ServerOptions::default()).await).await;
+    // The server ends the stream after the first report: the client has seen this much.
+    let seen = session.call_tool("polled").await.rest().await;
+    assert_eq!(seen[0].retry, Some(3000));
+    assert_eq!(what(&seen), ["one"], "{seen:?}");
+    let last = seen.last().unwrap().id.clone().unwrap();
+    let rest = Events::new(session.resume(&last).await).rest().await;
+    assert_eq!(what(&rest), ["two", "closed: true"], "{rest:?}");
+}
+
+#[tokio::test]
+async fn without_an_event_store_a_tool_cannot_end_its_stream() {
+    let session =
+        Session::open(serve(ServerOptions::default().without_mcp_event_store()).await).await;
+    let seen = session.call_tool("polled").await.rest().await;
+    assert_eq!(what(&seen), ["one", "two", "closed: false"], "{seen:?}");
 }

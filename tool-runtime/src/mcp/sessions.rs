@@ -116,6 +116,12 @@ impl BoundedSessions {
         }))
     }
 
+    /// Whether the events of the sessions' streams are kept for clients that resume them.
+    #[must_use]
+    pub(crate) fn resumable(&self) -> bool {
+        self.0.inner.event_store().is_some()
+    }
+
     /// The number of sessions open now.
     #[must_use]
     pub(crate) fn len(&self) -> usize {

@@ -20,6 +20,12 @@ use crate::layers::server::ServerOptions;
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";
 
+/// Ends the event stream answering a `POST` (put in the request's extensions, where the SDK
+/// hands them to the request's handler): what [`CallContext::close_stream`](crate::CallContext::close_stream)
+/// cancels. Only with an event store, which keeps what the stream would have carried.
+#[derive(Clone)]
+pub(crate) struct CloseStream(pub(crate) CancellationToken);
+
 impl McpServer {
     /// The SDK's streamable-HTTP transport as a tower service, which
     /// [`http_route`](Self::http_route) wraps. Sessions live in memory, in `sessions`. Of
@@ -79,6 +85,7 @@ impl McpServer {
         };
         let posts = Arc::new(drain::Posts::default());
         let open = BoundedSessions::new(options);
+        let resumable = open.resumable();
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
         // (its configuration's host lists with it) on every request.
         let service = Arc::new(self.http_service(options, open.clone(), sessions.clone()));
@@ -90,9 +97,14 @@ impl McpServer {
                 sessions.cancel();
             });
         }
-        axum::routing::any_service(tower::service_fn(move |request: Request| {
+        axum::routing::any_service(tower::service_fn(move |mut request: Request| {
             let method = request.method().clone();
             let guard = (method == axum::http::Method::POST).then(|| posts.enter());
+            let close = (resumable && method == axum::http::Method::POST).then(|| {
+                let close = CancellationToken::new();
+                request.extensions_mut().insert(CloseStream(close.clone()));
+                close
+            });
             let json = declares_json(request.headers());
             let service = service.clone();
             let open = open.clone();
@@ -137,6 +149,20 @@ impl McpServer {
                         StatusCode::NO_CONTENT,
                     ));
                 }
+                let events = response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+                let response = match close {
+                    // A call's stream ends when the call closes it; its events are kept.
+                    Some(close) if events => response.map(|body| {
+                        Body::from_stream(futures_util::StreamExt::take_until(
+                            Body::new(body).into_data_stream(),
+                            close.cancelled_owned(),
+                        ))
+                    }),
+                    _ => response.map(Body::new),
+                };
                 Ok::<_, std::convert::Infallible>(match guard {
                     // The guard lives as long as the body: until the answer is sent (or dropped).
                     Some(guard) => response.map(|body| {
@@ -145,7 +171,7 @@ impl McpServer {
                             frame
                         }))
                     }),
-                    None => response.map(Body::new),
+                    None => response,
                 })
             }
         }))
