@@ -80,7 +80,7 @@ impl Events {
             let normalized = self.buffer.replace("\r\n", "\n");
             if let Some(end) = normalized.find("\n\n") {
                 let block = normalized[..end].to_owned();
-                self.buffer = normalized[end + 2..].to_owned();
+                normalized[end + 2..].clone_into(&mut self.buffer);
                 let mut event = Event::default();
                 let mut fields = false;
                 for line in block.lines() {

@@ -144,22 +144,21 @@ impl MemoryEventStore {
     fn store(&self, stream_id: &str, event: &ServerSseMessage) -> EventId {
         let mut events = self.events();
         let events = &mut *events;
-        let key = match events.keys.get(stream_id) {
-            Some(key) => key.clone(),
-            None => {
-                let key = super::sessions::random_id();
-                events.keys.insert(stream_id.to_owned(), key.clone());
-                events.streams.insert(
-                    key.clone(),
-                    Log {
-                        stream_id: stream_id.to_owned(),
-                        events: VecDeque::new(),
-                        finished: false,
-                        changed: watch::Sender::new(()),
-                    },
-                );
-                key
-            }
+        let key = if let Some(key) = events.keys.get(stream_id) {
+            key.clone()
+        } else {
+            let key = super::sessions::random_id();
+            events.keys.insert(stream_id.to_owned(), key.clone());
+            events.streams.insert(
+                key.clone(),
+                Log {
+                    stream_id: stream_id.to_owned(),
+                    events: VecDeque::new(),
+                    finished: false,
+                    changed: watch::Sender::new(()),
+                },
+            );
+            key
         };
         let seq = events.next;
         events.next += 1;

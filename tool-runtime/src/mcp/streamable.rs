@@ -63,7 +63,9 @@ impl McpServer {
 
     /// The streamable-HTTP endpoint as an axum route, to mount at a path of your own
     /// (`app::router` mounts it at `/mcp`): the SDK's transport, with what the official clients expect of it around
-    /// it, within the body limit, `Host` allowlist and session limits of `options`. At shutdown
+    /// it, within the body limit, `Host` allowlist and session limits of `options`, its streams'
+    /// events kept for clients that resume them in the event store of `options`
+    /// ([`ServerOptions::mcp_event_store`]). At shutdown
     /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
     /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
