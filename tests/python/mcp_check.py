@@ -186,8 +186,8 @@ async def fixture(args: argparse.Namespace) -> None:
         conformance = ["json_schema_2020_12_tool", "test_audio_content", "test_elicitation",
                        "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
                        "test_embedded_resource", "test_error_handling", "test_image_content",
-                       "test_multiple_content_types", "test_sampling", "test_simple_text",
-                       "test_tool_with_logging", "test_tool_with_progress"]
+                       "test_multiple_content_types", "test_reconnection", "test_sampling",
+                       "test_simple_text", "test_tool_with_logging", "test_tool_with_progress"]
         tools = await check_listing(client, sorted(own + conformance), frozenset(conformance))
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.

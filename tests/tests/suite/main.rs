@@ -26,6 +26,7 @@ mod llm;
 mod load;
 mod mcp;
 mod mcp_resources;
+mod mcp_resume;
 mod otel_mcp;
 mod output_cap;
 mod parsed_path;

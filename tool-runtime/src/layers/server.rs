@@ -50,6 +50,7 @@ use crate::layers::safety::{Access, AllowedHosts};
 /// | | [`session_handshake_timeout`](Self::session_handshake_timeout) | 10 s |
 /// | | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min |
 /// | | `mcp_session_store` (feature `mcp`) | none: a session lives on the replica that made it |
+/// | | `mcp_event_store` (feature `mcp`) | a `MemoryEventStore` in this process |
 /// | replicas | [`replica_id`](Self::replica_id) | none |
 /// | | [`ready_check`](Self::ready_check) (`GET /readyz`) | none |
 /// | the server | [`api_title`](Self::api_title), [`api_version`](Self::api_version) | `tools`, this crate's version |
@@ -82,6 +83,9 @@ pub struct ServerOptions {
     /// Where `/mcp` keeps what another replica needs to restore a session it did not make.
     #[cfg(feature = "mcp")]
     pub(crate) session_store: Option<SessionStoreOption>,
+    /// Where `/mcp` keeps the events of its streams for clients that resume one.
+    #[cfg(feature = "mcp")]
+    pub(crate) event_store: EventStoreOption,
     /// What a composed router mounts beside the tools, by type (the agent of `POST /agent`).
     #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) mounted: axum::http::Extensions,
@@ -155,6 +159,19 @@ impl std::fmt::Debug for SessionStoreOption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionStore")
     }
+}
+
+/// Where `/mcp` keeps its streams' events.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Default)]
+pub(crate) enum EventStoreOption {
+    /// A `MemoryEventStore` of the route's own, with its default bounds.
+    #[default]
+    Memory,
+    /// The store given.
+    Given(Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>),
+    /// None.
+    Off,
 }
 
 /// A readiness check: `Ok` when the engine it checks can serve, else why not.
@@ -357,6 +374,37 @@ impl ServerOptions {
         store: Arc<dyn rmcp::transport::streamable_http_server::session::SessionStore>,
     ) -> Self {
         self.session_store = Some(SessionStoreOption(store));
+        self
+    }
+
+    /// Keeps the events of `/mcp`'s event streams in `store`, so that a client whose stream
+    /// broke off mid-call resumes it with `Last-Event-ID` and receives the rest, the answer
+    /// included. By default each `/mcp` route keeps them in a
+    /// [`MemoryEventStore`](crate::mcp::MemoryEventStore) of its own with the default bounds;
+    /// give one bounded as you need, or a store every replica shares.
+    ///
+    /// A call's event stream starts with a priming event (an id and no data) carrying a
+    /// `retry` of 3 s, the time a client waits before it reconnects. Events are per process unless the store is
+    /// shared: a session restored on another replica from a
+    /// [session store](Self::mcp_session_store) resumes nothing the first replica sent, and
+    /// a client that resumes there receives an empty stream.
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn mcp_event_store(
+        mut self,
+        store: Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>,
+    ) -> Self {
+        self.event_store = EventStoreOption::Given(store);
+        self
+    }
+
+    /// Keeps no events of `/mcp`'s event streams: a stream that breaks off mid-call is lost,
+    /// and the client hears of the call no more (the SDK's own short memory of a stream
+    /// serves only a call that has not answered yet).
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn without_mcp_event_store(mut self) -> Self {
+        self.event_store = EventStoreOption::Off;
         self
     }
 }

@@ -60,6 +60,8 @@ mod traced_http;
 mod confirm;
 #[cfg(feature = "http")]
 mod drain;
+#[cfg(feature = "http")]
+mod events;
 mod lines;
 mod pages;
 mod peer;
@@ -76,6 +78,12 @@ mod trace;
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
 pub use pages::PAGE_SIZE;
+#[cfg(feature = "http")]
+pub use events::MemoryEventStore;
+#[cfg(feature = "http")]
+pub use rmcp::transport::streamable_http_server::session::{
+    EventStore, EventStoreError, EventStream, ServerSseMessage,
+};
 #[cfg(feature = "http")]
 pub use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,

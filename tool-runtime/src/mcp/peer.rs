@@ -61,6 +61,8 @@ pub(super) struct CallPeer {
     queue: Mutex<Option<UnboundedSender<Outbound>>>,
     forwarder: Mutex<Option<tokio::task::JoinHandle<()>>>,
     finished: std::sync::atomic::AtomicBool,
+    /// Ends the request's event stream, over HTTP with an event store.
+    close: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl CallPeer {
@@ -85,6 +87,7 @@ impl CallPeer {
             queue: Mutex::default(),
             forwarder: Mutex::default(),
             finished: std::sync::atomic::AtomicBool::new(false),
+            close: stream_closer(context),
         }
     }
 
@@ -169,7 +172,33 @@ impl ProgressSink for CallPeer {
     }
 }
 
+/// What ends the event stream of an HTTP request, when its events are kept.
+fn stream_closer(
+    context: &RequestContext<RoleServer>,
+) -> Option<tokio_util::sync::CancellationToken> {
+    #[cfg(feature = "http")]
+    {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<super::streamable::CloseStream>())
+            .map(|c| c.0.clone())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = context;
+        None
+    }
+}
+
 impl Peer for CallPeer {
+    fn close_stream(&self) -> bool {
+        self.close.as_ref().is_some_and(|close| {
+            close.cancel();
+            true
+        })
+    }
+
     fn log(&self, level: LogLevel, data: Value) {
         if self.level.lets_through(level) {
             self.send(Outbound::Log(level, data));

@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::{
     SessionStoreError,
 };
 
-use crate::layers::server::{ServerOptions, SessionLimits};
+use crate::layers::server::{EventStoreOption, ServerOptions, SessionLimits};
 
 tokio::task_local! {
     /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
@@ -100,6 +100,13 @@ impl BoundedSessions {
     pub(crate) fn new(options: &ServerOptions) -> Self {
         let limits = options.sessions.clone();
         let mut inner = LocalSessionManager::default();
+        inner = match &options.event_store {
+            EventStoreOption::Memory => {
+                inner.with_event_store(Arc::new(super::MemoryEventStore::default()))
+            }
+            EventStoreOption::Given(store) => inner.with_event_store(store.clone()),
+            EventStoreOption::Off => inner,
+        };
         inner.session_config.keep_alive = Some(limits.idle_timeout);
         Self(Arc::new(State {
             inner,
@@ -107,6 +114,12 @@ impl BoundedSessions {
             prefix: options.replica_id.as_deref().map(|id| format!("{id}.")),
             open: Mutex::default(),
         }))
+    }
+
+    /// Whether the events of the sessions' streams are kept for clients that resume them.
+    #[must_use]
+    pub(crate) fn resumable(&self) -> bool {
+        self.0.inner.event_store().is_some()
     }
 
     /// The number of sessions open now.
@@ -172,7 +185,7 @@ impl BoundedSessions {
 }
 
 /// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     use std::fmt::Write;
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {

@@ -20,6 +20,12 @@ use crate::layers::server::ServerOptions;
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";
 
+/// Ends the event stream answering a `POST` (put in the request's extensions, where the SDK
+/// hands them to the request's handler): what [`CallContext::close_stream`](crate::CallContext::close_stream)
+/// cancels. Only with an event store, which keeps what the stream would have carried.
+#[derive(Clone)]
+pub(crate) struct CloseStream(pub(crate) CancellationToken);
+
 impl McpServer {
     /// The SDK's streamable-HTTP transport as a tower service, which
     /// [`http_route`](Self::http_route) wraps. Sessions live in memory, in `sessions`. Of
@@ -57,7 +63,9 @@ impl McpServer {
 
     /// The streamable-HTTP endpoint as an axum route, to mount at a path of your own
     /// (`app::router` mounts it at `/mcp`): the SDK's transport, with what the official clients expect of it around
-    /// it, within the body limit, `Host` allowlist and session limits of `options`. At shutdown
+    /// it, within the body limit, `Host` allowlist and session limits of `options`, its streams'
+    /// events kept for clients that resume them in the event store of `options`
+    /// ([`ServerOptions::mcp_event_store`]). At shutdown
     /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
     /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
@@ -79,6 +87,7 @@ impl McpServer {
         };
         let posts = Arc::new(drain::Posts::default());
         let open = BoundedSessions::new(options);
+        let resumable = open.resumable();
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
         // (its configuration's host lists with it) on every request.
         let service = Arc::new(self.http_service(options, open.clone(), sessions.clone()));
@@ -90,9 +99,14 @@ impl McpServer {
                 sessions.cancel();
             });
         }
-        axum::routing::any_service(tower::service_fn(move |request: Request| {
+        axum::routing::any_service(tower::service_fn(move |mut request: Request| {
             let method = request.method().clone();
             let guard = (method == axum::http::Method::POST).then(|| posts.enter());
+            let close = (resumable && method == axum::http::Method::POST).then(|| {
+                let close = CancellationToken::new();
+                request.extensions_mut().insert(CloseStream(close.clone()));
+                close
+            });
             let json = declares_json(request.headers());
             let service = service.clone();
             let open = open.clone();
@@ -137,6 +151,20 @@ impl McpServer {
                         StatusCode::NO_CONTENT,
                     ));
                 }
+                let events = response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+                let response = match close {
+                    // A call's stream ends when the call closes it; its events are kept.
+                    Some(close) if events => response.map(|body| {
+                        Body::from_stream(futures_util::StreamExt::take_until(
+                            Body::new(body).into_data_stream(),
+                            close.cancelled_owned(),
+                        ))
+                    }),
+                    _ => response.map(Body::new),
+                };
                 Ok::<_, std::convert::Infallible>(match guard {
                     // The guard lives as long as the body: until the answer is sent (or dropped).
                     Some(guard) => response.map(|body| {
@@ -145,7 +173,7 @@ impl McpServer {
                             frame
                         }))
                     }),
-                    None => response.map(Body::new),
+                    None => response,
                 })
             }
         }))

@@ -209,6 +209,21 @@ impl CallContext {
         }
     }
 
+    /// Ends the stream that carries this call's messages to its caller, while the call goes
+    /// on: over MCP's streamable HTTP, the event stream of the `tools/call` request, which the
+    /// client resumes with `Last-Event-ID` to receive the rest and the answer from the server's
+    /// event store ([`ServerOptions::mcp_event_store`](crate::http::ServerOptions::mcp_event_store)). A
+    /// long call can end its stream so that no connection stays open for it (SSE polling).
+    /// Returns whether there was such a stream to end: not on stdio, nor over HTTP without an
+    /// event store, nor for other callers.
+    #[allow(clippy::must_use_candidate)] // Reason: it acts; whether it could is for those who ask.
+    pub fn close_stream(&self) -> bool {
+        self.inner
+            .peer
+            .as_ref()
+            .is_some_and(|peer| peer.close_stream())
+    }
+
     /// Asks the caller's model for a completion (MCP sampling). Fails with
     /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the caller offers none.
     pub async fn sample(&self, request: Sample) -> Result<Sampled, ToolError> {

@@ -208,6 +208,13 @@ pub trait Peer: Send + Sync + 'static {
         let _ = (message, schema);
         Box::pin(std::future::ready(Err(unsupported("elicitation"))))
     }
+
+    /// Ends the stream that carries the call's messages to the caller, leaving the call
+    /// running: the caller reconnects and receives the rest where the stream left off. Returns
+    /// whether there was such a stream to end (by default, none).
+    fn close_stream(&self) -> bool {
+        false
+    }
 }
 
 /// The error of a request the caller cannot answer.

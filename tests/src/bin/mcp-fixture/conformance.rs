@@ -1,6 +1,7 @@
 //! The tools the official MCP conformance suite (`@modelcontextprotocol/conformance`) calls in
 //! its server scenarios, each as the scenario describes it, written with `#[tool]` and the
-//! call context: media results, log messages, progress, sampling and elicitation.
+//! call context: media results, log messages, progress, sampling and elicitation, an event
+//! stream ended mid-call.
 
 use std::time::Duration;
 
@@ -111,6 +112,15 @@ async fn test_tool_with_progress(ctx: &CallContext) -> Content {
         ctx.progress(done, Some(100.0), None);
     }
     Content::text("Progress test completed")
+}
+
+/// Ends its event stream mid-call, then answers: the client resumes the stream to hear it.
+#[tool(annotations(read_only))]
+async fn test_reconnection(ctx: &CallContext) -> Content {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    ctx.close_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Content::text("Reconnection test completed")
 }
 
 /// Asks the client's model to answer `prompt`.
