@@ -77,9 +77,9 @@ mod trace;
 
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
-pub use pages::PAGE_SIZE;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
+pub use pages::PAGE_SIZE;
 #[cfg(feature = "http")]
 pub use rmcp::transport::streamable_http_server::session::{
     EventStore, EventStoreError, EventStream, ServerSseMessage,

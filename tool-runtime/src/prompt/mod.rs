@@ -196,6 +196,11 @@ pub trait Prompt: Send + Sync + 'static {
     }
 }
 
+/// Not public API: how `#[prompt]` code gets the messages from the arguments.
+#[doc(hidden)]
+pub type GetFn =
+    fn(BTreeMap<String, String>, CallContext) -> BoxFuture<'static, Result<PromptReply, ToolError>>;
+
 /// The const descriptor `#[prompt]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Prompt`] instead.
 pub struct PromptDescriptor {
@@ -224,10 +229,7 @@ pub struct PromptDescriptor {
     #[doc(hidden)]
     pub defined_at: &'static str,
     #[doc(hidden)]
-    pub get: fn(
-        BTreeMap<String, String>,
-        CallContext,
-    ) -> BoxFuture<'static, Result<PromptReply, ToolError>>,
+    pub get: GetFn,
     #[doc(hidden)]
     pub completers: &'static [(&'static str, Completer)],
 }

@@ -91,7 +91,7 @@ async fn listen(redis: Redis, channel: String, local: broadcast::Sender<Change>)
                             let _ = local.send(change);
                         }
                         Err(e) => {
-                            tracing::warn!(target: "tool_runtime::redis", error = %e, "an unreadable change notification was ignored")
+                            tracing::warn!(target: "tool_runtime::redis", error = %e, "an unreadable change notification was ignored");
                         }
                     }
                 }

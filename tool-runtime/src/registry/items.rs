@@ -47,13 +47,16 @@ pub(crate) struct Index {
     pub(crate) prompts: BTreeMap<String, PromptEntry>,
 }
 
+/// The names of the resources and of the prompts a mounted toolset brought.
+type Brought = (Vec<String>, Vec<String>);
+
 /// The resources and prompts: the index, and the catalogue the pipeline runs them from.
 pub(crate) struct Items {
     pub(crate) catalog: Catalog,
     index: RwLock<Arc<Index>>,
     notifier: Arc<dyn Notifier>,
     /// The names of the resources and prompts each mounted toolset brought.
-    mounted: Mutex<HashMap<String, (Vec<String>, Vec<String>)>>,
+    mounted: Mutex<HashMap<String, Brought>>,
 }
 
 fn item_problem(item: String, defined_at: &str, problem: String) -> BuildProblem {
@@ -284,10 +287,10 @@ impl Registry {
                     (l, Arc::clone(meta))
                 })),
                 Ok(Err(e)) => {
-                    tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed")
+                    tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed");
                 }
                 Err(_) => {
-                    tracing::warn!(resource = %meta.name, "a resource template's list timed out")
+                    tracing::warn!(resource = %meta.name, "a resource template's list timed out");
                 }
             }
         }
@@ -309,7 +312,7 @@ impl Registry {
         args.insert(URI_ARG.to_owned(), Value::String(uri.to_owned()));
         args.extend(values.into_iter().map(|(k, v)| (k, Value::String(v))));
         let name = ResourceTool::call_name(&entry.meta.name);
-        let called = self
+        let ran = self
             .pipeline
             .call(
                 &self.items.catalog,
@@ -318,7 +321,7 @@ impl Registry {
                 self.context(caller),
             )
             .await;
-        match called.envelope.outcome {
+        match ran.envelope.outcome {
             Ok(value) => {
                 let contents = serde_json::from_value(value)
                     .map_err(|e| ToolError::internal(format_args!("unreadable contents: {e}")))?;
@@ -327,7 +330,7 @@ impl Registry {
                     resource: Arc::clone(&entry.meta),
                 })
             }
-            Err(e) if called.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
+            Err(e) if ran.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
                 Err(not_found("resource at", uri, "uri"))
             }
             Err(e) => Err(e),
@@ -357,7 +360,7 @@ impl Registry {
         caller: Caller,
     ) -> Result<PromptReply, ToolError> {
         let call_name = PromptTool::call_name(name);
-        let called = self
+        let ran = self
             .pipeline
             .call(
                 &self.items.catalog,
@@ -366,10 +369,10 @@ impl Registry {
                 self.context(caller),
             )
             .await;
-        match called.envelope.outcome {
+        match ran.envelope.outcome {
             Ok(value) => serde_json::from_value(value)
                 .map_err(|e| ToolError::internal(format_args!("unreadable messages: {e}"))),
-            Err(e) if called.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
+            Err(e) if ran.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
                 Err(not_found("prompt named", name, "name"))
             }
             Err(e) => Err(e),

@@ -227,6 +227,18 @@ pub trait Resource: Send + Sync + 'static {
     }
 }
 
+/// Not public API: how `#[resource]` code reads, from the URI and the template's values.
+#[doc(hidden)]
+pub type ReadFn = fn(
+    String,
+    BTreeMap<String, String>,
+    CallContext,
+) -> BoxFuture<'static, Result<ResourceBody, ToolError>>;
+
+/// Not public API: how `#[resource(list = f)]` code lists a template's resources.
+#[doc(hidden)]
+pub type ListFn = fn(CallContext) -> BoxFuture<'static, Result<Vec<Listed>, ToolError>>;
+
 /// The const descriptor `#[resource]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Resource`] instead.
 pub struct ResourceDescriptor {
@@ -269,13 +281,9 @@ pub struct ResourceDescriptor {
     #[doc(hidden)]
     pub defined_at: &'static str,
     #[doc(hidden)]
-    pub read: fn(
-        String,
-        BTreeMap<String, String>,
-        CallContext,
-    ) -> BoxFuture<'static, Result<ResourceBody, ToolError>>,
+    pub read: ReadFn,
     #[doc(hidden)]
-    pub list: Option<fn(CallContext) -> BoxFuture<'static, Result<Vec<Listed>, ToolError>>>,
+    pub list: Option<ListFn>,
     #[doc(hidden)]
     pub completers: &'static [(&'static str, Completer)],
 }
@@ -443,9 +451,8 @@ impl Tool for ResourceTool {
             let Value::Object(mut args) = args else {
                 return Err(ToolError::internal("a resource read without its URI"));
             };
-            let uri = match args.remove(URI_ARG) {
-                Some(Value::String(uri)) => uri,
-                _ => return Err(ToolError::internal("a resource read without its URI")),
+            let Some(Value::String(uri)) = args.remove(URI_ARG) else {
+                return Err(ToolError::internal("a resource read without its URI"));
             };
             let values: BTreeMap<String, String> = args
                 .into_iter()
