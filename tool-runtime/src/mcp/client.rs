@@ -77,6 +77,7 @@ pub struct RemoteServer {
     name: String,
     transport: Transport,
     connect_timeout: Duration,
+    tools_only: bool,
     connection: tokio::sync::Mutex<Connection>,
     changed: tokio::sync::broadcast::Sender<()>,
     calls: Arc<InFlight>,
@@ -142,6 +143,7 @@ impl RemoteServer {
             name,
             transport,
             connect_timeout: Duration::from_secs(30),
+            tools_only: false,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             calls: Arc::default(),
@@ -210,6 +212,14 @@ impl RemoteServer {
                 ),
             )),
         }
+    }
+
+    /// Mounts the server's tools only, not its resources and prompts (mounted by default,
+    /// beside ours: a URI another provider serves fails the mount).
+    #[must_use]
+    pub fn tools_only(mut self) -> Self {
+        self.tools_only = true;
+        self
     }
 
     /// How long starting or reaching the server and the MCP handshake may take (default 30 s).
@@ -541,6 +551,11 @@ impl Toolset for RemoteServer {
     fn items(
         self: Arc<Self>,
     ) -> BoxFuture<'static, Result<crate::toolset::ToolsetItems, ToolError>> {
+        if self.tools_only {
+            return Box::pin(std::future::ready(Ok(
+                crate::toolset::ToolsetItems::default(),
+            )));
+        }
         Box::pin(super::client_items::items(self))
     }
 

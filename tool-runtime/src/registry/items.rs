@@ -87,6 +87,10 @@ impl Index {
                 }
             };
             if let Some(other) = self.resources.iter().find(|r| r.meta.name == meta.name) {
+                // The same `#[resource]` found through inventory and added by hand is one.
+                if same_fn(&other.meta.defined_at, &meta.defined_at) && other.meta.uri == meta.uri {
+                    continue;
+                }
                 problems.push(item_problem(
                     item,
                     &meta.defined_at,
@@ -134,6 +138,9 @@ impl Index {
         for prompt in prompts {
             let meta = Arc::new(prompt.meta());
             if let Some(other) = self.prompts.get(&*meta.name) {
+                if same_fn(&other.meta.defined_at, &meta.defined_at) {
+                    continue;
+                }
                 problems.push(item_problem(
                     format!("prompt `{}`", meta.name),
                     &meta.defined_at,
@@ -181,6 +188,12 @@ impl Index {
             .iter()
             .find_map(|r| r.template.matches(uri).map(|values| (r, values)))
     }
+}
+
+/// Whether two items defined at these places are one fn registered twice (through inventory
+/// and by hand): a macro's origin names its file and line.
+fn same_fn(a: &str, b: &str) -> bool {
+    a == b && a != crate::tool::definition::UNSTATED_ORIGIN
 }
 
 /// The adapters of an index, keyed by their pipeline names.

@@ -173,30 +173,22 @@ async fn main() -> std::process::ExitCode {
     }
     tool_runtime::app!()
         .configure(async |_, registry| {
-            let registry = registry.tool(conformance::JsonSchemaTool);
-            // A gateway serves the mounted server's resources and prompts: the same URIs
-            // and names cannot be served twice.
-            if std::env::var_os("MCP_FIXTURE_MOUNT").is_some() {
-                return Ok(registry);
-            }
-            let registry = items::resources()
-                .into_iter()
-                .fold(registry, tool_runtime::registry::RegistryBuilder::resource);
-            Ok(items::prompts()
-                .into_iter()
-                .fold(registry, tool_runtime::registry::RegistryBuilder::prompt))
+            // The resources and prompts of `items` are found through inventory.
+            Ok(registry.tool(conformance::JsonSchemaTool))
         })
         .toolsets(async |_| {
             let mounted: Vec<std::sync::Arc<dyn tool_runtime::toolset::Toolset>> =
                 match std::env::var("MCP_FIXTURE_MOUNT") {
                     Ok(url) if url.starts_with("http") => vec![std::sync::Arc::new(
-                        tool_runtime::mcp::RemoteServer::http("remote", url),
+                        tool_runtime::mcp::RemoteServer::http("remote", url).tools_only(),
                     )],
                     Ok(command) => {
                         let mut words = command.split_whitespace().map(str::to_owned);
                         let program = words.next().unwrap_or_default();
                         vec![std::sync::Arc::new(
-                            tool_runtime::mcp::RemoteServer::stdio("remote", program).args(words),
+                            tool_runtime::mcp::RemoteServer::stdio("remote", program)
+                                .args(words)
+                                .tools_only(),
                         )]
                     }
                     Err(_) => Vec::new(),
