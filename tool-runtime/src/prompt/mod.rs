@@ -13,9 +13,8 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::resource::Icon;
 use crate::tool::complete::{Completer, Completing};
-use crate::tool::content::Content;
+use crate::tool::content::{Content, Icon};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
 use crate::tool::error::ToolError;
