@@ -197,6 +197,7 @@ pub trait Prompt: Send + Sync + 'static {
 
 /// The const descriptor `#[prompt]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Prompt`] instead.
+#[allow(clippy::type_complexity)] // Reason: a fn pointer the generated code fills, named nowhere else.
 pub struct PromptDescriptor {
     #[doc(hidden)]
     pub name: &'static str,

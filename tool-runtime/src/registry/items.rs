@@ -280,10 +280,10 @@ impl Registry {
                     (l, Arc::clone(meta))
                 })),
                 Ok(Err(e)) => {
-                    tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed")
+                    tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed");
                 }
                 Err(_) => {
-                    tracing::warn!(resource = %meta.name, "a resource template's list timed out")
+                    tracing::warn!(resource = %meta.name, "a resource template's list timed out");
                 }
             }
         }
@@ -305,7 +305,7 @@ impl Registry {
         args.insert(URI_ARG.to_owned(), Value::String(uri.to_owned()));
         args.extend(values.into_iter().map(|(k, v)| (k, Value::String(v))));
         let name = ResourceTool::call_name(&entry.meta.name);
-        let called = self
+        let answered = self
             .pipeline
             .call(
                 &self.items.catalog,
@@ -314,7 +314,7 @@ impl Registry {
                 self.context(caller),
             )
             .await;
-        match called.envelope.outcome {
+        match answered.envelope.outcome {
             Ok(value) => {
                 let contents = serde_json::from_value(value)
                     .map_err(|e| ToolError::internal(format_args!("unreadable contents: {e}")))?;
@@ -323,7 +323,7 @@ impl Registry {
                     resource: Arc::clone(&entry.meta),
                 })
             }
-            Err(e) if called.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
+            Err(e) if answered.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
                 Err(not_found("resource at", uri, "uri"))
             }
             Err(e) => Err(e),
@@ -353,7 +353,7 @@ impl Registry {
         caller: Caller,
     ) -> Result<PromptReply, ToolError> {
         let call_name = PromptTool::call_name(name);
-        let called = self
+        let answered = self
             .pipeline
             .call(
                 &self.items.catalog,
@@ -362,10 +362,10 @@ impl Registry {
                 self.context(caller),
             )
             .await;
-        match called.envelope.outcome {
+        match answered.envelope.outcome {
             Ok(value) => serde_json::from_value(value)
                 .map_err(|e| ToolError::internal(format_args!("unreadable messages: {e}"))),
-            Err(e) if called.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
+            Err(e) if answered.tool.is_none() && e.kind() == ErrorKind::UNKNOWN_TOOL => {
                 Err(not_found("prompt named", name, "name"))
             }
             Err(e) => Err(e),

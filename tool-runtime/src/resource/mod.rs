@@ -216,6 +216,7 @@ pub trait Resource: Send + Sync + 'static {
 
 /// The const descriptor `#[resource]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Resource`] instead.
+#[allow(clippy::type_complexity)] // Reason: fn pointers the generated code fills, named nowhere else.
 pub struct ResourceDescriptor {
     #[doc(hidden)]
     pub name: &'static str,
@@ -430,9 +431,8 @@ impl Tool for ResourceTool {
             let Value::Object(mut args) = args else {
                 return Err(ToolError::internal("a resource read without its URI"));
             };
-            let uri = match args.remove(URI_ARG) {
-                Some(Value::String(uri)) => uri,
-                _ => return Err(ToolError::internal("a resource read without its URI")),
+            let Some(Value::String(uri)) = args.remove(URI_ARG) else {
+                return Err(ToolError::internal("a resource read without its URI"));
             };
             let values: BTreeMap<String, String> = args
                 .into_iter()

@@ -260,11 +260,11 @@ fn intersects(a: &[Token], b: &[Token]) -> bool {
         {
             let ni = if x.repeat { i } else { i + 1 };
             let nj = if y.repeat { j } else { j + 1 };
-            if (ni, nj) != (i, j) {
-                todo.push((ni, nj));
-            } else {
+            if (ni, nj) == (i, j) {
                 // Both repeat: consuming a common character changes nothing but may end here.
                 todo.push((i + 1, j + 1));
+            } else {
+                todo.push((ni, nj));
             }
         }
     }
