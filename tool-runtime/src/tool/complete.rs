@@ -70,7 +70,7 @@ impl Completing {
 /// A completion fn, as `#[arg(complete = f)]` wraps it.
 pub type Completer = fn(Completing) -> BoxFuture<'static, Result<Vec<String>, ToolError>>;
 
-/// A completion's answer: at most [`MAX_COMPLETIONS`] values, the total when more were found,
+/// A completion's answer: at most 100 values (as MCP allows), the total when more were found,
 /// and whether there are more.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -85,7 +85,7 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// `values`, cut to [`MAX_COMPLETIONS`].
+    /// `values`, cut to the first 100.
     #[must_use]
     pub fn of(mut values: Vec<String>) -> Self {
         let total = values.len();
