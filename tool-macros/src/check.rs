@@ -182,15 +182,7 @@ fn check_max_output(cx: &Ctxt, tool: &Tool) {
 fn check_params(cx: &Ctxt, tool: &Tool) {
     for p in &tool.params {
         let a = &p.args;
-        for span in [a.complete.span(), a.unscreened.span()]
-            .into_iter()
-            .flatten()
-        {
-            cx.error(
-                span,
-                "`complete` and `unscreened` apply to #[prompt] arguments and #[resource] template variables; remove it from this tool parameter",
-            );
-        }
+        check_item_options(cx, a);
         if p.kind != ParamKind::Input {
             for span in [
                 a.default.span(),
@@ -284,6 +276,19 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
                 ),
             );
         }
+    }
+}
+
+/// The `#[arg]` options of resources and prompts, which a tool's parameters do not take.
+fn check_item_options(cx: &Ctxt, a: &crate::attr::ArgAttrs) {
+    for span in [a.complete.span(), a.unscreened.span()]
+        .into_iter()
+        .flatten()
+    {
+        cx.error(
+            span,
+            "`complete` and `unscreened` apply to #[prompt] arguments and #[resource] template variables; remove it from this tool parameter",
+        );
     }
 }
 

@@ -102,6 +102,7 @@ pub fn prompt(
 /// `#[resource]` or `#[prompt]` (`what`), on `proc_macro2` tokens so tests can call it: the
 /// fn is emitted as written (parameter attributes stripped), with the generated items or the
 /// errors beside it.
+#[allow(clippy::needless_pass_by_value)] // Reason: mirrors the proc-macro entry point's signature.
 pub(crate) fn expand_item(
     what: &str,
     attr: TokenStream,

@@ -81,24 +81,19 @@ impl ResourceAttrs {
             }
             Ok((uri, input.parse()?))
         };
-        let rest = match syn::parse::Parser::parse2(first, tokens.clone()) {
-            Ok((uri, rest)) => {
-                attrs.uri = Some(uri);
-                rest
-            }
-            Err(_) => {
-                let span = tokens
-                    .clone()
-                    .into_iter()
-                    .next()
-                    .map_or_else(Span::call_site, |t| t.span());
-                cx.error(
-                    span,
-                    "#[resource] takes the resource's URI first: `#[resource(\"devices://{id}/status\")]`, then its options",
-                );
-                return attrs;
-            }
+        let span = tokens
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(Span::call_site, |t| t.span());
+        let Ok((uri, rest)) = syn::parse::Parser::parse2(first, tokens) else {
+            cx.error(
+                span,
+                "#[resource] takes the resource's URI first: `#[resource(\"devices://{id}/status\")]`, then its options",
+            );
+            return attrs;
         };
+        attrs.uri = Some(uri);
         let parser = syn::meta::parser(|meta| {
             attrs.parse_one(cx, &meta);
             Ok(())

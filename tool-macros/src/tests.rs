@@ -96,3 +96,76 @@ fn the_crate_level_docs_switch_reads_package_metadata() {
     ));
     assert!(!manifest_requires_docs("[package]\nname = \"x\"\n"));
 }
+
+fn expand_item(
+    what: &str,
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> String {
+    let expand = if what == "resource" {
+        crate::resource::expand_resource
+    } else {
+        crate::prompt::expand_prompt
+    };
+    let tokens = crate::expand_item(what, attr, item, expand);
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => tokens.to_string(),
+    }
+}
+
+#[test]
+fn resource_template_state_list_and_completion() {
+    insta::assert_snapshot!(expand_item(
+        "resource",
+        quote!(
+            "devices://{id}/files/{path*}{?verbose}",
+            mime = "application/json",
+            ttl = "30s",
+            scope = "private",
+            size = "2KiB",
+            audience("user"),
+            priority = 0.5,
+            icon(
+                "https://example.com/d.png",
+                mime = "image/png",
+                sizes("48x48")
+            ),
+            list = device_files,
+            roles("ops"),
+            rate = "10/min"
+        ),
+        quote! {
+            /// A device's file.
+            pub async fn device_file(
+                #[arg(complete = device_ids)] id: u32,
+                #[arg(unscreened)] path: String,
+                verbose: Option<bool>,
+                store: State<Store>,
+            ) -> Result<FileInfo, ToolError> {
+                todo!()
+            }
+        }
+    ));
+}
+
+#[test]
+fn prompt_with_typed_and_optional_arguments() {
+    insta::assert_snapshot!(expand_item(
+        "prompt",
+        quote!(name = "code-review", timeout = "2s"),
+        quote! {
+            /// Review code.
+            fn review(
+                /// The code
+                code: String,
+                /// At most this many remarks
+                #[arg(complete = limits)]
+                limit: Option<u32>,
+                ctx: &CallContext,
+            ) -> Vec<PromptMessage> {
+                todo!()
+            }
+        }
+    ));
+}

@@ -266,6 +266,8 @@ pub use crate::tool::complete::{Completer, Completing};
     note = "strings, numbers, bools and enums of unit variants (`#[derive(serde::Deserialize)]`) read from text; to have the pipeline supply it instead, use `State<T>` or `CallContext`"
 )]
 pub trait TextParam: serde::de::DeserializeOwned {}
+// Not recommended: the error names this trait, in the words above.
+#[diagnostic::do_not_recommend]
 impl<T: serde::de::DeserializeOwned> TextParam for T {}
 
 /// Reads the parameter `name` from its text: as a string first (`String`, enums), then as
@@ -416,6 +418,8 @@ pub trait PromptOutput {
     fn into_reply(self) -> PromptReply;
 }
 
+// Not recommended: the error names this trait, in the words above, and not `From`.
+#[diagnostic::do_not_recommend]
 impl<T: Into<PromptReply>> PromptOutput for T {
     fn into_reply(self) -> PromptReply {
         self.into()

@@ -75,7 +75,8 @@ pub use tool_macros::tool;
 /// What a file that defines or serves tools needs: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        CallContext, Caller, Envelope, ErrorKind, Registry, Source, State, Tool, ToolError, tool,
+        CallContext, Caller, Envelope, ErrorKind, Registry, Source, State, Tool, ToolError, prompt,
+        resource, tool,
     };
 }
 

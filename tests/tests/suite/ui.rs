@@ -1,5 +1,5 @@
-//! Compile-time behaviour of `#[tool]`: one mistake per `ui/*.rs`, each with its reviewed
-//! `.stderr`, plus cases that must compile.
+//! Compile-time behaviour of `#[tool]`, `#[resource]` and `#[prompt]`: one mistake per
+//! `ui/*.rs`, each with its reviewed `.stderr`, plus cases that must compile.
 
 #[test]
 fn ui() {

@@ -31,9 +31,31 @@ mod tools {
         ::std::result::Result::Ok(a + b)
     }
 
+    /// A device's status, with the prelude's names shadowed too.
+    #[tool_runtime::resource("devices://{id}/status{?verbose}", mime = "text/plain")]
+    pub async fn status(
+        #[arg(complete = ids)] id: u32,
+        verbose: ::std::option::Option<bool>,
+        ctx: &CallContext,
+    ) -> ::std::result::Result<::std::string::String, ToolError> {
+        let _ = ctx;
+        ::std::result::Result::Ok(::std::format!("{id} {verbose:?}"))
+    }
+
+    fn ids(_: tool_runtime::Completing) -> ::std::vec::Vec<::std::string::String> {
+        ::std::vec::Vec::new()
+    }
+
+    /// Greet someone.
+    #[tool_runtime::prompt]
+    pub fn greet(name: ::std::string::String) -> ::std::string::String {
+        ::std::format!("Greet {name}")
+    }
 }
 
 fn main() {
     assert_eq!(tools::add::NAME, "add");
     let _ = tools::add::descriptor();
+    let _ = tools::status::descriptor();
+    let _ = tools::greet::descriptor();
 }

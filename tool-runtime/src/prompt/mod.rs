@@ -13,9 +13,8 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::resource::Icon;
 use crate::tool::complete::{Completer, Completing};
-use crate::tool::content::Content;
+use crate::tool::content::{Content, Icon};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
 use crate::tool::error::ToolError;
@@ -203,6 +202,7 @@ pub type GetFn =
 
 /// The const descriptor `#[prompt]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Prompt`] instead.
+#[allow(clippy::type_complexity)] // Reason: a fn pointer the generated code fills, named nowhere else.
 pub struct PromptDescriptor {
     #[doc(hidden)]
     pub name: &'static str,

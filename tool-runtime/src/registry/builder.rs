@@ -345,6 +345,7 @@ impl RegistryBuilder {
 
     /// Checks everything and builds the registry: duplicate names (both definitions named),
     /// invalid names, and state a tool needs that was never registered (tool and type named).
+    #[allow(clippy::too_many_lines)] // Reason: the checks and the wiring read best in order, in one place.
     pub fn build(self) -> Result<Registry, BuildError> {
         let mut problems = Vec::new();
         let mut tools: BTreeMap<Arc<str>, RegisteredTool> = BTreeMap::new();

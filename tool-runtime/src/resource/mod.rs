@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::tool::complete::{Completer, Completing};
 use crate::tool::content::EmbeddedResource;
+pub use crate::tool::content::Icon;
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
 use crate::tool::error::{ToolError, Violation};
@@ -33,20 +34,6 @@ pub enum CacheScope {
     Public,
     /// Only the caller's own cache may keep it.
     Private,
-}
-
-/// An icon of a resource or prompt, as MCP lists them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Icon {
-    /// Its URL (`https:` or `data:`).
-    pub src: Cow<'static, str>,
-    /// Its media type.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<Cow<'static, str>>,
-    /// Its sizes (`48x48`, `any`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sizes: Vec<Cow<'static, str>>,
 }
 
 /// One variable of a resource template.
@@ -241,6 +228,7 @@ pub type ListFn = fn(CallContext) -> BoxFuture<'static, Result<Vec<Listed>, Tool
 
 /// The const descriptor `#[resource]` generates and submits to `inventory`. Not built by hand:
 /// implement [`Resource`] instead.
+#[allow(clippy::type_complexity)] // Reason: fn pointers the generated code fills, named nowhere else.
 pub struct ResourceDescriptor {
     #[doc(hidden)]
     pub name: &'static str,

@@ -1,6 +1,8 @@
 //! Results that are not data but media: text, images, audio and embedded resources, as MCP
 //! carries them.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
@@ -200,6 +202,20 @@ pub(crate) fn is_content<T: schemars::JsonSchema + ?Sized>() -> bool {
     use schemars::JsonSchema as _;
     let id = T::schema_id();
     id == Content::schema_id() || id == <Vec<Content>>::schema_id()
+}
+
+/// An icon of a resource or prompt, as MCP lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// Its URL (`https:` or `data:`).
+    pub src: Cow<'static, str>,
+    /// Its media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<Cow<'static, str>>,
+    /// Its sizes (`48x48`, `any`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<Cow<'static, str>>,
 }
 
 #[cfg(test)]

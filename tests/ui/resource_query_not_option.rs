@@ -1,0 +1,9 @@
+use tool_runtime::resource;
+
+/// A device's status.
+#[resource("devices://{id}/status{?verbose}")]
+async fn status(id: String, verbose: bool) -> String {
+    format!("{id} {verbose}")
+}
+
+fn main() {}
