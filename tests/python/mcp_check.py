@@ -283,13 +283,17 @@ async def fixture_items(args: argparse.Namespace) -> None:
 
         watched = "test://watched-resource"
         if protocol_of(client) >= "2026-07-28":
+            heard: list[str] = []
             async with client.listen(resource_subscriptions=[watched]) as sub:
                 await client.call_tool("touch", {"uri": "test://static-text"})
                 await client.call_tool("touch", {"uri": watched})
                 with anyio.fail_after(10):
                     async for event in sub:
-                        updates.append(event.uri)
+                        heard.append(event.uri)
                         break
+            # The session also tees the subscription's events to the message handler.
+            check(heard == [watched] and set(updates) <= {watched}, f"heard: {heard}, {updates}")
+            updates = heard
         else:
             await client.subscribe_resource(watched)
             await client.call_tool("touch", {"uri": "test://static-text"})
