@@ -302,10 +302,12 @@ async fn resources_are_listed_and_read_with_their_metadata() {
         blob["result"]["contents"],
         json!([{"uri": "img://logo", "mimeType": "application/octet-stream", "blob": "AQID"}])
     );
-    let templated = pipe
+    let read_from_template = pipe
         .request("resources/read", json!({"uri": "files://docs/a%20b"}))
         .await;
-    let said = templated["result"]["contents"][0]["text"].as_str().unwrap();
+    let said = read_from_template["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap();
     assert!(said.contains(r#"{"name": "a b"}"#), "{said}");
 }
 

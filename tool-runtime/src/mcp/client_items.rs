@@ -13,7 +13,7 @@ use rmcp::model::{
 
 use super::client::RemoteServer;
 use crate::prompt::{Prompt, PromptArgument, PromptMeta, PromptReply};
-use crate::resource::{Resource, ResourceBody, ResourceMeta, UriTemplate, Variable};
+use crate::resource::{Resource, ResourceBody, ResourceMeta, UriTemplate};
 use crate::tool::complete::Completing;
 use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
@@ -26,13 +26,8 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
     let service = server.session().await?;
     let caps = service
         .peer_info()
-        .and_then(|i| i.capabilities.clone().into());
-    let (has_resources, has_prompts) = caps
-        .as_ref()
-        .map_or((false, false), |c: &rmcp::model::ServerCapabilities| {
-            (c.resources.is_some(), c.prompts.is_some())
-        });
-    let mut out = ToolsetItems::default();
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
     let failed = |what: &str, e: rmcp::ServiceError| {
         ToolError::new(
             ErrorKind::UNAVAILABLE,
@@ -42,100 +37,122 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
             ),
         )
     };
-    if has_resources {
-        for r in service
+    let mut out = ToolsetItems::default();
+    if caps.resources.is_some() {
+        let resources = service
             .list_all_resources()
             .await
-            .map_err(|e| failed("resources", e))?
-        {
-            let mut meta = ResourceMeta::new(
-                format!("{}-{}", server.name(), r.name),
-                r.uri.clone(),
-                r.description.clone().unwrap_or_default(),
-            );
-            meta.variables.clear();
-            if let Some(title) = &r.title {
-                meta.title = Cow::Owned(title.clone());
-            }
-            meta.mime_type = r.mime_type.clone().map(Cow::Owned);
-            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
-            if UriTemplate::parse(&r.uri).is_ok_and(|t| t.is_static()) {
-                out.resources.push(Arc::new(Remote {
-                    server: Arc::clone(&server),
-                    meta,
-                }));
-            } else {
+            .map_err(|e| failed("resources", e))?;
+        for r in resources {
+            if !UriTemplate::parse(&r.uri).is_ok_and(|t| t.is_static()) {
                 tracing::warn!(server = %server.name(), uri = %r.uri, "a resource whose URI holds braces left out");
+                continue;
             }
+            let mut meta = resource_meta(
+                &server,
+                &r.name,
+                &r.uri,
+                r.title.as_ref(),
+                r.description.as_ref(),
+            );
+            meta.mime_type = r.mime_type.clone().map(Cow::Owned);
+            meta.variables.clear();
+            out.resources.push(Arc::new(Remote {
+                server: Arc::clone(&server),
+                meta,
+            }));
         }
-        for t in service
+        let templates = service
             .list_all_resource_templates()
             .await
-            .map_err(|e| failed("resource templates", e))?
-        {
-            let Ok(template) = UriTemplate::parse(&t.uri_template) else {
+            .map_err(|e| failed("resource templates", e))?;
+        for t in templates {
+            if UriTemplate::parse(&t.uri_template).is_err() {
                 tracing::warn!(server = %server.name(), template = %t.uri_template, "a resource template of a syntax this server does not match left out");
                 continue;
-            };
-            let mut meta = ResourceMeta::new(
-                format!("{}-{}", server.name(), t.name),
-                t.uri_template.clone(),
-                t.description.clone().unwrap_or_default(),
-            );
-            // The server screens its own values.
-            meta.variables = template
-                .variables()
-                .map(|v| Variable {
-                    name: Cow::Owned(v.to_owned()),
-                    screened: false,
-                    completes: true,
-                })
-                .collect();
-            if let Some(title) = &t.title {
-                meta.title = Cow::Owned(title.clone());
             }
+            let mut meta = resource_meta(
+                &server,
+                &t.name,
+                &t.uri_template,
+                t.title.as_ref(),
+                t.description.as_ref(),
+            );
             meta.mime_type = t.mime_type.clone().map(Cow::Owned);
-            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+            // The server screens its own values, and may complete any of them.
+            for v in &mut meta.variables {
+                v.screened = false;
+                v.completes = true;
+            }
             out.resources.push(Arc::new(Remote {
                 server: Arc::clone(&server),
                 meta,
             }));
         }
     }
-    if has_prompts {
-        for p in service
+    if caps.prompts.is_some() {
+        let prompts = service
             .list_all_prompts()
             .await
-            .map_err(|e| failed("prompts", e))?
-        {
-            let mut meta = PromptMeta::new(
-                format!("{}-{}", server.name(), p.name),
-                p.description.clone().unwrap_or_default(),
-            );
-            if let Some(title) = &p.title {
-                meta.title = Cow::Owned(title.clone());
-            }
-            meta.arguments = p
-                .arguments
-                .clone()
-                .unwrap_or_default()
+            .map_err(|e| failed("prompts", e))?;
+        out.prompts.extend(
+            prompts
                 .into_iter()
-                .map(|a| PromptArgument {
-                    name: Cow::Owned(a.name),
-                    description: Cow::Owned(a.description.unwrap_or_default()),
-                    required: a.required.unwrap_or(false),
-                    completes: true,
-                })
-                .collect();
-            meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
-            out.prompts.push(Arc::new(RemotePrompt {
-                server: Arc::clone(&server),
-                remote_name: p.name,
-                meta,
-            }));
-        }
+                .map(|p| Arc::new(RemotePrompt::new(Arc::clone(&server), p)) as Arc<dyn Prompt>),
+        );
     }
     Ok(out)
+}
+
+/// The metadata of a mounted server's resource or template named `name` at `uri`.
+fn resource_meta(
+    server: &RemoteServer,
+    name: &str,
+    uri: &str,
+    title: Option<&String>,
+    description: Option<&String>,
+) -> ResourceMeta {
+    let mut meta = ResourceMeta::new(
+        format!("{}-{name}", server.name()),
+        uri.to_owned(),
+        description.cloned().unwrap_or_default(),
+    );
+    if let Some(title) = title {
+        meta.title = Cow::Owned(title.clone());
+    }
+    meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+    meta
+}
+
+impl RemotePrompt {
+    /// The server's prompt `p`, named `{server}-{name}`.
+    fn new(server: Arc<RemoteServer>, p: rmcp::model::Prompt) -> Self {
+        let mut meta = PromptMeta::new(
+            format!("{}-{}", server.name(), p.name),
+            p.description.clone().unwrap_or_default(),
+        );
+        if let Some(title) = &p.title {
+            meta.title = Cow::Owned(title.clone());
+        }
+        meta.arguments = p
+            .arguments
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| PromptArgument {
+                name: Cow::Owned(a.name),
+                description: Cow::Owned(a.description.unwrap_or_default()),
+                required: a.required.unwrap_or(false),
+                completes: true,
+            })
+            .collect();
+        meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+        Self {
+            server,
+            remote_name: p.name,
+            meta,
+        }
+    }
 }
 
 /// A resource or template of a mounted server.

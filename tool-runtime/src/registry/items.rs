@@ -76,109 +76,107 @@ impl Index {
     ) -> Result<Vec<Arrival>, Vec<BuildProblem>> {
         let mut problems = Vec::new();
         let mut tools: Vec<Arrival> = Vec::new();
-        for resource in resources {
-            let meta = Arc::new(resource.meta());
-            let item = format!("resource `{}`", meta.name);
-            let template = match UriTemplate::parse(&meta.uri) {
-                Ok(t) => t,
-                Err(TemplateError(e)) => {
-                    problems.push(item_problem(item, &meta.defined_at, e));
-                    continue;
-                }
-            };
-            if let Some(other) = self.resources.iter().find(|r| r.meta.name == meta.name) {
-                // The same `#[resource]` found through inventory and added by hand is one.
-                if same_fn(&other.meta.defined_at, &meta.defined_at) && other.meta.uri == meta.uri {
-                    continue;
-                }
-                problems.push(item_problem(
-                    item,
-                    &meta.defined_at,
-                    format!(
-                        "another resource has this name ({}); rename one (#[resource(name = \"...\")])",
-                        other.meta.defined_at
-                    ),
-                ));
-                continue;
+        let mut arrivals: Vec<_> = resources
+            .into_iter()
+            .map(|r| self.add_resource(r))
+            .collect();
+        arrivals.extend(prompts.into_iter().map(|p| self.add_prompt(p)));
+        for arrival in arrivals {
+            match arrival {
+                Ok(Some(tool)) => tools.push(tool),
+                Ok(None) => {}
+                Err(problem) => problems.push(problem),
             }
-            let clash = self.resources.iter().find(|r| {
-                if template.is_static() || r.template.is_static() {
-                    r.meta.uri == meta.uri
-                } else {
-                    r.template.literal_len() == template.literal_len()
-                        && r.template.overlaps(&template)
-                }
-            });
-            if let Some(other) = clash {
-                problems.push(item_problem(
-                    item,
-                    &meta.defined_at,
-                    format!(
-                        "`{}` and `{}` of resource `{}` ({}) can match the same URI and neither is more specific; make one's literal part longer or tell them apart by a literal",
-                        meta.uri, other.meta.uri, other.meta.name, other.meta.defined_at
-                    ),
-                ));
-                continue;
-            }
-            let adapter = ResourceTool {
-                resource: Arc::clone(&resource),
-                meta: (*meta).clone(),
-                template: template.clone(),
-            };
-            tools.push((
-                Arc::new(adapter) as Arc<dyn Tool>,
-                Some(meta.defined_at.clone()),
-            ));
-            self.resources.push(ResourceEntry {
-                resource,
-                meta,
-                template,
-            });
-        }
-        for prompt in prompts {
-            let meta = Arc::new(prompt.meta());
-            if let Some(other) = self.prompts.get(&*meta.name) {
-                if same_fn(&other.meta.defined_at, &meta.defined_at) {
-                    continue;
-                }
-                problems.push(item_problem(
-                    format!("prompt `{}`", meta.name),
-                    &meta.defined_at,
-                    format!(
-                        "another prompt has this name ({}); rename one (#[prompt(name = \"...\")])",
-                        other.meta.defined_at
-                    ),
-                ));
-                continue;
-            }
-            let adapter = PromptTool {
-                prompt: Arc::clone(&prompt),
-                meta: (*meta).clone(),
-            };
-            tools.push((
-                Arc::new(adapter) as Arc<dyn Tool>,
-                Some(meta.defined_at.clone()),
-            ));
-            self.prompts
-                .insert(meta.name.to_string(), PromptEntry { prompt, meta });
         }
         self.resources.sort_by(|a, b| {
-            (
-                !a.template.is_static(),
-                std::cmp::Reverse(a.template.literal_len()),
-                &a.meta.uri,
-            )
-                .cmp(&(
-                    !b.template.is_static(),
-                    std::cmp::Reverse(b.template.literal_len()),
-                    &b.meta.uri,
-                ))
+            let key = |r: &ResourceEntry| {
+                (
+                    !r.template.is_static(),
+                    std::cmp::Reverse(r.template.literal_len()),
+                    r.meta.uri.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
         });
         if problems.is_empty() {
             Ok(tools)
         } else {
             Err(problems)
         }
+    }
+
+    /// Adds one resource and returns its adapter for the pipeline; `None` when it is one
+    /// registered already.
+    fn add_resource(
+        &mut self,
+        resource: Arc<dyn Resource>,
+    ) -> Result<Option<Arrival>, BuildProblem> {
+        let meta = Arc::new(resource.meta());
+        let problem =
+            |p: String| item_problem(format!("resource `{}`", meta.name), &meta.defined_at, p);
+        let template = UriTemplate::parse(&meta.uri).map_err(|TemplateError(e)| problem(e))?;
+        if let Some(other) = self.resources.iter().find(|r| r.meta.name == meta.name) {
+            // The same `#[resource]` found through inventory and added by hand is one.
+            if same_fn(&other.meta.defined_at, &meta.defined_at) && other.meta.uri == meta.uri {
+                return Ok(None);
+            }
+            return Err(problem(format!(
+                "another resource has this name ({}); rename one (#[resource(name = \"...\")])",
+                other.meta.defined_at
+            )));
+        }
+        let clash = self.resources.iter().find(|r| {
+            if template.is_static() || r.template.is_static() {
+                r.meta.uri == meta.uri
+            } else {
+                r.template.literal_len() == template.literal_len() && r.template.overlaps(&template)
+            }
+        });
+        if let Some(other) = clash {
+            return Err(problem(format!(
+                "`{}` and `{}` of resource `{}` ({}) can match the same URI and neither is more specific; make one's literal part longer or tell them apart by a literal",
+                meta.uri, other.meta.uri, other.meta.name, other.meta.defined_at
+            )));
+        }
+        let adapter = ResourceTool {
+            resource: Arc::clone(&resource),
+            meta: (*meta).clone(),
+            template: template.clone(),
+        };
+        let origin = Some(meta.defined_at.clone());
+        self.resources.push(ResourceEntry {
+            resource,
+            meta,
+            template,
+        });
+        Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
+    }
+
+    /// Adds one prompt and returns its adapter for the pipeline; `None` when it is one
+    /// registered already.
+    fn add_prompt(&mut self, prompt: Arc<dyn Prompt>) -> Result<Option<Arrival>, BuildProblem> {
+        let meta = Arc::new(prompt.meta());
+        if let Some(other) = self.prompts.get(&*meta.name) {
+            if same_fn(&other.meta.defined_at, &meta.defined_at) {
+                return Ok(None);
+            }
+            return Err(item_problem(
+                format!("prompt `{}`", meta.name),
+                &meta.defined_at,
+                format!(
+                    "another prompt has this name ({}); rename one (#[prompt(name = \"...\")])",
+                    other.meta.defined_at
+                ),
+            ));
+        }
+        let adapter = PromptTool {
+            prompt: Arc::clone(&prompt),
+            meta: (*meta).clone(),
+        };
+        let origin = Some(meta.defined_at.clone());
+        self.prompts
+            .insert(meta.name.to_string(), PromptEntry { prompt, meta });
+        Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
     }
 
     /// The resource a URI reads, and its variables' values: a static URI first, then the most

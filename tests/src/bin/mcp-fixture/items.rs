@@ -55,11 +55,11 @@ fn starting(completing: &Completing, choices: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn ids(c: Completing) -> Vec<String> {
+async fn ids(c: Completing) -> Vec<String> {
     starting(&c, &["123", "124", "200"])
 }
 
-fn arg_values(c: Completing) -> Vec<String> {
+async fn arg_values(c: Completing) -> Vec<String> {
     starting(&c, &["test", "testValue1", "other"])
 }
 
