@@ -267,8 +267,8 @@ async fn mcp_sessions_round_trip_between_replicas_and_expire_when_idle() {
 
 /// Receives the next change within a few seconds.
 async fn next_change(
-    rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::Change>,
-) -> tool_runtime::Change {
+    rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::notify::Change>,
+) -> tool_runtime::notify::Change {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("a change within 5 s")
@@ -277,7 +277,7 @@ async fn next_change(
 
 #[tokio::test]
 async fn a_change_published_on_one_replica_reaches_every_replica_and_survives_a_restart() {
-    use tool_runtime::{Change, Notifier};
+    use tool_runtime::notify::{Change, Notifier};
     let mut server = RedisServer::start();
     let (a, b) = (
         connect(&server, "app:").await,

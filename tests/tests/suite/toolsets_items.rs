@@ -27,7 +27,7 @@ async fn a_mounted_servers_resources_and_prompts_are_served_as_ours() {
     registry.mount(everything_on_stdio(&dir)).await.unwrap();
     assert_eq!(
         changes.recv().await.unwrap(),
-        tool_runtime::Change::ResourcesChanged
+        tool_runtime::notify::Change::ResourcesChanged
     );
 
     // Templates keep their URIs; names take the server's prefix.

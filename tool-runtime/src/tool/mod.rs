@@ -12,7 +12,7 @@ pub(crate) mod context;
 pub(crate) mod definition;
 pub(crate) mod envelope;
 pub(crate) mod error;
-pub(crate) mod notify;
+pub mod notify;
 pub(crate) mod parsed;
 pub mod peer;
 pub(crate) mod secret;
