@@ -117,7 +117,7 @@ async def demo(args: argparse.Namespace) -> None:
     elicit.answer = "decline"  # type: ignore[attr-defined]
 
     # A client that cannot ask its user: destructive calls are refused.
-    async with Client(server_of(args), mode=args.mode) as plain:
+    async with Client(server_of(args), mode=args.mode, message_handler=on_demo_message) as plain:
         ok("connect", protocol_of(plain))
         tools = await check_listing(plain, DEMO_TOOLS)
         ann = {n: t.annotations for n, t in tools.items()}
@@ -152,6 +152,8 @@ async def demo(args: argparse.Namespace) -> None:
         device = structured_ok(tools["device_pair"], paired)["device_id"]
         ok("device_pair", device)
 
+        await demo_items(plain, tools, device)
+
         refused = await plain.call_tool("device_revoke", {"device_id": device})
         text = text_of(refused)
         check(refused.is_error is True, "unconfirmed revoke: not isError")
@@ -176,6 +178,67 @@ async def demo(args: argparse.Namespace) -> None:
         check(revoked["revoked_at"] is not None, f"accepted but not revoked: {revoked}")
         check(len(answers) == 2, "asked once more")
         ok("elicitation_accepted", revoked["revoked_at"])
+
+
+# `notifications/resources/updated` the demo's plain client heard (before 2026-07-28).
+demo_updates: list[str] = []
+
+
+async def on_demo_message(message: Any) -> None:
+    if isinstance(message, types.ResourceUpdatedNotification):
+        demo_updates.append(str(message.params.uri))
+
+
+async def demo_items(client: Any, tools: dict[str, Any], device: str) -> None:
+    """The demo's paired devices as resources, its pairing-message prompt with completions,
+    and an update of `devices://paired` heard once another device is paired."""
+    uris = [str(r.uri) for r in (await client.list_resources()).resources]
+    check("devices://paired" in uris and f"devices://{device}" in uris, f"resources: {uris}")
+    templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+    check(templates == ["devices://{device_id}"], f"templates: {templates}")
+    one = json.loads((await client.read_resource(f"devices://{device}")).contents[0].text)
+    check(one["device_id"] == device and one["name"] == "phone", f"device resource: {one}")
+    ok("demo_resources", len(uris))
+
+    completed = await client.complete(
+        types.ResourceTemplateReference(type="ref/resource", uri="devices://{device_id}"),
+        {"name": "device_id", "value": device[:6]},
+    )
+    check(device in completed.completion.values, f"device ids: {completed}")
+    workspaces = await client.complete(
+        types.PromptReference(type="ref/prompt", name="pairing_message"),
+        {"name": "workspace", "value": "m"},
+    )
+    check(workspaces.completion.values == ["mcp"], f"workspaces: {workspaces}")
+    got = await client.get_prompt("pairing_message", {"recipient": "Alice", "workspace": "mcp", "minutes": "10"})
+    said = got.messages[0].content.text
+    check("Alice" in said and "`mcp`" in said and "10 minutes" in said, f"prompt: {said}")
+    try:
+        await client.get_prompt("pairing_message", {"recipient": "Alice", "minutes": "ten"})
+        raise AssertionError("a minutes value that is no number was accepted")
+    except MCPError as e:
+        check(e.error.code == -32602 and "minutes" in e.error.message, f"bad minutes: {e.error}")
+    ok("demo_prompt", said[:40])
+
+    # Pairing another device updates `devices://paired`.
+    code = structured_ok(tools["device_add"], await client.call_tool("device_add", {"workspace": "mcp"}))["code"]
+    heard: list[str] = []
+    if protocol_of(client) >= "2026-07-28":
+        async with client.listen(resource_subscriptions=["devices://paired"]) as sub:
+            await client.call_tool("device_pair", {"code": code, "device_name": "tablet"})
+            with anyio.fail_after(10):
+                async for event in sub:
+                    heard.append(event.uri)
+                    break
+    else:
+        await client.subscribe_resource("devices://paired")
+        await client.call_tool("device_pair", {"code": code, "device_name": "tablet"})
+        with anyio.fail_after(10):
+            while not demo_updates:
+                await anyio.sleep(0.02)
+        heard = list(demo_updates)
+    check(heard[:1] == ["devices://paired"], f"updates: {heard}")
+    ok("demo_subscribe", heard[0])
 
 
 async def fixture(args: argparse.Namespace) -> None:
