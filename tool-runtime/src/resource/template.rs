@@ -13,14 +13,13 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use tool_grammar::uri_template::Part;
+use tool_grammar::uri_template::{Part, Template};
 
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
     source: String,
-    parts: Vec<Part>,
-    query: Vec<String>,
+    parsed: Template,
 }
 
 /// Why a URI template does not parse.
@@ -46,8 +45,7 @@ impl UriTemplate {
         let parsed = tool_grammar::uri_template::parse(source).map_err(TemplateError)?;
         Ok(Self {
             source: source.to_owned(),
-            parts: parsed.parts,
-            query: parsed.query,
+            parsed,
         })
     }
 
@@ -60,30 +58,30 @@ impl UriTemplate {
     /// Whether it has no variables: a static URI.
     #[must_use]
     pub fn is_static(&self) -> bool {
-        self.query.is_empty() && self.parts.iter().all(|p| matches!(p, Part::Literal(_)))
+        self.parsed.query.is_empty()
+            && self
+                .parsed
+                .parts
+                .iter()
+                .all(|p| matches!(p, Part::Literal(_)))
     }
 
     /// Every variable, path then query, in order.
     pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Segment(n) | Part::Rest(n) => Some(n.as_str()),
-                Part::Literal(_) => None,
-            })
-            .chain(self.query.iter().map(String::as_str))
+        self.parsed.variables()
     }
 
     /// Whether `name` is a query variable (always optional).
     #[must_use]
     pub fn is_query(&self, name: &str) -> bool {
-        self.query.iter().any(|q| q == name)
+        self.parsed.query.iter().any(|q| q == name)
     }
 
     /// The number of literal characters: the more, the more specific.
     #[must_use]
     pub fn literal_len(&self) -> usize {
-        self.parts
+        self.parsed
+            .parts
             .iter()
             .map(|p| match p {
                 Part::Literal(l) => l.chars().count(),
@@ -103,11 +101,11 @@ impl UriTemplate {
             return None;
         }
         let mut values = BTreeMap::new();
-        if !match_parts(&self.parts, path, &mut values) {
+        if !match_parts(&self.parsed.parts, path, &mut values) {
             return None;
         }
         if let Some(query) = query {
-            if self.query.is_empty() {
+            if self.parsed.query.is_empty() {
                 return None;
             }
             for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -125,8 +123,8 @@ impl UriTemplate {
     /// Whether some URI matches both templates (queries aside, which never decide a match).
     #[must_use]
     pub fn overlaps(&self, other: &UriTemplate) -> bool {
-        let a = tokens(&self.parts);
-        let b = tokens(&other.parts);
+        let a = tokens(&self.parsed.parts);
+        let b = tokens(&other.parsed.parts);
         intersects(&a, &b)
     }
 }
