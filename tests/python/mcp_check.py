@@ -416,6 +416,20 @@ async def gateway(args: argparse.Namespace) -> None:
                                await client.call_tool("notes-write", {"key": "from-python", "value": [1, 2]}))
         ok("store", stored)
 
+        # The mounted server's resources keep their URIs beside the app's own; its prompts take
+        # its prefix; both are read and got through the gateway.
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        check("demo://resource/dynamic/text/{resourceId}" in templates and "devices://{device_id}" in templates,
+              f"templates: {templates}")
+        text = (await client.read_resource("demo://resource/dynamic/text/3")).contents[0].text
+        check(text.startswith("Resource 3"), f"read through the gateway: {text}")
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+        check("everything-args-prompt" in prompts and "pairing_message" in prompts, f"prompts: {prompts}")
+        got = await client.get_prompt("everything-args-prompt", {"city": "Oslo"})
+        said = " ".join(getattr(m.content, "text", "") for m in got.messages)
+        check("Oslo" in said, f"prompt through the gateway: {said}")
+        ok("items", len(templates) + len(prompts))
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()

@@ -130,7 +130,10 @@ async fn serve_mounts_stores_and_other_mcp_servers_beside_its_own_tools() {
         .args(["gateway", "--mode", "legacy", "--url", &url])
         .output()
         .unwrap();
-    tool_test_support::expect_checks(&out, &["connect", "list", "echo", "image", "store"]);
+    tool_test_support::expect_checks(
+        &out,
+        &["connect", "list", "echo", "image", "store", "items"],
+    );
     drop(served);
 
     // A sqlite store keeps its data across restarts.
