@@ -80,6 +80,15 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "json-schema-2020-12",
         "dns-rebinding-protection",
         "server-sse-polling",
+        "resources-read-text",
+        "resources-read-binary",
+        "resources-templates-read",
+        "resources-subscribe",
+        "resources-unsubscribe",
+        "prompts-get-simple",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "prompts-get-with-image",
     ] {
         assert!(
             stdout
