@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
+use tool_runtime::notify::Change;
 use tool_runtime::toolset::MountError;
 use tool_runtime::{Caller, CompletionRef, Registry, Source};
 
@@ -25,10 +26,7 @@ async fn a_mounted_servers_resources_and_prompts_are_served_as_ours() {
         .unwrap();
     let mut changes = registry.notifier().subscribe();
     registry.mount(everything_on_stdio(&dir)).await.unwrap();
-    assert_eq!(
-        changes.recv().await.unwrap(),
-        tool_runtime::notify::Change::ResourcesChanged
-    );
+    assert_eq!(changes.recv().await.unwrap(), Change::ResourcesChanged);
 
     // Templates keep their URIs; names take the server's prefix.
     let resources = registry.resources(&caller());
@@ -112,4 +110,172 @@ async fn a_mounted_servers_resources_and_prompts_are_served_as_ours() {
     assert!(registry.unmount("everything"));
     assert!(registry.resources(&caller()).is_empty());
     assert!(registry.prompts(&caller()).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_reaches_the_mounted_server_and_its_updates_reach_ours() {
+    let dir = tool_test_support::TempDir::new("remote-updates");
+    let registry = Registry::builder()
+        .without_inventory()
+        .default_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    registry.mount(everything_on_stdio(&dir)).await.unwrap();
+    let mut changes = registry.notifier().subscribe();
+    // The subscription reaches the server, whose updates reach our subscribers.
+    let watched = "demo://resource/dynamic/text/7";
+    registry
+        .subscribe_resource(watched, &caller())
+        .await
+        .unwrap();
+    let toggled = registry
+        .call(
+            "everything-toggle-subscriber-updates",
+            json!({}),
+            caller().confirm(true),
+        )
+        .await;
+    assert!(toggled.is_ok(), "{toggled:?}");
+    let heard = tokio::time::timeout(Duration::from_secs(15), async {
+        loop {
+            if let Ok(Change::ResourceUpdated(uri)) = changes.recv().await
+                && uri == watched
+            {
+                return uri;
+            }
+        }
+    })
+    .await;
+    assert_eq!(heard.as_deref(), Ok(watched));
+    let hidden = registry
+        .subscribe_resource("nowhere://x", &caller())
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.kind().as_str(), "not_found");
+}
+
+/// A toolset whose one resource is renamed when it says so.
+struct Shifting {
+    version: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    said: tokio::sync::broadcast::Sender<Change>,
+}
+
+struct Versioned(u32);
+
+impl tool_runtime::resource::Resource for Versioned {
+    fn meta(&self) -> tool_runtime::resource::ResourceMeta {
+        let uri = format!("shifting://v{}", self.0);
+        tool_runtime::resource::ResourceMeta::new(
+            format!("shifting-v{}", self.0),
+            uri,
+            "A version.",
+        )
+    }
+
+    fn read(
+        &self,
+        _uri: String,
+        _values: BTreeMap<String, String>,
+        _ctx: tool_runtime::CallContext,
+    ) -> tool_runtime::BoxFuture<
+        '_,
+        Result<tool_runtime::resource::ResourceBody, tool_runtime::ToolError>,
+    > {
+        let body = tool_runtime::resource::ResourceBody::Text(format!("version {}", self.0));
+        Box::pin(async move { Ok(body) })
+    }
+}
+
+impl tool_runtime::toolset::Toolset for Shifting {
+    fn name(&self) -> &'static str {
+        "shifting"
+    }
+
+    fn tools(
+        &self,
+    ) -> tool_runtime::BoxFuture<
+        '_,
+        Result<Vec<tool_runtime::toolset::ToolsetTool>, tool_runtime::ToolError>,
+    > {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        _args: serde_json::Value,
+        _ctx: tool_runtime::CallContext,
+    ) -> tool_runtime::BoxFuture<'a, Result<serde_json::Value, tool_runtime::ToolError>> {
+        Box::pin(async move {
+            Err(tool_runtime::ToolError::not_found(format!(
+                "no tool {tool}"
+            )))
+        })
+    }
+
+    fn items(
+        self: std::sync::Arc<Self>,
+    ) -> tool_runtime::BoxFuture<
+        'static,
+        Result<tool_runtime::toolset::ToolsetItems, tool_runtime::ToolError>,
+    > {
+        Box::pin(async move {
+            use futures_util::StreamExt as _;
+            let version = self.version.load(std::sync::atomic::Ordering::SeqCst);
+            let heard = self.said.subscribe();
+            let changes = futures_util::stream::unfold(heard, |mut heard| async move {
+                heard.recv().await.ok().map(|c| (c, heard))
+            })
+            .boxed();
+            Ok(tool_runtime::toolset::ToolsetItems {
+                resources: vec![std::sync::Arc::new(Versioned(version))],
+                changes: Some(changes),
+                ..Default::default()
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_toolset_that_says_its_resources_changed_has_them_listed_again_and_updates_passed_on() {
+    let registry = Registry::builder().without_inventory().build().unwrap();
+    let version = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let said = tokio::sync::broadcast::channel(8).0;
+    registry
+        .mount(Shifting {
+            version: std::sync::Arc::clone(&version),
+            said: said.clone(),
+        })
+        .await
+        .unwrap();
+    let uris = || -> Vec<String> {
+        registry
+            .resources(&caller())
+            .iter()
+            .map(|r| r.uri.to_string())
+            .collect()
+    };
+    assert_eq!(uris(), ["shifting://v1"]);
+    let mut heard = registry.notifier().subscribe();
+    said.send(Change::ResourceUpdated("shifting://v1".into()))
+        .unwrap();
+    assert_eq!(
+        heard.recv().await.unwrap(),
+        Change::ResourceUpdated("shifting://v1".into())
+    );
+    version.store(2, std::sync::atomic::Ordering::SeqCst);
+    said.send(Change::ResourcesChanged).unwrap();
+    assert_eq!(heard.recv().await.unwrap(), Change::ResourcesChanged);
+    assert_eq!(uris(), ["shifting://v2"]);
+    let read = registry
+        .read_resource("shifting://v2", caller())
+        .await
+        .unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("version 2"));
+    // Unmounted, it is followed no more.
+    assert!(registry.unmount("shifting"));
+    assert!(uris().is_empty());
+    // The aborted watcher is dropped when the runtime next runs it.
+    tokio::task::yield_now().await;
+    assert_eq!(said.receiver_count(), 0, "the watcher still listens");
 }

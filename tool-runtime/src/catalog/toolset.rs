@@ -123,6 +123,10 @@ pub struct ToolsetItems {
     pub resources: Vec<Arc<dyn crate::resource::Resource>>,
     /// Its prompts.
     pub prompts: Vec<Arc<dyn crate::prompt::Prompt>>,
+    /// What it announces while mounted: a resource's update reaches the registry's
+    /// subscribers; a change of its resources or prompts has them listed again. `None`: it
+    /// announces nothing.
+    pub changes: Option<BoxStream<'static, crate::tool::notify::Change>>,
 }
 
 impl fmt::Debug for ToolsetItems {
@@ -130,6 +134,7 @@ impl fmt::Debug for ToolsetItems {
         f.debug_struct("ToolsetItems")
             .field("resources", &self.resources.len())
             .field("prompts", &self.prompts.len())
+            .field("changes", &self.changes.is_some())
             .finish()
     }
 }

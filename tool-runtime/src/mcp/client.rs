@@ -80,6 +80,8 @@ pub struct RemoteServer {
     tools_only: bool,
     connection: tokio::sync::Mutex<Connection>,
     changed: tokio::sync::broadcast::Sender<()>,
+    /// The server's resource updates and resource and prompt list changes.
+    pub(super) item_changes: tokio::sync::broadcast::Sender<crate::tool::notify::Change>,
     calls: Arc<InFlight>,
 }
 
@@ -146,6 +148,7 @@ impl RemoteServer {
             tools_only: false,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
+            item_changes: tokio::sync::broadcast::channel(256).0,
             calls: Arc::default(),
         }
     }
@@ -282,6 +285,7 @@ impl RemoteServer {
         let handler = Handler {
             server: self.name.clone(),
             changed: self.changed.clone(),
+            items: self.item_changes.clone(),
             calls: Arc::clone(&self.calls),
         };
         match &self.transport {

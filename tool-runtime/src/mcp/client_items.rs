@@ -17,7 +17,10 @@ use crate::resource::{Resource, ResourceBody, ResourceMeta, UriTemplate};
 use crate::tool::complete::Completing;
 use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
+use crate::tool::notify::Change;
 use crate::toolset::{Toolset as _, ToolsetItems};
+use futures_util::StreamExt as _;
+use tokio::sync::broadcast::error::RecvError;
 
 /// The server's resources, templates and prompts, as ours: resources keep their URIs and
 /// are named `{server}-{name}`, prompts are named `{server}-{name}`. A template whose URI our
@@ -37,7 +40,10 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
             ),
         )
     };
-    let mut out = ToolsetItems::default();
+    let mut out = ToolsetItems {
+        changes: Some(changes(&server)),
+        ..ToolsetItems::default()
+    };
     if caps.resources.is_some() {
         let resources = service
             .list_all_resources()
@@ -102,6 +108,21 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
         );
     }
     Ok(out)
+}
+
+/// What the server announces from now on: its resource updates, and changes of its resources
+/// and prompts.
+fn changes(server: &RemoteServer) -> futures_util::stream::BoxStream<'static, Change> {
+    let heard = server.item_changes.subscribe();
+    futures_util::stream::unfold(heard, |mut heard| async move {
+        match heard.recv().await {
+            Ok(change) => Some((change, heard)),
+            // Fallen behind: the lists may have changed.
+            Err(RecvError::Lagged(_)) => Some((Change::ResourcesChanged, heard)),
+            Err(RecvError::Closed) => None,
+        }
+    })
+    .boxed()
 }
 
 /// The metadata of a mounted server's resource or template named `name` at `uri`.
@@ -235,6 +256,29 @@ impl Resource for Remote {
                 .map_err(|e| ToolError::internal(format_args!("unreadable contents: {e}")))?;
             Ok(ResourceBody::Contents(contents))
         })
+    }
+
+    /// Subscribes on the server, when it offers subscriptions: its updates then reach ours.
+    fn subscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
+        let (server, uri) = (Arc::clone(&self.server), uri.to_owned());
+        Some(Box::pin(async move {
+            let service = server.session().await?;
+            let offered = service
+                .peer_info()
+                .and_then(|i| i.capabilities.resources.as_ref().and_then(|r| r.subscribe))
+                == Some(true);
+            if !offered {
+                return Ok(());
+            }
+            #[allow(
+                deprecated,
+                reason = "the session is agreed by `initialize`, where resources/subscribe is how"
+            )]
+            let subscribed = service
+                .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+                .await;
+            subscribed.map_err(|e| remote_error(&server, &e))
+        }))
     }
 
     fn complete(

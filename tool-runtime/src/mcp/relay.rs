@@ -82,6 +82,8 @@ impl Drop for Entered {
 pub(super) struct Handler {
     pub(super) server: String,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
+    /// Where the server's resource updates and its resource and prompt list changes go.
+    pub(super) items: tokio::sync::broadcast::Sender<crate::tool::notify::Change>,
     pub(super) calls: Arc<InFlight>,
 }
 
@@ -116,6 +118,26 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(());
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self
+            .items
+            .send(crate::tool::notify::Change::ResourceUpdated(params.uri));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .items
+            .send(crate::tool::notify::Change::ResourcesChanged);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.items.send(crate::tool::notify::Change::PromptsChanged);
     }
 
     async fn on_progress(

@@ -17,7 +17,6 @@ use super::{McpServer, caller_of, trace};
 use crate::registry::Registry;
 use crate::resource::UriTemplate;
 use crate::tool::caller::Caller;
-use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::notify::Change;
 
 /// The URIs one session subscribed to.
@@ -152,11 +151,11 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         trace::Served::new("resources/subscribe", Some(&uri), &context)
             .run(async {
-                if !readable(&self.inner.registry, &caller_of(&context), &uri) {
-                    let e = ToolError::new(ErrorKind::NOT_FOUND, format!("no resource at `{uri}`"))
-                        .with_details(serde_json::json!({ "uri": uri }));
-                    return Err(item_error(&e, modern(&context)));
-                }
+                self.inner
+                    .registry
+                    .subscribe_resource(&uri, &caller_of(&context))
+                    .await
+                    .map_err(|e| item_error(&e, modern(&context)))?;
                 self.session.subscribed.set().insert(uri.clone());
                 Ok(())
             })
@@ -188,6 +187,12 @@ impl McpServer {
             .run(async {
                 let accepted = context.accepted();
                 let sink = context.sink();
+                // A mounted server's resource: its server is asked to send updates.
+                for uri in accepted.resource_subscriptions.iter().flatten() {
+                    if let Err(e) = registry.subscribe_resource(uri, &caller).await {
+                        tracing::debug!(%uri, error = %e, "a listened-to resource was not subscribed");
+                    }
+                }
                 let mut tools = registry.changes();
                 let mut changes = registry.notifier().subscribe();
                 let wants = |uri: &str| {

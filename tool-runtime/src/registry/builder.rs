@@ -379,7 +379,7 @@ impl RegistryBuilder {
             problems.extend(check_entry(&entry, self.check_state.then_some(&self.state)));
             tools.insert(name, entry);
         }
-        let mut index = super::items::Index::default();
+        let mut index = super::index::Index::default();
         let (found_resources, found_prompts) = if self.inventory {
             (
                 inventory::iter::<ResourceRegistration>
@@ -398,7 +398,7 @@ impl RegistryBuilder {
             found_resources.into_iter().chain(self.resources).collect(),
             found_prompts.into_iter().chain(self.prompts).collect(),
         ) {
-            Ok(arrivals) => super::items::fixed_tools(arrivals),
+            Ok(arrivals) => super::index::fixed_tools(arrivals),
             Err(more) => {
                 problems.extend(more);
                 BTreeMap::new()
@@ -474,11 +474,11 @@ impl RegistryBuilder {
                 self.check_state,
                 limited,
             )),
-            items: super::items::Items::new(
+            items: Arc::new(super::items::Items::new(
                 Catalog::of_items(items, state, self.check_state),
                 index,
                 notifier,
-            ),
+            )),
             pipeline: Pipeline {
                 policies: self.policies,
                 hooks_before_confirmation: hooks,

@@ -8,201 +8,35 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::catalog::toolset::{MountError, Toolset};
-use crate::catalog::{Arrival, BuildError, BuildProblem, Catalog, RegisteredTool};
+use crate::catalog::{BuildError, Catalog};
 use crate::prompt::{Prompt, PromptMeta, PromptReply, PromptTool};
 use crate::resource::{Listed, Resource, ResourceContents, ResourceMeta, ResourceTool, URI_ARG};
-use crate::resource::{UriTemplate, template::TemplateError};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completing, Completion, CompletionRef};
-use crate::tool::definition::Tool;
 use crate::tool::error::{ErrorKind, ToolError, Violation};
 use crate::tool::notify::{Change, Notifier};
 
 use super::Registry;
+use super::index::Index;
 
 /// The longest a template's list or a completion may take.
-const AUX_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A resource as the registry holds it.
-#[derive(Clone)]
-pub(crate) struct ResourceEntry {
-    pub(crate) resource: Arc<dyn Resource>,
-    pub(crate) meta: Arc<ResourceMeta>,
-    pub(crate) template: UriTemplate,
-}
-
-/// A prompt as the registry holds it.
-#[derive(Clone)]
-pub(crate) struct PromptEntry {
-    pub(crate) prompt: Arc<dyn Prompt>,
-    pub(crate) meta: Arc<PromptMeta>,
-}
-
-/// The resources (static URIs first, then templates from the most literal characters to the
-/// fewest) and the prompts by name.
-#[derive(Clone, Default)]
-pub(crate) struct Index {
-    pub(crate) resources: Vec<ResourceEntry>,
-    pub(crate) prompts: BTreeMap<String, PromptEntry>,
-}
+pub(super) const AUX_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The names of the resources and of the prompts a mounted toolset brought.
-type Brought = (Vec<String>, Vec<String>);
+pub(crate) struct Brought {
+    pub(crate) resources: Vec<String>,
+    pub(crate) prompts: Vec<String>,
+    /// The task that follows what the toolset announces.
+    pub(crate) watcher: Option<tokio::task::AbortHandle>,
+}
 
 /// The resources and prompts: the index, and the catalogue the pipeline runs them from.
 pub(crate) struct Items {
     pub(crate) catalog: Catalog,
     index: RwLock<Arc<Index>>,
-    notifier: Arc<dyn Notifier>,
-    /// The names of the resources and prompts each mounted toolset brought.
+    pub(crate) notifier: Arc<dyn Notifier>,
+    /// What each mounted toolset brought.
     mounted: Mutex<HashMap<String, Brought>>,
-}
-
-fn item_problem(item: String, defined_at: &str, problem: String) -> BuildProblem {
-    BuildProblem::Item {
-        item,
-        defined_at: defined_at.to_owned(),
-        problem,
-    }
-}
-
-impl Index {
-    /// Adds the resources and prompts, checking each against the rest.
-    pub(crate) fn add(
-        &mut self,
-        resources: Vec<Arc<dyn Resource>>,
-        prompts: Vec<Arc<dyn Prompt>>,
-    ) -> Result<Vec<Arrival>, Vec<BuildProblem>> {
-        let mut problems = Vec::new();
-        let mut tools: Vec<Arrival> = Vec::new();
-        let mut arrivals: Vec<_> = resources
-            .into_iter()
-            .map(|r| self.add_resource(r))
-            .collect();
-        arrivals.extend(prompts.into_iter().map(|p| self.add_prompt(p)));
-        for arrival in arrivals {
-            match arrival {
-                Ok(Some(tool)) => tools.push(tool),
-                Ok(None) => {}
-                Err(problem) => problems.push(problem),
-            }
-        }
-        self.resources.sort_by(|a, b| {
-            let key = |r: &ResourceEntry| {
-                (
-                    !r.template.is_static(),
-                    std::cmp::Reverse(r.template.literal_len()),
-                    r.meta.uri.clone(),
-                )
-            };
-            key(a).cmp(&key(b))
-        });
-        if problems.is_empty() {
-            Ok(tools)
-        } else {
-            Err(problems)
-        }
-    }
-
-    /// Adds one resource and returns its adapter for the pipeline; `None` when it is one
-    /// registered already.
-    fn add_resource(
-        &mut self,
-        resource: Arc<dyn Resource>,
-    ) -> Result<Option<Arrival>, BuildProblem> {
-        let meta = Arc::new(resource.meta());
-        let problem =
-            |p: String| item_problem(format!("resource `{}`", meta.name), &meta.defined_at, p);
-        let template = UriTemplate::parse(&meta.uri).map_err(|TemplateError(e)| problem(e))?;
-        if let Some(other) = self.resources.iter().find(|r| r.meta.name == meta.name) {
-            // The same `#[resource]` found through inventory and added by hand is one.
-            if same_fn(&other.meta.defined_at, &meta.defined_at) && other.meta.uri == meta.uri {
-                return Ok(None);
-            }
-            return Err(problem(format!(
-                "another resource has this name ({}); rename one (#[resource(name = \"...\")])",
-                other.meta.defined_at
-            )));
-        }
-        let clash = self.resources.iter().find(|r| {
-            if template.is_static() || r.template.is_static() {
-                r.meta.uri == meta.uri
-            } else {
-                r.template.literal_len() == template.literal_len() && r.template.overlaps(&template)
-            }
-        });
-        if let Some(other) = clash {
-            return Err(problem(format!(
-                "`{}` and `{}` of resource `{}` ({}) can match the same URI and neither is more specific; make one's literal part longer or tell them apart by a literal",
-                meta.uri, other.meta.uri, other.meta.name, other.meta.defined_at
-            )));
-        }
-        let adapter = ResourceTool {
-            resource: Arc::clone(&resource),
-            meta: (*meta).clone(),
-            template: template.clone(),
-        };
-        let origin = Some(meta.defined_at.clone());
-        self.resources.push(ResourceEntry {
-            resource,
-            meta,
-            template,
-        });
-        Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
-    }
-
-    /// Adds one prompt and returns its adapter for the pipeline; `None` when it is one
-    /// registered already.
-    fn add_prompt(&mut self, prompt: Arc<dyn Prompt>) -> Result<Option<Arrival>, BuildProblem> {
-        let meta = Arc::new(prompt.meta());
-        if let Some(other) = self.prompts.get(&*meta.name) {
-            if same_fn(&other.meta.defined_at, &meta.defined_at) {
-                return Ok(None);
-            }
-            return Err(item_problem(
-                format!("prompt `{}`", meta.name),
-                &meta.defined_at,
-                format!(
-                    "another prompt has this name ({}); rename one (#[prompt(name = \"...\")])",
-                    other.meta.defined_at
-                ),
-            ));
-        }
-        let adapter = PromptTool {
-            prompt: Arc::clone(&prompt),
-            meta: (*meta).clone(),
-        };
-        let origin = Some(meta.defined_at.clone());
-        self.prompts
-            .insert(meta.name.to_string(), PromptEntry { prompt, meta });
-        Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
-    }
-
-    /// The resource a URI reads, and its variables' values: a static URI first, then the most
-    /// specific template.
-    fn find(&self, uri: &str) -> Option<(&ResourceEntry, BTreeMap<String, String>)> {
-        self.resources
-            .iter()
-            .find_map(|r| r.template.matches(uri).map(|values| (r, values)))
-    }
-}
-
-/// Whether two items defined at these places are one fn registered twice (through inventory
-/// and by hand): a macro's origin names its file and line.
-fn same_fn(a: &str, b: &str) -> bool {
-    a == b && a != crate::tool::definition::UNSTATED_ORIGIN
-}
-
-/// The adapters of an index, keyed by their pipeline names.
-pub(crate) fn fixed_tools(arrivals: Vec<Arrival>) -> BTreeMap<Arc<str>, RegisteredTool> {
-    arrivals
-        .into_iter()
-        .map(|(tool, origin)| {
-            let entry = RegisteredTool::new(tool, origin);
-            (Arc::from(entry.name()), entry)
-        })
-        .collect()
 }
 
 impl Items {
@@ -215,7 +49,60 @@ impl Items {
         }
     }
 
-    fn index(&self) -> Arc<Index> {
+    /// Adds resources and prompts at run time (a mounted server's, say) and removes those
+    /// named, in one change: all or none. Clients following changes are told.
+    pub(crate) fn replace(
+        &self,
+        remove_resources: &[String],
+        remove_prompts: &[String],
+        resources: Vec<Arc<dyn Resource>>,
+        prompts: Vec<Arc<dyn Prompt>>,
+    ) -> Result<(), BuildError> {
+        let mut guard = self
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut next = (**guard).clone();
+        next.resources
+            .retain(|r| !remove_resources.iter().any(|n| *n == r.meta.name));
+        for name in remove_prompts {
+            next.prompts.remove(name);
+        }
+        let (resources_changed, prompts_changed) = (
+            !remove_resources.is_empty() || !resources.is_empty(),
+            !remove_prompts.is_empty() || !prompts.is_empty(),
+        );
+        let arrivals = next
+            .add(resources, prompts)
+            .map_err(|problems| BuildError {
+                problems,
+                at_run_time: true,
+            })?;
+        let removed: Vec<String> = remove_resources
+            .iter()
+            .map(|n| ResourceTool::call_name(n))
+            .chain(remove_prompts.iter().map(|n| PromptTool::call_name(n)))
+            .collect();
+        self.catalog.replace_tools(&removed, arrivals)?;
+        *guard = Arc::new(next);
+        drop(guard);
+        if resources_changed {
+            self.notifier.publish(Change::ResourcesChanged);
+        }
+        if prompts_changed {
+            self.notifier.publish(Change::PromptsChanged);
+        }
+        Ok(())
+    }
+
+    /// What each mounted toolset brought.
+    pub(crate) fn mounted(&self) -> std::sync::MutexGuard<'_, HashMap<String, Brought>> {
+        self.mounted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn index(&self) -> Arc<Index> {
         self.index
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -223,7 +110,7 @@ impl Items {
     }
 }
 
-fn not_found(what: &str, uri_or_name: &str, key: &str) -> ToolError {
+pub(super) fn not_found(what: &str, uri_or_name: &str, key: &str) -> ToolError {
     ToolError::new(ErrorKind::NOT_FOUND, format!("no {what} `{uri_or_name}`"))
         .with_details(serde_json::json!({ key: uri_or_name }))
 }
@@ -259,7 +146,7 @@ impl Registry {
     }
 
     /// Whether the policies admit the item `name` of the items' catalogue for `ctx`.
-    fn admits(&self, name: &str, ctx: &crate::tool::context::CallContext) -> bool {
+    pub(super) fn admits(&self, name: &str, ctx: &crate::tool::context::CallContext) -> bool {
         self.items
             .catalog
             .get(name)
@@ -477,92 +364,8 @@ impl Registry {
         resources: Vec<Arc<dyn Resource>>,
         prompts: Vec<Arc<dyn Prompt>>,
     ) -> Result<(), BuildError> {
-        let mut guard = self
-            .items
-            .index
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut next = (**guard).clone();
-        next.resources
-            .retain(|r| !remove_resources.iter().any(|n| *n == r.meta.name));
-        for name in remove_prompts {
-            next.prompts.remove(name);
-        }
-        let (resources_changed, prompts_changed) = (
-            !remove_resources.is_empty() || !resources.is_empty(),
-            !remove_prompts.is_empty() || !prompts.is_empty(),
-        );
-        let arrivals = next
-            .add(resources, prompts)
-            .map_err(|problems| BuildError {
-                problems,
-                at_run_time: true,
-            })?;
-        let removed: Vec<String> = remove_resources
-            .iter()
-            .map(|n| ResourceTool::call_name(n))
-            .chain(remove_prompts.iter().map(|n| PromptTool::call_name(n)))
-            .collect();
-        self.items.catalog.replace_tools(&removed, arrivals)?;
-        *guard = Arc::new(next);
-        drop(guard);
-        if resources_changed {
-            self.items.notifier.publish(Change::ResourcesChanged);
-        }
-        if prompts_changed {
-            self.items.notifier.publish(Change::PromptsChanged);
-        }
-        Ok(())
-    }
-
-    /// Mounts the resources and prompts of the toolset `name`.
-    pub(super) async fn mount_items(
-        &self,
-        name: &str,
-        toolset: Arc<dyn Toolset>,
-    ) -> Result<(), MountError> {
-        let items = match toolset.items().await {
-            Ok(items) => items,
-            Err(e) => {
-                tracing::warn!(toolset = %name, error = %e, "listing the toolset's resources and prompts failed; its tools are mounted without them");
-                return Ok(());
-            }
-        };
-        if items.resources.is_empty() && items.prompts.is_empty() {
-            return Ok(());
-        }
-        let resources: Vec<String> = items
-            .resources
-            .iter()
-            .map(|r| r.meta().name.to_string())
-            .collect();
-        let prompts: Vec<String> = items
-            .prompts
-            .iter()
-            .map(|p| p.meta().name.to_string())
-            .collect();
-        self.replace_items(&[], &[], items.resources, items.prompts)
-            .map_err(MountError::Items)?;
         self.items
-            .mounted
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name.to_owned(), (resources, prompts));
-        Ok(())
-    }
-
-    /// Removes the resources and prompts the toolset `name` brought.
-    pub(super) fn unmount_items(&self, name: &str) {
-        let brought = self
-            .items
-            .mounted
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(name);
-        if let Some((resources, prompts)) = brought {
-            // Removing only cannot fail.
-            let _ = self.replace_items(&resources, &prompts, Vec::new(), Vec::new());
-        }
+            .replace(remove_resources, remove_prompts, resources, prompts)
     }
 
     /// Adds a resource at run time; see [`RegistryBuilder::resource`](super::RegistryBuilder::resource).
@@ -574,6 +377,7 @@ impl Registry {
     }
 
     /// Removes the resource `name` added at run time; `false` if there was none.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn remove_resource(&self, name: &str) -> bool {
         let known = self
             .items
@@ -597,6 +401,7 @@ impl Registry {
     }
 
     /// Removes the prompt `name` added at run time; `false` if there was none.
+    #[allow(clippy::must_use_candidate)] // Reason: the removal is the point; its answer may go unread.
     pub fn remove_prompt(&self, name: &str) -> bool {
         let known = self.items.index().prompts.contains_key(name)
             && self.items.catalog.remove_tool(&PromptTool::call_name(name));

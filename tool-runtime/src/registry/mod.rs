@@ -19,7 +19,9 @@
 #![doc = include_str!("../../docs/scale-out.md")]
 
 mod builder;
+mod index;
 mod items;
+mod mounted;
 
 use std::fmt;
 use std::future::Future;
@@ -122,7 +124,7 @@ pub struct Registry {
     catalog: Arc<Catalog>,
     pipeline: Pipeline,
     /// The resources and prompts, run through the same pipeline.
-    items: items::Items,
+    items: Arc<items::Items>,
 }
 
 impl Registry {

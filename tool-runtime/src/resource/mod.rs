@@ -212,6 +212,13 @@ pub trait Resource: Send + Sync + 'static {
         let _ = completing;
         None
     }
+    /// Asks to hear of updates to the resource at `uri` (a mounted server's resource asks its
+    /// server); `None` (the default): there is nothing to ask, updates are published through
+    /// the [`Notifier`](crate::notify::Notifier).
+    fn subscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
+        let _ = uri;
+        None
+    }
 }
 
 /// Not public API: how `#[resource]` code reads, from the URI and the template's values.
