@@ -404,7 +404,10 @@ async fn run_calls(
             .as_ref()
             .filter(|(own, _)| own.get(&call.name).is_some())
         {
-            planned.push(Planned::Done(resource_tool(own, state, &call).await));
+            // Read on behalf of the run's caller.
+            let on_behalf = super::resources::OnBehalf(state.caller.clone());
+            let caller = state.caller.clone().extension(on_behalf);
+            planned.push(Planned::Done(own_call(own, caller, &call).await));
         } else if state.invalid.get(&call.name).copied().unwrap_or(0) > retries {
             let error = ToolError::new(
                 ErrorKind::INVALID_ARGUMENTS,
@@ -488,54 +491,35 @@ enum Planned {
 /// A call of `switch_model`, through the pipeline of the agent's own registry; the run moves
 /// to the tier it chose.
 async fn switch_model(state: &mut State, call: &ToolCall) -> ToolResult {
-    let started = Instant::now();
-    let Some((switch, _)) = &state.inner.switch else {
+    let inner = Arc::clone(&state.inner);
+    let Some((switch, _)) = &inner.switch else {
         return not_run(call, &ErrorKind::UNKNOWN_TOOL, "this agent has one tier");
     };
-    let envelope = match parse_arguments(&call.arguments) {
-        Err(e) => {
-            let text = Value::String(call.arguments.clone());
-            switch
-                .refuse(SWITCH_MODEL, text, state.caller.clone(), e)
-                .await
-        }
-        Ok(args) => {
-            let chosen = super::switch::Chosen::default();
-            let caller = state.caller.clone().extension(chosen.clone());
-            let envelope = switch.call(SWITCH_MODEL, args, caller).await;
-            if let Some(tier) = chosen.take()
-                && let Some(model) = state.inner.tiers.get(&tier)
-            {
-                state.emit(Event::ModelSwitched {
-                    tier: tier.clone(),
-                    model: model.to_string(),
-                });
-                state.tier = tier;
-            }
-            envelope
-        }
-    };
-    result_of(call, &envelope, started.elapsed())
+    let chosen = super::switch::Chosen::default();
+    let caller = state.caller.clone().extension(chosen.clone());
+    let result = own_call(switch, caller, call).await;
+    if let Some(tier) = chosen.take()
+        && let Some(model) = inner.tiers.get(&tier)
+    {
+        state.emit(Event::ModelSwitched {
+            tier: tier.clone(),
+            model: model.to_string(),
+        });
+        state.tier = tier;
+    }
+    result
 }
 
-/// A call of `list_resources` or `read_resource`, through the pipeline of the agent's own
-/// registry, reading on behalf of the run's caller.
-async fn resource_tool(
-    own: &crate::registry::Registry,
-    state: &State,
-    call: &ToolCall,
-) -> ToolResult {
+/// A call of one of the agent's own tools (`switch_model`, `list_resources`,
+/// `read_resource`), through the pipeline of its own registry, as `caller`.
+async fn own_call(own: &crate::registry::Registry, caller: Caller, call: &ToolCall) -> ToolResult {
     let started = Instant::now();
     let envelope = match parse_arguments(&call.arguments) {
         Err(e) => {
             let text = Value::String(call.arguments.clone());
-            own.refuse(&call.name, text, state.caller.clone(), e).await
+            own.refuse(&call.name, text, caller, e).await
         }
-        Ok(args) => {
-            let on_behalf = super::resources::OnBehalf(state.caller.clone());
-            let caller = state.caller.clone().extension(on_behalf);
-            own.call(&call.name, args, caller).await
-        }
+        Ok(args) => own.call(&call.name, args, caller).await,
     };
     result_of(call, &envelope, started.elapsed())
 }
