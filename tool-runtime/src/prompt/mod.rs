@@ -215,7 +215,7 @@ pub struct PromptDescriptor {
     pub arguments: &'static [(&'static str, &'static str, bool)],
     /// `(src, mime type, sizes)`.
     #[doc(hidden)]
-    pub icons: &'static [(&'static str, Option<&'static str>, &'static [&'static str])],
+    pub icons: &'static [crate::tool::content::StaticIcon],
     #[doc(hidden)]
     pub roles: &'static [&'static str],
     #[doc(hidden)]
@@ -258,15 +258,7 @@ impl Prompt for &'static PromptDescriptor {
                     completes: self.completers.iter().any(|(n, _)| n == name),
                 })
                 .collect(),
-            icons: self
-                .icons
-                .iter()
-                .map(|(src, mime, sizes)| Icon {
-                    src: Cow::Borrowed(src),
-                    mime_type: mime.map(Cow::Borrowed),
-                    sizes: sizes.iter().map(|s| Cow::Borrowed(*s)).collect(),
-                })
-                .collect(),
+            icons: Icon::all_of(self.icons),
             roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
             timeout: self.timeout,
             rate: self.rate,

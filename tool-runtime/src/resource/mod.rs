@@ -259,7 +259,7 @@ pub struct ResourceDescriptor {
     pub priority: Option<f32>,
     /// `(src, mime type, sizes)`.
     #[doc(hidden)]
-    pub icons: &'static [(&'static str, Option<&'static str>, &'static [&'static str])],
+    pub icons: &'static [crate::tool::content::StaticIcon],
     /// `(name, screened)`, in the template's order.
     #[doc(hidden)]
     pub variables: &'static [(&'static str, bool)],
@@ -305,15 +305,7 @@ impl Resource for &'static ResourceDescriptor {
             size: self.size,
             audience: self.audience.iter().map(|a| Cow::Borrowed(*a)).collect(),
             priority: self.priority,
-            icons: self
-                .icons
-                .iter()
-                .map(|(src, mime, sizes)| Icon {
-                    src: Cow::Borrowed(src),
-                    mime_type: mime.map(Cow::Borrowed),
-                    sizes: sizes.iter().map(|s| Cow::Borrowed(*s)).collect(),
-                })
-                .collect(),
+            icons: Icon::all_of(self.icons),
             variables: self
                 .variables
                 .iter()

@@ -218,6 +218,23 @@ pub struct Icon {
     pub sizes: Vec<Cow<'static, str>>,
 }
 
+/// How `#[resource]` and `#[prompt]` write icons: `(src, mime type, sizes)`.
+pub(crate) type StaticIcon = (&'static str, Option<&'static str>, &'static [&'static str]);
+
+impl Icon {
+    /// The icons a descriptor lists.
+    pub(crate) fn all_of(icons: &'static [StaticIcon]) -> Vec<Icon> {
+        icons
+            .iter()
+            .map(|(src, mime, sizes)| Icon {
+                src: Cow::Borrowed(src),
+                mime_type: mime.map(Cow::Borrowed),
+                sizes: sizes.iter().map(|s| Cow::Borrowed(*s)).collect(),
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
