@@ -9,6 +9,7 @@ use syn::{FnArg, ItemFn, ReturnType, Type};
 
 use crate::attr::{CommonAttrs, IconAttr};
 use crate::ctxt::Ctxt;
+use crate::expand::{Call, call_parts, invoke, output_value};
 use crate::model::{Output, Param, ParamKind, Parsed, doc_text, last_segment_is};
 
 /// A resource or prompt fn, read.
@@ -211,6 +212,51 @@ pub(crate) fn read_inputs(item: &Item, source: &TokenStream) -> Vec<TokenStream>
             quote!(let #var: #ty = #read?;)
         })
         .collect()
+}
+
+/// The call of an item's fn, as `#[resource]` and `#[prompt]` both write it: its inputs read
+/// from the map `source`, its injected parameters, the call, and its output taken apart.
+pub(crate) struct FnCall {
+    /// Compile-time checks of the parameters' and the output's types.
+    pub(crate) checks: Vec<TokenStream>,
+    /// `let`s reading each input from text.
+    pub(crate) reads: Vec<TokenStream>,
+    /// `let`s making each injected parameter.
+    pub(crate) injections: Vec<TokenStream>,
+    /// The state types the injected parameters need.
+    pub(crate) requires: Vec<TokenStream>,
+    /// The call of the fn (awaited, or on the blocking pool).
+    pub(crate) invoke: TokenStream,
+    /// The output's success type.
+    pub(crate) ok_ty: TokenStream,
+    /// `__tool_out` taken apart into its success value, or returned as the error.
+    pub(crate) value: TokenStream,
+}
+
+/// How `item`'s fn is called, its inputs read from the map named `source`.
+pub(crate) fn fn_call(item: &Item, source: &TokenStream) -> FnCall {
+    let private = item.private();
+    let reads = read_inputs(item, source);
+    let Call {
+        injections,
+        requires,
+        arguments,
+        mut checks,
+    } = call_parts(&item.params, &private, |p| {
+        let var = arg_var(p);
+        quote!(#var)
+    });
+    let invoke = invoke(&item.ident, item.blocking, &arguments, &private);
+    let (ok_ty, value) = output_value(&item.output, &private, &mut checks);
+    FnCall {
+        checks,
+        reads,
+        injections,
+        requires,
+        invoke,
+        ok_ty,
+        value,
+    }
 }
 
 /// One wrapper fn per `#[arg(complete = f)]` and the table naming them.

@@ -13,9 +13,7 @@ use syn::spanned::Spanned;
 
 use crate::attr::{CommonAttrs, IconAttr, did_you_mean, icon, path_name, skip_value};
 use crate::ctxt::Ctxt;
-use crate::expand::{
-    Call, call_parts, invoke, opt_concurrency, opt_rate, opt_timeout, output_value,
-};
+use crate::expand::{opt_concurrency, opt_rate, opt_timeout};
 use crate::item::{self, Item};
 use crate::model::option_inner;
 
@@ -97,21 +95,15 @@ pub(crate) fn expand_prompt(attr: TokenStream, item: &ItemFn) -> (TokenStream, C
 
 fn expand(item: &Item) -> TokenStream {
     let private = item.private();
-    let fn_ident = &item.ident;
-    let mut checks = Vec::new();
-    let reads = item::read_inputs(item, &quote!(__tool_args));
-    let Call {
+    let item::FnCall {
+        checks,
+        reads,
         injections,
         requires,
-        arguments,
-        checks: injected,
-    } = call_parts(&item.params, &private, |p| {
-        let var = item::arg_var(p);
-        quote!(#var)
-    });
-    checks.extend(injected);
-    let invoke = invoke(fn_ident, item.blocking, &arguments, &private);
-    let (ok_ty, value) = output_value(&item.output, &private, &mut checks);
+        invoke,
+        ok_ty,
+        value,
+    } = item::fn_call(item, &quote!(__tool_args));
     let reply = quote_spanned! {item::return_span(item)=>
         <#ok_ty as #private::PromptOutput>::into_reply(__tool_out)
     };

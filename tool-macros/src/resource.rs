@@ -19,9 +19,7 @@ use crate::attr::{
     Attr, CommonAttrs, IconAttr, did_you_mean, icon, lit_str, path_name, skip_value, string_list,
 };
 use crate::ctxt::Ctxt;
-use crate::expand::{
-    Call, call_parts, invoke, opt_concurrency, opt_rate, opt_timeout, output_value,
-};
+use crate::expand::{opt_concurrency, opt_rate, opt_timeout};
 use crate::item::{self, Item};
 use crate::model::{Parsed, option_inner};
 
@@ -299,21 +297,15 @@ fn priority_value(lit: &syn::Lit) -> Option<f32> {
 fn expand(r: &Resource) -> TokenStream {
     let item = &r.item;
     let private = item.private();
-    let fn_ident = &item.ident;
-    let mut checks = Vec::new();
-    let reads = item::read_inputs(item, &quote!(__tool_values));
-    let Call {
+    let item::FnCall {
+        checks,
+        reads,
         injections,
         requires,
-        arguments,
-        checks: injected,
-    } = call_parts(&item.params, &private, |p| {
-        let var = item::arg_var(p);
-        quote!(#var)
-    });
-    checks.extend(injected);
-    let invoke = invoke(fn_ident, item.blocking, &arguments, &private);
-    let (ok_ty, value) = output_value(&item.output, &private, &mut checks);
+        invoke,
+        ok_ty,
+        value,
+    } = item::fn_call(item, &quote!(__tool_values));
     let body = quote_spanned! {item::return_span(item)=>
         (&&&#private::Marker::<#ok_ty>::new()).body(__tool_out)
     };
