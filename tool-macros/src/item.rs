@@ -5,12 +5,12 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, ReturnType, Type};
+use syn::{ItemFn, ReturnType, Type};
 
 use crate::attr::{CommonAttrs, IconAttr};
 use crate::ctxt::Ctxt;
 use crate::expand::{Call, call_parts, invoke, output_value};
-use crate::model::{Output, Param, ParamKind, Parsed, doc_text, last_segment_is};
+use crate::model::{Output, Param, ParamKind, Parsed, doc_text};
 
 /// A resource or prompt fn, read.
 pub(crate) struct Item {
@@ -49,22 +49,8 @@ impl Item {
             .title
             .get()
             .map_or_else(|| tool_grammar::title_from_name(&name), syn::LitStr::value);
-        let params = item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|arg| match arg {
-                FnArg::Typed(pt) => Some(Param::from_pat_type(cx, pt)),
-                FnArg::Receiver(_) => None,
-            })
-            .collect();
-        let output = match &item.sig.output {
-            ReturnType::Default => Output::Unit,
-            ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => {
-                Output::Result((**ty).clone())
-            }
-            ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
-        };
+        let params = crate::model::params_of(cx, item);
+        let output = crate::model::output_of(item);
         Item {
             vis: item.vis.clone(),
             name,

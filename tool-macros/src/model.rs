@@ -119,24 +119,8 @@ impl Tool {
             .get()
             .map_or_else(|| quote!(::tool_runtime), |p| quote!(#p));
 
-        let params = item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|arg| match arg {
-                FnArg::Typed(pt) => Some(Param::from_pat_type(cx, pt)),
-                // `self` is reported by check.rs.
-                FnArg::Receiver(_) => None,
-            })
-            .collect();
-
-        let output = match &item.sig.output {
-            ReturnType::Default => Output::Unit,
-            ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => {
-                Output::Result((**ty).clone())
-            }
-            ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
-        };
+        let params = params_of(cx, item);
+        let output = output_of(item);
 
         Tool {
             blocking: item.sig.asyncness.is_none(),
@@ -340,4 +324,25 @@ pub(crate) fn manifest_requires_docs(manifest: &str) -> bool {
         }
     }
     false
+}
+
+/// The parameters of `item` (`self` is reported by check.rs).
+pub(crate) fn params_of(cx: &Ctxt, item: &ItemFn) -> Vec<Param> {
+    item.sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(pt) => Some(Param::from_pat_type(cx, pt)),
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// What `item` returns: nothing, a `Result`, or a plain value.
+pub(crate) fn output_of(item: &ItemFn) -> Output {
+    match &item.sig.output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => Output::Result((**ty).clone()),
+        ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
+    }
 }
