@@ -578,3 +578,11 @@ pub fn list_with<M, F: ListFn<M>>(
 ) -> BoxFuture<'static, Result<Vec<Listed>, ToolError>> {
     f.run(ctx)
 }
+
+/// The schema validator, for the tests and the fuzz target that hold it to the JSON Schema Test
+/// Suite and to the `jsonschema` crate.
+pub mod validator {
+    pub use crate::schema::validator::{
+        CompileError, ErrorKind, Types, ValidationError, Validator,
+    };
+}

@@ -22,9 +22,6 @@ pub struct RegisteredTool {
     validator: OnceLock<Result<ArgsValidator, String>>,
     /// `#[tool]` tools decode the HTTP front end's parsed tree; see `crate::parsed`.
     pub(crate) parsed_call: Option<ParsedCall>,
-    /// The input schema compiled for that tree, on first use; `None` if it does not compile.
-    #[cfg(feature = "http")]
-    parsed_validator: OnceLock<Option<jsonschema::Validator<crate::schema::parsed::Parsed>>>,
 }
 
 impl RegisteredTool {
@@ -43,8 +40,6 @@ impl RegisteredTool {
             input_schema: OnceLock::new(),
             output_schema: OnceLock::new(),
             validator: OnceLock::new(),
-            #[cfg(feature = "http")]
-            parsed_validator: OnceLock::new(),
         }
     }
 
@@ -102,20 +97,6 @@ impl RegisteredTool {
         (!v.secrets.is_empty()).then(|| crate::tool::secret::redact(args, &v.secrets))
     }
 
-    #[cfg(feature = "http")]
-    pub(crate) fn parsed_validator(
-        &self,
-    ) -> Option<&jsonschema::Validator<crate::schema::parsed::Parsed>> {
-        self.parsed_validator
-            .get_or_init(|| {
-                crate::schema::validate::compile_for::<crate::schema::parsed::Parsed>(
-                    self.input_schema(),
-                )
-                .ok()
-            })
-            .as_ref()
-    }
-
     pub(crate) fn validator(&self) -> Result<&ArgsValidator, ToolError> {
         self.compiled().as_ref().map_err(|e| {
             ToolError::internal(format_args!(
@@ -125,7 +106,7 @@ impl RegisteredTool {
         })
     }
 
-    fn compiled(&self) -> &Result<ArgsValidator, String> {
+    pub(crate) fn compiled(&self) -> &Result<ArgsValidator, String> {
         self.validator
             .get_or_init(|| ArgsValidator::compile(self.input_schema()))
     }
@@ -133,10 +114,6 @@ impl RegisteredTool {
     /// Computes the schemas and compiles the validators now; the compile error, if any.
     pub(super) fn warm_up(&self) -> Result<(), String> {
         self.output_schema();
-        #[cfg(feature = "http")]
-        if self.parsed_call.is_some() {
-            self.parsed_validator();
-        }
         self.compiled().as_ref().map(|_| ()).map_err(Clone::clone)
     }
 }

@@ -284,8 +284,7 @@ impl Pipeline {
             return None;
         }
         let call = entry.parsed_call?;
-        #[cfg(feature = "http")]
-        if !entry.parsed_validator()?.is_valid(node) {
+        if !entry.validator().ok()?.admits_parsed(node)? {
             return None;
         }
         // Decoding only: the tool's code runs when its future is first polled, after any layer.

@@ -8,14 +8,15 @@
 //! - `walk`: walks and rewrites over subschemas, for targets that re-home a schema; its
 //!   `object_root` and `wraps_output` are how MCP gets an object at the root of every output
 //!   schema.
-//! - `validate` and `parsed`: the validator that enforces the canonical schema on every call.
+//! - `validator`: the validator of the keywords our generators write; `validate`: the
+//!   arguments of a call checked against the canonical schema, and every violation in words.
 
 // Read by the command line and by `GET /tools`; either may be left out of a build.
 #[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
 pub(crate) mod describe;
-pub(crate) mod parsed;
 pub(crate) mod strict;
 pub(crate) mod validate;
+pub(crate) mod validator;
 pub(crate) mod walk;
 
 pub(crate) use walk::object_root;
@@ -259,7 +260,7 @@ mod tests {
     fn nested_objects_are_closed_unless_composed() {
         use serde_json::json;
         let s = input_schema_for::<Canvas>();
-        let validator = jsonschema::validator_for(&s).unwrap();
+        let validator = validator::Validator::new(&s).unwrap();
         // A flattened enum's fields live beside the object's own: both stay open, and a
         // variant's fields are taken.
         let drawing = &s["properties"]["drawing"];

@@ -1,25 +1,62 @@
 //! Validation of arguments against a tool's advertised input schema.
 //!
-//! The schema is the contract: the same document a client reads is the one enforced, by the
-//! `jsonschema` crate, compiled once per tool. Every violation is reported at once.
+//! The schema is the contract: the same document a client reads is the one enforced, compiled
+//! once per tool by the validator of [`super::validator`], or by the `jsonschema` crate (the
+//! `jsonschema` feature) for a schema that uses keywords outside its set. Every violation is
+//! reported at once.
 //!
 //! Coercion policy: none. `"5"` is not an integer and `"true"` is not a boolean. The one
 //! normalisation is the one JSON Schema itself makes: a number with an integral value such as
 //! `5.0` *is* an integer, so it is passed to the tool as `5`.
 
-use jsonschema::Validator;
-use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
+#[cfg(feature = "jsonschema")]
+use super::validator::CompileError;
+use super::validator::{ErrorKind, ValidationError, Validator};
 use crate::tool::error::{MAX_VIOLATIONS, ToolError, Violation, escape_pointer};
+use crate::tool::parsed::Node;
 
 /// A compiled input schema.
 pub(crate) struct ArgsValidator {
-    validator: Validator,
+    engine: Engine,
     /// The top-level property names, listed when an unknown field is reported.
     known: String,
     /// Pointers of `writeOnly` (secret) values, whose violations never quote the value.
     pub(crate) secrets: Vec<String>,
+}
+
+enum Engine {
+    Own(Validator),
+    /// A schema with keywords outside the set.
+    #[cfg(feature = "jsonschema")]
+    Full(Box<jsonschema::Validator>),
+}
+
+/// Every violation is counted; the first `MAX_VIOLATIONS` are put in words.
+#[derive(Default)]
+struct Found {
+    violations: Vec<Violation>,
+    total: usize,
+}
+
+impl Found {
+    fn push(
+        &mut self,
+        path: String,
+        keyword: &str,
+        property: Option<&str>,
+        message: &dyn Fn() -> String,
+    ) {
+        self.total += 1;
+        if self.violations.len() < MAX_VIOLATIONS {
+            let v = Violation::new(path, keyword, message());
+            self.violations.push(match property {
+                Some(name) => v.with_property(name),
+                None => v,
+            });
+        }
+    }
 }
 
 impl ArgsValidator {
@@ -34,74 +71,155 @@ impl ArgsValidator {
                     .join(", ")
             })
             .unwrap_or_default();
-        compile_for::<jsonschema::json::SerdeJson>(schema).map(|validator| Self {
-            validator,
+        let engine = match Validator::new(schema) {
+            Ok(validator) => Engine::Own(validator),
+            #[cfg(feature = "jsonschema")]
+            Err(CompileError::Unsupported { .. }) => Engine::Full(Box::new(
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(schema)
+                    .map_err(|e| e.to_string())?,
+            )),
+            Err(e) => return Err(e.to_string()),
+        };
+        Ok(Self {
+            engine,
             known,
             secrets: crate::tool::secret::write_only_paths(schema),
         })
     }
 
+    /// Whether the parsed tree satisfies the schema; `None` where only the `Value` path can
+    /// tell (a schema outside the own validator's set).
+    pub(crate) fn admits_parsed(&self, node: &Node<'_>) -> Option<bool> {
+        match &self.engine {
+            Engine::Own(validator) => Some(validator.admits(node)),
+            #[cfg(feature = "jsonschema")]
+            Engine::Full(_) => None,
+        }
+    }
+
     /// `Ok` if `args` satisfies the schema, else every violation.
     pub(crate) fn check(&self, args: &Value) -> Result<(), ToolError> {
-        // The boolean check costs less than collecting errors (BENCHMARKS.md): collect only on
-        // failure.
-        if self.validator.is_valid(args) {
-            return Ok(());
-        }
-        // Every violation is counted; the first `MAX_VIOLATIONS` are put in words.
-        let mut violations = Vec::new();
-        let mut total = 0;
-        let mut push =
-            |path: String, keyword: &str, property: Option<&str>, message: &dyn Fn() -> String| {
-                total += 1;
-                if violations.len() < MAX_VIOLATIONS {
-                    let v = Violation::new(path, keyword, message());
-                    violations.push(match property {
-                        Some(name) => v.with_property(name),
-                        None => v,
-                    });
+        let mut found = Found::default();
+        match &self.engine {
+            Engine::Own(validator) => {
+                // The boolean check costs less than collecting errors: collect only on failure.
+                if validator.is_valid(args) {
+                    return Ok(());
                 }
-            };
-        for e in self.validator.iter_errors(args) {
-            let path = e.instance_path().to_string();
-            let keyword = e.kind().keyword();
-            match e.kind() {
-                ValidationErrorKind::AdditionalProperties { unexpected }
-                | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                    // One violation per unknown field, pointing at the field itself. The
-                    // fields are listed only where `properties` at the root names them all.
-                    let listed = path.is_empty()
-                        && matches!(e.kind(), ValidationErrorKind::AdditionalProperties { .. });
-                    for name in unexpected {
-                        let at = format!("{path}/{}", escape_pointer(name));
-                        push(at, keyword, Some(name), &|| {
-                            if listed && !self.known.is_empty() {
-                                format!("unknown field `{name}`; the fields are {}", self.known)
-                            } else if listed {
-                                format!("unknown field `{name}`; this tool takes no arguments")
-                            } else {
-                                format!("unknown field `{name}`")
-                            }
-                        });
-                    }
+                for e in validator.errors(args) {
+                    self.describe(&e, &mut found);
                 }
-                ValidationErrorKind::Required { property } => {
-                    let name = property.as_str();
-                    push(path, keyword, name, &|| e.to_string());
+            }
+            #[cfg(feature = "jsonschema")]
+            Engine::Full(validator) => {
+                if validator.is_valid(args) {
+                    return Ok(());
                 }
-                _ if crate::tool::secret::is_secret_path(&path, &self.secrets) => {
-                    // The validator's message quotes the value: say only which rule it breaks.
-                    push(path, keyword, None, &|| {
-                        format!("the secret value does not satisfy `{keyword}`")
-                    });
+                for e in validator.iter_errors(args) {
+                    self.describe_full(&e, &mut found);
                 }
-                _ => push(path, keyword, None, &|| {
-                    let message = choices_in_words(&e).unwrap_or_else(|| e.to_string());
-                    quoting_a_prefix(&message, e.instance())
-                }),
             }
         }
-        Err(ToolError::invalid_arguments_of(violations, total))
+        Err(ToolError::invalid_arguments_of(
+            found.violations,
+            found.total,
+        ))
+    }
+
+    /// One violation in words: an unknown field each, a missing one by name, a secret value
+    /// never quoted, and a value outside its choices told every choice.
+    fn describe(&self, e: &ValidationError<'_>, found: &mut Found) {
+        let keyword = e.kind.keyword();
+        let path = &e.path;
+        match &e.kind {
+            ErrorKind::AdditionalProperties(unexpected)
+            | ErrorKind::UnevaluatedProperties(unexpected) => {
+                // The fields are listed only where `properties` at the root names them all.
+                let listed =
+                    path.is_empty() && matches!(e.kind, ErrorKind::AdditionalProperties(_));
+                self.unknown_fields(
+                    path,
+                    keyword,
+                    unexpected.iter().map(String::as_str),
+                    listed,
+                    found,
+                );
+            }
+            ErrorKind::Required(name) => {
+                found.push(path.clone(), keyword, Some(name), &|| e.to_string());
+            }
+            _ if crate::tool::secret::is_secret_path(path, &self.secrets) => {
+                self.secret(path, keyword, found);
+            }
+            _ => found.push(path.clone(), keyword, None, &|| {
+                let message = choices_in_words(e).unwrap_or_else(|| e.to_string());
+                quoting_a_prefix(&message, &e.instance)
+            }),
+        }
+    }
+
+    /// One violation per unknown field, pointing at the field itself.
+    fn unknown_fields<'a>(
+        &self,
+        path: &str,
+        keyword: &str,
+        names: impl Iterator<Item = &'a str>,
+        listed: bool,
+        found: &mut Found,
+    ) {
+        for name in names {
+            let at = format!("{path}/{}", escape_pointer(name));
+            found.push(at, keyword, Some(name), &|| {
+                if listed && !self.known.is_empty() {
+                    format!("unknown field `{name}`; the fields are {}", self.known)
+                } else if listed {
+                    format!("unknown field `{name}`; this tool takes no arguments")
+                } else {
+                    format!("unknown field `{name}`")
+                }
+            });
+        }
+    }
+
+    /// The validator's message quotes the value: say only which rule it breaks.
+    #[allow(clippy::unused_self)] // Beside its siblings.
+    fn secret(&self, path: &str, keyword: &str, found: &mut Found) {
+        found.push(path.to_owned(), keyword, None, &|| {
+            format!("the secret value does not satisfy `{keyword}`")
+        });
+    }
+
+    /// [`ArgsValidator::describe`] for the `jsonschema` crate's violations.
+    #[cfg(feature = "jsonschema")]
+    fn describe_full(&self, e: &jsonschema::ValidationError<'_>, found: &mut Found) {
+        use jsonschema::error::ValidationErrorKind as Kind;
+        let path = e.instance_path().to_string();
+        let keyword = e.kind().keyword();
+        match e.kind() {
+            Kind::AdditionalProperties { unexpected }
+            | Kind::UnevaluatedProperties { unexpected } => {
+                let listed =
+                    path.is_empty() && matches!(e.kind(), Kind::AdditionalProperties { .. });
+                self.unknown_fields(
+                    &path,
+                    keyword,
+                    unexpected.iter().map(String::as_str),
+                    listed,
+                    found,
+                );
+            }
+            Kind::Required { property } => {
+                found.push(path, keyword, property.as_str(), &|| e.to_string());
+            }
+            _ if crate::tool::secret::is_secret_path(&path, &self.secrets) => {
+                self.secret(&path, keyword, found);
+            }
+            _ => found.push(path, keyword, None, &|| {
+                quoting_a_prefix(&e.to_string(), e.instance())
+            }),
+        }
     }
 }
 
@@ -109,28 +227,24 @@ impl ArgsValidator {
 /// as a Rust enum's, or an `Option` of one), in words that name every choice: the validator's own
 /// message lists two ("or 3 other candidates", counting `null`), or only says that no branch
 /// matched. `None` for every other violation.
-fn choices_in_words(e: &jsonschema::ValidationError<'_>) -> Option<String> {
+fn choices_in_words(e: &ValidationError<'_>) -> Option<String> {
     // An object or array may have failed a branch of its own shape deeper down, which the
     // branches' verdicts on the value itself would not tell: the validator's message stays.
-    if matches!(&**e.instance(), Value::Object(_) | Value::Array(_))
-        && !matches!(e.kind(), ValidationErrorKind::Enum { .. })
+    if matches!(e.instance, Value::Object(_) | Value::Array(_))
+        && !matches!(e.kind, ErrorKind::Enum(_))
     {
         return None;
     }
     let mut choices = Choices::default();
-    choices.collect(e, e.instance_path().as_str());
+    choices.collect(e, &e.path);
     let Choices { mut words, shapes } = choices;
     if words.is_empty() {
         return None;
     }
     words.extend(shapes);
     Some(match words.as_slice() {
-        [one] => format!("{} is not {one}", e.instance()),
-        [rest @ .., last] => format!(
-            "{} is not one of {} or {last}",
-            e.instance(),
-            rest.join(", ")
-        ),
+        [one] => format!("{} is not {one}", e.instance),
+        [rest @ .., last] => format!("{} is not one of {} or {last}", e.instance, rest.join(", ")),
         [] => return None,
     })
 }
@@ -152,33 +266,35 @@ impl Choices {
 
     /// What `e` compared the value at `here` with; branches of nested `anyOf`/`oneOf` too,
     /// but not verdicts on values inside it.
-    fn collect(&mut self, e: &jsonschema::ValidationError<'_>, here: &str) {
-        if e.instance_path().as_str() != here {
+    fn collect(&mut self, e: &ValidationError<'_>, here: &str) {
+        if e.path != here {
             return;
         }
-        match e.kind() {
-            ValidationErrorKind::Constant { expected_value } => self.add(expected_value),
-            ValidationErrorKind::Enum { options } => {
-                for option in options.as_array().into_iter().flatten() {
+        match &e.kind {
+            ErrorKind::Const(expected) => self.add(expected),
+            ErrorKind::Enum(options) => {
+                for option in *options {
                     self.add(option);
                 }
             }
-            ValidationErrorKind::AnyOf { context }
-            | ValidationErrorKind::OneOfNotValid { context } => {
+            ErrorKind::AnyOf(context) | ErrorKind::OneOfNone(context) => {
                 for error in context.iter().flatten() {
                     self.collect(error, here);
                 }
             }
-            ValidationErrorKind::Type {
-                kind: jsonschema::error::TypeKind::Single(t),
-            } if t.as_str() != "null" => {
-                let article = match t.as_str() {
-                    "integer" | "object" | "array" => "an",
-                    _ => "a",
-                };
-                let shape = format!("{article} {t}");
-                if !self.shapes.contains(&shape) {
-                    self.shapes.push(shape);
+            ErrorKind::Type(types) => {
+                let names: Vec<&str> = types.names().collect();
+                if let [t] = names.as_slice()
+                    && *t != "null"
+                {
+                    let article = match *t {
+                        "integer" | "object" | "array" => "an",
+                        _ => "a",
+                    };
+                    let shape = format!("{article} {t}");
+                    if !self.shapes.contains(&shape) {
+                        self.shapes.push(shape);
+                    }
                 }
             }
             _ => {}
@@ -264,17 +380,6 @@ pub(crate) fn value_kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// Compiles `schema` for instances in representation `F`, with the options every input
-/// validator uses.
-pub(crate) fn compile_for<F: jsonschema::json::Json>(
-    schema: &Value,
-) -> Result<Validator<F>, String> {
-    jsonschema::options_for::<F>()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(schema)
-        .map_err(|e| e.to_string())
 }
 
 /// Removes the fields the schema does not declare from every closed object of `args` (the
@@ -482,9 +587,14 @@ mod tests {
                 json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
                     "title": "T", "description": "d", "required": [], "minProperties": 0,
                     "maxProperties": 3, "patternProperties": {"^x": false},
-                    "propertyNames": {"maxLength": 1}, "unevaluatedProperties": false,
-                    "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"a": false},
-                    "$defs": {"d": {"type": "string"}}}),
+                    "unevaluatedProperties": false, "$defs": {"d": {"type": "string"}}}),
+                true,
+            ),
+            // Keywords only the `jsonschema` feature validates.
+            #[cfg(feature = "jsonschema")]
+            (
+                json!({"type": "object", "propertyNames": {"maxLength": 1},
+                    "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"a": false}}),
                 true,
             ),
             (json!({"type": ["object", "null"]}), true),
@@ -512,8 +622,7 @@ mod tests {
         for (schema, expected) in cases {
             let accepts = accepts_empty_object(&schema);
             assert_eq!(accepts, expected, "{schema}");
-            let valid =
-                compile_for::<jsonschema::json::SerdeJson>(&schema).map(|v| v.is_valid(&empty));
+            let valid = ArgsValidator::compile(&schema).map(|v| v.check(&empty).is_ok());
             assert!(
                 !accepts || valid == Ok(true),
                 "{schema}: said yes, the validator says {valid:?}"

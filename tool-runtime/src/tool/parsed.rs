@@ -1,5 +1,5 @@
 //! A request body parsed once into a tree that borrows its strings from the bytes, validated
-//! by `jsonschema` through its custom-representation traits (`crate::schema::parsed`) and
+//! by the schema validator (which reads it as it reads a `Value`) and
 //! decoded straight into a tool's arguments: the HTTP fast path, which builds no
 //! `serde_json::Value` (no map with a hashed key per member, no owned string per key and value)
 //! for a `#[tool]` whose arguments validate; any other call makes its `Value` from the tree.

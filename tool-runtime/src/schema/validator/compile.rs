@@ -1,0 +1,311 @@
+//! A schema document compiled into a flat list of nodes.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{Bound, CompileError, Id, Keywords, Num, Pattern, Schema, Types};
+
+/// The keywords of draft 2020-12 this validator does not know: a schema using one is refused,
+/// never validated without it.
+const UNSUPPORTED: [&str; 17] = [
+    "contains",
+    "minContains",
+    "maxContains",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "additionalItems",
+];
+
+pub(super) fn compile(root: &Value) -> Result<Vec<Schema>, CompileError> {
+    let mut compiler = Compiler {
+        root,
+        nodes: Vec::new(),
+        seen: HashMap::new(),
+        at: String::new(),
+    };
+    compiler.schema(root)?;
+    Ok(compiler.nodes)
+}
+
+struct Compiler<'s> {
+    root: &'s Value,
+    nodes: Vec<Schema>,
+    /// The node of each subschema compiled, by its address in the document: a `$ref` to it
+    /// reuses it, and a recursive one finds it.
+    seen: HashMap<*const Value, Id>,
+    /// Where in the schema the compiler is, as a JSON pointer.
+    at: String,
+}
+
+impl<'s> Compiler<'s> {
+    fn invalid(&self, keyword: &str, message: impl Into<String>) -> CompileError {
+        CompileError::Invalid {
+            at: format!(
+                "{}/{}",
+                self.at,
+                crate::tool::error::escape_pointer(keyword)
+            ),
+            message: message.into(),
+        }
+    }
+
+    /// Compiles `schema` found at `step` below the current place.
+    fn at(&mut self, step: &str, schema: &'s Value) -> Result<Id, CompileError> {
+        let len = self.at.len();
+        self.at.push('/');
+        self.at.push_str(&crate::tool::error::escape_pointer(step));
+        let id = self.schema(schema);
+        self.at.truncate(len);
+        id
+    }
+
+    fn schema(&mut self, schema: &'s Value) -> Result<Id, CompileError> {
+        let address = std::ptr::from_ref(schema);
+        if let Some(id) = self.seen.get(&address) {
+            return Ok(*id);
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Schema::True);
+        self.seen.insert(address, id);
+        self.nodes[id] = match schema {
+            Value::Bool(true) => Schema::True,
+            Value::Bool(false) => Schema::False,
+            Value::Object(map) => {
+                let (keywords, asserting) = self.keywords(map, id == 0)?;
+                if asserting {
+                    Schema::Keywords(Box::new(keywords))
+                } else {
+                    Schema::True
+                }
+            }
+            _ => {
+                return Err(CompileError::Invalid {
+                    at: self.at.clone(),
+                    message: format!("a schema is an object or a boolean, not {schema}"),
+                });
+            }
+        };
+        Ok(id)
+    }
+
+    #[allow(clippy::too_many_lines)] // One arm per keyword.
+    /// The keywords of one schema object, and whether any of them asserts anything.
+    fn keywords(
+        &mut self,
+        map: &'s Map<String, Value>,
+        root: bool,
+    ) -> Result<(Keywords, bool), CompileError> {
+        let mut k = Keywords::default();
+        let mut asserting = false;
+        for (keyword, value) in map {
+            match keyword.as_str() {
+                "type" => k.types = Some(self.types(value)?),
+                "enum" => {
+                    let Value::Array(options) = value else {
+                        return Err(self.invalid(keyword, "`enum` is an array"));
+                    };
+                    k.enumeration = Some(options.clone());
+                }
+                "const" => k.constant = Some(value.clone()),
+                "properties" => {
+                    for (name, sub) in self.object(keyword, value)? {
+                        let id = self.at_two(keyword, name, sub)?;
+                        k.properties.push((name.as_str().into(), id));
+                    }
+                }
+                "patternProperties" => {
+                    for (source, sub) in self.object(keyword, value)? {
+                        let pattern = Pattern::new(source).map_err(|e| self.invalid(keyword, e))?;
+                        let id = self.at_two(keyword, source, sub)?;
+                        k.patterns.push((pattern, id));
+                    }
+                }
+                "additionalProperties" => k.additional = Some(self.at(keyword, value)?),
+                "unevaluatedProperties" => k.unevaluated = Some(self.at(keyword, value)?),
+                "required" => {
+                    let names = value.as_array().and_then(|names| {
+                        names.iter().map(|n| n.as_str().map(Box::from)).collect()
+                    });
+                    k.required = names.ok_or_else(|| {
+                        self.invalid(keyword, "`required` is an array of strings")
+                    })?;
+                }
+                "minProperties" => k.min_properties = Some(self.count(keyword, value)?),
+                "maxProperties" => k.max_properties = Some(self.count(keyword, value)?),
+                "prefixItems" => k.prefix = self.list(keyword, value)?,
+                "items" => {
+                    if value.is_array() {
+                        return Err(self.invalid(
+                            keyword,
+                            "`items` is one schema in draft 2020-12 (a tuple is `prefixItems`)",
+                        ));
+                    }
+                    k.items = Some(self.at(keyword, value)?);
+                }
+                "minItems" => k.min_items = Some(self.count(keyword, value)?),
+                "maxItems" => k.max_items = Some(self.count(keyword, value)?),
+                "uniqueItems" => {
+                    k.unique = value
+                        .as_bool()
+                        .ok_or_else(|| self.invalid(keyword, "`uniqueItems` is a boolean"))?;
+                }
+                "minLength" => k.min_length = Some(self.count(keyword, value)?),
+                "maxLength" => k.max_length = Some(self.count(keyword, value)?),
+                "pattern" => {
+                    let source = value
+                        .as_str()
+                        .ok_or_else(|| self.invalid(keyword, "`pattern` is a string"))?;
+                    k.pattern = Some(Pattern::new(source).map_err(|e| self.invalid(keyword, e))?);
+                }
+                "minimum" => k.minimum = Some(self.bound(keyword, value)?),
+                "maximum" => k.maximum = Some(self.bound(keyword, value)?),
+                "exclusiveMinimum" => k.exclusive_minimum = Some(self.bound(keyword, value)?),
+                "exclusiveMaximum" => k.exclusive_maximum = Some(self.bound(keyword, value)?),
+                "multipleOf" => {
+                    let bound = self.bound(keyword, value)?;
+                    if bound.value.cmp(Num::Int(0)).is_le() {
+                        return Err(self.invalid(keyword, "`multipleOf` is greater than 0"));
+                    }
+                    k.multiple_of = Some(bound);
+                }
+                "allOf" => k.all_of = self.list(keyword, value)?,
+                "anyOf" => k.any_of = self.list(keyword, value)?,
+                "oneOf" => k.one_of = self.list(keyword, value)?,
+                "not" => k.not = Some((self.at(keyword, value)?, value.clone())),
+                "$ref" => k.reference = Some(self.reference(value)?),
+                "$defs" | "definitions" => {
+                    // Compiled where they are referenced; checked to be schemas here.
+                    self.object(keyword, value)?;
+                    continue;
+                }
+                "$id" if !root => return Err(self.unsupported(keyword, None)),
+                unsupported if UNSUPPORTED.contains(&unsupported) => {
+                    return Err(self.unsupported(keyword, None));
+                }
+                // Annotations, `$schema`, the root's `$id`, and keywords draft 2020-12 does not
+                // define: nothing to assert.
+                _ => continue,
+            }
+            asserting = true;
+        }
+        Ok((k, asserting))
+    }
+
+    fn unsupported(&self, keyword: &str, detail: Option<String>) -> CompileError {
+        CompileError::Unsupported {
+            keyword: keyword.to_owned(),
+            at: self.at.clone(),
+            detail,
+        }
+    }
+
+    /// Compiles `schema` two steps below the current place (`properties/name`).
+    fn at_two(&mut self, first: &str, second: &str, schema: &'s Value) -> Result<Id, CompileError> {
+        let len = self.at.len();
+        self.at.push('/');
+        self.at.push_str(first);
+        let id = self.at(second, schema);
+        self.at.truncate(len);
+        id
+    }
+
+    fn object(
+        &self,
+        keyword: &str,
+        value: &'s Value,
+    ) -> Result<&'s Map<String, Value>, CompileError> {
+        value
+            .as_object()
+            .ok_or_else(|| self.invalid(keyword, format!("`{keyword}` is an object of schemas")))
+    }
+
+    fn list(&mut self, keyword: &str, value: &'s Value) -> Result<Vec<Id>, CompileError> {
+        let Some(schemas) = value.as_array().filter(|s| !s.is_empty()) else {
+            return Err(self.invalid(
+                keyword,
+                format!("`{keyword}` is a non-empty array of schemas"),
+            ));
+        };
+        schemas
+            .iter()
+            .enumerate()
+            .map(|(i, schema)| self.at_two(keyword, &i.to_string(), schema))
+            .collect()
+    }
+
+    fn types(&self, value: &Value) -> Result<Types, CompileError> {
+        let bit = |name: &Value| name.as_str().and_then(Types::named);
+        let bits = match value {
+            Value::Array(names) => names.iter().map(bit).try_fold(0, |all, b| Some(all | b?)),
+            one => bit(one),
+        };
+        bits.map(Types).ok_or_else(|| {
+            self.invalid(
+                "type",
+                format!("`type` is a type name or a list of them, not {value}"),
+            )
+        })
+    }
+
+    /// A non-negative integer (`2.0` counts).
+    fn count(&self, keyword: &str, value: &Value) -> Result<u64, CompileError> {
+        value
+            .as_u64()
+            .or_else(|| {
+                let f = value.as_f64()?;
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+            })
+            .ok_or_else(|| self.invalid(keyword, format!("`{keyword}` is a non-negative integer")))
+    }
+
+    fn bound(&self, keyword: &str, value: &Value) -> Result<Bound, CompileError> {
+        let written = value
+            .as_number()
+            .ok_or_else(|| self.invalid(keyword, format!("`{keyword}` is a number")))?;
+        Ok(Bound {
+            value: Num::of(written),
+            written: written.clone(),
+        })
+    }
+
+    /// The node a `$ref` points at: a JSON pointer into this document.
+    fn reference(&mut self, value: &'s Value) -> Result<Id, CompileError> {
+        let Some(target) = value.as_str() else {
+            return Err(self.invalid("$ref", "`$ref` is a string"));
+        };
+        let outside = |why: &str| Some(format!("to `{target}`: {why}"));
+        let Some(fragment) = target.strip_prefix('#') else {
+            return Err(self.unsupported(
+                "$ref",
+                outside("only references within the schema are resolved"),
+            ));
+        };
+        let pointer = percent_encoding::percent_decode_str(fragment)
+            .decode_utf8()
+            .map_err(|_| self.invalid("$ref", format!("`{target}` is not UTF-8")))?;
+        if !(pointer.is_empty() || pointer.starts_with('/')) {
+            return Err(self.unsupported("$ref", outside("anchors are not resolved")));
+        }
+        let Some(schema) = self.root.pointer(&pointer) else {
+            return Err(self.invalid("$ref", format!("`{target}` points at nothing")));
+        };
+        // Errors within the target say where the target is.
+        let here = std::mem::replace(&mut self.at, pointer.into_owned());
+        let id = self.schema(schema);
+        self.at = here;
+        id
+    }
+}
