@@ -3,8 +3,7 @@
 # binary size, for tool-runtime with its default features and with each front end alone, beside
 # the same tool served by clap alone and by rmcp alone. Each crate is made in a scratch folder
 # with its own target directory, and takes the workspace's Cargo.lock, so every crate builds the
-# same versions. The CLI-only crate keeps `fast-start`, as a command line should; the servers go
-# without it. Run on an idle machine: the crates build one after another.
+# same versions. Run on an idle machine: the crates build one after another.
 #
 #   bash tests/build_cost.sh [crate ...]     (default: every crate)
 set -euo pipefail
@@ -60,7 +59,7 @@ fn main() -> std::process::ExitCode {
     tool_runtime::app!().main()
 }"
 
-make ours-cli "$(runtime cli fast-start)" "$ours_tool
+make ours-cli "$(runtime cli)" "$ours_tool
 fn main() -> std::process::ExitCode {
     tool_runtime::app!().main()
 }"

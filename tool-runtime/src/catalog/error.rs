@@ -49,6 +49,16 @@ pub enum BuildProblem {
         /// What is wrong, and what to do.
         problem: String,
     },
+    /// A tool's input schema cannot be validated: a keyword outside the set tool-runtime's own
+    /// validator knows (without the `jsonschema` feature), or a keyword whose value is malformed.
+    InputSchema {
+        /// The tool.
+        tool: String,
+        /// Where the tool is defined.
+        defined_at: String,
+        /// What is wrong, and what to do.
+        problem: String,
+    },
     /// A tool needs `State<T>` that was never registered.
     MissingState {
         /// The tool.
@@ -90,6 +100,14 @@ impl fmt::Display for BuildProblem {
                 defined_at,
                 problem,
             } => write!(f, "{item} ({defined_at}): {problem}"),
+            BuildProblem::InputSchema {
+                tool,
+                defined_at,
+                problem,
+            } => write!(
+                f,
+                "the input schema of tool `{tool}` ({defined_at}): {problem}"
+            ),
             BuildProblem::MissingState { tool, type_name } => write!(
                 f,
                 "tool `{tool}` takes State<{type_name}>, but no `{type_name}` was registered; add `.state(value)` to the registry builder"

@@ -57,7 +57,7 @@ pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Names, and state a tool needs: the problems of one tool to be registered.
+/// Names, schemas, and state a tool needs: the problems of one tool to be registered.
 pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> Vec<BuildProblem> {
     let mut problems = Vec::new();
     if !is_valid_name(entry.name()) {
@@ -82,6 +82,17 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
                 defined_at: entry.origin.to_string(),
             });
         }
+    }
+    // A hand-made tool's input schema is compiled now, so that one the validator cannot read
+    // (a keyword outside its set without the `jsonschema` feature, a malformed keyword) is
+    // refused rather than failing every call. A `#[tool]`'s schema comes from the generator; it
+    // is compiled on first use, and at start by `Registry::warm_up`, which servers run.
+    if hand_made && let Err(problem) = entry.compiled() {
+        problems.push(BuildProblem::InputSchema {
+            tool: entry.name().to_owned(),
+            defined_at: entry.origin.to_string(),
+            problem: problem.clone(),
+        });
     }
     if let Some(state) = state {
         for key in &entry.meta.requires {
@@ -108,5 +119,62 @@ mod tests {
         for bad in ["", "1a", "-a", "a b", "a.b", "é", &"a".repeat(65)] {
             assert!(!is_valid_name(bad), "{bad}");
         }
+    }
+
+    /// A hand-made tool with a schema the validator cannot read is refused when it is
+    /// registered, added or mounted, the keyword and the feature named; with the `jsonschema`
+    /// feature, a keyword outside the set is validated by it instead.
+    #[test]
+    fn schemas_the_validator_cannot_read_are_refused_when_registered() {
+        use serde_json::{Value, json};
+        struct Tagged(Value);
+        impl crate::Tool for Tagged {
+            fn meta(&self) -> crate::ToolMeta {
+                crate::ToolMeta::new("tagged", "Takes tags.")
+            }
+            fn input_schema(&self) -> Value {
+                self.0.clone()
+            }
+            fn output_schema(&self) -> Value {
+                json!({})
+            }
+            fn call(
+                &self,
+                _: Value,
+                _: crate::CallContext,
+            ) -> crate::BoxFuture<'_, Result<Value, crate::ToolError>> {
+                Box::pin(async { Ok(Value::Null) })
+            }
+        }
+        let build = |schema: Value| {
+            crate::Registry::builder()
+                .without_inventory()
+                .tool(Tagged(schema))
+                .build()
+        };
+        let contains = json!({"type": "object", "properties": {"tags": {"type": "array",
+            "contains": {"const": "x"}}}});
+        #[cfg(not(feature = "jsonschema"))]
+        {
+            let e = build(contains).err().expect("refused").to_string();
+            assert!(e.contains("tool `tagged`"), "{e}");
+            assert!(e.contains("`contains` at `/properties/tags`"), "{e}");
+            assert!(e.contains("`jsonschema` feature"), "{e}");
+        }
+        #[cfg(feature = "jsonschema")]
+        {
+            let registry = build(contains).expect("built");
+            let tool = registry.get("tagged").expect("registered");
+            assert!(tool.check_arguments(&json!({"tags": ["y", "x"]})).is_ok());
+            let e = tool.check_arguments(&json!({"tags": ["y"]})).unwrap_err();
+            assert_eq!(e.violations()[0].keyword, "contains");
+            assert_eq!(e.violations()[0].path, "/tags");
+        }
+        // Malformed, whatever the features.
+        let e = build(json!({"type": "object", "properties": {"n": {"minimum": "1"}}}))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("`/properties/n/minimum`"), "{e}");
     }
 }

@@ -190,3 +190,236 @@ impl Validator {
         run.into_errors()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn found(schema: &Value, instance: &Value) -> Vec<(String, &'static str)> {
+        let v = Validator::new(schema).unwrap();
+        let errors: Vec<_> = v
+            .errors(instance)
+            .iter()
+            .map(|e| (e.path.clone(), e.kind.keyword()))
+            .collect();
+        assert_eq!(
+            errors.is_empty(),
+            v.is_valid(instance),
+            "{schema} {instance}"
+        );
+        errors
+    }
+
+    #[test]
+    fn keywords_outside_the_set_are_refused_by_name_and_place() {
+        for (schema, keyword, at) in [
+            (json!({"contains": {}}), "contains", ""),
+            (
+                json!({"properties": {"a": {"if": true}}}),
+                "if",
+                "/properties/a",
+            ),
+            (
+                json!({"$defs": {"d": {"$id": "x"}}, "$ref": "#/$defs/d"}),
+                "$id",
+                "/$defs/d",
+            ),
+            (
+                json!({"items": {"unevaluatedItems": false}}),
+                "unevaluatedItems",
+                "/items",
+            ),
+            (json!({"$ref": "http://example.com/s.json"}), "$ref", ""),
+            (json!({"$ref": "#anchor"}), "$ref", ""),
+        ] {
+            let e = Validator::new(&schema).unwrap_err();
+            assert_eq!(e.unsupported_keyword(), Some(keyword), "{schema}");
+            let CompileError::Unsupported { at: place, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(place, at, "{schema}");
+            assert!(e.to_string().contains("`jsonschema` feature"), "{e}");
+        }
+        // The root's `$id`, annotations and unknown keywords assert nothing.
+        let v = Validator::new(
+            &json!({"$id": "https://x/s", "title": "t", "format": "email",
+            "x-order": 1, "readOnly": true, "contentEncoding": "base64"}),
+        )
+        .unwrap();
+        assert!(v.is_valid(&json!("not an email")));
+    }
+
+    #[test]
+    fn malformed_keywords_say_where() {
+        for (schema, at) in [
+            (json!({"type": "text"}), "/type"),
+            (
+                json!({"properties": {"a": {"minLength": -1}}}),
+                "/properties/a/minLength",
+            ),
+            (json!({"anyOf": []}), "/anyOf"),
+            (json!({"items": [{}]}), "/items"),
+            (json!({"$ref": "#/$defs/missing"}), "/$ref"),
+            (json!({"multipleOf": 0}), "/multipleOf"),
+            (json!({"required": [1]}), "/required"),
+            (json!({"not": 3}), "/not"),
+        ] {
+            let e = Validator::new(&schema).unwrap_err();
+            let CompileError::Invalid { at: place, .. } = &e else {
+                panic!("{schema}: {e}")
+            };
+            assert_eq!(place, at, "{schema}");
+        }
+    }
+
+    #[test]
+    fn every_violation_is_reported_with_its_pointer_and_keyword() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1, "multipleOf": 2},
+                "list": {"type": "array", "items": {"type": "string", "maxLength": 2},
+                         "uniqueItems": true},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer"}], "items": false},
+                "a~b/c": {"const": 1},
+                "z": true
+            },
+            "required": ["n", "z"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            found(
+                &schema,
+                &json!({"n": 0.5, "list": ["abc", "abc"], "pair": [1, 2, 3],
+                "a~b/c": 2, "x": 1})
+            ),
+            [
+                ("/n".into(), "type"),
+                ("/n".into(), "minimum"),
+                ("/n".into(), "multipleOf"),
+                ("/list/0".into(), "maxLength"),
+                ("/list/1".into(), "maxLength"),
+                ("/list".into(), "uniqueItems"),
+                ("/pair".into(), "items"),
+                ("/a~0b~1c".into(), "const"),
+                (String::new(), "additionalProperties"),
+                (String::new(), "required"),
+            ]
+        );
+        assert!(found(&schema, &json!({"n": 4.0, "z": null, "list": ["a", "b"]})).is_empty());
+    }
+
+    /// The shape `#[serde(flatten)]` of an enum gives: the object's own fields, the variants'
+    /// in `oneOf`, and `unevaluatedProperties: false` over both.
+    #[test]
+    fn unevaluated_properties_see_what_valid_branches_evaluated() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "oneOf": [
+                {"properties": {"radius": {"type": "integer"}}, "required": ["radius"]},
+                {"properties": {"side": {"type": "integer"}}, "required": ["side"]}
+            ],
+            "allOf": [{"$ref": "#/$defs/tagged"}],
+            "$defs": {"tagged": {"properties": {"tag": {"type": "string"}}}},
+            "unevaluatedProperties": false
+        });
+        assert!(found(&schema, &json!({"name": "c", "radius": 1, "tag": "t"})).is_empty());
+        // `side` belongs to the branch that failed: unevaluated.
+        assert_eq!(
+            found(&schema, &json!({"name": "c", "radius": 1, "side": "x"})),
+            [("".into(), "unevaluatedProperties")]
+        );
+        let v = Validator::new(&schema).unwrap();
+        let errors = v.errors(&json!({"radius": 1, "x": 1, "y": 2}));
+        let ErrorKind::UnevaluatedProperties(names) = &errors[0].kind else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(names, &["x", "y"]);
+    }
+
+    #[test]
+    fn recursive_schemas_validate_and_reference_loops_end() {
+        let tree = json!({
+            "$ref": "#/$defs/node",
+            "$defs": {"node": {"type": "object", "properties": {
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                "additionalProperties": false}}
+        });
+        assert!(found(&tree, &json!({"kids": [{"kids": [{}]}]})).is_empty());
+        assert_eq!(
+            found(&tree, &json!({"kids": [{"kids": [{"x": 1}]}]})),
+            [("/kids/0/kids/0".into(), "additionalProperties")]
+        );
+        let looping = json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+            "$ref": "#/$defs/a"});
+        assert_eq!(found(&looping, &json!(1)), [(String::new(), "$ref")]);
+    }
+
+    #[test]
+    fn numbers_strings_and_types_follow_the_specification() {
+        let s = json!({"type": ["integer", "null"], "maximum": 18_446_744_073_709_551_615_u64});
+        assert!(found(&s, &json!(5.0)).is_empty());
+        assert!(found(&s, &json!(null)).is_empty());
+        assert_eq!(found(&s, &json!(5.5)), [(String::new(), "type")]);
+        // 2^64 as a float is above u64::MAX.
+        assert_eq!(
+            found(&s, &json!(18_446_744_073_709_551_616.0_f64)),
+            [(String::new(), "maximum")]
+        );
+        // Lengths count code points, not bytes.
+        let s = json!({"minLength": 2, "maxLength": 2});
+        assert!(found(&s, &json!("é😀")).is_empty());
+        assert_eq!(found(&s, &json!("é")), [(String::new(), "minLength")]);
+        // A keyword for one kind of value ignores the others.
+        assert!(found(&s, &json!(7)).is_empty());
+        let s = json!({"enum": [1, [1, {"a": 2}]]});
+        assert!(found(&s, &json!(1.0)).is_empty());
+        assert!(found(&s, &json!([1.0, {"a": 2.0}])).is_empty());
+        assert_eq!(found(&s, &json!(true)), [(String::new(), "enum")]);
+    }
+
+    #[test]
+    fn messages_name_the_value_and_the_rule() {
+        let v = Validator::new(&json!({"properties": {"n": {"minimum": 1}, "s": {"enum":
+            ["a", "b", "c", "d"]}, "o": {"not": {"type": "string"}}}, "required": ["r"],
+            "additionalProperties": false}))
+        .unwrap();
+        let messages: Vec<String> = v
+            .errors(&json!({"n": 0, "s": "x", "o": "y", "q": 1}))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "0 is less than the minimum of 1",
+                "\"x\" is not one of \"a\", \"b\" or 2 other candidates",
+                "{\"type\":\"string\"} is not allowed for \"y\"",
+                "Additional properties are not allowed ('q' was unexpected)",
+                "\"r\" is a required property",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_parsed_tree_is_read_as_its_value_is() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "array",
+            "items": {"enum": [1, "x", {"k": null}]}}}, "required": ["a"],
+            "additionalProperties": false});
+        let v = Validator::new(&schema).unwrap();
+        for text in [
+            r#"{"a": [1, "x", {"k": null}, 1.0]}"#,
+            r#"{"a": [2]}"#,
+            r#"{"a": [{"k": 0}]}"#,
+            r#"{"b": 1}"#,
+            r#"{"a": []}"#,
+        ] {
+            let node = crate::tool::parsed::Node::parse(text.as_bytes()).unwrap();
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(v.admits(&node), v.is_valid(&value), "{text}");
+        }
+    }
+}
