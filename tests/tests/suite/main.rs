@@ -21,6 +21,7 @@ mod http;
 mod http_conformance;
 mod http_resources;
 mod items;
+mod json_schema_suite;
 mod limits;
 mod llm;
 mod load;

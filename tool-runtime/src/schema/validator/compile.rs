@@ -191,6 +191,16 @@ impl<'s> Compiler<'s> {
                     continue;
                 }
                 "$id" if !root => return Err(self.unsupported(keyword, None)),
+                "$schema"
+                    if !value.as_str().is_some_and(|uri| {
+                        uri.trim_end_matches('#') == crate::schema::DRAFT_2020_12
+                    }) =>
+                {
+                    return Err(self.unsupported(
+                        keyword,
+                        Some(format!("{value}: only draft 2020-12 is read")),
+                    ));
+                }
                 unsupported if UNSUPPORTED.contains(&unsupported) => {
                     return Err(self.unsupported(keyword, None));
                 }

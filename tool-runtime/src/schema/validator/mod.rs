@@ -12,10 +12,12 @@
 //!   `oneOf`, `not`, and `$ref` to anywhere in the same document (`$defs` included).
 //! - Ignored, as draft 2020-12 says of annotations and of keywords it does not define:
 //!   `title`, `description`, `default`, `examples`, `deprecated`, `readOnly`, `writeOnly`,
-//!   `format`, `content*`, `$comment`, `$schema`, the root's `$id`, and any unknown keyword.
+//!   `format`, `content*`, `$comment`, the root's `$id`, and any unknown keyword; `$schema`
+//!   naming draft 2020-12.
 //! - Refused ([`CompileError::Unsupported`]): every other keyword of draft 2020-12 (`contains`,
 //!   `if`, `propertyNames`, `dependentRequired`, `unevaluatedItems`, `$dynamicRef` ...), `$id`
-//!   below the root, and a `$ref` that leaves the document.
+//!   below the root, a `$ref` that leaves the document, and a `$schema` naming another draft
+//!   or meta-schema.
 //!
 //! A schema is compiled once into a flat list of nodes; a `$ref` is an index into it, so a
 //! recursive schema is a cycle of indices. Validation reads a [`serde_json::Value`] or the HTTP
@@ -233,6 +235,11 @@ mod tests {
             ),
             (json!({"$ref": "http://example.com/s.json"}), "$ref", ""),
             (json!({"$ref": "#anchor"}), "$ref", ""),
+            (
+                json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
+                "$schema",
+                "",
+            ),
         ] {
             let e = Validator::new(&schema).unwrap_err();
             assert_eq!(e.unsupported_keyword(), Some(keyword), "{schema}");

@@ -1,0 +1,104 @@
+//! The official JSON Schema Test Suite (draft 2020-12, vendored in
+//! `tests/fixtures/json-schema-test-suite`) against tool-runtime's own validator: every case
+//! whose schema uses only the keywords it knows passes; every other case is refused when the
+//! schema compiles, and counted under the keyword that excludes it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use tool_runtime::__private::validator::{CompileError, Validator};
+
+/// The cases skipped, by the keyword that excludes them. A change here is a change of what the
+/// validator knows: made on purpose, with this table.
+const SKIPPED: &[(&str, usize)] = &[
+    ("$dynamicAnchor", 3),
+    ("$dynamicRef", 3),
+    ("$id", 3),     // below the root
+    ("$ref", 48),   // to another document, or to an anchor
+    ("$schema", 2), // a meta-schema of its own
+    ("contains", 21),
+    ("dependentRequired", 4),
+    ("dependentSchemas", 7),
+    ("else", 1),
+    ("if", 18),
+    ("maxContains", 1),
+    ("minContains", 1),
+    ("propertyNames", 8),
+    ("then", 2),
+    ("unevaluatedItems", 22),
+];
+
+#[test]
+fn every_case_within_the_set_passes() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/json-schema-test-suite/draft2020-12");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the vendored suite")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 40,
+        "{} files in {}",
+        files.len(),
+        dir.display()
+    );
+    let (mut cases, mut tests, mut passed_cases) = (0, 0, 0);
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let groups: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        for group in groups {
+            cases += 1;
+            let description = group["description"].as_str().unwrap_or_default();
+            let validator = match Validator::new(&group["schema"]) {
+                Ok(v) => v,
+                Err(CompileError::Unsupported { keyword, .. }) => {
+                    *skipped.entry(keyword).or_default() += 1;
+                    continue;
+                }
+                Err(e) => {
+                    failures.push(format!("{name}: {description}: does not compile: {e}"));
+                    continue;
+                }
+            };
+            let mut all = true;
+            for test in group["tests"].as_array().unwrap() {
+                tests += 1;
+                let expected = test["valid"].as_bool().unwrap();
+                let data = &test["data"];
+                let valid = validator.is_valid(data);
+                let errors = validator.errors(data);
+                if valid != expected || errors.is_empty() != expected {
+                    all = false;
+                    failures.push(format!(
+                        "{name}: {description}: {}: expected {expected}, is_valid {valid}, {} errors",
+                        test["description"].as_str().unwrap_or_default(),
+                        errors.len()
+                    ));
+                }
+            }
+            if all {
+                passed_cases += 1;
+            }
+        }
+    }
+    let skipped_total: usize = skipped.values().sum();
+    eprintln!(
+        "JSON Schema Test Suite, draft 2020-12: {cases} cases in {} files; {passed_cases} pass ({tests} tests), {skipped_total} skipped: {skipped:?}",
+        files.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let expected: BTreeMap<String, usize> =
+        SKIPPED.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect();
+    assert_eq!(skipped, expected, "the skipped cases, by keyword");
+}
