@@ -42,3 +42,4 @@ mod schemas;
 mod toolsets;
 mod toolsets_items;
 mod ui;
+mod validator_agreement;

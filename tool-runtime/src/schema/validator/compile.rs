@@ -138,9 +138,16 @@ impl<'s> Compiler<'s> {
                     let names = value.as_array().and_then(|names| {
                         names.iter().map(|n| n.as_str().map(Box::from)).collect()
                     });
-                    k.required = names.ok_or_else(|| {
-                        self.invalid(keyword, "`required` is an array of strings")
-                    })?;
+                    k.required = names
+                        .filter(|names: &Vec<Box<str>>| {
+                            names
+                                .iter()
+                                .enumerate()
+                                .all(|(i, n)| !names[..i].contains(n))
+                        })
+                        .ok_or_else(|| {
+                            self.invalid(keyword, "`required` is an array of distinct strings")
+                        })?;
                 }
                 "minProperties" => k.min_properties = Some(self.count(keyword, value)?),
                 "maxProperties" => k.max_properties = Some(self.count(keyword, value)?),
@@ -258,13 +265,18 @@ impl<'s> Compiler<'s> {
     fn types(&self, value: &Value) -> Result<Types, CompileError> {
         let bit = |name: &Value| name.as_str().and_then(Types::named);
         let bits = match value {
-            Value::Array(names) => names.iter().map(bit).try_fold(0, |all, b| Some(all | b?)),
+            // Distinct names, at least one.
+            Value::Array(names) => names.iter().map(bit).try_fold(0, |all, b| {
+                let b = b?;
+                (all & b == 0).then_some(all | b)
+            }),
             one => bit(one),
-        };
+        }
+        .filter(|bits| *bits != 0);
         bits.map(Types).ok_or_else(|| {
             self.invalid(
                 "type",
-                format!("`type` is a type name or a list of them, not {value}"),
+                format!("`type` is a type name or a list of distinct ones, not {value}"),
             )
         })
     }

@@ -178,6 +178,9 @@ mod tests {
         assert!(!num(&json!(35)).is_multiple_of(num(&json!(1.5))));
         assert!(num(&json!(0.0075)).is_multiple_of(num(&json!(0.0001))));
         assert!(!num(&json!(1e308)).is_multiple_of(num(&json!(0.123_456_789))));
+        // Exact beyond 2^53, where a float division would round: 3 × 6148914691236517205.
+        assert!(num(&json!(u64::MAX)).is_multiple_of(num(&json!(1.5))));
+        assert!(!num(&json!(u64::MAX - 1)).is_multiple_of(num(&json!(1.5))));
     }
 
     #[test]
