@@ -14,6 +14,9 @@
 #[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
 pub(crate) mod describe;
 pub(crate) mod parsed;
+#[allow(dead_code)]
+#[path = "validator/pattern.rs"]
+pub(crate) mod pattern;
 pub(crate) mod strict;
 pub(crate) mod validate;
 pub(crate) mod walk;
