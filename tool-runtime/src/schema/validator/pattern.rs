@@ -565,12 +565,17 @@ fn escape(s: &mut Scanner, in_class: bool) -> Result<Escape, String> {
 fn unicode_escape(s: &mut Scanner) -> Result<char, String> {
     let code = if s.eat('{') {
         let digits = s.until('}').ok_or("is not valid: `\\u{` is never closed")?;
-        if digits.is_empty() || digits.len() > 8 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(format!(
                 "is not valid: `\\u{{{digits}}}` is not a code point"
             ));
         }
-        u32::from_str_radix(&digits, 16).expect("checked hexadecimal digits")
+        // Leading zeros are allowed, any number of them.
+        let significant = digits.trim_start_matches('0');
+        if significant.len() > 6 {
+            return Err(format!("is not valid: `\\u{{{digits}}}` is past U+10FFFF"));
+        }
+        u32::from_str_radix(significant, 16).unwrap_or(0)
     } else {
         let Some(code) = s.hex(4) else {
             return Err(
@@ -730,6 +735,7 @@ mod tests {
         assert!(matches(r"^\t\n\v\f\r\0$", "\t\n\u{B}\u{C}\r\0"));
         assert!(matches(r"^\cJ\cj\cC$", "\n\n\u{3}"));
         assert!(matches(r"^\x41\u0042\u{43}\u{1F600}$", "ABC😀"));
+        assert!(matches(r"^\u{0000000044}\u{0}$", "D\0"));
         // A surrogate pair is one code point, quantified as one.
         assert!(matches(r"^\uD83D\uDE00+$", "😀😀"));
         assert!(matches(r"^[\uD83D\uDE00]$", "😀"));
@@ -826,6 +832,8 @@ mod tests {
             (r"\u{}", r"`\u{}` is not a code point"),
             (r"\u{12", r"`\u{` is never closed"),
             (r"\u{110000}", "`\\u{110000}` is past U+10FFFF"),
+            (r"\u{00FFFFFFF}", "`\\u{00FFFFFFF}` is past U+10FFFF"),
+            (r"\u{12g}", "`\\u{12g}` is not a code point"),
             (r"\uD800", r"a lone surrogate `\uD800`"),
             (r"\uDE00\uD83D", r"a lone surrogate `\uDE00`"),
             (r"\01", r"a legacy octal escape `\01`"),
