@@ -210,7 +210,10 @@ fn the_validator_agrees_with_jsonschema_on_generated_schemas() {
         valid_seen > values_checked / 5 && valid_seen < values_checked * 4 / 5,
         "{valid_seen} of {values_checked} valid"
     );
-    assert!(refused < schemas_checked / 10, "{refused} schemas refused by both");
+    assert!(
+        refused < schemas_checked / 10,
+        "{refused} schemas refused by both"
+    );
     eprintln!(
         "{schemas_checked} schemas (and {refused} refused by both), {values_checked} values, {valid_seen} valid: the same verdicts"
     );

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::pattern::PatternError;
 use super::{Bound, CompileError, Id, Keywords, Num, Pattern, Schema, Types};
 
 /// The keywords of draft 2020-12 this validator does not know: a schema using one is refused,
@@ -127,7 +128,7 @@ impl<'s> Compiler<'s> {
                 }
                 "patternProperties" => {
                     for (source, sub) in self.object(keyword, value)? {
-                        let pattern = Pattern::new(source).map_err(|e| self.invalid(keyword, e))?;
+                        let pattern = Pattern::new(source).map_err(|e| self.pattern(keyword, e))?;
                         let id = self.at_two(keyword, source, sub)?;
                         k.patterns.push((pattern, id));
                     }
@@ -174,7 +175,7 @@ impl<'s> Compiler<'s> {
                     let source = value
                         .as_str()
                         .ok_or_else(|| self.invalid(keyword, "`pattern` is a string"))?;
-                    k.pattern = Some(Pattern::new(source).map_err(|e| self.invalid(keyword, e))?);
+                    k.pattern = Some(Pattern::new(source).map_err(|e| self.pattern(keyword, e))?);
                 }
                 "minimum" => k.minimum = Some(self.bound(keyword, value)?),
                 "maximum" => k.maximum = Some(self.bound(keyword, value)?),
@@ -218,6 +219,14 @@ impl<'s> Compiler<'s> {
             asserting = true;
         }
         Ok((k, asserting))
+    }
+
+    /// A pattern the crate cannot express is a keyword this validator cannot check.
+    fn pattern(&self, keyword: &str, e: PatternError) -> CompileError {
+        match e {
+            PatternError::Inexpressible(why) => self.unsupported(keyword, Some(why)),
+            PatternError::Invalid(why) => self.invalid(keyword, why),
+        }
     }
 
     fn unsupported(&self, keyword: &str, detail: Option<String>) -> CompileError {

@@ -58,7 +58,7 @@ impl fmt::Display for CompileError {
                     write!(f, " ({detail})")?;
                 }
                 f.write_str(
-                    ", which tool-runtime's own validator does not know; \
+                    ", which tool-runtime's own validator cannot check; \
                      its `jsonschema` feature validates such schemas",
                 )
             }
