@@ -28,7 +28,7 @@ started=$SECONDS
 # verification (CI's `cargo package` step builds each package too); `--allow-dirty`: what is
 # checked is the working tree as it is.
 cargo package --quiet --offline --no-verify --allow-dirty "${crates[@]/#/-p}"
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
+version=$(cargo pkgid --offline -p tool-runtime | sed 's/.*[#@]//')
 
 rm -rf "$work/registry" "$work/crate"
 mkdir -p "$work/registry/index" "$work/crate/src" "$work/crate/tests" "$work/crate/.cargo"
