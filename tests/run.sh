@@ -3,8 +3,8 @@
 # Chromium, nginx, Redis, PostgreSQL), makes the Python venv the checkers need (jsonschema,
 # openapi-spec-validator, mcp, schemathesis, the model providers' SDKs, openai-agents; once) and
 # installs the MCP TypeScript SDK client and the reference MCP server (npm, once), then runs every
-# test of the workspace. Extra arguments go to `cargo test`. What it cannot install stops it before
-# any test runs.
+# test of the workspace, after tests/downstream/registry.sh when there are no arguments. Extra
+# arguments go to `cargo test`. What it cannot install stops it before any test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -55,4 +55,9 @@ if ! cmp -s tests/node/package-lock.json tests/node/node_modules/.package-lock.j
   cp tests/node/package-lock.json tests/node/node_modules/.package-lock.json.installed
 fi
 export TOOL_TESTS_PYTHON="$PWD/.venv/bin/python"
+# A full run (no arguments) also builds tests/downstream from the packaged crates through a
+# local registry, as a user of the published crates builds it (tests/downstream/registry.sh).
+if (($# == 0)); then
+  bash tests/downstream/registry.sh
+fi
 exec cargo test --workspace "$@"
