@@ -1,19 +1,41 @@
 //! Any JSON value as a tool's arguments, through the pipeline's validator: no panic, an answer
 //! for every value (the time limit of each run is libFuzzer's `-timeout`), and a refusal that
-//! names at least one violation with a JSON pointer.
+//! names at least one violation with a JSON pointer. Every value also goes to the schema
+//! validator and to the `jsonschema` crate, which must agree: on the tool's own schema, and, for
+//! a value `{"schema": S, "instance": I}`, on `S` itself wherever both compile it.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tool_runtime::__private::validator::Validator;
 use tool_runtime::{Caller, Registry, Source};
 
 fuzz_target!(|bytes: &[u8]| {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    static KINDS: OnceLock<(Validator, jsonschema::Validator)> = OnceLock::new();
     let registry = REGISTRY.get_or_init(|| tool_fuzz::builder().build().expect("a registry"));
-    let Ok(args) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+    let Ok(args) = serde_json::from_slice::<Value>(bytes) else {
         return;
     };
+    let (ours, theirs) = KINDS.get_or_init(|| {
+        let schema = registry.get("kinds").expect("kinds").input_schema().clone();
+        (
+            Validator::new(&schema).expect("ours"),
+            reference(&schema).expect("jsonschema's"),
+        )
+    });
+    agree(ours, theirs, &args);
+    // Where both compile it: `jsonschema` refuses some patterns ECMA-262's Annex B reads
+    // (`a{,}`), which the validator takes as browsers do.
+    if let (Some(schema), Some(instance)) = (args.get("schema"), args.get("instance"))
+        && let Ok(ours) = Validator::new(schema)
+        && let Ok(theirs) = reference(schema)
+        && !dialects_differ(schema)
+    {
+        agree(&ours, &theirs, instance);
+    }
     let envelope =
         tool_fuzz::runtime().block_on(registry.call("kinds", args, Caller::new(Source::Internal)));
     if let Some(e) = envelope.error() {
@@ -27,3 +49,64 @@ fuzz_target!(|bytes: &[u8]| {
         }
     }
 });
+
+fn reference(
+    schema: &Value,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+}
+
+/// Both verdicts the same, and the validator's errors empty exactly when it says valid.
+/// Integers beyond 2^53 are left out: `jsonschema` compares and divides them in floating point,
+/// where the validator is exact.
+fn agree(ours: &Validator, theirs: &jsonschema::Validator, instance: &Value) {
+    if has_big_integer(instance) {
+        return;
+    }
+    let verdict = theirs.is_valid(instance);
+    assert_eq!(
+        ours.is_valid(instance),
+        verdict,
+        "{instance}: jsonschema says {verdict}"
+    );
+    assert_eq!(
+        ours.errors(instance).is_empty(),
+        verdict,
+        "{instance}: errors against verdict"
+    );
+}
+
+fn has_big_integer(value: &Value) -> bool {
+    const EXACT: u64 = 1 << 53;
+    match value {
+        Value::Number(n) => {
+            n.as_u64().is_some_and(|u| u > EXACT)
+                || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT)
+        }
+        Value::Array(items) => items.iter().any(has_big_integer),
+        Value::Object(map) => map.values().any(has_big_integer),
+        _ => false,
+    }
+}
+
+/// Whether `schema` has a pattern whose meaning `jsonschema` takes from Rust's regex syntax
+/// rather than ECMA-262's: `[]` (ECMA: a class that matches nothing; Rust: a class that begins
+/// with `]`) and `[^]` (ECMA: any character).
+fn dialects_differ(schema: &Value) -> bool {
+    let differs = |pattern: &str| pattern.contains("[]") || pattern.contains("[^]");
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(keyword, value)| match (keyword.as_str(), value) {
+                ("pattern", Value::String(p)) => differs(p),
+                ("patternProperties", Value::Object(patterns)) => {
+                    patterns.keys().any(|p| differs(p)) || patterns.values().any(dialects_differ)
+                }
+                _ => dialects_differ(value),
+            }),
+        Value::Array(items) => items.iter().any(dialects_differ),
+        _ => false,
+    }
+}

@@ -9,7 +9,7 @@ use super::{Id, Keywords, Schema, Validator};
 
 /// How many subschemas may apply to one value within another without reading further into
 /// it: more than any schema without a reference loop needs.
-const MAX_DEPTH: u32 = 256;
+const MAX_DEPTH: u32 = 64;
 
 /// One validation of one value.
 pub(super) struct Run<'v, 'i, I> {

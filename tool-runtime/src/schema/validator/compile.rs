@@ -33,19 +33,71 @@ pub(super) fn compile(root: &Value) -> Result<Vec<Schema>, CompileError> {
     let mut compiler = Compiler {
         root,
         nodes: Vec::new(),
+        places: Vec::new(),
         seen: HashMap::new(),
+        pending: Vec::new(),
         at: String::new(),
     };
     compiler.schema(root)?;
+    compiler.run()?;
+    if let Some(id) = in_place_loop(&compiler.nodes) {
+        return Err(CompileError::Invalid {
+            at: compiler.places[id].clone(),
+            message: "its references loop back to it without reading into the value".into(),
+        });
+    }
     Ok(compiler.nodes)
+}
+
+/// A node that applies to the very value it is given through a loop of references and
+/// `allOf`/`anyOf`/`oneOf`/`not` (`{"$ref": "#"}` at the root): a schema with no meaning, whose
+/// validation would never end. `None` when every loop reads into the value (a recursive type's
+/// `properties` or `items`).
+fn in_place_loop(nodes: &[Schema]) -> Option<Id> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Visit {
+        New,
+        Open,
+        Done,
+    }
+    fn visit(nodes: &[Schema], id: Id, marks: &mut [Visit]) -> Option<Id> {
+        match marks[id] {
+            Visit::Open => return Some(id),
+            Visit::Done => return None,
+            Visit::New => {}
+        }
+        marks[id] = Visit::Open;
+        if let Schema::Keywords(k) = &nodes[id] {
+            let next = k
+                .reference
+                .iter()
+                .chain(&k.all_of)
+                .chain(&k.any_of)
+                .chain(&k.one_of)
+                .chain(k.not.as_ref().map(|(id, _)| id));
+            for id in next {
+                if let Some(found) = visit(nodes, *id, marks) {
+                    return Some(found);
+                }
+            }
+        }
+        marks[id] = Visit::Done;
+        None
+    }
+    let mut marks = vec![Visit::New; nodes.len()];
+    (0..nodes.len()).find_map(|id| visit(nodes, id, &mut marks))
 }
 
 struct Compiler<'s> {
     root: &'s Value,
     nodes: Vec<Schema>,
+    /// Where each node is in the schema, as a JSON pointer.
+    places: Vec<String>,
     /// The node of each subschema compiled, by its address in the document: a `$ref` to it
     /// reuses it, and a recursive one finds it.
     seen: HashMap<*const Value, Id>,
+    /// Nodes made and not yet compiled.
+    pending: Vec<(Id, &'s Value)>,
     /// Where in the schema the compiler is, as a JSON pointer.
     at: String,
 }
@@ -72,6 +124,8 @@ impl<'s> Compiler<'s> {
         id
     }
 
+    /// The node of `schema`: the one it already has, or a new one, compiled later by
+    /// [`Compiler::run`] (no recursion, however deep the schema).
     fn schema(&mut self, schema: &'s Value) -> Result<Id, CompileError> {
         let address = std::ptr::from_ref(schema);
         if let Some(id) = self.seen.get(&address) {
@@ -79,26 +133,36 @@ impl<'s> Compiler<'s> {
         }
         let id = self.nodes.len();
         self.nodes.push(Schema::True);
+        self.places.push(self.at.clone());
         self.seen.insert(address, id);
-        self.nodes[id] = match schema {
-            Value::Bool(true) => Schema::True,
-            Value::Bool(false) => Schema::False,
-            Value::Object(map) => {
-                let (keywords, asserting) = self.keywords(map, id == 0)?;
-                if asserting {
-                    Schema::Keywords(Box::new(keywords))
-                } else {
-                    Schema::True
-                }
-            }
-            _ => {
-                return Err(CompileError::Invalid {
-                    at: self.at.clone(),
-                    message: format!("a schema is an object or a boolean, not {schema}"),
-                });
-            }
-        };
+        self.pending.push((id, schema));
         Ok(id)
+    }
+
+    /// Compiles every node made, and those their keywords make, until none is left.
+    fn run(&mut self) -> Result<(), CompileError> {
+        while let Some((id, schema)) = self.pending.pop() {
+            self.at.clone_from(&self.places[id]);
+            self.nodes[id] = match schema {
+                Value::Bool(true) => Schema::True,
+                Value::Bool(false) => Schema::False,
+                Value::Object(map) => {
+                    let (keywords, asserting) = self.keywords(map, id == 0)?;
+                    if asserting {
+                        Schema::Keywords(Box::new(keywords))
+                    } else {
+                        Schema::True
+                    }
+                }
+                _ => {
+                    return Err(CompileError::Invalid {
+                        at: self.at.clone(),
+                        message: format!("a schema is an object or a boolean, not {schema}"),
+                    });
+                }
+            };
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_lines)] // One arm per keyword.

@@ -360,9 +360,26 @@ mod tests {
             found(&tree, &json!({"kids": [{"kids": [{"x": 1}]}]})),
             [("/kids/0/kids/0".into(), "additionalProperties")]
         );
-        let looping = json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
-            "$ref": "#/$defs/a"});
-        assert_eq!(found(&looping, &json!(1)), [(String::new(), "$ref")]);
+        // A loop that never reads into the value means nothing: refused, not run forever.
+        for looping in [
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+                "$ref": "#/$defs/a"}),
+            json!({"prefixItems": [{"type": "integer"}, {"$ref": "#/prefixItems/1"}]}),
+            json!({"anyOf": [{"type": "string"}, {"not": {"$ref": "#"}}]}),
+        ] {
+            let e = Validator::new(&looping).unwrap_err();
+            assert!(e.to_string().contains("loop back"), "{looping}: {e}");
+        }
+        // Deep but finite: every level applies to the same value.
+        let mut deep = json!({"type": "integer"});
+        for _ in 0..100 {
+            deep = json!({"allOf": [deep]});
+        }
+        let v = Validator::new(&deep).unwrap();
+        assert!(
+            !v.is_valid(&json!(1)),
+            "past the depth limit: refused, never a stack overflow"
+        );
     }
 
     #[test]
