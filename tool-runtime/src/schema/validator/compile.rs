@@ -1,6 +1,6 @@
 //! A schema document compiled into a flat list of nodes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::{Map, Value};
 
@@ -35,7 +35,7 @@ pub(super) fn compile(root: &Value) -> Result<Vec<Schema>, CompileError> {
         nodes: Vec::new(),
         places: Vec::new(),
         seen: HashMap::new(),
-        pending: Vec::new(),
+        pending: VecDeque::new(),
         at: String::new(),
     };
     compiler.schema(root)?;
@@ -97,7 +97,7 @@ struct Compiler<'s> {
     /// reuses it, and a recursive one finds it.
     seen: HashMap<*const Value, Id>,
     /// Nodes made and not yet compiled.
-    pending: Vec<(Id, &'s Value)>,
+    pending: VecDeque<(Id, &'s Value)>,
     /// Where in the schema the compiler is, as a JSON pointer.
     at: String,
 }
@@ -135,13 +135,14 @@ impl<'s> Compiler<'s> {
         self.nodes.push(Schema::True);
         self.places.push(self.at.clone());
         self.seen.insert(address, id);
-        self.pending.push((id, schema));
+        self.pending.push_back((id, schema));
         Ok(id)
     }
 
-    /// Compiles every node made, and those their keywords make, until none is left.
+    /// Compiles every node made, and those their keywords make, until none is left: outer
+    /// schemas before inner ones, so a refusal names the outermost keyword.
     fn run(&mut self) -> Result<(), CompileError> {
-        while let Some((id, schema)) = self.pending.pop() {
+        while let Some((id, schema)) = self.pending.pop_front() {
             self.at.clone_from(&self.places[id]);
             self.nodes[id] = match schema {
                 Value::Bool(true) => Schema::True,
