@@ -2,9 +2,11 @@
 //! by [`App::main`](crate::App::main) and [`App::run`](crate::App::run) unless the process
 //! already has one or the app says [`without_logging`](crate::App::without_logging).
 //!
-//! `RUST_LOG` decides what is written, with the syntax of
-//! [`EnvFilter`]; unset, warnings and errors, and one line per
-//! HTTP request when serving ([`DEFAULT_FILTER`]). Standard output is never written: it
+//! `RUST_LOG` decides what is written: a default level and `target=level` directives, comma
+//! separated (`warn,tool_runtime=debug`), as [`Targets`] reads them; unset or unreadable,
+//! warnings and errors, and one line per HTTP request when serving ([`DEFAULT_FILTER`]).
+//! `EnvFilter`'s span and field directives are not read: they would link two regular
+//! expression engines into every command line. A subscriber of your own may use them. Standard output is never written: it
 //! carries the CLI's answers and the MCP protocol.
 //!
 //! The MCP SDK logs whole protocol messages, tool arguments and results included, at `debug`
@@ -17,7 +19,9 @@
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// What is logged when `RUST_LOG` is unset.
 pub const DEFAULT_FILTER: &str = "warn,tool_runtime::http=info";
@@ -28,18 +32,18 @@ const VERBATIM: &[&str] = &["rmcp"];
 /// The filter of `RUST_LOG`, or of [`DEFAULT_FILTER`] when it is unset or unreadable, with the
 /// MCP SDK held at `warn` unless named.
 #[must_use]
-pub fn env_filter() -> EnvFilter {
+pub fn env_filter() -> Targets {
     filter_of(std::env::var("RUST_LOG").ok().as_deref())
 }
 
-fn filter_of(spec: Option<&str>) -> EnvFilter {
+fn filter_of(spec: Option<&str>) -> Targets {
     let spec = spec.filter(|s| !s.trim().is_empty());
     let mut filter = spec
-        .and_then(|s| EnvFilter::try_new(s).ok())
-        .unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER));
+        .and_then(|s| s.parse::<Targets>().ok())
+        .unwrap_or_else(|| DEFAULT_FILTER.parse().expect("the default filter"));
     for target in VERBATIM {
         if !spec.is_some_and(|s| s.contains(target)) {
-            filter = filter.add_directive(format!("{target}=warn").parse().expect("a directive"));
+            filter = filter.with_target(*target, LevelFilter::WARN);
         }
     }
     filter
@@ -49,9 +53,10 @@ fn filter_of(spec: Option<&str>) -> EnvFilter {
 /// the process already has a global subscriber. Returns whether it was installed.
 pub fn init() -> bool {
     tracing_subscriber::fmt()
-        .with_env_filter(env_filter())
         .with_writer(std::io::stderr)
         .with_ansi(ansi())
+        .finish()
+        .with(env_filter())
         .try_init()
         .is_ok()
 }
@@ -67,8 +72,6 @@ fn ansi() -> bool {
 #[cfg(feature = "otel")]
 pub(crate) fn init_with_telemetry(telemetry: &crate::otel::Telemetry) -> bool {
     use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(ansi())
@@ -107,5 +110,7 @@ mod tests {
             directives(Some("trace,rmcp=debug")),
             ["rmcp=debug", "trace"]
         );
+        // What `Targets` does not read is the default.
+        assert_eq!(directives(Some("[span{a=1}]=debug")), directives(None));
     }
 }
