@@ -10,11 +10,7 @@
 //!    confirmation token put and taken through a `ConfirmationStore`, for the in-process
 //!    engines (`benches/redis.rs` times the same beside Redis's).
 //!
-//! 5. Validation: the schema validator against the `jsonschema` crate, on the two-integer
-//!    tool's input schema and on the demo's largest (`schedule_task`: an enum, optional
-//!    values, patterns and lengths), a valid value and an invalid one (every violation).
-//!
-//! 6. Telemetry (`otel`, compiled into this bench): the process CPU time per call of the
+//! 5. Telemetry (`otel`, compiled into this bench): the process CPU time per call of the
 //!    two-integer tool, every thread included, with telemetry off, then installed and exporting
 //!    every span (sampled 100 %) over OTLP/HTTP to a sink on loopback that reads and drops the
 //!    requests (its thread's CPU time left out), flushed every 512 calls (one export batch).
@@ -375,79 +371,9 @@ fn telemetry(c: &mut Criterion) {
     group.finish();
 }
 
-/// The input schema of the `#[tool]` named `name` linked into this bench.
-fn input_schema_of(name: &str) -> serde_json::Value {
-    use tool_runtime::Tool;
-    // The demo's tools are linked through the crate.
-    let _ = demo_app::registry_builder;
-    tool_runtime::__private::inventory::iter::<tool_runtime::__private::ToolRegistration>
-        .into_iter()
-        .find(|r| r.0.meta().name == name)
-        .map(|r| r.0.input_schema())
-        .unwrap_or_else(|| panic!("no tool `{name}`"))
-}
-
-fn validation(c: &mut Criterion) {
-    use tool_runtime::__private::validator::Validator;
-    let cases = [
-        (
-            "two_integer",
-            input_schema_of("add"),
-            json!({"a": 2, "b": 3}),
-            json!({"a": "2", "c": 1}),
-        ),
-        (
-            "schedule_task",
-            input_schema_of("schedule_task"),
-            json!({"prompt": "Summarise the news", "schedule_type": "cron",
-                   "schedule_value": "0 9 * * 1-5", "tier": "fast", "channel": "daily-news"}),
-            json!({"prompt": "", "schedule_type": "weekly", "schedule_value": 3,
-                   "channel": "Daily News", "extra": true}),
-        ),
-    ];
-    let mut group = c.benchmark_group("validation");
-    for (name, schema, valid, invalid) in &cases {
-        let ours = Validator::new(schema).expect("compiles");
-        let theirs = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .build(schema)
-            .expect("compiles");
-        assert!(ours.is_valid(valid) && theirs.is_valid(valid), "{name}");
-        assert!(
-            !ours.is_valid(invalid) && !theirs.is_valid(invalid),
-            "{name}"
-        );
-        group.bench_function(format!("{name}: valid, ours"), |b| {
-            b.iter(|| ours.is_valid(black_box(valid)));
-        });
-        group.bench_function(format!("{name}: valid, jsonschema"), |b| {
-            b.iter(|| theirs.is_valid(black_box(valid)));
-        });
-        group.bench_function(format!("{name}: invalid, every error, ours"), |b| {
-            b.iter(|| ours.errors(black_box(invalid)).len());
-        });
-        group.bench_function(format!("{name}: invalid, every error, jsonschema"), |b| {
-            b.iter(|| theirs.iter_errors(black_box(invalid)).count());
-        });
-        group.bench_function(format!("{name}: compile, ours"), |b| {
-            b.iter(|| Validator::new(black_box(schema)).is_ok());
-        });
-        group.bench_function(format!("{name}: compile, jsonschema"), |b| {
-            b.iter(|| {
-                jsonschema::options()
-                    .with_draft(jsonschema::Draft::Draft202012)
-                    .build(black_box(schema))
-                    .is_ok()
-            });
-        });
-    }
-    group.finish();
-}
-
 criterion_group!(
     benches,
     call_overhead,
-    validation,
     registry_construction,
     cli_construction,
     layers_overhead,

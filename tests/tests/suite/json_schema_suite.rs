@@ -24,7 +24,7 @@ const SKIPPED: &[(&str, usize)] = &[
     ("if", 18),
     ("maxContains", 1),
     ("minContains", 1),
-    ("pattern", 1), // `\p{Letter}`: no Unicode property classes in regex-lite
+    ("pattern", 1), // `\p{Letter}`: the regex crate is built without its Unicode tables
     ("patternProperties", 1), // the same
     ("propertyNames", 8),
     ("then", 2),

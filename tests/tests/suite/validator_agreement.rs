@@ -91,7 +91,7 @@ fn schema(rng: &mut Rng, depth: usize) -> Value {
         ]);
     }
     let mut s = Map::new();
-    for _ in 0..1 + rng.below(3) {
+    for _ in 0..=rng.below(3) {
         let (keyword, value) = match rng.below(27) {
             0 => (
                 "type",
@@ -108,12 +108,12 @@ fn schema(rng: &mut Rng, depth: usize) -> Value {
             ),
             2 => (
                 "enum",
-                Value::Array((0..1 + rng.below(3)).map(|_| instance(rng, 2)).collect()),
+                Value::Array((0..=rng.below(3)).map(|_| instance(rng, 2)).collect()),
             ),
             3 => ("const", instance(rng, 2)),
             4 => {
                 let mut props = Map::new();
-                for _ in 0..1 + rng.below(3) {
+                for _ in 0..=rng.below(3) {
                     props.insert(rng.pick(&NAMES).to_owned(), schema(rng, depth + 1));
                 }
                 ("properties", Value::Object(props))

@@ -91,6 +91,7 @@ impl ArgsValidator {
 
     /// Whether the parsed tree satisfies the schema; `None` where only the `Value` path can
     /// tell (a schema outside the own validator's set).
+    #[cfg_attr(not(feature = "jsonschema"), allow(clippy::unnecessary_wraps))]
     pub(crate) fn admits_parsed(&self, node: &Node<'_>) -> Option<bool> {
         match &self.engine {
             Engine::Own(validator) => Some(validator.admits(node)),

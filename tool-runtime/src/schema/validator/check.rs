@@ -64,15 +64,23 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
 
     /// A run of its own over the same place, collecting what `self` would.
     fn branch(&self) -> Run<'v, 'i, I> {
+        if !self.collecting() {
+            return self.quiet();
+        }
         Run {
             validator: self.validator,
-            errors: self.errors.as_ref().map(|_| Vec::new()),
+            errors: Some(Vec::new()),
             path: self.path.clone(),
             _instance: std::marker::PhantomData,
         }
     }
 
+    /// Whether `value`, at `step` within the current value, satisfies node `id`. The path is
+    /// kept only for the errors' pointers.
     fn within(&mut self, step: Step<'i>, id: Id, value: &'i I) -> bool {
+        if !self.collecting() {
+            return self.check(id, value, 0);
+        }
         self.path.push(step);
         let valid = self.check(id, value, 0);
         self.path.pop();
@@ -133,13 +141,17 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
         }
         if let Some(members) = instance.members() {
             let count = members.len() as u64;
+            // Members named by `properties`: when they are as many as the names of `required`
+            // among them, and those are all of `required`, it holds (member names are unique).
+            let mut named_required = 0;
             if k.reads_members() {
                 let mut unexpected = Vec::new();
                 for (name, value) in members {
                     let mut named = false;
-                    if let Some((_, id)) = k.properties.iter().find(|(n, _)| **n == *name) {
+                    if let Some(i) = k.properties.iter().position(|(n, _)| **n == *name) {
                         named = true;
-                        apply!(self.within(Step::Key(name), *id, value));
+                        named_required += usize::from(k.property_required[i]);
+                        apply!(self.within(Step::Key(name), k.properties[i].1, value));
                     }
                     for (pattern, id) in &k.patterns {
                         if pattern.is_match(name) {
@@ -165,9 +177,13 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
                     fail!(ErrorKind::AdditionalProperties(unexpected));
                 }
             }
-            for name in &k.required {
-                if instance.get(name).is_none() {
-                    fail!(ErrorKind::Required(name));
+            let all_present =
+                named_required == k.required.len() && k.required_named == k.required.len();
+            if !all_present {
+                for name in &k.required {
+                    if instance.get(name).is_none() {
+                        fail!(ErrorKind::Required(name));
+                    }
                 }
             }
             if let Some(min) = k.min_properties

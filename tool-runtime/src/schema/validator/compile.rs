@@ -126,6 +126,7 @@ impl<'s> Compiler<'s> {
 
     /// The node of `schema`: the one it already has, or a new one, compiled later by
     /// [`Compiler::run`] (no recursion, however deep the schema).
+    #[allow(clippy::unnecessary_wraps)] // As every step that compiles a subschema.
     fn schema(&mut self, schema: &'s Value) -> Result<Id, CompileError> {
         let address = std::ptr::from_ref(schema);
         if let Some(id) = self.seen.get(&address) {
@@ -283,6 +284,12 @@ impl<'s> Compiler<'s> {
             }
             asserting = true;
         }
+        k.property_required = k
+            .properties
+            .iter()
+            .map(|(name, _)| k.required.contains(name))
+            .collect();
+        k.required_named = k.property_required.iter().filter(|r| **r).count();
         Ok((k, asserting))
     }
 

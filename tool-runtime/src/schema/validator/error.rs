@@ -173,6 +173,7 @@ fn quoted_names(f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
 }
 
 impl fmt::Display for ValidationError<'_> {
+    #[allow(clippy::too_many_lines)] // One arm per keyword.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let value = &self.instance;
         match &self.kind {
@@ -243,9 +244,9 @@ impl fmt::Display for ValidationError<'_> {
             }
             ErrorKind::MultipleOf(n) => write!(f, "{value} is not a multiple of {n}"),
             ErrorKind::Enum(options) => {
-                write!(f, "{value} is not one of ")?;
                 // The first few choices; the rest counted.
                 const SHOWN: usize = 3;
+                write!(f, "{value} is not one of ")?;
                 let words: Vec<String> = options.iter().map(Value::to_string).collect();
                 if words.len() <= SHOWN {
                     match words.as_slice() {

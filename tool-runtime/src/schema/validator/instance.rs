@@ -7,8 +7,19 @@ use serde_json::{Number, Value};
 
 use crate::tool::parsed::Node;
 
+/// The kind of a JSON value.
+pub(crate) enum Kind<'a> {
+    Null,
+    Boolean,
+    Object,
+    Array,
+    String,
+    Number(&'a Number),
+}
+
 /// One JSON value, as the validator reads it.
 pub(crate) trait Instance: Sized {
+    fn kind(&self) -> Kind<'_>;
     /// The members of an object, in document order.
     fn members(&self) -> Option<impl ExactSizeIterator<Item = (&str, &Self)>>;
     fn get(&self, key: &str) -> Option<&Self>;
@@ -22,6 +33,16 @@ pub(crate) trait Instance: Sized {
 }
 
 impl Instance for Value {
+    fn kind(&self) -> Kind<'_> {
+        match self {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Boolean,
+            Value::Object(_) => Kind::Object,
+            Value::Array(_) => Kind::Array,
+            Value::String(_) => Kind::String,
+            Value::Number(n) => Kind::Number(n),
+        }
+    }
     fn members(&self) -> Option<impl ExactSizeIterator<Item = (&str, &Self)>> {
         self.as_object()
             .map(|map| map.iter().map(|(k, v)| (k.as_str(), v)))
@@ -50,6 +71,16 @@ impl Instance for Value {
 }
 
 impl Instance for Node<'_> {
+    fn kind(&self) -> Kind<'_> {
+        match self {
+            Node::Null => Kind::Null,
+            Node::Bool(_) => Kind::Boolean,
+            Node::Object(_) => Kind::Object,
+            Node::Array(_) => Kind::Array,
+            Node::String(_) => Kind::String,
+            Node::Number(n) => Kind::Number(n),
+        }
+    }
     fn members(&self) -> Option<impl ExactSizeIterator<Item = (&str, &Self)>> {
         match self {
             Node::Object(members) => Some(members.iter().map(|(k, v)| (k.as_ref(), v))),

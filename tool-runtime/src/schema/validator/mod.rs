@@ -73,6 +73,11 @@ struct Keywords {
     constant: Option<Value>,
     // Objects.
     properties: Vec<(Box<str>, Id)>,
+    /// Whether each of `properties` is in `required`.
+    property_required: Vec<bool>,
+    /// How many names of `required` are among `properties`: when a value has them all as
+    /// members, `required` holds without looking each one up.
+    required_named: usize,
     patterns: Vec<(Pattern, Id)>,
     additional: Option<Id>,
     unevaluated: Option<Id>,
@@ -145,23 +150,14 @@ impl Types {
 
     /// Whether the set admits `instance`: an integral number is an `integer` and a `number`.
     fn admit<I: Instance>(self, instance: &I) -> bool {
-        let bits = if instance.is_null() {
-            Self::NULL
-        } else if instance.as_bool().is_some() {
-            Self::BOOLEAN
-        } else if instance.members().is_some() {
-            Self::OBJECT
-        } else if instance.as_array().is_some() {
-            Self::ARRAY
-        } else if instance.as_str().is_some() {
-            Self::STRING
-        } else if instance
-            .as_number()
-            .is_some_and(|n| Num::of(n).is_integer())
-        {
-            Self::INTEGER | Self::NUMBER
-        } else {
-            Self::NUMBER
+        let bits = match instance.kind() {
+            instance::Kind::Null => Self::NULL,
+            instance::Kind::Boolean => Self::BOOLEAN,
+            instance::Kind::Object => Self::OBJECT,
+            instance::Kind::Array => Self::ARRAY,
+            instance::Kind::String => Self::STRING,
+            instance::Kind::Number(n) if Num::of(n).is_integer() => Self::INTEGER | Self::NUMBER,
+            instance::Kind::Number(_) => Self::NUMBER,
         };
         // `number` admits every number, `integer` only integral ones.
         self.0 & bits != 0
@@ -176,6 +172,7 @@ impl Validator {
     }
 
     /// Whether `instance` satisfies the schema; stops at the first failure.
+    #[must_use]
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.admits(instance)
     }
@@ -186,6 +183,7 @@ impl Validator {
     }
 
     /// Every violation of the schema by `instance`, in document order; empty if it is valid.
+    #[must_use]
     pub fn errors<'v>(&'v self, instance: &Value) -> Vec<ValidationError<'v>> {
         let mut run = check::Run::new(self, true);
         run.check(0, instance, 0);
@@ -337,7 +335,7 @@ mod tests {
         // `side` belongs to the branch that failed: unevaluated.
         assert_eq!(
             found(&schema, &json!({"name": "c", "radius": 1, "side": "x"})),
-            [("".into(), "unevaluatedProperties")]
+            [(String::new(), "unevaluatedProperties")]
         );
         let v = Validator::new(&schema).unwrap();
         let errors = v.errors(&json!({"radius": 1, "x": 1, "y": 2}));

@@ -1,5 +1,5 @@
 //! `pattern` and `patternProperties`: ECMA-262 regular expressions, as JSON Schema 2020-12
-//! defines them, translated to the syntax of the `regex-lite` crate by a small scanner and
+//! defines them, translated to the syntax of the `regex` crate by a small scanner and
 //! compiled.
 //!
 //! The translation keeps ECMA's meaning where the two dialects differ: `\d` `\w` `\b` are
@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use regex_lite::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder};
 
 use translate::{CANNOT, translate};
 
@@ -47,7 +47,10 @@ impl Pattern {
             .nest_limit(NEST_LIMIT)
             .build()
             .map_err(|e| {
-                PatternError::Invalid(format!("the pattern {quoted} cannot be compiled: {e}"))
+                PatternError::Invalid(format!(
+                    "the pattern {quoted} cannot be compiled: {}",
+                    brief(&e)
+                ))
             })?;
         Ok(Self {
             source: ecma.into(),
@@ -93,6 +96,25 @@ impl fmt::Debug for Pattern {
 const SIZE_LIMIT: usize = 10 * (1 << 20);
 /// The deepest nesting of groups and repetitions the parser accepts (the crate's default).
 const NEST_LIMIT: u32 = 50;
+
+/// The crate's error in one line: its parse errors quote the whole pattern over several lines,
+/// the last of which says what is wrong.
+fn brief(e: &regex::Error) -> String {
+    match e {
+        regex::Error::CompiledTooBig(limit) => {
+            format!("it exceeds the size limit of {limit} bytes")
+        }
+        other => other
+            .to_string()
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_owned(),
+    }
+}
 
 /// A pattern's source in backquotes for a message, cut short when long.
 struct Quoted<'a>(&'a str);

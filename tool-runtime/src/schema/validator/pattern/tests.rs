@@ -228,17 +228,21 @@ fn invalid_patterns_are_errors_naming_the_fault() {
 fn huge_patterns_are_errors_not_exhaustion() {
     let e = error("(?:a{1000}){1000}");
     assert!(
-        e.contains("cannot be compiled: compiled regex exceeded size limit"),
+        e.contains("cannot be compiled: it exceeds the size limit"),
         "{e}"
     );
     let long = "x".repeat(1_000_000);
     let e = error(&long);
     assert!(
-        e.contains("exceeded size limit") && e.contains("(1000000 bytes)") && e.len() < 200,
+        e.contains("exceeds the size limit") && e.contains("(1000000 bytes)") && e.len() < 200,
         "{e}"
     );
     let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
-    assert!(error(&deep).contains("cannot be compiled: pattern has too much nesting"));
+    let e = error(&deep);
+    assert!(
+        e.contains("cannot be compiled: ") && e.contains("nest") && e.len() < 300,
+        "{e}"
+    );
 }
 
 #[test]

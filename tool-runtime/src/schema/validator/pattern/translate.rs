@@ -1,4 +1,4 @@
-//! The scanner that rewrites an ECMA-262 pattern in the syntax of `regex-lite`.
+//! The scanner that rewrites an ECMA-262 pattern in the syntax of the `regex` crate.
 
 use std::fmt::Write as _;
 
@@ -437,8 +437,9 @@ fn escape(s: &mut Scanner, in_class: bool) -> Result<Escape, String> {
         'w' | 'W' => set(WORD, c == 'W'),
         's' | 'S' => set(SPACE, c == 'S'),
         // ECMA's word characters are ASCII, and so are the crate's: so is the boundary.
-        'b' if !in_class => Ok(Escape::Boundary(r"\b")),
-        'B' if !in_class => Ok(Escape::Boundary(r"\B")),
+        // ECMA's boundaries are ASCII's (and the crate's Unicode ones need its Unicode tables).
+        'b' if !in_class => Ok(Escape::Boundary(r"(?-u:\b)")),
+        'B' if !in_class => Ok(Escape::Boundary(r"(?-u:\B)")),
         'b' => Ok(Escape::Char('\u{8}')),
         'B' => Err("is not valid: `\\B` inside a class".into()),
         't' => Ok(Escape::Char('\t')),
