@@ -52,13 +52,12 @@ fn filter_of(spec: Option<&str>) -> Targets {
 /// Installs the log on standard error (coloured on a terminal unless `NO_COLOR` is set), unless
 /// the process already has a global subscriber. Returns whether it was installed.
 pub fn init() -> bool {
-    tracing_subscriber::fmt()
+    use tracing_subscriber::Layer as _;
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(ansi())
-        .finish()
-        .with(env_filter())
-        .try_init()
-        .is_ok()
+        .with_filter(env_filter());
+    tracing_subscriber::registry().with(log).try_init().is_ok()
 }
 
 /// Colours on a terminal, unless `NO_COLOR` is set.
