@@ -712,23 +712,24 @@ fn a_schema_that_does_not_compile_is_reported() {
             Box::pin(async { Ok(Value::Null) })
         }
     }
-    let r = builder().tool(Broken).build().unwrap();
-    let broken = r.warm_up().unwrap_err();
-    assert_eq!(broken.len(), 1);
-    assert_eq!(broken[0].0, "broken");
-    // A call with arguments reports it as internal, without details.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let env = rt.block_on(r.call("broken", json!({"x": "a"}), caller()));
-    assert_eq!(env.error().unwrap().kind(), "internal");
-    // A call without arguments needs no validator (`{}` cannot fail this root): it runs. This is
-    // also how the test sees that such a call compiles nothing.
-    let r = builder().tool(Broken).build().unwrap();
-    let env = rt.block_on(r.call("broken", json!({}), caller()));
-    assert!(env.is_ok(), "{env:?}");
-    assert!(r.get("broken").unwrap().check_arguments(&json!({})).is_ok());
+    // A hand-made tool's schema is compiled when it is registered: refused, with the place.
+    let Err(e) = builder().tool(Broken).build() else {
+        panic!("a tool whose schema does not compile was registered");
+    };
+    let e = e.to_string();
+    assert!(e.contains("tool `broken`"), "{e}");
+    assert!(
+        e.contains("`/properties/x/pattern`") && e.contains("never closed"),
+        "{e}"
+    );
+    // And when it is added to a running registry.
+    let r = builder().build().unwrap();
+    let e = r.add_tool(Broken).unwrap_err().to_string();
+    assert!(
+        e.contains("the tools were not added") && e.contains("never closed"),
+        "{e}"
+    );
+    assert!(r.get("broken").is_none());
 }
 
 #[derive(Default)]
