@@ -94,10 +94,7 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
         match &validator.nodes[id] {
             Schema::True => true,
             Schema::False => self.fail(instance, ErrorKind::FalseSchema),
-            Schema::Keywords(k) if depth > MAX_DEPTH => {
-                let _ = k;
-                self.fail(instance, ErrorKind::TooDeep)
-            }
+            Schema::Keywords(_) if depth > MAX_DEPTH => self.fail(instance, ErrorKind::TooDeep),
             Schema::Keywords(k) => self.keywords(k, instance, depth),
         }
     }
