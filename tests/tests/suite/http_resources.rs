@@ -221,6 +221,10 @@ async fn reads_are_refused_as_the_pipeline_refuses_calls() {
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["details"]["uri"], "secrets://key");
     let r = s.read("secrets://key", "admin-token").await;
+    // Guarded by a role: kept by the caller's own cache only, keyed by its credentials,
+    // whatever scope the resource states.
+    assert_eq!(header(&r, "cache-control"), "max-age=60, private");
+    assert_eq!(header(&r, "vary"), "authorization");
     assert_eq!(r.text().await.unwrap(), "s3cret");
 
     // A template value that climbs out of its place is refused before the fn runs.

@@ -140,13 +140,17 @@ impl Resource for Files {
     }
 }
 
-/// `secrets://key`: for callers with the `admin` role only.
+/// `secrets://key`: for callers with the `admin` role only, marked public (which its roles
+/// overrule).
 pub struct SecretKey;
 
 impl Resource for SecretKey {
     fn meta(&self) -> ResourceMeta {
         let mut meta = ResourceMeta::new("secret_key", "secrets://key", "The key.");
         meta.roles = vec!["admin".into()];
+        // Says shared caches may keep it: the roles that guard it overrule that.
+        meta.scope = Some(CacheScope::Public);
+        meta.ttl = Some(Duration::from_secs(60));
         meta
     }
 

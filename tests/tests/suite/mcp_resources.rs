@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -620,4 +621,106 @@ async fn on_2026_07_28_a_listen_hears_what_its_filter_accepted() {
         "{:?}",
         pipe.heard
     );
+}
+
+/// A template listing one resource, counting how often its list runs.
+struct Counted(usize, Arc<AtomicUsize>);
+
+impl Resource for Counted {
+    fn meta(&self) -> ResourceMeta {
+        ResourceMeta::new(
+            format!("counted_{}", self.0),
+            format!("counted{}://{{x}}", self.0),
+            "Counted",
+        )
+    }
+
+    fn read(
+        &self,
+        _: String,
+        _: BTreeMap<String, String>,
+        _: CallContext,
+    ) -> BoxFuture<'_, Result<ResourceBody, ToolError>> {
+        Box::pin(async { Ok(ResourceBody::Text("x".into())) })
+    }
+
+    fn list(&self, _: CallContext) -> Option<BoxFuture<'_, Result<Vec<Listed>, ToolError>>> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        let uri = format!("counted{}://one", self.0);
+        Some(Box::pin(async move { Ok(vec![Listed::new(uri, "one")]) }))
+    }
+}
+
+#[tokio::test]
+async fn a_page_of_resources_runs_only_the_lists_its_cursor_reaches() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let builder = (0..6).fold(Registry::builder().without_inventory(), |b, i| {
+        b.resource(Counted(i, Arc::clone(&runs)))
+    });
+    let server = McpServer::new(Arc::new(builder.build().unwrap())).page_size(2);
+    let mut pipe = Pipe::legacy(server).await;
+    let (mut uris, mut cursor, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let page = pipe.request("resources/list", params).await;
+        let listed = page["result"]["resources"].as_array().unwrap();
+        assert!(!listed.is_empty() && listed.len() <= 2, "{page}");
+        uris.extend(listed.iter().map(|r| r["uri"].as_str().unwrap().to_owned()));
+        pages += 1;
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..6).map(|i| format!("counted{i}://one")).collect();
+    assert_eq!((pages, uris), (3, expected));
+    // Each list once, and once more where a page ends: not every list for every page (18).
+    let runs = runs.load(Ordering::SeqCst);
+    assert!(runs <= 6 + pages, "{runs} list runs for {pages} pages");
+    let bad = pipe
+        .request("resources/list", json!({"cursor": "not-a-cursor"}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+#[tokio::test]
+async fn a_resource_a_filter_guards_is_never_cached_as_public() {
+    use tool_runtime::policy::ToolFilter;
+    let build = |filter: ToolFilter| {
+        let mut notes = fixed("notes", "notes://today", ResourceBody::Text("milk".into()));
+        notes.meta.ttl = Some(Duration::from_secs(60));
+        notes.meta.scope = Some(CacheScope::Public);
+        Arc::new(
+            Registry::builder()
+                .without_inventory()
+                .resource(notes)
+                .policy(filter)
+                .build()
+                .unwrap(),
+        )
+    };
+    let hints = |answer: &Value| {
+        (
+            answer["result"]["ttlMs"].clone(),
+            answer["result"]["cacheScope"].clone(),
+        )
+    };
+    // A filter for everyone decides alike for every caller: the resource's own scope stands.
+    let everyone = ToolFilter::new().for_everyone(Vec::<String>::new(), ["other"]);
+    let mut pipe = Pipe::modern(McpServer::new(build(everyone)));
+    let read = pipe
+        .request("resources/read", json!({"uri": "notes://today"}))
+        .await;
+    assert_eq!(hints(&read), (json!(60_000), json!("public")), "{read}");
+    let list = pipe.request("resources/list", json!({})).await;
+    assert_eq!(hints(&list), (json!(60_000), json!("public")), "{list}");
+    // Hidden from guests: what others read and list depends on who asks.
+    let guests = ToolFilter::new().for_role("guest", Vec::<String>::new(), ["notes"]);
+    let mut pipe = Pipe::modern(McpServer::new(build(guests)));
+    let read = pipe
+        .request("resources/read", json!({"uri": "notes://today"}))
+        .await;
+    assert_eq!(hints(&read), (json!(60_000), json!("private")), "{read}");
+    let list = pipe.request("resources/list", json!({})).await;
+    assert_eq!(hints(&list), (json!(60_000), json!("private")), "{list}");
 }

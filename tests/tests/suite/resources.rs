@@ -280,6 +280,170 @@ async fn a_resource_the_caller_may_not_see_is_not_listed_and_not_found() {
 }
 
 #[tokio::test]
+async fn a_uri_past_the_cap_is_refused_before_any_template_is_tried() {
+    let r = registry();
+    let long = format!("devices://{}/x", "A".repeat(1_000_000));
+    let e = r.read_resource(&long, caller()).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::INVALID_ARGUMENTS);
+    assert_eq!(violation_paths(&e), ["/uri"]);
+    assert!(e.to_string().contains("8192"), "{e}");
+    assert!(!r.can_read(&long, &caller()));
+    // At the cap, a URI is read.
+    let at_cap = format!("raw://{}", "a".repeat(8192 - "raw://".len()));
+    assert!(r.read_resource(&at_cap, caller()).await.is_ok());
+}
+
+/// A document.
+#[resource("docs://{path*}")]
+async fn doc(path: String) -> String {
+    format!("doc {path}")
+}
+
+/// The documents under `secret/`, for admins: more specific than `docs://{path*}`.
+#[resource("docs://secret/{name}", roles("admin"))]
+async fn secret_doc(name: String) -> String {
+    format!("secret {name}")
+}
+
+#[tokio::test]
+async fn a_hidden_template_does_not_shadow_a_visible_one() {
+    let r = Registry::builder()
+        .without_inventory()
+        .resource(doc::descriptor())
+        .resource(secret_doc::descriptor())
+        .policy(RequireRoles)
+        .build()
+        .unwrap();
+    // The caller who may not see the more specific template reads through the one it sees,
+    // and is told nothing of the other.
+    let read = r.read_resource("docs://secret/a", caller()).await.unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("doc secret/a"));
+    assert_eq!(read.resource.name, "doc");
+    assert!(r.can_read("docs://secret/a", &caller()));
+    let admin = caller().roles(["admin"]);
+    let read = r
+        .read_resource("docs://secret/a", admin.clone())
+        .await
+        .unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("secret a"));
+    // A caller who sees neither is told the URI matches nothing.
+    let only_secret = Registry::builder()
+        .without_inventory()
+        .resource(secret_doc::descriptor())
+        .policy(RequireRoles)
+        .build()
+        .unwrap();
+    let e = only_secret
+        .read_resource("docs://secret/a", caller())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::NOT_FOUND);
+    assert!(!only_secret.can_read("docs://secret/a", &caller()));
+    assert!(only_secret.can_read("docs://secret/a", &admin));
+}
+
+/// Invoices.
+#[resource("billing://invoices")]
+fn billing_invoices() -> &'static str {
+    "none due"
+}
+
+/// A letter about a bill.
+#[prompt]
+fn billing_letter() -> Vec<PromptMessage> {
+    vec![PromptMessage::user("Dear customer")]
+}
+
+#[tokio::test]
+async fn a_filter_names_resources_and_prompts_by_their_own_names() {
+    use tool_runtime::policy::ToolFilter;
+    let filtered = |deny: &[&str]| {
+        Registry::builder()
+            .without_inventory()
+            .resource(billing_invoices::descriptor())
+            .resource(motd::descriptor())
+            .prompt(billing_letter::descriptor())
+            .prompt(repeat::descriptor())
+            .policy(ToolFilter::new().for_everyone(Vec::<String>::new(), deny.to_vec()))
+            .build()
+            .unwrap()
+    };
+    let names = |r: &Registry| {
+        let mut names: Vec<String> = r
+            .resources(&caller())
+            .iter()
+            .map(|m| m.name.to_string())
+            .chain(r.prompts(&caller()).iter().map(|m| m.name.to_string()))
+            .collect();
+        names.sort();
+        names
+    };
+    let r = filtered(&["billing_*"]);
+    assert_eq!(names(&r), ["motd", "repeat"]);
+    let e = r
+        .read_resource("billing://invoices", caller())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::NOT_FOUND);
+    let e = r
+        .get_prompt("billing_letter", json!({}), caller())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::NOT_FOUND);
+    // A selector narrows a pattern to one kind.
+    assert_eq!(
+        names(&filtered(&["resource:billing_*"])),
+        ["billing_letter", "motd", "repeat"]
+    );
+    assert_eq!(
+        names(&filtered(&["prompt:billing_*"])),
+        ["billing_invoices", "motd", "repeat"]
+    );
+    assert_eq!(
+        names(&filtered(&["tool:billing_*"])),
+        ["billing_invoices", "billing_letter", "motd", "repeat"]
+    );
+}
+
+/// A template whose variable completes and whose list answers, limited to two uses a minute.
+#[resource("shelf://{name}", rate = "2/min", list = shelf_list)]
+async fn shelf(#[arg(complete = shelf_names)] name: String) -> String {
+    name
+}
+
+async fn shelf_list() -> Vec<Listed> {
+    vec![Listed::new("shelf://top", "top")]
+}
+
+async fn shelf_names(c: Completing) -> Vec<String> {
+    vec![format!("{}-1", c.value())]
+}
+
+#[tokio::test]
+async fn completions_and_lists_pass_the_rate_limit_of_their_item_and_are_screened() {
+    let r = Registry::builder()
+        .without_inventory()
+        .resource(shelf::descriptor())
+        .build()
+        .unwrap();
+    let shelf = CompletionRef::Resource("shelf://{name}".into());
+    let complete =
+        |value: &'static str| r.complete(&shelf, "name", value, BTreeMap::new(), caller());
+    // A value that climbs out of its place never reaches the completer.
+    let e = complete("../etc").await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::INVALID_ARGUMENTS);
+    assert_eq!(violation_paths(&e), ["/name"]);
+    let e = complete("/etc").await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::INVALID_ARGUMENTS);
+    // The completion and the list are charged as uses of the template: the third is refused.
+    assert_eq!(complete("a").await.unwrap().values, ["a-1"]);
+    assert_eq!(r.list_resources(&caller()).await.len(), 1);
+    let e = complete("a").await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::RATE_LIMITED);
+    assert!(r.list_resources(&caller()).await.is_empty());
+}
+
+#[tokio::test]
 async fn a_traversal_is_refused_before_the_fn_runs_unless_unscreened() {
     let r = registry();
     let e = r

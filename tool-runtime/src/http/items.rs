@@ -13,8 +13,8 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::registry::ResourceRead;
-use crate::resource::{CacheScope, ResourceMeta, UriTemplate};
+use crate::registry::{Caching, ResourceRead};
+use crate::resource::{ResourceMeta, UriTemplate};
 use crate::tool::caller::Source;
 use crate::tool::complete::CompletionRef;
 use crate::tool::error::{ErrorKind, ToolError};
@@ -138,21 +138,25 @@ pub(super) async fn read_resource(
             Err(e) => return refused(e, &ctx.id),
         }
     };
-    if let Ok(value) = HeaderValue::from_str(&cache_control(&read.resource)) {
+    let caching = state.registry.read_caching(&read.resource);
+    if let Ok(value) = HeaderValue::from_str(&cache_control(caching)) {
         response.headers_mut().insert(header::CACHE_CONTROL, value);
+    }
+    if !caching.public {
+        // What a private read answers depends on who asks: a cache keys it by the credentials.
+        response
+            .headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("authorization"));
     }
     response
 }
 
-/// `Cache-Control` for reads of `meta`: `max-age` from its time to live, `public` or `private`
-/// from its scope (`private` when it names none: a read answers one caller); without a time to
-/// live, `no-cache` (stored, but asked again before each use).
-fn cache_control(meta: &ResourceMeta) -> String {
-    let scope = match meta.scope {
-        Some(CacheScope::Public) => "public",
-        Some(CacheScope::Private) | None => "private",
-    };
-    match meta.ttl {
+/// `Cache-Control` for the registry's caching decision: `max-age` from the time to live,
+/// `public` or `private` from who may keep it; without a time to live, `no-cache` (stored, but
+/// asked again before each use).
+fn cache_control(caching: Caching) -> String {
+    let scope = if caching.public { "public" } else { "private" };
+    match caching.ttl {
         Some(ttl) => format!("max-age={}, {scope}", ttl.as_secs()),
         None => format!("no-cache, {scope}"),
     }
@@ -342,12 +346,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn caching_follows_the_time_to_live_and_the_scope() {
-        let mut meta = ResourceMeta::new("r", "a://r", "");
-        assert_eq!(cache_control(&meta), "no-cache, private");
-        meta.ttl = Some(Duration::from_secs(60));
-        assert_eq!(cache_control(&meta), "max-age=60, private");
-        meta.scope = Some(CacheScope::Public);
-        assert_eq!(cache_control(&meta), "max-age=60, public");
+    fn cache_control_renders_the_decision() {
+        let mut caching = Caching {
+            ttl: None,
+            public: false,
+        };
+        assert_eq!(cache_control(caching), "no-cache, private");
+        caching.ttl = Some(Duration::from_secs(60));
+        assert_eq!(cache_control(caching), "max-age=60, private");
+        caching.public = true;
+        assert_eq!(cache_control(caching), "max-age=60, public");
     }
 }

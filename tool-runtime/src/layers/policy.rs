@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use crate::tool::caller::Source;
 use crate::tool::context::CallContext;
 use crate::tool::definition::PendingCall;
-use crate::tool::definition::ToolMeta;
+use crate::tool::definition::{Kind, ToolMeta};
 
 /// Decides whether a caller may see and call a tool. `Err(reason)` denies the call.
 ///
@@ -61,6 +61,15 @@ pub trait Policy: Send + Sync + 'static {
     fn check(&self, call: &PendingCall<'_>) -> Result<(), String> {
         let _ = call;
         Ok(())
+    }
+
+    /// Whether this policy may answer differently for `tool` depending on who calls: then
+    /// what `tool` answers (a resource's read, a list that holds it) is never marked for shared
+    /// caches. Default: `true`, which is always safe; a policy that decides the same for every
+    /// caller, or never decides on `tool`, says `false`.
+    fn varies(&self, tool: &ToolMeta) -> bool {
+        let _ = tool;
+        true
     }
 }
 
@@ -112,6 +121,12 @@ impl Policy for AllowTools {
             _ => Ok(()),
         }
     }
+
+    fn varies(&self, tool: &ToolMeta) -> bool {
+        self.allowed
+            .values()
+            .any(|tools| !tools.iter().any(|t| *t == *tool.name))
+    }
 }
 
 /// Destructive tools are hidden from the given sources (e.g. an LLM agent), confirmed or not:
@@ -142,6 +157,10 @@ impl Policy for DenyDestructive {
         }
         Ok(())
     }
+
+    fn varies(&self, tool: &ToolMeta) -> bool {
+        tool.annotations.destructive == Some(true) && !self.sources.is_empty()
+    }
 }
 
 /// Enforces `#[tool(roles(...))]`: a caller needs at least one of the tool's roles.
@@ -149,6 +168,10 @@ impl Policy for DenyDestructive {
 pub struct RequireRoles;
 
 impl Policy for RequireRoles {
+    fn varies(&self, tool: &ToolMeta) -> bool {
+        !tool.roles.is_empty()
+    }
+
     fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
         let needed = &tool.roles;
         if needed.is_empty() || needed.iter().any(|r| caller.has_role(r)) {
@@ -220,9 +243,14 @@ impl Who {
     }
 }
 
-/// A pattern of tool names: an exact name (`device_add`), a glob where `*` stands for any run
-/// of characters and `?` for one (`devices-*`), or `toolset:NAME`, every tool the toolset
+/// A pattern of item names: an exact name (`device_add`), a glob where `*` stands for any run
+/// of characters and `?` for one (`devices-*`), or `toolset:NAME`, every item the toolset
 /// `NAME` mounted.
+///
+/// A pattern names tools, resources and prompts alike, each by its own name: `billing_*`
+/// matches a `billing_refund` tool, a `billing_invoices` resource and a `billing_letter`
+/// prompt. The selectors `tool:`, `resource:` and `prompt:` narrow a pattern to one kind
+/// (`resource:billing_*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolPattern(String);
 
@@ -236,10 +264,23 @@ impl ToolPattern {
     /// Whether the tool `name`, mounted by `toolset` if it was, matches.
     #[must_use]
     pub fn matches(&self, name: &str, toolset: Option<&str>) -> bool {
-        match self.0.strip_prefix("toolset:") {
-            Some(wanted) => toolset == Some(wanted),
-            None => glob(self.0.as_bytes(), name.as_bytes()),
+        self.matches_item(Kind::Tool, name, toolset)
+    }
+
+    /// Whether the item of `kind` named `name` (its own name, without the `resource:` or
+    /// `prompt:` the pipeline runs it under), mounted by `toolset` if it was, matches.
+    #[must_use]
+    pub fn matches_item(&self, kind: Kind, name: &str, toolset: Option<&str>) -> bool {
+        if let Some(wanted) = self.0.strip_prefix("toolset:") {
+            return toolset == Some(wanted);
         }
+        let (selected, pattern) = match self.0.split_once(':') {
+            Some(("tool", rest)) => (Some(Kind::Tool), rest),
+            Some(("resource", rest)) => (Some(Kind::Resource), rest),
+            Some(("prompt", rest)) => (Some(Kind::Prompt), rest),
+            _ => (None, self.0.as_str()),
+        };
+        selected.is_none_or(|k| k == kind) && glob(pattern.as_bytes(), name.as_bytes())
     }
 }
 
@@ -279,8 +320,11 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
 
 /// The toolset that mounted a tool, from the origin the registry gives it.
 fn toolset_of(tool: &ToolMeta) -> Option<&str> {
+    // A mounted tool's origin names its toolset; a mounted MCP server's resources and prompts
+    // name the server, which is mounted under that name.
     tool.defined_at
         .strip_prefix("toolset `")
+        .or_else(|| tool.defined_at.strip_prefix("MCP server `"))
         .and_then(|rest| rest.split('`').next())
 }
 
@@ -356,18 +400,30 @@ impl ToolFilter {
     }
 }
 
+/// An item's own name: a resource's or prompt's, without the prefix the pipeline runs it under.
+fn own_name(tool: &ToolMeta) -> &str {
+    let prefix = match tool.kind {
+        Kind::Tool => return &tool.name,
+        Kind::Resource => "resource:",
+        Kind::Prompt => "prompt:",
+    };
+    tool.name.strip_prefix(prefix).unwrap_or(&tool.name)
+}
+
 impl Policy for ToolFilter {
     fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
         let toolset = toolset_of(tool);
+        let name = own_name(tool);
+        let matches = |p: &ToolPattern| p.matches_item(tool.kind, name, toolset);
         let mut allow_lists = false;
         let mut allowed = false;
         for rule in self.rules.iter().filter(|r| r.who.names(caller)) {
-            if rule.deny.iter().any(|p| p.matches(&tool.name, toolset)) {
+            if rule.deny.iter().any(matches) {
                 return Err(format!("`{}` is filtered out for this caller", tool.name));
             }
             if !rule.allow.is_empty() {
                 allow_lists = true;
-                allowed |= rule.allow.iter().any(|p| p.matches(&tool.name, toolset));
+                allowed |= rule.allow.iter().any(matches);
             }
         }
         if allow_lists && !allowed {
@@ -377,6 +433,19 @@ impl Policy for ToolFilter {
             ));
         }
         Ok(())
+    }
+
+    fn varies(&self, tool: &ToolMeta) -> bool {
+        // A rule for everyone decides alike for every caller; one for some callers differs
+        // from the rest where it denies the item or allows a list the item is not on.
+        let toolset = toolset_of(tool);
+        let name = own_name(tool);
+        let matches = |p: &ToolPattern| p.matches_item(tool.kind, name, toolset);
+        self.rules.iter().any(|rule| {
+            !matches!(rule.who, Who::Everyone)
+                && (rule.deny.iter().any(matches)
+                    || !rule.allow.is_empty() && !rule.allow.iter().any(matches))
+        })
     }
 }
 

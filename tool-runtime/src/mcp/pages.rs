@@ -37,6 +37,42 @@ pub(super) fn page<T>(
     Ok((items.split_off(start), next))
 }
 
+/// Where the request's cursor of `resources/list` points: the resource or template it starts
+/// at, and how many of what that template lists come before (the first page without one). A
+/// cursor that is not one of ours is `-32602` (invalid params).
+pub(super) fn position(
+    request: Option<&PaginatedRequestParams>,
+) -> Result<crate::registry::ListPosition, ErrorData> {
+    let Some(cursor) = request.and_then(|r| r.cursor.as_deref()) else {
+        return Ok(crate::registry::ListPosition::default());
+    };
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok());
+    decoded
+        .as_deref()
+        .and_then(|text| text.strip_prefix(PREFIX)?.split_once('.'))
+        .and_then(|(entry, offset)| {
+            Some(crate::registry::ListPosition {
+                entry: entry.parse().ok()?,
+                offset: offset.parse().ok()?,
+            })
+        })
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("`{cursor}` is not a cursor this server gave"),
+                Some(serde_json::json!({ "cursor": cursor })),
+            )
+        })
+}
+
+/// The cursor of the `resources/list` page that starts at `at`.
+pub(super) fn position_cursor(at: crate::registry::ListPosition) -> Cursor {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("{PREFIX}{}.{}", at.entry, at.offset))
+}
+
 /// The cursor of the page that starts at `offset`.
 fn cursor(offset: usize) -> Cursor {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{PREFIX}{offset}"))

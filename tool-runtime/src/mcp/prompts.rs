@@ -9,7 +9,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::resources::modern;
+use super::resources::{caching, modern};
 use super::results::item_error;
 use super::{McpServer, caller_of, pages, trace};
 use crate::prompt::PromptMeta;
@@ -45,10 +45,8 @@ impl McpServer {
                     ListPromptsResult::with_all_items(page.iter().map(|p| described(p)).collect());
                 result.next_cursor = next;
                 if modern(&context) {
-                    // What a list holds depends on the caller's roles and changes at run time.
-                    result = result
-                        .with_ttl_ms(0)
-                        .with_cache_scope(rmcp::model::CacheScope::Private);
+                    let (ttl, scope) = caching(self.inner.registry.list_caching(true));
+                    result = result.with_ttl_ms(ttl).with_cache_scope(scope);
                 }
                 Ok(result)
             })

@@ -2,7 +2,6 @@
 //! `completion/complete`, each answered from the registry for the request's caller.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -16,7 +15,8 @@ use serde_json::{Value, json};
 
 use super::results::item_error;
 use super::{McpServer, caller_of, pages, trace};
-use crate::resource::{CacheScope, Listed, ResourceMeta};
+use crate::registry::Caching;
+use crate::resource::{Listed, ResourceMeta};
 use crate::tool::complete::CompletionRef;
 use crate::tool::error::ToolError;
 
@@ -74,21 +74,12 @@ fn template(meta: &ResourceMeta) -> ResourceTemplate {
     serde_json::from_value(Value::Object(item)).expect("a template has the shape rmcp reads")
 }
 
-/// How long and by whom a result about these resources may be cached: the shortest `ttl` of
-/// them (none stated: 0), shared caches only when every one is `public` and open to every
-/// caller (a list of none: 0, private).
-fn caching<'a>(metas: impl IntoIterator<Item = &'a ResourceMeta>) -> (u64, WireScope) {
-    let mut ttl: Option<Duration> = None;
-    let mut public = true;
-    let mut any = false;
-    for meta in metas {
-        any = true;
-        let own = meta.ttl.unwrap_or_default();
-        ttl = Some(ttl.map_or(own, |t| t.min(own)));
-        public &= meta.scope == Some(CacheScope::Public) && meta.roles.is_empty();
-    }
-    let ttl = ttl.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-    let scope = if any && public {
+/// MCP's `ttlMs` and `cacheScope` for the registry's caching decision.
+pub(super) fn caching(decided: Caching) -> (u64, WireScope) {
+    let ttl = decided
+        .ttl
+        .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+    let scope = if decided.public {
         WireScope::Public
     } else {
         WireScope::Private
@@ -105,13 +96,14 @@ impl McpServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         trace::Served::new("resources/list", None, &context)
             .run(async {
-                let all = self
+                let from = pages::position(request.as_ref())?;
+                let (page, next) = self
                     .inner
                     .registry
-                    .list_resources(&caller_of(&context))
+                    .resources_page(&caller_of(&context), from, self.page_len().max(1))
                     .await;
-                let (page, next) = pages::page(all, request.as_ref(), self.page_len())?;
-                let (ttl, scope) = caching(page.iter().map(|(_, meta)| &**meta));
+                let next = next.map(pages::position_cursor);
+                let (ttl, scope) = caching(self.inner.registry.list_caching(false));
                 let resources = page
                     .into_iter()
                     .map(|(item, meta)| listed(item, &meta))
@@ -142,7 +134,7 @@ impl McpServer {
                     .filter(|meta| !meta.variables.is_empty())
                     .collect();
                 let (page, next) = pages::page(templates, request.as_ref(), self.page_len())?;
-                let (ttl, scope) = caching(page.iter().map(|meta| &**meta));
+                let (ttl, scope) = caching(self.inner.registry.list_caching(false));
                 let mut result = ListResourceTemplatesResult::with_all_items(
                     page.iter().map(|m| template(m)).collect(),
                 );
@@ -186,12 +178,7 @@ impl McpServer {
                     })?;
                 let mut result = ReadResourceResult::new(contents);
                 if modern {
-                    let (ttl, scope) = caching([&*read.resource]);
-                    // A read is the resource's own: its scope even when roles guard it.
-                    let scope = match read.resource.scope {
-                        Some(CacheScope::Public) => WireScope::Public,
-                        _ => scope,
-                    };
+                    let (ttl, scope) = caching(self.inner.registry.read_caching(&read.resource));
                     result = result.with_ttl_ms(ttl).with_cache_scope(scope);
                 }
                 Ok(result.into())

@@ -15,7 +15,6 @@ use super::resources::modern;
 use super::results::item_error;
 use super::{McpServer, caller_of, trace};
 use crate::registry::Registry;
-use crate::resource::UriTemplate;
 use crate::tool::caller::Caller;
 use crate::tool::notify::Change;
 
@@ -41,9 +40,7 @@ impl Subscribed {
 
 /// Whether `caller` may read the resource at `uri`: a resource or template it sees matches it.
 fn readable(registry: &Registry, caller: &Caller, uri: &str) -> bool {
-    registry.resources(caller).iter().any(|meta| {
-        UriTemplate::parse(&meta.uri).is_ok_and(|template| template.matches(uri).is_some())
-    })
+    registry.can_read(uri, caller)
 }
 
 /// What a session is told of one change: the notifications, in order.

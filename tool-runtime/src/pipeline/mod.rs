@@ -184,6 +184,31 @@ impl Pipeline {
         .instrument(span)
     }
 
+    /// Work an item does for a caller beside its call (a completion of one of its arguments, a
+    /// template's listing of its resources), run as the item: `entry` is the item, found among
+    /// those the caller may see, so its roles and the policies' `admit` decided already. The
+    /// hooks at the rate-limit and concurrency points see it as a call of the item (`request`
+    /// as its arguments): its rate is charged and a concurrency slot held while it runs; it runs
+    /// under the item's time limit, its panics caught, its caller's cancellation watched.
+    ///
+    /// It is not told to the observers: it changes nothing, answers only names the caller may
+    /// list, and a completion is asked at each keystroke (an audit record each, with the
+    /// PostgreSQL audit two commits, would cost more than the work itself).
+    pub(crate) async fn serve<T>(
+        &self,
+        entry: &RegisteredTool,
+        ctx: &CallContext,
+        request: Value,
+        work: BoxFuture<'_, Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        let mut pending = pending(entry, Arguments::value(request), ctx);
+        let mut permits = Vec::new();
+        run_hooks(&self.hooks_after_confirmation, &mut pending, &mut permits).await?;
+        let outcome = run_isolated(entry, work, ctx, self.limit_of(entry)).await;
+        drop(permits);
+        outcome
+    }
+
     /// Validates and decodes the arguments, passes the layers, runs the tool and caps its
     /// output.
     async fn run(

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
 use crate::catalog::RegisteredTool;
 use crate::tool::context::CallContext;
@@ -43,12 +42,12 @@ pub(super) fn panicked(meta: &ToolMeta, panic: &(dyn std::any::Any + Send)) -> T
 
 /// Runs the tool under its time limit, turning a panic into `internal` and a cancellation by
 /// the caller into `cancelled`. The tool's future is dropped (cancelled) on time-out.
-pub(super) async fn run_isolated(
+pub(super) async fn run_isolated<T>(
     entry: &RegisteredTool,
-    fut: BoxFuture<'_, Result<Value, ToolError>>,
+    fut: BoxFuture<'_, Result<T, ToolError>>,
     ctx: &CallContext,
     limit: Duration,
-) -> Result<Value, ToolError> {
+) -> Result<T, ToolError> {
     let started = tokio::time::Instant::now();
     let mut fut = AssertUnwindSafe(fut).catch_unwind();
     // The deadline counts from the start, as if the timer had been there from the first poll.

@@ -397,6 +397,7 @@ impl RegistryBuilder {
         let items = match index.add(
             found_resources.into_iter().chain(self.resources).collect(),
             found_prompts.into_iter().chain(self.prompts).collect(),
+            false,
         ) {
             Ok(arrivals) => super::index::fixed_tools(arrivals),
             Err(more) => {

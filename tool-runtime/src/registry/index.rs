@@ -16,6 +16,9 @@ pub(crate) struct ResourceEntry {
     pub(crate) resource: Arc<dyn Resource>,
     pub(crate) meta: Arc<ResourceMeta>,
     pub(crate) template: UriTemplate,
+    /// Brought by a mounted toolset: tried after every resource of the host's own, so a
+    /// mounted server cannot capture the host's URIs with a more specific template.
+    pub(crate) mounted: bool,
 }
 
 /// A prompt as the registry holds it.
@@ -25,8 +28,9 @@ pub(crate) struct PromptEntry {
     pub(crate) meta: Arc<PromptMeta>,
 }
 
-/// The resources (static URIs first, then templates from the most literal characters to the
-/// fewest) and the prompts by name.
+/// The resources (the host's own, then those mounted toolsets brought; in each, static URIs
+/// first, then templates from the most literal characters to the fewest) and the prompts by
+/// name.
 #[derive(Clone, Default)]
 pub(crate) struct Index {
     pub(crate) resources: Vec<ResourceEntry>,
@@ -42,17 +46,19 @@ fn item_problem(item: String, defined_at: &str, problem: String) -> BuildProblem
 }
 
 impl Index {
-    /// Adds the resources and prompts, checking each against the rest.
+    /// Adds the resources and prompts, checking each against the rest; `mounted` when a
+    /// mounted toolset brings them.
     pub(crate) fn add(
         &mut self,
         resources: Vec<Arc<dyn Resource>>,
         prompts: Vec<Arc<dyn Prompt>>,
+        mounted: bool,
     ) -> Result<Vec<Arrival>, Vec<BuildProblem>> {
         let mut problems = Vec::new();
         let mut tools: Vec<Arrival> = Vec::new();
         let mut arrivals: Vec<_> = resources
             .into_iter()
-            .map(|r| self.add_resource(r))
+            .map(|r| self.add_resource(r, mounted))
             .collect();
         arrivals.extend(prompts.into_iter().map(|p| self.add_prompt(p)));
         for arrival in arrivals {
@@ -65,6 +71,7 @@ impl Index {
         self.resources.sort_by(|a, b| {
             let key = |r: &ResourceEntry| {
                 (
+                    r.mounted,
                     !r.template.is_static(),
                     std::cmp::Reverse(r.template.literal_len()),
                     r.meta.uri.clone(),
@@ -84,6 +91,7 @@ impl Index {
     fn add_resource(
         &mut self,
         resource: Arc<dyn Resource>,
+        mounted: bool,
     ) -> Result<Option<Arrival>, BuildProblem> {
         let meta = Arc::new(resource.meta());
         let problem =
@@ -122,6 +130,7 @@ impl Index {
             resource,
             meta,
             template,
+            mounted,
         });
         Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
     }
@@ -153,11 +162,17 @@ impl Index {
         Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))
     }
 
-    /// The resource a URI reads, and its variables' values: a static URI first, then the most
-    /// specific template.
-    pub(crate) fn find(&self, uri: &str) -> Option<(&ResourceEntry, BTreeMap<String, String>)> {
+    /// The resource a URI reads among those `visible` lets through, and its variables' values:
+    /// the host's before a mounted toolset's, a static URI first, then the most specific
+    /// template. A resource `visible` refuses is never matched against the URI.
+    pub(crate) fn find(
+        &self,
+        uri: &str,
+        visible: impl Fn(&ResourceEntry) -> bool,
+    ) -> Option<(&ResourceEntry, BTreeMap<String, String>)> {
         self.resources
             .iter()
+            .filter(|r| visible(r))
             .find_map(|r| r.template.matches(uri).map(|values| (r, values)))
     }
 }

@@ -13,14 +13,60 @@ use crate::prompt::{Prompt, PromptMeta, PromptReply, PromptTool};
 use crate::resource::{Listed, Resource, ResourceContents, ResourceMeta, ResourceTool, URI_ARG};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completing, Completion, CompletionRef};
+use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError, Violation};
 use crate::tool::notify::{Change, Notifier};
 
 use super::Registry;
 use super::index::Index;
 
-/// The longest a template's list or a completion may take.
-pub(super) const AUX_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest URI a resource is looked for at, in bytes: a longer one is refused before any
+/// template is tried.
+pub(crate) const MAX_URI_LEN: usize = 8 * 1024;
+
+/// The longest a mounted server may take to start sending a resource's updates.
+pub(super) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Who may keep an answer about resources or prompts, and for how long: the one decision
+/// HTTP's `Cache-Control` and `Vary` and MCP's `ttlMs` and `cacheScope` render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Caching {
+    /// How long it may be kept; `None`: it is to be asked for again before each use.
+    pub(crate) ttl: Option<Duration>,
+    /// Whether shared caches may keep it: only what answers every caller alike.
+    pub(crate) public: bool,
+}
+
+/// Where a page of `resources/list` starts: the resource or template of the index, and how
+/// many of what a template lists come before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ListPosition {
+    pub(crate) entry: usize,
+    pub(crate) offset: usize,
+}
+
+/// Screens what a completer of a template's variables is given as a read's values are: the
+/// value typed for a screened variable, and the other screened variables' values.
+fn screen_completing(meta: &ResourceMeta, completing: &Completing) -> Result<(), ToolError> {
+    let violations: Vec<Violation> = meta
+        .variables
+        .iter()
+        .filter(|v| v.screened)
+        .filter_map(|v| {
+            let value = if *v.name == *completing.argument {
+                Some(completing.value.as_str())
+            } else {
+                completing.others.get(&*v.name).map(String::as_str)
+            };
+            crate::resource::screen(&v.name, value?).err()
+        })
+        .collect();
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_arguments(violations))
+    }
+}
 
 /// The names of the resources and of the prompts a mounted toolset brought.
 pub(crate) struct Brought {
@@ -51,12 +97,14 @@ impl Items {
 
     /// Adds resources and prompts at run time (a mounted server's, say) and removes those
     /// named, in one change: all or none. Clients following changes are told.
+    /// `mounted` when a mounted toolset brings them.
     pub(crate) fn replace(
         &self,
         remove_resources: &[String],
         remove_prompts: &[String],
         resources: Vec<Arc<dyn Resource>>,
         prompts: Vec<Arc<dyn Prompt>>,
+        mounted: bool,
     ) -> Result<(), BuildError> {
         let mut guard = self
             .index
@@ -73,7 +121,7 @@ impl Items {
             !remove_prompts.is_empty() || !prompts.is_empty(),
         );
         let arrivals = next
-            .add(resources, prompts)
+            .add(resources, prompts, mounted)
             .map_err(|problems| BuildError {
                 problems,
                 at_run_time: true,
@@ -145,67 +193,181 @@ impl Registry {
             .collect()
     }
 
+    /// Whether what the item `name` answers may differ between callers: it needs roles, or a
+    /// policy may decide on it by caller (see [`Policy::varies`](crate::policy::Policy::varies)).
+    fn guarded(&self, name: &str) -> bool {
+        self.items.catalog.get(name).is_none_or(|item| {
+            let meta = item.meta();
+            !meta.roles.is_empty() || self.pipeline.policies.iter().any(|p| p.varies(meta))
+        })
+    }
+
+    /// How a read of `meta` may be cached: for its time to live, by shared caches only when
+    /// its scope says `public` and no role or policy guards it.
+    pub(crate) fn read_caching(&self, meta: &ResourceMeta) -> Caching {
+        Caching {
+            ttl: meta.ttl,
+            public: meta.scope == Some(crate::resource::CacheScope::Public)
+                && !self.guarded(&ResourceTool::call_name(&meta.name)),
+        }
+    }
+
+    /// How a list of resources or prompts may be cached (`prompts`: a list of prompts): for
+    /// the shortest time to live of what it holds (none stated: not kept), by shared caches
+    /// only when it is kept and every caller would be given the same list of public items: no
+    /// item of its kind is guarded, hidden from some callers.
+    pub(crate) fn list_caching(&self, prompts: bool) -> Caching {
+        let index = self.items.index();
+        let names: Vec<String> = if prompts {
+            index
+                .prompts
+                .keys()
+                .map(|n| PromptTool::call_name(n))
+                .collect()
+        } else {
+            index
+                .resources
+                .iter()
+                .map(|r| ResourceTool::call_name(&r.meta.name))
+                .collect()
+        };
+        let ttl = if prompts {
+            None
+        } else {
+            index.resources.iter().map(|r| r.meta.ttl).min().flatten()
+        };
+        // A list kept by no one (no time to live) has no one to share it with.
+        let public = ttl.is_some()
+            && !names.iter().any(|n| self.guarded(n))
+            && (prompts
+                || index
+                    .resources
+                    .iter()
+                    .all(|r| r.meta.scope == Some(crate::resource::CacheScope::Public)));
+        Caching { ttl, public }
+    }
+
     /// Whether the policies admit the item `name` of the items' catalogue for `ctx`.
-    pub(super) fn admits(&self, name: &str, ctx: &crate::tool::context::CallContext) -> bool {
+    pub(super) fn admits(&self, name: &str, ctx: &CallContext) -> bool {
+        self.admitted(name, ctx).is_some()
+    }
+
+    /// The item `name` of the items' catalogue, if the policies admit it for `ctx`.
+    fn admitted(&self, name: &str, ctx: &CallContext) -> Option<crate::catalog::ToolRef<'_>> {
         self.items
             .catalog
             .get(name)
-            .is_some_and(|t| self.pipeline.admit(t.meta(), ctx).is_ok())
+            .filter(|t| self.pipeline.admit(t.meta(), ctx).is_ok())
     }
 
     /// Every concrete resource `caller` may see, as `resources/list` gives them: the static
     /// ones, then those each visible template lists (a template whose list fails is logged
     /// and left out), each with the resource or template it belongs to.
     pub async fn list_resources(&self, caller: &Caller) -> Vec<(Listed, Arc<ResourceMeta>)> {
+        self.resources_page(caller, ListPosition::default(), usize::MAX)
+            .await
+            .0
+    }
+
+    /// At most `len` of the resources [`list_resources`](Self::list_resources) gives, from
+    /// `from` on, and where the next page starts when there is more. A page runs the list fns
+    /// of the templates it reaches only, each through the pipeline as its template (its rate,
+    /// concurrency and time limit): a whole listing runs each once, plus once more for a
+    /// template a page boundary cuts.
+    pub(crate) async fn resources_page(
+        &self,
+        caller: &Caller,
+        from: ListPosition,
+        len: usize,
+    ) -> (Vec<(Listed, Arc<ResourceMeta>)>, Option<ListPosition>) {
         let ctx = self.context(caller.clone());
         let index = self.items.index();
         let mut out = Vec::new();
-        for entry in &index.resources {
-            if !self.admits(&ResourceTool::call_name(&entry.meta.name), &ctx) {
+        for (at, entry) in index.resources.iter().enumerate().skip(from.entry) {
+            let Some(item) = self.admitted(&ResourceTool::call_name(&entry.meta.name), &ctx) else {
                 continue;
-            }
+            };
             let meta = &entry.meta;
-            if entry.template.is_static() {
+            let listed = if entry.template.is_static() {
                 let mut listed = Listed::new(meta.uri.to_string(), meta.name.to_string());
                 listed.title = Some(meta.title.to_string());
                 listed.description =
                     (!meta.description.is_empty()).then(|| meta.description.to_string());
                 listed.mime_type = meta.mime_type.as_ref().map(ToString::to_string);
-                out.push((listed, Arc::clone(meta)));
-                continue;
-            }
-            let Some(listing) = entry.resource.list(ctx.clone()) else {
-                continue;
-            };
-            match tokio::time::timeout(AUX_TIMEOUT, listing).await {
-                Ok(Ok(items)) => out.extend(items.into_iter().map(|mut l| {
-                    if l.mime_type.is_none() {
-                        l.mime_type = meta.mime_type.as_ref().map(ToString::to_string);
+                vec![listed]
+            } else {
+                let Some(listing) = entry.resource.list(ctx.clone()) else {
+                    continue;
+                };
+                let request = serde_json::json!({ "list": meta.uri });
+                match self.pipeline.serve(&item, &ctx, request, listing).await {
+                    Ok(items) => items,
+                    Err(e) => {
+                        tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed");
+                        continue;
                     }
-                    (l, Arc::clone(meta))
-                })),
-                Ok(Err(e)) => {
-                    tracing::warn!(resource = %meta.name, error = %e, "a resource template's list failed");
                 }
-                Err(_) => {
-                    tracing::warn!(resource = %meta.name, "a resource template's list timed out");
+            };
+            let skip = if at == from.entry { from.offset } else { 0 };
+            for (offset, mut l) in listed.into_iter().enumerate().skip(skip) {
+                if out.len() == len {
+                    return (out, Some(ListPosition { entry: at, offset }));
                 }
+                if l.mime_type.is_none() {
+                    l.mime_type = meta.mime_type.as_ref().map(ToString::to_string);
+                }
+                out.push((l, Arc::clone(meta)));
             }
         }
-        out
+        (out, None)
+    }
+
+    /// The resource `uri` reads for the caller of `ctx`, found among the resources it may see
+    /// (one rule for reads, subscriptions and completions), with its variables' values. A URI
+    /// longer than 8 KiB is `invalid_arguments`; one no visible resource matches,
+    /// `not_found` with `uri` in its details.
+    pub(super) fn resource_at(
+        &self,
+        index: &super::index::Index,
+        uri: &str,
+        ctx: &CallContext,
+    ) -> Result<(super::index::ResourceEntry, BTreeMap<String, String>), ToolError> {
+        if uri.len() > MAX_URI_LEN {
+            return Err(ToolError::invalid_arguments(vec![Violation::new(
+                "/uri",
+                "maxLength",
+                format!(
+                    "the URI is {} bytes long; the longest a resource is read at is {MAX_URI_LEN}",
+                    uri.len()
+                ),
+            )]));
+        }
+        index
+            .find(uri, |r| {
+                self.admits(&ResourceTool::call_name(&r.meta.name), ctx)
+            })
+            .map(|(entry, values)| (entry.clone(), values))
+            .ok_or_else(|| not_found("resource at", uri, "uri"))
+    }
+
+    /// Whether `caller` may read the resource at `uri`: whether a resource it may see matches
+    /// it, by the rule reads follow.
+    #[must_use]
+    pub fn can_read(&self, uri: &str, caller: &Caller) -> bool {
+        let ctx = self.context(caller.clone());
+        self.resource_at(&self.items.index(), uri, &ctx).is_ok()
     }
 
     /// Reads the resource at `uri` for `caller`, through the call pipeline. A URI no visible
-    /// resource matches is `not_found`, with `uri` in its details.
+    /// resource matches is `not_found`, with `uri` in its details; one longer than 8 KiB
+    /// is `invalid_arguments`.
     pub async fn read_resource(
         &self,
         uri: &str,
         caller: Caller,
     ) -> Result<ResourceRead, ToolError> {
-        let index = self.items.index();
-        let Some((entry, values)) = index.find(uri) else {
-            return Err(not_found("resource at", uri, "uri"));
-        };
+        let ctx = self.context(caller);
+        let (entry, values) = self.resource_at(&self.items.index(), uri, &ctx)?;
         let mut args = serde_json::Map::new();
         args.insert(URI_ARG.to_owned(), Value::String(uri.to_owned()));
         args.extend(values.into_iter().map(|(k, v)| (k, Value::String(v))));
@@ -216,7 +378,7 @@ impl Registry {
                 &self.items.catalog,
                 &name,
                 crate::pipeline::Input::Value(Value::Object(args)),
-                self.context(caller),
+                ctx,
             )
             .await;
         match ran.envelope.outcome {
@@ -304,12 +466,6 @@ impl Registry {
     ) -> Result<Completion, ToolError> {
         let ctx = self.context(caller);
         let index = self.items.index();
-        let completing = Completing {
-            argument: Arc::from(argument),
-            value: value.to_owned(),
-            others,
-            ctx: ctx.clone(),
-        };
         let unknown_argument = || {
             ToolError::invalid_arguments(vec![Violation::new(
                 "/argument/name",
@@ -317,42 +473,52 @@ impl Registry {
                 format!("no argument `{argument}` to complete"),
             )])
         };
-        let run = match reference {
+        let request = serde_json::json!({
+            "complete": { "argument": argument, "value": value, "others": others },
+        });
+        let completing = Completing {
+            argument: Arc::from(argument),
+            value: value.to_owned(),
+            others,
+            ctx: ctx.clone(),
+        };
+        let (item, run) = match reference {
             CompletionRef::Prompt(name) => {
-                let Some(p) = index
-                    .prompts
-                    .get(name)
-                    .filter(|p| self.admits(&PromptTool::call_name(&p.meta.name), &ctx))
-                else {
+                let found = index.prompts.get(name).and_then(|p| {
+                    let item = self.admitted(&PromptTool::call_name(&p.meta.name), &ctx)?;
+                    Some((p, item))
+                });
+                let Some((p, item)) = found else {
                     return Err(not_found("prompt named", name, "name"));
                 };
                 if !p.meta.arguments.iter().any(|a| a.name == argument) {
                     return Err(unknown_argument());
                 }
-                p.prompt.complete(completing)
+                (item, p.prompt.complete(completing))
             }
             CompletionRef::Resource(uri) => {
-                let Some(r) = index.resources.iter().find(|r| {
-                    r.meta.uri == *uri && self.admits(&ResourceTool::call_name(&r.meta.name), &ctx)
-                }) else {
+                let found = index.resources.iter().find_map(|r| {
+                    if r.meta.uri != *uri {
+                        return None;
+                    }
+                    let item = self.admitted(&ResourceTool::call_name(&r.meta.name), &ctx)?;
+                    Some((r, item))
+                });
+                let Some((r, item)) = found else {
                     return Err(not_found("resource template", uri, "uri"));
                 };
                 if !r.template.variables().any(|v| v == argument) {
                     return Err(unknown_argument());
                 }
-                r.resource.complete(completing)
+                screen_completing(&r.meta, &completing)?;
+                (item, r.resource.complete(completing))
             }
         };
         let Some(run) = run else {
             return Ok(Completion::default());
         };
-        match tokio::time::timeout(AUX_TIMEOUT, run).await {
-            Ok(values) => Ok(Completion::of(values?)),
-            Err(_) => Err(ToolError::new(
-                ErrorKind::TIMEOUT,
-                format!("completing `{argument}` took longer than {AUX_TIMEOUT:?}"),
-            )),
-        }
+        let values = self.pipeline.serve(&item, &ctx, request, run).await?;
+        Ok(Completion::of(values))
     }
 
     /// Adds resources and prompts at run time (a mounted server's, say) and removes those
@@ -365,7 +531,7 @@ impl Registry {
         prompts: Vec<Arc<dyn Prompt>>,
     ) -> Result<(), BuildError> {
         self.items
-            .replace(remove_resources, remove_prompts, resources, prompts)
+            .replace(remove_resources, remove_prompts, resources, prompts, false)
     }
 
     /// Adds a resource at run time; see [`RegistryBuilder::resource`](super::RegistryBuilder::resource).

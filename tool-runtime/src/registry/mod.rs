@@ -47,6 +47,7 @@ pub use crate::catalog::{
 };
 pub use builder::RegistryBuilder;
 pub use items::ResourceRead;
+pub(crate) use items::{Caching, ListPosition};
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
 #[cfg(feature = "cli")]

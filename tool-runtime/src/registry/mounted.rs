@@ -30,7 +30,8 @@ impl Registry {
         let resources = names(items.resources.iter().map(|r| r.meta().name));
         let prompts = names(items.prompts.iter().map(|p| p.meta().name));
         if !resources.is_empty() || !prompts.is_empty() {
-            self.replace_items(&[], &[], items.resources, items.prompts)
+            self.items
+                .replace(&[], &[], items.resources, items.prompts, true)
                 .map_err(MountError::Items)?;
         }
         let watcher = items.changes.map(|mut changes| {
@@ -66,8 +67,13 @@ impl Registry {
                 watcher.abort();
             }
             // Removing only cannot fail.
-            let _ =
-                self.replace_items(&brought.resources, &brought.prompts, Vec::new(), Vec::new());
+            let _ = self.items.replace(
+                &brought.resources,
+                &brought.prompts,
+                Vec::new(),
+                Vec::new(),
+                true,
+            );
         }
     }
 
@@ -75,17 +81,9 @@ impl Registry {
     /// it (else `not_found`): a mounted server's resource has its server asked to send them.
     pub async fn subscribe_resource(&self, uri: &str, caller: &Caller) -> Result<(), ToolError> {
         let ctx = self.context(caller.clone());
-        let found = self.items.index().find(uri).map(|(r, _)| r.clone());
-        let Some(entry) = found.filter(|r| {
-            self.admits(
-                &crate::resource::ResourceTool::call_name(&r.meta.name),
-                &ctx,
-            )
-        }) else {
-            return Err(super::items::not_found("resource at", uri, "uri"));
-        };
+        let (entry, _) = self.resource_at(&self.items.index(), uri, &ctx)?;
         match entry.resource.subscribe(uri) {
-            Some(asked) => tokio::time::timeout(super::items::AUX_TIMEOUT, asked)
+            Some(asked) => tokio::time::timeout(super::items::SUBSCRIBE_TIMEOUT, asked)
                 .await
                 .unwrap_or_else(|_| {
                     Err(ToolError::new(
@@ -121,7 +119,13 @@ async fn relist(items: &Items, name: &str, toolset: Arc<dyn Toolset>) {
     };
     let resources = names(fresh.resources.iter().map(|r| r.meta().name));
     let prompts = names(fresh.prompts.iter().map(|p| p.meta().name));
-    match items.replace(&old_resources, &old_prompts, fresh.resources, fresh.prompts) {
+    match items.replace(
+        &old_resources,
+        &old_prompts,
+        fresh.resources,
+        fresh.prompts,
+        true,
+    ) {
         Ok(()) => {
             if let Some(brought) = items.mounted().get_mut(name) {
                 brought.resources = resources;

@@ -9,6 +9,10 @@
 //! - Everything else is literal and matched exactly.
 //!
 //! Values are percent-decoded; a value that does not decode to UTF-8 does not match.
+//!
+//! A template's path is matched by a regular expression compiled when the template is parsed
+//! (the regex crate matches in time linear in the URI's length), so a long URI costs one pass,
+//! however the template's variables could split it.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -16,11 +20,21 @@ use std::collections::BTreeMap;
 use tool_grammar::uri_template::{Part, Template};
 
 /// A parsed URI template.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct UriTemplate {
     source: String,
     parsed: Template,
+    /// The path as a regular expression, one group a variable, in the order of `parsed.parts`.
+    path: regex::Regex,
 }
+
+impl PartialEq for UriTemplate {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for UriTemplate {}
 
 /// Why a URI template does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +57,11 @@ impl UriTemplate {
     /// end?), or a `{name*}` that is not the last variable of the path.
     pub fn parse(source: &str) -> Result<Self, TemplateError> {
         let parsed = tool_grammar::uri_template::parse(source).map_err(TemplateError)?;
+        let path = path_regex(&parsed.parts).map_err(|e| TemplateError(e.to_string()))?;
         Ok(Self {
             source: source.to_owned(),
             parsed,
+            path,
         })
     }
 
@@ -101,8 +117,13 @@ impl UriTemplate {
             return None;
         }
         let mut values = BTreeMap::new();
-        if !match_parts(&self.parsed.parts, path, &mut values) {
-            return None;
+        let found = self.path.captures(path)?;
+        let variables = self.parsed.parts.iter().filter_map(|p| match p {
+            Part::Literal(_) => None,
+            Part::Segment(name) | Part::Rest(name) => Some(name),
+        });
+        for (name, value) in variables.zip(found.iter().skip(1)) {
+            values.insert(name.clone(), decode(value?.as_str())?);
         }
         if let Some(query) = query {
             if self.parsed.query.is_empty() {
@@ -136,51 +157,21 @@ fn decode(raw: &str) -> Option<String> {
         .map(Cow::into_owned)
 }
 
-fn match_parts(parts: &[Part], text: &str, values: &mut BTreeMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return text.is_empty();
-    };
-    match first {
-        Part::Literal(l) => text
-            .strip_prefix(l.as_str())
-            .is_some_and(|t| match_parts(rest, t, values)),
-        Part::Rest(name) => {
-            // The last variable of the path: everything up to a literal tail.
-            let tail: String = rest
-                .iter()
-                .map(|p| match p {
-                    Part::Literal(l) => l.as_str(),
-                    _ => "",
-                })
-                .collect();
-            let Some(value) = text.strip_suffix(tail.as_str()) else {
-                return false;
-            };
-            if value.is_empty() {
-                return false;
-            }
-            decode(value).is_some_and(|v| {
-                values.insert(name.clone(), v);
-                true
-            })
-        }
-        Part::Segment(name) => {
-            // One segment: up to the next literal (variables never sit side by side), and
-            // never across a `/`.
-            let end = text.find('/').unwrap_or(text.len());
-            for cut in (1..=end).rev().filter(|&i| text.is_char_boundary(i)) {
-                let mut attempt = values.clone();
-                if let Some(v) = decode(&text[..cut]) {
-                    attempt.insert(name.clone(), v);
-                    if match_parts(rest, &text[cut..], &mut attempt) {
-                        *values = attempt;
-                        return true;
-                    }
-                }
-            }
-            false
+/// The path of a template as an anchored regular expression: literals escaped, `{name}` one
+/// or more characters other than `/` (as many as leave a match, the longest first), `{name*}`
+/// one or more of any character. Leftmost-first matching prefers, at each variable, the
+/// longest value that lets the rest match, as a backtracking matcher would, in one pass.
+fn path_regex(parts: &[Part]) -> Result<regex::Regex, regex::Error> {
+    let mut pattern = String::from(r"\A");
+    for part in parts {
+        match part {
+            Part::Literal(l) => pattern.push_str(&regex::escape(l)),
+            Part::Segment(_) => pattern.push_str("([^/]+)"),
+            Part::Rest(_) => pattern.push_str("((?s:.)+)"),
         }
     }
+    pattern.push_str(r"\z");
+    regex::Regex::new(&pattern)
 }
 
 /// One character class of a template's path, for the overlap check.
@@ -343,6 +334,31 @@ mod tests {
             let e = UriTemplate::parse(bad).unwrap_err().0;
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_long_uri_is_matched_in_one_pass() {
+        // Every cut of the million `A`s could be a value of `{id}`: a matcher that tries each
+        // cut and decodes it costs a million decodes of up to a million bytes.
+        let long = format!("devices://{}/x", "A".repeat(1_000_000));
+        assert_eq!(t("devices://{id}/status").matches(&long), None);
+        assert_eq!(t("devices://{id}-{n}/x").matches(&long), None);
+        let values = t("devices://{id}/x").matches(&long).unwrap();
+        assert_eq!(values["id"].len(), 1_000_000);
+        let dashes = format!("a://{}x", "-".repeat(100_000));
+        assert_eq!(t("a://{p}-{q}-{r}x").matches(&dashes).unwrap()["r"], "-");
+    }
+
+    #[test]
+    fn a_segment_takes_the_longest_value_that_lets_the_rest_match() {
+        assert_eq!(
+            t("a://{x}-{y}").matches("a://p-q-r"),
+            Some(vars(&[("x", "p-q"), ("y", "r")]))
+        );
+        assert_eq!(
+            t("docs://{path*}.md").matches("docs://a.md.md"),
+            Some(vars(&[("path", "a.md")]))
+        );
     }
 
     #[test]
