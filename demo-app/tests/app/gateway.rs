@@ -226,6 +226,53 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
     );
 }
 
+/// A filter names resources and prompts by their own names, as it names tools: `pair*` hides
+/// the `paired_devices` resource and the `pairing_message` prompt, from listings and reads,
+/// over HTTP and on the command line; `resource:pair*` hides the resource alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_filter_hides_resources_and_prompts_by_their_own_names() {
+    let dir = tool_test_support::TempDir::new("demo-gateway-filter-items");
+    let get = |url: String| async move {
+        let r = reqwest::get(url).await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.text().await.unwrap())
+    };
+    let config = "[[policy.filter]]\ndeny = [\"pair*\"]\n";
+    let served = serve(dir.path(), config);
+    let (status, resources) = get(format!("{}/resources", served.base)).await;
+    assert_eq!(status, 200, "{resources}");
+    assert!(!resources.contains("devices://paired"), "{resources}");
+    let (status, read) = get(format!(
+        "{}/resources/read?uri=devices://paired",
+        served.base
+    ))
+    .await;
+    assert_eq!(status, 404, "{read}");
+    let (_, prompts) = get(format!("{}/prompts", served.base)).await;
+    assert!(!prompts.contains("pairing_message"), "{prompts}");
+    let got = reqwest::Client::new()
+        .post(format!("{}/prompts/pairing_message", served.base))
+        .json(&json!({"recipient": "Alice"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status().as_u16(), 404);
+    drop(served);
+    let out = demo(dir.path(), config)
+        .args(["--json", "resource", "read", "devices://paired"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+
+    // A selector narrows the pattern to one kind.
+    let config = "[[policy.filter]]\ndeny = [\"resource:pair*\"]\n";
+    let served = serve(dir.path(), config);
+    let (_, resources) = get(format!("{}/resources", served.base)).await;
+    assert!(!resources.contains("devices://paired"), "{resources}");
+    let (_, prompts) = get(format!("{}/prompts", served.base)).await;
+    assert!(prompts.contains("pairing_message"), "{prompts}");
+}
+
 /// `demo-app toolsets` mounts each configured toolset and says how it went; one that cannot
 /// be mounted is listed with why, and the exit code is 1.
 #[test]

@@ -400,20 +400,22 @@ async fn destructive_tools_need_confirmation() {
 struct Answering(tool_runtime::confirm::Answer, Mutex<Vec<String>>);
 
 impl tool_runtime::confirm::Ask for Answering {
-    async fn ask(
-        &self,
-        confirmation: &tool_runtime::confirm::Confirmation,
-    ) -> tool_runtime::confirm::Answer {
+    fn ask<'a>(
+        &'a self,
+        confirmation: &'a tool_runtime::confirm::Confirmation,
+    ) -> tool_runtime::BoxFuture<'a, tool_runtime::confirm::Answer> {
         self.1.lock().unwrap().push(confirmation.question.clone());
-        self.0.clone()
+        let answer = self.0.clone();
+        Box::pin(async move { answer })
     }
 }
 
 #[tokio::test]
-async fn call_asking_asks_redeems_declines_or_leaves_the_question_standing() {
+async fn a_caller_that_asks_is_asked_redeems_declines_or_leaves_the_question_standing() {
     use tool_runtime::confirm::Answer;
+    use tool_runtime::registry::CallTool;
     let r = registry();
-    let ask = |answer| Answering(answer, Mutex::default());
+    let ask = |answer| Arc::new(Answering(answer, Mutex::default()));
 
     // The typed confirmation is what the JSON details say.
     let env = r.call("wipe", json!({}), caller()).await;
@@ -432,25 +434,41 @@ async fn call_asking_asks_redeems_declines_or_leaves_the_question_standing() {
     );
 
     let yes = ask(Answer::Yes);
-    let env = r.call_asking("wipe", json!({}), caller(), &yes).await;
+    let env = r
+        .call("wipe", json!({}), caller().asking(yes.clone()))
+        .await;
     assert_eq!(env.result(), Some(&json!(true)));
     assert_eq!(*yes.1.lock().unwrap(), ["Run wipe?"]);
 
     let no = ask(Answer::No);
-    let env = r.call_asking("wipe", json!({}), caller(), &no).await;
+    let env = r.call("wipe", json!({}), caller().asking(no)).await;
     assert_eq!(env.error().unwrap().kind(), "confirmation_declined");
     assert_eq!(env.error().unwrap().status(), 409);
 
     let unasked = ask(Answer::Unasked(Some("no one to ask".into())));
-    let env = r.call_asking("wipe", json!({}), caller(), &unasked).await;
+    let env = r.call("wipe", json!({}), caller().asking(unasked)).await;
     let e = env.error().unwrap();
     assert_eq!(e.kind(), "confirmation_required");
     assert_eq!(e.details().unwrap()["hint"], "no one to ask");
     assert!(e.confirmation().is_some(), "the token stays for the caller");
 
+    // Deferred: the question comes back with the answer, for the front end to put.
+    let deferred = ask(Answer::Deferred);
+    let called = r
+        .handle(CallTool::new("wipe", json!({})), caller().asking(deferred))
+        .await;
+    let e = called.envelope.error().unwrap();
+    assert_eq!(e.kind(), "confirmation_required");
+    let question = called.question().expect("the question deferred");
+    assert_eq!(question.question, "Run wipe?");
+    assert_eq!(Some(question), e.confirmation());
+    // A caller that cannot ask gets no question to put.
+    let called = r.handle(CallTool::new("wipe", json!({})), caller()).await;
+    assert!(called.question().is_none());
+
     // A tool that needs no confirmation is never asked about.
     let env = r
-        .call_asking("add", json!({"a": 1, "b": 2}), caller(), &yes)
+        .call("add", json!({"a": 1, "b": 2}), caller().asking(yes.clone()))
         .await;
     assert!(env.is_ok(), "{env:?}");
     assert_eq!(yes.1.lock().unwrap().len(), 1);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +20,7 @@ use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SW
 use super::{client, trace};
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::llm::{self, Target};
+use crate::registry::Refuse;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::{Caller, Envelope};
 
@@ -352,13 +354,12 @@ async fn refuse(inner: &Inner, caller: &Caller, call: &ToolCall, error: ToolErro
         parse_arguments(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
     let envelope = inner
         .registry
-        .refuse(
-            &call.name,
-            args,
+        .handle(
+            Refuse::new(&call.name, args, error),
             trace::with_call_id(caller.clone(), call),
-            error,
         )
-        .await;
+        .await
+        .envelope;
     result_of(call, &envelope, started.elapsed())
 }
 
@@ -517,7 +518,9 @@ async fn own_call(own: &crate::registry::Registry, caller: Caller, call: &ToolCa
     let envelope = match parse_arguments(&call.arguments) {
         Err(e) => {
             let text = Value::String(call.arguments.clone());
-            own.refuse(&call.name, text, caller, e).await
+            own.handle(Refuse::new(&call.name, text, e), caller)
+                .await
+                .envelope
         }
         Ok(args) => own.call(&call.name, args, caller).await,
     };
@@ -582,14 +585,16 @@ impl Job {
             // Never run, but recorded: the observers see the text the model sent.
             Err(e) => {
                 let text = Value::String(call.arguments.clone());
-                registry.refuse(&call.name, text, caller, e).await
+                let refused = Refuse::new(&call.name, text, e);
+                registry.handle(refused, caller).await.envelope
             }
             Ok(args) => {
                 let asker = ConfirmCallback {
-                    run: &self,
-                    call_id: &call.id,
+                    run: self.clone(),
+                    call_id: call.id.clone(),
                 };
-                registry.call_asking(&call.name, args, caller, &asker).await
+                let caller = caller.asking(Arc::new(asker));
+                registry.call(&call.name, args, caller).await
             }
         };
         let invalid_arguments = envelope
@@ -606,25 +611,27 @@ impl Job {
 /// The agent's [`confirm`](super::AgentBuilder::confirm) callback as the pipeline's [`Ask`]:
 /// without one no one can be asked, and a destructive call ends as the
 /// `confirmation_required` it is, as on every front end that cannot ask.
-struct ConfirmCallback<'a> {
-    run: &'a Job,
-    call_id: &'a str,
+struct ConfirmCallback {
+    run: Job,
+    call_id: String,
 }
 
-impl Ask for ConfirmCallback<'_> {
-    async fn ask(&self, confirmation: &Confirmation) -> Answer {
-        let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
-            return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
-        };
-        self.run.emit(Event::ConfirmationRequested {
-            id: self.call_id.to_owned(),
-            question: confirmation.question.clone(),
-        });
-        if confirm(confirmation.clone()).await {
-            Answer::Yes
-        } else {
-            Answer::No
-        }
+impl Ask for ConfirmCallback {
+    fn ask<'a>(&'a self, confirmation: &'a Confirmation) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
+                return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
+            };
+            self.run.emit(Event::ConfirmationRequested {
+                id: self.call_id.clone(),
+                question: confirmation.question.clone(),
+            });
+            if confirm(confirmation.clone()).await {
+                Answer::Yes
+            } else {
+                Answer::No
+            }
+        })
     }
 }
 

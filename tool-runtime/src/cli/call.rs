@@ -5,6 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use clap::ArgMatches;
+use futures_util::future::BoxFuture;
 
 use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
@@ -13,7 +14,7 @@ use crate::tool::error::ErrorKind;
 
 use super::render::{self, Palette};
 use super::{args, command};
-use crate::registry::Registry;
+use crate::registry::{CallTool, Registry};
 
 /// Calls `tool_name` of `registry` with the arguments of its subcommand's matches, asking on
 /// a terminal when it needs confirmation, and prints the report; returns the exit code.
@@ -51,18 +52,19 @@ pub(crate) async fn call(
     let mut caller = super::caller()
         .dry_run(flag(command::DRY_RUN))
         .confirm(flag(command::YES))
-        .peer(Arc::new(super::form::TerminalPeer));
+        .peer(Arc::new(super::form::TerminalPeer))
+        .asking(Arc::new(Terminal));
     let bar = std::io::stderr().is_terminal().then(progress_bar);
     if let Some(bar) = &bar {
         caller = caller.progress(Arc::new(BarSink(bar.clone())));
     }
     let finished = registry
-        .call_with_tool(tool_name, arguments, caller, &Terminal)
+        .handle(CallTool::new(tool_name, arguments), caller)
         .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    report(&finished.envelope, finished.tool.as_deref(), json_out, out)
+    report(&finished.envelope, finished.tool(), json_out, out)
 }
 
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
@@ -179,19 +181,21 @@ pub(crate) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
 pub(crate) struct Terminal;
 
 impl Ask for Terminal {
-    async fn ask(&self, confirmation: &Confirmation) -> Answer {
-        if !std::io::stdin().is_terminal() {
-            return Answer::Unasked(None);
-        }
-        if let Some(preview) = &confirmation.preview {
-            let p = Palette::new(color_for(&std::io::stderr()));
-            eprint!("{}", render::render(preview, p));
-        }
-        let question = confirmation.question.clone();
-        let yes = tokio::task::spawn_blocking(move || ask(&question))
-            .await
-            .unwrap_or(false);
-        if yes { Answer::Yes } else { Answer::No }
+    fn ask<'a>(&'a self, confirmation: &'a Confirmation) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            if !std::io::stdin().is_terminal() {
+                return Answer::Unasked(None);
+            }
+            if let Some(preview) = &confirmation.preview {
+                let p = Palette::new(color_for(&std::io::stderr()));
+                eprint!("{}", render::render(preview, p));
+            }
+            let question = confirmation.question.clone();
+            let yes = tokio::task::spawn_blocking(move || ask(&question))
+                .await
+                .unwrap_or(false);
+            if yes { Answer::Yes } else { Answer::No }
+        })
     }
 }
 

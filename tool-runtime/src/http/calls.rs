@@ -12,11 +12,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use crate::registry::Input;
+use crate::registry::CallTool;
 use crate::tool::caller::{Caller, Source};
-use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
-use crate::tool::parsed::Node;
 
 use super::front::{FrontLayer, context_of, front, header_of};
 use super::listing::describe_named;
@@ -70,8 +68,7 @@ impl tower::Service<Request> for CallService {
 
     fn call(&mut self, request: Request) -> Self::Future {
         let (admitted, finish) = front(&self.state, &request);
-        let call =
-            admitted.and_then(|ctx| call_request_with(&self.state, &self.name, request, &ctx));
+        let call = admitted.and_then(|ctx| call_request_with(&self.name, request, &ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
         let span = finish.span.clone();
         Box::pin(
@@ -224,7 +221,7 @@ pub(super) fn call_tool(
     Path(name): Path<String>,
     request: Request,
 ) -> impl Future<Output = Response> {
-    let call = call_request(&state, &name, request);
+    let call = call_request(&name, request);
     async move {
         match call {
             Ok(call) => call_named(&state, &name, call).await,
@@ -237,24 +234,19 @@ pub(super) fn call_tool(
 /// kept in the call's future, which is on every call's path and moved with it (the handlers
 /// are plain fns returning futures for the same reason: an `async fn` keeps its arguments).
 pub(super) struct CallRequest {
-    ctx: CallContext,
+    caller: Caller,
     json: bool,
     body: Body,
 }
 
 /// A refusal (a bad query or flag header) is boxed: it is rare, and the result is kept in the
 /// call's future.
-pub(super) fn call_request(
-    state: &ServedRegistry,
-    name: &str,
-    mut request: Request,
-) -> Result<CallRequest, Box<Response>> {
+pub(super) fn call_request(name: &str, mut request: Request) -> Result<CallRequest, Box<Response>> {
     let ctx = context_of(&mut request);
-    call_request_with(state, name, request, &ctx)
+    call_request_with(name, request, &ctx)
 }
 
 pub(super) fn call_request_with(
-    state: &ServedRegistry,
     name: &str,
     request: Request,
     ctx: &Requester,
@@ -264,7 +256,7 @@ pub(super) fn call_request_with(
         Ok(options) => Ok(CallRequest {
             json: body::is_json(&parts.headers),
             body,
-            ctx: state.registry.context(options.caller(ctx)),
+            caller: options.caller(ctx),
         }),
         Err(e) => Err(Box::new(error_response(Some(name), e, &ctx.id))),
     }
@@ -272,7 +264,8 @@ pub(super) fn call_request_with(
 
 pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallRequest) -> Response {
     let o = &state.options;
-    let CallRequest { ctx, json, body } = call;
+    let CallRequest { caller, json, body } = call;
+    let request_id = caller.given_request_id().unwrap_or_default();
     let bytes = match body::json_bytes(
         json,
         body,
@@ -283,19 +276,18 @@ pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallReq
     .await
     {
         Ok(b) => b,
-        Err(e) => return error_response(Some(name), e, ctx.request_id()),
+        Err(e) => return error_response(Some(name), e, request_id),
     };
     // Parsed into a tree, which a `#[tool]` decodes without a `serde_json::Value`
     // (`crate::parsed`); a body that is not a JSON object is told what is wrong with it.
-    let tree = Node::parse(&bytes);
-    let args = match &tree {
-        Some(node @ Node::Object(_)) => Input::Parsed(node),
-        _ => match body::object_of(&bytes) {
-            Ok(params) => Input::Value(Value::Object(params)),
-            Err(e) => return error_response(Some(name), e, ctx.request_id()),
+    let request = match CallTool::from_json(name, &bytes) {
+        Some(request) => request,
+        None => match body::object_of(&bytes) {
+            Ok(params) => CallTool::new(name, Value::Object(params)),
+            Err(e) => return error_response(Some(name), e, request_id),
         },
     };
-    envelope_response(&state.registry.call_in(name, args, ctx).await)
+    envelope_response(&state.registry.handle(request, caller).await.envelope)
 }
 
 pub(super) async fn invoke(

@@ -1,6 +1,9 @@
 //! Resources and prompts over HTTP: `GET /resources`, `GET /resources/read?uri=`,
-//! `GET /prompts`, `POST /prompts/{name}` and `POST /complete`. Each read, get and completion
-//! goes through the registry, so the pipeline's policies, limits and audit apply as to a call.
+//! `GET /prompts`, `POST /prompts/{name}` and `POST /complete`. Each read, get, completion and
+//! listing enters the registry through [`Registry::handle`](crate::Registry::handle): reads and
+//! gets pass the pipeline's policies, limits and audit as a call does; completions and a
+//! template's list run as their resource or prompt (its roles, rate, concurrency and time
+//! limit), not audited.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -221,7 +221,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
                 .is_some()
                 .then(|| exposure(&state, &request, &ctx.id))
                 .and_then(Result::err);
-            let call = call_request_with(&state, &name, request, &ctx);
+            let call = call_request_with(&name, request, &ctx);
             let name = name.clone();
             async move {
                 let mut response = match (refused, call) {

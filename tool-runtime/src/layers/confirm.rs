@@ -26,8 +26,8 @@
 //! asked about, for the caller it was asked of.
 //!
 //! Front ends that can put the question to a person implement [`Ask`] (the CLI on a terminal,
-//! MCP through elicitation, the agent through its host's callback) and call
-//! [`Registry::call_asking`](crate::Registry::call_asking), which asks, redeems the token on a
+//! MCP through elicitation, the agent through its host's callback) and give it to their caller
+//! ([`Caller::asking`](crate::Caller::asking)): the pipeline asks, redeems the token on a
 //! yes and says what happens when no one can be asked. HTTP answers `409` and leaves the asking
 //! to its client. Each attempt and each confirmed call is one pipeline run with one outcome
 //! record in the audit, after an intent where tool code runs (the preview's dry run, the
@@ -81,26 +81,7 @@ pub trait ConfirmationStore: Send + Sync + 'static {
     -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>>;
 }
 
-/// How a front end puts a [`Confirmation`] to the person behind its caller; see
-/// [`Registry::call_asking`](crate::Registry::call_asking).
-pub trait Ask: Send + Sync {
-    /// The user's answer to `confirmation`.
-    fn ask(&self, confirmation: &Confirmation) -> impl Future<Output = Answer> + Send;
-}
-
-/// An answer to a [`Confirmation`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Answer {
-    /// Run the call: its token is redeemed in a second pipeline run.
-    Yes,
-    /// Do not run it: the call ends as `confirmation_declined`.
-    No,
-    /// The user cannot be asked here (no terminal, a client without elicitation, a question
-    /// that goes back to the client with the result): the call ends as the
-    /// `confirmation_required` error itself, with this hint in its details when there is one.
-    Unasked(Option<String>),
-}
+pub use crate::tool::ask::{Answer, Ask};
 
 /// How long a confirmation token stays valid unless the registry says otherwise
 /// ([`RegistryBuilder::confirmation_lifetime`](crate::registry::RegistryBuilder::confirmation_lifetime)).

@@ -107,8 +107,8 @@ use serde_json::Value;
 use confirm::{CONFIRM_INPUT, Elicit};
 use results::{content, failure, protocol_error, success};
 
-use crate::registry::RegisteredTool;
 use crate::registry::Registry;
+use crate::registry::{CallTool, RegisteredTool};
 use crate::tool::caller::{Caller, Source};
 
 /// An MCP server over a registry. Cheap to clone: the streamable-HTTP transport makes one per
@@ -315,15 +315,14 @@ impl McpServer {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let ask = Elicit {
-            peer,
+        let caller = caller.asking(Arc::new(Elicit {
+            peer: Arc::clone(peer),
             answered,
             inline: modern && answered.is_none(),
-            asked_inline: std::sync::Mutex::new(None),
-        };
-        let finished = registry.call_with_tool(name, args, caller, &ask).await;
-        if let Some(question) = ask.asked_inline() {
-            return Ok(question.into());
+        }));
+        let finished = registry.handle(CallTool::new(name, args), caller).await;
+        if let Some(question) = finished.question() {
+            return Ok(confirm::ask_inline(question).into());
         }
         match (finished.envelope.outcome, finished.tool) {
             (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),

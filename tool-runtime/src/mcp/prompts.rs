@@ -45,7 +45,8 @@ impl McpServer {
                     ListPromptsResult::with_all_items(page.iter().map(|p| described(p)).collect());
                 result.next_cursor = next;
                 if modern(&context) {
-                    let (ttl, scope) = caching(self.inner.registry.list_caching(true));
+                    let (ttl, scope) =
+                        caching(self.inner.registry.list_caching(crate::Kind::Prompt));
                     result = result.with_ttl_ms(ttl).with_cache_scope(scope);
                 }
                 Ok(result)

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::results::item_error;
 use super::{McpServer, caller_of, pages, trace};
-use crate::registry::Caching;
+use crate::registry::{Caching, ListResources};
 use crate::resource::{Listed, ResourceMeta};
 use crate::tool::complete::CompletionRef;
 use crate::tool::error::ToolError;
@@ -100,10 +100,13 @@ impl McpServer {
                 let (page, next) = self
                     .inner
                     .registry
-                    .resources_page(&caller_of(&context), from, self.page_len().max(1))
+                    .handle(
+                        ListResources::page(from, self.page_len().max(1)),
+                        caller_of(&context),
+                    )
                     .await;
                 let next = next.map(pages::position_cursor);
-                let (ttl, scope) = caching(self.inner.registry.list_caching(false));
+                let (ttl, scope) = caching(self.inner.registry.list_caching(crate::Kind::Resource));
                 let resources = page
                     .into_iter()
                     .map(|(item, meta)| listed(item, &meta))
@@ -134,7 +137,7 @@ impl McpServer {
                     .filter(|meta| !meta.variables.is_empty())
                     .collect();
                 let (page, next) = pages::page(templates, request.as_ref(), self.page_len())?;
-                let (ttl, scope) = caching(self.inner.registry.list_caching(false));
+                let (ttl, scope) = caching(self.inner.registry.list_caching(crate::Kind::Resource));
                 let mut result = ListResourceTemplatesResult::with_all_items(
                     page.iter().map(|m| template(m)).collect(),
                 );

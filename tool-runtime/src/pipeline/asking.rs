@@ -1,37 +1,62 @@
-//! Asking the person behind a caller to confirm a destructive call, for the front ends that
-//! can: call, ask through the front end's [`Ask`], redeem the token on a yes.
+//! A call by a caller, and the question put to the person behind it when the call needs
+//! confirmation and the caller carries an [`Ask`](crate::confirm::Ask): call, ask, redeem the
+//! token on a yes.
 
-use serde_json::Value;
+use std::future::Future;
+
+use futures_util::future::Either;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
-use crate::layers::confirm::{Answer, Ask};
+use crate::layers::confirm::Answer;
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 
 use super::{Called, Input, Pipeline, cancelled};
 
 impl Pipeline {
-    /// See [`Registry::call_asking`](crate::Registry::call_asking).
-    pub(crate) async fn call_asking<A: Ask>(
+    /// Calls the tool `name` of `catalog` with `input` for `caller`, asking the person behind
+    /// the caller when the call needs confirmation and the caller can ask.
+    pub(crate) fn call_by<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        name: &'a str,
+        input: Input<'a>,
+        caller: Caller,
+    ) -> impl Future<Output = Called> + Send + 'a {
+        // Only a tool that needs confirmation can be asked about: any other call runs once,
+        // with no copy of its arguments and caller kept for a second attempt, and its future
+        // is the pipeline's alone.
+        let ask = caller.ask().filter(|_| {
+            catalog
+                .get(name)
+                .is_some_and(|t| t.meta().annotations.needs_confirmation())
+        });
+        match ask.cloned() {
+            None => Either::Left(self.call(catalog, name, input, catalog.context(caller))),
+            Some(ask) => Either::Right(Box::pin(self.call_asking(
+                catalog,
+                name,
+                input.into_value(),
+                caller,
+                ask,
+            ))),
+        }
+    }
+
+    /// A call that needs confirmation by a caller that can ask: called, asked, and called again
+    /// with the token on a yes.
+    async fn call_asking(
         &self,
         catalog: &Catalog,
         name: &str,
-        args: Value,
+        args: serde_json::Value,
         caller: Caller,
-        ask: &A,
+        ask: std::sync::Arc<dyn crate::confirm::Ask>,
     ) -> Called {
         let call = |args, caller: Caller| {
             self.call(catalog, name, Input::Value(args), catalog.context(caller))
         };
-        // Only a tool that needs confirmation can be asked about: any other call runs once,
-        // with no copy of its arguments and caller kept for a second attempt.
-        let asks = catalog
-            .get(name)
-            .is_some_and(|t| t.meta().annotations.needs_confirmation());
-        if !asks {
-            return call(args, caller).await;
-        }
         let mut first = call(args.clone(), caller.clone()).await;
         // Only the pipeline's own question about this tool: a tool's error that carries the
         // question of a call it made itself is its own outcome, not something to confirm here.
@@ -71,6 +96,10 @@ impl Pipeline {
                 if let Some(hint) = hint {
                     first.envelope.outcome = first.envelope.outcome.map_err(|e| e.with_hint(hint));
                 }
+                first
+            }
+            Answer::Deferred => {
+                first.question = Some(confirmation.clone());
                 first
             }
         }

@@ -7,9 +7,8 @@
 //! output cap → envelope → observers. One `tool.call` tracing span covers it all.
 //!
 //! [`Pipeline`] owns the layers; the tools it calls are the [`Catalog`]'s. Front ends reach it
-//! through [`Registry::call`](crate::Registry::call) (and
-//! [`call_asking`](crate::Registry::call_asking)), handing it a name, the arguments and the
-//! caller.
+//! through the registry's one entry, [`Registry::handle`](crate::Registry::handle), handing it
+//! a request and the caller.
 
 mod asking;
 mod refused;
@@ -33,7 +32,7 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::ToolMeta;
 use crate::tool::definition::{Arguments, PendingCall};
 use crate::tool::envelope::Envelope;
-use crate::tool::error::{ErrorKind, ToolError};
+use crate::tool::error::{Confirmation, ErrorKind, ToolError};
 use crate::tool::parsed::{Node, ParsedArgs};
 
 use crate::schema::strict::drop_added_nulls;
@@ -107,15 +106,12 @@ impl Pipeline {
         ToolError::new(ErrorKind::UNKNOWN_TOOL, message).with_suggestions(near)
     }
 
-    /// Whether a call of `entry` may start from a parsed tree ([`Input::Parsed`]). Trees come
-    /// only from the HTTP front end: other builds compile no validator for them. Arguments
-    /// that need rewriting before validation (unknown fields ignored, strict mode's `null`s)
-    /// take the `Value` path.
+    /// Whether a call of `entry` may start from a parsed tree ([`Input::Parsed`]), chosen by
+    /// the input's form: a tree decodes straight into a `#[tool]`'s arguments. Arguments that
+    /// need rewriting before validation (unknown fields ignored, strict mode's `null`s) take
+    /// the `Value` path.
     fn parsed_path(&self, entry: &RegisteredTool, ctx: &CallContext) -> bool {
-        cfg!(feature = "http")
-            && entry.parsed_call.is_some()
-            && !self.options.ignore_unknown_fields
-            && !ctx.strict_nulls()
+        entry.parsed_call.is_some() && !self.options.ignore_unknown_fields && !ctx.strict_nulls()
     }
 
     /// Whether a call's arguments are kept for its end: for the observers, or for its span when
@@ -179,7 +175,11 @@ impl Pipeline {
                     started.elapsed(),
                 )
                 .await;
-            Called { envelope, tool }
+            Called {
+                envelope,
+                tool,
+                question: None,
+            }
         }
         .instrument(span)
     }
@@ -229,7 +229,7 @@ impl Pipeline {
         // A tree that validates is decoded straight into the tool's arguments; anything else
         // takes the `Value` path, which reports every violation.
         let decoded = match &input {
-            Input::Parsed(node) => self.start_parsed(entry, node, ctx).map(|s| (*node, s)),
+            Input::Parsed(node) => self.start_parsed(entry, node, ctx).map(|s| (node, s)),
             Input::Value(_) => None,
         };
         let mut ran = match decoded {
@@ -556,15 +556,36 @@ impl Pipeline {
     }
 }
 
-/// What a call came to, as the front ends need it: the envelope, and the tool that answered,
-/// held so that what a front end reads of it after the call (how to render its result) is of
-/// the tool that ran, whatever the catalogue has become since.
+/// What a call came to, as a front end renders it: the envelope; the tool that answered, held
+/// so that what a front end reads of it after the call (how to render its result) is of the
+/// tool that ran, whatever the registry has become since; and the question to put back to the
+/// caller when its [`Ask`](crate::confirm::Ask) deferred it.
 #[derive(Debug)]
-pub(crate) struct Called {
-    pub(crate) envelope: Envelope,
+pub struct Called {
+    /// The outcome, as every front end reports it.
+    pub envelope: Envelope,
     /// `None` when the pipeline answered `unknown_tool`: no tool of that name, or one hidden
     /// from the caller.
     pub(crate) tool: Option<Arc<RegisteredTool>>,
+    /// The question deferred to the caller ([`Answer::Deferred`](crate::confirm::Answer::Deferred)).
+    pub(crate) question: Option<Confirmation>,
+}
+
+impl Called {
+    /// The tool that answered; `None` when the pipeline answered `unknown_tool` itself (no
+    /// tool of that name, or one hidden from the caller; a tool's own error of that type comes
+    /// with its tool).
+    #[must_use]
+    pub fn tool(&self) -> Option<&RegisteredTool> {
+        self.tool.as_deref()
+    }
+
+    /// The question to put back to the caller with this answer, when the caller's
+    /// [`Ask`](crate::confirm::Ask) answered [`Deferred`](crate::confirm::Answer::Deferred).
+    #[must_use]
+    pub fn question(&self) -> Option<&Confirmation> {
+        self.question.as_ref()
+    }
 }
 
 /// A call of `entry` with `args` in `ctx`, as the layers see it.
@@ -617,18 +638,18 @@ impl Ran {
 type ToolFuture = BoxFuture<'static, Result<Value, ToolError>>;
 
 /// The arguments of a call as a front end received them.
+#[derive(Debug)]
 pub(crate) enum Input<'a> {
     /// Already a `serde_json::Value` (the CLI, MCP, `POST /invoke`, library callers).
     Value(Value),
     /// A body parsed into a tree (`POST /tools/{name}`), which a `#[tool]` decodes without a
     /// `Value`; made into one when the call needs it (a tool that takes no tree, arguments
     /// that break the schema, a layer that reads them).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    Parsed(&'a Node<'a>),
+    Parsed(Node<'a>),
 }
 
 impl Input<'_> {
-    fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         match self {
             Input::Value(value) => value,
             Input::Parsed(node) => node.to_value(),

@@ -17,7 +17,7 @@ use crate::tool::context::CallContext;
 use crate::tool::envelope::{Envelope, EnvelopeMeta};
 use crate::tool::error::ToolError;
 
-use super::{Pipeline, Ran, next_call_id};
+use super::{Called, Pipeline, Ran, next_call_id};
 
 /// The `tool.call` span every call, run or refused, is logged under.
 /// With telemetry, it is the GenAI conventions' `execute_tool {name}` span.
@@ -51,7 +51,6 @@ impl Pipeline {
     /// object (the raw text of arguments that are not JSON, as a string) cannot be searched
     /// for secrets: for a tool with secret parameters they are recorded as `"[redacted]"`. A
     /// tool hidden from the caller is answered `unknown_tool`, as the pipeline answers it.
-    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) fn refuse<'a>(
         &'a self,
         catalog: &'a Catalog,
@@ -59,7 +58,7 @@ impl Pipeline {
         args: Value,
         ctx: CallContext,
         error: ToolError,
-    ) -> impl Future<Output = Envelope> + 'a {
+    ) -> impl Future<Output = Called> + 'a {
         let span = call_span(name, &ctx);
         async move {
             let started = Instant::now();
@@ -82,18 +81,24 @@ impl Pipeline {
                 None => error,
             };
             let call_id = if observed { next_call_id() } else { 0 };
-            self.conclude(
-                name,
-                entry.as_deref(),
-                Ran {
-                    hidden,
-                    ..Ran::refused(error, observed_args)
-                },
-                &ctx,
-                call_id,
-                started.elapsed(),
-            )
-            .await
+            let envelope = self
+                .conclude(
+                    name,
+                    entry.as_deref(),
+                    Ran {
+                        hidden: hidden.clone(),
+                        ..Ran::refused(error, observed_args)
+                    },
+                    &ctx,
+                    call_id,
+                    started.elapsed(),
+                )
+                .await;
+            Called {
+                envelope,
+                tool: entry.filter(|_| hidden.is_none()).map(|e| e.shared()),
+                question: None,
+            }
         }
         .instrument(span)
     }
@@ -204,7 +209,6 @@ fn measure(
 }
 
 /// Whether `entry`'s schema has secret parameters (whose values observers never see).
-#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 fn has_secrets(entry: &RegisteredTool) -> bool {
     // Nothing in a string can be redacted by path: a copy is made only when there are secrets.
     entry.redacted(&Value::String(String::new())).is_some()

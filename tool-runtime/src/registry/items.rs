@@ -14,6 +14,7 @@ use crate::resource::{Listed, Resource, ResourceContents, ResourceMeta, Resource
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completing, Completion, CompletionRef};
 use crate::tool::context::CallContext;
+use crate::tool::definition::Kind;
 use crate::tool::error::{ErrorKind, ToolError, Violation};
 use crate::tool::notify::{Change, Notifier};
 
@@ -30,17 +31,19 @@ pub(super) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Who may keep an answer about resources or prompts, and for how long: the one decision
 /// HTTP's `Cache-Control` and `Vary` and MCP's `ttlMs` and `cacheScope` render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Caching {
+#[non_exhaustive]
+pub struct Caching {
     /// How long it may be kept; `None`: it is to be asked for again before each use.
-    pub(crate) ttl: Option<Duration>,
+    pub ttl: Option<Duration>,
     /// Whether shared caches may keep it: only what answers every caller alike.
-    pub(crate) public: bool,
+    pub public: bool,
 }
 
-/// Where a page of `resources/list` starts: the resource or template of the index, and how
-/// many of what a template lists come before.
+/// Where a page of the resources starts ([`ListResources`](super::ListResources)): the
+/// resource or template, and how many of what a template lists come before. The default is the
+/// start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ListPosition {
+pub struct ListPosition {
     pub(crate) entry: usize,
     pub(crate) offset: usize,
 }
@@ -204,7 +207,8 @@ impl Registry {
 
     /// How a read of `meta` may be cached: for its time to live, by shared caches only when
     /// its scope says `public` and no role or policy guards it.
-    pub(crate) fn read_caching(&self, meta: &ResourceMeta) -> Caching {
+    #[must_use]
+    pub fn read_caching(&self, meta: &ResourceMeta) -> Caching {
         Caching {
             ttl: meta.ttl,
             public: meta.scope == Some(crate::resource::CacheScope::Public)
@@ -212,39 +216,45 @@ impl Registry {
         }
     }
 
-    /// How a list of resources or prompts may be cached (`prompts`: a list of prompts): for
-    /// the shortest time to live of what it holds (none stated: not kept), by shared caches
-    /// only when it is kept and every caller would be given the same list of public items: no
-    /// item of its kind is guarded, hidden from some callers.
-    pub(crate) fn list_caching(&self, prompts: bool) -> Caching {
+    /// How a list of items of `kind` may be cached: for the shortest time to live of the
+    /// resources it holds (none stated, or a list of tools or prompts: not kept), by shared
+    /// caches only when it is kept and every caller would be given the same list of public
+    /// items: no item of its kind is guarded, hidden from some callers.
+    #[must_use]
+    pub fn list_caching(&self, kind: Kind) -> Caching {
         let index = self.items.index();
-        let names: Vec<String> = if prompts {
-            index
-                .prompts
-                .keys()
-                .map(|n| PromptTool::call_name(n))
-                .collect()
-        } else {
-            index
-                .resources
-                .iter()
-                .map(|r| ResourceTool::call_name(&r.meta.name))
-                .collect()
-        };
-        let ttl = if prompts {
-            None
-        } else {
-            index.resources.iter().map(|r| r.meta.ttl).min().flatten()
-        };
-        // A list kept by no one (no time to live) has no one to share it with.
-        let public = ttl.is_some()
-            && !names.iter().any(|n| self.guarded(n))
-            && (prompts
-                || index
+        let (guarded, ttl, public_scopes) = match kind {
+            Kind::Tool => {
+                return Caching {
+                    ttl: None,
+                    public: false,
+                };
+            }
+            Kind::Prompt => (
+                index
+                    .prompts
+                    .keys()
+                    .any(|n| self.guarded(&PromptTool::call_name(n))),
+                None,
+                true,
+            ),
+            Kind::Resource => (
+                index
                     .resources
                     .iter()
-                    .all(|r| r.meta.scope == Some(crate::resource::CacheScope::Public)));
-        Caching { ttl, public }
+                    .any(|r| self.guarded(&ResourceTool::call_name(&r.meta.name))),
+                index.resources.iter().map(|r| r.meta.ttl).min().flatten(),
+                index
+                    .resources
+                    .iter()
+                    .all(|r| r.meta.scope == Some(crate::resource::CacheScope::Public)),
+            ),
+        };
+        Caching {
+            ttl,
+            // A list kept by no one (no time to live) has no one to share it with.
+            public: ttl.is_some() && !guarded && public_scopes,
+        }
     }
 
     /// Whether the policies admit the item `name` of the items' catalogue for `ctx`.
@@ -264,7 +274,7 @@ impl Registry {
     /// ones, then those each visible template lists (a template whose list fails is logged
     /// and left out), each with the resource or template it belongs to.
     pub async fn list_resources(&self, caller: &Caller) -> Vec<(Listed, Arc<ResourceMeta>)> {
-        self.resources_page(caller, ListPosition::default(), usize::MAX)
+        self.handle(super::ListResources::all(), caller.clone())
             .await
             .0
     }
@@ -274,13 +284,13 @@ impl Registry {
     /// of the templates it reaches only, each through the pipeline as its template (its rate,
     /// concurrency and time limit): a whole listing runs each once, plus once more for a
     /// template a page boundary cuts.
-    pub(crate) async fn resources_page(
+    pub(super) async fn resources_page(
         &self,
-        caller: &Caller,
+        caller: Caller,
         from: ListPosition,
         len: usize,
     ) -> (Vec<(Listed, Arc<ResourceMeta>)>, Option<ListPosition>) {
-        let ctx = self.context(caller.clone());
+        let ctx = self.context(caller);
         let index = self.items.index();
         let mut out = Vec::new();
         for (at, entry) in index.resources.iter().enumerate().skip(from.entry) {
@@ -366,6 +376,11 @@ impl Registry {
         uri: &str,
         caller: Caller,
     ) -> Result<ResourceRead, ToolError> {
+        self.handle(super::ReadResource::new(uri), caller).await
+    }
+
+    /// Serves [`ReadResource`](super::ReadResource).
+    pub(super) async fn read(&self, uri: &str, caller: Caller) -> Result<ResourceRead, ToolError> {
         let ctx = self.context(caller);
         let (entry, values) = self.resource_at(&self.items.index(), uri, &ctx)?;
         let mut args = serde_json::Map::new();
@@ -419,6 +434,16 @@ impl Registry {
         args: Value,
         caller: Caller,
     ) -> Result<PromptReply, ToolError> {
+        self.handle(super::GetPrompt::new(name, args), caller).await
+    }
+
+    /// Serves [`GetPrompt`](super::GetPrompt).
+    pub(super) async fn prompt_get(
+        &self,
+        name: &str,
+        args: Value,
+        caller: Caller,
+    ) -> Result<PromptReply, ToolError> {
         let call_name = PromptTool::call_name(name);
         let ran = self
             .pipeline
@@ -457,6 +482,19 @@ impl Registry {
     /// the user typed (`value`) and the other arguments (`others`): at most 100, with the
     /// total when there were more. An argument without completions offers none.
     pub async fn complete(
+        &self,
+        reference: &CompletionRef,
+        argument: &str,
+        value: &str,
+        others: BTreeMap<String, String>,
+        caller: Caller,
+    ) -> Result<Completion, ToolError> {
+        let request = super::Complete::new(reference, argument, value).others(others);
+        self.handle(request, caller).await
+    }
+
+    /// Serves [`Complete`](super::Complete).
+    pub(super) async fn completion(
         &self,
         reference: &CompletionRef,
         argument: &str,

@@ -22,6 +22,7 @@ mod builder;
 mod index;
 mod items;
 mod mounted;
+mod request;
 
 use std::fmt;
 use std::future::Future;
@@ -31,7 +32,7 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::catalog::toolset::{MountError, Toolset};
-use crate::layers::confirm::{Ask, ConfirmationStore};
+use crate::layers::confirm::ConfirmationStore;
 use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
 use crate::prompt::Prompt;
@@ -45,15 +46,17 @@ use crate::tool::notify::Notifier;
 pub use crate::catalog::{
     BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
 };
+pub use crate::pipeline::Called;
 pub use builder::RegistryBuilder;
-pub use items::ResourceRead;
-pub(crate) use items::{Caching, ListPosition};
+pub use items::{Caching, ListPosition, ResourceRead};
+pub use request::{
+    CallTool, Complete, GetPrompt, ListResources, ReadResource, Refuse, Request, Subscribe,
+};
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
 #[cfg(feature = "cli")]
 pub(crate) use crate::catalog::nearest;
 pub(crate) use crate::catalog::stable_hash;
-pub(crate) use crate::pipeline::Input;
 
 /// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
 /// [`Registry::add_tool`], [`Registry::mount`]), and the stores of its limits and
@@ -157,7 +160,10 @@ impl Registry {
         self.pipeline.audit_log.is_some()
     }
 
-    /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope.
+    /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope: the
+    /// envelope of [`handle`](Self::handle)`(`[`CallTool`]`)`. A caller that carries an
+    /// [`Ask`](crate::confirm::Ask) ([`Caller::asking`]) is asked when the call needs
+    /// confirmation.
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
     /// arguments, a refusal, a call that needs confirmation, a panicking tool and a time-out, is
@@ -167,75 +173,10 @@ impl Registry {
         name: &'a str,
         args: Value,
         caller: Caller,
-    ) -> impl Future<Output = Envelope> + 'a {
-        self.call_in(name, Input::Value(args), self.context(caller))
-    }
-
-    /// [`call`](Self::call) from either form of the arguments, in a context made by
-    /// [`context`](Self::context) (front ends that make it before they read the arguments).
-    pub(crate) fn call_in<'a>(
-        &'a self,
-        name: &'a str,
-        args: Input<'a>,
-        ctx: CallContext,
-    ) -> impl Future<Output = Envelope> + 'a {
-        futures_util::FutureExt::map(self.pipeline.call(&self.catalog, name, args, ctx), |c| {
+    ) -> impl Future<Output = Envelope> + Send + 'a {
+        futures_util::FutureExt::map(self.handle(CallTool::new(name, args), caller), |c| {
             c.envelope
         })
-    }
-
-    /// Ends the call `name` as `error`, decided by a front end before the pipeline: nothing
-    /// runs, and the observers (audit) get its one record, `args` as they see them. The
-    /// envelope is the one [`call`](Self::call) would make of that error.
-    #[cfg(feature = "agent")]
-    pub(crate) fn refuse<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        caller: Caller,
-        error: crate::ToolError,
-    ) -> impl Future<Output = Envelope> + 'a {
-        self.pipeline
-            .refuse(&self.catalog, name, args, self.context(caller), error)
-    }
-
-    /// [`call`](Self::call), putting the question to the user through `ask` when the call
-    /// needs confirmation.
-    ///
-    /// On [`Answer::Yes`](crate::confirm::Answer::Yes) the call runs again with the token it
-    /// was issued, which confirms exactly the call asked about (this tool, these arguments,
-    /// this principal); on [`Answer::No`](crate::confirm::Answer::No) it ends as
-    /// `confirmation_declined`; when no one can be asked
-    /// ([`Answer::Unasked`](crate::confirm::Answer::Unasked)) the `confirmation_required`
-    /// error stands, with the hint given. A caller that cancels while the user is asked ends
-    /// the call as `cancelled`.
-    pub async fn call_asking<A: Ask>(
-        &self,
-        name: &str,
-        args: Value,
-        caller: Caller,
-        ask: &A,
-    ) -> Envelope {
-        self.pipeline
-            .call_asking(&self.catalog, name, args, caller, ask)
-            .await
-            .envelope
-    }
-
-    /// [`call_asking`](Self::call_asking), with the tool that answered: what a front end
-    /// reads of it to render the result is of the tool that ran, and `None` says the pipeline
-    /// answered `unknown_tool` itself (a tool's own error of that type comes with its tool).
-    #[cfg(any(feature = "cli", feature = "mcp"))]
-    pub(crate) async fn call_with_tool<A: Ask>(
-        &self,
-        name: &str,
-        args: Value,
-        caller: Caller,
-        ask: &A,
-    ) -> crate::pipeline::Called {
-        self.pipeline
-            .call_asking(&self.catalog, name, args, caller, ask)
-            .await
     }
 
     /// The tool named `name`, whoever asks. Front ends that answer a caller use

@@ -80,7 +80,13 @@ impl Registry {
     /// Asks to hear of updates to the resource at `uri` for `caller`, who must be able to read
     /// it (else `not_found`): a mounted server's resource has its server asked to send them.
     pub async fn subscribe_resource(&self, uri: &str, caller: &Caller) -> Result<(), ToolError> {
-        let ctx = self.context(caller.clone());
+        self.handle(super::Subscribe::new(uri), caller.clone())
+            .await
+    }
+
+    /// Serves [`Subscribe`](super::Subscribe).
+    pub(super) async fn subscribe(&self, uri: &str, caller: Caller) -> Result<(), ToolError> {
+        let ctx = self.context(caller);
         let (entry, _) = self.resource_at(&self.items.index(), uri, &ctx)?;
         match entry.resource.subscribe(uri) {
             Some(asked) => tokio::time::timeout(super::items::SUBSCRIBE_TIMEOUT, asked)

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::tool::ask::Ask;
 use crate::tool::peer::Peer;
 use crate::tool::state::StateMap;
 
@@ -89,6 +90,7 @@ pub struct Caller {
     pub(super) strict_nulls: bool,
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
     pub(super) peer: Option<Arc<dyn Peer>>,
+    pub(super) ask: Option<Arc<dyn Ask>>,
     pub(super) cancel: Option<CancellationToken>,
     pub(super) extensions: Option<Arc<StateMap>>,
 }
@@ -109,6 +111,7 @@ impl Caller {
             strict_nulls: false,
             progress: None,
             peer: None,
+            ask: None,
             cancel: None,
             extensions: None,
         }
@@ -196,6 +199,21 @@ impl Caller {
         self
     }
 
+    /// Who puts a question to the person behind this caller when a call needs confirmation
+    /// (see [`confirm`](crate::confirm)): asked, the call runs on a yes, ends as
+    /// `confirmation_declined` on a no, and as `confirmation_required` when no one can be
+    /// asked. A caller without one is answered `confirmation_required`, as HTTP's callers are.
+    #[must_use]
+    pub fn asking(mut self, ask: Arc<dyn Ask>) -> Self {
+        self.ask = Some(ask);
+        self
+    }
+
+    /// Who asks the person behind this caller, if anyone.
+    pub(crate) fn ask(&self) -> Option<&Arc<dyn Ask>> {
+        self.ask.as_ref()
+    }
+
     /// A token the front end cancels when the caller goes away (a closed connection, an MCP
     /// `notifications/cancelled`). The tool's future is then dropped.
     #[must_use]
@@ -229,8 +247,8 @@ impl Caller {
     }
 
     /// The request id set with [`request_id`](Self::request_id), if any.
-    #[cfg_attr(not(all(feature = "agent", feature = "otel")), allow(dead_code))]
-    pub(crate) fn given_request_id(&self) -> Option<&str> {
+    #[must_use]
+    pub fn given_request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
 }

@@ -119,7 +119,6 @@ impl<'a> Arguments<'a> {
         }
     }
 
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn tree(tree: &'a super::parsed::Node<'a>) -> Self {
         Self {
             value: OnceLock::new(),

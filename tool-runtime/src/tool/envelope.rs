@@ -70,10 +70,12 @@ impl Envelope {
     }
 
     /// Appends the envelope as JSON to `out`: the same bytes as `serde_json::to_writer`, with
-    /// the fixed keys written as they are rather than escaped one by one (this runs once per
-    /// HTTP call).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// the fixed keys written as they are rather than escaped one by one, for a server that
+    /// writes one per call.
+    ///
+    /// # Errors
+    /// Only what `serde_json` reports for a value it cannot write.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(br#"{"tool":"#);
         serde_json::to_writer(&mut *out, &self.tool)?;
         match &self.outcome {
@@ -104,7 +106,6 @@ impl Envelope {
 /// those the shortest form that reads back as the same `f64` (what `serde_json` writes) is
 /// their plain decimal digits: written here from integers, which costs a fraction of the
 /// general float formatting. Any other value goes through `serde_json`.
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
 fn write_millis(out: &mut Vec<u8>, ms: f64) -> serde_json::Result<()> {
     let micros = (ms * 1000.0).round();
     // Below 1e12 µs a double's spacing is far finer than a microsecond, so no shorter decimal

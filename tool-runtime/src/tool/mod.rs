@@ -4,6 +4,7 @@
 //! arguments as the HTTP front end parses them ([`parsed`]), and what a call returns
 //! ([`error`], [`envelope`], and [`Content`](crate::Content) for media).
 
+pub(crate) mod ask;
 pub(crate) mod blocking;
 pub(crate) mod caller;
 pub(crate) mod complete;

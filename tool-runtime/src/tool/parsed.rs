@@ -41,7 +41,6 @@ pub(crate) enum Node<'a> {
 impl<'a> Node<'a> {
     /// Parses `bytes`; `None` if they are not JSON or repeat a key in an object (the `Value`
     /// path then parses them and reports what is wrong).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn parse(bytes: &'a [u8]) -> Option<Self> {
         serde_json::from_slice(bytes).ok()
     }
