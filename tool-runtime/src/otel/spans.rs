@@ -82,6 +82,15 @@ pub(crate) fn call_ended(
     }
 }
 
+/// Renames `span` when telemetry is installed: its `otel.name` is read only until the span
+/// starts (when first entered), this is for a name decided later.
+pub(crate) fn renamed(span: &tracing::Span, name: impl Into<std::borrow::Cow<'static, str>>) {
+    use opentelemetry::trace::TraceContextExt as _;
+    if installed().is_some() && !span.is_disabled() {
+        span.context().span().update_name(name);
+    }
+}
+
 /// Sets an attribute on `span` when telemetry is installed.
 pub(crate) fn attribute(
     span: &tracing::Span,
