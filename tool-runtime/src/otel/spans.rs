@@ -25,7 +25,8 @@ pub(crate) struct ToolCallId(pub(crate) String);
 
 /// The pipeline's `tool.call` span, with telemetry installed: the same fields, and those of
 /// the GenAI conventions' `execute_tool {name}` (with `gen_ai.tool.call.id` when a model asked
-/// for the call, [`ToolCallId`]). All given as the span is made: one visit of its fields.
+/// for the call, [`ToolCallId`]). All given as the span is made: one visit of its fields. A
+/// call that finds no tool of that name the caller may see is [`renamed`] `execute_tool`.
 pub(crate) fn tool_call(
     tool: &str,
     source: &str,
