@@ -235,6 +235,52 @@ fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// Of the samples of [`metrics_count_calls_by_tool_and_outcome`]: the MCP tool and the HTTP
+/// method a caller made up are `_unknown` and `_OTHER`, and no label is a name it made up.
+fn made_up_names_are_not_labels(samples: &[Value]) {
+    let calls = "tool_runtime_calls_total";
+    assert_eq!(
+        sample(
+            samples,
+            calls,
+            &[("gen_ai_tool_name", "_unknown"), ("source", "mcp")]
+        ),
+        1.0
+    );
+    let mcp = [
+        ("mcp_method_name", "tools/call"),
+        ("gen_ai_tool_name", "_unknown"),
+    ];
+    assert_eq!(
+        sample(samples, "mcp_server_operation_duration_seconds_count", &mcp),
+        1.0,
+        "{samples:#?}"
+    );
+    let other = [
+        ("http_request_method", "_OTHER"),
+        ("http_response_status_code", "405"),
+    ];
+    assert_eq!(
+        sample(
+            samples,
+            "http_server_request_duration_seconds_count",
+            &other
+        ),
+        1.0,
+        "{samples:#?}"
+    );
+    let made_up = ["no_such_tool", "no_such_mcp_tool", "FOO"];
+    for s in samples {
+        let labels = s["labels"].as_object().unwrap();
+        assert!(
+            !labels
+                .values()
+                .any(|v| made_up.iter().any(|m| v.as_str() == Some(*m))),
+            "a made-up name as a label: {s}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_calls_by_tool_and_outcome() {
     let receiver = OtlpReceiver::start().await;
@@ -250,6 +296,17 @@ async fn metrics_count_calls_by_tool_and_outcome() {
         422
     );
     assert_eq!(call(&served, "no_such_tool", &json!({}), &[]).await.0, 404);
+    // A method and an MCP tool a caller made up.
+    let method = reqwest::Method::from_bytes(b"FOO").unwrap();
+    let answer = reqwest::Client::new()
+        .request(method, format!("{}/tools/no_such_tool", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 405);
+    let answer = mcp_call(&served, "no_such_mcp_tool", &json!({})).await;
+    assert!(answer.is_null(), "a JSON-RPC error: {answer}");
 
     let (status, samples) = scrape(&served, TOKEN).await;
     assert_eq!(status, 200);
@@ -269,13 +326,10 @@ async fn metrics_count_calls_by_tool_and_outcome() {
     let unknown = [
         ("gen_ai_tool_name", "_unknown"),
         ("outcome", "unknown_tool"),
+        ("source", "http"),
     ];
     assert_eq!(sample(&samples, calls, &unknown), 1.0);
-    assert!(
-        !samples
-            .iter()
-            .any(|s| s["labels"]["gen_ai_tool_name"] == "no_such_tool")
-    );
+    made_up_names_are_not_labels(&samples);
     assert_eq!(
         sample(&samples, "tool_runtime_call_duration_seconds_count", &ok),
         3.0
