@@ -1,6 +1,6 @@
 //! Telemetry as a collector and a scraper see it: `demo-app serve` exporting to an OTLP receiver
 //! on loopback (decoding the protobuf requests), its `GET /metrics` read by Prometheus's own
-//! parser, a collector that is down or never answers.
+//! parser, a collector that is down, never answers or holds its answers.
 
 // Reason: the samples compared are counts, exact in an `f64`.
 #![allow(clippy::float_cmp)]
@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_test_support::otlp::{OtlpReceiver, ReceivedSpan, closed_port, dump, find};
+use tool_test_support::otlp::{OtlpReceiver, ReceivedPoint, ReceivedSpan, closed_port, dump, find};
 use tool_test_support::{Served, TempDir, python_with};
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -42,6 +42,11 @@ fn demo(dir: &TempDir, endpoint: &str, config: &str) -> Command {
 
 /// [`demo`]'s `serve`, with a token for an operator and one for a viewer.
 fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
+    Served::spawn(serve_command(dir, endpoint, config))
+}
+
+/// The command [`serve`] runs.
+fn serve_command(dir: &TempDir, endpoint: &str, config: &str) -> Command {
     let auth = dir.join("auth.toml");
     std::fs::write(
         &auth,
@@ -55,7 +60,7 @@ fn serve(dir: &TempDir, endpoint: &str, config: &str) -> Served {
     command
         .args(["serve", "--addr", "127.0.0.1:0", "--auth-file"])
         .arg(&auth);
-    Served::spawn(command)
+    command
 }
 
 /// `POST /tools/{tool}` with `args`, as the operator, with `headers`: the status, the
@@ -230,6 +235,52 @@ fn sample(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// Of the samples of [`metrics_count_calls_by_tool_and_outcome`]: the MCP tool and the HTTP
+/// method a caller made up are `_unknown` and `_OTHER`, and no label is a name it made up.
+fn made_up_names_are_not_labels(samples: &[Value]) {
+    let calls = "tool_runtime_calls_total";
+    assert_eq!(
+        sample(
+            samples,
+            calls,
+            &[("gen_ai_tool_name", "_unknown"), ("source", "mcp")]
+        ),
+        1.0
+    );
+    let mcp = [
+        ("mcp_method_name", "tools/call"),
+        ("gen_ai_tool_name", "_unknown"),
+    ];
+    assert_eq!(
+        sample(samples, "mcp_server_operation_duration_seconds_count", &mcp),
+        1.0,
+        "{samples:#?}"
+    );
+    let other = [
+        ("http_request_method", "_OTHER"),
+        ("http_response_status_code", "405"),
+    ];
+    assert_eq!(
+        sample(
+            samples,
+            "http_server_request_duration_seconds_count",
+            &other
+        ),
+        1.0,
+        "{samples:#?}"
+    );
+    let made_up = ["no_such_tool", "no_such_mcp_tool", "FOO"];
+    for s in samples {
+        let labels = s["labels"].as_object().unwrap();
+        assert!(
+            !labels
+                .values()
+                .any(|v| made_up.iter().any(|m| v.as_str() == Some(*m))),
+            "a made-up name as a label: {s}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_calls_by_tool_and_outcome() {
     let receiver = OtlpReceiver::start().await;
@@ -245,6 +296,17 @@ async fn metrics_count_calls_by_tool_and_outcome() {
         422
     );
     assert_eq!(call(&served, "no_such_tool", &json!({}), &[]).await.0, 404);
+    // A method and an MCP tool a caller made up.
+    let method = reqwest::Method::from_bytes(b"FOO").unwrap();
+    let answer = reqwest::Client::new()
+        .request(method, format!("{}/tools/no_such_tool", served.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 405);
+    let answer = mcp_call(&served, "no_such_mcp_tool", &json!({})).await;
+    assert!(answer.is_null(), "a JSON-RPC error: {answer}");
 
     let (status, samples) = scrape(&served, TOKEN).await;
     assert_eq!(status, 200);
@@ -264,13 +326,10 @@ async fn metrics_count_calls_by_tool_and_outcome() {
     let unknown = [
         ("gen_ai_tool_name", "_unknown"),
         ("outcome", "unknown_tool"),
+        ("source", "http"),
     ];
     assert_eq!(sample(&samples, calls, &unknown), 1.0);
-    assert!(
-        !samples
-            .iter()
-            .any(|s| s["labels"]["gen_ai_tool_name"] == "no_such_tool")
-    );
+    made_up_names_are_not_labels(&samples);
     assert_eq!(
         sample(&samples, "tool_runtime_call_duration_seconds_count", &ok),
         3.0
@@ -293,35 +352,181 @@ async fn metrics_count_calls_by_tool_and_outcome() {
     assert_eq!(scrape(&served, "t-viewer").await.0, 403);
 }
 
-/// The whole of what the receiver got, as text, once it holds the span of a `device_pair` call.
-async fn pair_and_collect(config: &str, name: &str) -> String {
-    let receiver = OtlpReceiver::start().await;
-    let dir = TempDir::new(name);
-    let served = serve(&dir, &receiver.endpoint(), config);
-    let (status, _, body) = call(
-        &served,
-        "device_pair",
-        &json!({"code": "86420731", "device_name": "Kitchen-tablet-Q7"}),
-        &[],
-    )
-    .await;
-    assert_eq!(status, 400, "an unknown code: {body}");
-    let spans = receiver
-        .wait_for_spans(
-            |spans| spans.iter().any(|s| s.name == "execute_tool device_pair"),
-            Duration::from_secs(20),
+/// A `tools/call` of `tool` with `args` over MCP (protocol 2026-07-28, standing alone), as the
+/// operator: its result.
+async fn mcp_call(served: &Served, tool: &str, args: &Value) -> Value {
+    let params = json!({"name": tool, "arguments": args, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}});
+    let response = reqwest::Client::new()
+        .post(format!("{}/mcp", served.base))
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    tool_test_support::sse_message(&body)["result"].clone()
+}
+
+/// Whether a point of metric `name` has `attributes` among its own.
+fn measured(points: &[ReceivedPoint], name: &str, attributes: &[(&str, &str)]) -> bool {
+    points.iter().any(|p| {
+        p.name == name
+            && attributes
+                .iter()
+                .all(|(k, v)| p.attributes.get(*k) == Some(&json!(v)))
+    })
+}
+
+/// Whether `spans` hold every span of a flush of the four calls of [`pair_and_collect`]: each
+/// call's `execute_tool` span (by source), its HTTP request's span, and over MCP its server
+/// span.
+fn every_span(spans: &[ReceivedSpan]) -> bool {
+    let tool = |name: &str, source: &str| {
+        spans
+            .iter()
+            .any(|s| s.name == name && s.attributes.get("source") == Some(&json!(source)))
+    };
+    let named = |name: &str, count: usize| spans.iter().filter(|s| s.name == name).count() >= count;
+    ["http", "mcp"].iter().all(|source| {
+        tool("execute_tool device_list", source) && tool("execute_tool device_pair", source)
+    }) && named("POST /tools/device_list", 1)
+        && named("POST /tools/device_pair", 1)
+        && named("POST /mcp", 2)
+        && named("tools/call device_list", 1)
+        && named("tools/call device_pair", 1)
+}
+
+/// Whether `points` hold every metric of the four calls of [`pair_and_collect`]: the calls by
+/// tool, outcome and source, the HTTP requests by route, the MCP requests by tool.
+fn every_metric(points: &[ReceivedPoint]) -> bool {
+    let calls = [("device_list", "ok"), ("device_pair", "invalid_code")];
+    let counted = ["http", "mcp"].iter().all(|source| {
+        calls.iter().all(|(tool, outcome)| {
+            let labels = [
+                ("gen_ai.tool.name", *tool),
+                ("outcome", *outcome),
+                ("source", *source),
+            ];
+            measured(points, "tool_runtime.calls", &labels)
+                && measured(points, "tool_runtime.call.duration", &labels)
+        })
+    });
+    let routes = ["/tools/device_list", "/tools/device_pair", "/mcp"];
+    let requests = routes.iter().all(|route| {
+        measured(
+            points,
+            "http.server.request.duration",
+            &[("http.route", route)],
         )
-        .await;
-    let tool: &ReceivedSpan = find(&spans, "execute_tool device_pair");
-    assert_eq!(tool.status, "error");
-    assert_eq!(tool.attributes["error.type"], json!("invalid_code"));
+    });
+    let mcp = calls.iter().all(|(tool, _)| {
+        let labels = [
+            ("mcp.method.name", "tools/call"),
+            ("gen_ai.tool.name", *tool),
+        ];
+        measured(points, "mcp.server.operation.duration", &labels)
+    });
+    counted && requests && mcp
+}
+
+/// The whole of what the receiver got, as text, from a server with `config` that answered a
+/// `device_list` call (which succeeds) and a `device_pair` call (which fails: an unknown code)
+/// over HTTP and over MCP, once every span and metric of the four has arrived.
+///
+/// The collector holds its answers until the four calls have returned, with the server's
+/// exports already waiting on it and their time-outs far off: a call that waited on the
+/// collector would not return.
+async fn pair_and_collect(config: &str, name: &str) -> String {
+    let receiver = OtlpReceiver::holding().await;
+    let dir = TempDir::new(name);
+    let mut command = serve_command(&dir, &receiver.endpoint(), config);
+    for timeout in [
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_BSP_EXPORT_TIMEOUT",
+        "OTEL_METRIC_EXPORT_TIMEOUT",
+    ] {
+        command.env(timeout, "120000");
+    }
+    let served = Served::spawn(command);
+    // A request's span, and the metrics exported on their interval, are held by the collector:
+    // from here on, the exporters wait on it.
+    let health = reqwest::get(format!("{}/healthz", served.base))
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while receiver.trace_requests() == 0 || receiver.metric_requests() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no export reached the collector"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let pair = json!({"code": "86420731", "device_name": "Kitchen-tablet-Q7"});
+    let list = json!({"workspace": "Attic-lab-Z9"});
+    let calls = async {
+        let (status, _, body) = call(&served, "device_list", &list, &[]).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, _, body) = call(&served, "device_pair", &pair, &[]).await;
+        assert_eq!(status, 400, "an unknown code: {body}");
+        let result = mcp_call(&served, "device_list", &list).await;
+        assert_eq!(result["isError"], json!(false), "{result}");
+        let result = mcp_call(&served, "device_pair", &pair).await;
+        assert_eq!(result["isError"], json!(true), "{result}");
+    };
+    tokio::time::timeout(Duration::from_secs(20), calls)
+        .await
+        .expect(
+            "a call waited on the collector: the four did not return while it held its answers",
+        );
+    assert_eq!(receiver.answered(), 0, "the collector answered an export");
+    receiver.release();
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (spans, points) = (receiver.spans(), receiver.metric_points());
+        if every_span(&spans) && every_metric(&points) {
+            for name in ["execute_tool device_pair", "tools/call device_pair"] {
+                for span in spans.iter().filter(|s| s.name == name) {
+                    assert_eq!(span.status, "error", "{}", dump(&spans));
+                }
+            }
+            let tool: &ReceivedSpan = find(&spans, "execute_tool device_pair");
+            assert_eq!(tool.attributes["error.type"], json!("invalid_code"));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not every span and metric of the calls arrived; spans:\n{}\nmetrics: {:?}",
+            dump(&spans),
+            points
+                .iter()
+                .map(|p| (&p.name, &p.attributes))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     receiver.everything_as_text()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_secrets_and_tokens_stay_out_of_telemetry() {
     let everything = pair_and_collect("", "otel-private").await;
-    for private in ["Kitchen-tablet-Q7", "86420731", TOKEN, "[redacted]"] {
+    for private in [
+        "Kitchen-tablet-Q7",
+        "Attic-lab-Z9",
+        "86420731",
+        TOKEN,
+        "[redacted]",
+    ] {
         assert!(
             !everything.contains(private),
             "`{private}` reached the collector with capture off"
@@ -329,6 +534,7 @@ async fn arguments_secrets_and_tokens_stay_out_of_telemetry() {
     }
     let captured = pair_and_collect("[otel]\ncapture_content = true\n", "otel-captured").await;
     assert!(captured.contains("Kitchen-tablet-Q7"), "captured arguments");
+    assert!(captured.contains("Attic-lab-Z9"), "captured arguments");
     assert!(captured.contains("[redacted]"), "the secret, redacted");
     for private in ["86420731", TOKEN] {
         assert!(

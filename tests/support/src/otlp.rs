@@ -4,7 +4,9 @@
 //! and `POST /v1/metrics`, decodes the bodies with `opentelemetry-proto`'s generated types and
 //! answers `200` with an empty export response; a body it cannot take is answered `415` (any
 //! `Content-Encoding`, a type other than `application/x-protobuf`) or `400` (not the export
-//! request's protobuf) and recorded in [`OtlpReceiver::decode_failures`].
+//! request's protobuf) and recorded in [`OtlpReceiver::decode_failures`]. A receiver may also
+//! hold its answers, until released ([`OtlpReceiver::holding`]) or for good
+//! ([`OtlpReceiver::hanging`]), having recorded what it was sent.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -77,19 +79,29 @@ pub struct ReceivedPoint {
 
 #[derive(Debug, Default)]
 struct Received {
-    hang: bool,
     traces: Vec<ExportTraceServiceRequest>,
     metrics: Vec<ExportMetricsServiceRequest>,
     bodies: Vec<Vec<u8>>,
     trace_requests: usize,
     metric_requests: usize,
+    answered: usize,
     failures: Vec<String>,
 }
 
-type Shared = Arc<Mutex<Received>>;
+/// What the receiver got, and whether it answers (`true` once released).
+#[derive(Debug)]
+struct Collector {
+    received: Mutex<Received>,
+    released: tokio::sync::watch::Sender<bool>,
+}
 
-fn lock(received: &Mutex<Received>) -> MutexGuard<'_, Received> {
-    received.lock().unwrap_or_else(PoisonError::into_inner)
+type Shared = Arc<Collector>;
+
+fn lock(received: &Collector) -> MutexGuard<'_, Received> {
+    received
+        .received
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An OTLP/HTTP receiver on a free port of 127.0.0.1, serving until the test's runtime ends.
@@ -97,32 +109,62 @@ fn lock(received: &Mutex<Received>) -> MutexGuard<'_, Received> {
 pub struct OtlpReceiver {
     endpoint: String,
     received: Shared,
+    /// Whether [`release`](Self::release) may answer what is held.
+    releasable: bool,
 }
 
 impl OtlpReceiver {
     /// Starts a receiver, on the current tokio runtime, that answers every export.
     pub async fn start() -> OtlpReceiver {
-        Self::serve(false).await
+        Self::serve(true, false).await
     }
 
     /// Starts a collector that never answers: it reads each request whole, records and counts
     /// it as [`start`](Self::start)'s does, then holds the connection open without a response.
     pub async fn hanging() -> OtlpReceiver {
-        Self::serve(true).await
+        Self::serve(false, false).await
     }
 
-    async fn serve(hang: bool) -> OtlpReceiver {
-        let received = Arc::new(Mutex::new(Received {
-            hang,
-            ..Received::default()
-        }));
+    /// Starts a collector that holds its answers: it reads, records and counts each request as
+    /// [`start`](Self::start)'s does, and answers none until [`release`](Self::release) (an
+    /// exporter waiting for an answer waits until then, or until its own time-out).
+    pub async fn holding() -> OtlpReceiver {
+        Self::serve(false, true).await
+    }
+
+    async fn serve(released: bool, releasable: bool) -> OtlpReceiver {
+        let received = Arc::new(Collector {
+            received: Mutex::default(),
+            released: tokio::sync::watch::Sender::new(released),
+        });
         let app = axum::Router::new()
             .route("/v1/traces", axum::routing::post(traces))
             .route("/v1/metrics", axum::routing::post(metrics))
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(received.clone());
         let endpoint = crate::serve_on_loopback(app).await;
-        OtlpReceiver { endpoint, received }
+        OtlpReceiver {
+            endpoint,
+            received,
+            releasable,
+        }
+    }
+
+    /// A [`holding`](Self::holding) receiver answers every request it holds, and from then on
+    /// each as it comes.
+    ///
+    /// # Panics
+    ///
+    /// On any other receiver.
+    pub fn release(&self) {
+        assert!(self.releasable, "only a holding receiver is released");
+        self.received.released.send_replace(true);
+    }
+
+    /// Requests answered so far, on `/v1/traces` and `/v1/metrics` (a held request is not).
+    #[must_use]
+    pub fn answered(&self) -> usize {
+        lock(&self.received).answered
     }
 
     /// `http://127.0.0.1:PORT`, the value for `OTEL_EXPORTER_OTLP_ENDPOINT`.
@@ -327,13 +369,13 @@ async fn metrics(State(received): State<Shared>, headers: HeaderMap, body: Bytes
 }
 
 async fn receive(
-    r: &Mutex<Received>,
+    collector: &Collector,
     signal: Signal,
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let (outcome, hang) = {
-        let mut r = lock(r);
+    let outcome = {
+        let mut r = lock(collector);
         r.bodies.push(body.to_vec());
         match signal {
             Signal::Traces => r.trace_requests += 1,
@@ -343,11 +385,14 @@ async fn receive(
         if let Err((_, why)) = &outcome {
             r.failures.push(format!("{signal:?}: {why}"));
         }
-        (outcome, r.hang)
+        outcome
     };
-    if hang {
+    // Held until released; a hanging receiver's sender is never set, and lives as long as it.
+    let mut released = collector.released.subscribe();
+    if released.wait_for(|released| *released).await.is_err() {
         return std::future::pending().await;
     }
+    lock(collector).answered += 1;
     let answer = match (outcome, signal) {
         (Err(refusal), _) => return refusal.into_response(),
         (Ok(()), Signal::Traces) => {
@@ -710,6 +755,26 @@ mod tests {
         let error = request.send().await.expect_err("no answer");
         assert!(error.is_timeout(), "{error:?}");
         assert_eq!(otlp.trace_requests(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_holding_collector_answers_once_released() {
+        let otlp = OtlpReceiver::holding().await;
+        let sender = otlp.clone();
+        let held =
+            tokio::spawn(async move { post(&sender, "/v1/traces", PROTOBUF, two_spans()).await });
+        // Recorded at once, answered not before the release.
+        otlp.wait_for_spans(|s| s.len() == 2, Duration::from_secs(5))
+            .await;
+        assert_eq!((otlp.trace_requests(), otlp.answered()), (1, 0));
+        assert!(!held.is_finished());
+        otlp.release();
+        assert_eq!(held.await.unwrap().status(), 200);
+        assert_eq!(otlp.answered(), 1);
+        // Later requests are answered as they come.
+        let answer = post(&otlp, "/v1/traces", PROTOBUF, two_spans()).await;
+        assert_eq!(answer.status(), 200);
+        assert_eq!((otlp.trace_requests(), otlp.answered()), (2, 2));
     }
 
     #[tokio::test]

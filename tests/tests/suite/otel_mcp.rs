@@ -1,7 +1,8 @@
 //! MCP in traces: a call to a gateway for a tool it mounts from another MCP server, with trace
 //! context in `params._meta`, is one trace across both processes (the gateway's MCP server span,
 //! its pipeline span, its client span to the mounted server, the mounted server's spans), and
-//! the MCP operation durations reach the collector.
+//! the MCP operation durations reach the collector. Names a caller made up (tools, prompts,
+//! resource URIs, an HTTP method) are in no span's name and no metric's attribute.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -157,7 +158,8 @@ fn assert_failures_typed(spans: &[ReceivedSpan]) {
     assert_eq!(attribute(failed, "error.type"), Some(json!("tool_error")));
     assert_eq!(failed.status, "error");
     let unknown = answered("9");
-    assert_eq!(unknown.name, "tools/call nope");
+    assert_eq!(unknown.name, "tools/call");
+    assert_eq!(attribute(unknown, "gen_ai.tool.name"), None);
     assert_eq!(attribute(unknown, "error.type"), Some(json!("-32602")));
     assert_eq!(
         attribute(unknown, "rpc.response.status_code"),
@@ -183,10 +185,11 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
                 };
                 let failed =
                     |name: &str| spans.iter().any(|s| s.name == name && s.status == "error");
+                // The unknown tool's span is named after its method alone.
                 ended("mcp-mounted", "execute_tool add")
                     && ended("mcp-gateway", "tools/call remote-add")
                     && failed("tools/call remote-add")
-                    && failed("tools/call nope")
+                    && failed("tools/call")
             },
             Duration::from_secs(20),
         )
@@ -257,4 +260,238 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
     wait_for_durations(&otlp).await;
     drop(gateway);
     drop(mounted);
+}
+
+/// `rpc` with `session`'s headers at `url`: the JSON-RPC answer.
+async fn rpc(http: &reqwest::Client, url: &str, session: Option<&str>, body: Value) -> Value {
+    let mut request = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(s) = session {
+        request = request
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let answer = request.send().await.unwrap();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let text = answer.text().await.unwrap();
+    if text.is_empty() {
+        return json!({"session": session});
+    }
+    let mut message = tool_test_support::sse_message(&text);
+    message["session"] = json!(session);
+    message
+}
+
+/// What a caller made up, in every name this test sends that names nothing.
+const MADE_UP: &str = "made-up";
+
+/// The MCP requests of [`made_up_names_are_in_no_span_name_and_no_metric_attribute`], by
+/// id: what each asks, and the name its server span must have.
+fn requests() -> Vec<(u32, Value, &'static str)> {
+    let call = |name: &str| json!({"name": name, "arguments": {"a": 1, "b": 2}});
+    let prompt = |name: &str| json!({"name": name});
+    let read = |uri: &str| json!({"uri": uri});
+    vec![
+        (
+            1,
+            json!(["tools/call", call("made-up-tool-1")]),
+            "tools/call",
+        ),
+        (
+            2,
+            json!(["tools/call", call("made-up-tool-2")]),
+            "tools/call",
+        ),
+        (3, json!(["tools/call", call("add")]), "tools/call add"),
+        (
+            4,
+            json!(["prompts/get", prompt("made-up-prompt")]),
+            "prompts/get",
+        ),
+        (
+            5,
+            json!(["prompts/get", prompt("test_simple_prompt")]),
+            "prompts/get test_simple_prompt",
+        ),
+        (
+            6,
+            json!(["resources/read", read("test://made-up/1")]),
+            "resources/read",
+        ),
+        (
+            7,
+            json!(["resources/read", read("test://static-text")]),
+            "resources/read",
+        ),
+        (
+            8,
+            json!(["completion/complete", {
+                "ref": {"type": "ref/prompt", "name": "made-up-prompt"},
+                "argument": {"name": "x", "value": ""}}]),
+            "completion/complete",
+        ),
+    ]
+}
+
+/// Sends [`requests`] in a session at `base`, then over HTTP a method a caller made up and a
+/// call of a tool that does not exist.
+async fn send_made_up_names(base: &str) {
+    let url = format!("{base}/mcp");
+    let http = reqwest::Client::new();
+    let init = tool_test_support::mcp_initialize("2025-11-25");
+    let init = rpc(&http, &url, None, init).await;
+    let session = init["session"].as_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    rpc(&http, &url, Some(&session), initialized).await;
+    for (id, request, _) in requests() {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": request[0], "params": request[1]});
+        let answer = rpc(&http, &url, Some(&session), body).await;
+        let failed = answer["error"].is_object();
+        assert_eq!(failed, [1, 2, 4, 6, 8].contains(&id), "{id}: {answer}");
+    }
+    let made_up = reqwest::Method::from_bytes(b"FOO").unwrap();
+    let answer = http
+        .request(made_up, format!("{base}/tools/made-up-tool-3"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 405);
+    let answer = http
+        .post(format!("{base}/tools/made-up-tool-4"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 404);
+}
+
+/// The server span of MCP request `id`.
+fn server_span(spans: &[ReceivedSpan], id: u32) -> Option<&ReceivedSpan> {
+    spans.iter().find(|s| {
+        s.kind == "server" && s.attributes.get("jsonrpc.request.id") == Some(&json!(id.to_string()))
+    })
+}
+
+/// The pipeline's spans of calls of tools that do not exist.
+fn unknown_calls(spans: &[ReceivedSpan]) -> Vec<&ReceivedSpan> {
+    let made_up = |s: &&ReceivedSpan| {
+        s.attributes
+            .get("tool")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with("made-up-tool"))
+    };
+    spans.iter().filter(made_up).collect()
+}
+
+/// The span of the HTTP request whose method a caller made up.
+fn other_method(spans: &[ReceivedSpan]) -> Option<&ReceivedSpan> {
+    spans
+        .iter()
+        .find(|s| s.attributes.get("url.path") == Some(&json!("/tools/made-up-tool-3")))
+}
+
+/// Waits for the spans of [`send_made_up_names`]: none has a made-up name in its name.
+async fn assert_span_names(otlp: &OtlpReceiver) {
+    let spans = otlp
+        .wait_for_spans(
+            |spans| {
+                requests()
+                    .iter()
+                    .all(|(id, _, _)| server_span(spans, *id).is_some())
+                    && unknown_calls(spans).len() == 3
+                    && other_method(spans).is_some()
+            },
+            Duration::from_secs(20),
+        )
+        .await;
+    for span in &spans {
+        assert!(
+            !span.name.contains(MADE_UP) && !span.name.contains("FOO"),
+            "a made-up name in a span's name: {span:?}"
+        );
+    }
+    for (id, _, name) in requests() {
+        let span = server_span(&spans, id).unwrap();
+        assert_eq!(span.name, name, "request {id}:\n{}", dump(&spans));
+    }
+    let attribute = |id: u32, key: &str| server_span(&spans, id).unwrap().attributes.get(key);
+    assert_eq!(attribute(1, "gen_ai.tool.name"), None);
+    assert_eq!(attribute(3, "gen_ai.tool.name"), Some(&json!("add")));
+    assert_eq!(attribute(4, "gen_ai.prompt.name"), None);
+    let simple = json!("test_simple_prompt");
+    assert_eq!(attribute(5, "gen_ai.prompt.name"), Some(&simple));
+    // A resource's URI is an attribute, as the conventions require it, never in the name.
+    let uri = |uri: &str| Some(json!(uri));
+    assert_eq!(
+        attribute(6, "mcp.resource.uri").cloned(),
+        uri("test://made-up/1")
+    );
+    assert_eq!(
+        attribute(7, "mcp.resource.uri").cloned(),
+        uri("test://static-text")
+    );
+    for call in unknown_calls(&spans) {
+        assert_eq!(call.name, "execute_tool", "{call:?}");
+    }
+    let other = other_method(&spans).unwrap();
+    assert_eq!(other.attributes["http.request.method"], json!("_OTHER"));
+    let original = &other.attributes["http.request.method_original"];
+    assert_eq!(original, &json!("FOO"));
+    let route = other.attributes["http.route"].as_str().unwrap();
+    assert_eq!(other.name, format!("HTTP {route}"));
+}
+
+/// Waits for the metrics of [`send_made_up_names`]: every name a caller made up is
+/// `_unknown` or `_OTHER`.
+async fn assert_labels(otlp: &OtlpReceiver) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let points = loop {
+        let points = otlp.metric_points();
+        let labelled = |name: &str, key: &str, value: &str| {
+            points
+                .iter()
+                .any(|p| p.name == name && p.attributes.get(key) == Some(&json!(value)))
+        };
+        let mcp = "mcp.server.operation.duration";
+        if labelled(mcp, "gen_ai.tool.name", "_unknown")
+            && labelled(mcp, "gen_ai.tool.name", "add")
+            && labelled(
+                "http.server.request.duration",
+                "http.request.method",
+                "_OTHER",
+            )
+            && labelled("tool_runtime.calls", "gen_ai.tool.name", "_unknown")
+        {
+            break points;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the metrics did not arrive: {points:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    for point in &points {
+        for value in point.attributes.values() {
+            let value = value.to_string();
+            assert!(
+                !value.contains(MADE_UP) && !value.contains("FOO"),
+                "a made-up name as a metric's attribute: {point:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn made_up_names_are_in_no_span_name_and_no_metric_attribute() {
+    let otlp = OtlpReceiver::start().await;
+    let served = fixture(&otlp, "mcp-names", None);
+    send_made_up_names(&served.base).await;
+    assert_span_names(&otlp).await;
+    assert_labels(&otlp).await;
+    drop(served);
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
 use crate::tool::error::{ErrorKind, ToolError};
@@ -156,15 +156,11 @@ pub(super) fn front(
         .extensions()
         .get::<axum::extract::MatchedPath>()
         .map(axum::extract::MatchedPath::as_str);
-    let span = request_span(request, route, &id);
+    let method = known_method(request.method());
+    let span = request_span(request, method, route, &id);
     #[cfg(feature = "otel")]
-    let measured = crate::otel::installed().map(|_| {
-        Box::new((
-            Instant::now(),
-            request.method().clone(),
-            route.map(str::to_owned),
-        ))
-    });
+    let measured = crate::otel::installed()
+        .map(|_| Box::new((Instant::now(), method, route.map(str::to_owned))));
     let admitted = exposure(state, request, &id)
         .and_then(|()| authenticate(state, request, &id))
         .map(|identity| {
@@ -190,27 +186,63 @@ pub(super) fn front(
     )
 }
 
-/// The server span of a request, in the HTTP conventions: `{method} {route}`, kind server.
-/// Recorded when telemetry (or a log at `info` for `tool_runtime::request`) wants it.
-fn request_span(request: &Request, route: Option<&str>, id: &str) -> tracing::Span {
-    let method = request.method().as_str();
+/// `http.request.method` in the HTTP conventions: the request's method when it is one they
+/// know (RFC 9110's, `PATCH` and `QUERY`; method names are case-sensitive), else `_OTHER`, so
+/// that a method a caller made up is never a metric's attribute nor in a span's name. The
+/// routes of this crate take none of the others.
+fn known_method(method: &Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        "QUERY" => "QUERY",
+        "TRACE" => "TRACE",
+        "CONNECT" => "CONNECT",
+        _ => OTHER_METHOD,
+    }
+}
+
+/// What [`known_method`] says of a method the conventions do not know.
+const OTHER_METHOD: &str = "_OTHER";
+
+/// The server span of a request, in the HTTP conventions: `{method} {route}` (`HTTP {route}`
+/// for a method they do not know, whose own name is then `http.request.method_original`; the
+/// method alone, or `HTTP`, without a route), kind server. Recorded when telemetry (or a log
+/// at `info` for `tool_runtime::request`) wants it.
+fn request_span(
+    request: &Request,
+    method: &'static str,
+    route: Option<&str>,
+    id: &str,
+) -> tracing::Span {
     let span = tracing::info_span!(
         target: "tool_runtime::request",
         "http.request",
         otel.name = tracing::field::Empty,
         otel.kind = "server",
         http.request.method = method,
+        http.request.method_original = tracing::field::Empty,
         http.route = route,
         url.path = request.uri().path(),
         http.response.status_code = tracing::field::Empty,
         request_id = id,
     );
     if !span.is_disabled() {
+        let named = if method == OTHER_METHOD {
+            span.record("http.request.method_original", request.method().as_str());
+            "HTTP"
+        } else {
+            method
+        };
         span.record(
             "otel.name",
             match route {
-                Some(route) => format!("{method} {route}"),
-                None => method.to_owned(),
+                Some(route) => format!("{named} {route}"),
+                None => named.to_owned(),
             },
         );
     }
@@ -308,10 +340,10 @@ pub(super) struct Finish {
     log: Option<Box<(Instant, axum::http::Method, String)>>,
     /// The request's span, entered while the route runs and the response is finished.
     pub(super) span: tracing::Span,
-    /// With telemetry, when the request came, its method and its route, for
+    /// With telemetry, when the request came, its method ([`known_method`]) and its route, for
     /// `http.server.request.duration`.
     #[cfg(feature = "otel")]
-    measured: Option<Box<(Instant, axum::http::Method, Option<String>)>>,
+    measured: Option<Box<(Instant, &'static str, Option<String>)>>,
 }
 
 impl Finish {
@@ -353,7 +385,7 @@ impl Finish {
         if let Some(measured) = measured {
             let (started, method, route) = *measured;
             crate::otel::metrics::http_request(
-                method.as_str(),
+                method,
                 route.as_deref(),
                 response.status().as_u16(),
                 started.elapsed(),
@@ -434,4 +466,23 @@ pub(crate) fn context_of(request: &mut Request) -> Requester {
             identity: None,
             span: tracing::Span::none(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_method_the_conventions_do_not_know_is_other() {
+        let method = |m: &str| known_method(&Method::from_bytes(m.as_bytes()).unwrap());
+        for known in [
+            "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "QUERY", "TRACE", "CONNECT",
+        ] {
+            assert_eq!(method(known), known);
+        }
+        // Method names are case-sensitive.
+        for other in ["FOO", "get", "Post", "PROPFIND", "M-SEARCH"] {
+            assert_eq!(method(other), "_OTHER");
+        }
+    }
 }

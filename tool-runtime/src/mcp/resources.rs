@@ -208,10 +208,12 @@ impl McpServer {
                 ));
             }
         };
-        let target = match &reference {
-            CompletionRef::Prompt(name) | CompletionRef::Resource(name) => name.clone(),
+        // A prompt's name may name the span; a template's URI never does.
+        let prompt = match &reference {
+            CompletionRef::Prompt(name) => Some(name.as_str()),
+            CompletionRef::Resource(_) => None,
         };
-        trace::Served::new("completion/complete", Some(&target), &context)
+        trace::Served::new("completion/complete", prompt, &context)
             .run(async {
                 let others: BTreeMap<String, String> = request
                     .context

@@ -1,7 +1,10 @@
 //! The spans and durations of MCP requests, in the MCP semantic conventions: a server span for
 //! each request this server handles, a client span for each request to a mounted server, named
 //! `{mcp.method.name} {target}` (`tools/call device_add`), and their durations
-//! (`mcp.server.operation.duration`, `mcp.client.operation.duration`). Trace context travels in
+//! (`mcp.server.operation.duration`, `mcp.client.operation.duration`). A target is a tool's or
+//! a prompt's name, and only one that names an item the caller may see: a name a caller made up
+//! is never in a span's name nor a metric's attribute (`_unknown` there). A resource's URI is
+//! never in a span's name, only in its `mcp.resource.uri`. Trace context travels in
 //! `params._meta` (`traceparent`, `tracestate`). The spans are `tracing` spans of target
 //! `tool_runtime::mcp`; what only OpenTelemetry gives (a remote parent, links, the metrics) is
 //! done by [`Telemetry`] alone, which does nothing without the `otel` feature or when telemetry
@@ -15,21 +18,29 @@ use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
+use crate::tool::error::ErrorKind;
+
 /// A request this server is handling: its span, and what its duration is measured by.
 pub(super) struct Served {
     span: tracing::Span,
     started: Instant,
     method: &'static str,
-    /// The tool of a `tools/call`, kept only for the duration metric.
-    tool: Option<String>,
+    /// The tool or prompt the request names, named on the span (and a `tools/call`'s measured)
+    /// once the answer shows the caller may see it ([`names_nothing`]).
+    target: Option<String>,
     protocol: Option<String>,
 }
 
 impl Served {
-    /// The server span of request `method` (about `target`, such as a tool's name) in
-    /// `context`. Its parent is the trace context of the request's `_meta` when it has one the
-    /// server trusts (linked then to the HTTP request's span), else over HTTP the HTTP request's
-    /// span, else none.
+    /// The server span of request `method` in `context`, about `target`: the name of the tool
+    /// (`tools/call`) or prompt (`prompts/get`, `completion/complete`) it asks for, or the URI
+    /// of the resource (`resources/*`). Its parent is the trace context of the request's `_meta`
+    /// when it has one the server trusts (linked then to the HTTP request's span), else over
+    /// HTTP the HTTP request's span, else none.
+    ///
+    /// The span is named after its method alone until the request is answered: a tool's or
+    /// prompt's name is in its name (and a tool's in the duration's attributes) only if the
+    /// answer does not say no such item is one the caller may see, and a URI never is.
     pub(super) fn new(
         method: &'static str,
         target: Option<&str>,
@@ -54,8 +65,15 @@ impl Served {
             request_id = Empty,
         );
         let measured = Telemetry::on();
+        let uri = matches!(
+            method,
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe"
+        );
         if !span.is_disabled() {
-            name(&span, method, target);
+            name(&span, method, None);
+            if uri {
+                span.record("mcp.resource.uri", target);
+            }
             if let Some(http) = &http {
                 span.record("mcp.session.id", http.session);
                 span.record("request_id", http.request_id);
@@ -68,13 +86,14 @@ impl Served {
             .protocol_version()
             .filter(|_| measured)
             .map(|v| v.as_str().to_owned());
+        let target = target
+            .filter(|_| !uri && (measured || !span.is_disabled()))
+            .map(str::to_owned);
         Self {
             span,
             started: Instant::now(),
             method,
-            tool: target
-                .filter(|_| measured && method == "tools/call")
-                .map(str::to_owned),
+            target,
             protocol,
         }
     }
@@ -94,12 +113,23 @@ impl Served {
             Ok(answer) => answer.protocol().or(self.protocol),
             Err(_) => self.protocol,
         };
+        let target = self
+            .target
+            .as_deref()
+            .filter(|_| result.as_ref().err().is_none_or(|e| !names_nothing(e)));
+        if let Some(target) = target
+            && !self.span.is_disabled()
+        {
+            let named = name(&self.span, self.method, Some(target));
+            Telemetry::renamed(&self.span, named);
+        }
+        let tool = (self.method == "tools/call").then(|| target.unwrap_or(UNKNOWN));
         Telemetry::ended(
             &Ended {
                 span: &self.span,
                 client: false,
                 method: self.method,
-                tool: self.tool.as_deref(),
+                tool,
                 error: error.as_deref(),
                 code,
                 protocol: protocol.as_deref(),
@@ -150,16 +180,31 @@ impl Answer for InitializeResult {
     }
 }
 
-/// Names `span` `{method} {target}`, or the method alone; a `tools/call` is also the
-/// conventions' `execute_tool` of its tool.
-fn name(span: &tracing::Span, method: &str, target: Option<&str>) {
-    span.record(
-        "otel.name",
-        match target {
-            Some(target) => format!("{method} {target}"),
-            None => method.to_owned(),
-        },
-    );
+/// The tool of a `tools/call` whose name names no tool the caller may see, in the duration's
+/// attributes (as in `tool_runtime.calls`).
+const UNKNOWN: &str = "_unknown";
+
+/// Whether `error` answers a request naming a tool or prompt that is not one the caller may
+/// see: the pipeline's `unknown_tool` (`tools/call`) or `not_found` (`prompts/get`,
+/// `completion/complete`), which MCP answers as JSON-RPC errors whose `data.type` says so
+/// (`results::protocol_error`, `results::item_error`). A prompt's own `not_found` leaves its
+/// name out too.
+fn names_nothing(error: &ErrorData) -> bool {
+    let kind = error.data.as_ref().and_then(|d| d.get("type"));
+    kind.and_then(serde_json::Value::as_str).is_some_and(|k| {
+        k == ErrorKind::UNKNOWN_TOOL.as_str() || k == ErrorKind::NOT_FOUND.as_str()
+    })
+}
+
+/// Names `span` `{method} {target}`, or the method alone, and returns the name; a
+/// `tools/call` is also the conventions' `execute_tool` of its tool, a `prompts/get` names its
+/// prompt. `target` is a tool's or prompt's name known to exist, never a URI.
+fn name(span: &tracing::Span, method: &str, target: Option<&str>) -> String {
+    let name = match target {
+        Some(target) => format!("{method} {target}"),
+        None => method.to_owned(),
+    };
+    span.record("otel.name", name.as_str());
     match method {
         "tools/call" => {
             span.record("gen_ai.tool.name", target);
@@ -168,11 +213,9 @@ fn name(span: &tracing::Span, method: &str, target: Option<&str>) {
         "prompts/get" => {
             span.record("gen_ai.prompt.name", target);
         }
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            span.record("mcp.resource.uri", target);
-        }
         _ => {}
     }
+    name
 }
 
 /// What a request over HTTP brings: the front layer's span, request id and whether it
@@ -327,6 +370,7 @@ impl Telemetry {
         false
     }
     fn continue_trace(_: &tracing::Span, _: &RequestContext<RoleServer>, _: Option<&Http<'_>>) {}
+    fn renamed(_: &tracing::Span, _: String) {}
     #[cfg(feature = "mcp-client")]
     fn inject(_: &tracing::Span, _: &mut serde_json::Map<String, serde_json::Value>) {}
     fn ended(_: &Ended<'_>, _: Duration) {}
@@ -367,6 +411,12 @@ impl Telemetry {
                 span.add_link(request);
             }
         }
+    }
+
+    /// Renames `span`, already started, for the collector: its `otel.name` is read only until
+    /// it starts.
+    fn renamed(span: &tracing::Span, name: String) {
+        crate::otel::spans::renamed(span, name);
     }
 
     #[cfg(feature = "mcp-client")]

@@ -118,11 +118,17 @@ pub(crate) fn call(tool: &str, outcome: &str, source: &str, elapsed: Duration) {
     }
 }
 
-/// An HTTP request was answered.
-pub(crate) fn http_request(method: &str, route: Option<&str>, status: u16, elapsed: Duration) {
+/// An HTTP request was answered: `method` is one the conventions know, or `_OTHER`; `route`
+/// the route it matched.
+pub(crate) fn http_request(
+    method: &'static str,
+    route: Option<&str>,
+    status: u16,
+    elapsed: Duration,
+) {
     if let Some(i) = instruments() {
         let mut attributes = vec![
-            KeyValue::new("http.request.method", method.to_owned()),
+            KeyValue::new("http.request.method", method),
             KeyValue::new("http.response.status_code", i64::from(status)),
         ];
         if let Some(route) = route {

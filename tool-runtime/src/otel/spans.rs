@@ -25,7 +25,8 @@ pub(crate) struct ToolCallId(pub(crate) String);
 
 /// The pipeline's `tool.call` span, with telemetry installed: the same fields, and those of
 /// the GenAI conventions' `execute_tool {name}` (with `gen_ai.tool.call.id` when a model asked
-/// for the call, [`ToolCallId`]). All given as the span is made: one visit of its fields.
+/// for the call, [`ToolCallId`]). All given as the span is made: one visit of its fields. A
+/// call that finds no tool of that name the caller may see is [`renamed`] `execute_tool`.
 pub(crate) fn tool_call(
     tool: &str,
     source: &str,
@@ -79,6 +80,15 @@ pub(crate) fn call_ended(
         if let Some(result) = result {
             span.set_attribute("gen_ai.tool.call.result", result.to_string());
         }
+    }
+}
+
+/// Renames `span` when telemetry is installed: its `otel.name` is read only until the span
+/// starts (when first entered), this is for a name decided later.
+pub(crate) fn renamed(span: &tracing::Span, name: impl Into<std::borrow::Cow<'static, str>>) {
+    use opentelemetry::trace::TraceContextExt as _;
+    if installed().is_some() && !span.is_disabled() {
+        span.context().span().update_name(name);
     }
 }
 

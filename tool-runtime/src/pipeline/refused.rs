@@ -20,7 +20,8 @@ use crate::tool::error::ToolError;
 use super::{Called, Pipeline, Ran, next_call_id};
 
 /// The `tool.call` span every call, run or refused, is logged under.
-/// With telemetry, it is the GenAI conventions' `execute_tool {name}` span.
+/// With telemetry, it is the GenAI conventions' `execute_tool {name}` span (`execute_tool`
+/// once the call finds no tool of that name the caller may see: `measure`).
 pub(super) fn call_span(name: &str, ctx: &CallContext) -> tracing::Span {
     #[cfg(feature = "otel")]
     if crate::otel::installed().is_some() {
@@ -172,7 +173,8 @@ impl Pipeline {
 
 #[cfg(feature = "otel")]
 /// The call's metrics and the end of its span. Its tool is named only when it exists and
-/// the caller may see it: a name a caller made up is not a metric's attribute.
+/// the caller may see it: a name a caller made up is not a metric's attribute (`_unknown`
+/// there), nor in the span's name (`execute_tool` alone).
 fn measure(
     name: &str,
     entry: Option<&RegisteredTool>,
@@ -189,13 +191,14 @@ fn measure(
         Ok(_) => "ok",
         Err(e) => e.kind().as_str(),
     };
+    let span = tracing::Span::current();
     let tool = if entry.is_some() && !hidden {
         name
     } else {
+        crate::otel::spans::renamed(&span, "execute_tool");
         "_unknown"
     };
     crate::otel::metrics::call(tool, outcome, ctx.source().as_str(), duration);
-    let span = tracing::Span::current();
     let error = envelope.outcome.as_ref().err();
     let error = error.map(|e| (e.kind().as_str(), e.message()));
     if telemetry.capture_content() {
