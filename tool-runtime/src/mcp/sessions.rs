@@ -7,20 +7,21 @@
 //! authenticated (whichever of its tokens it sends), or, where no caller is authenticated,
 //! every anonymous caller. The `/mcp` route asks [`BoundedSessions::presented`] whose session a
 //! request names before the SDK serves it; another's is served as a session that does not
-//! exist.
+//! exist. The event ids of a session's streams carry a tag keyed by the session, so that
+//! `Last-Event-ID` resumes only within the session whose stream sent it.
 //!
 //! Behind a load balancer, a replica with a [`replica_id`](ServerOptions::replica_id) makes
 //! session ids that start with it (`{id}.{random}`), for the balancer to route on; and with a
 //! [session store](ServerOptions::mcp_session_store) the SDK restores here a session another
-//! replica made, which is counted like a new one. Its owner is kept in the store with it
-//! ([`BoundStore`]), so a restored session is bound as it was.
+//! replica made, which is counted like a new one. Its owner and the key of its tags are kept in
+//! the store with it ([`BoundStore`]), so a restored session is bound as it was.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -96,20 +97,25 @@ impl Owner {
     }
 }
 
-/// What binds a session: whom it answers. Kept in the session store with the session's
-/// `initialize` parameters, in their `_meta`, under [`BINDING`].
+/// What binds a session: whom it answers, and the key of the tags of its event ids. Kept in the
+/// session store with the session's `initialize` parameters, in their `_meta`, under [`BINDING`].
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Binding {
     owner: Owner,
+    /// 32 hex digits, random.
+    key: String,
 }
 
 /// The `_meta` key of a stored session's [`Binding`].
 const BINDING: &str = "tool-runtime/session";
 
 impl Binding {
-    /// A new session's: `owner`'s.
+    /// A new session's: `owner`'s, with a key of its own.
     fn new(owner: Owner) -> Self {
-        Self { owner }
+        Self {
+            owner,
+            key: random_id(),
+        }
     }
 
     /// Takes the binding out of a stored session's state; `None` when it has none (or one
@@ -133,6 +139,37 @@ impl Binding {
             .0
             .0
             .insert(BINDING.to_owned(), binding);
+    }
+
+    /// `event`, its id (the event store's) tagged for this session: `{tag}.{id}`.
+    fn tagged(&self, mut event: ServerSseMessage) -> ServerSseMessage {
+        if let Some(id) = &mut event.event_id {
+            *id = format!("{}.{id}", self.tag(id));
+        }
+        event
+    }
+
+    /// The event store's id in `presented`, if its tag is this session's.
+    fn untagged<'a>(&self, presented: &'a str) -> Option<&'a str> {
+        use subtle::ConstantTimeEq as _;
+        let (tag, id) = presented.split_once('.')?;
+        bool::from(tag.as_bytes().ct_eq(self.tag(id).as_bytes())).then_some(id)
+    }
+
+    /// The first 128 bits of SHA-256(key, id), as hex.
+    fn tag(&self, id: &str) -> String {
+        use sha2::{Digest as _, Sha256};
+        use std::fmt::Write as _;
+        let digest = Sha256::new()
+            .chain_update(self.key.as_bytes())
+            .chain_update(id.as_bytes())
+            .finalize();
+        digest[..16]
+            .iter()
+            .fold(String::with_capacity(32), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
     }
 }
 
@@ -178,6 +215,8 @@ pub(crate) enum SessionsError {
     Full(usize),
     /// The session is another's.
     NotTheirs,
+    /// A `Last-Event-ID` not sent in the session.
+    OtherEvent,
     /// The SDK's own session error.
     Local(LocalSessionManagerError),
 }
@@ -187,6 +226,7 @@ impl std::fmt::Display for SessionsError {
         match self {
             SessionsError::Full(max) => write!(f, "{max} MCP sessions are open, the most allowed"),
             SessionsError::NotTheirs => f.write_str("no such MCP session"),
+            SessionsError::OtherEvent => f.write_str("no event of this session has that id"),
             SessionsError::Local(e) => e.fmt(f),
         }
     }
@@ -286,6 +326,20 @@ impl BoundedSessions {
             Some(open) if open.binding.owner != requester() => Err(SessionsError::NotTheirs),
             _ => Ok(()),
         }
+    }
+
+    /// `stream` of session `id`, its event ids tagged for the session when an event store
+    /// keeps them (without one, an id is the session's own stream's and resumes nothing else).
+    fn tagging(
+        &self,
+        id: &SessionId,
+        stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+        let binding = self.resumable().then(|| self.binding(id)).flatten();
+        stream.map(move |event| match &binding {
+            Some(binding) => binding.tagged(event),
+            None => event,
+        })
     }
 
     /// Whether the events of the sessions' streams are kept for clients that resume them.
@@ -436,7 +490,8 @@ impl SessionManager for BoundedSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.admit(id)?;
-        Ok(self.0.inner.create_stream(id, message).await?)
+        let stream = self.0.inner.create_stream(id, message).await?;
+        Ok(self.tagging(id, stream))
     }
 
     async fn accept_message(
@@ -462,7 +517,8 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.admit(id)?;
-        Ok(self.0.inner.create_standalone_stream(id).await?)
+        let stream = self.0.inner.create_standalone_stream(id).await?;
+        Ok(self.tagging(id, stream))
     }
 
     async fn restore_session(
@@ -498,7 +554,19 @@ impl SessionManager for BoundedSessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.admit(id)?;
-        Ok(self.0.inner.resume(id, last_event_id).await?)
+        // The event store finds an event by its id alone: an id resumes here only if its tag is
+        // this session's. The SDK answers a failed resumption with an empty stream.
+        let last_event_id = if self.resumable() {
+            let binding = self.binding(id).ok_or(SessionsError::OtherEvent)?;
+            binding
+                .untagged(&last_event_id)
+                .ok_or(SessionsError::OtherEvent)?
+                .to_owned()
+        } else {
+            last_event_id
+        };
+        let stream = self.0.inner.resume(id, last_event_id).await?;
+        Ok(self.tagging(id, stream))
     }
 }
 
@@ -664,6 +732,7 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
         let taken = Binding::take(&mut loaded).expect("the binding");
         assert_eq!(taken.owner, binding.owner);
+        assert_eq!(taken.key, binding.key);
         assert!(
             loaded.initialize_params.meta.is_none(),
             "nothing of it left"
@@ -680,5 +749,22 @@ mod tests {
             theirs.initialize_params.meta.unwrap().0.0["x"],
             serde_json::json!(1)
         );
+    }
+
+    #[test]
+    fn an_event_id_untags_only_with_its_sessions_key() {
+        let one = Binding::new(Owner::Anonymous);
+        let other = Binding::new(Owner::Anonymous);
+        let mut event = ServerSseMessage::retry(std::time::Duration::from_secs(1));
+        event.event_id = Some("k-7".into());
+        let event = one.tagged(event);
+        let id = event.event_id.unwrap();
+        assert_eq!(one.untagged(&id), Some("k-7"));
+        assert_eq!(other.untagged(&id), None);
+        // The tag is over the id: another id under it is refused.
+        let (tag, _) = id.split_once('.').unwrap();
+        assert_eq!(one.untagged(&format!("{tag}.k-8")), None);
+        assert_eq!(one.untagged("k-7"), None);
+        assert_eq!(one.untagged(""), None);
     }
 }

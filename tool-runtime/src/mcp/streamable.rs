@@ -78,7 +78,8 @@ impl McpServer {
     /// [authentication](ServerOptions::auth) found (with any of its tokens: a refreshed token
     /// keeps the session), or every caller where none is authenticated. To anyone else a
     /// session is one that does not exist, on every replica, restored sessions included: its
-    /// requests, its event stream and its `DELETE` get 404, and it is left as it is.
+    /// requests, its event stream and its `DELETE` get 404, and it is left as it is. A
+    /// `Last-Event-ID` resumes only within the session whose stream sent that event.
     pub fn http_route<S: Clone + Send + Sync + 'static>(
         self,
         options: &ServerOptions,
