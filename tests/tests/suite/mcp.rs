@@ -787,6 +787,98 @@ async fn over_http_the_token_decides_what_is_listed_and_who_calls() {
     assert_eq!(error["data"]["type"], "unknown_tool", "{}", listed[1].1);
 }
 
+#[tokio::test]
+async fn a_session_answers_only_the_principal_that_opened_it() {
+    use tool_runtime::app;
+    use tool_runtime::http::{Auth, ServerOptions};
+    // Two tokens of one principal (with other roles), and another principal's.
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"olga-1\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
+         [[tokens]]\ntoken = \"olga-2\"\nprincipal = \"olga\"\nroles = []\n\n\
+         [[tokens]]\ntoken = \"dan\"\nprincipal = \"dan\"\nroles = [\"ops\"]\n",
+    )
+    .unwrap();
+    let base = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default().auth(auth),
+    ))
+    .await;
+    let url = format!("{base}/mcp");
+    let http = reqwest::Client::new();
+    let send =
+        |method: reqwest::Method, token: &str, session: Option<&str>, body: Option<Value>| {
+            let mut request = http
+                .request(method, &url)
+                .bearer_auth(token)
+                .header("accept", "application/json, text/event-stream");
+            if let Some(s) = session {
+                request = request
+                    .header("mcp-session-id", s)
+                    .header("mcp-protocol-version", "2025-11-25");
+            }
+            if let Some(body) = body {
+                request = request.json(&body);
+            }
+            request.send()
+        };
+    let post = |token: &str, session: Option<&str>, body: Value| {
+        send(reqwest::Method::POST, token, session, Some(body))
+    };
+    let init = post(
+        "olga-1",
+        None,
+        tool_test_support::mcp_initialize("2025-11-25"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    // Not even the handshake's end is taken from another principal.
+    let done = post("dan", Some(&session), initialized.clone())
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 404);
+    let done = post("olga-1", Some(&session), initialized).await.unwrap();
+    assert_eq!(done.status(), 202);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+    // Another principal is answered as for a session that does not exist: its requests, the
+    // session's event stream, its DELETE.
+    let unknown = "00000000000000000000000000000000";
+    for id in [session.as_str(), unknown] {
+        let listed = post("dan", Some(id), list.clone()).await.unwrap();
+        assert_eq!(listed.status(), 404, "{id}");
+        let listed = listed.text().await.unwrap();
+        assert_eq!(listed, "Not Found: Session not found");
+        let stream = send(reqwest::Method::GET, "dan", Some(id), None)
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), 404, "{id}");
+        let end = send(reqwest::Method::DELETE, "dan", Some(id), None)
+            .await
+            .unwrap();
+        assert_eq!(end.status(), 404, "{id}");
+    }
+
+    // The same principal with another token is served: the session is hers, not the token's.
+    for token in ["olga-1", "olga-2"] {
+        let listed = post(token, Some(&session), list.clone()).await.unwrap();
+        assert_eq!(listed.status(), 200, "{token}");
+        let listed = tool_test_support::sse_message(&listed.text().await.unwrap());
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+    }
+    let end = send(reqwest::Method::DELETE, "olga-2", Some(&session), None)
+        .await
+        .unwrap();
+    assert_eq!(end.status(), 204);
+    let gone = post("olga-1", Some(&session), list).await.unwrap();
+    assert_eq!(gone.status(), 404);
+}
+
 #[test]
 fn shutdown_lets_mcp_calls_finish_and_does_not_wait_for_idle_sessions() {
     let python = tool_test_support::python_with("mcp");

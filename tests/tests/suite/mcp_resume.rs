@@ -117,18 +117,26 @@ impl Events {
     }
 }
 
-/// A client of one session at `url`.
+/// A client of one session at `url`, sending `token` when it has one.
 struct Session {
     http: reqwest::Client,
     url: String,
     id: String,
+    token: Option<String>,
 }
 
 impl Session {
     async fn open(url: String) -> Self {
+        Self::open_with(url, None).await
+    }
+
+    async fn open_with(url: String, token: Option<&str>) -> Self {
         let http = reqwest::Client::new();
-        let init = http
-            .post(&url)
+        let mut init = http.post(&url);
+        if let Some(token) = token {
+            init = init.bearer_auth(token);
+        }
+        let init = init
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .json(&tool_test_support::mcp_initialize("2025-11-25"))
@@ -140,7 +148,12 @@ impl Session {
             .to_str()
             .unwrap()
             .to_owned();
-        let session = Self { http, url, id };
+        let session = Self {
+            http,
+            url,
+            id,
+            token: token.map(str::to_owned),
+        };
         let done = session
             .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
@@ -148,9 +161,25 @@ impl Session {
         session
     }
 
+    /// The same session, its requests sent with `token`.
+    fn with_token(&self, token: &str) -> Self {
+        Self {
+            http: self.http.clone(),
+            url: self.url.clone(),
+            id: self.id.clone(),
+            token: Some(token.to_owned()),
+        }
+    }
+
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
     async fn post(&self, body: &Value) -> reqwest::Response {
-        self.http
-            .post(&self.url)
+        self.authorized(self.http.post(&self.url))
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-session-id", &self.id)
@@ -163,8 +192,7 @@ impl Session {
 
     /// `GET` with `Last-Event-ID`.
     async fn resume(&self, last_event_id: &str) -> reqwest::Response {
-        self.http
-            .get(&self.url)
+        self.authorized(self.http.get(&self.url))
             .header("accept", "text/event-stream")
             .header("mcp-session-id", &self.id)
             .header("mcp-protocol-version", "2025-11-25")
@@ -308,4 +336,53 @@ async fn without_an_event_store_a_tool_cannot_end_its_stream() {
         Session::open(serve(ServerOptions::default().without_mcp_event_store()).await).await;
     let seen = session.call_tool("polled").await.rest().await;
     assert_eq!(what(&seen), ["one", "two", "closed: false"], "{seen:?}");
+}
+
+#[tokio::test]
+async fn only_the_principal_of_a_session_resumes_its_streams() {
+    let auth = tool_runtime::http::Auth::from_toml(
+        "[[tokens]]\ntoken = \"ann-1\"\nprincipal = \"ann\"\nroles = []\n\n\
+         [[tokens]]\ntoken = \"ann-2\"\nprincipal = \"ann\"\nroles = []\n\n\
+         [[tokens]]\ntoken = \"bob\"\nprincipal = \"bob\"\nroles = []\n",
+    )
+    .unwrap();
+    let url = serve(ServerOptions::default().auth(auth)).await;
+    let anns = Session::open_with(url.clone(), Some("ann-1")).await;
+    let mut stream = anns.call().await;
+    let _priming = stream.next().await.unwrap();
+    let first = stream.next().await.unwrap();
+    assert_eq!(what(std::slice::from_ref(&first)), ["one"]);
+    let last_seen = first.id.unwrap();
+    drop(stream);
+
+    // Bob, with Ann's session id and event id: no such session.
+    let refused = anns.with_token("bob").resume(&last_seen).await;
+    assert_eq!(refused.status(), 404);
+    // Bob, in a session of his own, with Ann's event id: nothing to resume.
+    let bobs = Session::open_with(url, Some("bob")).await;
+    let elsewhere = bobs.resume(&last_seen).await;
+    assert_eq!(elsewhere.status(), 200);
+    assert!(Events::new(elsewhere).rest().await.is_empty());
+    // Ann, with another token of hers: the rest of her call.
+    let resumed = anns.with_token("ann-2").resume(&last_seen).await;
+    assert_eq!(resumed.status(), 200);
+    let rest = Events::new(resumed).rest().await;
+    assert_eq!(what(&rest), ["two", "three", "answer"], "{rest:?}");
+}
+
+#[tokio::test]
+async fn an_event_id_resumes_only_in_the_session_it_was_sent_in() {
+    let url = serve(ServerOptions::default()).await;
+    let one = Session::open(url.clone()).await;
+    let other = Session::open(url).await;
+    let events = one.call().await.rest().await;
+    assert_eq!(what(&events), ["one", "two", "three", "answer"]);
+    let priming = events[0].id.clone().unwrap();
+    // The same caller, in another session of its own: nothing.
+    let resumed = other.resume(&priming).await;
+    assert_eq!(resumed.status(), 200);
+    assert!(Events::new(resumed).rest().await.is_empty());
+    // In its own session: everything after it.
+    let all = Events::new(one.resume(&priming).await).rest().await;
+    assert_eq!(what(&all), ["one", "two", "three", "answer"]);
 }

@@ -167,6 +167,39 @@ fn assert_failures_typed(spans: &[ReceivedSpan]) {
     );
 }
 
+/// The session of `server` (a server span of the gateway, in `session`) is named by a digest of
+/// its id: the id itself would let whoever reads the traces use the session. Each request of
+/// the session carries the same.
+fn session_is_named_by_a_digest(
+    otlp: &OtlpReceiver,
+    spans: &[ReceivedSpan],
+    server: &ReceivedSpan,
+    session: &str,
+) {
+    let digest = server
+        .attributes
+        .get("mcp.session.id")
+        .and_then(|d| d.as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("mcp.session.id of {server:?}"));
+    assert!(
+        digest.len() == 16 && digest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{digest}"
+    );
+    assert!(!session.contains(&digest) && !digest.contains(session));
+    let other_request = spans
+        .iter()
+        .find(|s| s.service_name == "mcp-gateway" && s.name == "tools/call nope")
+        .unwrap();
+    assert_eq!(
+        other_request.attributes.get("mcp.session.id"),
+        Some(&json!(digest))
+    );
+    assert!(
+        !otlp.everything_as_text().contains(session),
+        "the session id is exported"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_mounted_server() {
     let otlp = OtlpReceiver::start().await;
@@ -208,7 +241,6 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
         ("gen_ai.tool.name", json!("remote-add")),
         ("gen_ai.operation.name", json!("execute_tool")),
         ("jsonrpc.request.id", json!("7")),
-        ("mcp.session.id", json!(session)),
         ("mcp.protocol.version", json!("2025-11-25")),
         ("network.transport", json!("tcp")),
     ] {
@@ -219,6 +251,7 @@ async fn a_call_through_a_gateway_is_one_trace_from_the_callers_meta_to_the_moun
         );
     }
     assert!(attribute(gateway_server, "request_id").is_some());
+    session_is_named_by_a_digest(&otlp, &spans, gateway_server, &session);
     assert_eq!(gateway_server.status, "unset");
     // The HTTP request that carried it, in a trace of its own, is linked.
     let [(link_trace, link_span)] = gateway_server.links.as_slice() else {

@@ -27,10 +27,36 @@ fn registry() -> Arc<Registry> {
     )
 }
 
-/// A JSON-RPC message posted to `{base}/mcp`, in `session` when given.
-async fn rpc(base: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+/// The tokens of [`auth`]: Ann's two (one principal: either opens and uses her sessions) and
+/// Bob's.
+const ANN: &str = "ann-token";
+const ANN_AGAIN: &str = "ann-other-token";
+const BOB: &str = "bob-token";
+
+/// Who may call: Ann with either of her tokens, Bob with his.
+fn auth() -> tool_runtime::http::Auth {
+    tool_runtime::http::Auth::from_toml(&format!(
+        "[[tokens]]\ntoken = \"{ANN}\"\nprincipal = \"ann\"\nroles = []\n\n\
+         [[tokens]]\ntoken = \"{ANN_AGAIN}\"\nprincipal = \"ann\"\nroles = [\"ops\"]\n\n\
+         [[tokens]]\ntoken = \"{BOB}\"\nprincipal = \"bob\"\nroles = []\n"
+    ))
+    .unwrap()
+}
+
+/// A replica's options: tag `id`, [`auth`], and `store` when given.
+fn options(id: &str, store: Option<&Arc<MemorySessionStore>>) -> ServerOptions {
+    let options = ServerOptions::default().replica_id(id).auth(auth());
+    match store {
+        Some(store) => options.mcp_session_store(store.clone()),
+        None => options,
+    }
+}
+
+/// A JSON-RPC message posted to `{base}/mcp` with `token`, in `session` when given.
+async fn rpc(base: &str, token: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(format!("{base}/mcp"))
+        .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
         .json(body);
     if let Some(s) = session {
@@ -41,9 +67,16 @@ async fn rpc(base: &str, session: Option<&str>, body: &Value) -> reqwest::Respon
     request.send().await.unwrap()
 }
 
-/// A session opened on `base` (`initialize`, then `notifications/initialized`): its id.
-async fn open_session(base: &str) -> String {
-    let init = rpc(base, None, &tool_test_support::mcp_initialize("2025-11-25")).await;
+/// A session opened on `base` with `token` (`initialize`, then `notifications/initialized`):
+/// its id.
+async fn open_session(base: &str, token: &str) -> String {
+    let init = rpc(
+        base,
+        token,
+        None,
+        &tool_test_support::mcp_initialize("2025-11-25"),
+    )
+    .await;
     assert_eq!(init.status(), 200);
     let session = init.headers()["mcp-session-id"]
         .to_str()
@@ -51,6 +84,7 @@ async fn open_session(base: &str) -> String {
         .to_owned();
     let done = rpc(
         base,
+        token,
         Some(&session),
         &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     )
@@ -59,9 +93,10 @@ async fn open_session(base: &str) -> String {
     session
 }
 
-async fn tools_list(base: &str, session: &str) -> (u16, String) {
+async fn tools_list(base: &str, token: &str, session: &str) -> (u16, String) {
     let response = rpc(
         base,
+        token,
         Some(session),
         &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     )
@@ -69,34 +104,67 @@ async fn tools_list(base: &str, session: &str) -> (u16, String) {
     (response.status().as_u16(), response.text().await.unwrap())
 }
 
+/// The status of `session`'s event stream (`GET /mcp`) asked for with `token`.
+async fn stream_status(base: &str, token: &str, session: &str) -> u16 {
+    let response = reqwest::Client::new()
+        .get(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    response.status().as_u16()
+}
+
+/// The status of `session`'s `DELETE` with `token`.
+async fn delete(base: &str, token: &str, session: &str) -> u16 {
+    reqwest::Client::new()
+        .delete(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 #[tokio::test]
 async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_store() {
     let store = Arc::new(MemorySessionStore::default());
-    let a = tool_test_support::serve_on_loopback(app::router(
-        registry(),
-        ServerOptions::default()
-            .replica_id("a")
-            .mcp_session_store(store.clone()),
-    ))
-    .await;
-    let b = tool_test_support::serve_on_loopback(app::router(
-        registry(),
-        ServerOptions::default()
-            .replica_id("b")
-            .mcp_session_store(store.clone()),
-    ))
-    .await;
-    let session = open_session(&a).await;
+    let a =
+        tool_test_support::serve_on_loopback(app::router(registry(), options("a", Some(&store))))
+            .await;
+    let b =
+        tool_test_support::serve_on_loopback(app::router(registry(), options("b", Some(&store))))
+            .await;
+    let session = open_session(&a, ANN).await;
     assert!(session.starts_with("a."), "{session}");
     assert_eq!(store.len(), 1);
 
-    // B never saw the session: it restores it from the store and serves it.
-    let (status, body) = tools_list(&b, &session).await;
+    // B never saw the session. Another principal presenting its id is told it does not exist,
+    // as for any unknown session, and B restores nothing for it.
+    let (status, body) = tools_list(&b, BOB, &session).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(stream_status(&b, BOB, &session).await, 404);
+    assert_eq!(delete(&b, BOB, &session).await, 404);
+    assert_eq!(
+        store.len(),
+        1,
+        "another principal's DELETE leaves the session"
+    );
+
+    // Its owner, with another token of hers: B restores it from the store and serves it.
+    let (status, body) = tools_list(&b, ANN_AGAIN, &session).await;
     assert_eq!(status, 200, "{body}");
     let listed = tool_test_support::sse_message(&body);
     assert_eq!(listed["result"]["tools"][0]["name"], "hello", "{listed}");
     let called = rpc(
         &b,
+        ANN,
         Some(&session),
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "hello", "arguments": {"name": "bea"}}}),
@@ -108,53 +176,51 @@ async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_s
         called["result"]["structuredContent"]["result"], "hello bea",
         "{called}"
     );
-    // And A still does.
-    assert_eq!(tools_list(&a, &session).await.0, 200);
+    // Restored, it is still hers alone on B; and A still serves it, to her alone.
+    assert_eq!(tools_list(&b, BOB, &session).await.0, 404);
+    assert_eq!(tools_list(&a, BOB, &session).await.0, 404);
+    assert_eq!(tools_list(&a, ANN, &session).await.0, 200);
 
     // A session's DELETE removes it from the store: no replica restores it again.
-    let deleted = reqwest::Client::new()
-        .delete(format!("{b}/mcp"))
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), 204);
+    assert_eq!(delete(&b, BOB, &session).await, 404);
+    assert_eq!(delete(&b, ANN_AGAIN, &session).await, 204);
     assert!(store.is_empty());
+    assert_eq!(delete(&b, ANN, &session).await, 404, "an unknown session");
 }
 
 #[tokio::test]
 async fn without_a_store_a_session_lives_on_its_replica_only() {
-    let a = tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
-        .await;
-    let b = tool_test_support::serve_on_loopback(app::router(registry(), ServerOptions::default()))
-        .await;
-    let session = open_session(&a).await;
+    let a = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        ServerOptions::default().auth(auth()),
+    ))
+    .await;
+    let b = tool_test_support::serve_on_loopback(app::router(registry(), options("b", None))).await;
+    let session = open_session(&a, ANN).await;
     assert!(
         !session.contains('.'),
         "no replica id, the SDK's own ids: {session}"
     );
-    assert_eq!(tools_list(&b, &session).await.0, 404);
-    assert_eq!(tools_list(&a, &session).await.0, 200);
+    assert_eq!(tools_list(&b, ANN, &session).await.0, 404);
+    assert_eq!(tools_list(&a, BOB, &session).await.0, 404);
+    assert_eq!(tools_list(&a, ANN, &session).await.0, 200);
 }
 
 #[tokio::test]
 async fn restored_sessions_count_against_the_cap() {
     let store = Arc::new(MemorySessionStore::default());
-    let options = |id: &str| {
-        ServerOptions::default()
-            .replica_id(id)
-            .max_sessions(1)
-            .mcp_session_store(store.clone())
-    };
-    let a = tool_test_support::serve_on_loopback(app::router(registry(), options("a"))).await;
-    let b = tool_test_support::serve_on_loopback(app::router(registry(), options("b"))).await;
-    let first = open_session(&a).await;
-    let second = open_session(&b).await;
-    // B's one place is taken by its own session: A's is not restored there, and the client is
+    let capped = |id: &str| options(id, Some(&store)).max_sessions(1);
+    let a = tool_test_support::serve_on_loopback(app::router(registry(), capped("a"))).await;
+    let b = tool_test_support::serve_on_loopback(app::router(registry(), capped("b"))).await;
+    let first = open_session(&a, ANN).await;
+    let second = open_session(&b, BOB).await;
+    // Another principal presenting A's session at B is told it does not exist, not to come back.
+    assert_eq!(tools_list(&b, BOB, &first).await.0, 404);
+    // B's one place is taken by its own session: A's is not restored there, and its owner is
     // told to come back later, as for an `initialize` at the cap.
     let refused = rpc(
         &b,
+        ANN,
         Some(&first),
         &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     )
@@ -170,7 +236,8 @@ async fn restored_sessions_count_against_the_cap() {
             .contains("MCP sessions open, the most it keeps"),
         "{body}"
     );
-    assert_eq!(tools_list(&b, &second).await.0, 200);
+    assert_eq!(tools_list(&b, BOB, &second).await.0, 200);
+    assert_eq!(tools_list(&b, ANN, &second).await.0, 404);
 }
 
 #[tokio::test]

@@ -362,6 +362,10 @@ impl ServerOptions {
     /// `404` to its requests. Any [`SessionStore`] of the MCP SDK fits: one over Redis, or a
     /// map in memory for servers in one process.
     ///
+    /// The store keeps, with each session, the principal that opened it: every replica serves
+    /// a session to that principal alone, and answers anyone else `404`, as for a session that
+    /// does not exist.
+    ///
     /// A restored session starts afresh: what it set (the log level of `logging/setLevel`),
     /// requests in flight on the replica that left, and its open event streams are not carried
     /// over.

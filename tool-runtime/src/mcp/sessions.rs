@@ -3,17 +3,25 @@
 //! handshake (`notifications/initialized`). Without them, anyone who can post an `initialize`
 //! opens sessions as fast as they can send, each kept for the idle timeout.
 //!
+//! A session answers only the caller that opened it: the principal the HTTP front layer
+//! authenticated (whichever of its tokens it sends), or, where no caller is authenticated,
+//! every anonymous caller. The `/mcp` route asks [`BoundedSessions::presented`] whose session a
+//! request names before the SDK serves it; another's is served as a session that does not
+//! exist. The event ids of a session's streams carry a tag keyed by the session, so that
+//! `Last-Event-ID` resumes only within the session whose stream sent it.
+//!
 //! Behind a load balancer, a replica with a [`replica_id`](ServerOptions::replica_id) makes
 //! session ids that start with it (`{id}.{random}`), for the balancer to route on; and with a
 //! [session store](ServerOptions::mcp_session_store) the SDK restores here a session another
-//! replica made, which is counted like a new one.
+//! replica made, which is counted like a new one. Its owner and the key of its tags are kept in
+//! the store with it ([`BoundStore`]), so a restored session is bound as it was.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -26,20 +34,154 @@ use rmcp::transport::streamable_http_server::session::{
 use crate::layers::server::{EventStoreOption, ServerOptions, SessionLimits};
 
 tokio::task_local! {
-    /// Set when [`BoundedSessions`] refuses a session for the cap, for the `/mcp` route whose
-    /// request it was (the SDK answers that with a bare 500; the route answers 503).
-    static REFUSED_FOR_ROOM: Cell<bool>;
+    /// The request of the `/mcp` route that the SDK is serving.
+    static REQUEST: Scope;
 }
 
-/// Runs `call` (a request through the SDK's service) and says whether a session it asked for was
-/// refused for the cap.
-pub(crate) async fn refused_for_room<F: Future>(call: F) -> (F::Output, bool) {
-    REFUSED_FOR_ROOM
-        .scope(Cell::new(false), async {
+/// What [`BoundedSessions`] and [`BoundStore`] know of the request the SDK is serving.
+struct Scope {
+    /// Who sent it.
+    owner: Owner,
+    /// The binding of a session read from the store for this request, for the session's
+    /// restoration that follows.
+    restored: RefCell<Option<(SessionId, Binding)>>,
+    /// Set when a session it asked for is refused for the cap (the SDK answers that with a
+    /// bare 500; the route answers 503).
+    refused: Cell<bool>,
+}
+
+/// Runs `call` (a request from `owner` through the SDK's service) and says whether a session it
+/// asked for was refused for the cap.
+pub(crate) async fn serve<F: Future>(owner: Owner, call: F) -> (F::Output, bool) {
+    let scope = Scope {
+        owner,
+        restored: RefCell::new(None),
+        refused: Cell::new(false),
+    };
+    REQUEST
+        .scope(scope, async {
             let output = call.await;
-            (output, REFUSED_FOR_ROOM.with(Cell::get))
+            (output, REQUEST.with(|r| r.refused.get()))
         })
         .await
+}
+
+/// Who sent the request being served; anonymous outside the `/mcp` route.
+fn requester() -> Owner {
+    REQUEST
+        .try_with(|r| r.owner.clone())
+        .unwrap_or(Owner::Anonymous)
+}
+
+/// Whom a session answers.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Owner {
+    /// Every caller of a server that authenticates none.
+    Anonymous,
+    /// The principal an authenticated caller is, with any of its tokens.
+    Principal(String),
+}
+
+impl Owner {
+    /// The sender of `request`: the principal the front layer authenticated, if any.
+    pub(crate) fn of<B>(request: &axum::http::Request<B>) -> Self {
+        match request
+            .extensions()
+            .get::<crate::tool::caller::Requester>()
+            .and_then(|r| r.identity.as_ref())
+        {
+            Some(who) => Owner::Principal(who.principal.clone()),
+            None => Owner::Anonymous,
+        }
+    }
+}
+
+/// What binds a session: whom it answers, and the key of the tags of its event ids. Kept in the
+/// session store with the session's `initialize` parameters, in their `_meta`, under [`BINDING`].
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Binding {
+    owner: Owner,
+    /// 32 hex digits, random.
+    key: String,
+}
+
+/// The `_meta` key of a stored session's [`Binding`].
+const BINDING: &str = "tool-runtime/session";
+
+impl Binding {
+    /// A new session's: `owner`'s, with a key of its own.
+    fn new(owner: Owner) -> Self {
+        Self {
+            owner,
+            key: random_id(),
+        }
+    }
+
+    /// Takes the binding out of a stored session's state; `None` when it has none (or one
+    /// that does not read).
+    fn take(state: &mut SessionState) -> Option<Self> {
+        let meta = state.initialize_params.meta.as_mut()?;
+        let binding = meta.0.0.remove(BINDING)?;
+        if meta.0.0.is_empty() {
+            state.initialize_params.meta = None;
+        }
+        serde_json::from_value(binding).ok()
+    }
+
+    /// Puts the binding into a session's state for the store.
+    fn put(&self, state: &mut SessionState) {
+        let binding = serde_json::to_value(self).expect("a binding is JSON");
+        state
+            .initialize_params
+            .meta
+            .get_or_insert_with(Default::default)
+            .0
+            .0
+            .insert(BINDING.to_owned(), binding);
+    }
+
+    /// `event`, its id (the event store's) tagged for this session: `{tag}.{id}`.
+    fn tagged(&self, mut event: ServerSseMessage) -> ServerSseMessage {
+        if let Some(id) = &mut event.event_id {
+            *id = format!("{}.{id}", self.tag(id));
+        }
+        event
+    }
+
+    /// The event store's id in `presented`, if its tag is this session's.
+    fn untagged<'a>(&self, presented: &'a str) -> Option<&'a str> {
+        use subtle::ConstantTimeEq as _;
+        let (tag, id) = presented.split_once('.')?;
+        bool::from(tag.as_bytes().ct_eq(self.tag(id).as_bytes())).then_some(id)
+    }
+
+    /// The first 128 bits of SHA-256(key, id), as hex.
+    fn tag(&self, id: &str) -> String {
+        use sha2::{Digest as _, Sha256};
+        use std::fmt::Write as _;
+        let digest = Sha256::new()
+            .chain_update(self.key.as_bytes())
+            .chain_update(id.as_bytes())
+            .finalize();
+        digest[..16]
+            .iter()
+            .fold(String::with_capacity(32), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
+    }
+}
+
+/// Whose session a request names, as [`BoundedSessions::presented`] finds it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Presented {
+    /// No session has the id, here or in the store.
+    Unknown,
+    /// The sender's own session.
+    Theirs,
+    /// Another's session, or one whose owner could not be read.
+    NotTheirs,
 }
 
 /// The session manager `/mcp` runs on: [`LocalSessionManager`] within the MCP session limits of
@@ -52,9 +194,18 @@ struct State {
     limits: SessionLimits,
     /// The prefix of the ids of the sessions made here, `{replica_id}.`.
     prefix: Option<String>,
-    /// Every session open, and whether its client has finished the handshake. A session is
-    /// counted from the moment its place is taken until it is closed, whoever closes it.
-    open: Mutex<HashMap<SessionId, Arc<AtomicBool>>>,
+    /// The store of sessions made elsewhere (without the [`BoundStore`] around it).
+    store: Option<Arc<dyn SessionStore>>,
+    /// Every session open. A session is counted from the moment its place is taken until it
+    /// is closed, whoever closes it.
+    open: Mutex<HashMap<SessionId, Arc<Open>>>,
+}
+
+/// A session open here.
+struct Open {
+    /// Whether its client has finished the handshake.
+    initialized: AtomicBool,
+    binding: Binding,
 }
 
 /// Why a session could not be opened or used.
@@ -62,6 +213,10 @@ struct State {
 pub(crate) enum SessionsError {
     /// The cap is reached.
     Full(usize),
+    /// The session is another's.
+    NotTheirs,
+    /// A `Last-Event-ID` not sent in the session.
+    OtherEvent,
     /// The SDK's own session error.
     Local(LocalSessionManagerError),
 }
@@ -70,6 +225,8 @@ impl std::fmt::Display for SessionsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SessionsError::Full(max) => write!(f, "{max} MCP sessions are open, the most allowed"),
+            SessionsError::NotTheirs => f.write_str("no such MCP session"),
+            SessionsError::OtherEvent => f.write_str("no event of this session has that id"),
             SessionsError::Local(e) => e.fmt(f),
         }
     }
@@ -112,8 +269,77 @@ impl BoundedSessions {
             inner,
             limits,
             prefix: options.replica_id.as_deref().map(|id| format!("{id}.")),
+            store: options.session_store.as_ref().map(|s| s.0.clone()),
             open: Mutex::default(),
         }))
+    }
+
+    /// The SDK's session store for these sessions: the store of `options`, if any, keeping
+    /// each session's binding with it.
+    pub(crate) fn store(&self) -> Option<Arc<dyn SessionStore>> {
+        let inner = self.0.store.clone()?;
+        Some(Arc::new(BoundStore {
+            inner,
+            sessions: self.clone(),
+        }))
+    }
+
+    /// Whose session `id` is, for a request from `owner`: as this replica has it open, or else
+    /// as the store keeps it. A store that fails to answer makes it no one's.
+    pub(crate) async fn presented(&self, id: &str, owner: &Owner) -> Presented {
+        let open = self.open().get(id).map(|open| open.binding.owner == *owner);
+        match open {
+            Some(true) => return Presented::Theirs,
+            Some(false) => return Presented::NotTheirs,
+            None => {}
+        }
+        let Some(store) = &self.0.store else {
+            return Presented::Unknown;
+        };
+        match store.load(id).await {
+            Ok(None) => Presented::Unknown,
+            Ok(Some(mut state)) => match Binding::take(&mut state) {
+                Some(binding) if binding.owner == *owner => Presented::Theirs,
+                _ => Presented::NotTheirs,
+            },
+            Err(error) => {
+                tracing::warn!(
+                    target: "tool_runtime::mcp",
+                    %error,
+                    "the MCP session store did not answer; the session is not served"
+                );
+                Presented::NotTheirs
+            }
+        }
+    }
+
+    /// Session `id`'s binding, while it is open here.
+    fn binding(&self, id: &str) -> Option<Binding> {
+        self.open().get(id).map(|open| open.binding.clone())
+    }
+
+    /// Refuses a request about session `id` from anyone but its owner. The `/mcp` route hands
+    /// the SDK no such request; this holds should one get through (a session restored by its
+    /// owner while another's request for it waited on that).
+    fn admit(&self, id: &SessionId) -> Result<(), SessionsError> {
+        match self.open().get(id) {
+            Some(open) if open.binding.owner != requester() => Err(SessionsError::NotTheirs),
+            _ => Ok(()),
+        }
+    }
+
+    /// `stream` of session `id`, its event ids tagged for the session when an event store
+    /// keeps them (without one, an id is the session's own stream's and resumes nothing else).
+    fn tagging(
+        &self,
+        id: &SessionId,
+        stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+        let binding = self.resumable().then(|| self.binding(id)).flatten();
+        stream.map(move |event| match &binding {
+            Some(binding) => binding.tagged(event),
+            None => event,
+        })
     }
 
     /// Whether the events of the sessions' streams are kept for clients that resume them.
@@ -140,28 +366,30 @@ impl BoundedSessions {
         self.0.limits.max_sessions
     }
 
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<AtomicBool>>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<Open>>> {
         self.0.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes a place for session `id` if the cap allows; `initialized` says whether its
-    /// handshake is done (a restored session's is).
-    fn count_in(&self, id: &SessionId, initialized: bool) -> bool {
+    /// Takes a place for session `id`, bound by `binding`, if the cap allows; `initialized`
+    /// says whether its handshake is done (a restored session's is).
+    fn count_in(&self, id: &SessionId, initialized: bool, binding: Binding) -> bool {
         let mut open = self.open();
         let room = open.len() < self.0.limits.max_sessions;
-        if room
-            && open
-                .insert(id.clone(), Arc::new(AtomicBool::new(initialized)))
-                .is_none()
-        {
-            super::trace::sessions(1);
+        if room {
+            let session = Arc::new(Open {
+                initialized: AtomicBool::new(initialized),
+                binding,
+            });
+            if open.insert(id.clone(), session).is_none() {
+                super::trace::sessions(1);
+            }
         }
         room
     }
 
     /// The cap's refusal, noted for the `/mcp` route.
     fn full(&self) -> SessionsError {
-        let _ = REFUSED_FOR_ROOM.try_with(|refused| refused.set(true));
+        let _ = REQUEST.try_with(|r| r.refused.set(true));
         SessionsError::Full(self.0.limits.max_sessions)
     }
 
@@ -213,7 +441,7 @@ impl SessionManager for BoundedSessions {
             return Err(self.full());
         }
         let (id, transport) = self.make_session().await?;
-        if !self.count_in(&id, false) {
+        if !self.count_in(&id, false, Binding::new(requester())) {
             let _ = self.0.inner.close_session(&id).await;
             return Err(self.full());
         }
@@ -224,7 +452,7 @@ impl SessionManager for BoundedSessions {
             let initialized = this
                 .open()
                 .get(&session)
-                .is_none_or(|done| done.load(Ordering::Relaxed));
+                .is_none_or(|open| open.initialized.load(Ordering::Relaxed));
             if !initialized {
                 tracing::debug!(
                     target: "tool_runtime::mcp",
@@ -261,7 +489,9 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.0.inner.create_stream(id, message).await?)
+        self.admit(id)?;
+        let stream = self.0.inner.create_stream(id, message).await?;
+        Ok(self.tagging(id, stream))
     }
 
     async fn accept_message(
@@ -269,14 +499,15 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.admit(id)?;
         if let JsonRpcMessage::Notification(n) = &message
             && matches!(
                 n.notification,
                 ClientNotification::InitializedNotification(_)
             )
-            && let Some(done) = self.open().get(id)
+            && let Some(open) = self.open().get(id)
         {
-            done.store(true, Ordering::Relaxed);
+            open.initialized.store(true, Ordering::Relaxed);
         }
         Ok(self.0.inner.accept_message(id, message).await?)
     }
@@ -285,19 +516,32 @@ impl SessionManager for BoundedSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.0.inner.create_standalone_stream(id).await?)
+        self.admit(id)?;
+        let stream = self.0.inner.create_standalone_stream(id).await?;
+        Ok(self.tagging(id, stream))
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        // A session made by another replica, brought here from the store: counted as a new one.
+        // A session made by another replica, brought here from the store: counted as a new one,
+        // bound as the store keeps it. [`BoundStore`] has just read it for this request, and
+        // found it the sender's; without that, it is not restored (the request gets 404).
+        let binding = REQUEST
+            .try_with(|r| r.restored.borrow_mut().take())
+            .ok()
+            .flatten()
+            .filter(|(restored, _)| *restored == id)
+            .map(|(_, binding)| binding);
+        let Some(binding) = binding else {
+            return Ok(RestoreOutcome::NotSupported);
+        };
         if self.is_full() {
             return Err(self.full());
         }
         let outcome = self.0.inner.restore_session(id.clone()).await?;
-        if matches!(outcome, RestoreOutcome::Restored(_)) && !self.count_in(&id, true) {
+        if matches!(outcome, RestoreOutcome::Restored(_)) && !self.count_in(&id, true, binding) {
             let _ = self.0.inner.close_session(&id).await;
             return Err(self.full());
         }
@@ -309,7 +553,82 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.0.inner.resume(id, last_event_id).await?)
+        self.admit(id)?;
+        // The event store finds an event by its id alone: an id resumes here only if its tag is
+        // this session's. The SDK answers a failed resumption with an empty stream.
+        let last_event_id = if self.resumable() {
+            let binding = self.binding(id).ok_or(SessionsError::OtherEvent)?;
+            binding
+                .untagged(&last_event_id)
+                .ok_or(SessionsError::OtherEvent)?
+                .to_owned()
+        } else {
+            last_event_id
+        };
+        let stream = self.0.inner.resume(id, last_event_id).await?;
+        Ok(self.tagging(id, stream))
+    }
+}
+
+/// The [session store](ServerOptions::mcp_session_store) of `/mcp`, as the SDK uses it: each
+/// session kept with its [`Binding`] (in its `initialize` parameters' `_meta`, taken out again
+/// when it is read), and read only for its owner, so that a replica restores a session only for
+/// the caller it answers, bound as it was.
+struct BoundStore {
+    inner: Arc<dyn SessionStore>,
+    sessions: BoundedSessions,
+}
+
+impl SessionStore for BoundStore {
+    fn load<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, Option<SessionState>>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        Box::pin(async move {
+            let Some(mut state) = self.inner.load(session_id).await? else {
+                return Ok(None);
+            };
+            let binding = Binding::take(&mut state).filter(|b| b.owner == requester());
+            let Some(binding) = binding else {
+                return Ok(None);
+            };
+            let _ = REQUEST.try_with(|r| {
+                *r.restored.borrow_mut() = Some((session_id.into(), binding));
+            });
+            Ok(Some(state))
+        })
+    }
+
+    fn store<'a, 'b, 'c, 'f>(
+        &'a self,
+        session_id: &'b str,
+        state: &'c SessionState,
+    ) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        Box::pin(async move {
+            let mut state = state.clone();
+            // A session closed meanwhile is kept unbound: no one's, never restored.
+            if let Some(binding) = self.sessions.binding(session_id) {
+                binding.put(&mut state);
+            }
+            self.inner.store(session_id, &state).await
+        })
+    }
+
+    fn delete<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        self.inner.delete(session_id)
     }
 }
 
@@ -387,5 +706,65 @@ impl SessionStore for MemorySessionStore {
     {
         self.sessions().remove(session_id);
         Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
+
+    use super::*;
+
+    fn state() -> SessionState {
+        SessionState::new(InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::default(),
+        ))
+    }
+
+    #[test]
+    fn a_binding_is_kept_in_the_stored_state_and_taken_out_again() {
+        let binding = Binding::new(Owner::Principal("ann".into()));
+        let mut stored = state();
+        binding.put(&mut stored);
+        // Through JSON, as a store of another process keeps it.
+        let mut loaded: SessionState =
+            serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
+        let taken = Binding::take(&mut loaded).expect("the binding");
+        assert_eq!(taken.owner, binding.owner);
+        assert_eq!(taken.key, binding.key);
+        assert!(
+            loaded.initialize_params.meta.is_none(),
+            "nothing of it left"
+        );
+        assert!(Binding::take(&mut state()).is_none());
+        // Another `_meta` key of the client's stays.
+        let mut theirs = state();
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.0.0.insert("x".into(), serde_json::json!(1));
+        theirs.initialize_params.meta = Some(meta);
+        Binding::new(Owner::Anonymous).put(&mut theirs);
+        assert_eq!(Binding::take(&mut theirs).unwrap().owner, Owner::Anonymous);
+        assert_eq!(
+            theirs.initialize_params.meta.unwrap().0.0["x"],
+            serde_json::json!(1)
+        );
+    }
+
+    #[test]
+    fn an_event_id_untags_only_with_its_sessions_key() {
+        let one = Binding::new(Owner::Anonymous);
+        let other = Binding::new(Owner::Anonymous);
+        let mut event = ServerSseMessage::retry(std::time::Duration::from_secs(1));
+        event.event_id = Some("k-7".into());
+        let event = one.tagged(event);
+        let id = event.event_id.unwrap();
+        assert_eq!(one.untagged(&id), Some("k-7"));
+        assert_eq!(other.untagged(&id), None);
+        // The tag is over the id: another id under it is refused.
+        let (tag, _) = id.split_once('.').unwrap();
+        assert_eq!(one.untagged(&format!("{tag}.k-8")), None);
+        assert_eq!(one.untagged("k-7"), None);
+        assert_eq!(one.untagged(""), None);
     }
 }

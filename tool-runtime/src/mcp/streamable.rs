@@ -1,6 +1,7 @@
 //! MCP over streamable HTTP: rmcp's transport as a tower service and as an axum route, with
 //! what the official clients expect around it (JSON-RPC errors for unreadable bodies, `204` for
-//! a session's `DELETE`, sessions ended at shutdown only once the answers in flight are out).
+//! a session's `DELETE`, sessions ended at shutdown only once the answers in flight are out),
+//! and each session served to the caller that opened it alone.
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use axum::routing::MethodRouter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{BoundedSessions, refused_for_room};
+use super::sessions::{BoundedSessions, Owner, Presented};
 use super::{McpServer, drain};
 use crate::layers::safety::AllowedHosts;
 use crate::layers::server::ServerOptions;
@@ -52,7 +53,7 @@ impl McpServer {
             AllowedHosts::Only(hosts) if hosts.is_empty() => config.with_allowed_hosts([" "]),
             AllowedHosts::Only(hosts) => config.with_allowed_hosts(hosts.clone()),
         };
-        config.session_store = options.session_store.as_ref().map(|s| s.0.clone());
+        config.session_store = sessions.store();
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
             move || Ok(self.new_session()),
@@ -72,6 +73,13 @@ impl McpServer {
     /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
     /// an `initialize` while [`max_sessions`](ServerOptions::max_sessions) are open, 503 with a
     /// JSON-RPC error.
+    ///
+    /// A session answers only the caller that opened it: the principal that
+    /// [authentication](ServerOptions::auth) found (with any of its tokens: a refreshed token
+    /// keeps the session), or every caller where none is authenticated. To anyone else a
+    /// session is one that does not exist, on every replica, restored sessions included: its
+    /// requests, its event stream and its `DELETE` get 404, and it is left as it is. A
+    /// `Last-Event-ID` resumes only within the session whose stream sent that event.
     pub fn http_route<S: Clone + Send + Sync + 'static>(
         self,
         options: &ServerOptions,
@@ -101,6 +109,7 @@ impl McpServer {
         }
         axum::routing::any_service(tower::service_fn(move |mut request: Request| {
             let method = request.method().clone();
+            let owner = Owner::of(&request);
             let guard = (method == axum::http::Method::POST).then(|| posts.enter());
             let close = (resumable && method == axum::http::Method::POST).then(|| {
                 let close = CancellationToken::new();
@@ -111,6 +120,7 @@ impl McpServer {
             let service = service.clone();
             let open = open.clone();
             async move {
+                let theirs = in_whose_session(&open, &owner, &mut request).await;
                 // A post without a session may open one. At the cap, an `initialize` is refused
                 // with an answer a client can act on (the SDK's own is a bare 500): here when the
                 // cap is already reached, or after the SDK if another took the last place first.
@@ -131,7 +141,8 @@ impl McpServer {
                     return Ok(no_room(id, max));
                 }
                 // Boxed as the SDK's own `call` boxes it: the future is large.
-                let (response, refused) = refused_for_room(Box::pin(service.handle(request))).await;
+                let (response, refused) =
+                    super::sessions::serve(owner, Box::pin(service.handle(request))).await;
                 if refused {
                     // An `initialize`, or a request in a session another replica made that
                     // would be restored here (its id not read: the error's is null).
@@ -145,11 +156,15 @@ impl McpServer {
                 }
                 if method == axum::http::Method::DELETE && response.status() == StatusCode::ACCEPTED
                 {
-                    // The SDK answers a session's DELETE with 202; the official clients expect
-                    // 200 or 204 (and log a failure otherwise). The session is closed either way.
-                    return Ok(axum::response::IntoResponse::into_response(
-                        StatusCode::NO_CONTENT,
-                    ));
+                    // The SDK answers a DELETE with 202, whether or not there was a session to
+                    // close. The official clients expect 200 or 204 (and log a failure
+                    // otherwise); a session that does not exist, or is another's, is 404 as
+                    // anywhere else.
+                    return Ok(if theirs {
+                        axum::response::IntoResponse::into_response(StatusCode::NO_CONTENT)
+                    } else {
+                        session_not_found()
+                    });
                 }
                 let events = response
                     .headers()
@@ -180,6 +195,29 @@ impl McpServer {
     }
 }
 
+/// Whether `request` names a session `owner` opened. A request in a session another caller
+/// opened is handed to the SDK under an id no session has, so that whatever it is, it is
+/// answered as for a session that does not exist.
+async fn in_whose_session(open: &BoundedSessions, owner: &Owner, request: &mut Request) -> bool {
+    let Some(id) = request
+        .headers()
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    match open.presented(id, owner).await {
+        Presented::Theirs => true,
+        Presented::Unknown => false,
+        Presented::NotTheirs => {
+            let unknown = HeaderValue::from_str(&super::sessions::random_id())
+                .expect("hex digits are a header value");
+            request.headers_mut().insert(SESSION_ID, unknown);
+            false
+        }
+    }
+}
+
 /// A post without a session, read: if it is an `initialize`, its id comes back with the request
 /// (rebuilt from the bytes read). A body over `body_limit` is answered 413 here, as the SDK would.
 async fn initialize_id(
@@ -206,6 +244,13 @@ async fn initialize_id(
         _ => None,
     };
     Ok((Request::from_parts(parts, Body::from(bytes)), id))
+}
+
+/// The SDK's answer to a request in a session that does not exist.
+fn session_not_found() -> Response {
+    let mut response = Response::new(Body::from("Not Found: Session not found"));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
 }
 
 /// The answer to an `initialize` while `max_sessions` are open: 503, a JSON-RPC error with the

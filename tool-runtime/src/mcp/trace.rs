@@ -75,7 +75,7 @@ impl Served {
                 span.record("mcp.resource.uri", target);
             }
             if let Some(http) = &http {
-                span.record("mcp.session.id", http.session);
+                span.record("mcp.session.id", http.session.map(session_digest));
                 span.record("request_id", http.request_id);
             }
             if measured {
@@ -226,6 +226,20 @@ struct Http<'a> {
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     authenticated: bool,
     session: Option<&'a str>,
+}
+
+/// What a span carries of a session's id: the first 64 bits of its SHA-256, as hex. Enough to
+/// tell one session's requests from another's; the id itself is what a client presents to use
+/// the session, and traces leave the process.
+fn session_digest(id: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
+    Sha256::digest(id.as_bytes())[..8]
+        .iter()
+        .fold(String::with_capacity(16), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 #[cfg(feature = "http")]

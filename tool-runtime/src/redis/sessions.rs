@@ -13,8 +13,10 @@ use crate::tool::error::ToolError;
 
 /// The MCP SDK's [`SessionStore`] in Redis: the `initialize` parameters of each session, as
 /// JSON under `{prefix}mcp-session:{id}`, so a replica that gets a request for a session it
-/// did not open restores it without a new handshake. An entry expires `idle` after it was last
-/// stored or loaded; the SDK deletes it when its client ends the session.
+/// did not open restores it without a new handshake. `/mcp` keeps in their `_meta` whom the
+/// session answers and the key of its event ids' tags, so that a replica restores it for its
+/// owner alone, bound as it was. An entry expires `idle` after it was last stored or loaded;
+/// the SDK deletes it when its client ends the session.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     redis: Redis,
