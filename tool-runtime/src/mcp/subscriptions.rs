@@ -55,8 +55,13 @@ enum Tell {
 }
 
 /// What `change` (or the changes missed when the receiver fell behind: `None`) tells a session
-/// that follows the URIs `subscribed` follows.
-fn tell(change: Option<Change>, subscribed: &dyn Fn(&str) -> bool, all: Vec<String>) -> Vec<Tell> {
+/// that follows the URIs `subscribed` follows. An update costs one call of `subscribed`, for
+/// its URI; `all` (every URI followed) is called only for missed changes.
+fn tell(
+    change: Option<Change>,
+    subscribed: &dyn Fn(&str) -> bool,
+    all: &dyn Fn() -> Vec<String>,
+) -> Vec<Tell> {
     match change {
         Some(Change::ResourceUpdated(uri)) if subscribed(&uri) => vec![Tell::Updated(uri)],
         Some(Change::ResourceUpdated(_)) => Vec::new(),
@@ -65,7 +70,7 @@ fn tell(change: Option<Change>, subscribed: &dyn Fn(&str) -> bool, all: Vec<Stri
         // Missed changes: anything may have changed.
         None => [Tell::ResourcesChanged, Tell::PromptsChanged]
             .into_iter()
-            .chain(all.into_iter().map(Tell::Updated))
+            .chain(all().into_iter().map(Tell::Updated))
             .collect(),
     }
 }
@@ -105,7 +110,7 @@ pub(super) fn watch(
                 }
                 change = heard(&mut changes) => {
                     let Some(change) = change else { return };
-                    tell(change, &|uri| subscribed.has(uri), subscribed.all())
+                    tell(change, &|uri| subscribed.has(uri), &|| subscribed.all())
                         .into_iter()
                         .map(Some)
                         .collect()
@@ -187,28 +192,26 @@ impl McpServer {
             .run(async {
                 let accepted = context.accepted();
                 let sink = context.sink();
+                let wanted: HashSet<&str> = accepted
+                    .resource_subscriptions
+                    .iter()
+                    .flatten()
+                    .map(String::as_str)
+                    .collect();
                 // A mounted server's resource: its server is asked to send updates.
-                for uri in accepted.resource_subscriptions.iter().flatten() {
+                for &uri in &wanted {
                     if let Err(e) = registry.subscribe_resource(uri, &caller).await {
                         tracing::debug!(%uri, error = %e, "a listened-to resource was not subscribed");
                     }
                 }
                 let mut tools = registry.changes();
                 let mut changes = registry.notifier().subscribe();
-                let wants = |uri: &str| {
-                    accepted
-                        .resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
-                        && readable(&registry, &caller, uri)
-                };
+                let wants = |uri: &str| wanted.contains(uri) && readable(&registry, &caller, uri);
                 let all = || {
-                    accepted
-                        .resource_subscriptions
-                        .clone()
-                        .unwrap_or_default()
-                        .into_iter()
+                    wanted
+                        .iter()
                         .filter(|uri| readable(&registry, &caller, uri))
+                        .map(|&uri| uri.to_owned())
                         .collect()
                 };
                 loop {
@@ -227,7 +230,7 @@ impl McpServer {
                         }
                         change = heard(&mut changes) => {
                             let Some(change) = change else { return Ok(()) };
-                            tell(change, &wants, all())
+                            tell(change, &wants, &all)
                         }
                     };
                     for tell in told {
@@ -255,16 +258,19 @@ impl McpServer {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
     fn updates_reach_subscribers_only_and_missed_changes_tell_everything() {
         let subscribed = |uri: &str| uri == "a://1";
+        let all = || vec!["a://1".to_owned()];
         assert_eq!(
             tell(
                 Some(Change::ResourceUpdated("a://1".into())),
                 &subscribed,
-                vec![]
+                &all
             ),
             vec![Tell::Updated("a://1".into())]
         );
@@ -272,17 +278,42 @@ mod tests {
             tell(
                 Some(Change::ResourceUpdated("a://2".into())),
                 &subscribed,
-                vec![]
+                &all
             )
             .is_empty()
         );
         assert_eq!(
-            tell(None, &subscribed, vec!["a://1".into()]),
+            tell(None, &subscribed, &all),
             vec![
                 Tell::ResourcesChanged,
                 Tell::PromptsChanged,
                 Tell::Updated("a://1".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_change_looks_up_its_own_uri_and_never_reads_the_whole_set() {
+        let (looked_up, read_all) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let subscribed = |uri: &str| {
+            looked_up.fetch_add(1, Ordering::Relaxed);
+            uri == "a://1"
+        };
+        let all = || {
+            read_all.fetch_add(1, Ordering::Relaxed);
+            Vec::new()
+        };
+        for change in [
+            Change::ResourceUpdated("a://1".into()),
+            Change::ResourceUpdated("a://2".into()),
+            Change::ResourcesChanged,
+            Change::PromptsChanged,
+        ] {
+            tell(Some(change), &subscribed, &all);
+        }
+        assert_eq!(looked_up.load(Ordering::Relaxed), 2);
+        assert_eq!(read_all.load(Ordering::Relaxed), 0);
+        tell(None, &subscribed, &all);
+        assert_eq!(read_all.load(Ordering::Relaxed), 1);
     }
 }
