@@ -124,7 +124,8 @@ async fn a_subscription_reaches_the_mounted_server_and_its_updates_reach_ours() 
     let mut changes = registry.notifier().subscribe();
     // The subscription reaches the server, whose updates reach our subscribers.
     let watched = "demo://resource/dynamic/text/7";
-    registry
+    // Held until the end: dropped, it would be released.
+    let _subscribed = registry
         .subscribe_resource(watched, &caller())
         .await
         .unwrap();

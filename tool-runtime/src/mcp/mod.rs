@@ -154,6 +154,7 @@ impl Drop for Session {
         {
             w.abort();
         }
+        self.subscribed.release_all();
     }
 }
 

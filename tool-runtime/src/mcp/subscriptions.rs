@@ -3,7 +3,7 @@
 //! (`resources/subscribe`); a `2026-07-28` client asks for what it wants to hear with
 //! `subscriptions/listen` and hears that alone, on the stream of that request.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
@@ -15,27 +15,50 @@ use super::resources::modern;
 use super::results::item_error;
 use super::{McpServer, caller_of, trace};
 use crate::registry::Registry;
-use crate::resource::UriTemplate;
+use crate::resource::{Subscription, UriTemplate};
 use crate::tool::caller::Caller;
 use crate::tool::notify::Change;
 
-/// The URIs one session subscribed to.
+/// The URIs one session subscribed to, each with its subscription: released when the URI is
+/// unsubscribed, and every one when the session ends.
 #[derive(Debug, Default)]
-pub(super) struct Subscribed(Mutex<HashSet<String>>);
+pub(super) struct Subscribed(Mutex<HashMap<String, Subscription>>);
 
 impl Subscribed {
-    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Subscription>> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Whether the session subscribed to `uri`: one lookup, whatever else it follows.
     fn has(&self, uri: &str) -> bool {
-        self.set().contains(uri)
+        self.lock().contains_key(uri)
     }
 
+    /// Every URI the session subscribed to (for the changes it missed).
     fn all(&self) -> Vec<String> {
-        self.set().iter().cloned().collect()
+        self.lock().keys().cloned().collect()
+    }
+
+    /// Keeps `subscription`, unless the session already has one to its URI (the new one is
+    /// released).
+    fn keep(&self, subscription: Subscription) {
+        let mut subscribed = self.lock();
+        if !subscribed.contains_key(subscription.uri()) {
+            subscribed.insert(subscription.uri().to_owned(), subscription);
+        }
+    }
+
+    /// The subscription to `uri`, no longer the session's (released when dropped).
+    fn take(&self, uri: &str) -> Option<Subscription> {
+        self.lock().remove(uri)
+    }
+
+    /// Every subscription, no longer the session's (released when dropped).
+    pub(super) fn release_all(&self) {
+        let all = std::mem::take(&mut *self.lock());
+        drop(all);
     }
 }
 
@@ -91,7 +114,8 @@ async fn heard(changes: &mut tokio::sync::broadcast::Receiver<Change>) -> Option
 }
 
 /// Tells the client of session `peer` of every change until the session ends: the tools',
-/// the resources' and the prompts' lists, and updates of the URIs it subscribed to.
+/// the resources' and the prompts' lists, and updates of the URIs it subscribed to. When the
+/// client can no longer be told, the session's subscriptions are released.
 pub(super) fn watch(
     registry: &Arc<Registry>,
     peer: Peer<RoleServer>,
@@ -100,16 +124,16 @@ pub(super) fn watch(
     let mut tools = registry.changes();
     let mut changes = registry.notifier().subscribe();
     tokio::spawn(async move {
-        loop {
+        'told: loop {
             let told = tokio::select! {
                 moved = tools.changed() => {
                     if moved.is_err() {
-                        return;
+                        break 'told;
                     }
                     vec![None]
                 }
                 change = heard(&mut changes) => {
-                    let Some(change) = change else { return };
+                    let Some(change) = change else { break 'told };
                     tell(change, &|uri| subscribed.has(uri), &|| subscribed.all())
                         .into_iter()
                         .map(Some)
@@ -127,10 +151,11 @@ pub(super) fn watch(
                     Some(Tell::PromptsChanged) => peer.notify_prompt_list_changed().await,
                 };
                 if sent.is_err() {
-                    return;
+                    break 'told;
                 }
             }
         }
+        subscribed.release_all();
     })
     .abort_handle()
 }
@@ -148,7 +173,7 @@ pub(super) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 
 impl McpServer {
     /// `resources/subscribe`: the session hears of updates to the resource at `uri`, which
-    /// the caller must be able to read.
+    /// the caller must be able to read. Subscribing again to a URI changes nothing.
     pub(super) async fn subscribe_to(
         &self,
         uri: String,
@@ -156,18 +181,24 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         trace::Served::new("resources/subscribe", Some(&uri), &context)
             .run(async {
-                self.inner
+                let subscribed = &self.session.subscribed;
+                if subscribed.has(&uri) {
+                    return Ok(());
+                }
+                let subscription = self
+                    .inner
                     .registry
                     .subscribe_resource(&uri, &caller_of(&context))
                     .await
                     .map_err(|e| item_error(&e, modern(&context)))?;
-                self.session.subscribed.set().insert(uri.clone());
+                subscribed.keep(subscription);
                 Ok(())
             })
             .await
     }
 
-    /// `resources/unsubscribe`: no more updates of `uri` (subscribed or not).
+    /// `resources/unsubscribe`: no more updates of `uri` (subscribed or not), and its
+    /// subscription released.
     pub(super) async fn unsubscribe_from(
         &self,
         uri: String,
@@ -175,7 +206,7 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         trace::Served::new("resources/unsubscribe", Some(&uri), &context)
             .run(async {
-                self.session.subscribed.set().remove(&uri);
+                drop(self.session.subscribed.take(&uri));
                 Ok(())
             })
             .await
@@ -198,10 +229,15 @@ impl McpServer {
                     .flatten()
                     .map(String::as_str)
                     .collect();
-                // A mounted server's resource: its server is asked to send updates.
+                // A mounted server's resource: its server is asked to send updates, until the
+                // stream ends.
+                let mut held = Vec::with_capacity(wanted.len());
                 for &uri in &wanted {
-                    if let Err(e) = registry.subscribe_resource(uri, &caller).await {
-                        tracing::debug!(%uri, error = %e, "a listened-to resource was not subscribed");
+                    match registry.subscribe_resource(uri, &caller).await {
+                        Ok(subscription) => held.push(subscription),
+                        Err(e) => {
+                            tracing::debug!(%uri, error = %e, "a listened-to resource was not subscribed");
+                        }
                     }
                 }
                 let mut tools = registry.changes();
@@ -261,6 +297,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+    use crate::resource::{Resource, ResourceBody, ResourceMeta};
 
     #[test]
     fn updates_reach_subscribers_only_and_missed_changes_tell_everything() {
@@ -315,5 +352,52 @@ mod tests {
         assert_eq!(read_all.load(Ordering::Relaxed), 0);
         tell(None, &subscribed, &all);
         assert_eq!(read_all.load(Ordering::Relaxed), 1);
+    }
+
+    /// A resource that counts the subscriptions released.
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Resource for Counted {
+        fn meta(&self) -> ResourceMeta {
+            ResourceMeta::new("counted", "c://{id}", "Counts releases")
+        }
+
+        fn read(
+            &self,
+            _: String,
+            _: std::collections::BTreeMap<String, String>,
+            _: crate::CallContext,
+        ) -> futures_util::future::BoxFuture<'_, Result<ResourceBody, crate::ToolError>> {
+            Box::pin(async { Ok(ResourceBody::Text(String::new())) })
+        }
+
+        fn unsubscribe(
+            &self,
+            _: &str,
+        ) -> Option<futures_util::future::BoxFuture<'static, Result<(), crate::ToolError>>>
+        {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+
+    #[test]
+    fn a_session_releases_what_it_lets_go_and_everything_at_its_end() {
+        let released = Arc::new(AtomicUsize::new(0));
+        let resource: Arc<dyn Resource> = Arc::new(Counted(Arc::clone(&released)));
+        let subscription = |uri: &str| Subscription::new(Arc::clone(&resource), uri);
+        let session = Subscribed::default();
+        session.keep(subscription("c://1"));
+        session.keep(subscription("c://2"));
+        // A URI it has: nothing more held, the new subscription released.
+        session.keep(subscription("c://1"));
+        assert_eq!(released.load(Ordering::Relaxed), 1);
+        drop(session.take("c://2"));
+        assert_eq!(released.load(Ordering::Relaxed), 2);
+        assert_eq!(session.all(), ["c://1"]);
+        // The session's end releases the rest.
+        session.release_all();
+        assert_eq!(released.load(Ordering::Relaxed), 3);
+        assert!(session.all().is_empty());
     }
 }

@@ -9,6 +9,7 @@ use futures_util::StreamExt as _;
 use super::Registry;
 use super::items::{Brought, Items};
 use crate::catalog::toolset::{MountError, Toolset};
+use crate::resource::Subscription;
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 use crate::tool::notify::Change;
@@ -72,8 +73,13 @@ impl Registry {
     }
 
     /// Asks to hear of updates to the resource at `uri` for `caller`, who must be able to read
-    /// it (else `not_found`): a mounted server's resource has its server asked to send them.
-    pub async fn subscribe_resource(&self, uri: &str, caller: &Caller) -> Result<(), ToolError> {
+    /// it (else `not_found`): a mounted server's resource has its server asked to send them,
+    /// until the [`Subscription`] answered is dropped.
+    pub async fn subscribe_resource(
+        &self,
+        uri: &str,
+        caller: &Caller,
+    ) -> Result<Subscription, ToolError> {
         let ctx = self.context(caller.clone());
         let found = self.items.index().find(uri).map(|(r, _)| r.clone());
         let Some(entry) = found.filter(|r| {
@@ -95,6 +101,7 @@ impl Registry {
                 }),
             None => Ok(()),
         }
+        .map(|()| Subscription::new(entry.resource, uri))
     }
 }
 
