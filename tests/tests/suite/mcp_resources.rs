@@ -160,8 +160,9 @@ fn registry() -> Arc<Registry> {
     )
 }
 
-/// Newline-delimited JSON-RPC to an in-process server, keeping the notifications heard.
-struct Pipe {
+/// Newline-delimited JSON-RPC to an in-process server, keeping the notifications heard. The
+/// session ends when it is dropped.
+pub(super) struct Pipe {
     write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
     read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
     heard: Vec<Value>,
@@ -187,7 +188,7 @@ impl Pipe {
     }
 
     /// A session begun with `initialize` at 2025-11-25.
-    async fn legacy(server: McpServer) -> Self {
+    pub(super) async fn legacy(server: McpServer) -> Self {
         let mut pipe = Self::connect(server);
         pipe.send(tool_test_support::mcp_initialize("2025-11-25"))
             .await;
@@ -234,7 +235,7 @@ impl Pipe {
     }
 
     /// Sends request `method` and waits for its answer (`result` or `error`).
-    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+    pub(super) async fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.id += 1;
         if let Some(meta) = &self.modern {
             params["_meta"] = meta.clone();

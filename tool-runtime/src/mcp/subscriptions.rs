@@ -308,8 +308,8 @@ impl McpServer {
             .await
     }
 
-    /// `resources/unsubscribe`: no more updates of `uri` (subscribed or not), and its
-    /// subscription released.
+    /// `resources/unsubscribe`: no more updates of `uri` (subscribed or not); a mounted
+    /// server's resource is released on that server once no session follows it.
     pub(super) async fn unsubscribe_from(
         &self,
         uri: String,
