@@ -161,8 +161,9 @@ fn registry() -> Arc<Registry> {
     )
 }
 
-/// Newline-delimited JSON-RPC to an in-process server, keeping the notifications heard.
-struct Pipe {
+/// Newline-delimited JSON-RPC to an in-process server, keeping the notifications heard. The
+/// session ends when it is dropped.
+pub(super) struct Pipe {
     write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
     read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
     heard: Vec<Value>,
@@ -188,7 +189,7 @@ impl Pipe {
     }
 
     /// A session begun with `initialize` at 2025-11-25.
-    async fn legacy(server: McpServer) -> Self {
+    pub(super) async fn legacy(server: McpServer) -> Self {
         let mut pipe = Self::connect(server);
         pipe.send(tool_test_support::mcp_initialize("2025-11-25"))
             .await;
@@ -235,7 +236,7 @@ impl Pipe {
     }
 
     /// Sends request `method` and waits for its answer (`result` or `error`).
-    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+    pub(super) async fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.id += 1;
         if let Some(meta) = &self.modern {
             params["_meta"] = meta.clone();
@@ -723,4 +724,124 @@ async fn a_resource_a_filter_guards_is_never_cached_as_public() {
     assert_eq!(hints(&read), (json!(60_000), json!("private")), "{read}");
     let list = pipe.request("resources/list", json!({})).await;
     assert_eq!(hints(&list), (json!(60_000), json!("private")), "{list}");
+
+#[tokio::test]
+async fn a_session_follows_at_most_its_cap_of_resources_and_is_refused_past_it_by_name() {
+    let registry = registry();
+    let mut pipe = Pipe::legacy(McpServer::new(registry.clone()).max_subscriptions(2)).await;
+    let subscribe = |uri: &str| json!({"uri": uri});
+    for uri in ["notes://today", "files://docs/a", "notes://today"] {
+        let answer = pipe.request("resources/subscribe", subscribe(uri)).await;
+        assert_eq!(answer["result"], json!({}), "{uri}: {answer}");
+    }
+    let refused = pipe
+        .request("resources/subscribe", subscribe("files://docs/b"))
+        .await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["max_subscriptions"], 2,
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("follows 2 resources") && message.contains("max_subscriptions"),
+        "{message}"
+    );
+    // What it follows is not disturbed.
+    pipe.request(
+        "tools/call",
+        json!({"name": "touch", "arguments": {"uri": "notes://today"}}),
+    )
+    .await;
+    let updated = pipe.notified("notifications/resources/updated").await;
+    assert_eq!(updated["params"]["uri"], "notes://today");
+    // One let go makes room for another.
+    pipe.request("resources/unsubscribe", subscribe("files://docs/a"))
+        .await;
+    let answer = pipe
+        .request("resources/subscribe", subscribe("files://docs/b"))
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+}
+
+#[tokio::test]
+async fn on_2026_07_28_the_listens_of_a_session_share_its_cap_until_they_end() {
+    let registry = registry();
+    let mut pipe = Pipe::modern(McpServer::new(registry.clone()).max_subscriptions(2));
+    let meta = pipe.modern.clone().unwrap();
+    let listen = |id: i64, uris: &[&str]| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "_meta": meta, "notifications": {"resourceSubscriptions": uris}}})
+    };
+    // More URIs than the cap: none accepted, and the listen refused by name.
+    pipe.send(listen(
+        10,
+        &["notes://today", "files://docs/a", "files://docs/b"],
+    ))
+    .await;
+    let refused = pipe.answer(10).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("names 3 resources") && message.contains("at most 2"),
+        "{message}"
+    );
+    let acknowledged = pipe
+        .notified("notifications/subscriptions/acknowledged")
+        .await;
+    assert!(
+        acknowledged["params"]["notifications"]
+            .get("resourceSubscriptions")
+            .is_none(),
+        "{acknowledged}"
+    );
+
+    // Two open listens of the same session count together.
+    pipe.send(listen(11, &["notes://today", "files://docs/a"]))
+        .await;
+    pipe.notified("notifications/subscriptions/acknowledged")
+        .await;
+    pipe.send(listen(12, &["files://docs/b"])).await;
+    let refused = pipe.answer(12).await;
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already follows 2"), "{message}");
+    // The first one ended, its URIs no longer count. (On stdio a notification counts once a
+    // request has had a result.)
+    pipe.request("tools/list", json!({})).await;
+    pipe.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 11, "_meta": meta}}),
+    )
+    .await;
+    // A listen begun before that end is refused: another is begun until one hears updates.
+    let accepted = tokio::time::timeout(Duration::from_secs(10), async {
+        for id in 13.. {
+            pipe.send(listen(id, &["files://docs/b"])).await;
+            loop {
+                registry.notifier().resource_updated("files://docs/b");
+                let Ok(message) =
+                    tokio::time::timeout(Duration::from_millis(100), pipe.next()).await
+                else {
+                    continue;
+                };
+                if message["id"] == json!(id) {
+                    assert!(
+                        message["error"]["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("already follows 2")),
+                        "{message}"
+                    );
+                    break;
+                }
+                if message["method"] == "notifications/resources/updated" {
+                    return message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+                        .clone();
+                }
+            }
+        }
+        unreachable!()
+    })
+    .await
+    .expect("a listen accepted once the first one ended");
+    assert!(accepted.as_i64().is_some_and(|id| id >= 13), "{accepted}");
 }

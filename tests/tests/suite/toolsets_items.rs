@@ -124,7 +124,8 @@ async fn a_subscription_reaches_the_mounted_server_and_its_updates_reach_ours() 
     let mut changes = registry.notifier().subscribe();
     // The subscription reaches the server, whose updates reach our subscribers.
     let watched = "demo://resource/dynamic/text/7";
-    registry
+    // Held until the end: dropped, it would be released.
+    let _subscribed = registry
         .subscribe_resource(watched, &caller())
         .await
         .unwrap();
@@ -278,4 +279,176 @@ async fn a_toolset_that_says_its_resources_changed_has_them_listed_again_and_upd
     // The aborted watcher is dropped when the runtime next runs it.
     tokio::task::yield_now().await;
     assert_eq!(said.receiver_count(), 0, "the watcher still listens");
+}
+
+/// A resource of an upstream server that counts what it is asked: subscriptions made and
+/// released.
+#[derive(Clone, Default)]
+struct Watched {
+    subscribed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    released: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl tool_runtime::resource::Resource for Watched {
+    fn meta(&self) -> tool_runtime::resource::ResourceMeta {
+        tool_runtime::resource::ResourceMeta::new("watched", "up://{id}", "Counts subscriptions.")
+    }
+
+    fn read(
+        &self,
+        uri: String,
+        _values: BTreeMap<String, String>,
+        _ctx: tool_runtime::CallContext,
+    ) -> tool_runtime::BoxFuture<
+        '_,
+        Result<tool_runtime::resource::ResourceBody, tool_runtime::ToolError>,
+    > {
+        Box::pin(async move { Ok(tool_runtime::resource::ResourceBody::Text(uri)) })
+    }
+
+    fn subscribe(
+        &self,
+        _uri: &str,
+    ) -> Option<tool_runtime::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
+        let subscribed = std::sync::Arc::clone(&self.subscribed);
+        Some(Box::pin(async move {
+            subscribed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        }))
+    }
+
+    fn unsubscribe(
+        &self,
+        _uri: &str,
+    ) -> Option<tool_runtime::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
+        self.released
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        None
+    }
+}
+
+/// Our own server over HTTP on loopback, serving `watched` with one URI a session at most: its
+/// base URL, and the methods of the requests that reach it.
+async fn upstream(watched: &Watched) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::sync::{Arc, Mutex};
+    let serving = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .resource(watched.clone())
+            .build()
+            .unwrap(),
+    );
+    let methods = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&methods);
+    let app = tool_runtime::app::router(
+        serving,
+        tool_runtime::http::ServerOptions::default().max_subscriptions(1),
+    )
+    .layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let (parts, body) = request.into_parts();
+                let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+                if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes)
+                    && let Some(method) = message["method"].as_str()
+                {
+                    seen.lock().unwrap().push(method.to_owned());
+                }
+                let request = axum::extract::Request::from_parts(parts, bytes.into());
+                next.run(request).await
+            }
+        },
+    ));
+    (tool_test_support::serve_on_loopback(app).await, methods)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_uri_is_subscribed_there_once_and_released_with_its_last_session() {
+    use super::mcp_resources::Pipe;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
+    use tool_runtime::mcp::McpServer;
+
+    let watched = Watched::default();
+    let (base, methods) = upstream(&watched).await;
+    let asked = |method: &str| {
+        methods
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| *m == method)
+            .count()
+    };
+    let mounting = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .default_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    );
+    mounting
+        .mount(tool_runtime::mcp::RemoteServer::http(
+            "up",
+            format!("{base}/mcp"),
+        ))
+        .await
+        .unwrap();
+    let subscribe = json!({"uri": "up://1"});
+
+    // Two sessions here, one subscription there.
+    let mut first = Pipe::legacy(McpServer::new(mounting.clone())).await;
+    let mut second = Pipe::legacy(McpServer::new(mounting.clone())).await;
+    for pipe in [&mut first, &mut second] {
+        let answer = pipe.request("resources/subscribe", subscribe.clone()).await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    assert_eq!(asked("resources/subscribe"), 1);
+    assert_eq!(watched.subscribed.load(SeqCst), 1);
+
+    // The upstream session's cap holds: its error, naming the cap, reaches our client.
+    let refused = first
+        .request("resources/subscribe", json!({"uri": "up://2"}))
+        .await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("MCP server `up`") && message.contains("follows 1 resources"),
+        "{refused}"
+    );
+
+    // The first lets go: the second still holds it, nothing is sent there.
+    first
+        .request("resources/unsubscribe", subscribe.clone())
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(asked("resources/unsubscribe"), 0);
+
+    // The second session ends: the last holder gone, the server is told, and releases it.
+    drop(second);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while watched.released.load(SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the upstream subscription released once its last session ended");
+    assert_eq!(asked("resources/unsubscribe"), 1);
+    // There, room for another.
+    let answer = first
+        .request("resources/subscribe", json!({"uri": "up://2"}))
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    assert_eq!(asked("resources/subscribe"), 3);
+
+    // Unmounted while a session here still holds a subscription to one of its resources, the
+    // server is let go all the same: its session there ends, releasing what it held.
+    assert!(mounting.unmount("up"));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while watched.released.load(SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the unmounted server's session ended");
+    drop(first);
 }

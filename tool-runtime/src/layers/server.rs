@@ -49,6 +49,7 @@ use crate::layers::safety::{Access, AllowedHosts};
 /// | MCP sessions (`/mcp`) | [`max_sessions`](Self::max_sessions) | 256 |
 /// | | [`session_handshake_timeout`](Self::session_handshake_timeout) | 10 s |
 /// | | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min |
+/// | | [`max_subscriptions`](Self::max_subscriptions) (resource URIs one session follows) | the server's: 1,000 |
 /// | | `mcp_session_store` (feature `mcp`) | none: a session lives on the replica that made it |
 /// | | `mcp_event_store` (feature `mcp`) | a `MemoryEventStore` in this process |
 /// | replicas | [`replica_id`](Self::replica_id) | none |
@@ -135,6 +136,8 @@ pub(crate) struct SessionLimits {
     pub(crate) max_sessions: usize,
     pub(crate) handshake_timeout: Duration,
     pub(crate) idle_timeout: Duration,
+    /// The resource URIs one session follows at most; `None`: the server's own cap.
+    pub(crate) max_subscriptions: Option<usize>,
 }
 
 impl Default for SessionLimits {
@@ -143,6 +146,7 @@ impl Default for SessionLimits {
             max_sessions: 256,
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
+            max_subscriptions: None,
         }
     }
 }
@@ -351,6 +355,17 @@ impl ServerOptions {
     #[must_use]
     pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
         self.sessions.idle_timeout = timeout;
+        self
+    }
+
+    /// The resource URIs one session follows at most: those it subscribed to
+    /// (`resources/subscribe`) and those of its open `subscriptions/listen` streams. Past it,
+    /// a subscribe or a listen is refused with a JSON-RPC error naming the cap; the session's
+    /// other subscriptions are not disturbed. Unset, the server's own holds (1,000 unless its
+    /// `McpServer::max_subscriptions` says otherwise).
+    #[must_use]
+    pub fn max_subscriptions(mut self, max: usize) -> Self {
+        self.sessions.max_subscriptions = Some(max);
         self
     }
 

@@ -68,6 +68,12 @@ const MAX_IN_FLIGHT: usize = 256;
 ///   several calls are in flight on the session cannot be told apart (MCP names no call in it):
 ///   it is cancelled rather than shown to the wrong caller, and progress and log messages are
 ///   then not passed on.
+/// - **Subscriptions**: a subscription to one of its resources
+///   ([`Registry::subscribe_resource`](crate::Registry::subscribe_resource)) is sent to the
+///   server once for a URI, however many hold one here (after a reconnection, again for the
+///   next one made), and `resources/unsubscribe` when the last is dropped, if the connection
+///   it was sent on is still open. The server sees one client: its own cap on a session's
+///   subscriptions counts every URI subscribed to through this one.
 /// - **Life cycle**: `notifications/tools/list_changed` makes the registry list the server's
 ///   tools again (front ends announce the change). A server that went away fails calls as
 ///   `unavailable`, naming it; the next call connects again (after a failed attempt, a second
@@ -82,6 +88,8 @@ pub struct RemoteServer {
     changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
     pub(super) item_changes: tokio::sync::broadcast::Sender<crate::tool::notify::Change>,
+    /// The server's resource URIs subscribed to here, each with how many hold it.
+    pub(super) subscribed: super::client_items::Subscribed,
     calls: Arc<InFlight>,
 }
 
@@ -149,6 +157,7 @@ impl RemoteServer {
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
+            subscribed: super::client_items::Subscribed::default(),
             calls: Arc::default(),
         }
     }

@@ -2,8 +2,8 @@
 //! is mounted, each read, get and completion sent to the server after our pipeline.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::future::BoxFuture;
 use rmcp::model::{
@@ -12,6 +12,7 @@ use rmcp::model::{
 };
 
 use super::client::RemoteServer;
+use super::relay::Handler;
 use crate::prompt::{Prompt, PromptArgument, PromptMeta, PromptReply};
 use crate::resource::{Resource, ResourceBody, ResourceMeta, UriTemplate};
 use crate::tool::complete::Completing;
@@ -20,6 +21,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::notify::Change;
 use crate::toolset::{Toolset as _, ToolsetItems};
 use futures_util::StreamExt as _;
+use rmcp::service::{RoleClient, RunningService};
 use tokio::sync::broadcast::error::RecvError;
 
 /// The server's resources, templates and prompts, as ours: resources keep their URIs and
@@ -64,7 +66,7 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
             meta.mime_type = r.mime_type.clone().map(Cow::Owned);
             meta.variables.clear();
             out.resources.push(Arc::new(Remote {
-                server: Arc::clone(&server),
+                server: Arc::downgrade(&server),
                 meta,
             }));
         }
@@ -91,7 +93,7 @@ pub(super) async fn items(server: Arc<RemoteServer>) -> Result<ToolsetItems, Too
                 v.completes = true;
             }
             out.resources.push(Arc::new(Remote {
-                server: Arc::clone(&server),
+                server: Arc::downgrade(&server),
                 meta,
             }));
         }
@@ -176,10 +178,23 @@ impl RemotePrompt {
     }
 }
 
-/// A resource or template of a mounted server.
+/// A resource or template of a mounted server. It does not keep the server: a subscription
+/// to it, which keeps the resource, must not keep an unmounted server running.
 struct Remote {
-    server: Arc<RemoteServer>,
+    server: Weak<RemoteServer>,
     meta: ResourceMeta,
+}
+
+impl Remote {
+    /// Its server, while it is mounted.
+    fn server(&self) -> Result<Arc<RemoteServer>, ToolError> {
+        self.server.upgrade().ok_or_else(|| {
+            ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                format!("{} is no longer mounted", self.meta.defined_at),
+            )
+        })
+    }
 }
 
 /// A prompt of a mounted server, and its name there.
@@ -246,11 +261,12 @@ impl Resource for Remote {
         _ctx: CallContext,
     ) -> BoxFuture<'_, Result<ResourceBody, ToolError>> {
         Box::pin(async move {
-            let service = self.server.session().await?;
+            let server = self.server()?;
+            let service = server.session().await?;
             let read = service
                 .read_resource(ReadResourceRequestParams::new(uri))
                 .await
-                .map_err(|e| remote_error(&self.server, &e))?;
+                .map_err(|e| remote_error(&server, &e))?;
             let contents = serde_json::to_value(read.contents)
                 .and_then(serde_json::from_value)
                 .map_err(|e| ToolError::internal(format_args!("unreadable contents: {e}")))?;
@@ -259,26 +275,46 @@ impl Resource for Remote {
     }
 
     /// Subscribes on the server, when it offers subscriptions: its updates then reach ours.
+    /// The server is asked once for a URI however many hold it here (again after it
+    /// reconnected), and those who ask meanwhile wait for its answer.
     fn subscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
-        let (server, uri) = (Arc::clone(&self.server), uri.to_owned());
+        let (server, uri) = (self.server(), uri.to_owned());
         Some(Box::pin(async move {
+            let server = server?;
             let service = server.session().await?;
+            // Counted from here; uncounted again unless the subscription succeeds.
+            let (holder, asking) = Holder::new(&server, &uri);
+            let _asking = asking.lock().await;
+            if server.subscribed.asked_on(&uri, &service) {
+                holder.keep();
+                return Ok(());
+            }
             let offered = service
                 .peer_info()
                 .and_then(|i| i.capabilities.resources.as_ref().and_then(|r| r.subscribe))
                 == Some(true);
-            if !offered {
-                return Ok(());
+            if offered {
+                #[allow(
+                    deprecated,
+                    reason = "the session is agreed by `initialize`, where resources/subscribe is how"
+                )]
+                let subscribed = service
+                    .subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()))
+                    .await;
+                subscribed.map_err(|e| remote_error(&server, &e))?;
+                server.subscribed.asked(&uri, &service);
             }
-            #[allow(
-                deprecated,
-                reason = "the session is agreed by `initialize`, where resources/subscribe is how"
-            )]
-            let subscribed = service
-                .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
-                .await;
-            subscribed.map_err(|e| remote_error(&server, &e))
+            holder.keep();
+            Ok(())
         }))
+    }
+
+    /// One holder fewer; the last one gone, the server is told (`resources/unsubscribe`) on
+    /// the session it was asked on, if that session is still open.
+    fn unsubscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
+        let server = self.server.upgrade()?;
+        let service = server.subscribed.release(uri)?;
+        Some(unsubscribe(server, service, uri.to_owned()))
     }
 
     fn complete(
@@ -286,12 +322,130 @@ impl Resource for Remote {
         completing: Completing,
     ) -> Option<BoxFuture<'static, Result<Vec<String>, ToolError>>> {
         let reference = Reference::for_resource(self.meta.uri.to_string());
-        Some(Box::pin(complete(
-            Arc::clone(&self.server),
-            reference,
-            completing,
-        )))
+        let server = self.server();
+        Some(Box::pin(async move {
+            complete(server?, reference, completing).await
+        }))
     }
+}
+
+/// The server's resource URIs subscribed to here: for each, how many hold a subscription, and
+/// the session of the server that was asked for its updates.
+#[derive(Default)]
+pub(super) struct Subscribed(Mutex<HashMap<String, Upstream>>);
+
+#[derive(Default)]
+struct Upstream {
+    holders: usize,
+    /// The session the server was asked on (none: not asked, or it offers no subscriptions).
+    asked_on: Weak<RunningService<RoleClient, Handler>>,
+    /// Held while the server is asked, so that it is asked once.
+    asking: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Subscribed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Upstream>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the server was asked for the updates of `uri` on `service`.
+    fn asked_on(&self, uri: &str, service: &Arc<RunningService<RoleClient, Handler>>) -> bool {
+        self.lock()
+            .get(uri)
+            .and_then(|u| u.asked_on.upgrade())
+            .is_some_and(|on| Arc::ptr_eq(&on, service))
+    }
+
+    /// The server was asked for the updates of `uri` on `service`.
+    fn asked(&self, uri: &str, service: &Arc<RunningService<RoleClient, Handler>>) {
+        if let Some(upstream) = self.lock().get_mut(uri) {
+            upstream.asked_on = Arc::downgrade(service);
+        }
+    }
+
+    /// One holder of `uri` fewer. The last one gone: the session the server was asked on, if
+    /// it is still open, to tell it.
+    fn release(&self, uri: &str) -> Option<Arc<RunningService<RoleClient, Handler>>> {
+        let mut all = self.lock();
+        let upstream = all.get_mut(uri)?;
+        upstream.holders = upstream.holders.saturating_sub(1);
+        if upstream.holders > 0 {
+            return None;
+        }
+        let gone = all.remove(uri)?;
+        drop(all);
+        gone.asked_on
+            .upgrade()
+            .filter(|service| !service.is_transport_closed())
+    }
+}
+
+/// One holder of a subscription to `uri` of `server`, counted while it lives, uncounted when
+/// dropped unless it was kept (the subscription succeeded).
+struct Holder {
+    server: Arc<RemoteServer>,
+    uri: String,
+    kept: bool,
+}
+
+impl Holder {
+    /// A holder more, and the lock held while the server is asked for `uri`.
+    fn new(server: &Arc<RemoteServer>, uri: &str) -> (Self, Arc<tokio::sync::Mutex<()>>) {
+        let asking = {
+            let mut all = server.subscribed.lock();
+            let upstream = all.entry(uri.to_owned()).or_default();
+            upstream.holders += 1;
+            Arc::clone(&upstream.asking)
+        };
+        let holder = Self {
+            server: Arc::clone(server),
+            uri: uri.to_owned(),
+            kept: false,
+        };
+        (holder, asking)
+    }
+
+    /// Counted for good: released by [`Resource::unsubscribe`].
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        let Some(service) = self.server.subscribed.release(&self.uri) else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let told = unsubscribe(Arc::clone(&self.server), service, self.uri.clone());
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(10), told).await;
+            });
+        }
+    }
+}
+
+/// Tells the server, on `service`, that the updates of `uri` are no longer wanted.
+fn unsubscribe(
+    server: Arc<RemoteServer>,
+    service: Arc<RunningService<RoleClient, Handler>>,
+    uri: String,
+) -> BoxFuture<'static, Result<(), ToolError>> {
+    Box::pin(async move {
+        #[allow(
+            deprecated,
+            reason = "the session is agreed by `initialize`, where resources/unsubscribe is how"
+        )]
+        let unsubscribed = service
+            .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))
+            .await;
+        unsubscribed.map_err(|e| remote_error(&server, &e))
+    })
 }
 
 impl Prompt for RemotePrompt {

@@ -15,7 +15,8 @@
 //! the other routes. Its sessions live in memory, within the limits of the
 //! [`ServerOptions`](crate::http::ServerOptions) it is given: a cap on sessions open at once (an
 //! `initialize` beyond it gets `503`), a short deadline for a new session's client to send
-//! `notifications/initialized`, and an idle timeout.
+//! `notifications/initialized`, an idle timeout, and the resource URIs one session follows
+//! ([`McpServer::max_subscriptions`] on every transport).
 //!
 //! How tools map:
 //!
@@ -129,6 +130,8 @@ struct Inner {
     descriptions: Mutex<(u64, HashMap<String, Tool>)>,
     /// How many items one page of a list holds.
     page_size: AtomicUsize,
+    /// How many URIs one session follows at most.
+    max_subscriptions: AtomicUsize,
 }
 
 /// One session's own part of a server: whether it has been initialized, and the task that
@@ -154,6 +157,7 @@ impl Drop for Session {
         {
             w.abort();
         }
+        self.subscribed.release_all();
     }
 }
 
@@ -189,6 +193,7 @@ impl McpServer {
                 version: version.into(),
                 descriptions: Mutex::default(),
                 page_size: AtomicUsize::new(PAGE_SIZE),
+                max_subscriptions: AtomicUsize::new(subscriptions::MAX_SUBSCRIPTIONS),
             }),
             session: Arc::default(),
         }
@@ -206,6 +211,23 @@ impl McpServer {
     /// How many items one page of a list holds.
     fn page_len(&self) -> usize {
         self.inner.page_size.load(Ordering::Relaxed)
+    }
+
+    /// One session follows at most `max` resource URIs at once (1,000 unless set): those of
+    /// `resources/subscribe` and of its open `subscriptions/listen` streams. Past it, a
+    /// subscribe or a listen is refused with a JSON-RPC error naming the cap. Every clone of
+    /// this server shares the setting; [`http_route`](Self::http_route) sets the one of its
+    /// options when they set one
+    /// ([`ServerOptions::max_subscriptions`](crate::http::ServerOptions::max_subscriptions)).
+    #[must_use]
+    pub fn max_subscriptions(self, max: usize) -> Self {
+        self.inner.max_subscriptions.store(max, Ordering::Relaxed);
+        self
+    }
+
+    /// How many URIs one session follows at most.
+    fn subscription_cap(&self) -> usize {
+        self.inner.max_subscriptions.load(Ordering::Relaxed)
     }
 
     /// The server for a new session: everything shared but the session's own part.
@@ -477,7 +499,7 @@ impl ServerHandler for McpServer {
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        Some(subscriptions::accepted(requested))
+        Some(subscriptions::accepted(requested, self.subscription_cap()))
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {

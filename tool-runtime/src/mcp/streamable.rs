@@ -72,7 +72,8 @@ impl McpServer {
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
     /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
     /// an `initialize` while [`max_sessions`](ServerOptions::max_sessions) are open, 503 with a
-    /// JSON-RPC error.
+    /// JSON-RPC error. The resource URIs a session follows are capped by
+    /// [`max_subscriptions`](ServerOptions::max_subscriptions) of `options` when they set it.
     ///
     /// A session answers only the caller that opened it: the principal that
     /// [authentication](ServerOptions::auth) found (with any of its tokens: a refreshed token
@@ -84,6 +85,10 @@ impl McpServer {
         self,
         options: &ServerOptions,
     ) -> MethodRouter<S> {
+        let server = match options.sessions.max_subscriptions {
+            Some(max) => self.max_subscriptions(max),
+            None => self,
+        };
         let shutdown = options.shutdown.clone();
         let body_limit = options.requests.body_limit;
         let runtime = tokio::runtime::Handle::try_current().ok();
@@ -98,7 +103,7 @@ impl McpServer {
         let resumable = open.resumable();
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
         // (its configuration's host lists with it) on every request.
-        let service = Arc::new(self.http_service(options, open.clone(), sessions.clone()));
+        let service = Arc::new(server.http_service(options, open.clone(), sessions.clone()));
         if let Some(runtime) = runtime {
             let posts = posts.clone();
             runtime.spawn(async move {

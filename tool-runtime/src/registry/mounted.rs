@@ -9,6 +9,7 @@ use futures_util::StreamExt as _;
 use super::Registry;
 use super::items::{Brought, Items};
 use crate::catalog::toolset::{MountError, Toolset};
+use crate::resource::Subscription;
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 use crate::tool::notify::Change;
@@ -78,14 +79,23 @@ impl Registry {
     }
 
     /// Asks to hear of updates to the resource at `uri` for `caller`, who must be able to read
-    /// it (else `not_found`): a mounted server's resource has its server asked to send them.
-    pub async fn subscribe_resource(&self, uri: &str, caller: &Caller) -> Result<(), ToolError> {
+    /// it (else `not_found`): a mounted server's resource has its server asked to send them,
+    /// until the [`Subscription`] answered is dropped.
+    pub async fn subscribe_resource(
+        &self,
+        uri: &str,
+        caller: &Caller,
+    ) -> Result<Subscription, ToolError> {
         self.handle(super::Subscribe::new(uri), caller.clone())
             .await
     }
 
     /// Serves [`Subscribe`](super::Subscribe).
-    pub(super) async fn subscribe(&self, uri: &str, caller: Caller) -> Result<(), ToolError> {
+    pub(super) async fn subscribe(
+        &self,
+        uri: &str,
+        caller: Caller,
+    ) -> Result<Subscription, ToolError> {
         let ctx = self.context(caller);
         let (entry, _) = self.resource_at(&self.items.index(), uri, &ctx)?;
         match entry.resource.subscribe(uri) {
@@ -99,6 +109,7 @@ impl Registry {
                 }),
             None => Ok(()),
         }
+        .map(|()| Subscription::new(entry.resource, uri))
     }
 }
 

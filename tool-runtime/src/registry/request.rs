@@ -14,7 +14,7 @@ use super::Registry;
 use super::items::{ListPosition, ResourceRead};
 use crate::pipeline::{Called, Input};
 use crate::prompt::PromptReply;
-use crate::resource::{Listed, ResourceMeta};
+use crate::resource::{Listed, ResourceMeta, Subscription};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completion, CompletionRef};
 use crate::tool::error::ToolError;
@@ -182,8 +182,9 @@ impl Request for ReadResource<'_> {
     }
 }
 
-/// Hear of updates to the resource at a URI: `not_found` when no resource the caller may see
-/// matches it; a mounted server's resource has its server asked to send them.
+/// Hear of updates to the resource at a URI: answers the [`Subscription`], which lasts until it
+/// is dropped; `not_found` when no resource the caller may see matches the URI. A mounted
+/// server's resource has its server asked to send them.
 #[derive(Debug)]
 pub struct Subscribe<'a> {
     uri: &'a str,
@@ -200,7 +201,7 @@ impl<'a> Subscribe<'a> {
 impl sealed::Sealed for Subscribe<'_> {}
 
 impl Request for Subscribe<'_> {
-    type Answer = Result<(), ToolError>;
+    type Answer = Result<Subscription, ToolError>;
 
     fn serve(
         self,

@@ -214,10 +214,80 @@ pub trait Resource: Send + Sync + 'static {
     }
     /// Asks to hear of updates to the resource at `uri` (a mounted server's resource asks its
     /// server); `None` (the default): there is nothing to ask, updates are published through
-    /// the [`Notifier`](crate::notify::Notifier).
+    /// the [`Notifier`](crate::notify::Notifier). Each subscription that succeeds is released
+    /// once, by [`unsubscribe`](Self::unsubscribe), when its subscriber no longer wants the
+    /// updates; one whose future is dropped before it completes is not.
     fn subscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
         let _ = uri;
         None
+    }
+    /// Releases one subscription to `uri` that [`subscribe`](Self::subscribe) made: called
+    /// once for each, when its [`Subscription`] is dropped (an MCP client unsubscribed, or its
+    /// session ended). It is called from `drop`: what must happen at once (a count kept) happens
+    /// before it returns; the future, if any, runs in the background and its failure is only
+    /// logged. `None` (the default): there is nothing to ask.
+    fn unsubscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {
+        let _ = uri;
+        None
+    }
+}
+
+/// How long releasing a subscription may take in the background.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One subscription to the updates of a resource
+/// ([`Registry::subscribe_resource`](crate::Registry::subscribe_resource)), held until it is
+/// dropped: then its resource's [`unsubscribe`](Resource::unsubscribe) is called, and what it
+/// asks runs in the background on the current Tokio runtime (outside one, it is not run).
+#[must_use = "the subscription is released when it is dropped"]
+pub struct Subscription {
+    resource: Arc<dyn Resource>,
+    uri: String,
+}
+
+impl Subscription {
+    /// The subscription `resource` made for `uri`.
+    pub(crate) fn new(resource: Arc<dyn Resource>, uri: impl Into<String>) -> Self {
+        Self {
+            resource,
+            uri: uri.into(),
+        }
+    }
+
+    /// The URI subscribed to.
+    #[must_use]
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let Some(release) = self.resource.unsubscribe(&self.uri) else {
+            return;
+        };
+        let uri = std::mem::take(&mut self.uri);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::debug!(%uri, "a resource subscription dropped outside a runtime is not released");
+            return;
+        };
+        runtime.spawn(async move {
+            match tokio::time::timeout(RELEASE_TIMEOUT, release).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(%uri, error = %e, "releasing a resource subscription failed");
+                }
+                Err(_) => tracing::debug!(%uri, "releasing a resource subscription took too long"),
+            }
+        });
     }
 }
 

@@ -396,26 +396,65 @@ fn run_suite_file(path: &str, counts: &mut Counts) {
     }
 }
 
+/// What one suite file's cases come to.
+struct Expected {
+    path: &'static str,
+    matched: usize,
+    /// Refused, by the construct the error names.
+    refused: &'static [(&'static str, usize)],
+    /// Data that is not a string or an object, schemas with other keywords.
+    skipped: usize,
+}
+
+/// The suite's figures. A change here is a change of what the translator expresses: made on
+/// purpose, with this table.
+const SUITE: &[Expected] = &[
+    Expected {
+        path: "optional/ecmascript-regex.json",
+        matched: 60,
+        refused: &[
+            (r"a Unicode property escape `\p{Letter}`", 8),
+            (r"a Unicode property escape `\p{digit}`", 6),
+        ],
+        skipped: 0,
+    },
+    Expected {
+        path: "optional/non-bmp-regex.json",
+        matched: 12,
+        refused: &[],
+        skipped: 0,
+    },
+    Expected {
+        path: "pattern.json",
+        matched: 3,
+        refused: &[(r"a Unicode property escape `\p{Letter}`", 3)],
+        skipped: 6,
+    },
+    Expected {
+        path: "patternProperties.json",
+        matched: 20,
+        refused: &[(r"a Unicode property escape `\p{Letter}`", 2)],
+        skipped: 3,
+    },
+];
+
 #[test]
 fn agrees_with_the_json_schema_test_suite() {
-    for path in [
-        "optional/ecmascript-regex.json",
-        "optional/non-bmp-regex.json",
-        "pattern.json",
-        "patternProperties.json",
-    ] {
+    for expected in SUITE {
         let mut counts = Counts::default();
-        run_suite_file(path, &mut counts);
-        println!(
-            "{path}: {} matched, {} erred {:?}, {} skipped (not strings, other keywords), {} mismatched",
-            counts.matched,
-            counts.erred.values().sum::<usize>(),
-            counts.erred,
-            counts.skipped,
-            counts.mismatched.len()
-        );
+        run_suite_file(expected.path, &mut counts);
         assert!(counts.mismatched.is_empty(), "{:#?}", counts.mismatched);
-        assert!(counts.matched > 0, "{path}");
+        let refused: std::collections::BTreeMap<String, usize> = expected
+            .refused
+            .iter()
+            .map(|&(construct, cases)| (construct.to_owned(), cases))
+            .collect();
+        assert_eq!(
+            (counts.matched, &counts.erred, counts.skipped),
+            (expected.matched, &refused, expected.skipped),
+            "{}: (matched, refused by construct, skipped)",
+            expected.path
+        );
     }
 }
 
