@@ -724,6 +724,7 @@ async fn a_resource_a_filter_guards_is_never_cached_as_public() {
     assert_eq!(hints(&read), (json!(60_000), json!("private")), "{read}");
     let list = pipe.request("resources/list", json!({})).await;
     assert_eq!(hints(&list), (json!(60_000), json!("private")), "{list}");
+}
 
 #[tokio::test]
 async fn a_session_follows_at_most_its_cap_of_resources_and_is_refused_past_it_by_name() {
