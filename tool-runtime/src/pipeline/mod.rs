@@ -160,26 +160,8 @@ impl Pipeline {
                     Ok(()) => self.run(entry, input, &ctx, call_id).await,
                 },
             };
-            // The tool that answered: not one the caller was told does not exist.
-            let tool = entry
-                .as_ref()
-                .filter(|_| ran.hidden.is_none())
-                .map(ToolRef::shared);
-            let envelope = self
-                .conclude(
-                    name,
-                    entry.as_deref(),
-                    ran,
-                    &ctx,
-                    call_id,
-                    started.elapsed(),
-                )
-                .await;
-            Called {
-                envelope,
-                tool,
-                question: None,
-            }
+            self.conclude(name, entry.as_ref(), ran, &ctx, call_id, started.elapsed())
+                .await
         }
         .instrument(span)
     }

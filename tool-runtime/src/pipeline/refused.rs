@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::catalog::{Catalog, RegisteredTool};
+use crate::catalog::{Catalog, RegisteredTool, ToolRef};
 use crate::layers::hooks::CompletedCall;
 use crate::tool::context::CallContext;
 use crate::tool::envelope::{Envelope, EnvelopeMeta};
@@ -82,39 +82,36 @@ impl Pipeline {
                 None => error,
             };
             let call_id = if observed { next_call_id() } else { 0 };
-            let envelope = self
-                .conclude(
-                    name,
-                    entry.as_deref(),
-                    Ran {
-                        hidden: hidden.clone(),
-                        ..Ran::refused(error, observed_args)
-                    },
-                    &ctx,
-                    call_id,
-                    started.elapsed(),
-                )
-                .await;
-            Called {
-                envelope,
-                tool: entry.filter(|_| hidden.is_none()).map(|e| e.shared()),
-                question: None,
-            }
+            self.conclude(
+                name,
+                entry.as_ref(),
+                Ran {
+                    hidden,
+                    ..Ran::refused(error, observed_args)
+                },
+                &ctx,
+                call_id,
+                started.elapsed(),
+            )
+            .await
         }
         .instrument(span)
     }
 
-    /// The envelope of a call of `name` that came to `ran` in `duration`, logged and told to
-    /// every observer (with its arguments redacted) before it is returned.
+    /// What a call of `name` that came to `ran` in `duration` answers: its envelope, logged and
+    /// told to every observer (with its arguments redacted) before it is returned, and the tool
+    /// that answered (not one the caller was told does not exist).
     pub(super) async fn conclude(
         &self,
         name: &str,
-        entry: Option<&RegisteredTool>,
+        found: Option<&ToolRef<'_>>,
         ran: Ran,
         ctx: &CallContext,
         call_id: u64,
         duration: Duration,
-    ) -> Envelope {
+    ) -> Called {
+        let tool = found.filter(|_| ran.hidden.is_none()).map(ToolRef::shared);
+        let entry = found.map(|t| &**t);
         let envelope = Envelope {
             tool: name.to_owned(),
             outcome: ran.outcome,
@@ -146,8 +143,13 @@ impl Pipeline {
             &envelope,
             duration,
         );
+        let called = |envelope| Called {
+            envelope,
+            tool,
+            question: None,
+        };
         if self.observers.is_empty() {
-            return envelope;
+            return called(envelope);
         }
         // Observers (audit) never see secrets.
         let redacted = entry.and_then(|e| e.redacted(&ran.observed_args));
@@ -167,7 +169,7 @@ impl Pipeline {
                 .await;
         }
         super::stage("outcome recorded");
-        envelope
+        called(envelope)
     }
 }
 
