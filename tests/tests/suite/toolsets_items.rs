@@ -423,7 +423,7 @@ async fn a_mounted_servers_uri_is_subscribed_there_once_and_released_with_its_la
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(asked("resources/unsubscribe"), 0);
 
-    // The second session ends: the last holder gone, the server is told, and releases it.
+    // The second MCP session ends: the last holder gone, the server is told, and releases it.
     drop(second);
     tokio::time::timeout(Duration::from_secs(10), async {
         while watched.released.load(SeqCst) == 0 {
@@ -431,7 +431,7 @@ async fn a_mounted_servers_uri_is_subscribed_there_once_and_released_with_its_la
         }
     })
     .await
-    .expect("the upstream subscription released once its last session ended");
+    .expect("the upstream subscription released once its last MCP session ended");
     assert_eq!(asked("resources/unsubscribe"), 1);
     // There, room for another.
     let answer = first

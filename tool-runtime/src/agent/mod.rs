@@ -50,6 +50,7 @@
 #![doc = include_str!("../../docs/agent.md")]
 
 mod client;
+mod confirm;
 mod model;
 mod resources;
 mod run;

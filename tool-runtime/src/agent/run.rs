@@ -7,18 +7,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use super::confirm::ConfirmCallback;
 use super::model::{Api, Model};
 use super::transcript::{Event, Message, Refusal, ToolCall, ToolResult, Transcript, Turn};
 use super::wire::Request;
-use super::{Budget, ConfirmFn, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
+use super::{Budget, Inner, Run, RunError, RunErrorKind, RunOutput, SWITCH_MODEL};
 use super::{client, trace};
-use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::llm::{self, Target};
 use crate::registry::Refuse;
 use crate::tool::error::{ErrorKind, ToolError};
@@ -544,8 +543,8 @@ fn result_of(call: &ToolCall, envelope: &Envelope, duration: Duration) -> ToolRe
 
 /// What one tool call needs on its own task.
 #[derive(Clone)]
-struct Job {
-    inner: Arc<Inner>,
+pub(super) struct Job {
+    pub(super) inner: Arc<Inner>,
     caller: Caller,
     target: Target,
     cancel: CancellationToken,
@@ -553,7 +552,7 @@ struct Job {
 }
 
 impl Job {
-    fn emit(&self, event: Event) {
+    pub(super) fn emit(&self, event: Event) {
         if let Some(tx) = &self.events {
             let _ = tx.send(event);
         }
@@ -607,37 +606,6 @@ impl Job {
         (result, invalid_arguments)
     }
 }
-
-/// The agent's [`confirm`](super::AgentBuilder::confirm) callback as the pipeline's [`Ask`]:
-/// without one no one can be asked, and a destructive call ends as the
-/// `confirmation_required` it is, as on every front end that cannot ask.
-struct ConfirmCallback {
-    run: Job,
-    call_id: String,
-}
-
-impl Ask for ConfirmCallback {
-    fn ask<'a>(&'a self, confirmation: &'a Confirmation) -> BoxFuture<'a, Answer> {
-        Box::pin(async move {
-            let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
-                return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
-            };
-            self.run.emit(Event::ConfirmationRequested {
-                id: self.call_id.clone(),
-                question: confirmation.question.clone(),
-            });
-            if confirm(confirmation.clone()).await {
-                Answer::Yes
-            } else {
-                Answer::No
-            }
-        })
-    }
-}
-
-/// The hint a destructive call gets where the host has no confirmation callback.
-const NO_ONE_TO_ASK: &str =
-    "no one can confirm calls in this run: the call was not run; tell the user what it would do";
 
 /// A model's argument text as JSON: empty means no arguments; anything that is not JSON is
 /// `invalid_arguments` saying so, with the start of what was sent.
