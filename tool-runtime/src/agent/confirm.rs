@@ -4,28 +4,33 @@
 use futures_util::future::BoxFuture;
 
 use super::ConfirmFn;
-use super::run::Job;
 use super::transcript::Event;
 use crate::layers::confirm::{Answer, Ask, Confirmation};
+use tokio::sync::mpsc;
 
 /// The agent's [`confirm`](super::AgentBuilder::confirm) callback as the pipeline's [`Ask`]:
 /// without one no one can be asked, and a destructive call ends as the
 /// `confirmation_required` it is, as on every front end that cannot ask.
 pub(super) struct ConfirmCallback {
-    pub(super) run: Job,
+    /// The host's callback, if it gave one.
+    pub(super) confirm: Option<ConfirmFn>,
+    /// Where the run's events go, if anyone follows them.
+    pub(super) events: Option<mpsc::UnboundedSender<Event>>,
     pub(super) call_id: String,
 }
 
 impl Ask for ConfirmCallback {
     fn ask<'a>(&'a self, confirmation: &'a Confirmation) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
-            let Some(confirm): Option<&ConfirmFn> = self.run.inner.confirm.as_ref() else {
+            let Some(confirm) = self.confirm.as_ref() else {
                 return Answer::Unasked(Some(NO_ONE_TO_ASK.to_owned()));
             };
-            self.run.emit(Event::ConfirmationRequested {
-                id: self.call_id.clone(),
-                question: confirmation.question.clone(),
-            });
+            if let Some(events) = &self.events {
+                let _ = events.send(Event::ConfirmationRequested {
+                    id: self.call_id.clone(),
+                    question: confirmation.question.clone(),
+                });
+            }
             if confirm(confirmation.clone()).await {
                 Answer::Yes
             } else {

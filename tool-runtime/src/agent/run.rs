@@ -543,8 +543,8 @@ fn result_of(call: &ToolCall, envelope: &Envelope, duration: Duration) -> ToolRe
 
 /// What one tool call needs on its own task.
 #[derive(Clone)]
-pub(super) struct Job {
-    pub(super) inner: Arc<Inner>,
+struct Job {
+    inner: Arc<Inner>,
     caller: Caller,
     target: Target,
     cancel: CancellationToken,
@@ -552,7 +552,7 @@ pub(super) struct Job {
 }
 
 impl Job {
-    pub(super) fn emit(&self, event: Event) {
+    fn emit(&self, event: Event) {
         if let Some(tx) = &self.events {
             let _ = tx.send(event);
         }
@@ -589,7 +589,8 @@ impl Job {
             }
             Ok(args) => {
                 let asker = ConfirmCallback {
-                    run: self.clone(),
+                    confirm: self.inner.confirm.clone(),
+                    events: self.events.clone(),
                     call_id: call.id.clone(),
                 };
                 let caller = caller.asking(Arc::new(asker));

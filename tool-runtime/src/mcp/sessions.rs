@@ -141,7 +141,7 @@ impl Binding {
             .insert(BINDING.to_owned(), binding);
     }
 
-    /// `event`, its id (the event store's) tagged for this session: `{tag}.{id}`.
+    /// `event`, its id (the event store's) tagged for this MCP session: `{tag}.{id}`.
     fn tagged(&self, mut event: ServerSseMessage) -> ServerSseMessage {
         if let Some(id) = &mut event.event_id {
             *id = format!("{}.{id}", self.tag(id));
@@ -149,7 +149,7 @@ impl Binding {
         event
     }
 
-    /// The event store's id in `presented`, if its tag is this session's.
+    /// The event store's id in `presented`, if its tag is this MCP session's.
     fn untagged<'a>(&self, presented: &'a str) -> Option<&'a str> {
         use subtle::ConstantTimeEq as _;
         let (tag, id) = presented.split_once('.')?;
@@ -226,7 +226,7 @@ impl std::fmt::Display for SessionsError {
         match self {
             SessionsError::Full(max) => write!(f, "{max} MCP sessions are open, the most allowed"),
             SessionsError::NotTheirs => f.write_str("no such MCP session"),
-            SessionsError::OtherEvent => f.write_str("no event of this session has that id"),
+            SessionsError::OtherEvent => f.write_str("no event of this MCP session has that id"),
             SessionsError::Local(e) => e.fmt(f),
         }
     }
@@ -555,7 +555,7 @@ impl SessionManager for BoundedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.admit(id)?;
         // The event store finds an event by its id alone: an id resumes here only if its tag is
-        // this session's. The SDK answers a failed resumption with an empty stream.
+        // this MCP session's. The SDK answers a failed resumption with an empty stream.
         let last_event_id = if self.resumable() {
             let binding = self.binding(id).ok_or(SessionsError::OtherEvent)?;
             binding
