@@ -442,7 +442,8 @@ fn every_metric(points: &[ReceivedPoint]) -> bool {
 ///
 /// The collector holds its answers until the four calls have returned, with the server's
 /// exports already waiting on it and their time-outs far off: a call that waited on the
-/// collector would not return.
+/// collector would not return, and one that waited a bounded while would take that much longer
+/// than the same four made again once the collector answers.
 async fn pair_and_collect(config: &str, name: &str) -> String {
     let receiver = OtlpReceiver::holding().await;
     let dir = TempDir::new(name);
@@ -472,7 +473,8 @@ async fn pair_and_collect(config: &str, name: &str) -> String {
 
     let pair = json!({"code": "86420731", "device_name": "Kitchen-tablet-Q7"});
     let list = json!({"workspace": "Attic-lab-Z9"});
-    let calls = async {
+    let calls = || async {
+        let started = std::time::Instant::now();
         let (status, _, body) = call(&served, "device_list", &list, &[]).await;
         assert_eq!(status, 200, "{body}");
         let (status, _, body) = call(&served, "device_pair", &pair, &[]).await;
@@ -481,14 +483,23 @@ async fn pair_and_collect(config: &str, name: &str) -> String {
         assert_eq!(result["isError"], json!(false), "{result}");
         let result = mcp_call(&served, "device_pair", &pair).await;
         assert_eq!(result["isError"], json!(true), "{result}");
+        started.elapsed()
     };
-    tokio::time::timeout(Duration::from_secs(20), calls)
+    let held = tokio::time::timeout(Duration::from_secs(20), calls())
         .await
         .expect(
             "a call waited on the collector: the four did not return while it held its answers",
         );
     assert_eq!(receiver.answered(), 0, "the collector answered an export");
     receiver.release();
+    // The same four with the collector answering: a call that waited on it, even for a bounded
+    // while (half a second, say, then gave up), took that much longer each time above.
+    let answered = calls().await;
+    assert!(
+        held < answered + Duration::from_secs(1),
+        "a call waited on the collector: the four took {held:?} while it held its answers, \
+         {answered:?} while it answered"
+    );
 
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
