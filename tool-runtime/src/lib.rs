@@ -4,6 +4,7 @@
 
 // The core, by concern (see ARCHITECTURE.md).
 mod catalog;
+mod front;
 mod layers;
 pub mod llm;
 mod pipeline;

@@ -91,6 +91,8 @@ fn listings_do_not_touch_the_database() {
         &["tools"],
         &["schema", "device_add"],
         &["completions", "bash"],
+        &["device-add", "--help"],
+        &["serve", "-h"],
         &[],
     ] {
         let out = run(&db.path(), args, None);
@@ -315,9 +317,18 @@ fn exit_codes_follow_the_documented_table() {
             .code(),
         Some(2)
     );
+    // A name no tool has is the pipeline's `unknown_tool`, as a hidden tool's is: its "did you
+    // mean" names the near tool, not every one that shares its prefix.
     let unknown = run(&db.path(), &["devce-add"], None);
     assert_eq!(unknown.status.code(), Some(2));
-    // The tip names the near subcommand, not every one that shares its prefix.
+    let err = String::from_utf8(unknown.stderr).unwrap();
+    assert!(
+        err.contains("did you mean `device_add`") && !err.contains("device_list"),
+        "{err}"
+    );
+    // With `--help`, a listing: clap's tip names the near subcommand alone.
+    let unknown = run(&db.path(), &["devce-add", "--help"], None);
+    assert_eq!(unknown.status.code(), Some(2));
     let err = String::from_utf8(unknown.stderr).unwrap();
     assert!(
         err.contains("tip: a similar subcommand exists: 'device-add'")

@@ -195,15 +195,18 @@ impl App {
     /// Prepares the registry from the parsed options (open a database named by `--db`, ...).
     /// Runs when a tool is invoked and before `serve`, `mcp`, `agent`, `chat` and `toolsets`,
     /// after [`configure`](Self::configure), never for `--help`, `tools`, `schema` or
-    /// `completions`: policies that should shape those listings go in `configure`.
+    /// `completions`: policies that should shape those listings go in `configure`. What it
+    /// returns is built into the command's one registry, in which a tool named on the command
+    /// line is then looked up, once, among the tools the command line may see.
     ///
-    /// An async closure (or an `async fn`) given the run's [`AppContext`] (what `configure`
-    /// left there, and the whole command line: the global options, the built-ins and the
-    /// invoked tool's subcommand; other tools' subcommands are left out of a call's command
-    /// tree, and clap panics, in debug builds, when asked about a subcommand it does not
-    /// know). What it opens (a database) it can [`insert`](AppContext::insert) for the later
-    /// hooks: [`toolsets`](Self::toolsets), [`agent`](Self::agent),
-    /// [`background`](Self::background).
+    /// An async closure (or an `async fn`) given the run's [`AppContext`]: what `configure`
+    /// left there, and the command line as far as it is parsed: the global options, and for
+    /// `serve`, `mcp`, `agent`, `chat`, `toolsets` and `call` that built-in's own options
+    /// (`cx.matches().subcommand_matches("serve")`). A tool's own flags, and those of
+    /// `resource` and `prompt`, are parsed after it, against the registry it shapes: a
+    /// usage error there is reported after `setup` has run. What it opens (a database) it can
+    /// [`insert`](AppContext::insert) for the later hooks: [`toolsets`](Self::toolsets),
+    /// [`agent`](Self::agent), [`background`](Self::background).
     #[must_use]
     pub fn setup<F>(mut self, f: F) -> Self
     where
@@ -275,7 +278,7 @@ impl App {
             Ok(runtime) => runtime,
             Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
         };
-        let _inline = (!server).then(crate::tool::blocking::InlineGuard::enter);
+        let _inline = (!server).then(crate::cli::InlineGuard::enter);
         // Boxed: `block_on` moves its future through several frames, each of which would
         // otherwise reserve (and touch) stack for all of it.
         runtime.block_on(Box::pin(self.run_from(args)))
@@ -320,124 +323,186 @@ impl App {
         (code, String::from_utf8_lossy(&out).into_owned())
     }
 
-    #[allow(clippy::too_many_lines)] // Reason: one dispatch over every built-in reads best whole.
     async fn execute(mut self, args: &[OsString], out: &mut dyn Write) -> u8 {
-        // `configure`, once, on the global options: the registry it shapes is what every
-        // listing shows, state unchecked (`setup`, which registers it, runs only for calls and
-        // servers), and what `setup` then builds on.
-        let mut cx = AppContext::new(match &self.configure {
-            Some(_) => self.global_matches(args),
-            None => ArgMatches::default(),
+        // `configure`, once, on the global options: what it shapes is what every command
+        // builds its one registry from. (`setup` sees them too, before a tool's own words are
+        // parsed.)
+        let mut cx = AppContext::new(if self.configure.is_some() || self.setup.is_some() {
+            self.global_matches(args)
+        } else {
+            ArgMatches::default()
         });
-        let listing = match self.configured(&mut cx).await {
+        if let Err(code) = self.configured(&mut cx).await {
+            return code;
+        }
+        let invoked = find_subcommand(args, &self.globals);
+        match self.route(args, invoked.as_ref().map(|(_, sub)| sub.as_str())) {
+            Route::Listing => self.listing(args, invoked.as_ref(), out),
+            Route::Started => Box::pin(self.start(cx, args, out)).await,
+            Route::Named => {
+                let (index, name) = invoked.expect("a named command has a subcommand");
+                Box::pin(self.named(cx, args, index, &name, out)).await
+            }
+        }
+    }
+
+    /// Which way a command line goes, read before it is parsed.
+    fn route(&self, args: &[OsString], sub: Option<&str>) -> Route {
+        let Some(sub) = sub else {
+            return Route::Listing;
+        };
+        let words = args.iter().skip(1).take_while(|a| *a != "--");
+        if words.into_iter().any(|a| a == "-h" || a == "--help") {
+            return Route::Listing;
+        }
+        if self.started_commands().iter().any(|c| c.get_name() == sub) {
+            Route::Started
+        } else if command::BUILTINS.contains(&sub) || matches!(sub, "tools" | "help") {
+            Route::Listing
+        } else {
+            Route::Named
+        }
+    }
+
+    /// A listing (`tools`, `schema`, `completions`, help, or no subcommand): the registry as
+    /// `configure` shapes it, state unchecked, since nothing is called; `setup` never runs.
+    fn listing(
+        &self,
+        args: &[OsString],
+        invoked: Option<&(usize, String)>,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let listing = match self.listing_registry() {
             Ok(listing) => listing,
             Err(code) => return code,
         };
+        let mut args = args.to_vec();
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
-        let mut args = args.to_vec();
-        let invoked = find_subcommand(&args, &self.globals);
-        let caller = crate::cli::caller();
-        // A tool hidden from the command line is answered by the pipeline as one that does not
-        // exist (`unknown_tool`, its reason to the log and the audit), before its words are
-        // parsed: its flags and help are not the caller's to see.
-        if let Some((_, name)) = &invoked
-            && command::find_tool(&listing, name, Some(&caller)).is_none()
-            && let Some(hidden) = command::find_tool(&listing, name, None)
+        if let Some((i, name)) = invoked
+            && let Some(tool) = command::find_tool(&listing, name, Some(&crate::cli::caller()))
+            && tool.name() == name
         {
-            let name = hidden.name().to_owned();
-            drop(listing);
-            return Box::pin(self.call_hidden(cx, &args, &name, out)).await;
+            args[*i] = OsString::from(subcommand_name(name));
         }
-        // The tool named on the command line, looked up once (a registry may hold thousands),
-        // among the tools the command line may see.
-        let tool = invoked.as_ref().and_then(|(i, name)| {
-            let tool = command::find_tool(&listing, name, Some(&caller))?;
-            if tool.name() == name {
-                args[*i] = OsString::from(subcommand_name(name));
-            }
-            Some(tool)
-        });
-        let mut cmd = match &tool {
-            // A tool call: its subcommand and the built-ins' names; the whole tree is for
-            // help and suggestions.
-            Some(tool) => {
-                self.finish_command(command::for_call(&self.name, tool, cfg!(debug_assertions)))
-            }
-            None => self.command(&listing, invoked.as_ref().map(|(_, name)| name.as_str())),
-        };
+        let mut cmd = self.command(&listing, invoked.map(|(_, name)| name.as_str()));
         // Parsed in place: a copy of the command tree costs more than the parse.
-        let matches = match cmd.try_get_matches_from_mut(&args) {
+        let matches = match parse(&mut cmd, &args) {
             Ok(m) => m,
-            Err(mut e) => {
-                command::fewer_suggestions(&mut e);
-                let _ = e.print();
-                return u8::try_from(e.exit_code()).unwrap_or(2);
-            }
+            Err(code) => return code,
         };
-        let matches = Arc::new(matches);
-        cx.parsed(Arc::clone(&matches));
         let json_out = matches.get_flag(command::JSON);
-        let Some((sub, sub_matches)) = matches.subcommand() else {
-            let _ = writeln!(out, "{}", cmd.render_long_help());
-            return 0;
-        };
-        match sub {
-            "tools" => list_tools(&listing, sub_matches, json_out, out),
-            "resource" | "prompt" if crate::cli::items::builtins(&listing).contains(&sub) => {
-                drop(listing);
-                Box::pin(self.items(&mut cx, sub, sub_matches, json_out, out)).await
+        match matches.subcommand() {
+            None => {
+                let _ = writeln!(out, "{}", cmd.render_long_help());
+                0
             }
-            "schema" => print_schema(&listing, sub_matches, out),
-            "completions" => {
-                let shell = *sub_matches
+            Some(("tools", m)) => list_tools(&listing, m, json_out, out),
+            Some(("schema", m)) => print_schema(&listing, m, out),
+            Some(("completions", m)) => {
+                let shell = *m
                     .get_one::<clap_complete::Shell>("shell")
                     .expect("required");
                 let mut full = self.command(&listing, None);
                 clap_complete::generate(shell, &mut full, self.name.clone(), out);
                 0
             }
-            #[cfg(feature = "http")]
-            "serve" => {
-                drop(listing);
-                // Boxed, like `mcp` below: a server's future is tens of kilobytes, which would
-                // otherwise make every run's future (a one-shot tool call's too) that large,
-                // copied on start and touching a page of fresh stack per 4 KiB.
-                Box::pin(self.serve(&mut cx, sub_matches)).await
-            }
-            #[cfg(feature = "mcp")]
-            "mcp" => {
-                drop(listing);
-                Box::pin(self.mcp(&mut cx)).await
-            }
-            #[cfg(feature = "agent")]
-            "agent" | "chat" if self.agent.is_some() => {
-                drop(listing);
-                Box::pin(self.run_agent(&mut cx, sub, sub_matches)).await
-            }
-            "toolsets" if self.toolsets.is_some() => {
-                drop(listing);
-                Box::pin(self.show_toolsets(&mut cx, json_out, out)).await
-            }
-            "call" if self.toolsets.is_some() => {
-                drop(listing);
-                Box::pin(self.call_by_name(&mut cx, sub_matches, json_out, out)).await
-            }
-            tool_sub => {
-                let Some(tool_name) = tool
-                    .or_else(|| command::find_tool(&listing, tool_sub, Some(&caller)))
-                    .map(|t| t.name().to_owned())
-                else {
-                    return 2;
-                };
-                drop(listing);
-                let registry = match self.build_registry(&mut cx).await {
-                    Ok(r) => r,
-                    Err(e) => return fail(e, 1),
-                };
-                crate::cli::call::invoke(&registry, &tool_name, sub_matches, json_out, out).await
-            }
+            // Anything else asked for help, which clap answered before this.
+            Some((other, _)) => fail(format_args!("`{other}` was not expected here"), 2),
         }
+    }
+
+    /// A server, an agent or a toolset built-in: its options parsed (they depend on no
+    /// registry, and `setup` may read them), then the command, which builds the registry.
+    async fn start(self, mut cx: AppContext, args: &[OsString], out: &mut dyn Write) -> u8 {
+        let mut cmd = self.finish_command(command::for_builtin(
+            &self.name,
+            self.started_commands(),
+            cfg!(debug_assertions),
+        ));
+        let matches = match parse(&mut cmd, args) {
+            Ok(m) => Arc::new(m),
+            Err(code) => return code,
+        };
+        cx.parsed(Arc::clone(&matches));
+        let json_out = matches.get_flag(command::JSON);
+        let (sub, m) = matches.subcommand().expect("routed by its subcommand");
+        match sub {
+            #[cfg(feature = "http")]
+            "serve" => self.serve(&mut cx, m).await,
+            #[cfg(feature = "mcp")]
+            "mcp" => self.mcp(&mut cx).await,
+            #[cfg(feature = "agent")]
+            "agent" | "chat" => self.run_agent(&mut cx, sub, m).await,
+            "toolsets" => self.show_toolsets(&mut cx, json_out, out).await,
+            "call" => self.call_by_name(&mut cx, m, json_out, out).await,
+            _ => unreachable!("`started_commands` names every started built-in"),
+        }
+    }
+
+    /// A tool named on the command line, or `resource`/`prompt`: `setup` on the global
+    /// options, the one registry built, the name looked up once among what the command line may
+    /// see, and only then the tool's own words parsed, against its flags. A tool the command
+    /// line may not see is answered by the pipeline as one that does not exist
+    /// (`unknown_tool`, its reason to the log and the audit), its words never parsed: its flags
+    /// and help are not the caller's to see.
+    async fn named(
+        mut self,
+        mut cx: AppContext,
+        args: &[OsString],
+        index: usize,
+        typed: &str,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let registry = match self.build_registry(&mut cx).await {
+            Ok(r) => r,
+            Err(e) => return fail(e, 1),
+        };
+        let debug = cfg!(debug_assertions);
+        let items = crate::cli::items::builtins(&registry);
+        if let Some(item) = items.iter().find(|i| **i == typed) {
+            let sub = if *item == crate::cli::items::RESOURCE {
+                crate::cli::items::resource_command()
+            } else {
+                crate::cli::items::prompt_command(&registry)
+            };
+            let mut cmd = self.finish_command(command::for_builtin(&self.name, vec![sub], debug));
+            let matches = match parse(&mut cmd, args) {
+                Ok(m) => m,
+                Err(code) => return code,
+            };
+            let json_out = matches.get_flag(command::JSON);
+            let (_, m) = matches.subcommand().expect("routed by its subcommand");
+            return if *item == crate::cli::items::RESOURCE {
+                crate::cli::items::resource(&registry, m, json_out, out).await
+            } else {
+                crate::cli::items::prompt(&registry, m, json_out, out).await
+            };
+        }
+        let Some(tool) = command::find_tool(&registry, typed, Some(&crate::cli::caller())) else {
+            // Hidden or unknown: the pipeline says which, to the log and the audit only.
+            let json_out = args.iter().any(|a| a == "--json");
+            let name = command::find_tool(&registry, typed, None)
+                .map_or_else(|| typed.to_owned(), |t| t.name().to_owned());
+            let arguments = serde_json::Value::Object(serde_json::Map::new());
+            let flags = ArgMatches::default();
+            return crate::cli::call::call(&registry, &name, arguments, &flags, json_out, out)
+                .await;
+        };
+        let mut args = args.to_vec();
+        if tool.name() == typed {
+            args[index] = OsString::from(subcommand_name(typed));
+        }
+        let mut cmd = self.finish_command(command::for_call(&self.name, &tool, debug));
+        let matches = match parse(&mut cmd, &args) {
+            Ok(m) => m,
+            Err(code) => return code,
+        };
+        let json_out = matches.get_flag(command::JSON);
+        let (_, m) = matches
+            .subcommand()
+            .expect("a call's tree has one subcommand");
+        crate::cli::call::invoke(&registry, &tool, m, json_out, out).await
     }
 
     /// The registry as `configure` shapes it, for listings: state unchecked (`setup`, which
@@ -467,7 +532,9 @@ impl App {
         logging::init();
     }
 
-    async fn configured(&mut self, cx: &mut AppContext) -> Result<Registry, u8> {
+    /// Runs `configure` on the global options and installs the log (and telemetry); or the
+    /// exit code of a failure, said.
+    async fn configured(&mut self, cx: &mut AppContext) -> Result<(), u8> {
         if let Some(configure) = self.configure.take() {
             let builder = std::mem::take(&mut self.builder);
             self.builder = configure(cx, builder).await.map_err(|e| fail(e, 1))?;
@@ -475,6 +542,12 @@ impl App {
         if self.logging {
             self.start_logging(cx);
         }
+        Ok(())
+    }
+
+    /// The registry as `configure` shaped it, for a listing: state unchecked (`setup`, which
+    /// registers it, runs only for calls and servers).
+    fn listing_registry(&self) -> Result<Registry, u8> {
         let listing = self
             .builder
             .clone()
@@ -487,58 +560,10 @@ impl App {
         }
     }
 
-    /// A call of `name`, a tool hidden from the command line: through the pipeline with no
-    /// arguments, which answers it as unknown and records why; its words are never parsed.
-    async fn call_hidden(
-        self,
-        mut cx: AppContext,
-        args: &[OsString],
-        name: &str,
-        out: &mut dyn Write,
-    ) -> u8 {
-        cx.parsed(Arc::new(self.global_matches(args)));
-        let json_out = args.iter().any(|a| a == "--json");
-        let registry = match self.build_registry(&mut cx).await {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
-        };
-        let arguments = serde_json::Value::Object(serde_json::Map::new());
-        crate::cli::call::call(
-            &registry,
-            name,
-            arguments,
-            &ArgMatches::default(),
-            json_out,
-            out,
-        )
-        .await
-    }
-
-    /// `resource ...` or `prompt ...` (`sub`): after [`setup`](Self::setup), through the
-    /// registry's pipeline.
-    async fn items(
-        self,
-        cx: &mut AppContext,
-        sub: &str,
-        m: &ArgMatches,
-        json_out: bool,
-        out: &mut dyn Write,
-    ) -> u8 {
-        let registry = match self.build_registry(cx).await {
-            Ok(r) => r,
-            Err(e) => return fail(e, 1),
-        };
-        if sub == crate::cli::items::RESOURCE {
-            crate::cli::items::resource(&registry, m, json_out, out).await
-        } else {
-            crate::cli::items::prompt(&registry, m, json_out, out).await
-        }
-    }
-
     /// The registry of a server or an agent: [`build_registry`](Self::build_registry), then
     /// the toolsets mounted; or the message naming what failed.
     pub(super) async fn mounted_registry(
-        mut self,
+        &mut self,
         cx: &mut AppContext,
     ) -> Result<Arc<Registry>, String> {
         let toolsets = self.toolsets.take();
@@ -557,13 +582,19 @@ impl App {
         Ok(registry)
     }
 
-    /// Runs `setup` on the registry `configure` shaped, and builds it (state checked).
-    pub(super) async fn build_registry(self, cx: &mut AppContext) -> Result<Registry, String> {
-        let builder = match self.setup {
-            Some(setup) => setup(cx, self.builder).await.map_err(|e| e.to_string())?,
-            None => self.builder,
+    /// Runs `setup` on the registry `configure` shaped, and builds it (state checked): the one
+    /// registry of a call, a server or an agent.
+    pub(super) async fn build_registry(&mut self, cx: &mut AppContext) -> Result<Registry, String> {
+        let builder = std::mem::take(&mut self.builder);
+        let builder = match self.setup.take() {
+            Some(setup) => setup(cx, builder).await.map_err(|e| e.to_string())?,
+            None => builder,
         };
-        builder.build().map_err(|e| e.to_string())
+        let registry = builder.build().map_err(|e| e.to_string())?;
+        match command::builtin_clash(&registry) {
+            Some(clash) => Err(clash),
+            None => Ok(registry),
+        }
     }
 
     /// The global options of `args` (and their environment variables and defaults), parsed
@@ -599,27 +630,31 @@ impl App {
                 crate::cli::items::prompt_command(registry)
             });
         }
+        let cmd = cmd.subcommands(self.started_commands());
+        self.finish_command(cmd)
+    }
+
+    /// The built-ins that start something (a server, an agent, the toolsets), which this
+    /// application offers: their options depend on no registry.
+    fn started_commands(&self) -> Vec<clap::Command> {
+        let mut commands = Vec::new();
         #[cfg(feature = "http")]
-        let cmd = cmd.subcommand(super::serve::serve_command());
+        commands.push(super::serve::serve_command());
         #[cfg(feature = "mcp")]
-        let cmd = cmd.subcommand(super::serve::mcp_command());
+        commands.push(super::serve::mcp_command());
         #[cfg(feature = "agent")]
-        let cmd = if self.agent.is_some() {
-            cmd.subcommands(agent::commands())
-        } else {
-            cmd
-        };
-        let cmd = if self.toolsets.is_some() {
-            cmd.subcommand(
+        if self.agent.is_some() {
+            commands.extend(agent::commands());
+        }
+        if self.toolsets.is_some() {
+            commands.push(
                 clap::Command::new("toolsets")
                     .about("Mount the configured toolsets; show each one's tools, state and last error")
                     .display_order(command::BUILTIN_ORDER),
-            )
-            .subcommand(super::toolsets::call_command())
-        } else {
-            cmd
-        };
-        self.finish_command(cmd)
+            );
+            commands.push(super::toolsets::call_command());
+        }
+        commands
     }
 
     /// The application's version, description and global options on `cmd`.
@@ -635,6 +670,27 @@ impl App {
         }
         cmd
     }
+}
+
+/// Which way a command line goes ([`App::route`]).
+enum Route {
+    /// Help, `tools`, `schema`, `completions`, or no subcommand: nothing is set up.
+    Listing,
+    /// `serve`, `mcp`, `agent`, `chat`, `toolsets`, `call`.
+    Started,
+    /// A tool, `resource` or `prompt`, found in the registry `setup` builds.
+    Named,
+}
+
+/// `args` parsed by `cmd` in place (a copy of the command tree costs more than the parse); or,
+/// when they do not parse or ask for help or the version, what clap says printed and its exit
+/// code.
+fn parse(cmd: &mut clap::Command, args: &[OsString]) -> Result<ArgMatches, u8> {
+    cmd.try_get_matches_from_mut(args).map_err(|mut e| {
+        command::fewer_suggestions(&mut e);
+        let _ = e.print();
+        u8::try_from(e.exit_code()).unwrap_or(2)
+    })
 }
 
 impl std::fmt::Debug for App {

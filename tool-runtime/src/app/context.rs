@@ -60,15 +60,17 @@ impl AppContext {
         }
     }
 
-    /// The whole command line, once it is parsed: what the hooks after `configure` see.
+    /// The command line as parsed before a hook that starts something: what the hooks after
+    /// `configure` see.
     pub(super) fn parsed(&mut self, matches: Arc<ArgMatches>) {
         self.matches = matches;
     }
 
     /// The parsed command line. In [`configure`](super::App::configure), which shapes the
-    /// registry before the command tree exists, the application's global options only (the
-    /// built-ins known by name, none of them invoked); in the later hooks, the whole command
-    /// line: the global options, `--json`, and the invoked subcommand's matches.
+    /// registry before the command tree exists, and in [`setup`](super::App::setup) before a
+    /// tool call, the application's global options only (the built-ins known by name, none of
+    /// them invoked); for `serve`, `mcp`, `agent`, `chat`, `toolsets` and `call`, from `setup`
+    /// on, also `--json` and the invoked built-in's matches.
     #[must_use]
     pub fn matches(&self) -> &ArgMatches {
         &self.matches

@@ -110,7 +110,7 @@ impl App {
     /// For a server (`serve`, `mcp`): the full registry with every input schema compiled up
     /// front, and the name and version to announce; or the exit code of the failure.
     pub(super) async fn serving_registry(
-        self,
+        mut self,
         cx: &mut AppContext,
     ) -> Result<(Arc<Registry>, String, String), u8> {
         let (name, version) = (self.name.clone(), self.version.clone());
@@ -354,7 +354,7 @@ pub(super) fn serve_command() -> Command {
                 .value_name("ID")
                 .env("TOOL_REPLICA_ID")
                 .value_parser(|id: &str| {
-                    if crate::layers::server::is_replica_id(id) {
+                    if crate::front::server::is_replica_id(id) {
                         Ok(id.to_owned())
                     } else {
                         Err("ASCII letters, digits, `-` and `_` only")

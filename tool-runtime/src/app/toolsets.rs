@@ -74,7 +74,7 @@ impl App {
     /// `call TOOL --params-json JSON`: any tool by name, mounted ones included (the toolsets
     /// are mounted first), through the pipeline as a command-line call.
     pub(super) async fn call_by_name(
-        self,
+        mut self,
         cx: &mut AppContext,
         m: &ArgMatches,
         json: bool,

@@ -22,9 +22,8 @@ use crate::tool::definition::Tool;
 use crate::tool::state::StateMap;
 
 pub use error::{BuildError, BuildProblem};
-pub(crate) use rules::nearest;
 pub(crate) use rules::{check_entry, stable_hash};
-pub use rules::{is_valid_name, is_valid_param_name};
+pub use rules::{is_valid_name, is_valid_param_name, nearest};
 use tool::Held;
 pub(crate) use tool::dynamic_origin;
 pub use tool::{RegisteredTool, ToolRef};

@@ -28,8 +28,11 @@ pub fn is_valid_param_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
-/// Up to three names among `names` close to `name`, best first.
-pub(crate) fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
+/// Up to three names among `names` close to `name` in spelling (a typo or two, `-` for `_`), or
+/// containing it, best first: the registry's "did you mean", for a front end that suggests
+/// names of its own (subcommands) as calls are answered.
+#[must_use]
+pub fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
     let wanted = name.to_ascii_lowercase().replace('-', "_");
     // Close in spelling (a typo or two), or containing what was typed.
     let budget = (wanted.chars().count() / 4).max(2);

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::flags::PARAMS_JSON;
 use super::flags::flag_kind;
+use crate::front::describe::{self as schema, Kind};
 use crate::registry::RegisteredTool;
-use crate::schema::describe::{self as schema, Kind};
 
 /// Why the arguments could not be assembled: a usage error (exit 2).
 #[derive(Debug)]
@@ -36,7 +36,7 @@ pub(crate) fn params_json(
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(UsageError(format!(
             "--params-json must be a JSON object, not {}",
-            crate::schema::validate::value_kind(&other)
+            crate::front::value_kind(&other)
         ))),
         Err(e) => Err(UsageError(format!("--params-json is not JSON: {e}"))),
     }

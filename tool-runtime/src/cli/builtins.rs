@@ -74,8 +74,7 @@ pub(crate) fn print_schema(registry: &Registry, m: &ArgMatches, out: &mut dyn Wr
     let name = m.get_one::<String>("tool").expect("required");
     let caller = super::caller();
     let Some(tool) = find_tool(registry, name, Some(&caller)) else {
-        let ctx = registry.context(caller);
-        let error = registry.unknown_tool(name, &ctx);
+        let error = registry.unknown_tool(name, &caller);
         let listed = !error.suggestions().is_empty();
         let hint = if listed { "" } else { "; `tools` lists them" };
         return fail(format!("{}{hint}", error.message()), 2);

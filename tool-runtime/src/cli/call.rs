@@ -14,25 +14,23 @@ use crate::tool::error::ErrorKind;
 
 use super::render::{self, Palette};
 use super::{args, command};
-use crate::registry::{CallTool, Registry};
+use crate::registry::{CallTool, RegisteredTool, Registry};
 
-/// Calls `tool_name` of `registry` with the arguments of its subcommand's matches, asking on
-/// a terminal when it needs confirmation, and prints the report; returns the exit code.
+/// Calls `tool`, found in `registry` among the tools the command line may see, with the
+/// arguments of its subcommand's matches, asking on a terminal when it needs confirmation, and
+/// prints the report; returns the exit code.
 pub(crate) async fn invoke(
     registry: &Registry,
-    tool_name: &str,
+    tool: &RegisteredTool,
     sub_matches: &ArgMatches,
     json_out: bool,
     out: &mut dyn Write,
 ) -> u8 {
-    let Some(tool) = registry.get(tool_name) else {
-        return fail(format_args!("no tool `{tool_name}`"), 2);
-    };
-    let call_args = match args::collect(&tool, sub_matches, &mut std::io::stdin().lock()) {
+    let call_args = match args::collect(tool, sub_matches, &mut std::io::stdin().lock()) {
         Ok(a) => a,
         Err(e) => return fail(&e.0, 2),
     };
-    call(registry, tool_name, call_args, sub_matches, json_out, out).await
+    call(registry, tool.name(), call_args, sub_matches, json_out, out).await
 }
 
 /// Calls `tool_name` with `arguments` as the command line ([`caller`](super::caller), with
@@ -70,7 +68,7 @@ pub(crate) async fn call(
 /// Prints the envelope (as JSON, or rendered for people) and returns the exit code.
 pub(crate) fn report(
     envelope: &Envelope,
-    tool: Option<&crate::registry::RegisteredTool>,
+    tool: Option<&RegisteredTool>,
     json_out: bool,
     out: &mut dyn Write,
 ) -> u8 {
@@ -137,10 +135,7 @@ pub(crate) fn report(
 /// Where to fix `violation`: `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool,
 /// the pointer otherwise. A missing property is the flag to pass: `"device_id" is a required
 /// property` of the root → `--device-id`.
-pub(super) fn flag_for(
-    violation: &crate::Violation,
-    tool: Option<&crate::registry::RegisteredTool>,
-) -> String {
+pub(super) fn flag_for(violation: &crate::Violation, tool: Option<&RegisteredTool>) -> String {
     let pointer = violation.pointer();
     let path = pointer.as_ref();
     let Some(tool) = tool else {

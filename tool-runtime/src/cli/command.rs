@@ -11,14 +11,14 @@
 
 use clap::{Arg, ArgAction, Command};
 
+use crate::front::describe as schema;
 use crate::registry::Registry;
 use crate::registry::{RegisteredTool, ToolRef};
-use crate::schema::describe as schema;
 use crate::tool::caller::Caller;
 
 use super::flags::{PARAMS_JSON, param_arg};
 #[cfg(test)]
-use {super::flags::flag_kind, crate::schema::describe::Kind};
+use {super::flags::flag_kind, crate::front::describe::Kind};
 
 /// The id of `--yes`.
 pub(crate) const YES: &str = "yes";
@@ -75,9 +75,19 @@ pub(crate) fn find_tool<'r>(
         Some(caller) => registry.visible_tool(typed, caller),
         None => registry.get(typed),
     };
-    // Only a subcommand name with a `-` can differ from its tool's name.
+    // Only a subcommand name with a `-` can differ from its tool's name: most often that of
+    // the tool with `_` for every `-` (one more lookup); else, a name with both (a mounted
+    // `everything-get_sum`), found among all.
     if exact.is_some() || !typed.contains('-') {
         return exact;
+    }
+    let snake = typed.replace('-', "_");
+    let snake = match visible_to {
+        Some(caller) => registry.visible_tool(&snake, caller),
+        None => registry.get(&snake),
+    };
+    if snake.is_some() {
+        return snake;
     }
     let tools = match visible_to {
         Some(caller) => registry.visible(caller),
@@ -118,6 +128,21 @@ pub(crate) fn for_call(name: &str, tool: &RegisteredTool, placeholders: bool) ->
         }
     }
     cmd.subcommand(tool_command(name, tool, true))
+}
+
+/// The command tree for `builtins`, known before parsing (a server's, or `resource`): those
+/// subcommands alone, the other built-ins' names there only in debug builds, as in
+/// [`for_call`].
+pub(crate) fn for_builtin(name: &str, builtins: Vec<Command>, placeholders: bool) -> Command {
+    let mut cmd = root(name).disable_help_subcommand(true);
+    if placeholders {
+        for builtin in BUILTINS {
+            if !builtins.iter().any(|b| b.get_name() == *builtin) {
+                cmd = cmd.subcommand(Command::new(*builtin));
+            }
+        }
+    }
+    cmd.subcommands(builtins)
 }
 
 fn root(name: &str) -> Command {

@@ -6,7 +6,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Arg, ArgAction, Command, ValueHint};
 use serde_json::Value;
 
-use crate::schema::describe::{Kind, Param};
+use crate::front::describe::{Kind, Param};
 
 /// The id of `--params-json`.
 pub(crate) const PARAMS_JSON: &str = "params-json";
@@ -205,7 +205,7 @@ fn example(schema: &Value, depth: usize) -> Option<Value> {
                 .cloned();
         }
     }
-    match crate::schema::describe::non_null_type(schema)? {
+    match crate::front::describe::non_null_type(schema)? {
         "object" => {
             let props = schema.get("properties").and_then(Value::as_object);
             let required: Vec<&str> = schema

@@ -37,6 +37,23 @@ pub(crate) fn caller() -> Caller {
     Caller::new(Source::Cli)
 }
 
+/// While alive, [`blocking`](crate::blocking) runs its work inline on this thread: the
+/// current-thread runtime of a one-shot command, where no other call waits and a pool thread
+/// would cost more than most queries do.
+pub(crate) struct InlineGuard(bool);
+
+impl InlineGuard {
+    pub(crate) fn enter() -> Self {
+        Self(crate::tool::blocking::INLINE.with(|inline| inline.replace(true)))
+    }
+}
+
+impl Drop for InlineGuard {
+    fn drop(&mut self) {
+        crate::tool::blocking::INLINE.with(|inline| inline.set(self.0));
+    }
+}
+
 /// The JSON arguments the command line makes of a tool's words, for the fuzz targets in
 /// `tests/fuzz`. Not public API.
 #[doc(hidden)]

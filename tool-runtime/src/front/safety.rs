@@ -21,8 +21,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use crate::layers::auth::Auth;
-use crate::tool::caller::Identity;
+use crate::front::auth::Auth;
+use crate::front::server::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The operator role by default: what a caller needs, on a server with authentication, to read

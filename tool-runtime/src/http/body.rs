@@ -62,7 +62,7 @@ pub(crate) fn object_of(bytes: &[u8]) -> Result<Map<String, Value>, ToolError> {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(invalid_request(format!(
             "the body must be a JSON object, not {}",
-            crate::schema::validate::value_kind(&other)
+            crate::front::value_kind(&other)
         ))),
         Err(e) => Err(invalid_request(format!("the body is not JSON: {e}"))),
     }

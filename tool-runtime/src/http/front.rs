@@ -272,7 +272,7 @@ fn continue_trace(span: &tracing::Span, request: &Request, authenticated: bool) 
     None
 }
 
-/// The core's rule on unauthenticated remote callers (`layers::safety`), for a request whose
+/// The core's rule on unauthenticated remote callers (`front::safety`), for a request whose
 /// peer is known ([`serve`] records it; a router served another way without `ConnectInfo` has
 /// no peer to check).
 pub(super) fn exposure(

@@ -194,7 +194,7 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
     let meta = tool.meta();
     let input = tool.input_schema();
     let mut params = Map::new();
-    for param in crate::schema::describe::params(input, &meta.params) {
+    for param in crate::front::describe::params(input, &meta.params) {
         let mut p = json!({
             "type": param.kind().word(),
             "description": param.description(),
@@ -321,9 +321,7 @@ pub(super) fn describe_named(state: &ServedRegistry, name: &str, ctx: &Requester
     if let Some(tool) = state.registry.visible_tool(name, &caller) {
         return json_response(StatusCode::OK, &describe(&tool));
     }
-    let error = state
-        .registry
-        .unknown_tool(name, &state.registry.context(caller));
+    let error = state.registry.unknown_tool(name, &caller);
     error_response(Some(name), error, &ctx.id)
 }
 

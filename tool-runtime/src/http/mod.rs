@@ -52,10 +52,10 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
-pub use crate::layers::auth::{Auth, Identity};
-pub use crate::layers::safety::{AllowedHosts, OPERATOR_ROLE};
-pub use crate::layers::server::ServerOptions;
-pub use crate::tool::caller::Requester;
+pub use crate::front::auth::{Auth, Identity};
+pub use crate::front::safety::{AllowedHosts, OPERATOR_ROLE};
+pub use crate::front::server::Requester;
+pub use crate::front::server::ServerOptions;
 
 use crate::registry::Registry;
 
@@ -216,7 +216,7 @@ pub fn tool_route(registry: Arc<Registry>, tool: &str) -> MethodRouter {
                 )
             };
             // No front layer and no `Requester` from an authentication layer of yours: the core's
-            // rule on unauthenticated remote callers applies here (`layers::safety`).
+            // rule on unauthenticated remote callers applies here (`front::safety`).
             let refused = echo
                 .is_some()
                 .then(|| exposure(&state, &request, &ctx.id))

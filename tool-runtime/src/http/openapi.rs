@@ -554,11 +554,68 @@ fn relocate(schema: &Value, prefix: &str, schemas: &mut Map<String, Value>) -> V
             .map(|n| format!("#/components/schemas/{prefix}__{n}"))
             .or_else(|| (r == "#").then(|| format!("#/components/schemas/{prefix}")))
     };
-    let (mut schema, defs) = crate::schema::walk::take_defs(schema, &rename);
+    let (mut schema, defs) = take_defs(schema, &rename);
     standard_formats_only(&mut schema, &OPENAPI_FORMATS);
     for (name, mut def) in defs {
         standard_formats_only(&mut def, &OPENAPI_FORMATS);
         schemas.insert(format!("{prefix}__{name}"), def);
     }
     schema
+}
+
+/// Takes `schema`'s `$defs` out, so they can live elsewhere in a larger document: the result
+/// is the schema without `$schema` and `$defs`, and the definitions, with every `$ref` (in both)
+/// renamed by `rename` (`"#/$defs/Name"` or `"#"` in, the new reference out; `None` keeps it).
+fn take_defs(
+    schema: &Value,
+    rename: &dyn Fn(&str) -> Option<String>,
+) -> (Value, Map<String, Value>) {
+    let mut schema = schema.clone();
+    let mut defs = match schema.as_object_mut().and_then(|o| {
+        o.remove("$schema");
+        o.remove("$defs")
+    }) {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    let mut rewrite = |obj: &mut Map<String, Value>| {
+        if let Some(Value::String(r)) = obj.get_mut("$ref")
+            && let Some(new) = rename(r)
+        {
+            *r = new;
+        }
+    };
+    crate::schema::walk::walk_mut(&mut schema, &mut rewrite);
+    for def in defs.values_mut() {
+        crate::schema::walk::walk_mut(def, &mut rewrite);
+    }
+    (schema, defs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn taken_defs_are_renamed_with_their_references() {
+        let s = json!({
+            "$schema": "x",
+            "properties": {"a": {"$ref": "#/$defs/A", "default": {"$ref": "#/$defs/A"}}},
+            "$defs": {"A": {"properties": {"next": {"$ref": "#"}}}}
+        });
+        let rename = |r: &str| {
+            r.strip_prefix("#/$defs/")
+                .map(|n| format!("#/c/T__{n}"))
+                .or_else(|| (r == "#").then(|| "#/c/T".to_owned()))
+        };
+        let (root, defs) = take_defs(&s, &rename);
+        assert_eq!(
+            root,
+            json!({"properties": {"a": {"$ref": "#/c/T__A", "default": {"$ref": "#/$defs/A"}}}})
+        );
+        assert_eq!(
+            defs["A"],
+            json!({"properties": {"next": {"$ref": "#/c/T"}}})
+        );
+    }
 }

@@ -33,7 +33,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 use super::ServerOptions;
-use crate::layers::server::ConnectionLimits;
+use crate::front::server::ConnectionLimits;
 
 /// Serves `app` on `listener` until `shutdown` completes, then drains for the
 /// [`drain`](ServerOptions::drain) period (still serving, but not ready: `GET /readyz` answers

@@ -349,7 +349,8 @@ impl McpServer {
         match (finished.envelope.outcome, finished.tool) {
             (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
             (Ok(value), tool) => {
-                let wrapped = tool.is_some_and(|t| crate::schema::wraps_output(t.output_schema()));
+                let wrapped =
+                    tool.is_some_and(|t| crate::schema::walk::wraps_output(t.output_schema()));
                 Ok(success(value, wrapped).into())
             }
             (Err(e), tool) => match e.kind().jsonrpc_code() {
@@ -587,7 +588,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::tool::caller::Requester>())
+        .and_then(|p| p.extensions.get::<crate::front::server::Requester>())
     {
         return traced(requester.caller(Source::Mcp));
     }

@@ -31,7 +31,7 @@ use rmcp::transport::streamable_http_server::session::{
     SessionStoreError,
 };
 
-use crate::layers::server::{EventStoreOption, ServerOptions, SessionLimits};
+use crate::front::server::{EventStoreOption, ServerOptions, SessionLimits};
 
 tokio::task_local! {
     /// The request of the `/mcp` route that the SDK is serving.
@@ -88,7 +88,7 @@ impl Owner {
     pub(crate) fn of<B>(request: &axum::http::Request<B>) -> Self {
         match request
             .extensions()
-            .get::<crate::tool::caller::Requester>()
+            .get::<crate::front::server::Requester>()
             .and_then(|r| r.identity.as_ref())
         {
             Some(who) => Owner::Principal(who.principal.clone()),

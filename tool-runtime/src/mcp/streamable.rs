@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::sessions::{BoundedSessions, Owner, Presented};
 use super::{McpServer, drain};
-use crate::layers::safety::AllowedHosts;
-use crate::layers::server::ServerOptions;
+use crate::front::safety::AllowedHosts;
+use crate::front::server::ServerOptions;
 
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";

@@ -518,7 +518,7 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, ToolError> {
 
 /// A server's share of PostgreSQL.
 #[cfg(feature = "http")]
-impl crate::layers::server::ServerOptions {
+impl crate::front::server::ServerOptions {
     /// Adds a `GET /readyz` check named `postgres` that answers 503 while PostgreSQL does not
     /// answer a query (or no pooled connection can be had).
     ///

@@ -341,7 +341,7 @@ impl Redis {
 
 /// A server's share of Redis.
 #[cfg(feature = "http")]
-impl crate::layers::server::ServerOptions {
+impl crate::front::server::ServerOptions {
     /// Puts the server's share of `redis` in place: a `GET /readyz` check named `redis` that
     /// answers 503 while Redis does not answer `PING` and, with `mcp`, `/mcp`'s sessions kept
     /// in Redis ([`mcp_session_store`](Self::mcp_session_store) with

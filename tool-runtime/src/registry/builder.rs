@@ -87,10 +87,11 @@ impl RegistryBuilder {
         self
     }
 
-    /// Builds without checking that every `State<T>` is registered: for listings (`--help`,
-    /// schemas) that never call a tool.
-    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
-    pub(crate) fn skip_state_check(mut self) -> Self {
+    /// Builds without checking that every `State<T>` is registered: for a registry that lists
+    /// and never calls (help, schemas, tool specs), before the state is at hand. A call of a
+    /// tool whose state is missing then fails `internal`.
+    #[must_use]
+    pub fn skip_state_check(mut self) -> Self {
         self.check_state = false;
         self
     }

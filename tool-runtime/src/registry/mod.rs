@@ -43,6 +43,7 @@ use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
 use crate::tool::notify::Notifier;
 
+pub use crate::catalog::nearest;
 pub use crate::catalog::{
     BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
 };
@@ -54,8 +55,6 @@ pub use request::{
 };
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
-#[cfg(feature = "cli")]
-pub(crate) use crate::catalog::nearest;
 pub(crate) use crate::catalog::stable_hash;
 
 /// What the registry takes a tool or a mounted source of tools as ([`RegistryBuilder::tool`],
@@ -154,9 +153,9 @@ impl Registry {
     }
 
     /// Whether calls are recorded in an audit log that [`recent_calls`](Self::recent_calls)
-    /// reads, without reading it.
-    #[cfg(feature = "http")]
-    pub(crate) fn has_audit_log(&self) -> bool {
+    /// reads, without reading it (a console offers its audit view only then).
+    #[must_use]
+    pub fn has_audit_log(&self) -> bool {
         self.pipeline.audit_log.is_some()
     }
 
@@ -222,10 +221,14 @@ impl Registry {
             .filter(|t| self.pipeline.admit(t.meta(), &ctx).is_ok())
     }
 
-    /// `unknown_tool`, suggesting only names the caller may see.
-    #[cfg(any(feature = "cli", feature = "http"))]
-    pub(crate) fn unknown_tool(&self, name: &str, ctx: &CallContext) -> crate::ToolError {
-        self.pipeline.unknown_tool(&self.catalog, name, ctx)
+    /// The error a call of `name` gets when `caller` may not see a tool of that name:
+    /// `unknown_tool`, its "did you mean" among the names `caller` may see. For a front end
+    /// that answers a lookup itself (`GET /tools/{name}`, the CLI's `schema NAME`) as a call
+    /// would be answered.
+    #[must_use]
+    pub fn unknown_tool(&self, name: &str, caller: &Caller) -> crate::ToolError {
+        self.pipeline
+            .unknown_tool(&self.catalog, name, &self.context(caller.clone()))
     }
 
     /// A number that changes whenever a tool is added or removed.
@@ -315,10 +318,10 @@ impl Registry {
         self.catalog.context(caller)
     }
 
-    /// Whether any policy decides what a caller sees (listings that depend on no caller can
-    /// be kept).
-    #[cfg(feature = "http")]
-    pub(crate) fn has_policies(&self) -> bool {
+    /// Whether any policy decides what a caller sees: without one, every caller sees every
+    /// tool, and a listing made for one caller may be kept for all (`/openapi.json` is).
+    #[must_use]
+    pub fn has_policies(&self) -> bool {
         !self.pipeline.policies.is_empty()
     }
 }

@@ -4,24 +4,18 @@
 //!   resolve a `$ref`; `$defs` stay only for recursive types, which cannot be inlined.
 //!   Fixed-width integers get their full `minimum`/`maximum`, so the schema alone rejects what
 //!   the Rust type cannot hold.
-//! - `describe`: the top-level parameters and the shape of each value, as front ends show them.
 //! - `walk`: walks and rewrites over subschemas, for targets that re-home a schema; its
 //!   `object_root` and `wraps_output` are how MCP gets an object at the root of every output
 //!   schema.
 //! - `validator`: the validator of the keywords our generators write; `validate`: the
 //!   arguments of a call checked against the canonical schema, and every violation in words.
 
-// Read by the command line and by `GET /tools`; either may be left out of a build.
-#[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
-pub(crate) mod describe;
 pub(crate) mod strict;
 pub(crate) mod validate;
 pub(crate) mod validator;
 pub(crate) mod walk;
 
 pub(crate) use walk::object_root;
-#[cfg(feature = "mcp")]
-pub(crate) use walk::wraps_output;
 
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};

@@ -370,19 +370,6 @@ pub(crate) fn is_empty_object(args: &Value) -> bool {
     args.as_object().is_some_and(serde_json::Map::is_empty)
 }
 
-/// "a string", "an object", ...: a JSON value's kind, for messages.
-#[cfg_attr(not(any(feature = "cli", feature = "http")), allow(dead_code))]
-pub(crate) fn value_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Removes the fields the schema does not declare from every closed object of `args` (the
 /// registry's `ignore_unknown_fields` option), at every depth: through `properties`, `items`,
 /// `$ref`s into `$defs`, and the one object branch of an `anyOf`/`oneOf` (an `Option`). Returns

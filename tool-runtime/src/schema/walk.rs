@@ -64,36 +64,6 @@ pub(crate) fn standard_formats_only(schema: &mut Value, also: &[&str]) {
     });
 }
 
-/// Takes `schema`'s `$defs` out, so they can live elsewhere in a larger document: the result
-/// is the schema without `$schema` and `$defs`, and the definitions, with every `$ref` (in both)
-/// renamed by `rename` (`"#/$defs/Name"` or `"#"` in, the new reference out; `None` keeps it).
-#[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn take_defs(
-    schema: &Value,
-    rename: &dyn Fn(&str) -> Option<String>,
-) -> (Value, Map<String, Value>) {
-    let mut schema = schema.clone();
-    let mut defs = match schema.as_object_mut().and_then(|o| {
-        o.remove("$schema");
-        o.remove("$defs")
-    }) {
-        Some(Value::Object(defs)) => defs,
-        _ => Map::new(),
-    };
-    let mut rewrite = |obj: &mut Map<String, Value>| {
-        if let Some(Value::String(r)) = obj.get_mut("$ref")
-            && let Some(new) = rename(r)
-        {
-            *r = new;
-        }
-    };
-    walk_mut(&mut schema, &mut rewrite);
-    for def in defs.values_mut() {
-        walk_mut(def, &mut rewrite);
-    }
-    (schema, defs)
-}
-
 /// `schema` with an object at its root, and whether it had to be wrapped: a schema that is
 /// not always an object becomes `{"type": "object", "properties": {"result": schema},
 /// "required": ["result"]}` (its `$defs` move to the new root, where its `$ref`s point).
@@ -184,29 +154,6 @@ mod tests {
         });
         refs.sort();
         assert_eq!(refs, ["#", "#/$defs/A", "#/$defs/A", "#/$defs/A"]);
-    }
-
-    #[test]
-    fn taken_defs_are_renamed_with_their_references() {
-        let s = json!({
-            "$schema": "x",
-            "properties": {"a": {"$ref": "#/$defs/A", "default": {"$ref": "#/$defs/A"}}},
-            "$defs": {"A": {"properties": {"next": {"$ref": "#"}}}}
-        });
-        let rename = |r: &str| {
-            r.strip_prefix("#/$defs/")
-                .map(|n| format!("#/c/T__{n}"))
-                .or_else(|| (r == "#").then(|| "#/c/T".to_owned()))
-        };
-        let (root, defs) = take_defs(&s, &rename);
-        assert_eq!(
-            root,
-            json!({"properties": {"a": {"$ref": "#/c/T__A", "default": {"$ref": "#/$defs/A"}}}})
-        );
-        assert_eq!(
-            defs["A"],
-            json!({"properties": {"next": {"$ref": "#/c/T"}}})
-        );
     }
 
     #[test]

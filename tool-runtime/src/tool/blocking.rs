@@ -3,8 +3,9 @@
 use std::cell::Cell;
 
 thread_local! {
-    /// Set on the thread of a one-shot process's runtime (see [`InlineGuard`]).
-    static INLINE: Cell<bool> = const { Cell::new(false) };
+    /// Set on the thread of a one-shot process's runtime, where [`blocking`] runs its work
+    /// inline: the command line's, while its guard lives.
+    pub(crate) static INLINE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs blocking work, such as a database query or file I/O, from an async tool without
@@ -43,49 +44,38 @@ where
     }
 }
 
-/// While alive, [`blocking`] runs its work inline on this thread.
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) struct InlineGuard(bool);
-
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-impl InlineGuard {
-    pub(crate) fn enter() -> Self {
-        Self(INLINE.with(|inline| inline.replace(true)))
-    }
-}
-
-impl Drop for InlineGuard {
-    fn drop(&mut self) {
-        INLINE.with(|inline| inline.set(self.0));
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{InlineGuard, blocking};
+    use super::{INLINE, blocking};
     use std::thread;
+
+    /// Work inline on this thread from now on, or not; what it was before.
+    fn inline(on: bool) -> bool {
+        INLINE.with(|inline| inline.replace(on))
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
     async fn runs_on_the_pool_unless_inline() {
         let here = thread::current().id();
         let elsewhere = blocking(|| thread::current().id()).await;
         assert_ne!(elsewhere, here);
-        let guard = InlineGuard::enter();
+        inline(true);
         assert_eq!(blocking(|| thread::current().id()).await, here);
-        drop(guard);
+        inline(false);
         assert_ne!(blocking(|| thread::current().id()).await, here);
     }
 
     #[tokio::test]
     async fn a_panic_resumes_in_the_caller() {
         use futures_util::FutureExt;
-        for inline in [false, true] {
-            let _guard = inline.then(InlineGuard::enter);
+        for inline_work in [false, true] {
+            let before = inline(inline_work);
             let caught = std::panic::AssertUnwindSafe(blocking(|| -> u8 { panic!("boom") }))
                 .catch_unwind()
                 .await
                 .expect_err("the panic reaches the caller");
             assert_eq!(caught.downcast_ref::<&str>(), Some(&"boom"));
+            inline(before);
         }
     }
 }
