@@ -199,6 +199,37 @@ async fn unknown_tool_suggests_near_names() {
     assert_eq!(env.error().unwrap().message(), "no tool named `zzzzzzzz`");
 }
 
+/// A listing is a request of the one entry too: the tools a caller may see, hidden ones left
+/// out by the rule a call of them meets.
+#[tokio::test]
+async fn a_listing_of_tools_is_a_request_of_the_one_entry() {
+    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::registry::ListTools;
+    let r = builder()
+        .policy(ToolFilter::new().for_everyone(Vec::<String>::new(), ["add", "tool:echo*"]))
+        .build()
+        .unwrap();
+    let listed: Vec<String> = r
+        .handle(ListTools, caller())
+        .await
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert!(!listed.is_empty());
+    assert!(
+        !listed.iter().any(|n| n == "add" || n.starts_with("echo")),
+        "{listed:?}"
+    );
+    let visible: Vec<String> = r
+        .visible(&caller())
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(listed, visible);
+    let env = r.call("add", json!({"a": 1, "b": 2}), caller()).await;
+    assert_eq!(env.error().unwrap().kind(), "unknown_tool");
+}
+
 #[tokio::test]
 async fn invalid_arguments_list_every_violation() {
     let r = registry();

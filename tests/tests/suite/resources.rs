@@ -357,6 +357,7 @@ fn billing_letter() -> Vec<PromptMessage> {
 #[tokio::test]
 async fn a_filter_names_resources_and_prompts_by_their_own_names() {
     use tool_runtime::policy::ToolFilter;
+    use tool_runtime::registry::{DescribeResources, ListPrompts};
     let filtered = |deny: &[&str]| {
         Registry::builder()
             .without_inventory()
@@ -380,6 +381,17 @@ async fn a_filter_names_resources_and_prompts_by_their_own_names() {
     };
     let r = filtered(&["billing_*"]);
     assert_eq!(names(&r), ["motd", "repeat"]);
+    // The same lists as requests of the one entry.
+    let resources = r.handle(DescribeResources, caller()).await;
+    let prompts = r.handle(ListPrompts, caller()).await;
+    assert_eq!(
+        (resources.len(), resources[0].name.to_string()),
+        (1, "motd".to_owned())
+    );
+    assert_eq!(
+        (prompts.len(), prompts[0].name.to_string()),
+        (1, "repeat".to_owned())
+    );
     let e = r
         .read_resource("billing://invoices", caller())
         .await

@@ -186,12 +186,16 @@ impl Registry {
     /// from the most specific.
     #[must_use]
     pub fn resources(&self, caller: &Caller) -> Vec<Arc<ResourceMeta>> {
-        let ctx = self.context(caller.clone());
+        self.listed(super::DescribeResources, caller.clone())
+    }
+
+    /// Serves [`DescribeResources`](super::DescribeResources).
+    pub(super) fn resources_for(&self, ctx: &CallContext) -> Vec<Arc<ResourceMeta>> {
         self.items
             .index()
             .resources
             .iter()
-            .filter(|r| self.admits(&ResourceTool::call_name(&r.meta.name), &ctx))
+            .filter(|r| self.admits(&ResourceTool::call_name(&r.meta.name), ctx))
             .map(|r| Arc::clone(&r.meta))
             .collect()
     }
@@ -415,12 +419,16 @@ impl Registry {
     /// The prompts `caller` may see, by name.
     #[must_use]
     pub fn prompts(&self, caller: &Caller) -> Vec<Arc<PromptMeta>> {
-        let ctx = self.context(caller.clone());
+        self.listed(super::ListPrompts, caller.clone())
+    }
+
+    /// Serves [`ListPrompts`](super::ListPrompts).
+    pub(super) fn prompts_for(&self, ctx: &CallContext) -> Vec<Arc<PromptMeta>> {
         self.items
             .index()
             .prompts
             .values()
-            .filter(|p| self.admits(&PromptTool::call_name(&p.meta.name), &ctx))
+            .filter(|p| self.admits(&PromptTool::call_name(&p.meta.name), ctx))
             .map(|p| Arc::clone(&p.meta))
             .collect()
     }

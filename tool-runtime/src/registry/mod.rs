@@ -51,7 +51,8 @@ pub use crate::pipeline::Called;
 pub use builder::RegistryBuilder;
 pub use items::{Caching, ListPosition, ResourceRead};
 pub use request::{
-    CallTool, Complete, GetPrompt, ListResources, ReadResource, Refuse, Request, Subscribe,
+    CallTool, Complete, DescribeResources, GetPrompt, ListPrompts, ListResources, ListTools,
+    ReadResource, Refuse, Request, Subscribe,
 };
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.
@@ -206,7 +207,7 @@ impl Registry {
     /// the policy's reason goes only to the log and the observers.
     #[must_use]
     pub fn visible(&self, caller: &Caller) -> Vec<ToolRef<'_>> {
-        self.visible_in(&self.context(caller.clone()))
+        self.listed(ListTools, caller.clone())
     }
 
     pub(crate) fn visible_in(&self, ctx: &CallContext) -> Vec<ToolRef<'_>> {

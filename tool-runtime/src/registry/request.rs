@@ -1,6 +1,7 @@
 //! The one entry: every request a front end makes of the registry, of every kind, goes through
 //! [`Registry::handle`]. A request says its kind (a tool call, a resource read, a subscription,
-//! a prompt get, a completion, a page of the resources, a call a front end refuses itself); the [`Caller`]
+//! a prompt get, a completion, a page of the resources, a listing of tools, prompts or declared
+//! resources, a call a front end refuses itself); the [`Caller`]
 //! says who asks and carries how to reach them (progress, the peer, who asks them to
 //! confirm); the answer is everything the front end renders.
 
@@ -10,10 +11,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Registry;
 use super::items::{ListPosition, ResourceRead};
+use super::{Registry, ToolRef};
 use crate::pipeline::{Called, Input};
-use crate::prompt::PromptReply;
+use crate::prompt::{PromptMeta, PromptReply};
 use crate::resource::{Listed, ResourceMeta, Subscription};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completion, CompletionRef};
@@ -27,8 +28,8 @@ mod sealed {
 /// A kind of request [`Registry::handle`] serves, and what it answers. The kinds are this
 /// module's types; the trait is sealed.
 pub trait Request: sealed::Sealed + Send {
-    /// What the request answers.
-    type Answer;
+    /// What the request answers (a listing of tools borrows them from the registry, `'r`).
+    type Answer<'r>;
 
     /// Serves the request for `caller`.
     #[doc(hidden)]
@@ -36,14 +37,15 @@ pub trait Request: sealed::Sealed + Send {
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send;
+    ) -> impl Future<Output = Self::Answer<'_>> + Send;
 }
 
 impl Registry {
     /// Serves `request` for `caller`: the one entry every front end takes, for every kind of
     /// request. Each passes the pipeline: the item is found among those `caller` may see (one
     /// visibility rule, [`Policy::admit`](crate::policy::Policy::admit)), then the layers run
-    /// as for a tool call.
+    /// as for a tool call; a listing ([`ListTools`], [`ListPrompts`], [`DescribeResources`])
+    /// is what that rule lets through, answered at once.
     ///
     /// ```standalone_crate
     /// use tool_runtime::prelude::*;
@@ -66,8 +68,17 @@ impl Registry {
         &self,
         request: R,
         caller: Caller,
-    ) -> impl Future<Output = R::Answer> + Send {
+    ) -> impl Future<Output = R::Answer<'_>> + Send {
         request.serve(self, caller)
+    }
+
+    /// A listing's answer: [`ListTools`], [`ListPrompts`] and [`DescribeResources`] decide by
+    /// visibility alone and never wait.
+    pub(super) fn listed<R: Request>(&self, request: R, caller: Caller) -> R::Answer<'_> {
+        use futures_util::FutureExt;
+        self.handle(request, caller)
+            .now_or_never()
+            .expect("a listing is answered without waiting")
     }
 }
 
@@ -109,7 +120,7 @@ impl<'a> CallTool<'a> {
 impl sealed::Sealed for CallTool<'_> {}
 
 impl Request for CallTool<'_> {
-    type Answer = Called;
+    type Answer<'r> = Called;
 
     async fn serve(self, registry: &Registry, caller: Caller) -> Called {
         let pipeline = &registry.pipeline;
@@ -141,7 +152,7 @@ impl<'a> Refuse<'a> {
 impl sealed::Sealed for Refuse<'_> {}
 
 impl Request for Refuse<'_> {
-    type Answer = Called;
+    type Answer<'r> = Called;
 
     async fn serve(self, registry: &Registry, caller: Caller) -> Called {
         let ctx = registry.context(caller);
@@ -171,13 +182,13 @@ impl<'a> ReadResource<'a> {
 impl sealed::Sealed for ReadResource<'_> {}
 
 impl Request for ReadResource<'_> {
-    type Answer = Result<ResourceRead, ToolError>;
+    type Answer<'r> = Result<ResourceRead, ToolError>;
 
     fn serve(
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send {
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
         registry.read(self.uri, caller)
     }
 }
@@ -201,13 +212,13 @@ impl<'a> Subscribe<'a> {
 impl sealed::Sealed for Subscribe<'_> {}
 
 impl Request for Subscribe<'_> {
-    type Answer = Result<Subscription, ToolError>;
+    type Answer<'r> = Result<Subscription, ToolError>;
 
     fn serve(
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send {
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
         registry.subscribe(self.uri, caller)
     }
 }
@@ -232,13 +243,13 @@ impl<'a> GetPrompt<'a> {
 impl sealed::Sealed for GetPrompt<'_> {}
 
 impl Request for GetPrompt<'_> {
-    type Answer = Result<PromptReply, ToolError>;
+    type Answer<'r> = Result<PromptReply, ToolError>;
 
     fn serve(
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send {
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
         registry.prompt_get(self.name, self.args, caller)
     }
 }
@@ -277,13 +288,13 @@ impl<'a> Complete<'a> {
 impl sealed::Sealed for Complete<'_> {}
 
 impl Request for Complete<'_> {
-    type Answer = Result<Completion, ToolError>;
+    type Answer<'r> = Result<Completion, ToolError>;
 
     fn serve(
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send {
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
         registry.completion(
             self.reference,
             self.argument,
@@ -323,13 +334,74 @@ impl ListResources {
 impl sealed::Sealed for ListResources {}
 
 impl Request for ListResources {
-    type Answer = (Vec<(Listed, Arc<ResourceMeta>)>, Option<ListPosition>);
+    type Answer<'r> = (Vec<(Listed, Arc<ResourceMeta>)>, Option<ListPosition>);
 
     fn serve(
         self,
         registry: &Registry,
         caller: Caller,
-    ) -> impl Future<Output = Self::Answer> + Send {
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
         registry.resources_page(caller, self.from, self.len)
+    }
+}
+
+/// List the tools the caller may see, sorted by name: answers them. Every listing of tools
+/// (`GET /tools`, `/openapi.json`, MCP `tools/list`, the CLI's help, what an agent offers its
+/// model) is this list, so a tool is listed exactly when a call of it gets past
+/// [`Policy::admit`](crate::policy::Policy::admit). Nothing runs: it is answered at once
+/// ([`Registry::visible`] is this request).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListTools;
+
+impl sealed::Sealed for ListTools {}
+
+impl Request for ListTools {
+    type Answer<'r> = Vec<ToolRef<'r>>;
+
+    fn serve(
+        self,
+        registry: &Registry,
+        caller: Caller,
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
+        std::future::ready(registry.visible_in(&registry.context(caller)))
+    }
+}
+
+/// List the prompts the caller may see, by name: answers their metadata. Nothing runs
+/// ([`Registry::prompts`] is this request).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListPrompts;
+
+impl sealed::Sealed for ListPrompts {}
+
+impl Request for ListPrompts {
+    type Answer<'r> = Vec<Arc<PromptMeta>>;
+
+    fn serve(
+        self,
+        registry: &Registry,
+        caller: Caller,
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
+        std::future::ready(registry.prompts_for(&registry.context(caller)))
+    }
+}
+
+/// List the resources and templates the caller may see, as they are declared (static URIs
+/// first, then templates from the most specific): answers their metadata. Nothing runs; what
+/// the templates list is [`ListResources`] ([`Registry::resources`] is this request).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DescribeResources;
+
+impl sealed::Sealed for DescribeResources {}
+
+impl Request for DescribeResources {
+    type Answer<'r> = Vec<Arc<ResourceMeta>>;
+
+    fn serve(
+        self,
+        registry: &Registry,
+        caller: Caller,
+    ) -> impl Future<Output = Self::Answer<'_>> + Send {
+        std::future::ready(registry.resources_for(&registry.context(caller)))
     }
 }
