@@ -156,9 +156,10 @@ pub(crate) struct ToolAttrs {
     pub(crate) truncate_output: Attr<()>,
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
+    pub(crate) confirm: Attr<LitStr>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -176,6 +177,7 @@ impl ToolAttrs {
             truncate_output: Attr::none("truncate_output"),
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
+            confirm: Attr::none("confirm"),
         };
         let parser = syn::meta::parser(|meta| {
             attrs.parse_one(cx, &meta);
@@ -211,6 +213,7 @@ impl ToolAttrs {
                 self.dry_run.set(cx, span, ());
                 Ok(())
             }
+            "confirm" => lit_str(meta).map(|v| self.confirm.set(cx, span, v)),
             "tags" => string_list(meta, "tags").map(|v| self.tags.set(cx, span, v)),
             "guard" => meta
                 .value()
@@ -241,6 +244,15 @@ impl ToolAttrs {
                 }
                 Ok(())
             }),
+            annotation @ ("read_only" | "destructive" | "idempotent" | "open_world") => {
+                cx.error(
+                    span,
+                    format!(
+                        "`{annotation}` is an annotation: write `#[tool(annotations({annotation}))]`"
+                    ),
+                );
+                skip_value(meta)
+            }
             other => {
                 cx.error(
                     span,
@@ -262,6 +274,7 @@ impl ToolAttrs {
                                 "max_output",
                                 "truncate_output",
                                 "dry_run",
+                                "confirm",
                                 "require_docs",
                                 "crate"
                             ]

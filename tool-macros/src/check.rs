@@ -29,6 +29,7 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
         tool.concurrency.as_ref(),
     );
     check_max_output(cx, tool);
+    check_confirm(cx, tool);
     check_params(cx, tool);
     if tool.require_docs && tool.description.is_empty() {
         cx.error(
@@ -176,6 +177,51 @@ fn check_max_output(cx: &Ctxt, tool: &Tool) {
                 lit.value()
             ),
         );
+    }
+}
+
+/// `confirm = "..."`: for a destructive tool only, each `{name}` naming one of its parameters.
+fn check_confirm(cx: &Ctxt, tool: &Tool) {
+    let Some(lit) = &tool.confirm else {
+        return;
+    };
+    if tool.annotations.destructive != Some(true) || tool.annotations.read_only == Some(true) {
+        cx.error(
+            lit.span(),
+            "`confirm` is the question a destructive tool asks before it runs; add \
+             `annotations(destructive)`, or remove `confirm`",
+        );
+    }
+    let names: Vec<String> = tool
+        .inputs()
+        .map(|p| syn::ext::IdentExt::unraw(&p.ident).to_string())
+        .collect();
+    let text = lit.value();
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            cx.error(
+                lit.span(),
+                "an unclosed `{` in `confirm`: write `{name}` to show a parameter's value",
+            );
+            return;
+        };
+        let name = &after[..close];
+        if !names.iter().any(|n| n == name) {
+            cx.error(
+                lit.span(),
+                format!(
+                    "`{{{name}}}` in `confirm` names no parameter of the tool; its parameters are {}",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            );
+        }
+        rest = &after[close + 1..];
     }
 }
 

@@ -72,6 +72,10 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         quote_spanned! {g.span()=> #private::guard(#g) }
     });
     let dry_run = tool.dry_run;
+    let confirm = tool.confirm.as_ref().map_or_else(
+        || quote!(#private::None),
+        |lit| quote!(#private::Some(#lit)),
+    );
     let rate = opt_rate(tool.rate.as_ref(), &private);
     let truncate_output = tool.truncate_output;
     let max_output = tool
@@ -177,6 +181,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     max_output: #max_output,
                     truncate_output: #truncate_output,
                     dry_run: #dry_run,
+                    confirm: #confirm,
                     requires: &[#(#requires),*],
                     params: &[#(#params),*],
                     defined_at: ::core::concat!(::core::module_path!(), " at ", ::core::file!(), ":", ::core::line!()),

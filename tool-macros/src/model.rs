@@ -34,6 +34,8 @@ pub(crate) struct Tool {
     pub(crate) require_docs: bool,
     /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
     pub(crate) dry_run: bool,
+    /// `confirm = "..."`: the question asked before a destructive call, `{param}` filled in.
+    pub(crate) confirm: Option<syn::LitStr>,
     pub(crate) krate: TokenStream,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
@@ -155,6 +157,7 @@ impl Tool {
             concurrency: attrs.common.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),
+            confirm: attrs.confirm.get().cloned(),
             krate,
             params,
             output,

@@ -256,21 +256,100 @@ fn binding(tool: &str, args: &Value, principal: Option<&str>) -> TokenBinding {
     }
 }
 
-/// The question a front end asks its user: `device_revoke` with `{"device_id": "dev_1"}` →
-/// `Revoke device dev_1?`. Secret values are already redacted in `args`.
+/// Verbs a tool's name may begin or end with, so that `delete_note` and `note_delete` both
+/// ask "Delete note ...?".
+const VERBS: &[&str] = &[
+    "add",
+    "append",
+    "apply",
+    "approve",
+    "archive",
+    "ban",
+    "block",
+    "book",
+    "buy",
+    "cancel",
+    "charge",
+    "clear",
+    "close",
+    "create",
+    "delete",
+    "deploy",
+    "destroy",
+    "disable",
+    "drop",
+    "empty",
+    "erase",
+    "execute",
+    "expire",
+    "flush",
+    "grant",
+    "import",
+    "insert",
+    "kill",
+    "merge",
+    "move",
+    "overwrite",
+    "pair",
+    "pay",
+    "post",
+    "publish",
+    "purge",
+    "push",
+    "reboot",
+    "refund",
+    "reject",
+    "release",
+    "remove",
+    "rename",
+    "replace",
+    "reset",
+    "restart",
+    "restore",
+    "revoke",
+    "rollback",
+    "run",
+    "schedule",
+    "send",
+    "set",
+    "shutdown",
+    "stop",
+    "submit",
+    "terminate",
+    "transfer",
+    "truncate",
+    "unpair",
+    "unpublish",
+    "update",
+    "upload",
+    "wipe",
+    "write",
+];
+
+/// The question a front end asks its user, made from the tool's name and the values of its
+/// arguments: `device_revoke` or `revoke_device` with `{"device_id": "dev_1"}` →
+/// `Revoke device dev_1?`. The verb is the name's first word if it is one of [`VERBS`], else
+/// its last word if that is, else its first; a name of one word is `Run {name}?`. Secret
+/// values are already redacted in `args`.
 #[must_use]
 pub(crate) fn question(tool: &str, args: &Value) -> String {
     let words: Vec<&str> = tool.split(['_', '-']).filter(|w| !w.is_empty()).collect();
-    let mut phrase = match words.split_last() {
-        Some((verb, rest)) if !rest.is_empty() => {
-            let mut v = verb.chars();
-            let verb: String = v
-                .next()
-                .map(|c| c.to_uppercase().chain(v).collect())
-                .unwrap_or_default();
-            format!("{verb} {}", rest.join(" "))
-        }
-        _ => format!("Run {tool}"),
+    let is_verb = |w: &&str| VERBS.contains(&w.to_ascii_lowercase().as_str());
+    let (verb, rest) = match words.as_slice() {
+        [first, rest @ ..] if is_verb(first) => (*first, rest.to_vec()),
+        [rest @ .., last] if is_verb(last) => (*last, rest.to_vec()),
+        [first, rest @ ..] => (*first, rest.to_vec()),
+        [] => (tool, Vec::new()),
+    };
+    let mut phrase = if rest.is_empty() {
+        format!("Run {tool}")
+    } else {
+        let mut v = verb.chars();
+        let verb: String = v
+            .next()
+            .map(|c| c.to_uppercase().chain(v).collect())
+            .unwrap_or_default();
+        format!("{verb} {}", rest.join(" "))
     };
     let values: Vec<String> = args
         .as_object()
@@ -290,6 +369,30 @@ pub(crate) fn question(tool: &str, args: &Value) -> String {
     format!("{phrase}?")
 }
 
+/// A tool's own question (`#[tool(confirm = "...")]`) with each `{param}` replaced by that
+/// argument's value: a string as it is, anything else as JSON, a missing one by nothing.
+/// Secret values are already redacted in `args`.
+fn filled(template: &str, args: &Value) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        match args.get(&after[..close]) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => out.push_str(&other.to_string()),
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The `confirmation_required` error of a call: the question, the (redacted) arguments, the
 /// dry-run preview if there is one, and the token. `stale`: the caller sent a token that does
 /// not fit this call.
@@ -301,7 +404,10 @@ pub(crate) fn required(
     lifetime: Duration,
     stale: bool,
 ) -> ToolError {
-    let question = question(&meta.name, shown_args);
+    let question = match &meta.confirm {
+        Some(template) => filled(template, shown_args),
+        None => question(&meta.name, shown_args),
+    };
     let why = if stale {
         " (the confirmation token sent is expired, used, or for another call)"
     } else {
@@ -419,6 +525,27 @@ mod tests {
         assert_eq!(
             question("device_revoke", &json!({"device_id": "dev_1"})),
             "Revoke device dev_1?"
+        );
+        // The usual verb-first name reads the same way round.
+        assert_eq!(question("delete_note", &json!({"id": 1})), "Delete note 1?");
+        assert_eq!(question("note_delete", &json!({"id": 1})), "Delete note 1?");
+        assert_eq!(
+            question("revoke-api-key", &json!({"key": "k1"})),
+            "Revoke api key k1?"
+        );
+        // A tool's own question, its values filled in.
+        assert_eq!(
+            filled(
+                "Erase {path} for good ({n} files)?",
+                &json!({"path": "/tmp/x", "n": 3})
+            ),
+            "Erase /tmp/x for good (3 files)?"
+        );
+        assert_eq!(filled("Drop {missing}{", &json!({})), "Drop {");
+        // A verb it does not know: the first word, as most names are made.
+        assert_eq!(
+            question("frobnicate_widget", &json!({})),
+            "Frobnicate widget?"
         );
         assert_eq!(question("purge", &json!({})), "Run purge?");
         assert_eq!(

@@ -247,6 +247,10 @@ pub struct ToolMeta {
     /// The tool honours dry runs (`#[tool(dry_run)]`): with `ctx.dry_run()` it previews
     /// without side effects. Dry runs of other tools are refused.
     pub dry_run: bool,
+    /// The question a caller is asked before a destructive call (`#[tool(confirm = "...")]`),
+    /// each `{param}` filled with that argument's value; `None`: one made from the name
+    /// (`delete_note` → "Delete note 1?", see `docs/confirm.md`).
+    pub confirm: Option<Cow<'static, str>>,
     /// State types the tool needs registered.
     pub requires: Vec<StateKey>,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
@@ -281,6 +285,7 @@ impl ToolMeta {
             truncate_output: false,
             content: false,
             dry_run: false,
+            confirm: None,
             requires: Vec::new(),
             params: Vec::new(),
             defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
@@ -374,6 +379,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub dry_run: bool,
     #[doc(hidden)]
+    pub confirm: Option<&'static str>,
+    #[doc(hidden)]
     pub requires: &'static [Option<StateKey>],
     #[doc(hidden)]
     pub params: &'static [ParamHint],
@@ -428,6 +435,7 @@ impl Tool for &'static ToolDescriptor {
             truncate_output: self.truncate_output,
             content: (self.content)(),
             dry_run: self.dry_run,
+            confirm: self.confirm.map(Cow::Borrowed),
             requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),
             defined_at: Cow::Borrowed(self.defined_at),
