@@ -77,7 +77,8 @@ fn downstream_state_must_be_registered() {
     let err = Registry::builder().build().unwrap_err();
     assert!(err.problems.iter().any(|p| matches!(
         p,
-        BuildProblem::MissingState { tool, type_name } if tool == "ticket_open" && type_name.ends_with("Inbox")
+        BuildProblem::MissingState { items, type_name, .. }
+            if items.iter().any(|i| i == "tool `ticket_open`") && type_name.ends_with("Inbox")
     )));
 }
 

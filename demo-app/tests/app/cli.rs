@@ -474,6 +474,18 @@ fn on_terminal(db: &Path, args: &str, answer: &str, no_color: bool) -> (i32, Str
 }
 
 #[test]
+fn on_a_terminal_a_resource_read_ends_its_line() {
+    let db = Db::new("tty-read");
+    let (code, screen) = on_terminal(&db.path(), "resource read devices://paired", "", true);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.ends_with('\n'), "{screen:?}");
+    // Piped, the contents as they are.
+    let piped = run(&db.path(), &["resource", "read", "devices://paired"], None);
+    assert_eq!(piped.status.code(), Some(0));
+    assert!(!piped.stdout.ends_with(b"\n"), "{:?}", piped.stdout);
+}
+
+#[test]
 fn on_a_terminal_destructive_calls_ask_first() {
     let db = Db::new("tty");
     let paired = |name: &str| {

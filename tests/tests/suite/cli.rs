@@ -11,6 +11,33 @@ fn app() -> App {
         .state(downstream::Inbox::default())
 }
 
+/// Without a `setup` hook, the state is all registered up front: a forgotten `.state(...)`
+/// stops every command, listings included, naming the type and the tool.
+#[tokio::test]
+async fn forgotten_state_stops_listings_too_without_a_setup_hook() {
+    for line in [
+        &["tickets", "tools"][..],
+        &["tickets", "--help"],
+        &["tickets", "ticket-list"],
+    ] {
+        let (code, out) = App::new("tickets")
+            .registry(downstream_tools())
+            .run_captured(line)
+            .await;
+        assert_eq!((code, out.as_str()), (1, ""), "{line:?}");
+    }
+    // With one, listings do not need it (it may register the state), and calls still do.
+    let with_setup = || {
+        App::new("tickets")
+            .registry(downstream_tools())
+            .setup(async |_, registry| Ok(registry))
+    };
+    let (code, _) = with_setup().run_captured(["tickets", "tools"]).await;
+    assert_eq!(code, 0);
+    let (code, _) = with_setup().run_captured(["tickets", "ticket-list"]).await;
+    assert_eq!(code, 1);
+}
+
 /// The downstream crate's tools, listed: this test binary holds other files' tools too.
 fn downstream_tools() -> tool_runtime::registry::RegistryBuilder {
     tool_runtime::Registry::builder()
@@ -120,10 +147,10 @@ async fn enums_list_their_values_and_paths_complete_as_files() {
         help.contains("[possible values: low, high, very-high]"),
         "{help}"
     );
-    // Required unless given through --params-json (so optional to clap): the usage and the
-    // help say it is required.
+    // Required unless given through --params-json (so optional to clap): the usage names each
+    // required flag and positional, and the help says they are required.
     assert!(
-        help.contains("Usage: tickets ticket-open [OPTIONS] <TITLE>"),
+        help.contains("Usage: tickets ticket-open [OPTIONS] --priority <PRIORITY> <TITLE>"),
         "{help}"
     );
     assert!(
@@ -340,7 +367,7 @@ async fn enum_words_json_shapes_and_constraints_on_the_command_line() {
         .render_long_help()
         .to_string();
     for expected in [
-        "Usage: notes find-notes [OPTIONS] <WORDS>",
+        "Usage: notes find-notes [OPTIONS] --limit <LIMIT> <WORDS>",
         "Words of the title [required] [length: 2 to 40]",
         "[possible values: pinned, all]",
         r#"Which ones [or JSON, such as {"tag":"..."}]"#,

@@ -135,6 +135,12 @@ async fn bump(counter: State<Counter>) -> usize {
     counter.0.fetch_add(1, Ordering::SeqCst) + 1
 }
 
+/// Count calls twice.
+#[tool]
+async fn bump_twice(counter: State<Counter>) -> usize {
+    counter.0.fetch_add(2, Ordering::SeqCst) + 2
+}
+
 /// A tool made at run time, as a toolset would.
 struct Echo;
 
@@ -427,6 +433,29 @@ async fn destructive_tools_need_confirmation() {
     assert_eq!(env.result(), Some(&json!(true)));
 }
 
+/// Shred a file.
+#[tool(
+    annotations(destructive),
+    confirm = "Shred {path} for good ({passes} passes)?"
+)]
+async fn shred(path: String, passes: u8) -> String {
+    format!("{path} {passes}")
+}
+
+#[tokio::test]
+async fn a_tool_words_its_own_question() {
+    let r = Registry::builder()
+        .without_inventory()
+        .tool(shred::descriptor())
+        .build()
+        .unwrap();
+    let env = r
+        .call("shred", json!({"path": "/tmp/a", "passes": 3}), caller())
+        .await;
+    let question = &env.error().unwrap().confirmation().unwrap().question;
+    assert_eq!(question, "Shred /tmp/a for good (3 passes)?");
+}
+
 /// Answers every question the same way, and remembers what it was asked.
 struct Answering(tool_runtime::confirm::Answer, Mutex<Vec<String>>);
 
@@ -582,12 +611,45 @@ fn a_hand_made_tool_with_an_unportable_parameter_name_is_refused_at_build() {
 fn missing_state_is_reported_at_build_naming_tool_and_type() {
     let err = registry_builder().build().unwrap_err();
     assert!(err.problems.contains(&BuildProblem::MissingState {
-        tool: "bump".into(),
         type_name: std::any::type_name::<Counter>(),
+        items: vec!["tool `bump`".into()],
+        arc_registered: false,
     }));
     let text = err.to_string();
     assert!(
-        text.contains("`bump`") && text.contains("pipeline::Counter"),
+        text.contains("tool `bump`")
+            && text.contains("pipeline::Counter")
+            && text.contains("app!().state(value)"),
+        "{text}"
+    );
+    // An `Arc<Counter>` where a `Counter` is needed: said so.
+    let err = registry_builder()
+        .state::<Arc<Counter>>(Arc::new(Counter(AtomicUsize::new(0))))
+        .build()
+        .unwrap_err();
+    let text = err.to_string();
+    let counter = std::any::type_name::<Counter>();
+    assert!(
+        text.contains(&format!(
+            "an `Arc<{counter}>` was registered: register the `{counter}` itself"
+        )),
+        "{text}"
+    );
+}
+
+/// Two items that take one missing type: one line naming both.
+#[test]
+fn missing_state_is_said_once_per_type() {
+    let err = Registry::builder()
+        .without_inventory()
+        .tool(bump::descriptor())
+        .tool(bump_twice::descriptor())
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems.len(), 1, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("which tool `bump`, tool `bump_twice` take as State<"),
         "{text}"
     );
 }

@@ -357,7 +357,7 @@ impl App {
         }
         if self.started_commands().iter().any(|c| c.get_name() == sub) {
             Route::Started
-        } else if command::BUILTINS.contains(&sub) || matches!(sub, "tools" | "help") {
+        } else if command::BUILTINS.contains(&sub) || sub == "help" {
             Route::Listing
         } else {
             Route::Named
@@ -365,7 +365,8 @@ impl App {
     }
 
     /// A listing (`tools`, `schema`, `completions`, help, or no subcommand): the registry as
-    /// `configure` shapes it, state unchecked, since nothing is called; `setup` never runs.
+    /// `configure` shapes it ([`listing_registry`](Self::listing_registry)); `setup` never
+    /// runs.
     fn listing(
         &self,
         args: &[OsString],
@@ -505,8 +506,6 @@ impl App {
         crate::cli::call::invoke(&registry, &tool, m, json_out, out).await
     }
 
-    /// The registry as `configure` shapes it, for listings: state unchecked (`setup`, which
-    /// registers it, runs only for calls and servers); or the exit code of a failure, said.
     /// Installs the log on standard error and, when it is on, telemetry beside it.
     #[cfg_attr(not(feature = "otel"), allow(clippy::unused_self))]
     fn start_logging(&self, cx: &AppContext) {
@@ -545,15 +544,18 @@ impl App {
         Ok(())
     }
 
-    /// The registry as `configure` shaped it, for a listing: state unchecked (`setup`, which
-    /// registers it, runs only for calls and servers).
+    /// The registry as `configure` shaped it, for a listing. An application with a `setup`
+    /// hook registers state there, which runs only for calls and servers: its listings leave
+    /// the state unchecked. Without one, the state is all there is already, so a forgotten
+    /// `.state(...)` stops every command, `--help` included.
     fn listing_registry(&self) -> Result<Registry, u8> {
-        let listing = self
-            .builder
-            .clone()
-            .skip_state_check()
-            .build()
-            .map_err(|e| fail(e, 1))?;
+        let builder = self.builder.clone();
+        let builder = if self.setup.is_some() {
+            builder.skip_state_check()
+        } else {
+            builder
+        };
+        let listing = builder.build().map_err(|e| fail(e, 1))?;
         match command::builtin_clash(&listing) {
             Some(clash) => Err(fail(clash, 1)),
             None => Ok(listing),

@@ -59,12 +59,14 @@ pub enum BuildProblem {
         /// What is wrong, and what to do.
         problem: String,
     },
-    /// A tool needs `State<T>` that was never registered.
+    /// Items take `State<T>` and no `T` was registered: one problem per type.
     MissingState {
-        /// The tool.
-        tool: String,
         /// The state type.
         type_name: &'static str,
+        /// The items that take it: `tool `name``, `resource `name``, `prompt `name``.
+        items: Vec<String>,
+        /// An `Arc<T>` was registered instead (a `State<T>` is shared already).
+        arc_registered: bool,
     },
 }
 
@@ -108,12 +110,47 @@ impl fmt::Display for BuildProblem {
                 f,
                 "the input schema of tool `{tool}` ({defined_at}): {problem}"
             ),
-            BuildProblem::MissingState { tool, type_name } => write!(
-                f,
-                "tool `{tool}` takes State<{type_name}>, but no `{type_name}` was registered; add `.state(value)` to the registry builder"
-            ),
+            BuildProblem::MissingState {
+                type_name,
+                items,
+                arc_registered,
+            } => {
+                write!(
+                    f,
+                    "no `{type_name}` was registered, which {} take{} as State<{type_name}>; register one with `.state(value)` on the registry builder (`app!().state(value)`, or in `App::setup`)",
+                    items.join(", "),
+                    if items.len() == 1 { "s" } else { "" },
+                )?;
+                if *arc_registered {
+                    write!(
+                        f,
+                        "; an `Arc<{type_name}>` was registered: register the `{type_name}` itself, which State<{type_name}> shares already"
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// `problems` with the missing state of every item said once per type, in the order first
+/// found: one line naming the type and every item that takes it.
+pub(crate) fn grouped(problems: Vec<BuildProblem>) -> Vec<BuildProblem> {
+    let mut out: Vec<BuildProblem> = Vec::with_capacity(problems.len());
+    for problem in problems {
+        if let BuildProblem::MissingState {
+            type_name, items, ..
+        } = &problem
+            && let Some(BuildProblem::MissingState { items: seen, .. }) = out.iter_mut().find(
+                |p| matches!(p, BuildProblem::MissingState { type_name: t, .. } if t == type_name),
+            )
+        {
+            seen.extend(items.iter().cloned());
+            continue;
+        }
+        out.push(problem);
+    }
+    out
 }
 
 /// Every problem found while building a registry, or while adding tools to a running one

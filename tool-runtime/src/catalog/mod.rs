@@ -21,6 +21,7 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::state::StateMap;
 
+pub(crate) use error::grouped;
 pub use error::{BuildError, BuildProblem};
 pub(crate) use rules::{check_entry, stable_hash};
 pub use rules::{is_valid_name, is_valid_param_name, nearest};
@@ -250,7 +251,7 @@ impl Catalog {
         }
         if !problems.is_empty() {
             return Err(BuildError {
-                problems,
+                problems: grouped(problems),
                 at_run_time: true,
             });
         }

@@ -1,6 +1,7 @@
 //! What a tool must be to be registered: a portable name, portable parameter names, the
 //! state it takes; and how near names are found for "did you mean".
 
+use crate::tool::definition::Kind;
 use crate::tool::state::StateMap;
 
 use super::error::BuildProblem;
@@ -100,9 +101,18 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
     if let Some(state) = state {
         for key in &entry.meta.requires {
             if !state.contains(key) {
+                let name = entry.name();
+                let item = match entry.meta.kind {
+                    Kind::Tool => format!("tool `{name}`"),
+                    Kind::Resource => {
+                        format!("resource `{}`", name.trim_start_matches("resource:"))
+                    }
+                    Kind::Prompt => format!("prompt `{}`", name.trim_start_matches("prompt:")),
+                };
                 problems.push(BuildProblem::MissingState {
-                    tool: entry.name().to_owned(),
                     type_name: key.type_name(),
+                    items: vec![item],
+                    arc_registered: state.holds_arc_of(key.type_name()),
                 });
             }
         }

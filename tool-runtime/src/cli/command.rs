@@ -16,9 +16,8 @@ use crate::registry::Registry;
 use crate::registry::{RegisteredTool, ToolRef};
 use crate::tool::caller::Caller;
 
-use super::flags::{PARAMS_JSON, param_arg};
-#[cfg(test)]
-use {super::flags::flag_kind, crate::front::describe::Kind};
+use super::flags::{PARAMS_JSON, flag_kind, param_arg};
+use crate::front::describe::Kind;
 
 /// The id of `--yes`.
 pub(crate) const YES: &str = "yes";
@@ -216,22 +215,26 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
     }
     cmd = cmd.long_about(meta.description.to_string());
     let mut position = 0;
-    let mut positionals = Vec::new();
+    let (mut flags, mut positionals) = (Vec::new(), Vec::new());
     for param in schema::params(tool.input_schema(), &meta.params) {
+        let name = param.name.to_uppercase();
         if param.hint.is_some_and(|h| h.positional) {
-            let name = param.name.to_uppercase();
             positionals.push(if param.required {
                 format!("<{name}>")
             } else {
                 format!("[{name}]")
             });
+        } else if param.required && flag_kind(param.schema) != Kind::Boolean {
+            flags.push(format!("--{} <{name}>", param.name.replace('_', "-")));
         }
         cmd = cmd.arg(param_arg(&param, &mut position));
     }
-    // A required positional is optional to clap (it may come in --params-json instead), which
-    // would show it as `[NAME]`: the usage says `<NAME>`.
-    if positionals.iter().any(|p| p.starts_with('<')) {
-        cmd = cmd.override_usage(format!("{app} {sub} [OPTIONS] {}", positionals.join(" ")));
+    // A required parameter is optional to clap (it may come in --params-json instead), which
+    // would hide a required flag in `[OPTIONS]` and show a positional as `[NAME]`: the usage
+    // names each required flag and says `<NAME>`.
+    if !flags.is_empty() || positionals.iter().any(|p| p.starts_with('<')) {
+        let words: Vec<String> = flags.into_iter().chain(positionals).collect();
+        cmd = cmd.override_usage(format!("{app} {sub} [OPTIONS] {}", words.join(" ")));
     }
     cmd = cmd.arg(
         Arg::new(PARAMS_JSON)

@@ -220,6 +220,11 @@ async fn read(
         text.into_bytes()
     } else if let [only] = &read.contents[..] {
         match (&only.text, &only.blob) {
+            // On a terminal, text ends its line, so the shell's prompt starts a line of its
+            // own; piped or written to a file, the contents stay as they are.
+            (Some(text), _) if file.is_none() && !text.ends_with('\n') && stdout_is_terminal() => {
+                format!("{text}\n").into_bytes()
+            }
             (Some(text), _) => text.clone().into_bytes(),
             (None, Some(blob)) => match base64::engine::general_purpose::STANDARD.decode(blob) {
                 Ok(bytes) => bytes,
@@ -243,6 +248,11 @@ async fn read(
     }
     let _ = out.write_all(&bytes);
     0
+}
+
+fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal()
 }
 
 /// Runs `prompt NAME --ARG VALUE ...`, or lists the prompts.

@@ -415,7 +415,7 @@ impl RegistryBuilder {
         }
         if !problems.is_empty() {
             return Err(BuildError {
-                problems,
+                problems: crate::catalog::grouped(problems),
                 at_run_time: false,
             });
         }

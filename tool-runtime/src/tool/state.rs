@@ -98,11 +98,23 @@ impl PartialEq for StateKey {
 #[derive(Default, Clone)]
 pub struct StateMap {
     map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// The registered types' names, for the hint when an `Arc<T>` stands where a `T` is needed.
+    names: Vec<&'static str>,
 }
 
 impl StateMap {
     pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
         self.map.insert(TypeId::of::<T>(), value);
+        self.names.push(std::any::type_name::<T>());
+    }
+
+    /// Whether an `Arc` of the type named `type_name` was registered.
+    pub(crate) fn holds_arc_of(&self, type_name: &str) -> bool {
+        self.names.iter().any(|n| {
+            n.strip_prefix("alloc::sync::Arc<")
+                .and_then(|rest| rest.strip_suffix('>'))
+                == Some(type_name)
+        })
     }
 
     pub(crate) fn contains(&self, key: &StateKey) -> bool {
@@ -120,7 +132,7 @@ impl StateMap {
 impl fmt::Debug for StateMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StateMap")
-            .field("types", &self.map.len())
-            .finish()
+            .field("types", &self.names)
+            .finish_non_exhaustive()
     }
 }
