@@ -13,7 +13,8 @@ use super::{App, AppContext, SetupError};
 use crate::agent::{
     AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError, RunErrorKind,
 };
-use crate::cli::call::{ask, fail};
+use crate::cli::call::ask;
+use crate::cli::fail;
 use crate::registry::Registry;
 
 /// What the command line asks of the agent: `--provider` and `--model`, which override the

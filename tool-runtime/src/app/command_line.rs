@@ -12,8 +12,8 @@ use std::sync::Arc;
 use futures_util::future::LocalBoxFuture;
 
 use super::AppContext;
-use crate::cli::call::fail;
 use crate::cli::command::{self, subcommand_name};
+use crate::cli::fail;
 use crate::cli::{list_tools, logging, print_schema};
 use crate::registry::{Registry, RegistryBuilder};
 use crate::toolset::Toolset;
@@ -556,7 +556,7 @@ impl App {
             builder
         };
         let listing = builder.build().map_err(|e| fail(e, 1))?;
-        match command::builtin_clash(&listing) {
+        match crate::cli::items::builtin_clash(&listing) {
             Some(clash) => Err(fail(clash, 1)),
             None => Ok(listing),
         }
@@ -593,7 +593,7 @@ impl App {
             None => builder,
         };
         let registry = builder.build().map_err(|e| e.to_string())?;
-        match command::builtin_clash(&registry) {
+        match crate::cli::items::builtin_clash(&registry) {
             Some(clash) => Err(clash),
             None => Ok(registry),
         }

@@ -11,7 +11,7 @@ use futures_util::future::LocalBoxFuture;
 #[cfg(feature = "http")]
 use super::SetupError;
 use super::{App, AppContext};
-use crate::cli::call::fail;
+use crate::cli::fail;
 use crate::registry::Registry;
 #[cfg(feature = "http")]
 use crate::{BoxFuture, CancellationToken};

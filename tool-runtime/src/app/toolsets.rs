@@ -7,8 +7,8 @@ use std::sync::Arc;
 use clap::ArgMatches;
 
 use super::{App, AppContext};
-use crate::cli::call::fail;
 use crate::cli::command;
+use crate::cli::fail;
 use crate::cli::flags::PARAMS_JSON;
 use crate::cli::params_json;
 

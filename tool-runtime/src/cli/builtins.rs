@@ -5,8 +5,8 @@ use std::io::Write;
 use clap::ArgMatches;
 use serde_json::{Value, json};
 
-use super::call::fail;
 use super::command::{find_tool, subcommand_name};
+use super::render::fail;
 use crate::llm::{self, Target};
 use crate::registry::Registry;
 

@@ -12,7 +12,7 @@ use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::envelope::Envelope;
 use crate::tool::error::ErrorKind;
 
-use super::render::{self, Palette};
+use super::render::{self, Palette, color_for, fail};
 use super::{args, command};
 use crate::registry::{CallTool, RegisteredTool, Registry};
 
@@ -160,17 +160,6 @@ pub(super) fn flag_for(violation: &crate::Violation, tool: Option<&RegisteredToo
     }
 }
 
-/// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
-pub(crate) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
-    let p = Palette::new(color_for(&std::io::stderr()));
-    eprintln!(
-        "{}error:{} {message}",
-        p.error.render(),
-        p.error.render_reset()
-    );
-    code
-}
-
 /// The person at the terminal: shown the preview and asked. Without a terminal the question
 /// stands as the answer (`confirmation_required`, exit code 3).
 pub(crate) struct Terminal;
@@ -203,10 +192,6 @@ pub(crate) fn ask(question: &str) -> bool {
         return false;
     }
     matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-}
-
-pub(super) fn color_for(stream: &impl IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 pub(super) fn progress_bar() -> indicatif::ProgressBar {

@@ -262,20 +262,6 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
     cmd
 }
 
-/// A tool named like a built-in subcommand, said as an error.
-pub(crate) fn builtin_clash(listing: &Registry) -> Option<String> {
-    // `resource` and `prompt` are built-ins only where the command line sees resources or
-    // prompts.
-    let items = super::items::builtins(listing);
-    let clash = listing
-        .names()
-        .into_iter()
-        .find(|n| BUILTINS.iter().chain(&items).any(|b| names_tool(b, n)))?;
-    Some(format!(
-        "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
-    ))
-}
-
 /// clap suggests every subcommand alike enough to the one typed, and tools often share a
 /// prefix (`device-add`, `device-list`, ...): keep the few that are close in spelling, as the
 /// registry's "did you mean" does for tool names.

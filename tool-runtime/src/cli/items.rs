@@ -8,9 +8,8 @@ use base64::Engine as _;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Value, json};
 
-use super::call::{color_for, fail};
-use super::command::BUILTIN_ORDER;
-use super::render::{self, Palette};
+use super::command::{BUILTIN_ORDER, BUILTINS, names_tool};
+use super::render::{self, Palette, color_for, fail};
 use crate::registry::Registry;
 use crate::resource::UriTemplate;
 use crate::tool::error::ToolError;
@@ -32,6 +31,20 @@ pub(crate) fn builtins(registry: &Registry) -> Vec<&'static str> {
         names.push(PROMPT);
     }
     names
+}
+
+/// A tool named like a built-in subcommand, said as an error.
+pub(crate) fn builtin_clash(listing: &Registry) -> Option<String> {
+    // `resource` and `prompt` are built-ins only where the command line sees resources or
+    // prompts.
+    let items = builtins(listing);
+    let clash = listing
+        .names()
+        .into_iter()
+        .find(|n| BUILTINS.iter().chain(&items).any(|b| names_tool(b, n)))?;
+    Some(format!(
+        "tool `{clash}` has the name of a built-in subcommand; rename it with #[tool(name = \"...\")]"
+    ))
 }
 
 /// `resource list` and `resource read URI`.

@@ -29,6 +29,7 @@ use crate::tool::caller::{Caller, Source};
 
 pub(crate) use args::params_json;
 pub(crate) use builtins::{list_tools, print_schema};
+pub(crate) use render::fail;
 
 /// The command line as a caller: source `cli`, no principal, no roles. Every listing the CLI
 /// shows and every call it makes starts from it; a call adds `--yes`, `--dry-run`, the terminal

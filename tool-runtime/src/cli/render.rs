@@ -179,6 +179,22 @@ fn scalar(v: &Value) -> String {
     }
 }
 
+/// Prints `error: {message}` on stderr (red on a terminal) and returns `code`.
+pub(crate) fn fail(message: impl std::fmt::Display, code: u8) -> u8 {
+    let p = Palette::new(color_for(&std::io::stderr()));
+    eprintln!(
+        "{}error:{} {message}",
+        p.error.render(),
+        p.error.render_reset()
+    );
+    code
+}
+
+/// Whether to colour what goes to `stream`: a terminal, and `NO_COLOR` unset or empty.
+pub(super) fn color_for(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
