@@ -34,6 +34,8 @@ mod console;
 mod context;
 #[cfg(feature = "http")]
 mod router;
+#[cfg(feature = "cli")]
+mod scan;
 #[cfg(all(feature = "cli", any(feature = "http", feature = "mcp")))]
 mod serve;
 #[cfg(feature = "cli")]

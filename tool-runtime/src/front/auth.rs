@@ -16,7 +16,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use crate::front::server::Identity;
+pub use crate::front::requester::Identity;
 
 /// The accepted tokens.
 #[derive(Clone)]

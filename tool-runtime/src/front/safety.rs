@@ -22,7 +22,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use crate::front::auth::Auth;
-use crate::front::server::Identity;
+use crate::front::requester::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The operator role by default: what a caller needs, on a server with authentication, to read

@@ -53,8 +53,8 @@ use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
 pub use crate::front::auth::{Auth, Identity};
+pub use crate::front::requester::Requester;
 pub use crate::front::safety::{AllowedHosts, OPERATOR_ROLE};
-pub use crate::front::server::Requester;
 pub use crate::front::server::ServerOptions;
 
 use crate::registry::Registry;

@@ -588,7 +588,7 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     if let Some(requester) = context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<crate::front::server::Requester>())
+        .and_then(|p| p.extensions.get::<crate::front::requester::Requester>())
     {
         return traced(requester.caller(Source::Mcp));
     }

@@ -88,7 +88,7 @@ impl Owner {
     pub(crate) fn of<B>(request: &axum::http::Request<B>) -> Self {
         match request
             .extensions()
-            .get::<crate::front::server::Requester>()
+            .get::<crate::front::requester::Requester>()
             .and_then(|r| r.identity.as_ref())
         {
             Some(who) => Owner::Principal(who.principal.clone()),

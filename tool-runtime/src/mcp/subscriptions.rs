@@ -128,7 +128,7 @@ fn too_many(uri: &str, cap: usize) -> ErrorData {
     ErrorData::new(
         rmcp::model::ErrorCode(-32000),
         format!(
-            "this session follows {cap} resources, the most one session may \
+            "this MCP session follows {cap} resources, the most one MCP session may \
              (max_subscriptions); unsubscribe from one before subscribing to `{uri}`"
         ),
         Some(serde_json::json!({"max_subscriptions": cap, "uri": uri})),
@@ -139,14 +139,14 @@ fn too_many(uri: &str, cap: usize) -> ErrorData {
 /// `followed` being what the session follows already.
 fn too_many_to_listen(count: usize, followed: usize, cap: usize) -> ErrorData {
     let already = if followed > 0 {
-        format!(" and the session already follows {followed}")
+        format!(" and the MCP session already follows {followed}")
     } else {
         String::new()
     };
     ErrorData::new(
         rmcp::model::ErrorCode(-32000),
         format!(
-            "this listen names {count} resources{already}; one session follows at most {cap} \
+            "this listen names {count} resources{already}; one MCP session follows at most {cap} \
              (max_subscriptions)"
         ),
         Some(serde_json::json!({"max_subscriptions": cap})),

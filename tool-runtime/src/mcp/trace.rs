@@ -219,7 +219,7 @@ fn name(span: &tracing::Span, method: &str, target: Option<&str>) -> String {
 }
 
 /// What a request over HTTP brings: the front layer's span, request id and whether it
-/// authenticated its sender ([`Requester`](crate::front::server::Requester)), and the session's id.
+/// authenticated its sender ([`Requester`](crate::front::requester::Requester)), and the session's id.
 struct Http<'a> {
     span: Option<&'a tracing::Span>,
     request_id: Option<&'a str>,
@@ -245,7 +245,7 @@ fn session_digest(id: &str) -> String {
 #[cfg(feature = "http")]
 fn http_of(context: &RequestContext<RoleServer>) -> Option<Http<'_>> {
     let parts = context.extensions.get::<axum::http::request::Parts>()?;
-    let requester = parts.extensions.get::<crate::front::server::Requester>();
+    let requester = parts.extensions.get::<crate::front::requester::Requester>();
     Some(Http {
         span: requester.map(|r| &r.span),
         request_id: requester.map(|r| r.id.as_str()),
