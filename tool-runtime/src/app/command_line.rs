@@ -461,9 +461,13 @@ impl App {
             Err(e) => return fail(e, 1),
         };
         let debug = cfg!(debug_assertions);
-        let items = crate::cli::items::builtins(&registry);
-        if let Some(item) = items.iter().find(|i| **i == typed) {
-            let sub = if *item == crate::cli::items::RESOURCE {
+        // Only `resource` and `prompt` can be item built-ins: a tool call lists no items.
+        let item = [crate::cli::items::RESOURCE, crate::cli::items::PROMPT]
+            .into_iter()
+            .find(|i| *i == typed)
+            .filter(|i| crate::cli::items::builtins(&registry).contains(i));
+        if let Some(item) = item {
+            let sub = if item == crate::cli::items::RESOURCE {
                 crate::cli::items::resource_command()
             } else {
                 crate::cli::items::prompt_command(&registry)
@@ -475,7 +479,7 @@ impl App {
             };
             let json_out = matches.get_flag(command::JSON);
             let (_, m) = matches.subcommand().expect("routed by its subcommand");
-            return if *item == crate::cli::items::RESOURCE {
+            return if item == crate::cli::items::RESOURCE {
                 crate::cli::items::resource(&registry, m, json_out, out).await
             } else {
                 crate::cli::items::prompt(&registry, m, json_out, out).await
