@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Counts tool-runtime's public API as rustdoc lists it (every feature on, hidden items left out):
 # the names at the crate's root (re-exports, modules, macros, types, traits, functions), and the
-# items in each public module. Reads the documentation `cargo doc -p tool-runtime --no-deps
+# items in each public module, and fails when the root holds more than 20 items or 16 modules:
+# the root is the vocabulary a user writes with, the rest lives in modules named for what a user
+# looks for. Reads the documentation `cargo doc -p tool-runtime --no-deps
 # --all-features` writes under DOC_DIR (default target/doc), built here if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +31,11 @@ print("  modules:", " ".join(modules))
 print(f"in public modules: {sum(inside.values())} items")
 for module, count in sorted(inside.items()):
     print(f"  {module}: {count}")
+too_many = []
+if len(others) > 20:
+    too_many.append(f"{len(others)} items at the root (at most 20)")
+if len(modules) > 16:
+    too_many.append(f"{len(modules)} modules at the root (at most 16)")
+if too_many:
+    sys.exit("public_api: " + "; ".join(too_many) + ": move the new names into the module a user would look in")
 PY

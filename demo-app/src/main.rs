@@ -11,10 +11,10 @@ use std::process::ExitCode;
 
 use demo_app::Stores;
 use demo_app::config::Config;
+use tool_runtime::app::cli::clap::parser::ValueSource;
+use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
-use tool_runtime::audit::JsonLinesAudit;
-use tool_runtime::cli::clap::parser::ValueSource;
-use tool_runtime::cli::clap::{Arg, value_parser};
+use tool_runtime::layers::audit::JsonLinesAudit;
 use tool_runtime::postgres::{Postgres, PostgresAudit};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;

@@ -2,8 +2,9 @@
 //! client's user) to send on.
 
 use tool_runtime::prelude::*;
+use tool_runtime::prompt;
 use tool_runtime::prompt::PromptMessage;
-use tool_runtime::{Completing, prompt};
+use tool_runtime::tool::Completing;
 
 use crate::store::Devices;
 

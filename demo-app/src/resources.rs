@@ -3,8 +3,9 @@
 //! listed per device in `resources/list` and completed by id.
 
 use tool_runtime::prelude::*;
+use tool_runtime::resource;
 use tool_runtime::resource::Listed;
-use tool_runtime::{Completing, resource};
+use tool_runtime::tool::Completing;
 
 use crate::store::Devices;
 use crate::tools::Device;

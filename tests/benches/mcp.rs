@@ -261,7 +261,7 @@ fn mib(kib: u64) -> f64 {
 /// the peers do not; `MCP_BENCH_ACCESS_LOG=1` keeps it, to measure what it costs.
 fn our_log_filter() -> &'static str {
     if std::env::var("MCP_BENCH_ACCESS_LOG").is_ok_and(|v| v == "1") {
-        tool_runtime::cli::logging::DEFAULT_FILTER
+        tool_runtime::app::cli::logging::DEFAULT_FILTER
     } else {
         "warn"
     }

@@ -49,7 +49,7 @@ async fn add(
 
 /// A guard that lets everything through, to measure the cost of running one.
 #[allow(clippy::unnecessary_wraps)] // Reason: every guard has the same signature.
-fn pass(_call: &mut tool_runtime::PendingCall) -> Result<(), tool_runtime::ToolError> {
+fn pass(_call: &mut tool_runtime::tool::PendingCall) -> Result<(), tool_runtime::ToolError> {
     Ok(())
 }
 
@@ -126,7 +126,7 @@ fn cli_construction(c: &mut Criterion) {
     let mut group = c.benchmark_group("cli: command tree with 1,000 tools");
     group.bench_function("lazy (flags for the invoked tool only)", |b| {
         b.iter(|| {
-            black_box(tool_runtime::cli::command(
+            black_box(tool_runtime::app::cli::command(
                 "bench",
                 &registry,
                 Some("generated-0500"),
@@ -135,7 +135,7 @@ fn cli_construction(c: &mut Criterion) {
     });
     group.bench_function("lazy, then parse `generated-0500 --a 5`", |b| {
         b.iter(|| {
-            let cmd = tool_runtime::cli::command("bench", &registry, Some("generated-0500"));
+            let cmd = tool_runtime::app::cli::command("bench", &registry, Some("generated-0500"));
             black_box(
                 cmd.try_get_matches_from(["bench", "generated-0500", "--a", "5"])
                     .unwrap(),
@@ -143,13 +143,13 @@ fn cli_construction(c: &mut Criterion) {
         });
     });
     group.bench_function("eager (every tool's flags, as completions need)", |b| {
-        b.iter(|| black_box(tool_runtime::cli::command("bench", &registry, None)));
+        b.iter(|| black_box(tool_runtime::app::cli::command("bench", &registry, None)));
     });
     group.finish();
 }
 
 fn layers_overhead(c: &mut Criterion) {
-    use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
+    use tool_runtime::layers::policy::{AllowTools, DenyDestructive, RequireRoles};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -177,7 +177,7 @@ fn layers_overhead(c: &mut Criterion) {
     let layers = layered().build().unwrap();
     let audit_path = std::env::temp_dir().join(format!("bench-audit-{}.jsonl", std::process::id()));
     let audited = layered()
-        .audit(tool_runtime::audit::JsonLinesAudit::open(&audit_path).unwrap())
+        .audit(tool_runtime::layers::audit::JsonLinesAudit::open(&audit_path).unwrap())
         .build()
         .unwrap();
     for r in [&bare, &layers, &audited] {
@@ -218,9 +218,9 @@ fn seams(c: &mut Criterion) {
         .build()
         .unwrap();
     let mut group = c.benchmark_group("seams");
-    let limiter = tool_runtime::limits::MemoryRateLimiter::new();
+    let limiter = tool_runtime::layers::limits::MemoryRateLimiter::new();
     seams::bench_limiter(&mut group, &rt, "MemoryRateLimiter", &limiter);
-    let store = tool_runtime::confirm::MemoryConfirmationStore::new();
+    let store = tool_runtime::layers::confirm::MemoryConfirmationStore::new();
     seams::bench_store(&mut group, &rt, "MemoryConfirmationStore", &store);
     group.finish();
 }
@@ -229,8 +229,8 @@ fn seams(c: &mut Criterion) {
 struct Typical(String);
 
 impl tool_runtime::Tool for Typical {
-    fn meta(&self) -> tool_runtime::ToolMeta {
-        tool_runtime::ToolMeta::new(self.0.clone(), "Book a room for a meeting.")
+    fn meta(&self) -> tool_runtime::tool::ToolMeta {
+        tool_runtime::tool::ToolMeta::new(self.0.clone(), "Book a room for a meeting.")
     }
     fn input_schema(&self) -> serde_json::Value {
         json!({
@@ -258,7 +258,8 @@ impl tool_runtime::Tool for Typical {
         &self,
         _: serde_json::Value,
         _: tool_runtime::CallContext,
-    ) -> tool_runtime::BoxFuture<'_, Result<serde_json::Value, tool_runtime::ToolError>> {
+    ) -> futures_util::future::BoxFuture<'_, Result<serde_json::Value, tool_runtime::ToolError>>
+    {
         Box::pin(async { Ok(json!(true)) })
     }
 }

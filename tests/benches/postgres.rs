@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tool_runtime::audit::JsonLinesAudit;
+use tool_runtime::layers::audit::JsonLinesAudit;
 use tool_runtime::postgres::{AuditOptions, Postgres, PostgresAudit, PostgresOptions};
 use tool_runtime::{Caller, Registry, Source};
 use tool_test_support::TempDir;

@@ -10,8 +10,8 @@
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_runtime::confirm::{ConfirmationStore, MemoryConfirmationStore};
-use tool_runtime::limits::{MemoryRateLimiter, RateLimiter};
+use tool_runtime::layers::confirm::{ConfirmationStore, MemoryConfirmationStore};
+use tool_runtime::layers::limits::{MemoryRateLimiter, RateLimiter};
 use tool_runtime::redis::{Redis, RedisOptions};
 use tool_test_support::redis::RedisServer;
 

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use tool_runtime::cli::clap::Arg;
+use tool_runtime::app::cli::clap::Arg;
 use tool_runtime::prelude::*;
 
 /// Add two integers.

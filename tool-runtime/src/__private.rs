@@ -13,15 +13,17 @@ pub use schemars;
 pub use serde;
 pub use serde_json::{self, Value};
 
-pub use crate::layers::limits::Rate;
 pub use crate::schema::{input_schema_for, output_schema_for};
+pub use crate::tool::Rate;
+pub use crate::tool::Violation;
 pub use crate::tool::context::FromCallContext;
 pub use crate::tool::definition::{
     Annotations, Guard, ParamHint, ParsedCall, ToolDescriptor, ToolRegistration,
 };
 pub use crate::tool::parsed::ParsedArgs;
 pub use crate::tool::state::{StateKey, StateMap};
-pub use crate::{BoxFuture, CallContext, ToolError, Violation, blocking};
+pub use crate::{CallContext, ToolError, blocking};
+pub use futures_util::future::BoxFuture;
 pub use std::borrow::Cow;
 
 /// Deserializes validated arguments into the generated args struct.

@@ -1,18 +1,21 @@
 #![doc = include_str!("../README.md")]
 // Every public item is documented, and `pub` means reachable by users.
 #![warn(missing_docs, unreachable_pub)]
+// On docs.rs, every item a feature gates is marked with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The core, by concern (see ARCHITECTURE.md).
 mod catalog;
 mod front;
-mod layers;
+pub mod layers;
 pub mod llm;
 mod pipeline;
 pub mod prompt;
 pub mod registry;
 pub mod resource;
 pub mod schema;
-mod tool;
+pub mod tool;
+pub mod toolset;
 
 // Redis as the state several replicas share: rate limits, confirmation tokens, MCP sessions.
 #[cfg(feature = "redis")]
@@ -27,14 +30,9 @@ pub mod postgres;
 pub mod otel;
 
 // What a tool asks before it reaches the outside world.
-#[cfg(feature = "guards")]
-pub mod guard;
-
 // Front ends: adapters over the core, never over each other.
 #[cfg(feature = "agent")]
 pub mod agent;
-#[cfg(feature = "cli")]
-pub mod cli;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "mcp")]
@@ -45,25 +43,18 @@ pub mod mcp;
 #[cfg(any(feature = "cli", feature = "http"))]
 pub mod app;
 
-// The layers users configure keep short public paths (`tool_runtime::policy`, ...).
-pub use catalog::toolset;
-pub use layers::{audit, confirm, hooks, limits, policy};
+// The layers users configure keep short public paths (`tool_runtime::layers::policy`, ...).
 
 #[cfg(feature = "cli")]
 pub use app::App;
-pub use futures_util::future::BoxFuture;
 pub use registry::Registry;
-pub use tokio_util::sync::CancellationToken;
 pub use tool::blocking::blocking;
-pub use tool::caller::{Caller, ProgressSink, ProgressUpdate, Source};
-pub use tool::complete::{Completing, Completion, CompletionRef};
-pub use tool::content::{Content, EmbeddedResource};
-pub use tool::context::{CallContext, FromCallContext};
-pub use tool::definition::{Annotations, Guard, Kind, PendingCall, Tool, ToolMeta};
-pub use tool::envelope::{Envelope, EnvelopeMeta};
-pub use tool::error::{ErrorKind, ToolError, Violation};
-pub use tool::notify;
-pub use tool::peer;
+pub use tool::caller::{Caller, Source};
+pub use tool::content::Content;
+pub use tool::context::CallContext;
+pub use tool::definition::Tool;
+pub use tool::envelope::Envelope;
+pub use tool::error::{ErrorKind, ToolError};
 pub use tool::secret::Secret;
 pub use tool::state::State;
 #[doc = include_str!("../docs/prompt-macro.md")]

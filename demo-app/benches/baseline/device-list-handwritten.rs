@@ -9,16 +9,16 @@ use rusqlite::{Connection, params};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let matches = tool_runtime::cli::clap::Command::new("device-list-handwritten")
+    let matches = tool_runtime::app::cli::clap::Command::new("device-list-handwritten")
         .arg(
-            tool_runtime::cli::clap::Arg::new("db")
+            tool_runtime::app::cli::clap::Arg::new("db")
                 .long("db")
                 .default_value("./demo-app.db"),
         )
         .arg(
-            tool_runtime::cli::clap::Arg::new("json")
+            tool_runtime::app::cli::clap::Arg::new("json")
                 .long("json")
-                .action(tool_runtime::cli::clap::ArgAction::SetTrue),
+                .action(tool_runtime::app::cli::clap::ArgAction::SetTrue),
         )
         .get_matches();
     let conn = Connection::open(matches.get_one::<String>("db").expect("has a default"))?;

@@ -4,7 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use tool_runtime::guard::CommandPolicy;
+use tool_runtime::layers::guard::CommandPolicy;
 use tool_runtime::prelude::*;
 
 use super::web::Web;
@@ -224,7 +224,7 @@ pub async fn channel_remove(
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use tool_runtime::guard::UrlPolicy;
+    use tool_runtime::layers::guard::UrlPolicy;
 
     use super::*;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use tool_runtime::guard::CommandPolicy;
+use tool_runtime::layers::guard::CommandPolicy;
 use tool_runtime::prelude::*;
 
 use super::web::{MAX_CHARS, TRUNCATED};

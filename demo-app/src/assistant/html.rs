@@ -3,7 +3,7 @@
 
 use html5ever::tendril::TendrilSink;
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
-use tool_runtime::guard::Url;
+use url::Url;
 
 use schemars::JsonSchema;
 use serde::Serialize;

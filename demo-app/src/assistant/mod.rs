@@ -1,4 +1,4 @@
-//! The tools a personal assistant ships with, on the guards of `tool_runtime::guard`: web pages
+//! The tools a personal assistant ships with, on the guards of `tool_runtime::layers::guard`: web pages
 //! and search ([`web`]), allow-listed host commands ([`host`]), channels that deliver messages
 //! ([`channels`]) and scheduled agent runs ([`scheduler`]). Their state comes from
 //! `demo-app.toml` through [`install`], never from globals.
@@ -9,9 +9,9 @@ mod html;
 pub mod scheduler;
 pub mod web;
 
-use tool_runtime::BoxFuture;
+use futures_util::future::BoxFuture;
 use tool_runtime::app::Background;
-use tool_runtime::guard::CommandPolicy;
+use tool_runtime::layers::guard::CommandPolicy;
 use tool_runtime::registry::RegistryBuilder;
 
 use crate::config::Config;

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::Secret;
-use tool_runtime::guard::{GuardedClient, UrlPolicy, WebResponse};
+use tool_runtime::layers::guard::{GuardedClient, UrlPolicy, WebResponse};
 use tool_runtime::prelude::*;
 
 pub use super::html::SearchResult;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{Deserializer, Error};
 use tool_runtime::agent::Api;
-use tool_runtime::limits::Rate;
+use tool_runtime::tool::Rate;
 
 /// The longest store, server or bridge name: a store's or server's tools are named
 /// `NAME-TOOL`, within the 64 characters of a tool name.

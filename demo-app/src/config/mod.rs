@@ -226,7 +226,7 @@ fn key_in_value(value: &DeValue<'_>, at: usize) -> Option<String> {
 mod tests {
     use std::time::Duration;
 
-    use tool_runtime::limits::Rate;
+    use tool_runtime::tool::Rate;
 
     use super::*;
 

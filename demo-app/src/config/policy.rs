@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use tool_runtime::Source;
-use tool_runtime::limits::Rate;
-use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles, ToolFilter};
+use tool_runtime::layers::policy::{AllowTools, DenyDestructive, RequireRoles, ToolFilter};
 use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::tool::Rate;
 
 /// One tool's limits.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -13,10 +13,10 @@ use demo_app::assistant::scheduler::{
 };
 use demo_app::assistant::web::Web;
 use demo_app::config::WebConfig;
-use tool_runtime::CancellationToken;
+use tokio_util::sync::CancellationToken;
 use tool_runtime::Registry;
 use tool_runtime::agent::{Agent, Api, Model};
-use tool_runtime::guard::CommandPolicy;
+use tool_runtime::layers::guard::CommandPolicy;
 use tool_runtime::postgres::{Postgres, PostgresOptions};
 use tool_test_support::fake_provider::{FakeProvider, Step};
 use tool_test_support::postgres::PostgresServer;

@@ -11,8 +11,9 @@ use std::time::Duration;
 use criterion::BenchmarkGroup;
 use criterion::measurement::WallTime;
 use serde_json::json;
-use tool_runtime::confirm::{ConfirmationStore, TokenBinding};
-use tool_runtime::limits::{Rate, RateLimiter};
+use tool_runtime::layers::confirm::{ConfirmationStore, TokenBinding};
+use tool_runtime::layers::limits::RateLimiter;
+use tool_runtime::tool::Rate;
 
 /// One charge through `limiter` (at a rate no run reaches, so every charge is counted and
 /// allowed), benchmarked as `rate charge: {name}` in `group`.

@@ -15,7 +15,7 @@ fuzz_target!(|bytes: &[u8]| {
         .into_iter()
         .map(str::to_owned)
         .chain(text.split('\0').map(str::to_owned));
-    let Ok(args) = tool_runtime::cli::arguments_of(registry, "kinds", argv) else {
+    let Ok(args) = tool_runtime::app::cli::arguments_of(registry, "kinds", argv) else {
         return;
     };
     assert!(args.is_object(), "{args}");

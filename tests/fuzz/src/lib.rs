@@ -130,7 +130,7 @@ pub fn routers() -> &'static (axum::Router, axum::Router) {
     ROUTERS.get_or_init(|| {
         let fast = builder().build().expect("a registry");
         let reference = builder()
-            .policy(|_: &tool_runtime::PendingCall| Ok::<(), String>(()))
+            .policy(|_: &tool_runtime::tool::PendingCall| Ok::<(), String>(()))
             .build()
             .expect("a registry");
         let router = |r: Registry| http::router(Arc::new(r), ServerOptions::default());

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use tool_runtime::agent::{
     Agent, Api, Budgets, Event, Message, Model, RunContext, RunErrorKind, Tiers,
 };
-use tool_runtime::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::policy::DenyDestructive;
 use tool_runtime::llm::{self, Target};
-use tool_runtime::policy::DenyDestructive;
 use tool_runtime::{CallContext, Caller, Registry, Source, State, tool};
 use tool_test_support::fake_provider::{FakeProvider, Step, USAGE};
 
@@ -414,7 +414,7 @@ async fn audited_run(
     let registry = Arc::new(
         registry_builder()
             .tool(agent_login::descriptor())
-            .audit(tool_runtime::audit::JsonLinesAudit::open(&path).unwrap())
+            .audit(tool_runtime::layers::audit::JsonLinesAudit::open(&path).unwrap())
             .state(Probes::default())
             .build()
             .unwrap(),
@@ -899,7 +899,7 @@ async fn cancelling_a_run_cancels_its_tools_and_the_audit_says_so() {
             |b| b,
         )
         .await;
-        let cancel = tool_runtime::CancellationToken::new();
+        let cancel = tokio_util::sync::CancellationToken::new();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let run = agent.run("wait").events(tx).cancellation(cancel.clone());
         let handle = tokio::spawn(run.into_future());

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tool_runtime::agent::{Agent, Api, Model};
 use tool_runtime::resource::{Resource, ResourceBody, ResourceMeta};
-use tool_runtime::{BoxFuture, CallContext, Registry, ToolError};
+use tool_runtime::{CallContext, Registry, ToolError};
 use tool_test_support::fake_provider::{FakeProvider, Step};
 
 const KEY: &str = "sk-test-0123456789-secret";
@@ -61,7 +62,7 @@ async fn a_model_lists_and_reads_resources_only_when_offered() {
                 text: "operators only",
                 roles: &["operator"],
             })
-            .policy(tool_runtime::policy::RequireRoles)
+            .policy(tool_runtime::layers::policy::RequireRoles)
             .build()
             .unwrap(),
     );

@@ -23,20 +23,7 @@ const BEHIND_REGISTRY: [&str; 2] = ["catalog", "pipeline"];
 
 /// Imports allowed against the rules: the importing module, the start of the imported path
 /// (after `crate::`), and why.
-const EXCEPTIONS: &[(&str, &str, &str)] = &[
-    (
-        "mcp",
-        "toolset",
-        "`RemoteServer` mounts another MCP server as a toolset: it implements the public \
-         `Toolset` trait (`crate::toolset`), as an application's own sources do",
-    ),
-    (
-        "app",
-        "toolset",
-        "`App` takes the toolsets to mount for servers and the agent, through the public \
-         `crate::toolset` path its users write too",
-    ),
-];
+const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
 /// One `crate::` path in a module's source.
 #[derive(Debug)]

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_runtime::Secret;
-use tool_runtime::audit::{Audit, JsonLinesAudit};
-use tool_runtime::policy::DenyDestructive;
+use tool_runtime::layers::audit::{Audit, JsonLinesAudit};
+use tool_runtime::layers::policy::DenyDestructive;
 use tool_runtime::prelude::*;
 
 /// Look something up.
@@ -340,7 +340,7 @@ fn an_intent_without_outcome_is_reported_once_as_outcome_unknown() {
 }
 
 /// What the log reports as "outcome unknown" (found when it was opened).
-fn unknown_outcomes(audit: &JsonLinesAudit) -> Vec<tool_runtime::audit::UnknownOutcome> {
+fn unknown_outcomes(audit: &JsonLinesAudit) -> Vec<tool_runtime::layers::audit::UnknownOutcome> {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap()
@@ -472,8 +472,8 @@ struct Flaky {
 impl Audit for Flaky {
     fn record<'a>(
         &'a self,
-        record: &'a tool_runtime::audit::AuditRecord<'a>,
-    ) -> tool_runtime::BoxFuture<'a, std::io::Result<()>> {
+        record: &'a tool_runtime::layers::audit::AuditRecord<'a>,
+    ) -> futures_util::future::BoxFuture<'a, std::io::Result<()>> {
         use std::sync::atomic::Ordering;
         let result = match record.outcome {
             None => Ok(()),

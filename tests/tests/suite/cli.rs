@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use tool_runtime::App;
-use tool_runtime::cli::clap::ValueHint;
+use tool_runtime::app::cli::clap::ValueHint;
 
 fn app() -> App {
     App::new("tickets")
@@ -140,7 +140,7 @@ async fn enums_list_their_values_and_paths_complete_as_files() {
         .state(downstream::Inbox::default())
         .build()
         .unwrap();
-    let mut cmd = tool_runtime::cli::command("tickets", &registry, Some("ticket-open"));
+    let mut cmd = tool_runtime::app::cli::command("tickets", &registry, Some("ticket-open"));
     let sub = cmd.find_subcommand_mut("ticket-open").unwrap();
     let help = sub.render_long_help().to_string();
     assert!(
@@ -173,7 +173,7 @@ async fn only_the_invoked_tool_gets_its_flags() {
         .state(downstream::Inbox::default())
         .build()
         .unwrap();
-    let cmd = tool_runtime::cli::command("tickets", &registry, Some("ticket-list"));
+    let cmd = tool_runtime::app::cli::command("tickets", &registry, Some("ticket-list"));
     let args = |name: &str| cmd.find_subcommand(name).unwrap().get_arguments().count();
     assert_eq!(args("ticket-open"), 0);
     assert!(args("ticket-list") > 0);
@@ -217,7 +217,7 @@ fn main_runs_a_single_call_on_one_thread_with_blocking_work_inline() {
 /// tool (on the one-shot runtime, its blocking work inline), in every form of the option.
 #[test]
 fn a_call_after_a_global_option_with_a_value_reaches_the_tool() {
-    use tool_runtime::cli::clap::Arg;
+    use tool_runtime::app::cli::clap::Arg;
     let with_db = || {
         probe().global_arg(
             Arg::new("db")
@@ -340,7 +340,7 @@ async fn enum_words_json_shapes_and_constraints_on_the_command_line() {
     );
 
     let registry = notes_tools().build().unwrap();
-    let cmd = || tool_runtime::cli::command("notes", &registry, Some("find-notes"));
+    let cmd = || tool_runtime::app::cli::command("notes", &registry, Some("find-notes"));
     let refused = cmd()
         .try_get_matches_from([
             "notes",
@@ -396,8 +396,8 @@ async fn enum_words_json_shapes_and_constraints_on_the_command_line() {
 /// `tickets --only NAME`: a policy, added in `configure` from a global option, lets the CLI
 /// reach that tool alone.
 fn only() -> App {
-    use tool_runtime::cli::clap::Arg;
-    use tool_runtime::policy::AllowTools;
+    use tool_runtime::app::cli::clap::Arg;
+    use tool_runtime::layers::policy::AllowTools;
     app()
         .global_arg(Arg::new("only").long("only").num_args(1))
         .configure(async |cx, builder| {

@@ -9,18 +9,19 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tool_runtime::app;
-use tool_runtime::audit::{Audit, AuditRecord};
 use tool_runtime::http::Identity;
 use tool_runtime::http::{self, Auth, ServerOptions};
+use tool_runtime::layers::audit::{Audit, AuditRecord};
+use tool_runtime::layers::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::mcp::McpServer;
-use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
 use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::tool::ToolMeta;
 use tool_runtime::toolset::{Toolset, ToolsetTool};
-use tool_runtime::{BoxFuture, ToolMeta};
 
 /// List the backups.
 #[tool(annotations(read_only))]
@@ -56,7 +57,7 @@ impl Audit for Outcomes {
     fn record<'a>(
         &'a self,
         record: &'a AuditRecord<'a>,
-    ) -> tool_runtime::BoxFuture<'a, std::io::Result<()>> {
+    ) -> futures_util::future::BoxFuture<'a, std::io::Result<()>> {
         if let Some(outcome) = record.outcome {
             self.0
                 .lock()
@@ -247,7 +248,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
         .map(|t| t["name"].as_str().unwrap().to_owned()));
     let cli = rows.iter().find(|r| r.1.source() == Source::Cli).unwrap();
     assert_eq!(listed, cli.2, "CLI tools --json");
-    let help = tool_runtime::cli::command("t", &registry, None);
+    let help = tool_runtime::app::cli::command("t", &registry, None);
     let subcommands = set(help
         .get_subcommands()
         .map(|c| c.get_name().replace('-', "_"))
@@ -697,7 +698,7 @@ struct Limited;
 impl Tool for Limited {
     fn meta(&self) -> ToolMeta {
         let mut meta = ToolMeta::new("limited", "Return the text, at most twice a minute.");
-        meta.rate = Some(tool_runtime::limits::Rate::parse("2/min").unwrap());
+        meta.rate = Some(tool_runtime::tool::Rate::parse("2/min").unwrap());
         meta
     }
     fn input_schema(&self) -> Value {

@@ -12,7 +12,7 @@ use axum::extract::Path as UrlPath;
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::get;
 use tool_runtime::ToolError;
-use tool_runtime::guard::{CommandPolicy, PathPolicy, UrlPolicy};
+use tool_runtime::layers::guard::{CommandPolicy, PathPolicy, UrlPolicy};
 use tool_test_support::TempDir;
 
 /// The rule a refusal names, or "ok".

@@ -5,12 +5,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tool_runtime::hooks::{CallHook, HookPoint, Permit};
 use tool_runtime::http::{self, Auth, ServerOptions};
+use tool_runtime::layers::hooks::{CallHook, HookPoint, Permit};
 use tool_runtime::prelude::*;
-use tool_runtime::{BoxFuture, PendingCall};
+use tool_runtime::tool::PendingCall;
 
 /// Sleep, then answer.
 #[tool(timeout = "2s")]
@@ -984,7 +985,7 @@ async fn shutdown_lets_a_slow_call_finish_then_stops() {
 /// completes: a router given the same options (`/mcp`) learns of the shutdown with nothing more.
 #[tokio::test]
 async fn serve_cancels_the_options_shutdown_token() {
-    let token = tool_runtime::CancellationToken::new();
+    let token = tokio_util::sync::CancellationToken::new();
     let options = ServerOptions::default().shutdown(token.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();

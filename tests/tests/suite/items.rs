@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tool_runtime::prompt::{Prompt, PromptArgument, PromptMessage, PromptMeta, PromptReply};
 use tool_runtime::registry::RegistryBuilder;
 use tool_runtime::resource::{CacheScope, Listed, Resource, ResourceBody, ResourceMeta};
-use tool_runtime::{
-    BoxFuture, CallContext, Completing, EmbeddedResource, Registry, ToolError, Violation,
-};
+use tool_runtime::tool::{Completing, EmbeddedResource, Violation};
+use tool_runtime::{CallContext, Registry, ToolError};
 
 /// The bytes `images://logo` answers: a PNG of one red pixel.
 pub const LOGO: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90\x77\x53\xde\x00\x00\x00\x0c\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
@@ -193,7 +193,7 @@ pub struct Once;
 impl Resource for Once {
     fn meta(&self) -> ResourceMeta {
         let mut meta = ResourceMeta::new("once", "limited://once", "Read it once a minute.");
-        meta.rate = tool_runtime::limits::Rate::parse("1/min");
+        meta.rate = tool_runtime::tool::Rate::parse("1/min");
         meta
     }
 
@@ -290,5 +290,5 @@ pub fn registry(reads: &Arc<AtomicUsize>) -> RegistryBuilder {
         .resource(Both)
         .resource(Once)
         .prompt(Review)
-        .policy(tool_runtime::policy::RequireRoles)
+        .policy(tool_runtime::layers::policy::RequireRoles)
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tool_runtime::limits::Rate;
 use tool_runtime::prelude::*;
+use tool_runtime::tool::Rate;
 
 /// Ping.
 #[tool(rate = "2/min")]

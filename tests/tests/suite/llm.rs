@@ -426,8 +426,8 @@ fn demo_specs_match_their_snapshots() {
 struct Dashed;
 
 impl Tool for Dashed {
-    fn meta(&self) -> tool_runtime::ToolMeta {
-        tool_runtime::ToolMeta::new("dashed", "Take a dashed parameter.")
+    fn meta(&self) -> tool_runtime::tool::ToolMeta {
+        tool_runtime::tool::ToolMeta::new("dashed", "Take a dashed parameter.")
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {"ttl-seconds": {"type": "integer"}}, "additionalProperties": false})
@@ -439,7 +439,7 @@ impl Tool for Dashed {
         &self,
         _: Value,
         _: CallContext,
-    ) -> tool_runtime::BoxFuture<'_, Result<Value, ToolError>> {
+    ) -> futures_util::future::BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async { Ok(Value::Null) })
     }
 }
@@ -567,8 +567,8 @@ fn cached_specs_follow_the_registry() {
 struct Dashless;
 
 impl Tool for Dashless {
-    fn meta(&self) -> tool_runtime::ToolMeta {
-        tool_runtime::ToolMeta::new("dashless", "Take a plain parameter.")
+    fn meta(&self) -> tool_runtime::tool::ToolMeta {
+        tool_runtime::tool::ToolMeta::new("dashless", "Take a plain parameter.")
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {"ttl_seconds": {"type": "integer"}}, "additionalProperties": false})
@@ -580,7 +580,7 @@ impl Tool for Dashless {
         &self,
         _: Value,
         _: CallContext,
-    ) -> tool_runtime::BoxFuture<'_, Result<Value, ToolError>> {
+    ) -> futures_util::future::BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async { Ok(Value::Null) })
     }
 }

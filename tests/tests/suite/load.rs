@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tool_runtime::audit::JsonLinesAudit;
 use tool_runtime::http::{self, ServerOptions};
+use tool_runtime::layers::audit::JsonLinesAudit;
 
 const CALLERS: usize = 200;
 

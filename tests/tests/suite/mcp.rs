@@ -13,8 +13,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tool_runtime::layers::policy::RequireRoles;
 use tool_runtime::mcp::McpServer;
-use tool_runtime::policy::RequireRoles;
 use tool_runtime::{Registry, tool};
 
 fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
@@ -394,7 +394,7 @@ async fn every_pipeline_error_is_an_is_error_result_naming_its_type() {
             .tool(backup_find::descriptor())
             .tool(backup_start::descriptor())
             .tool(backup_delete::descriptor())
-            .policy(|call: &tool_runtime::PendingCall| {
+            .policy(|call: &tool_runtime::tool::PendingCall| {
                 if call.meta().name == "backup_delete" && call.args()["id"] == "prod" {
                     Err("`prod` backups are kept".to_owned())
                 } else {
@@ -564,11 +564,11 @@ async fn store_wipe(
 #[derive(Default, Clone)]
 struct Outcomes(Arc<std::sync::Mutex<Vec<String>>>);
 
-impl tool_runtime::hooks::CallObserver for Outcomes {
+impl tool_runtime::layers::hooks::CallObserver for Outcomes {
     fn observe<'a>(
         &'a self,
-        call: tool_runtime::hooks::CompletedCall<'a>,
-    ) -> tool_runtime::BoxFuture<'a, ()> {
+        call: tool_runtime::layers::hooks::CompletedCall<'a>,
+    ) -> futures_util::future::BoxFuture<'a, ()> {
         let outcome = call
             .envelope
             .error()

@@ -7,12 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
+use tool_runtime::layers::policy::RequireRoles;
 use tool_runtime::mcp::McpServer;
-use tool_runtime::policy::RequireRoles;
 use tool_runtime::prompt::{Prompt, PromptArgument, PromptMeta, PromptReply};
 use tool_runtime::resource::{CacheScope, Listed, Resource, ResourceBody, ResourceMeta};
-use tool_runtime::{BoxFuture, CallContext, Completing, Registry, ToolError, Violation, tool};
+use tool_runtime::tool::{Completing, Violation};
+use tool_runtime::{CallContext, Registry, ToolError, tool};
 
 /// A resource answering `body` for any URI its template matches.
 struct Fixed {
@@ -479,8 +481,8 @@ async fn prompts_are_got_with_typed_arguments_and_arguments_are_completed() {
 struct Numbered(usize);
 
 impl tool_runtime::Tool for Numbered {
-    fn meta(&self) -> tool_runtime::ToolMeta {
-        tool_runtime::ToolMeta::new(format!("tool_{:03}", self.0), "One of many")
+    fn meta(&self) -> tool_runtime::tool::ToolMeta {
+        tool_runtime::tool::ToolMeta::new(format!("tool_{:03}", self.0), "One of many")
     }
     fn input_schema(&self) -> Value {
         json!({"type": "object", "properties": {}})
@@ -686,7 +688,7 @@ async fn a_page_of_resources_runs_only_the_lists_its_cursor_reaches() {
 
 #[tokio::test]
 async fn a_resource_a_filter_guards_is_never_cached_as_public() {
-    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::layers::policy::ToolFilter;
     let build = |filter: ToolFilter| {
         let mut notes = fixed("notes", "notes://today", ResourceBody::Text("milk".into()));
         notes.meta.ttl = Some(Duration::from_secs(60));

@@ -13,14 +13,16 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{Request, header};
+use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::http::{self, ServerOptions};
-use tool_runtime::limits::Rate;
-use tool_runtime::policy::{AllowTools, DenyDestructive};
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::policy::{AllowTools, DenyDestructive};
 use tool_runtime::registry::RegistryBuilder;
-use tool_runtime::{BoxFuture, CallContext, Registry, Source, Tool, ToolError, ToolMeta, tool};
+use tool_runtime::tool::Rate;
+use tool_runtime::tool::ToolMeta;
+use tool_runtime::{CallContext, Registry, Source, Tool, ToolError, tool};
 use tower::ServiceExt;
 
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
@@ -177,7 +179,7 @@ fn fixture_with(observe: bool, extra: fn(RegistryBuilder) -> RegistryBuilder) ->
         builder = extra(builder);
         if reference {
             // A policy of the user's own may read the arguments: the `Value` path, always.
-            builder = builder.policy(|_: &tool_runtime::PendingCall| Ok::<(), String>(()));
+            builder = builder.policy(|_: &tool_runtime::tool::PendingCall| Ok::<(), String>(()));
         }
         http::router(Arc::new(builder.build().unwrap()), ServerOptions::default())
     };

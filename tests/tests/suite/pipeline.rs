@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tool_runtime::hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
+use tokio_util::sync::CancellationToken;
+use tool_runtime::layers::hooks::{CallHook, CallObserver, CompletedCall, HookPoint, Permit};
 use tool_runtime::prelude::*;
 use tool_runtime::registry::BuildProblem;
-use tool_runtime::{
-    BoxFuture, CancellationToken, PendingCall, ProgressSink, ProgressUpdate, ToolMeta,
-};
+use tool_runtime::tool::{PendingCall, ProgressSink, ProgressUpdate, ToolMeta};
 
 /// Add two integers.
 #[tool(annotations(read_only))]
@@ -209,7 +209,7 @@ async fn unknown_tool_suggests_near_names() {
 /// out by the rule a call of them meets.
 #[tokio::test]
 async fn a_listing_of_tools_is_a_request_of_the_one_entry() {
-    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::layers::policy::ToolFilter;
     use tool_runtime::registry::ListTools;
     let r = builder()
         .policy(ToolFilter::new().for_everyone(Vec::<String>::new(), ["add", "tool:echo*"]))
@@ -457,13 +457,13 @@ async fn a_tool_words_its_own_question() {
 }
 
 /// Answers every question the same way, and remembers what it was asked.
-struct Answering(tool_runtime::confirm::Answer, Mutex<Vec<String>>);
+struct Answering(tool_runtime::tool::Answer, Mutex<Vec<String>>);
 
-impl tool_runtime::confirm::Ask for Answering {
+impl tool_runtime::tool::Ask for Answering {
     fn ask<'a>(
         &'a self,
-        confirmation: &'a tool_runtime::confirm::Confirmation,
-    ) -> tool_runtime::BoxFuture<'a, tool_runtime::confirm::Answer> {
+        confirmation: &'a tool_runtime::tool::Confirmation,
+    ) -> futures_util::future::BoxFuture<'a, tool_runtime::tool::Answer> {
         self.1.lock().unwrap().push(confirmation.question.clone());
         let answer = self.0.clone();
         Box::pin(async move { answer })
@@ -472,8 +472,8 @@ impl tool_runtime::confirm::Ask for Answering {
 
 #[tokio::test]
 async fn a_caller_that_asks_is_asked_redeems_declines_or_leaves_the_question_standing() {
-    use tool_runtime::confirm::Answer;
     use tool_runtime::registry::CallTool;
+    use tool_runtime::tool::Answer;
     let r = registry();
     let ask = |answer| Arc::new(Answering(answer, Mutex::default()));
 
@@ -483,7 +483,7 @@ async fn a_caller_that_asks_is_asked_redeems_declines_or_leaves_the_question_sta
     let c = e.confirmation().expect("a confirmation");
     assert_eq!(c.question, "Run wipe?");
     assert_eq!(e.details().unwrap()["token"], json!(c.token));
-    assert_eq!(c.expires_in, tool_runtime::confirm::TOKEN_LIFETIME);
+    assert_eq!(c.expires_in, tool_runtime::layers::confirm::TOKEN_LIFETIME);
     assert!(
         r.call("add", json!({"a": 1}), caller())
             .await
@@ -1114,9 +1114,9 @@ async fn a_plain_fn_runs_on_the_blocking_pool() {
 /// Asks the caller's model, after a log message.
 #[tool(annotations(read_only))]
 async fn ask_model(ctx: &CallContext) -> Result<String, ToolError> {
-    ctx.log(tool_runtime::peer::LogLevel::Info, "asking");
+    ctx.log(tool_runtime::tool::peer::LogLevel::Info, "asking");
     let answer = ctx
-        .sample(tool_runtime::peer::Sample::new("2 + 2?").max_tokens(5))
+        .sample(tool_runtime::tool::peer::Sample::new("2 + 2?").max_tokens(5))
         .await?;
     Ok(answer.text)
 }
@@ -1130,7 +1130,7 @@ async fn ask_user(ctx: &CallContext) -> Result<String, ToolError> {
         n: u8,
     }
     Ok(match ctx.elicit::<Pick>("Pick a number").await? {
-        tool_runtime::peer::Elicited::Accepted(p) => format!("picked {}", p.n),
+        tool_runtime::tool::peer::Elicited::Accepted(p) => format!("picked {}", p.n),
         other => format!("{other:?}"),
     })
 }
@@ -1151,8 +1151,8 @@ struct Replies {
     elicit_answer: Option<Value>,
 }
 
-impl tool_runtime::peer::Peer for Replies {
-    fn log(&self, level: tool_runtime::peer::LogLevel, data: Value) {
+impl tool_runtime::tool::peer::Peer for Replies {
+    fn log(&self, level: tool_runtime::tool::peer::LogLevel, data: Value) {
         self.logs
             .lock()
             .unwrap()
@@ -1161,15 +1161,15 @@ impl tool_runtime::peer::Peer for Replies {
 
     fn sample(
         &self,
-        request: tool_runtime::peer::Sample,
-    ) -> BoxFuture<'_, Result<tool_runtime::peer::Sampled, ToolError>> {
+        request: tool_runtime::tool::peer::Sample,
+    ) -> BoxFuture<'_, Result<tool_runtime::tool::peer::Sampled, ToolError>> {
         let text = format!(
             "{} → 4 (max {})",
             request.turns()[0].1,
             request.token_limit()
         );
         Box::pin(async move {
-            Ok(tool_runtime::peer::Sampled {
+            Ok(tool_runtime::tool::peer::Sampled {
                 text,
                 model: "m".into(),
                 stop_reason: None,
@@ -1183,14 +1183,14 @@ impl tool_runtime::peer::Peer for Replies {
         schema: Value,
     ) -> BoxFuture<
         '_,
-        Result<tool_runtime::peer::Elicited<serde_json::Map<String, Value>>, ToolError>,
+        Result<tool_runtime::tool::peer::Elicited<serde_json::Map<String, Value>>, ToolError>,
     > {
         assert_eq!(schema["properties"]["n"]["description"], "A number");
         let answer = self.elicit_answer.clone();
         Box::pin(async move {
             Ok(match answer {
-                Some(Value::Object(a)) => tool_runtime::peer::Elicited::Accepted(a),
-                _ => tool_runtime::peer::Elicited::Declined,
+                Some(Value::Object(a)) => tool_runtime::tool::peer::Elicited::Accepted(a),
+                _ => tool_runtime::tool::peer::Elicited::Declined,
             })
         })
     }

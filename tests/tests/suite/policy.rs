@@ -2,12 +2,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_runtime::BoxFuture;
-use tool_runtime::hooks::{CallObserver, CompletedCall};
-use tool_runtime::policy::{AllowTools, DenyDestructive, RequireRoles};
+use tool_runtime::Registry;
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::policy::{AllowTools, DenyDestructive, RequireRoles};
 use tool_runtime::prelude::*;
-use tool_runtime::{PendingCall, Registry};
+use tool_runtime::tool::PendingCall;
 
 /// Purge the archive.
 #[tool(annotations(destructive))]

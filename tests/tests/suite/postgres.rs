@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tool_runtime::app;
-use tool_runtime::audit::{Audit, AuditEvent, AuditRecord, JsonLinesAudit, UnknownOutcome};
 use tool_runtime::http::ServerOptions;
+use tool_runtime::layers::audit::{Audit, AuditEvent, AuditRecord, JsonLinesAudit, UnknownOutcome};
 use tool_runtime::postgres::{AuditOptions, Postgres, PostgresAudit, PostgresOptions};
 use tool_runtime::{Caller, ErrorKind, Registry, Source, ToolError, tool};
 use tool_test_support::TempDir;

@@ -11,9 +11,10 @@ use governor::{Quota, RateLimiter as Governor};
 use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore};
 use serde_json::json;
 use tool_runtime::ErrorKind;
-use tool_runtime::confirm::{ConfirmationStore, TokenBinding};
-use tool_runtime::limits::{Charge, Rate, RateLimiter};
+use tool_runtime::layers::confirm::{ConfirmationStore, TokenBinding};
+use tool_runtime::layers::limits::{Charge, RateLimiter};
 use tool_runtime::redis::{Redis, RedisOptions};
+use tool_runtime::tool::Rate;
 use tool_test_support::redis::RedisServer;
 
 async fn connect(server: &RedisServer, prefix: &str) -> Redis {
@@ -267,8 +268,8 @@ async fn mcp_sessions_round_trip_between_replicas_and_expire_when_idle() {
 
 /// Receives the next change within a few seconds.
 async fn next_change(
-    rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::notify::Change>,
-) -> tool_runtime::notify::Change {
+    rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::tool::notify::Change>,
+) -> tool_runtime::tool::notify::Change {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("a change within 5 s")
@@ -277,7 +278,7 @@ async fn next_change(
 
 #[tokio::test]
 async fn a_change_published_on_one_replica_reaches_every_replica_and_survives_a_restart() {
-    use tool_runtime::notify::{Change, Notifier};
+    use tool_runtime::tool::notify::{Change, Notifier};
     let mut server = RedisServer::start();
     let (a, b) = (
         connect(&server, "app:").await,

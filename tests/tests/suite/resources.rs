@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_runtime::hooks::{CallObserver, CompletedCall};
-use tool_runtime::policy::RequireRoles;
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::policy::RequireRoles;
 use tool_runtime::prelude::*;
 use tool_runtime::prompt::PromptMessage;
 use tool_runtime::resource::Listed;
-use tool_runtime::{BoxFuture, Completing, CompletionRef, prompt, resource};
+use tool_runtime::tool::{Completing, CompletionRef};
+use tool_runtime::{prompt, resource};
 
 /// Today's message.
 #[resource("motd://today")]
@@ -356,7 +358,7 @@ fn billing_letter() -> Vec<PromptMessage> {
 
 #[tokio::test]
 async fn a_filter_names_resources_and_prompts_by_their_own_names() {
-    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::layers::policy::ToolFilter;
     use tool_runtime::registry::{DescribeResources, ListPrompts};
     let filtered = |deny: &[&str]| {
         Registry::builder()

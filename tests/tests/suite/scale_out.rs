@@ -5,14 +5,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_runtime::confirm::{ConfirmationStore, MemoryConfirmationStore, TokenBinding};
-use tool_runtime::hooks::{CallObserver, CompletedCall};
+use tool_runtime::ErrorKind;
 use tool_runtime::http::{self, ServerOptions};
-use tool_runtime::limits::{Charge, MemoryRateLimiter, Rate, RateLimiter};
+use tool_runtime::layers::confirm::{ConfirmationStore, MemoryConfirmationStore, TokenBinding};
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
+use tool_runtime::layers::limits::{Charge, MemoryRateLimiter, RateLimiter};
 use tool_runtime::prelude::*;
 use tool_runtime::registry::RegistryBuilder;
-use tool_runtime::{BoxFuture, ErrorKind};
+use tool_runtime::tool::Rate;
 
 /// Ping.
 #[tool(rate = "2/min")]

@@ -177,7 +177,7 @@ fn titles_and_summaries_derived_by_the_macro_follow_the_runtime_rules() {
     let mut seen = 0;
     for tool in demo.tools().into_iter().chain(downstream.tools()) {
         let meta = tool.meta();
-        let rules = tool_runtime::ToolMeta::new(meta.name.clone(), meta.description.clone());
+        let rules = tool_runtime::tool::ToolMeta::new(meta.name.clone(), meta.description.clone());
         assert_eq!(meta.title, rules.title, "title of {}", meta.name);
         assert_eq!(meta.summary, rules.summary, "summary of {}", meta.name);
         assert!(

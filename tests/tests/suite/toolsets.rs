@@ -313,12 +313,14 @@ struct Answering {
     progress: std::sync::Mutex<Vec<f64>>,
 }
 
-impl tool_runtime::peer::Peer for Answering {
+impl tool_runtime::tool::peer::Peer for Answering {
     fn sample(
         &self,
-        request: tool_runtime::peer::Sample,
-    ) -> tool_runtime::BoxFuture<'_, Result<tool_runtime::peer::Sampled, tool_runtime::ToolError>>
-    {
+        request: tool_runtime::tool::peer::Sample,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<tool_runtime::tool::peer::Sampled, tool_runtime::ToolError>,
+    > {
         let asked = format!(
             "sample: {} | system: {} | max {} | t {:?}",
             request.turns()[0].1,
@@ -328,7 +330,7 @@ impl tool_runtime::peer::Peer for Answering {
         );
         self.asked.lock().unwrap().push(asked);
         Box::pin(async {
-            Ok(tool_runtime::peer::Sampled {
+            Ok(tool_runtime::tool::peer::Sampled {
                 text: "forty-two".to_owned(),
                 model: "a-local-model".to_owned(),
                 stop_reason: Some("endTurn".to_owned()),
@@ -340,10 +342,10 @@ impl tool_runtime::peer::Peer for Answering {
         &self,
         message: String,
         schema: Value,
-    ) -> tool_runtime::BoxFuture<
+    ) -> futures_util::future::BoxFuture<
         '_,
         Result<
-            tool_runtime::peer::Elicited<serde_json::Map<String, Value>>,
+            tool_runtime::tool::peer::Elicited<serde_json::Map<String, Value>>,
             tool_runtime::ToolError,
         >,
     > {
@@ -354,15 +356,15 @@ impl tool_runtime::peer::Peer for Answering {
             .push(format!("elicit: {message} | fields: {fields:?}"));
         let answer = json!({"name": "Ada", "color": "green"});
         Box::pin(async move {
-            Ok(tool_runtime::peer::Elicited::Accepted(
+            Ok(tool_runtime::tool::peer::Elicited::Accepted(
                 answer.as_object().cloned().unwrap(),
             ))
         })
     }
 }
 
-impl tool_runtime::ProgressSink for Answering {
-    fn report(&self, update: tool_runtime::ProgressUpdate) {
+impl tool_runtime::tool::ProgressSink for Answering {
+    fn report(&self, update: tool_runtime::tool::ProgressUpdate) {
         self.progress.lock().unwrap().push(update.progress);
     }
 }
@@ -539,7 +541,8 @@ async fn a_python_sdk_server_announces_new_tools_and_long_names_are_shortened() 
 /// `subscriptions/listen` stream).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_own_server_mounted_elsewhere_announces_its_new_tools() {
-    use tool_runtime::{CallContext, Tool, ToolError, ToolMeta};
+    use tool_runtime::tool::ToolMeta;
+    use tool_runtime::{CallContext, Tool, ToolError};
 
     struct Shout;
     impl Tool for Shout {
@@ -676,7 +679,7 @@ async fn a_store_gives_four_tools_bound_to_its_own_data() {
 /// toolset, per source, role and principal; hidden tools are neither listed nor callable.
 #[tokio::test]
 async fn a_tool_filter_gives_each_caller_its_share() {
-    use tool_runtime::policy::ToolFilter;
+    use tool_runtime::layers::policy::ToolFilter;
     use tool_runtime::toolset::{MemoryStore, Store};
     let filter = ToolFilter::new()
         .for_everyone(Vec::<String>::new(), ["*-delete"])

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
-use tool_runtime::notify::Change;
-use tool_runtime::toolset::MountError;
-use tool_runtime::{Caller, CompletionRef, Registry, Source};
+use tool_runtime::registry::MountError;
+use tool_runtime::tool::CompletionRef;
+use tool_runtime::tool::notify::Change;
+use tool_runtime::{Caller, Registry, Source};
 
 use super::toolsets::everything_on_stdio;
 
@@ -178,7 +179,7 @@ impl tool_runtime::resource::Resource for Versioned {
         _uri: String,
         _values: BTreeMap<String, String>,
         _ctx: tool_runtime::CallContext,
-    ) -> tool_runtime::BoxFuture<
+    ) -> futures_util::future::BoxFuture<
         '_,
         Result<tool_runtime::resource::ResourceBody, tool_runtime::ToolError>,
     > {
@@ -194,7 +195,7 @@ impl tool_runtime::toolset::Toolset for Shifting {
 
     fn tools(
         &self,
-    ) -> tool_runtime::BoxFuture<
+    ) -> futures_util::future::BoxFuture<
         '_,
         Result<Vec<tool_runtime::toolset::ToolsetTool>, tool_runtime::ToolError>,
     > {
@@ -206,7 +207,8 @@ impl tool_runtime::toolset::Toolset for Shifting {
         tool: &'a str,
         _args: serde_json::Value,
         _ctx: tool_runtime::CallContext,
-    ) -> tool_runtime::BoxFuture<'a, Result<serde_json::Value, tool_runtime::ToolError>> {
+    ) -> futures_util::future::BoxFuture<'a, Result<serde_json::Value, tool_runtime::ToolError>>
+    {
         Box::pin(async move {
             Err(tool_runtime::ToolError::not_found(format!(
                 "no tool {tool}"
@@ -216,7 +218,7 @@ impl tool_runtime::toolset::Toolset for Shifting {
 
     fn items(
         self: std::sync::Arc<Self>,
-    ) -> tool_runtime::BoxFuture<
+    ) -> futures_util::future::BoxFuture<
         'static,
         Result<tool_runtime::toolset::ToolsetItems, tool_runtime::ToolError>,
     > {
@@ -299,7 +301,7 @@ impl tool_runtime::resource::Resource for Watched {
         uri: String,
         _values: BTreeMap<String, String>,
         _ctx: tool_runtime::CallContext,
-    ) -> tool_runtime::BoxFuture<
+    ) -> futures_util::future::BoxFuture<
         '_,
         Result<tool_runtime::resource::ResourceBody, tool_runtime::ToolError>,
     > {
@@ -309,7 +311,7 @@ impl tool_runtime::resource::Resource for Watched {
     fn subscribe(
         &self,
         _uri: &str,
-    ) -> Option<tool_runtime::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
+    ) -> Option<futures_util::future::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
         let subscribed = std::sync::Arc::clone(&self.subscribed);
         Some(Box::pin(async move {
             subscribed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -320,7 +322,7 @@ impl tool_runtime::resource::Resource for Watched {
     fn unsubscribe(
         &self,
         _uri: &str,
-    ) -> Option<tool_runtime::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
+    ) -> Option<futures_util::future::BoxFuture<'static, Result<(), tool_runtime::ToolError>>> {
         self.released
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         None

@@ -4,11 +4,12 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_runtime::hooks::{CallObserver, CompletedCall};
 use tool_runtime::http::{self, ServerOptions};
+use tool_runtime::layers::hooks::{CallObserver, CompletedCall};
 use tool_runtime::prelude::*;
-use tool_runtime::{App, BoxFuture, Secret};
+use tool_runtime::{App, Secret};
 
 const SECRET: &str = "correct-horse-battery-staple";
 const SHORT_SECRET: &str = "hunter2";

@@ -42,7 +42,7 @@ mod tools {
         ::std::result::Result::Ok(::std::format!("{id} {verbose:?}"))
     }
 
-    fn ids(_: tool_runtime::Completing) -> ::std::vec::Vec<::std::string::String> {
+    fn ids(_: tool_runtime::tool::Completing) -> ::std::vec::Vec<::std::string::String> {
         ::std::vec::Vec::new()
     }
 

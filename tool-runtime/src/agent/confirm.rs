@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 
 use super::ConfirmFn;
 use super::transcript::Event;
-use crate::layers::confirm::{Answer, Ask, Confirmation};
+use crate::tool::{Answer, Ask, Confirmation};
 use tokio::sync::mpsc;
 
 /// The agent's [`confirm`](super::AgentBuilder::confirm) callback as the pipeline's [`Ask`]:

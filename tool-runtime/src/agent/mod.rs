@@ -10,7 +10,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use tool_runtime::agent::{Agent, Api, Budgets, Model};
-//! use tool_runtime::policy::DenyDestructive;
+//! use tool_runtime::layers::policy::DenyDestructive;
 //! use tool_runtime::{Registry, Source};
 //!
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -73,8 +73,8 @@ pub use client::ProviderError;
 pub use model::{Api, Model, ModelError, Tiers, default_model, detect_api, parse_reference};
 pub use transcript::{Event, Message, Refusal, ToolCall, ToolResult, Transcript, Turn, Usage};
 
-use crate::layers::confirm::Confirmation;
 use crate::llm;
+use crate::tool::Confirmation;
 use crate::{Caller, Registry, Source};
 
 /// The name of the tool that moves a run to another tier (offered with two tiers or more).

@@ -13,8 +13,8 @@ use super::{App, AppContext, SetupError};
 use crate::agent::{
     AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError, RunErrorKind,
 };
-use crate::cli::call::ask;
-use crate::cli::fail;
+use crate::app::cli::call::ask;
+use crate::app::cli::fail;
 use crate::registry::Registry;
 
 /// What the command line asks of the agent: `--provider` and `--model`, which override the
@@ -93,7 +93,7 @@ impl App {
             Ok(a) => a,
             Err(e) => return fail(e, 1),
         };
-        let json = cx.matches().get_flag(crate::cli::command::JSON);
+        let json = cx.matches().get_flag(crate::app::cli::command::JSON);
         let tier = m.get_one::<String>("tier").cloned();
         if sub == "agent" {
             let prompt = m
@@ -139,7 +139,7 @@ async fn one_run(
     json: bool,
 ) -> (u8, Vec<Message>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let cancel = crate::CancellationToken::new();
+    let cancel = tokio_util::sync::CancellationToken::new();
     let mut run = agent
         .run(prompt)
         .history(history.clone())
@@ -283,7 +283,7 @@ pub(super) fn commands() -> [Command; 2] {
     [
         Command::new("agent")
             .about("Run a model against the tools for one request; progress on stderr, the answer on stdout")
-            .display_order(crate::cli::command::BUILTIN_ORDER)
+            .display_order(crate::app::cli::command::BUILTIN_ORDER)
             .arg(
                 Arg::new("prompt")
                     .required(true)
@@ -296,7 +296,7 @@ pub(super) fn commands() -> [Command; 2] {
             .arg(tier.clone()),
         Command::new("chat")
             .about("Talk to a model that can call the tools, one line per message, until end of input")
-            .display_order(crate::cli::command::BUILTIN_ORDER)
+            .display_order(crate::app::cli::command::BUILTIN_ORDER)
             .arg(provider)
             .arg(model)
             .arg(tier),

@@ -99,7 +99,7 @@ async fn run_agent(State(route): State<std::sync::Arc<Route>>, mut request: Requ
         run = run.tier(tier);
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let cancel = crate::CancellationToken::new();
+    let cancel = tokio_util::sync::CancellationToken::new();
     let run = run.events(tx).cancellation(cancel.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     // In the request's span: the run's `invoke_agent` continues the request's trace.

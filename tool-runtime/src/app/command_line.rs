@@ -13,9 +13,9 @@ use futures_util::future::LocalBoxFuture;
 
 use super::AppContext;
 use super::scan::{find_subcommand, is_server, scan};
-use crate::cli::command::{self, subcommand_name};
-use crate::cli::fail;
-use crate::cli::{list_tools, logging, print_schema};
+use crate::app::cli::command::{self, subcommand_name};
+use crate::app::cli::fail;
+use crate::app::cli::{list_tools, logging, print_schema};
 use crate::registry::{Registry, RegistryBuilder};
 use crate::toolset::Toolset;
 
@@ -167,8 +167,8 @@ impl App {
     /// configuration) it can [`insert`](AppContext::insert) there for the later hooks.
     ///
     /// ```no_run
-    /// # use tool_runtime::cli::clap::Arg;
-    /// # use tool_runtime::policy::AllowTools;
+    /// # use tool_runtime::app::cli::clap::Arg;
+    /// # use tool_runtime::layers::policy::AllowTools;
     /// # fn main() -> std::process::ExitCode {
     /// tool_runtime::app!()
     ///     .global_arg(Arg::new("only").long("only"))
@@ -279,7 +279,7 @@ impl App {
             Ok(runtime) => runtime,
             Err(e) => return ExitCode::from(fail(format_args!("cannot start tokio: {e}"), 1)),
         };
-        let _inline = (!server).then(crate::cli::InlineGuard::enter);
+        let _inline = (!server).then(crate::app::cli::InlineGuard::enter);
         // Boxed: `block_on` moves its future through several frames, each of which would
         // otherwise reserve (and touch) stack for all of it.
         runtime.block_on(Box::pin(self.run_from(args)))
@@ -382,7 +382,7 @@ impl App {
         // `device_add` is accepted for `device-add`: rewritten here rather than declared as an
         // alias, so clap's "did you mean" suggestions list each tool once.
         if let Some((i, name)) = invoked
-            && let Some(tool) = command::find_tool(&listing, name, Some(&crate::cli::caller()))
+            && let Some(tool) = command::find_tool(&listing, name, Some(&crate::app::cli::caller()))
             && tool.name() == name
         {
             args[*i] = OsString::from(subcommand_name(name));
@@ -462,15 +462,18 @@ impl App {
         };
         let debug = cfg!(debug_assertions);
         // Only `resource` and `prompt` can be item built-ins: a tool call lists no items.
-        let item = [crate::cli::items::RESOURCE, crate::cli::items::PROMPT]
-            .into_iter()
-            .find(|i| *i == typed)
-            .filter(|i| crate::cli::items::builtins(&registry).contains(i));
+        let item = [
+            crate::app::cli::items::RESOURCE,
+            crate::app::cli::items::PROMPT,
+        ]
+        .into_iter()
+        .find(|i| *i == typed)
+        .filter(|i| crate::app::cli::items::builtins(&registry).contains(i));
         if let Some(item) = item {
-            let sub = if item == crate::cli::items::RESOURCE {
-                crate::cli::items::resource_command()
+            let sub = if item == crate::app::cli::items::RESOURCE {
+                crate::app::cli::items::resource_command()
             } else {
-                crate::cli::items::prompt_command(&registry)
+                crate::app::cli::items::prompt_command(&registry)
             };
             let mut cmd = self.finish_command(command::for_builtin(&self.name, vec![sub], debug));
             let matches = match parse(&mut cmd, args) {
@@ -479,20 +482,21 @@ impl App {
             };
             let json_out = matches.get_flag(command::JSON);
             let (_, m) = matches.subcommand().expect("routed by its subcommand");
-            return if item == crate::cli::items::RESOURCE {
-                crate::cli::items::resource(&registry, m, json_out, out).await
+            return if item == crate::app::cli::items::RESOURCE {
+                crate::app::cli::items::resource(&registry, m, json_out, out).await
             } else {
-                crate::cli::items::prompt(&registry, m, json_out, out).await
+                crate::app::cli::items::prompt(&registry, m, json_out, out).await
             };
         }
-        let Some(tool) = command::find_tool(&registry, typed, Some(&crate::cli::caller())) else {
+        let Some(tool) = command::find_tool(&registry, typed, Some(&crate::app::cli::caller()))
+        else {
             // Hidden or unknown: the pipeline says which, to the log and the audit only.
             let json_out = args.iter().any(|a| a == "--json");
             let name = command::find_tool(&registry, typed, None)
                 .map_or_else(|| typed.to_owned(), |t| t.name().to_owned());
             let arguments = serde_json::Value::Object(serde_json::Map::new());
             let flags = ArgMatches::default();
-            return crate::cli::call::call(&registry, &name, arguments, &flags, json_out, out)
+            return crate::app::cli::call::call(&registry, &name, arguments, &flags, json_out, out)
                 .await;
         };
         let mut args = args.to_vec();
@@ -508,7 +512,7 @@ impl App {
         let (_, m) = matches
             .subcommand()
             .expect("a call's tree has one subcommand");
-        crate::cli::call::invoke(&registry, &tool, m, json_out, out).await
+        crate::app::cli::call::invoke(&registry, &tool, m, json_out, out).await
     }
 
     /// Installs the log on standard error and, when it is on, telemetry beside it.
@@ -561,7 +565,7 @@ impl App {
             builder
         };
         let listing = builder.build().map_err(|e| fail(e, 1))?;
-        match crate::cli::items::builtin_clash(&listing) {
+        match crate::app::cli::items::builtin_clash(&listing) {
             Some(clash) => Err(fail(clash, 1)),
             None => Ok(listing),
         }
@@ -598,7 +602,7 @@ impl App {
             None => builder,
         };
         let registry = builder.build().map_err(|e| e.to_string())?;
-        match crate::cli::items::builtin_clash(&registry) {
+        match crate::app::cli::items::builtin_clash(&registry) {
             Some(clash) => Err(clash),
             None => Ok(registry),
         }
@@ -629,12 +633,12 @@ impl App {
     /// The whole tree: the tools' command with the built-ins that reach the other front ends.
     /// (A tool call's tree names them only bare, in debug builds: see `for_call`.)
     fn command(&self, registry: &Registry, invoked: Option<&str>) -> clap::Command {
-        let mut cmd = crate::cli::command(&self.name, registry, invoked);
-        for item in crate::cli::items::builtins(registry) {
-            cmd = cmd.subcommand(if item == crate::cli::items::RESOURCE {
-                crate::cli::items::resource_command()
+        let mut cmd = crate::app::cli::command(&self.name, registry, invoked);
+        for item in crate::app::cli::items::builtins(registry) {
+            cmd = cmd.subcommand(if item == crate::app::cli::items::RESOURCE {
+                crate::app::cli::items::resource_command()
             } else {
-                crate::cli::items::prompt_command(registry)
+                crate::app::cli::items::prompt_command(registry)
             });
         }
         let cmd = cmd.subcommands(self.started_commands());

@@ -18,7 +18,7 @@ use clap::ArgMatches;
 /// agent), [`background`](super::App::background) (`serve`).
 ///
 /// ```no_run
-/// use tool_runtime::cli::clap::Arg;
+/// use tool_runtime::app::cli::clap::Arg;
 ///
 /// #[derive(Clone)]
 /// struct Config { database_url: String }

@@ -27,6 +27,8 @@ mod agent;
 #[cfg(all(feature = "http", feature = "agent"))]
 mod agent_route;
 #[cfg(feature = "cli")]
+pub mod cli;
+#[cfg(feature = "cli")]
 mod command_line;
 #[cfg(feature = "http")]
 mod console;
@@ -41,9 +43,6 @@ mod serve;
 #[cfg(feature = "cli")]
 mod toolsets;
 
-#[cfg(feature = "http")]
-#[doc(no_inline)]
-pub use crate::http::ServerOptions;
 #[cfg(all(feature = "cli", feature = "agent"))]
 pub use agent::AgentFlags;
 #[cfg(feature = "cli")]
@@ -52,5 +51,7 @@ pub use command_line::{App, SetupError};
 pub use context::AppContext;
 #[cfg(feature = "http")]
 pub use router::router;
+#[cfg(all(feature = "http", feature = "agent"))]
+pub use router::router_with_agent;
 #[cfg(all(feature = "cli", feature = "http"))]
 pub use serve::Background;

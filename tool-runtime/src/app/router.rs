@@ -8,21 +8,9 @@ use axum::Router;
 use crate::http::{self, ServerOptions};
 use crate::registry::Registry;
 
-#[cfg(feature = "agent")]
-impl ServerOptions {
-    /// The agent `POST /agent` runs in [`app::router`](crate::app::router) (see
-    /// [`agent`](crate::agent)); without one the route answers 400.
-    #[must_use]
-    pub fn agent(mut self, agent: crate::agent::Agent) -> Self {
-        self.mounted.insert(agent);
-        self
-    }
-}
-
 /// The tool routes of [`http::router`], with `/mcp` (feature `mcp`: MCP over streamable HTTP,
 /// see [`McpServer::http_route`](crate::mcp::McpServer::http_route)), `POST /agent` (feature
-/// `agent`: one run of the [`agent`](ServerOptions::agent), its events streamed as server-sent
-/// events) and, when [`console`](ServerOptions::console) is on, the browser console beside
+/// `agent`: answers 400, as no agent is given: see [`router_with_agent`]) and, when [`console`](ServerOptions::console) is on, the browser console beside
 /// them, all behind the same request id, authentication and peer rule. The `api_title` and
 /// `api_version` of `options` are also the MCP `serverInfo`.
 ///
@@ -37,6 +25,31 @@ impl ServerOptions {
 /// # }
 /// ```
 pub fn router(registry: Arc<Registry>, options: ServerOptions) -> Router {
+    compose(
+        registry,
+        options,
+        #[cfg(feature = "agent")]
+        None,
+    )
+}
+
+/// [`router`] with the agent `POST /agent` runs (see [`agent`](crate::agent)): one run of
+/// `agent` per request, its events streamed as server-sent events, and the console's agent
+/// panel when the console is on.
+#[cfg(feature = "agent")]
+pub fn router_with_agent(
+    registry: Arc<Registry>,
+    options: ServerOptions,
+    agent: crate::agent::Agent,
+) -> Router {
+    compose(registry, options, Some(agent))
+}
+
+fn compose(
+    registry: Arc<Registry>,
+    options: ServerOptions,
+    #[cfg(feature = "agent")] agent: Option<crate::agent::Agent>,
+) -> Router {
     let routes = Router::new();
     #[cfg(feature = "mcp")]
     let routes = routes.route(
@@ -48,8 +61,6 @@ pub fn router(registry: Arc<Registry>, options: ServerOptions) -> Router {
         )
         .http_route(&options),
     );
-    #[cfg(feature = "agent")]
-    let agent = options.mounted.get::<crate::agent::Agent>().cloned();
     #[cfg(feature = "agent")]
     let has_agent = agent.is_some();
     #[cfg(not(feature = "agent"))]

@@ -11,10 +11,10 @@ use futures_util::future::LocalBoxFuture;
 #[cfg(feature = "http")]
 use super::SetupError;
 use super::{App, AppContext};
-use crate::cli::fail;
+use crate::app::cli::fail;
 use crate::registry::Registry;
 #[cfg(feature = "http")]
-use crate::{BoxFuture, CancellationToken};
+use {futures_util::future::BoxFuture, tokio_util::sync::CancellationToken};
 
 /// Starts a background task of `serve`: see [`App::background`].
 #[cfg(feature = "http")]
@@ -166,11 +166,6 @@ impl App {
             Err(code) => return code,
         };
         let options = options.api_title(name).api_version(version);
-        #[cfg(feature = "agent")]
-        let options = match agent {
-            Some(agent) => options.agent(agent),
-            None => options,
-        };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => return fail(format_args!("cannot listen on {addr}: {e}"), 1),
@@ -188,13 +183,14 @@ impl App {
         };
         let grace = options.connections.grace;
         // `serve` cancels the options' shutdown token too: `/mcp` ends its sessions.
-        let served = http::serve(
-            listener,
-            super::router(registry, options.clone()),
-            signal,
-            &options,
-        )
-        .await;
+        #[cfg(feature = "agent")]
+        let routes = match agent {
+            Some(agent) => super::router_with_agent(registry, options.clone(), agent),
+            None => super::router(registry, options.clone()),
+        };
+        #[cfg(not(feature = "agent"))]
+        let routes = super::router(registry, options.clone());
+        let served = http::serve(listener, routes, signal, &options).await;
         stopping.cancel();
         let _ = tokio::time::timeout(grace, futures_util::future::join_all(tasks)).await;
         // The last requests' spans and the metrics, exported within the grace period again.
@@ -294,7 +290,7 @@ pub(super) fn serve_command() -> Command {
         } else {
             "Serve every tool over HTTP (GET /tools, POST /tools/{name}, POST /invoke, GET /openapi.json)"
         })
-        .display_order(crate::cli::command::BUILTIN_ORDER)
+        .display_order(crate::app::cli::command::BUILTIN_ORDER)
         .arg(
             clap::Arg::new("addr")
                 .long("addr")
@@ -387,5 +383,5 @@ pub(super) fn serve_command() -> Command {
 pub(super) fn mcp_command() -> Command {
     Command::new("mcp")
         .about("Serve every tool over MCP (Model Context Protocol) on stdin/stdout")
-        .display_order(crate::cli::command::BUILTIN_ORDER)
+        .display_order(crate::app::cli::command::BUILTIN_ORDER)
 }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use clap::ArgMatches;
 
 use super::{App, AppContext};
-use crate::cli::command;
-use crate::cli::fail;
-use crate::cli::flags::PARAMS_JSON;
-use crate::cli::params_json;
+use crate::app::cli::command;
+use crate::app::cli::fail;
+use crate::app::cli::flags::PARAMS_JSON;
+use crate::app::cli::params_json;
 
 impl App {
     /// `toolsets`: mounts each toolset on its own and shows how it went: its tool count,
@@ -94,7 +94,7 @@ impl App {
         // its suggestions.
         let name = command::find_tool(&registry, typed, None)
             .map_or_else(|| typed.clone(), |t| t.name().to_owned());
-        crate::cli::call::call(&registry, &name, args, m, json, out).await
+        crate::app::cli::call::call(&registry, &name, args, m, json, out).await
     }
 }
 

@@ -6,10 +6,9 @@
 //! ([`crate::pipeline`]).
 
 mod error;
+mod mount;
 mod rules;
-mod store;
 mod tool;
-pub mod toolset;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -23,6 +22,7 @@ use crate::tool::state::StateMap;
 
 pub(crate) use error::grouped;
 pub use error::{BuildError, BuildProblem};
+pub use mount::MountError;
 pub(crate) use rules::{check_entry, stable_hash};
 pub use rules::{is_valid_name, is_valid_param_name, nearest};
 use tool::Held;
@@ -34,7 +34,7 @@ type ToolMap = BTreeMap<Arc<str>, Arc<RegisteredTool>>;
 /// What the catalogue keeps of a mounted [toolset](crate::toolset::Toolset): the toolset,
 /// the names of its tools, and the task that follows its changes.
 pub(crate) struct Mounted {
-    pub(crate) toolset: Arc<dyn toolset::Toolset>,
+    pub(crate) toolset: Arc<dyn crate::toolset::Toolset>,
     pub(crate) names: Vec<String>,
     pub(crate) watcher: Option<tokio::task::AbortHandle>,
 }

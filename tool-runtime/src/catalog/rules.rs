@@ -142,8 +142,8 @@ mod tests {
         use serde_json::{Value, json};
         struct Tagged(Value);
         impl crate::Tool for Tagged {
-            fn meta(&self) -> crate::ToolMeta {
-                crate::ToolMeta::new("tagged", "Takes tags.")
+            fn meta(&self) -> crate::tool::ToolMeta {
+                crate::tool::ToolMeta::new("tagged", "Takes tags.")
             }
             fn input_schema(&self) -> Value {
                 self.0.clone()
@@ -155,7 +155,7 @@ mod tests {
                 &self,
                 _: Value,
                 _: crate::CallContext,
-            ) -> crate::BoxFuture<'_, Result<Value, crate::ToolError>> {
+            ) -> futures_util::future::BoxFuture<'_, Result<Value, crate::ToolError>> {
                 Box::pin(async { Ok(Value::Null) })
             }
         }

@@ -87,9 +87,6 @@ pub struct ServerOptions {
     /// Where `/mcp` keeps the events of its streams for clients that resume one.
     #[cfg(feature = "mcp")]
     pub(crate) event_store: EventStoreOption,
-    /// What a composed router mounts beside the tools, by type (the agent of `POST /agent`).
-    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
-    pub(crate) mounted: axum::http::Extensions,
 }
 
 /// What a request may hold.
@@ -180,7 +177,7 @@ pub(crate) enum EventStoreOption {
 
 /// A readiness check: `Ok` when the engine it checks can serve, else why not.
 pub(crate) type ReadyCheck =
-    Arc<dyn Fn() -> crate::BoxFuture<'static, Result<(), String>> + Send + Sync>;
+    Arc<dyn Fn() -> futures_util::future::BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
 /// Whether the server should be sent traffic: not while it drains, nor while a check fails.
 /// Clones share the draining flag, so the options given to the router and to
@@ -512,5 +509,66 @@ impl ServerOptions {
     pub fn shutdown(mut self, token: CancellationToken) -> Self {
         self.shutdown = token;
         self
+    }
+}
+
+/// The shares of the engines several replicas use: each hands the server values (its readiness
+/// check, a session store), the engine itself adds nothing to these options.
+impl ServerOptions {
+    /// Puts the server's share of `redis` in place: a `GET /readyz` check named `redis` that
+    /// answers 503 while Redis does not answer `PING` and, with `mcp`, `/mcp`'s sessions kept
+    /// in Redis ([`mcp_session_store`](Self::mcp_session_store) with
+    /// [`Redis::session_store`](crate::redis::Redis::session_store), forgetting a session after the
+    /// [`session_idle_timeout`](Self::session_idle_timeout) set before this call). The rate
+    /// limits and tokens go on the registry
+    /// ([`RegistryBuilder::redis`](crate::registry::RegistryBuilder::redis)).
+    ///
+    /// ```no_run
+    /// # async fn start() -> Result<(), tool_runtime::ToolError> {
+    /// use tool_runtime::http::ServerOptions;
+    /// use tool_runtime::redis::{Redis, RedisOptions};
+    ///
+    /// let redis = Redis::connect(RedisOptions::from_env("REDIS_URL")?).await?;
+    /// let options = ServerOptions::default().replica_id("r1").redis(&redis);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "redis")]
+    #[must_use]
+    pub fn redis(self, redis: &crate::redis::Redis) -> Self {
+        let pinged = redis.clone();
+        let options = self.ready_check("redis", move || {
+            let redis = pinged.clone();
+            async move { redis.ping().await.map_err(|e| e.message().to_owned()) }
+        });
+        #[cfg(feature = "mcp")]
+        let options = {
+            let idle = options.sessions.idle_timeout;
+            options.mcp_session_store(std::sync::Arc::new(redis.session_store(idle)))
+        };
+        options
+    }
+
+    /// Adds a `GET /readyz` check named `postgres` that answers 503 while PostgreSQL does not
+    /// answer a query (or no pooled connection can be had).
+    ///
+    /// ```no_run
+    /// # async fn start() -> Result<(), tool_runtime::ToolError> {
+    /// use tool_runtime::http::ServerOptions;
+    /// use tool_runtime::postgres::{Postgres, PostgresOptions};
+    ///
+    /// let postgres = Postgres::connect(PostgresOptions::from_env("DATABASE_URL")?).await?;
+    /// let options = ServerOptions::default().replica_id("r1").postgres(&postgres);
+    /// # let _ = options;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "postgres")]
+    #[must_use]
+    pub fn postgres(self, postgres: &crate::postgres::Postgres) -> Self {
+        let pinged = postgres.clone();
+        self.ready_check("postgres", move || {
+            let postgres = pinged.clone();
+            async move { postgres.ping().await.map_err(|e| e.message().to_owned()) }
+        })
     }
 }

@@ -228,7 +228,7 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
                 read_only: call.meta.annotations.read_only == Some(true),
             };
             self.sink.record(&record).await.map_err(|e| {
-                tracing::error!(target: "tool_runtime::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
+                tracing::error!(target: "tool_runtime::layers::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
                 ToolError::new(
                     ErrorKind::UNAVAILABLE,
                     format!("the call was not run: its audit record could not be written ({e})"),
@@ -275,7 +275,7 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
             // whole, so it is not lost; a started call also keeps its intent, which is reported
             // as "outcome unknown" once its process has ended.
             let record = serde_json::to_string(&record).unwrap_or_default();
-            tracing::error!(target: "tool_runtime::audit", error = %error, %record, "the audit record of the outcome could not be written; here it is");
+            tracing::error!(target: "tool_runtime::layers::audit", error = %error, %record, "the audit record of the outcome could not be written; here it is");
         })
     }
 }
@@ -397,7 +397,7 @@ impl JsonLinesAudit {
         };
         for u in &unknown {
             tracing::warn!(
-                target: "tool_runtime::audit",
+                target: "tool_runtime::layers::audit",
                 log = %path.display(),
                 call = %u.call,
                 tool = %u.tool,

@@ -25,7 +25,7 @@
 //! registry sets another lifetime) and works once: a "yes" confirms exactly the call that was
 //! asked about, for the caller it was asked of.
 //!
-//! Front ends that can put the question to a person implement [`Ask`] (the CLI on a terminal,
+//! Front ends that can put the question to a person implement [`Ask`](crate::tool::Ask) (the CLI on a terminal,
 //! MCP through elicitation, the agent through its host's callback) and give it to their caller
 //! ([`Caller::asking`](crate::Caller::asking)): the pipeline asks, redeems the token on a
 //! yes and says what happens when no one can be asked. HTTP answers `409` and leaves the asking
@@ -46,7 +46,7 @@ use crate::tool::definition::ToolMeta;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::hex;
 
-pub use crate::tool::error::Confirmation;
+use crate::tool::error::Confirmation;
 
 /// What a confirmation token is bound to: the call it confirms, for the caller it was asked
 /// of. A token redeemed for another tool, other arguments or another principal confirms
@@ -80,8 +80,6 @@ pub trait ConfirmationStore: Send + Sync + 'static {
     fn take<'a>(&'a self, token: &'a str)
     -> BoxFuture<'a, Result<Option<TokenBinding>, ToolError>>;
 }
-
-pub use crate::tool::ask::{Answer, Ask};
 
 /// How long a confirmation token stays valid unless the registry says otherwise
 /// ([`RegistryBuilder::confirmation_lifetime`](crate::registry::RegistryBuilder::confirmation_lifetime)).

@@ -29,7 +29,7 @@ use crate::layers::hooks::{CallHook, HookPoint, Permit};
 use crate::tool::definition::PendingCall;
 use crate::tool::error::{ErrorKind, ToolError};
 
-pub use crate::tool::definition::Rate;
+use crate::tool::definition::Rate;
 
 /// A rate limiter's answer for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,8 @@ fn quota(rate: Rate) -> Quota {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tool_runtime::limits::{Charge, MemoryRateLimiter, Rate, RateLimiter};
+/// use tool_runtime::layers::limits::{Charge, MemoryRateLimiter, RateLimiter};
+/// use tool_runtime::tool::Rate;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let limiter = MemoryRateLimiter::new();

@@ -7,12 +7,13 @@
 //! reason:
 //!
 //! ```
-//! use tool_runtime::{Registry, Source, policy::{AllowTools, DenyDestructive, RequireRoles}};
+//! use tool_runtime::layers::policy::{AllowTools, DenyDestructive, RequireRoles};
+//! use tool_runtime::{Registry, Source};
 //! let registry = Registry::builder()
 //!     .policy(DenyDestructive::for_sources([Source::Agent]))   // models may not destroy
 //!     .policy(AllowTools::new().allow(Source::Mcp, ["device_list"]))
 //!     .policy(RequireRoles)                                     // #[tool(roles("admin"))]
-//!     .policy(|call: &tool_runtime::PendingCall<'_>| {
+//!     .policy(|call: &tool_runtime::tool::PendingCall<'_>| {
 //!         if call.context().principal() == Some("mallory") { Err("banned".to_owned()) } else { Ok(()) }
 //!     })
 //!     .without_inventory()
@@ -43,7 +44,7 @@ use crate::tool::definition::{Kind, ToolMeta};
 ///   called by name anyway, answered `unknown_tool` as a tool that does not exist (HTTP 404,
 ///   MCP JSON-RPC `-32602`, CLI exit 2), before its arguments are looked at. The reason goes
 ///   only to the log (`tool.call`'s `hidden` field) and the observers
-///   ([`CompletedCall::hidden`](crate::hooks::CompletedCall::hidden), the audit record's
+///   ([`CompletedCall::hidden`](crate::layers::hooks::CompletedCall::hidden), the audit record's
 ///   `hidden`). Listed means callable, as far as policy goes.
 /// - [`check`](Self::check) looks at the validated arguments too, and refuses as `forbidden`
 ///   with its reason. A tool it may refuse stays listed (nothing about the arguments is known
@@ -202,7 +203,7 @@ impl Policy for RequireRoles {
 /// hidden; if any of them allows a list, the tool must match one of those lists.
 ///
 /// ```
-/// use tool_runtime::policy::{ToolFilter, ToolPattern};
+/// use tool_runtime::layers::policy::{ToolFilter, ToolPattern};
 /// use tool_runtime::Source;
 /// let filter = ToolFilter::new()
 ///     // Models see the device tools and the `docs` server, not its `delete` tool.

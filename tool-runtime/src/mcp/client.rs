@@ -63,7 +63,7 @@ const MAX_IN_FLIGHT: usize = 256;
 ///   time-out, a caller that went away) sends the server `notifications/cancelled`.
 /// - **While a tool runs**: its progress and log messages reach our caller as the tool's own,
 ///   and its elicitation and sampling requests are asked of our caller's
-///   [`Peer`](crate::peer::Peer) (over our MCP server, its client), never answered by us. An
+///   [`Peer`](crate::tool::peer::Peer) (over our MCP server, its client), never answered by us. An
 ///   accepted form gets the defaults of the fields the answer leaves out. A request made while
 ///   several calls are in flight on the session cannot be told apart (MCP names no call in it):
 ///   it is cancelled rather than shown to the wrong caller, and progress and log messages are

@@ -8,7 +8,7 @@ use rmcp::model::InputRequiredResult;
 use serde_json::json;
 
 use super::peer;
-use crate::layers::confirm::{Answer, Ask, Confirmation};
+use crate::tool::{Answer, Ask, Confirmation};
 
 /// The key of the confirmation question in an `InputRequiredResult` (protocol 2026-07-28).
 pub(super) const CONFIRM_INPUT: &str = "confirm";
@@ -53,9 +53,10 @@ impl Ask for Elicit {
             }
             // A form with no fields: the question alone, answered by accepting or not.
             let form = json!({"type": "object", "properties": {}});
-            match crate::peer::Peer::elicit(&*self.peer, confirmation.question.clone(), form).await
+            match crate::tool::peer::Peer::elicit(&*self.peer, confirmation.question.clone(), form)
+                .await
             {
-                Ok(crate::peer::Elicited::Accepted(_)) => Answer::Yes,
+                Ok(crate::tool::peer::Elicited::Accepted(_)) => Answer::Yes,
                 Ok(_) => Answer::No,
                 Err(e) => Answer::Unasked(Some(format!("asking the user failed: {}", e.message()))),
             }

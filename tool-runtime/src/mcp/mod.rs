@@ -81,14 +81,11 @@ pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
 pub use pages::PAGE_SIZE;
-#[cfg(feature = "http")]
-pub use rmcp::transport::streamable_http_server::session::{
-    EventStore, EventStoreError, EventStream, ServerSseMessage,
-};
-#[cfg(feature = "http")]
-pub use rmcp::transport::streamable_http_server::session::{
-    SessionState, SessionStore, SessionStoreError,
-};
+/// The official MCP SDK this front end is built on, whole: its types appear in this module's
+/// API (the session and event stores of streamable HTTP, under
+/// `rmcp::transport::streamable_http_server::session`), so an application names them through
+/// the same version.
+pub use rmcp;
 #[cfg(feature = "http")]
 pub use sessions::MemorySessionStore;
 

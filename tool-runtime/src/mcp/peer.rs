@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument as _;
 
-use crate::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::error::{ErrorKind, ToolError};
+use crate::tool::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
 #[derive(Debug)]

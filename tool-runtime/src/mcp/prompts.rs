@@ -46,7 +46,7 @@ impl McpServer {
                 result.next_cursor = next;
                 if modern(&context) {
                     let (ttl, scope) =
-                        caching(self.inner.registry.list_caching(crate::Kind::Prompt));
+                        caching(self.inner.registry.list_caching(crate::tool::Kind::Prompt));
                     result = result.with_ttl_ms(ttl).with_cache_scope(scope);
                 }
                 Ok(result)

@@ -1,6 +1,6 @@
 //! The client side of a mounted MCP server ([`RemoteServer`](super::RemoteServer)): what the
 //! server asks of us while one of its tools runs goes on to whoever called that tool. Its
-//! elicitations and sampling requests are asked of the caller's [`Peer`](crate::peer::Peer),
+//! elicitations and sampling requests are asked of the caller's [`Peer`](crate::tool::peer::Peer),
 //! its log messages and progress reach the caller as the tool's own. We never answer for the
 //! caller.
 //!
@@ -28,8 +28,8 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
-use crate::peer::{Elicited, Role, Sample};
 use crate::tool::context::CallContext;
+use crate::tool::peer::{Elicited, Role, Sample};
 
 /// The calls in flight on one server's session.
 #[derive(Default)]

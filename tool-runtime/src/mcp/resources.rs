@@ -106,7 +106,11 @@ impl McpServer {
                     )
                     .await;
                 let next = next.map(pages::position_cursor);
-                let (ttl, scope) = caching(self.inner.registry.list_caching(crate::Kind::Resource));
+                let (ttl, scope) = caching(
+                    self.inner
+                        .registry
+                        .list_caching(crate::tool::Kind::Resource),
+                );
                 let resources = page
                     .into_iter()
                     .map(|(item, meta)| listed(item, &meta))
@@ -137,7 +141,11 @@ impl McpServer {
                     .filter(|meta| !meta.variables.is_empty())
                     .collect();
                 let (page, next) = pages::page(templates, request.as_ref(), self.page_len())?;
-                let (ttl, scope) = caching(self.inner.registry.list_caching(crate::Kind::Resource));
+                let (ttl, scope) = caching(
+                    self.inner
+                        .registry
+                        .list_caching(crate::tool::Kind::Resource),
+                );
                 let mut result = ListResourceTemplatesResult::with_all_items(
                     page.iter().map(|m| template(m)).collect(),
                 );

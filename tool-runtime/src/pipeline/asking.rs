@@ -1,5 +1,5 @@
 //! A call by a caller, and the question put to the person behind it when the call needs
-//! confirmation and the caller carries an [`Ask`](crate::confirm::Ask): call, ask, redeem the
+//! confirmation and the caller carries an [`Ask`](crate::tool::Ask): call, ask, redeem the
 //! token on a yes.
 
 use std::future::Future;
@@ -8,7 +8,7 @@ use futures_util::future::Either;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
-use crate::layers::confirm::Answer;
+use crate::tool::Answer;
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 
@@ -52,7 +52,7 @@ impl Pipeline {
         name: &str,
         args: serde_json::Value,
         caller: Caller,
-        ask: std::sync::Arc<dyn crate::confirm::Ask>,
+        ask: std::sync::Arc<dyn crate::tool::Ask>,
     ) -> Called {
         let call = |args, caller: Caller| {
             self.call(catalog, name, Input::Value(args), catalog.context(caller))

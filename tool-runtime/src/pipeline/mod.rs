@@ -474,7 +474,7 @@ impl Pipeline {
 
     /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
     /// this call, else `confirmation_required` with the question, the tool's dry-run preview
-    /// (for tools that have one) and a new token. See [`crate::confirm`]. A confirmation store
+    /// (for tools that have one) and a new token. See [`crate::layers::confirm`]. A confirmation store
     /// that cannot take or keep the token ends the call with its error.
     ///
     /// The preview is the tool's code at work, so it runs as a call does: it passes the hooks
@@ -541,7 +541,7 @@ impl Pipeline {
 /// What a call came to, as a front end renders it: the envelope; the tool that answered, held
 /// so that what a front end reads of it after the call (how to render its result) is of the
 /// tool that ran, whatever the registry has become since; and the question to put back to the
-/// caller when its [`Ask`](crate::confirm::Ask) deferred it.
+/// caller when its [`Ask`](crate::tool::Ask) deferred it.
 #[derive(Debug)]
 pub struct Called {
     /// The outcome, as every front end reports it.
@@ -549,7 +549,7 @@ pub struct Called {
     /// `None` when the pipeline answered `unknown_tool`: no tool of that name, or one hidden
     /// from the caller.
     pub(crate) tool: Option<Arc<RegisteredTool>>,
-    /// The question deferred to the caller ([`Answer::Deferred`](crate::confirm::Answer::Deferred)).
+    /// The question deferred to the caller ([`Answer::Deferred`](crate::tool::Answer::Deferred)).
     pub(crate) question: Option<Confirmation>,
 }
 
@@ -563,7 +563,7 @@ impl Called {
     }
 
     /// The question to put back to the caller with this answer, when the caller's
-    /// [`Ask`](crate::confirm::Ask) answered [`Deferred`](crate::confirm::Answer::Deferred).
+    /// [`Ask`](crate::tool::Ask) answered [`Deferred`](crate::tool::Answer::Deferred).
     #[must_use]
     pub fn question(&self) -> Option<&Confirmation> {
         self.question.as_ref()

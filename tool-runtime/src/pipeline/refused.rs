@@ -46,7 +46,7 @@ impl Pipeline {
     /// Ends the call `name` (of `entry`, when a tool has that name) as `error` without running
     /// anything: the envelope a refusal inside the pipeline would make, and one record of it
     /// for every observer, with a fresh call id and `started: false` (no
-    /// [`starting`](crate::hooks::CallObserver::starting) before it).
+    /// [`starting`](crate::layers::hooks::CallObserver::starting) before it).
     ///
     /// `args` are what the observers see, redacted as for any call. Arguments that are not an
     /// object (the raw text of arguments that are not JSON, as a string) cannot be searched

@@ -515,29 +515,3 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, ToolError> {
         .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
-
-/// A server's share of PostgreSQL.
-#[cfg(feature = "http")]
-impl crate::front::server::ServerOptions {
-    /// Adds a `GET /readyz` check named `postgres` that answers 503 while PostgreSQL does not
-    /// answer a query (or no pooled connection can be had).
-    ///
-    /// ```no_run
-    /// # async fn start() -> Result<(), tool_runtime::ToolError> {
-    /// use tool_runtime::http::ServerOptions;
-    /// use tool_runtime::postgres::{Postgres, PostgresOptions};
-    ///
-    /// let postgres = Postgres::connect(PostgresOptions::from_env("DATABASE_URL")?).await?;
-    /// let options = ServerOptions::default().replica_id("r1").postgres(&postgres);
-    /// # let _ = options;
-    /// # Ok(()) }
-    /// ```
-    #[must_use]
-    pub fn postgres(self, postgres: &Postgres) -> Self {
-        let pinged = postgres.clone();
-        self.ready_check("postgres", move || {
-            let postgres = pinged.clone();
-            async move { postgres.ping().await.map_err(|e| e.message().to_owned()) }
-        })
-    }
-}

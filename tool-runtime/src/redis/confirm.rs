@@ -5,7 +5,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::Redis;
-use crate::confirm::{ConfirmationStore, TokenBinding};
+use crate::layers::confirm::{ConfirmationStore, TokenBinding};
 use crate::tool::error::ToolError;
 
 /// A [`ConfirmationStore`] in Redis: a token issued by one replica is redeemed by any other,

@@ -7,7 +7,8 @@ use futures_util::future::BoxFuture;
 use sha2::{Digest, Sha256};
 
 use super::Redis;
-use crate::limits::{Charge, Rate, RateLimiter};
+use crate::layers::limits::{Charge, RateLimiter};
+use crate::tool::Rate;
 use crate::tool::error::ToolError;
 use crate::tool::hex;
 

@@ -27,7 +27,7 @@ use super::{IntoArc, Registry};
 pub struct RegistryBuilder {
     inventory: bool,
     check_state: bool,
-    rates: HashMap<String, Option<crate::layers::limits::Rate>>,
+    rates: HashMap<String, Option<crate::tool::Rate>>,
     roles: HashMap<String, Vec<String>>,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
@@ -162,17 +162,13 @@ impl RegistryBuilder {
 
     /// Sets or overrides (`None`: removes) a tool's rate limit, whatever `#[tool(rate)]` says.
     #[must_use]
-    pub fn rate_limit(
-        mut self,
-        tool: impl Into<String>,
-        rate: Option<crate::layers::limits::Rate>,
-    ) -> Self {
+    pub fn rate_limit(mut self, tool: impl Into<String>, rate: Option<crate::tool::Rate>) -> Self {
         self.rates.insert(tool.into(), rate);
         self
     }
 
     /// Sets the roles a tool needs (replacing `#[tool(roles(...))]`), enforced and used for
-    /// listings by the [`RequireRoles`](crate::policy::RequireRoles) policy.
+    /// listings by the [`RequireRoles`](crate::layers::policy::RequireRoles) policy.
     #[must_use]
     pub fn tool_roles<I, S>(mut self, tool: impl Into<String>, roles: I) -> Self
     where
@@ -209,7 +205,7 @@ impl RegistryBuilder {
     }
 
     /// Counts the rate limits through `limiter` instead of in this process
-    /// ([`MemoryRateLimiter`](crate::limits::MemoryRateLimiter), the default): a limiter every
+    /// ([`MemoryRateLimiter`](crate::layers::limits::MemoryRateLimiter), the default): a limiter every
     /// replica of a deployment shares makes a tool's rate hold for the whole deployment. The
     /// rates themselves still come from `#[tool(rate)]` and [`rate_limit`](Self::rate_limit);
     /// the limiter is given each one with every charge. A value, or one already shared
@@ -217,8 +213,10 @@ impl RegistryBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use tool_runtime::limits::{Charge, Rate, RateLimiter};
-    /// use tool_runtime::{BoxFuture, Registry, ToolError};
+    /// use tool_runtime::layers::limits::{Charge, RateLimiter};
+    /// use tool_runtime::tool::Rate;
+    /// use futures_util::future::BoxFuture;
+    /// use tool_runtime::{Registry, ToolError};
     ///
     /// /// Lets every call through.
     /// struct Unlimited;
@@ -250,7 +248,7 @@ impl RegistryBuilder {
     }
 
     /// Keeps the confirmation tokens in `store` instead of in this process
-    /// ([`MemoryConfirmationStore`](crate::confirm::MemoryConfirmationStore), the default): with
+    /// ([`MemoryConfirmationStore`](crate::layers::confirm::MemoryConfirmationStore), the default): with
     /// one store shared by every replica of a deployment, a token issued by one replica is
     /// redeemed by any other, once. A value, or one already shared (`Arc<T>`,
     /// `Arc<dyn ConfirmationStore>`).
@@ -258,7 +256,7 @@ impl RegistryBuilder {
     /// ```
     /// use std::sync::Arc;
     /// use tool_runtime::Registry;
-    /// use tool_runtime::confirm::MemoryConfirmationStore;
+    /// use tool_runtime::layers::confirm::MemoryConfirmationStore;
     ///
     /// // Two registries in one process, as replicas share a store across processes: a token
     /// // one of them issues, the other redeems.
@@ -305,7 +303,7 @@ impl RegistryBuilder {
     }
 
     /// Records every call in an audit sink, such as
-    /// [`JsonLinesAudit`](crate::audit::JsonLinesAudit).
+    /// [`JsonLinesAudit`](crate::layers::audit::JsonLinesAudit).
     #[must_use]
     pub fn audit(mut self, sink: impl crate::layers::audit::Audit) -> Self {
         let sink = Arc::new(sink);

@@ -201,7 +201,7 @@ impl Registry {
     }
 
     /// Whether what the item `name` answers may differ between callers: it needs roles, or a
-    /// policy may decide on it by caller (see [`Policy::varies`](crate::policy::Policy::varies)).
+    /// policy may decide on it by caller (see [`Policy::varies`](crate::layers::policy::Policy::varies)).
     fn guarded(&self, name: &str) -> bool {
         self.items.catalog.get(name).is_none_or(|item| {
             let meta = item.meta();

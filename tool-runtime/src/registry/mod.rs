@@ -31,7 +31,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::catalog::toolset::{MountError, Toolset};
 use crate::layers::confirm::ConfirmationStore;
 use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
@@ -42,10 +41,12 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
 use crate::tool::envelope::Envelope;
 use crate::tool::notify::Notifier;
+use crate::toolset::Toolset;
 
 pub use crate::catalog::nearest;
 pub use crate::catalog::{
-    BuildError, BuildProblem, RegisteredTool, ToolRef, is_valid_name, is_valid_param_name,
+    BuildError, BuildProblem, MountError, RegisteredTool, ToolRef, is_valid_name,
+    is_valid_param_name,
 };
 pub use crate::pipeline::Called;
 pub use builder::RegistryBuilder;
@@ -141,7 +142,7 @@ impl Registry {
     /// The latest `limit` calls in the audit log (of `tool` only, if given), newest first, as
     /// their outcome records; `None` without an audit log (see [`Audit::recent`]).
     ///
-    /// [`Audit::recent`]: crate::audit::Audit::recent
+    /// [`Audit::recent`]: crate::layers::audit::Audit::recent
     pub async fn recent_calls(
         &self,
         limit: usize,
@@ -162,7 +163,7 @@ impl Registry {
 
     /// Calls tool `name` with `args` on behalf of `caller`, and returns the envelope: the
     /// envelope of [`handle`](Self::handle)`(`[`CallTool`]`)`. A caller that carries an
-    /// [`Ask`](crate::confirm::Ask) ([`Caller::asking`]) is asked when the call needs
+    /// [`Ask`](crate::tool::Ask) ([`Caller::asking`]) is asked when the call needs
     /// confirmation.
     ///
     /// Never panics and never returns early: every outcome, including an unknown tool, invalid
@@ -200,7 +201,7 @@ impl Registry {
     }
 
     /// The tools `caller` may see, sorted by name: those every policy
-    /// [admits](crate::policy::Policy::admit) for it. Every listing (`GET /tools`,
+    /// [admits](crate::layers::policy::Policy::admit) for it. Every listing (`GET /tools`,
     /// `/openapi.json`, MCP `tools/list`, the CLI's help, the tools an agent offers its model)
     /// is this list, so a tool is listed exactly when a call to it gets past policy's `admit`; a
     /// hidden tool called by name is answered `unknown_tool`, as a tool that does not exist, and

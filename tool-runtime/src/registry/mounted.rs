@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 
+use super::MountError;
 use super::Registry;
 use super::items::{Brought, Items};
-use crate::catalog::toolset::{MountError, Toolset};
 use crate::resource::Subscription;
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 use crate::tool::notify::Change;
+use crate::toolset::Toolset;
 
 impl Registry {
     /// Mounts the resources and prompts of the toolset `name`, and follows what it announces.

@@ -43,7 +43,7 @@ pub trait Request: sealed::Sealed + Send {
 impl Registry {
     /// Serves `request` for `caller`: the one entry every front end takes, for every kind of
     /// request. Each passes the pipeline: the item is found among those `caller` may see (one
-    /// visibility rule, [`Policy::admit`](crate::policy::Policy::admit)), then the layers run
+    /// visibility rule, [`Policy::admit`](crate::layers::policy::Policy::admit)), then the layers run
     /// as for a tool call; a listing ([`ListTools`], [`ListPrompts`], [`DescribeResources`])
     /// is what that rule lets through, answered at once.
     ///
@@ -348,7 +348,7 @@ impl Request for ListResources {
 /// List the tools the caller may see, sorted by name: answers them. Every listing of tools
 /// (`GET /tools`, `/openapi.json`, MCP `tools/list`, the CLI's help, what an agent offers its
 /// model) is this list, so a tool is listed exactly when a call of it gets past
-/// [`Policy::admit`](crate::policy::Policy::admit). Nothing runs: it is answered at once
+/// [`Policy::admit`](crate::layers::policy::Policy::admit). Nothing runs: it is answered at once
 /// ([`Registry::visible`] is this request).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListTools;

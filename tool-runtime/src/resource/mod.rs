@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::tool::complete::{Completer, Completing};
 use crate::tool::content::EmbeddedResource;
-pub use crate::tool::content::Icon;
+use crate::tool::content::Icon;
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
 use crate::tool::error::{ToolError, Violation};
@@ -214,7 +214,7 @@ pub trait Resource: Send + Sync + 'static {
     }
     /// Asks to hear of updates to the resource at `uri` (a mounted server's resource asks its
     /// server); `None` (the default): there is nothing to ask, updates are published through
-    /// the [`Notifier`](crate::notify::Notifier). Each subscription that succeeds is released
+    /// the [`Notifier`](crate::tool::notify::Notifier). Each subscription that succeeds is released
     /// once, by [`unsubscribe`](Self::unsubscribe), when its subscriber no longer wants the
     /// updates; one whose future is dropped before it completes is not.
     fn subscribe(&self, uri: &str) -> Option<BoxFuture<'static, Result<(), ToolError>>> {

@@ -158,7 +158,7 @@ impl Caller {
     }
 
     /// Confirms a destructive call with the token of its `confirmation_required` answer
-    /// (see [`confirm`](crate::confirm)): the call runs if the token was issued for this tool,
+    /// (see [`confirm`](crate::layers::confirm)): the call runs if the token was issued for this tool,
     /// these arguments and this principal, has not expired and was not used.
     #[must_use]
     pub fn confirmation(mut self, token: impl Into<String>) -> Self {
@@ -192,7 +192,7 @@ impl Caller {
     }
 
     /// The caller's side of the call: where the tool's log messages go, who answers its
-    /// sampling and elicitation requests. See [`peer`](crate::peer).
+    /// sampling and elicitation requests. See [`peer`](crate::tool::peer).
     #[must_use]
     pub fn peer(mut self, peer: Arc<dyn Peer>) -> Self {
         self.peer = Some(peer);
@@ -200,7 +200,7 @@ impl Caller {
     }
 
     /// Who puts a question to the person behind this caller when a call needs confirmation
-    /// (see [`confirm`](crate::confirm)): asked, the call runs on a yes, ends as
+    /// (see [`confirm`](crate::layers::confirm)): asked, the call runs on a yes, ends as
     /// `confirmation_declined` on a no, and as `confirmation_required` when no one can be
     /// asked. A caller without one is answered `confirmation_required`, as HTTP's callers are.
     #[must_use]

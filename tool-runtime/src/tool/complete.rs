@@ -17,7 +17,7 @@ pub(crate) const MAX_COMPLETIONS: usize = 100;
 /// arguments already given, and the caller's context (its state included).
 ///
 /// ```
-/// use tool_runtime::Completing;
+/// use tool_runtime::tool::Completing;
 ///
 /// async fn colours(c: Completing) -> Vec<String> {
 ///     ["red", "green", "blue"]

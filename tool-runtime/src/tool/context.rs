@@ -277,7 +277,7 @@ impl CallContext {
     }
 
     /// Where this call publishes changes clients follow: a resource's contents, the set of
-    /// resources or prompts ([`Notifier`](crate::notify::Notifier)). A context made outside a registry
+    /// resources or prompts ([`Notifier`](crate::tool::notify::Notifier)). A context made outside a registry
     /// has a notifier nobody hears.
     #[must_use]
     pub fn notifier(&self) -> Arc<dyn crate::tool::notify::Notifier> {

@@ -60,10 +60,11 @@ pub struct ParamHint {
 }
 
 /// A per-tool guard, `#[tool(guard = path)]`: may deny the call (`Err`, typically
-/// `forbidden`) or rewrite its arguments with [`PendingCall::set_args`](crate::PendingCall::set_args).
+/// `forbidden`) or rewrite its arguments with [`PendingCall::set_args`](crate::tool::PendingCall::set_args).
 ///
 /// ```
-/// use tool_runtime::{PendingCall, ToolError};
+/// use tool_runtime::tool::PendingCall;
+/// use tool_runtime::ToolError;
 /// fn business_hours_only(call: &mut PendingCall<'_>) -> Result<(), ToolError> {
 ///     if call.context().has_role("oncall") { Ok(()) } else { Err(ToolError::new("forbidden", "on-call only")) }
 /// }
@@ -224,7 +225,7 @@ pub struct ToolMeta {
     /// Free-form tags for filtering.
     pub tags: Vec<Cow<'static, str>>,
     /// `#[tool(roles(...))]`: a caller needs one of these roles (checked by the
-    /// [`RequireRoles`](crate::policy::RequireRoles) policy). Empty: no role needed.
+    /// [`RequireRoles`](crate::layers::policy::RequireRoles) policy). Empty: no role needed.
     pub roles: Vec<Cow<'static, str>>,
     /// `#[tool(guard = ...)]`: per-tool checks run in order after the policy; each may deny the
     /// call or rewrite its arguments (which are then validated again).
@@ -302,7 +303,9 @@ pub(crate) const UNSTATED_ORIGIN: &str = "(dynamic tool)";
 /// Implement it for tools discovered at run time; `#[tool]` implements it for you.
 ///
 /// ```
-/// use tool_runtime::{BoxFuture, CallContext, Registry, Tool, ToolError, ToolMeta};
+/// use futures_util::future::BoxFuture;
+/// use tool_runtime::tool::ToolMeta;
+/// use tool_runtime::{CallContext, Registry, Tool, ToolError};
 /// use serde_json::{json, Value};
 ///
 /// struct Echo;

@@ -1,8 +1,10 @@
-//! What a tool is: its metadata and call ([`definition`]), the caller and per-call handles it
-//! receives ([`context`]) and what it may ask of the caller ([`peer`]), the application state injected into it ([`state`]), secret
-//! parameters ([`secret`]), blocking work inside it ([`blocking`](crate::blocking)), its
-//! arguments as the HTTP front end parses them ([`parsed`]), and what a call returns
-//! ([`error`], [`envelope`], and [`Content`](crate::Content) for media).
+//! What a tool is and what it works with, beyond the names at the crate's root: its metadata
+//! and annotations ([`ToolMeta`], [`Annotations`], [`Kind`], [`Rate`], [`Icon`]), a hand-written
+//! call's parts ([`PendingCall`], [`Guard`], [`FromCallContext`] for injections of one's own),
+//! what a call reports on the way ([`ProgressSink`], [`ProgressUpdate`], [`notify`], [`peer`]) and
+//! asks its user ([`Ask`], [`Answer`]), what it returns besides the value ([`EnvelopeMeta`],
+//! [`EmbeddedResource`], [`Violation`], [`Confirmation`]), and the completion of resource
+//! template and prompt arguments ([`Completing`], [`Completion`], [`CompletionRef`]).
 
 pub(crate) mod ask;
 pub(crate) mod blocking;
@@ -18,6 +20,15 @@ pub(crate) mod parsed;
 pub mod peer;
 pub(crate) mod secret;
 pub(crate) mod state;
+
+pub use ask::{Answer, Ask};
+pub use caller::{ProgressSink, ProgressUpdate};
+pub use complete::{Completing, Completion, CompletionRef};
+pub use content::{EmbeddedResource, Icon};
+pub use context::FromCallContext;
+pub use definition::{Annotations, Guard, Kind, PendingCall, Rate, ToolMeta};
+pub use envelope::EnvelopeMeta;
+pub use error::{Confirmation, Violation};
 
 /// Bytes as lower-case hexadecimal: digests in audit records, confirmation tokens, entity tags.
 pub(crate) fn hex(bytes: &[u8]) -> String {

@@ -11,7 +11,7 @@
 //! only to `tracing`, and sampling and elicitation fail with [`ErrorKind::UNSUPPORTED`].
 //!
 //! ```
-//! use tool_runtime::peer::{Elicited, LogLevel};
+//! use tool_runtime::tool::peer::{Elicited, LogLevel};
 //! use tool_runtime::{CallContext, ToolError, tool};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]

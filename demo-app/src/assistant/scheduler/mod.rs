@@ -22,7 +22,7 @@ use croner::Cron;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::CancellationToken;
+use tokio_util::sync::CancellationToken;
 use tool_runtime::agent::{Agent, RunContext};
 use tool_runtime::prelude::*;
 use tracing::Instrument as _;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_runtime::peer::{Elicited, LogLevel, Sample};
+use tool_runtime::tool::peer::{Elicited, LogLevel, Sample};
 use tool_runtime::{CallContext, Content, ToolError, tool};
 
 /// A 1×1 red PNG.
@@ -234,8 +234,8 @@ async fn test_elicitation_sep1330_enums(ctx: &CallContext) -> Result<Content, To
 pub struct JsonSchemaTool;
 
 impl tool_runtime::Tool for JsonSchemaTool {
-    fn meta(&self) -> tool_runtime::ToolMeta {
-        let mut meta = tool_runtime::ToolMeta::new(
+    fn meta(&self) -> tool_runtime::tool::ToolMeta {
+        let mut meta = tool_runtime::tool::ToolMeta::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
         );
@@ -270,7 +270,7 @@ impl tool_runtime::Tool for JsonSchemaTool {
         &self,
         args: Value,
         _ctx: CallContext,
-    ) -> tool_runtime::BoxFuture<'_, Result<Value, ToolError>> {
+    ) -> futures_util::future::BoxFuture<'_, Result<Value, ToolError>> {
         let text = format!(
             "name={}, city={}",
             args["name"].as_str().unwrap_or("-"),
@@ -286,13 +286,15 @@ impl tool_runtime::Tool for JsonSchemaTool {
 /// default) and has no model to sample.
 struct AcceptsForms;
 
-impl tool_runtime::peer::Peer for AcceptsForms {
+impl tool_runtime::tool::peer::Peer for AcceptsForms {
     fn elicit(
         &self,
         _message: String,
         _schema: Value,
-    ) -> tool_runtime::BoxFuture<'_, Result<Elicited<serde_json::Map<String, Value>>, ToolError>>
-    {
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<Elicited<serde_json::Map<String, Value>>, ToolError>,
+    > {
         Box::pin(async { Ok(Elicited::Accepted(serde_json::Map::new())) })
     }
 }

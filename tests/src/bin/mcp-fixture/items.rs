@@ -4,7 +4,8 @@
 
 use tool_runtime::prompt::PromptMessage;
 use tool_runtime::resource::{Listed, ResourceContents};
-use tool_runtime::{CallContext, Completing, Content, prompt, resource, tool};
+use tool_runtime::tool::Completing;
+use tool_runtime::{CallContext, Content, prompt, resource, tool};
 
 use super::conformance::RED_PIXEL_PNG;
 

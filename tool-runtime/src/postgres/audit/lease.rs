@@ -147,7 +147,7 @@ impl Shared {
     fn warn(&self, instance: &str, unknown: &[UnknownOutcome]) {
         for u in unknown {
             tracing::warn!(
-                target: "tool_runtime::audit",
+                target: "tool_runtime::layers::audit",
                 database = %self.location(),
                 instance,
                 call = %u.call,
@@ -215,7 +215,7 @@ pub(super) async fn run(shared: Arc<Shared>, stop: CancellationToken) {
                     .map_err(|e| e.message().to_owned())?;
                 retained = Some(Instant::now());
                 if deleted > 0 {
-                    tracing::info!(target: "tool_runtime::audit", database = %shared.location(), deleted, days, "audit records past their retention deleted");
+                    tracing::info!(target: "tool_runtime::layers::audit", database = %shared.location(), deleted, days, "audit records past their retention deleted");
                 }
             }
             Ok::<(), String>(())
@@ -227,17 +227,17 @@ pub(super) async fn run(shared: Arc<Shared>, stop: CancellationToken) {
         match result {
             Ok(()) if failing => {
                 failing = false;
-                tracing::info!(target: "tool_runtime::audit", database = %shared.location(), "the audit lease is renewed again");
+                tracing::info!(target: "tool_runtime::layers::audit", database = %shared.location(), "the audit lease is renewed again");
             }
             Err(e) if !failing => {
                 failing = true;
-                tracing::warn!(target: "tool_runtime::audit", error = %e, "the audit lease could not be renewed, nor recovery run; trying again every {:?}", shared.options.renew);
+                tracing::warn!(target: "tool_runtime::layers::audit", error = %e, "the audit lease could not be renewed, nor recovery run; trying again every {:?}", shared.options.renew);
             }
             // Still failing (said once), or still fine.
             Ok(()) | Err(_) => {}
         }
     }
     if let Err(e) = shared.end().await {
-        tracing::warn!(target: "tool_runtime::audit", error = %e, "this instance's audit lease could not be released; another replica resolves it once it expires");
+        tracing::warn!(target: "tool_runtime::layers::audit", error = %e, "this instance's audit lease could not be released; another replica resolves it once it expires");
     }
 }

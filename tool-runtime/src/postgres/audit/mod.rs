@@ -228,7 +228,7 @@ impl Audit for PostgresAudit {
         })
     }
 
-    /// The newest outcome rows by `seq`, shaped as [`JsonLinesAudit`](crate::audit::JsonLinesAudit)
+    /// The newest outcome rows by `seq`, shaped as [`JsonLinesAudit`](crate::layers::audit::JsonLinesAudit)
     /// writes its records.
     fn recent<'a>(
         &'a self,
@@ -310,7 +310,7 @@ impl Shared {
         }
         let id = self.register().await?;
         tracing::warn!(
-            target: "tool_runtime::audit",
+            target: "tool_runtime::layers::audit",
             database = %self.location(),
             lost,
             instance = %id,

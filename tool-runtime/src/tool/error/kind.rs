@@ -124,7 +124,7 @@ impl ErrorKind {
     /// The request's body did not arrive in time.
     pub const REQUEST_TIMEOUT: Self = Self::from_static("request_timeout");
     /// A destructive call came without confirmation; the error carries a
-    /// [`Confirmation`](crate::confirm::Confirmation).
+    /// [`Confirmation`](crate::tool::Confirmation).
     pub const CONFIRMATION_REQUIRED: Self = Self::from_static("confirmation_required");
     /// The user was asked to confirm a destructive call and said no; it did not run.
     pub const CONFIRMATION_DECLINED: Self = Self::from_static("confirmation_declined");

@@ -60,7 +60,8 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
 /// missing property belongs to, say which flag to pass); the message is for people.
 ///
 /// ```
-/// use tool_runtime::{ToolError, Violation};
+/// use tool_runtime::tool::Violation;
+/// use tool_runtime::ToolError;
 /// let missing = Violation::new("", "required", "\"name\" is a required property")
 ///     .with_property("name");
 /// let err = ToolError::invalid_arguments(vec![missing]);

@@ -16,7 +16,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 /// details name the rule (`{"rule": "outside_roots"}`).
 ///
 /// ```
-/// use tool_runtime::guard::PathPolicy;
+/// use tool_runtime::layers::guard::PathPolicy;
 ///
 /// let dir = std::env::temp_dir();
 /// let policy = PathPolicy::new([&dir]);

@@ -58,7 +58,7 @@ fn shell_syntax(line: &str) -> Option<(&'static str, &'static str)> {
 /// quoting are `invalid_request`.
 ///
 /// ```
-/// use tool_runtime::guard::CommandPolicy;
+/// use tool_runtime::layers::guard::CommandPolicy;
 ///
 /// let policy = CommandPolicy::new(["ls", "echo"]);
 /// assert_eq!(policy.parse("echo 'a b' c*").unwrap(), ["echo", "a b", "c*"]);

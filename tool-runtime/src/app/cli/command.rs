@@ -294,8 +294,8 @@ mod tests {
     fn a_call_parses_the_same_without_the_placeholders() {
         struct Echo;
         impl crate::Tool for Echo {
-            fn meta(&self) -> crate::ToolMeta {
-                crate::ToolMeta::new("echo_text", "Return the text.")
+            fn meta(&self) -> crate::tool::ToolMeta {
+                crate::tool::ToolMeta::new("echo_text", "Return the text.")
             }
             fn input_schema(&self) -> serde_json::Value {
                 json!({"type": "object", "properties": {"text": {"type": "string"}},
@@ -308,7 +308,8 @@ mod tests {
                 &self,
                 args: serde_json::Value,
                 _: crate::CallContext,
-            ) -> crate::BoxFuture<'_, Result<serde_json::Value, crate::ToolError>> {
+            ) -> futures_util::future::BoxFuture<'_, Result<serde_json::Value, crate::ToolError>>
+            {
                 Box::pin(async move { Ok(args["text"].clone()) })
             }
         }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use clap::ArgMatches;
 use futures_util::future::BoxFuture;
 
-use crate::layers::confirm::{Answer, Ask, Confirmation};
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::envelope::Envelope;
 use crate::tool::error::ErrorKind;
+use crate::tool::{Answer, Ask, Confirmation};
 
 use super::render::{self, Palette, color_for, fail};
 use super::{args, command};
@@ -135,7 +135,10 @@ pub(crate) fn report(
 /// Where to fix `violation`: `/ttl_seconds` → `--ttl-seconds` when it names a flag of the tool,
 /// the pointer otherwise. A missing property is the flag to pass: `"device_id" is a required
 /// property` of the root → `--device-id`.
-pub(super) fn flag_for(violation: &crate::Violation, tool: Option<&RegisteredTool>) -> String {
+pub(super) fn flag_for(
+    violation: &crate::tool::Violation,
+    tool: Option<&RegisteredTool>,
+) -> String {
     let pointer = violation.pointer();
     let path = pointer.as_ref();
     let Some(tool) = tool else {

@@ -64,7 +64,7 @@ impl Resolve for SystemResolver {
 /// refused host.
 ///
 /// ```
-/// use tool_runtime::guard::UrlPolicy;
+/// use tool_runtime::layers::guard::UrlPolicy;
 ///
 /// let policy = UrlPolicy::new().deny_hosts(["ads.example"]);
 /// assert!(policy.check("https://example.com/page").is_ok());

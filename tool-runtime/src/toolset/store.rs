@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::toolset::{Toolset, ToolsetTool};
+use super::{Toolset, ToolsetTool};
 use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};

@@ -6,8 +6,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Number, Value};
 
-use crate::peer::{Elicited, Peer};
 use crate::tool::error::{ErrorKind, ToolError};
+use crate::tool::peer::{Elicited, Peer};
 
 /// Asks on the terminal: stderr for the questions, stdin for the answers.
 pub(crate) struct TerminalPeer;

@@ -25,7 +25,7 @@ const METADATA_V6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x025
 /// IPv4 address they embed.
 ///
 /// ```
-/// use tool_runtime::guard::address_rule;
+/// use tool_runtime::layers::guard::address_rule;
 ///
 /// assert_eq!(address_rule("10.1.2.3".parse().unwrap()), Some("private"));
 /// assert_eq!(address_rule("::ffff:8.8.8.8".parse().unwrap()), Some("ipv4_mapped"));

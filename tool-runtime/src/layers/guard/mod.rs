@@ -1,4 +1,4 @@
-#![doc = include_str!("../../docs/guards.md")]
+#![doc = include_str!("../../../docs/guards.md")]
 
 mod address;
 mod client;
@@ -10,7 +10,6 @@ pub use address::address_rule;
 pub use client::{GuardedClient, WebRequest, WebResponse};
 pub use command::{CommandOutput, CommandPolicy};
 pub use path::PathPolicy;
-pub use reqwest::Url;
 pub use url::{Resolve, SystemResolver, UrlPolicy};
 
 use crate::tool::error::{ErrorKind, ToolError};
