@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use demo_app::Stores;
 use demo_app::config::Config;
@@ -18,6 +19,11 @@ use tool_runtime::layers::audit::JsonLinesAudit;
 use tool_runtime::postgres::{Postgres, PostgresAudit};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
+
+/// The configuration `configure` read and left in `cx`: each later hook takes it here, once.
+fn config(cx: &AppContext) -> Arc<Config> {
+    Arc::clone(cx.get::<Arc<Config>>().expect("read by configure"))
+}
 
 /// An environment variable, unless it is unset or empty.
 fn env(name: &str) -> Option<String> {
@@ -30,13 +36,11 @@ fn env(name: &str) -> Option<String> {
 /// command here.
 async fn shared_through_redis(
     cx: &mut AppContext,
+    config: &Config,
     registry: RegistryBuilder,
 ) -> Result<RegistryBuilder, SetupError> {
-    let options = {
-        let config = cx.get::<Config>().expect("read by configure");
-        let given = cx.matches().get_one::<String>("redis");
-        config.redis.options(given.map(String::as_str), env)?
-    };
+    let given = cx.matches().get_one::<String>("redis");
+    let options = config.redis.options(given.map(String::as_str), env)?;
     let Some(options) = options else {
         return Ok(registry);
     };
@@ -54,12 +58,9 @@ async fn shared_through_redis(
 /// With PostgreSQL named (`--postgres`, `DEMO_APP_POSTGRES`, `[postgres]`), its pool, also left
 /// in `cx` for `serve`'s options; `None` without. One named but unreachable stops the command
 /// here, naming it (never its password).
-async fn postgres(cx: &mut AppContext) -> Result<Option<Postgres>, SetupError> {
-    let options = {
-        let config = cx.get::<Config>().expect("read by configure");
-        let given = cx.matches().get_one::<String>("postgres");
-        config.postgres.options(given.map(String::as_str), env)?
-    };
+async fn postgres(cx: &mut AppContext, config: &Config) -> Result<Option<Postgres>, SetupError> {
+    let given = cx.matches().get_one::<String>("postgres");
+    let options = config.postgres.options(given.map(String::as_str), env)?;
     let Some(options) = options else {
         return Ok(None);
     };
@@ -82,11 +83,11 @@ fn named(cx: &AppContext, id: &str) -> bool {
 /// `cx` for the later hooks.
 async fn data_and_audit(
     cx: &mut AppContext,
+    config: &Config,
     registry: RegistryBuilder,
 ) -> Result<RegistryBuilder, SetupError> {
-    let postgres = postgres(cx).await?;
+    let postgres = postgres(cx, config).await?;
     let matches = cx.matches();
-    let config = cx.get::<Config>().expect("read by configure");
     let stores = match &postgres {
         Some(postgres) if !named(cx, "db") => Stores::postgres(postgres).await?,
         _ => Stores::sqlite(matches.get_one::<PathBuf>("db").expect("has a default"))?,
@@ -172,22 +173,22 @@ fn main() -> ExitCode {
         )
         // The configuration, read once: limits and policy shape every command, listings
         // included (a tool the policy keeps from the command line is not in its help either);
-        // the later hooks find it in the context.
+        // the later hooks take it from the context with `config(cx)`.
         .configure(async |cx, registry| {
             let path = cx.matches().get_one::<PathBuf>("config");
             let config = Config::load(path.map(PathBuf::as_path))?;
             let registry = config.apply(registry);
             // `[otel]`, which the log's set-up (after this step) installs telemetry with.
             cx.insert(config.otel.options());
-            cx.insert(config);
+            cx.insert(Arc::new(config));
             Ok(registry)
         })
         // The database (opened once, here, for every hook after) and the audit log only when a
         // tool runs or a server starts.
         .setup(async |cx, registry| {
-            let registry = shared_through_redis(cx, registry).await?;
+            let config = config(cx);
+            let registry = shared_through_redis(cx, &config, registry).await?;
             let matches = cx.matches();
-            let config = cx.get::<Config>().expect("read by configure");
             // Roles are enforced where callers have them: a server with an auth file (an option
             // of `serve`, which `configure` does not see).
             let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
@@ -198,15 +199,15 @@ fn main() -> ExitCode {
             } else {
                 registry
             };
-            let registry = data_and_audit(cx, registry).await?;
+            let registry = data_and_audit(cx, &config, registry).await?;
             let stores = cx.get::<Stores>().expect("opened just now").clone();
             Ok(registry.state(stores.devices))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
         .toolsets(async |cx| {
-            let config = cx.get::<Config>().expect("read by configure");
+            let config = config(cx);
             if cx.get::<Redis>().is_some() {
-                warn_of_memory_stores(config);
+                warn_of_memory_stores(&config);
             }
             Ok(config.toolsets(cx.get::<Stores>())?)
         })
@@ -222,15 +223,15 @@ fn main() -> ExitCode {
             })
         })
         .agent(async |cx, flags, registry| {
-            let config = cx.get::<Config>().expect("read by configure");
+            let config = config(cx);
             Ok(config.agent.builder(&flags, registry, env)?)
         })
         // `serve` runs scheduled tasks as agent runs, delivered through the channels.
         .background(async |cx, background| {
-            let config = cx.get::<Config>().expect("read by configure");
+            let config = config(cx);
             let stores = cx.get::<Stores>().expect("opened by setup");
             Ok(demo_app::assistant::scheduler(
-                config, stores, background, env,
+                &config, stores, background, env,
             ))
         })
         // A runtime that fits the command: one thread for a single call, where the store's

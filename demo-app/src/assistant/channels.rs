@@ -9,10 +9,7 @@ use tool_runtime::prelude::*;
 
 use super::web::Web;
 use crate::store::StoredChannels;
-pub use crate::store::{Channel, Delivery};
-
-/// The channel that only records what it is given, always present.
-pub const LOG: &str = "log";
+pub use crate::store::{Channel, Delivery, LOG};
 
 /// Channels and how they deliver.
 #[derive(Debug, Clone)]

@@ -8,6 +8,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::ToolError;
 
+/// The channel that only records what it is given, always present: where a task stored
+/// without a channel delivers.
+pub const LOG: &str = "log";
+
 /// A channel as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Channel {

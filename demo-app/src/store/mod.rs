@@ -1,13 +1,13 @@
-//! The demo app's data, one trait per concern ([`DeviceStore`], [`ChannelStore`]; the
-//! scheduler's tasks are `assistant::scheduler::TaskStore`), each with an engine on SQLite
-//! ([`sqlite`], embedded, the default) and one on PostgreSQL ([`postgres`], which several
-//! replicas share). [`Stores`] is the one handle an application builds, on either database,
-//! and hands out.
+//! The demo app's data, one trait per concern ([`DeviceStore`], [`ChannelStore`],
+//! [`TaskStore`]), each with an engine on SQLite ([`sqlite`], embedded, the default) and one on
+//! PostgreSQL ([`postgres`], which several replicas share). [`Stores`] is the one handle an
+//! application builds, on either database, and hands out.
 
 mod channels;
 mod devices;
 pub mod postgres;
 pub mod sqlite;
+mod tasks;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,13 +16,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tool_runtime::ToolError;
 use tool_runtime::postgres::Postgres;
 
-use crate::assistant::scheduler::{PostgresTasks, SqliteTasks, Tasks};
-pub use channels::{Channel, ChannelStore, Delivery, StoredChannels};
+pub use channels::{Channel, ChannelStore, Delivery, LOG, StoredChannels};
 pub use devices::{
     CodeRow, DeviceListing, DeviceRow, DeviceStore, Devices, new_device_id, random_digits,
 };
-pub use postgres::{PostgresChannels, PostgresDevices, PostgresKv};
-pub use sqlite::{SqliteChannels, SqliteDevices, SqliteKv, Store};
+pub use postgres::{PostgresChannels, PostgresDevices, PostgresKv, PostgresTasks};
+pub use sqlite::{SqliteChannels, SqliteDevices, SqliteKv, SqliteTasks, Store};
+pub(crate) use tasks::invalid_schedule;
+pub use tasks::{Claim, Schedule, ScheduleType, Task, TaskStore, Tasks};
 
 /// The demo's data on one database: the device tools take [`devices`](Self::devices), the
 /// channels [`channels`](Self::channels), the scheduler [`tasks`](Self::tasks). Cheap to clone.

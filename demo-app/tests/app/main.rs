@@ -7,6 +7,7 @@ mod cli;
 mod console;
 mod gateway;
 mod mcp;
+mod modules;
 mod otel;
 mod otel_agent;
 mod otel_demo;

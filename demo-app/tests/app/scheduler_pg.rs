@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 
 use demo_app::Stores;
 use demo_app::assistant::channels::Channels;
-use demo_app::assistant::scheduler::{
-    PostgresTasks, ScheduleType, Scheduler, Task, TaskStore, Tasks,
-};
+use demo_app::assistant::scheduler::Scheduler;
 use demo_app::assistant::web::Web;
 use demo_app::config::WebConfig;
+use demo_app::store::{PostgresTasks, ScheduleType, Task, TaskStore, Tasks};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::Registry;
 use tool_runtime::agent::{Agent, Api, Model};

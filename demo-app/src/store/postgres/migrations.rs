@@ -1,6 +1,6 @@
 //! The schema, as the versioned migrations of component `demo-app`, applied by
-//! `Postgres::migrate` (once, however many replicas start at the same time). The scheduler's
-//! tables are its own component's.
+//! `Postgres::migrate` (once, however many replicas start at the same time). The tasks'
+//! tables are their own component's (`tasks`).
 
 use tool_runtime::ToolError;
 use tool_runtime::postgres::Postgres;

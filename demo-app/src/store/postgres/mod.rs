@@ -1,7 +1,9 @@
 //! The engine on PostgreSQL, which several replicas share: the schema's migrations
 //! (`migrations`, component `demo-app` of `Postgres::migrate`), pairing codes and devices
-//! ([`PostgresDevices`]), channels ([`PostgresChannels`]) and the key-value stores of
-//! `[[stores]]` with `kind = "postgres"` ([`PostgresKv`]).
+//! ([`PostgresDevices`]), channels ([`PostgresChannels`]), the key-value stores of
+//! `[[stores]]` with `kind = "postgres"` ([`PostgresKv`]) and scheduled tasks
+//! ([`PostgresTasks`], whose tables are the migrations of their own component,
+//! `demo-app/scheduler`).
 //!
 //! What two replicas could race on is decided in one SQL statement or under a lock of the
 //! database, never by reading and then writing from Rust; times are Unix seconds from the
@@ -19,8 +21,10 @@ mod channels;
 mod devices;
 mod kv;
 mod migrations;
+mod tasks;
 
 pub use channels::PostgresChannels;
 pub use devices::PostgresDevices;
 pub use kv::PostgresKv;
 pub(super) use migrations::migrate;
+pub use tasks::PostgresTasks;

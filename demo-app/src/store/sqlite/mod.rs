@@ -1,13 +1,14 @@
 //! The engine on an embedded SQLite database: a small pool of connections (`pool`), the
 //! schema's migrations (`migrations`), pairing codes and devices ([`SqliteDevices`]), channels
-//! ([`SqliteChannels`]) and the key-value stores of `[[stores]]` ([`SqliteKv`]). The
-//! scheduler's `SqliteTasks` share the database.
+//! ([`SqliteChannels`]), scheduled tasks ([`SqliteTasks`]) and the key-value stores of
+//! `[[stores]]` ([`SqliteKv`]).
 
 mod channels;
 mod devices;
 mod kv;
 mod migrations;
 mod pool;
+mod tasks;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ pub use devices::SqliteDevices;
 pub use kv::SqliteKv;
 use migrations::migrate;
 use pool::{BUSY_TIMEOUT, OpenFn, Pool};
+pub use tasks::SqliteTasks;
 
 use super::StoreError;
 

@@ -8,9 +8,8 @@ use tool_runtime::postgres::Postgres;
 use tool_runtime::postgres::tokio_postgres::Row;
 use tool_runtime::prelude::*;
 
-use super::{COLUMNS, Claim, ScheduleType, Task, TaskStore, next_due};
-use crate::assistant::channels::LOG;
-use crate::store;
+use crate::store::tasks::{COLUMNS, next_due};
+use crate::store::{self, Claim, LOG, ScheduleType, Task, TaskStore};
 
 /// The name the tables' migrations are recorded under in `tool_schema_migrations`.
 const COMPONENT: &str = "demo-app/scheduler";

@@ -3,10 +3,11 @@
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use tool_runtime::prelude::*;
 
-use super::{COLUMNS, Claim, ScheduleType, Task, TaskStore, next_due};
-use crate::assistant::channels::LOG;
-use crate::store::{self, Store};
 use futures_util::future::BoxFuture;
+
+use super::Store;
+use crate::store::tasks::{COLUMNS, next_due};
+use crate::store::{self, Claim, LOG, ScheduleType, Task, TaskStore};
 
 /// Tasks in the demo's SQLite database.
 #[derive(Debug, Clone)]
