@@ -16,6 +16,7 @@ mod conformance;
 mod console;
 mod core;
 mod demo;
+mod examples;
 mod guards;
 mod http;
 mod http_conformance;
