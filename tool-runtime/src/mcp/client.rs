@@ -5,10 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
-use futures_util::stream::BoxStream;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, PaginatedRequestParams};
+use rmcp::model::{CallToolResult, ContentBlock, PaginatedRequestParams};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 use tracing::Instrument as _;
@@ -16,11 +14,10 @@ use tracing::Instrument as _;
 use super::relay::{Handler, InFlight};
 use super::trace::Sent;
 
-use crate::tool::context::CallContext;
 use crate::tool::definition::{Annotations, ToolMeta};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
-use crate::toolset::{Health, Toolset, ToolsetTool};
+use crate::toolset::{Health, ToolsetTool};
 
 /// The wait after a failed attempt to connect, doubled after each further failure...
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
@@ -80,17 +77,17 @@ const MAX_IN_FLIGHT: usize = 256;
 ///   later, doubling up to 30 s), and its tools are listed again. Dropping the toolset
 ///   (unmounting it) stops a child and its process group.
 pub struct RemoteServer {
-    name: String,
+    pub(super) name: String,
     transport: Transport,
     connect_timeout: Duration,
-    tools_only: bool,
+    pub(super) tools_only: bool,
     connection: tokio::sync::Mutex<Connection>,
-    changed: tokio::sync::broadcast::Sender<()>,
+    pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
     pub(super) item_changes: tokio::sync::broadcast::Sender<crate::tool::notify::Change>,
     /// The server's resource URIs subscribed to here, each with how many hold it.
-    pub(super) subscribed: super::client_items::Subscribed,
-    calls: Arc<InFlight>,
+    pub(super) subscribed: super::upstream::Subscribed,
+    pub(super) calls: Arc<InFlight>,
 }
 
 enum Transport {
@@ -120,6 +117,21 @@ struct Connection {
 }
 
 impl RemoteServer {
+    /// Whether the server is connected now, and its last error.
+    pub(super) fn health_now(&self) -> Health {
+        // Not waiting for a connection under way: it is not available yet.
+        match self.connection.try_lock() {
+            Ok(c) => Health {
+                available: c.service.as_ref().is_some_and(|s| !s.is_transport_closed()),
+                last_error: c.last_error.clone(),
+            },
+            Err(_) => Health {
+                available: false,
+                last_error: Some("connecting".to_owned()),
+            },
+        }
+    }
+
     /// The server started as `command` (found on `PATH`), spoken to over its standard input
     /// and output. It is started when the toolset is mounted.
     #[must_use]
@@ -157,7 +169,7 @@ impl RemoteServer {
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
-            subscribed: super::client_items::Subscribed::default(),
+            subscribed: super::upstream::Subscribed::default(),
             calls: Arc::default(),
         }
     }
@@ -358,14 +370,14 @@ impl RemoteServer {
     }
 
     /// Forgets a session that failed, so the next call opens a new one.
-    async fn lost(&self, why: &str) {
+    pub(super) async fn lost(&self, why: &str) {
         let mut connection = self.connection.lock().await;
         connection.service = None;
         connection.last_error = Some(why.to_owned());
     }
 
     /// The server's URL, over HTTP.
-    fn url(&self) -> Option<&str> {
+    pub(super) fn url(&self) -> Option<&str> {
         match &self.transport {
             Transport::Http { url, .. } => Some(url),
             Transport::Stdio { .. } => None,
@@ -373,7 +385,7 @@ impl RemoteServer {
     }
 
     /// Every tool the server lists, page after page, each request under a client span.
-    async fn list(
+    pub(super) async fn list(
         &self,
         service: &RunningService<RoleClient, Handler>,
     ) -> Result<Vec<rmcp::model::Tool>, rmcp::ServiceError> {
@@ -407,7 +419,7 @@ impl RemoteServer {
         }
     }
 
-    fn unavailable(&self, why: &str) -> ToolError {
+    pub(super) fn unavailable(&self, why: &str) -> ToolError {
         ToolError::new(
             ErrorKind::UNAVAILABLE,
             format!("MCP server `{}` is not available: {why}", self.name),
@@ -415,7 +427,7 @@ impl RemoteServer {
     }
 
     /// A remote tool as ours, or why it is left out.
-    fn provided(tool: rmcp::model::Tool) -> Result<ToolsetTool, String> {
+    pub(super) fn provided(tool: rmcp::model::Tool) -> Result<ToolsetTool, String> {
         let input = Value::Object((*tool.input_schema).clone());
         crate::schema::validate::ArgsValidator::compile(&input)
             .map_err(|e| format!("its input schema does not compile: {e}"))?;
@@ -460,134 +472,6 @@ impl std::fmt::Debug for RemoteServer {
     }
 }
 
-impl Toolset for RemoteServer {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
-        Box::pin(async move {
-            let service = self.session().await?;
-            let listed = match self.list(&service).await {
-                Ok(tools) => tools,
-                Err(e) => {
-                    let why = format!("tools/list failed: {e}");
-                    self.lost(&why).await;
-                    return Err(self.unavailable(&why));
-                }
-            };
-            let mut tools = Vec::with_capacity(listed.len());
-            for tool in listed {
-                let name = tool.name.to_string();
-                match Self::provided(tool) {
-                    Ok(tool) => tools.push(tool),
-                    Err(why) => tracing::warn!(
-                        target: "tool_runtime::mcp",
-                        server = %self.name,
-                        tool = %name,
-                        "the MCP server's tool is left out: {why}"
-                    ),
-                }
-            }
-            Ok(tools)
-        })
-    }
-
-    fn call<'a>(
-        &'a self,
-        tool: &'a str,
-        args: Value,
-        ctx: CallContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let service = self.session().await?;
-            let sent = Sent::new("tools/call", Some(tool), self.url());
-            let mut params = CallToolRequestParams::new(tool.to_owned());
-            if let Value::Object(arguments) = args {
-                params.arguments = Some(arguments);
-            }
-            params.meta = sent.meta(params.meta.take());
-            // In flight until it returns or is dropped: what the server asks meanwhile (an
-            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`,
-            // in the request's span.
-            let _in_flight = self.calls.enter(ctx, sent.span.clone());
-            // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
-            // server `notifications/cancelled`.
-            let answer = service
-                .call_tool(params)
-                .instrument(sent.span.clone())
-                .await;
-            let protocol = protocol_of(&service);
-            match &answer {
-                Ok(result) => {
-                    let failed = result.is_error == Some(true);
-                    sent.ended(failed.then_some("tool_error"), None, protocol.as_deref());
-                }
-                Err(e) => {
-                    let (error, code) = failure_of(e);
-                    sent.ended(Some(&error), code, protocol.as_deref());
-                }
-            }
-            match answer {
-                Ok(result) => result_of(&self.name, tool, result),
-                Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(
-                    ErrorKind::INTERNAL,
-                    format!(
-                        "MCP server `{}` refused the call of `{tool}`: {}",
-                        self.name, e.message
-                    ),
-                )),
-                Err(e) => {
-                    let why = e.to_string();
-                    self.lost(&why).await;
-                    Err(self.unavailable(&why))
-                }
-            }
-        })
-    }
-
-    fn health(&self) -> BoxFuture<'_, Health> {
-        // Not waiting for a connection under way: it is not available yet.
-        let health = match self.connection.try_lock() {
-            Ok(c) => Health {
-                available: c.service.as_ref().is_some_and(|s| !s.is_transport_closed()),
-                last_error: c.last_error.clone(),
-            },
-            Err(_) => Health {
-                available: false,
-                last_error: Some("connecting".to_owned()),
-            },
-        };
-        Box::pin(std::future::ready(health))
-    }
-
-    fn items(
-        self: Arc<Self>,
-    ) -> BoxFuture<'static, Result<crate::toolset::ToolsetItems, ToolError>> {
-        if self.tools_only {
-            return Box::pin(std::future::ready(Ok(
-                crate::toolset::ToolsetItems::default(),
-            )));
-        }
-        Box::pin(super::client_items::items(self))
-    }
-
-    fn changes(&self) -> Option<BoxStream<'static, ()>> {
-        let rx = self.changed.subscribe();
-        Some(Box::pin(futures_util::stream::unfold(
-            rx,
-            |mut rx| async move {
-                match rx.recv().await {
-                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        Some(((), rx))
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
-                }
-            },
-        )))
-    }
-}
-
 /// How long to wait before connecting again after `failures` failed attempts in a row.
 fn backoff(failures: u32) -> Duration {
     RECONNECT_AFTER
@@ -596,7 +480,7 @@ fn backoff(failures: u32) -> Duration {
 }
 
 /// The protocol version agreed with the server.
-fn protocol_of(service: &RunningService<RoleClient, Handler>) -> Option<String> {
+pub(super) fn protocol_of(service: &RunningService<RoleClient, Handler>) -> Option<String> {
     service
         .peer_info()
         .map(|info| info.protocol_version.as_str().to_owned())
@@ -604,7 +488,7 @@ fn protocol_of(service: &RunningService<RoleClient, Handler>) -> Option<String> 
 
 /// A failed request's `error.type`: the JSON-RPC code of an error answer (with the code), or
 /// `unavailable` when no answer came.
-fn failure_of(e: &rmcp::ServiceError) -> (String, Option<i32>) {
+pub(super) fn failure_of(e: &rmcp::ServiceError) -> (String, Option<i32>) {
     match e {
         rmcp::ServiceError::McpError(e) => (e.code.0.to_string(), Some(e.code.0)),
         _ => (ErrorKind::UNAVAILABLE.as_str().to_owned(), None),
@@ -613,7 +497,11 @@ fn failure_of(e: &rmcp::ServiceError) -> (String, Option<i32>) {
 
 /// A remote result as ours: `isError` a `tool_failed` error with the server's text; else the
 /// structured content, the text, or the content blocks.
-fn result_of(server: &str, tool: &str, result: CallToolResult) -> Result<Value, ToolError> {
+pub(super) fn result_of(
+    server: &str,
+    tool: &str,
+    result: CallToolResult,
+) -> Result<Value, ToolError> {
     let texts: Option<Vec<&str>> = result
         .content
         .iter()

@@ -54,9 +54,13 @@ mod client;
 #[cfg(feature = "mcp-client")]
 mod client_items;
 #[cfg(feature = "mcp-client")]
+mod mount;
+#[cfg(feature = "mcp-client")]
 mod relay;
 #[cfg(all(feature = "mcp-client", feature = "otel"))]
 mod traced_http;
+#[cfg(feature = "mcp-client")]
+mod upstream;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
 mod confirm;
 #[cfg(feature = "http")]

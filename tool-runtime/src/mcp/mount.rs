@@ -1,0 +1,133 @@
+//! A mounted MCP server as a [toolset](crate::toolset): its tools called through our pipeline
+//! then the server, its health, its resources and prompts (`client_items`), its change notices.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use rmcp::model::CallToolRequestParams;
+use serde_json::Value;
+use tracing::Instrument as _;
+
+use super::client::{RemoteServer, failure_of, protocol_of, result_of};
+use super::trace::Sent;
+use crate::tool::context::CallContext;
+use crate::tool::error::{ErrorKind, ToolError};
+use crate::toolset::{Health, Toolset, ToolsetTool};
+
+impl Toolset for RemoteServer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
+        Box::pin(async move {
+            let service = self.session().await?;
+            let listed = match self.list(&service).await {
+                Ok(tools) => tools,
+                Err(e) => {
+                    let why = format!("tools/list failed: {e}");
+                    self.lost(&why).await;
+                    return Err(self.unavailable(&why));
+                }
+            };
+            let mut tools = Vec::with_capacity(listed.len());
+            for tool in listed {
+                let name = tool.name.to_string();
+                match Self::provided(tool) {
+                    Ok(tool) => tools.push(tool),
+                    Err(why) => tracing::warn!(
+                        target: "tool_runtime::mcp",
+                        server = %self.name,
+                        tool = %name,
+                        "the MCP server's tool is left out: {why}"
+                    ),
+                }
+            }
+            Ok(tools)
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let service = self.session().await?;
+            let sent = Sent::new("tools/call", Some(tool), self.url());
+            let mut params = CallToolRequestParams::new(tool.to_owned());
+            if let Value::Object(arguments) = args {
+                params.arguments = Some(arguments);
+            }
+            params.meta = sent.meta(params.meta.take());
+            // In flight until it returns or is dropped: what the server asks meanwhile (an
+            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`,
+            // in the request's span.
+            let _in_flight = self.calls.enter(ctx, sent.span.clone());
+            // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
+            // server `notifications/cancelled`.
+            let answer = service
+                .call_tool(params)
+                .instrument(sent.span.clone())
+                .await;
+            let protocol = protocol_of(&service);
+            match &answer {
+                Ok(result) => {
+                    let failed = result.is_error == Some(true);
+                    sent.ended(failed.then_some("tool_error"), None, protocol.as_deref());
+                }
+                Err(e) => {
+                    let (error, code) = failure_of(e);
+                    sent.ended(Some(&error), code, protocol.as_deref());
+                }
+            }
+            match answer {
+                Ok(result) => result_of(&self.name, tool, result),
+                Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(
+                    ErrorKind::INTERNAL,
+                    format!(
+                        "MCP server `{}` refused the call of `{tool}`: {}",
+                        self.name, e.message
+                    ),
+                )),
+                Err(e) => {
+                    let why = e.to_string();
+                    self.lost(&why).await;
+                    Err(self.unavailable(&why))
+                }
+            }
+        })
+    }
+
+    fn health(&self) -> BoxFuture<'_, Health> {
+        Box::pin(std::future::ready(self.health_now()))
+    }
+
+    fn items(
+        self: Arc<Self>,
+    ) -> BoxFuture<'static, Result<crate::toolset::ToolsetItems, ToolError>> {
+        if self.tools_only {
+            return Box::pin(std::future::ready(Ok(
+                crate::toolset::ToolsetItems::default(),
+            )));
+        }
+        Box::pin(super::client_items::items(self))
+    }
+
+    fn changes(&self) -> Option<BoxStream<'static, ()>> {
+        let rx = self.changed.subscribe();
+        Some(Box::pin(futures_util::stream::unfold(
+            rx,
+            |mut rx| async move {
+                match rx.recv().await {
+                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        Some(((), rx))
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
+                }
+            },
+        )))
+    }
+}
