@@ -376,3 +376,25 @@ fn the_core_tests_no_front_end_feature() {
         found.join("\n  ")
     );
 }
+
+#[test]
+fn the_files_of_each_folder_import_one_another_without_a_circle() {
+    use tool_test_support::modules::{circles_in, edges, files, folders};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
+    let files = files(&src);
+    let mcp = edges(&files, &["mcp".to_owned()]);
+    assert!(
+        mcp.get("mcp/client_items")
+            .is_some_and(|to| to.contains_key("mcp/client")),
+        "the scan finds the imports between the files of a folder: {mcp:#?}"
+    );
+    // The top-level modules are held to the drawing's layers above.
+    let folders = folders(&files).into_iter().filter(|f| !f.is_empty());
+    let found = circles_in(&files, folders);
+    assert!(
+        found.is_empty(),
+        "files of one folder of tool-runtime import one another in a circle; move what one \
+         imports from the other to the file that owns it, or to a file both import:\n  {}",
+        found.join("\n  ")
+    );
+}

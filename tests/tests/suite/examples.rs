@@ -167,7 +167,7 @@ fn mcp_server_answers_on_stdio() {
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("a thing a model can call"), "{called}");
-    drop(answer);
+    drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
 }

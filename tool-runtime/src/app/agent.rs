@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use futures_util::future::LocalBoxFuture;
-
+use super::context::AgentFlags;
 use super::{App, AppContext, SetupError};
 use crate::agent::{
     AgentBuilder, Api, Event, Message, ModelError, RunContext, RunError, RunErrorKind,
@@ -16,26 +15,6 @@ use crate::agent::{
 use crate::app::cli::call::ask;
 use crate::app::cli::fail;
 use crate::registry::Registry;
-
-/// What the command line asks of the agent: `--provider` and `--model`, which override the
-/// application's configuration. `serve` passes none.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AgentFlags {
-    /// `--provider`.
-    pub provider: Option<Api>,
-    /// `--model`.
-    pub model: Option<String>,
-}
-
-/// Makes the application's agent: see [`App::agent`].
-pub(crate) type AgentSetup = Box<
-    dyn for<'a> FnOnce(
-        &'a mut AppContext,
-        AgentFlags,
-        Arc<Registry>,
-    ) -> LocalBoxFuture<'a, Result<AgentBuilder, SetupError>>,
->;
 
 impl App {
     /// Offers `agent` and `chat` subcommands, and `POST /agent` on `serve`, running the agent

@@ -1,4 +1,5 @@
-//! [`AppContext`]: the one value an [`App`](super::App)'s hooks share during a run.
+//! [`AppContext`]: the one value an [`App`](super::App)'s hooks share during a run, and the
+//! hooks themselves: their types, the error they end with, what `serve` and the agent hand them.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -6,6 +7,18 @@ use std::fmt;
 use std::sync::Arc;
 
 use clap::ArgMatches;
+#[cfg(feature = "http")]
+use futures_util::future::BoxFuture;
+use futures_util::future::LocalBoxFuture;
+#[cfg(feature = "http")]
+use tokio_util::sync::CancellationToken;
+
+#[cfg(feature = "agent")]
+use crate::agent::{AgentBuilder, Api};
+#[cfg(any(feature = "agent", feature = "http"))]
+use crate::registry::Registry;
+use crate::registry::RegistryBuilder;
+use crate::toolset::Toolset;
 
 /// What every hook of an [`App`](super::App) is handed, the same value from the first hook to
 /// the last of one run: the parsed command line, and values one hook leaves for the later ones
@@ -107,6 +120,81 @@ impl fmt::Debug for AppContext {
             .field("values", &self.values.len())
             .finish()
     }
+}
+
+// The hooks an App holds, and what they are handed besides the context.
+
+/// An error of an [`App::setup`](super::App::setup) step, such as a database that does not open.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+/// `configure` and `setup`: the registry builder, shaped.
+pub(super) type Shape = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        RegistryBuilder,
+    ) -> LocalBoxFuture<'a, Result<RegistryBuilder, SetupError>>,
+>;
+
+/// `toolsets`: what to mount for servers and the agent.
+pub(super) type ToolsetsSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+    ) -> LocalBoxFuture<'a, Result<Vec<Arc<dyn Toolset>>, SetupError>>,
+>;
+
+/// What the command line asks of the agent: `--provider` and `--model`, which override the
+/// application's configuration. `serve` passes none.
+#[cfg(feature = "agent")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentFlags {
+    /// `--provider`.
+    pub provider: Option<Api>,
+    /// `--model`.
+    pub model: Option<String>,
+}
+
+/// Makes the application's agent: see [`App::agent`](super::App::agent).
+#[cfg(feature = "agent")]
+pub(super) type AgentSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        AgentFlags,
+        Arc<Registry>,
+    ) -> LocalBoxFuture<'a, Result<AgentBuilder, SetupError>>,
+>;
+
+/// Starts a background task of `serve`: see [`App::background`](super::App::background).
+#[cfg(feature = "http")]
+pub(super) type BackgroundSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        Background,
+    )
+        -> LocalBoxFuture<'a, Result<Option<BoxFuture<'static, ()>>, SetupError>>,
+>;
+
+/// Shapes the options `serve` serves with: see [`App::server_options`](super::App::server_options).
+#[cfg(feature = "http")]
+pub(super) type ServerOptionsSetup = Box<
+    dyn for<'a> FnOnce(
+        &'a mut AppContext,
+        crate::http::ServerOptions,
+    ) -> LocalBoxFuture<'a, Result<crate::http::ServerOptions, SetupError>>,
+>;
+
+/// What a background task of `serve` is given: see [`App::background`](super::App::background).
+#[cfg(feature = "http")]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Background {
+    /// The registry being served, toolsets mounted.
+    pub registry: Arc<Registry>,
+    /// The application's agent, when it has one and it could be made.
+    #[cfg(feature = "agent")]
+    pub agent: Option<crate::agent::Agent>,
+    /// Cancelled when the server begins to shut down; the task should then return.
+    pub shutdown: CancellationToken,
 }
 
 #[cfg(test)]

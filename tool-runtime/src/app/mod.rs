@@ -34,6 +34,8 @@ mod command_line;
 mod console;
 #[cfg(feature = "cli")]
 mod context;
+#[cfg(feature = "cli")]
+mod dispatch;
 #[cfg(feature = "http")]
 mod router;
 #[cfg(feature = "cli")]
@@ -43,15 +45,15 @@ mod serve;
 #[cfg(feature = "cli")]
 mod toolsets;
 
+#[cfg(feature = "cli")]
+pub use command_line::App;
 #[cfg(all(feature = "cli", feature = "agent"))]
-pub use agent::AgentFlags;
+pub use context::AgentFlags;
+#[cfg(all(feature = "cli", feature = "http"))]
+pub use context::Background;
 #[cfg(feature = "cli")]
-pub use command_line::{App, SetupError};
-#[cfg(feature = "cli")]
-pub use context::AppContext;
+pub use context::{AppContext, SetupError};
 #[cfg(feature = "http")]
 pub use router::router;
 #[cfg(all(feature = "http", feature = "agent"))]
 pub use router::router_with_agent;
-#[cfg(all(feature = "cli", feature = "http"))]
-pub use serve::Background;

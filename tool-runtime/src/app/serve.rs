@@ -5,49 +5,16 @@ use std::sync::Arc;
 #[cfg(feature = "http")]
 use clap::ArgMatches;
 use clap::Command;
-#[cfg(feature = "http")]
-use futures_util::future::LocalBoxFuture;
 
 #[cfg(feature = "http")]
 use super::SetupError;
+#[cfg(feature = "http")]
+use super::context::{Background, BackgroundSetup};
 use super::{App, AppContext};
 use crate::app::cli::fail;
 use crate::registry::Registry;
 #[cfg(feature = "http")]
 use {futures_util::future::BoxFuture, tokio_util::sync::CancellationToken};
-
-/// Starts a background task of `serve`: see [`App::background`].
-#[cfg(feature = "http")]
-pub(crate) type BackgroundSetup = Box<
-    dyn for<'a> FnOnce(
-        &'a mut AppContext,
-        Background,
-    )
-        -> LocalBoxFuture<'a, Result<Option<BoxFuture<'static, ()>>, SetupError>>,
->;
-
-/// Shapes the options `serve` serves with: see [`App::server_options`].
-#[cfg(feature = "http")]
-pub(crate) type ServerOptionsSetup = Box<
-    dyn for<'a> FnOnce(
-        &'a mut AppContext,
-        crate::http::ServerOptions,
-    ) -> LocalBoxFuture<'a, Result<crate::http::ServerOptions, SetupError>>,
->;
-
-/// What a background task of `serve` is given: see [`App::background`].
-#[cfg(feature = "http")]
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Background {
-    /// The registry being served, toolsets mounted.
-    pub registry: Arc<Registry>,
-    /// The application's agent, when it has one and it could be made.
-    #[cfg(feature = "agent")]
-    pub agent: Option<crate::agent::Agent>,
-    /// Cancelled when the server begins to shut down; the task should then return.
-    pub shutdown: CancellationToken,
-}
 
 #[cfg(feature = "http")]
 impl App {
@@ -223,7 +190,7 @@ impl App {
 /// it has none or it cannot be made.
 #[cfg(all(feature = "http", feature = "agent"))]
 async fn serving_agent(
-    make: Option<super::agent::AgentSetup>,
+    make: Option<super::context::AgentSetup>,
     cx: &mut AppContext,
     registry: &Arc<Registry>,
 ) -> Option<crate::agent::Agent> {

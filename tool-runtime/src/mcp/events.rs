@@ -147,7 +147,7 @@ impl MemoryEventStore {
         let key = if let Some(key) = events.keys.get(stream_id) {
             key.clone()
         } else {
-            let key = super::sessions::random_id();
+            let key = super::random_id();
             events.keys.insert(stream_id.to_owned(), key.clone());
             events.streams.insert(
                 key.clone(),

@@ -617,3 +617,26 @@ fn describe(tool: &RegisteredTool) -> Tool {
     );
     serde_json::from_value(spec).expect("a tool description has the shape rmcp's Tool reads")
 }
+
+/// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
+#[cfg(feature = "http")]
+fn random_id() -> String {
+    use std::fmt::Write;
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes[..8].copy_from_slice(&nanos.to_le_bytes()[..8]);
+        bytes[8..].copy_from_slice(
+            &COUNTER
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_le_bytes(),
+        );
+    }
+    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

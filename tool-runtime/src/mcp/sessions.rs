@@ -114,7 +114,7 @@ impl Binding {
     fn new(owner: Owner) -> Self {
         Self {
             owner,
-            key: random_id(),
+            key: super::random_id(),
         }
     }
 
@@ -402,7 +402,7 @@ impl BoundedSessions {
         };
         // The SDK makes no session under an id of ours but one it restores: a fresh id cannot
         // be present already.
-        let id: SessionId = format!("{prefix}{}", random_id()).into();
+        let id: SessionId = format!("{prefix}{}", super::random_id()).into();
         match self.0.inner.restore_session(id.clone()).await? {
             RestoreOutcome::Restored(transport) => Ok((id, transport)),
             _ => Err(SessionsError::Local(
@@ -410,24 +410,6 @@ impl BoundedSessions {
             )),
         }
     }
-}
-
-/// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
-pub(super) fn random_id() -> String {
-    use std::fmt::Write;
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes[..8].copy_from_slice(&nanos.to_le_bytes()[..8]);
-        bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    }
-    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 impl SessionManager for BoundedSessions {

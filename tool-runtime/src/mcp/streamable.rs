@@ -215,8 +215,8 @@ async fn in_whose_session(open: &BoundedSessions, owner: &Owner, request: &mut R
         Presented::Theirs => true,
         Presented::Unknown => false,
         Presented::NotTheirs => {
-            let unknown = HeaderValue::from_str(&super::sessions::random_id())
-                .expect("hex digits are a header value");
+            let unknown =
+                HeaderValue::from_str(&super::random_id()).expect("hex digits are a header value");
             request.headers_mut().insert(SESSION_ID, unknown);
             false
         }

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::request::{ListPosition, ResourceRead};
 use crate::catalog::{BuildError, Catalog};
 use crate::prompt::{Prompt, PromptMeta, PromptReply, PromptTool};
-use crate::resource::{Listed, Resource, ResourceContents, ResourceMeta, ResourceTool, URI_ARG};
+use crate::resource::{Listed, Resource, ResourceMeta, ResourceTool, URI_ARG};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completing, Completion, CompletionRef};
 use crate::tool::context::CallContext;
@@ -37,15 +38,6 @@ pub struct Caching {
     pub ttl: Option<Duration>,
     /// Whether shared caches may keep it: only what answers every caller alike.
     pub public: bool,
-}
-
-/// Where a page of the resources starts ([`ListResources`](super::ListResources)): the
-/// resource or template, and how many of what a template lists come before. The default is the
-/// start.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ListPosition {
-    pub(crate) entry: usize,
-    pub(crate) offset: usize,
 }
 
 /// Screens what a completer of a template's variables is given as a read's values are: the
@@ -164,15 +156,6 @@ impl Items {
 pub(super) fn not_found(what: &str, uri_or_name: &str, key: &str) -> ToolError {
     ToolError::new(ErrorKind::NOT_FOUND, format!("no {what} `{uri_or_name}`"))
         .with_details(serde_json::json!({ key: uri_or_name }))
-}
-
-/// What a resource read answers: the contents, and the resource that answered.
-#[derive(Debug, Clone)]
-pub struct ResourceRead {
-    /// The contents: one or more.
-    pub contents: Vec<ResourceContents>,
-    /// The resource (or template) that was read.
-    pub resource: Arc<ResourceMeta>,
 }
 
 impl Registry {

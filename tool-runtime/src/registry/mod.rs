@@ -50,10 +50,10 @@ pub use crate::catalog::{
 };
 pub use crate::pipeline::Called;
 pub use builder::RegistryBuilder;
-pub use items::{Caching, ListPosition, ResourceRead};
+pub use items::Caching;
 pub use request::{
-    CallTool, Complete, DescribeResources, GetPrompt, ListPrompts, ListResources, ListTools,
-    ReadResource, Refuse, Request, Subscribe,
+    CallTool, Complete, DescribeResources, GetPrompt, ListPosition, ListPrompts, ListResources,
+    ListTools, ReadResource, Refuse, Request, ResourceRead, Subscribe,
 };
 // What the modules above the registry share with the catalogue and the pipeline: they reach
 // neither directly.

@@ -11,15 +11,32 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::items::{ListPosition, ResourceRead};
 use super::{Registry, ToolRef};
 use crate::pipeline::{Called, Input};
 use crate::prompt::{PromptMeta, PromptReply};
-use crate::resource::{Listed, ResourceMeta, Subscription};
+use crate::resource::{Listed, ResourceContents, ResourceMeta, Subscription};
 use crate::tool::caller::Caller;
 use crate::tool::complete::{Completion, CompletionRef};
 use crate::tool::error::ToolError;
 use crate::tool::parsed::Node;
+
+/// Where a page of the resources starts ([`ListResources`]): the
+/// resource or template, and how many of what a template lists come before. The default is the
+/// start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListPosition {
+    pub(crate) entry: usize,
+    pub(crate) offset: usize,
+}
+
+/// What a resource read answers: the contents, and the resource that answered.
+#[derive(Debug, Clone)]
+pub struct ResourceRead {
+    /// The contents: one or more.
+    pub contents: Vec<ResourceContents>,
+    /// The resource (or template) that was read.
+    pub resource: Arc<ResourceMeta>,
+}
 
 mod sealed {
     pub trait Sealed {}
