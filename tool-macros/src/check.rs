@@ -2,9 +2,12 @@
 //! what to write instead. All are collected; none stops the others.
 
 use syn::{FnArg, ItemFn, Type};
+use tool_grammar::QuestionPiece;
 
 use crate::ctxt::Ctxt;
-use crate::model::{ParamKind, Parsed, Tool, implicit_default, last_segment_is, option_inner};
+use crate::model::{
+    ItemOptions, ParamKind, Parsed, Tool, implicit_default, last_segment_is, option_inner,
+};
 
 const NUMBERS: &[&str] = &[
     "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
@@ -22,12 +25,7 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
         );
     }
     check_name(cx, "tool", &tool.name, tool.name_span);
-    check_pipeline(
-        cx,
-        tool.timeout.as_ref(),
-        tool.rate.as_ref(),
-        tool.concurrency.as_ref(),
-    );
+    check_options(cx, &tool.options);
     check_max_output(cx, tool);
     check_confirm(cx, tool);
     check_params(cx, tool);
@@ -132,12 +130,12 @@ pub(crate) fn check_param_name(cx: &Ctxt, ident: &syn::Ident) {
 }
 
 /// The options the pipeline enforces: a time limit, a rate, a concurrency limit.
-pub(crate) fn check_pipeline(
-    cx: &Ctxt,
-    timeout: Option<&Parsed<u64>>,
-    rate: Option<&Parsed<(u32, u64)>>,
-    concurrency: Option<&syn::LitInt>,
-) {
+/// The options every item takes alike: a positive timeout, a rate that reads, a concurrency
+/// above zero.
+pub(crate) fn check_options(cx: &Ctxt, options: &ItemOptions) {
+    let timeout = options.timeout.as_ref();
+    let rate = options.rate.as_ref();
+    let concurrency = options.concurrency.as_ref();
     if let Some(Parsed { lit, value }) = timeout
         && value.is_none_or(|ms| ms == 0)
     {
@@ -197,19 +195,13 @@ fn check_confirm(cx: &Ctxt, tool: &Tool) {
         .map(|p| syn::ext::IdentExt::unraw(&p.ident).to_string())
         .collect();
     let text = lit.value();
-    let mut rest = text.as_str();
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            cx.error(
+    for piece in tool_grammar::question_pieces(&text) {
+        match piece {
+            QuestionPiece::Unclosed(_) => cx.error(
                 lit.span(),
                 "an unclosed `{` in `confirm`: write `{name}` to show a parameter's value",
-            );
-            return;
-        };
-        let name = &after[..close];
-        if !names.iter().any(|n| n == name) {
-            cx.error(
+            ),
+            QuestionPiece::Param(name) if !names.iter().any(|n| n == name) => cx.error(
                 lit.span(),
                 format!(
                     "`{{{name}}}` in `confirm` names no parameter of the tool; its parameters are {}",
@@ -219,9 +211,9 @@ fn check_confirm(cx: &Ctxt, tool: &Tool) {
                         names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
                     }
                 ),
-            );
+            ),
+            QuestionPiece::Text(_) | QuestionPiece::Param(_) => {}
         }
-        rest = &after[close + 1..];
     }
 }
 

@@ -10,7 +10,7 @@ use syn::{ItemFn, ReturnType, Type};
 use crate::attr::{CommonAttrs, IconAttr};
 use crate::ctxt::Ctxt;
 use crate::expand::{Call, call_parts, invoke, output_value};
-use crate::model::{Output, Param, ParamKind, Parsed, doc_text};
+use crate::model::{ItemOptions, Output, Param, ParamKind, doc_text};
 
 /// A resource or prompt fn, read.
 pub(crate) struct Item {
@@ -20,10 +20,8 @@ pub(crate) struct Item {
     pub(crate) name_span: Span,
     pub(crate) title: String,
     pub(crate) description: String,
-    pub(crate) roles: Vec<String>,
-    pub(crate) timeout: Option<Parsed<u64>>,
-    pub(crate) rate: Option<Parsed<(u32, u64)>>,
-    pub(crate) concurrency: Option<syn::LitInt>,
+    /// `roles`, `timeout`, `rate`, `concurrency`, as a tool's.
+    pub(crate) options: ItemOptions,
     pub(crate) krate: TokenStream,
     pub(crate) icons: Vec<IconAttr>,
     pub(crate) params: Vec<Param>,
@@ -57,14 +55,7 @@ impl Item {
             name_span,
             title,
             description: doc_text(&item.attrs).unwrap_or_default(),
-            roles: common
-                .roles
-                .get()
-                .map(|t| t.iter().map(syn::LitStr::value).collect())
-                .unwrap_or_default(),
-            timeout: Parsed::read(common.timeout.get(), tool_grammar::duration_ms),
-            rate: Parsed::read(common.rate.get(), tool_grammar::rate),
-            concurrency: common.concurrency.get().cloned(),
+            options: ItemOptions::from_common(common),
             krate: common
                 .krate
                 .get()
@@ -102,12 +93,7 @@ impl Item {
             ReturnType::Type(..) => {}
         }
         crate::check::check_name(cx, kind, &self.name, self.name_span);
-        crate::check::check_pipeline(
-            cx,
-            self.timeout.as_ref(),
-            self.rate.as_ref(),
-            self.concurrency.as_ref(),
-        );
+        crate::check::check_options(cx, &self.options);
         for icon in &self.icons {
             let src = icon.src.value();
             if !(src.starts_with("https://")

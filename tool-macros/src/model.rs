@@ -5,7 +5,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
 
-use crate::attr::{ArgAttrs, ToolAttrs};
+use crate::attr::{ArgAttrs, CommonAttrs, ToolAttrs};
 use crate::ctxt::Ctxt;
 
 #[allow(clippy::struct_excessive_bools)] // independent switches of the attribute and the fn
@@ -21,16 +21,12 @@ pub(crate) struct Tool {
     pub(crate) summary: String,
     pub(crate) annotations: Annotations,
     pub(crate) tags: Vec<String>,
-    pub(crate) roles: Vec<String>,
+    /// `roles`, `timeout`, `rate`, `concurrency`: what resources and prompts take too.
+    pub(crate) options: ItemOptions,
     pub(crate) guards: Vec<syn::Path>,
-    /// Milliseconds.
-    pub(crate) timeout: Option<Parsed<u64>>,
-    /// Calls, and seconds per period.
-    pub(crate) rate: Option<Parsed<(u32, u64)>>,
     /// Bytes.
     pub(crate) max_output: Option<Parsed<usize>>,
     pub(crate) truncate_output: bool,
-    pub(crate) concurrency: Option<syn::LitInt>,
     pub(crate) require_docs: bool,
     /// `#[tool(dry_run)]`: the tool honours `ctx.dry_run()`.
     pub(crate) dry_run: bool,
@@ -138,23 +134,15 @@ impl Tool {
                 idempotent: attrs.idempotent.get().copied(),
                 open_world: attrs.open_world.get().copied(),
             },
-            roles: attrs
-                .common
-                .roles
-                .get()
-                .map(|t| t.iter().map(syn::LitStr::value).collect())
-                .unwrap_or_default(),
+            options: ItemOptions::from_common(&attrs.common),
             guards: attrs.guards.clone(),
             tags: attrs
                 .tags
                 .get()
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
                 .unwrap_or_default(),
-            timeout: Parsed::read(attrs.common.timeout.get(), tool_grammar::duration_ms),
-            rate: Parsed::read(attrs.common.rate.get(), tool_grammar::rate),
             max_output: Parsed::read(attrs.max_output.get(), tool_grammar::size),
             truncate_output: attrs.truncate_output.get().is_some(),
-            concurrency: attrs.common.concurrency.get().cloned(),
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),
             confirm: attrs.confirm.get().cloned(),
@@ -167,6 +155,32 @@ impl Tool {
 
     pub(crate) fn inputs(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| p.kind == ParamKind::Input)
+    }
+}
+
+/// The options `#[tool]`, `#[resource]` and `#[prompt]` take alike, read once from the
+/// attribute's common part: what the runtime's `ItemOptions` holds.
+pub(crate) struct ItemOptions {
+    pub(crate) roles: Vec<String>,
+    /// Milliseconds.
+    pub(crate) timeout: Option<Parsed<u64>>,
+    /// Calls, and seconds per period.
+    pub(crate) rate: Option<Parsed<(u32, u64)>>,
+    pub(crate) concurrency: Option<syn::LitInt>,
+}
+
+impl ItemOptions {
+    pub(crate) fn from_common(common: &CommonAttrs) -> ItemOptions {
+        ItemOptions {
+            roles: common
+                .roles
+                .get()
+                .map(|t| t.iter().map(syn::LitStr::value).collect())
+                .unwrap_or_default(),
+            timeout: Parsed::read(common.timeout.get(), tool_grammar::duration_ms),
+            rate: Parsed::read(common.rate.get(), tool_grammar::rate),
+            concurrency: common.concurrency.get().cloned(),
+        }
     }
 }
 

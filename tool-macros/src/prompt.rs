@@ -13,7 +13,7 @@ use syn::spanned::Spanned;
 
 use crate::attr::{CommonAttrs, IconAttr, did_you_mean, icon, path_name, skip_value};
 use crate::ctxt::Ctxt;
-use crate::expand::{opt_concurrency, opt_rate, opt_timeout};
+use crate::expand::options_descriptor;
 use crate::item::{self, Item};
 use crate::model::option_inner;
 
@@ -118,10 +118,7 @@ fn expand(item: &Item) -> TokenStream {
     let title = &item.title;
     let description = &item.description;
     let icons = item::icons(item);
-    let roles = &item.roles;
-    let timeout = opt_timeout(item.timeout.as_ref(), &private);
-    let rate = opt_rate(item.rate.as_ref(), &private);
-    let concurrency = opt_concurrency(item.concurrency.as_ref(), &private);
+    let options = options_descriptor(&item.options, &requires, &private);
 
     let body = quote! {
         #(#checks)*
@@ -147,12 +144,7 @@ fn expand(item: &Item) -> TokenStream {
             description: #description,
             arguments: &[#(#arguments_meta),*],
             icons: #icons,
-            roles: &[#(#roles),*],
-            timeout: #timeout,
-            rate: #rate,
-            concurrency: #concurrency,
-            requires: &[#(#requires),*],
-            defined_at: ::core::concat!(::core::module_path!(), " at ", ::core::file!(), ":", ::core::line!()),
+            options: #options,
             get: __tool_get,
             completers: &[#(#completers),*],
         };

@@ -19,7 +19,7 @@ use crate::attr::{
     Attr, CommonAttrs, IconAttr, did_you_mean, icon, lit_str, path_name, skip_value, string_list,
 };
 use crate::ctxt::Ctxt;
-use crate::expand::{opt_concurrency, opt_rate, opt_timeout};
+use crate::expand::{opt_timeout, options_descriptor};
 use crate::item::{self, Item};
 use crate::model::{Parsed, option_inner};
 
@@ -357,10 +357,7 @@ fn expand(r: &Resource) -> TokenStream {
         .map_or_else(|| quote!(#private::None), |p| quote!(#private::Some(#p)));
     let audience = &r.audience;
     let icons = item::icons(item);
-    let roles = &item.roles;
-    let timeout = opt_timeout(item.timeout.as_ref(), &private);
-    let rate = opt_rate(item.rate.as_ref(), &private);
-    let concurrency = opt_concurrency(item.concurrency.as_ref(), &private);
+    let options = options_descriptor(&item.options, &requires, &private);
 
     let body = quote! {
         #(#checks)*
@@ -398,12 +395,7 @@ fn expand(r: &Resource) -> TokenStream {
             priority: #priority,
             icons: #icons,
             variables: &[#(#variables),*],
-            roles: &[#(#roles),*],
-            timeout: #timeout,
-            rate: #rate,
-            concurrency: #concurrency,
-            requires: &[#(#requires),*],
-            defined_at: ::core::concat!(::core::module_path!(), " at ", ::core::file!(), ":", ::core::line!()),
+            options: #options,
             read: __tool_read,
             list: #list,
             completers: &[#(#completers),*],

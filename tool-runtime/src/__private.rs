@@ -20,11 +20,29 @@ pub use crate::tool::context::FromCallContext;
 pub use crate::tool::definition::{
     Annotations, Guard, ParamHint, ParsedCall, ToolDescriptor, ToolRegistration,
 };
+pub use crate::tool::options::OptionsDescriptor;
 pub use crate::tool::parsed::ParsedArgs;
 pub use crate::tool::state::{StateKey, StateMap};
 pub use crate::{CallContext, ToolError, blocking};
 pub use futures_util::future::BoxFuture;
 pub use std::borrow::Cow;
+
+/// The annotations `#[tool(annotations(...))]` writes, each hint set or left unsaid
+/// ([`Annotations`] is `#[non_exhaustive]`, so a user's crate cannot write it as a literal).
+#[must_use]
+pub const fn annotations(
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+) -> Annotations {
+    Annotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    }
+}
 
 /// Deserializes validated arguments into the generated args struct.
 pub fn decode<A: serde::de::DeserializeOwned>(args: Value) -> Result<A, ToolError> {

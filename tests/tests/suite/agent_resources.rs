@@ -23,7 +23,7 @@ struct Note {
 impl Resource for Note {
     fn meta(&self) -> ResourceMeta {
         let mut meta = ResourceMeta::new(self.uri.replace("://", "-"), self.uri, "A note.");
-        meta.roles = self.roles.iter().map(|r| (*r).into()).collect();
+        meta.options.roles = self.roles.iter().map(|r| (*r).into()).collect();
         meta
     }
 

@@ -698,7 +698,7 @@ struct Limited;
 impl Tool for Limited {
     fn meta(&self) -> ToolMeta {
         let mut meta = ToolMeta::new("limited", "Return the text, at most twice a minute.");
-        meta.rate = Some(tool_runtime::tool::Rate::parse("2/min").unwrap());
+        meta.options.rate = Some(tool_runtime::tool::Rate::parse("2/min").unwrap());
         meta
     }
     fn input_schema(&self) -> Value {

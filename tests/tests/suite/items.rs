@@ -147,7 +147,7 @@ pub struct SecretKey;
 impl Resource for SecretKey {
     fn meta(&self) -> ResourceMeta {
         let mut meta = ResourceMeta::new("secret_key", "secrets://key", "The key.");
-        meta.roles = vec!["admin".into()];
+        meta.options.roles = vec!["admin".into()];
         // Says shared caches may keep it: the roles that guard it overrule that.
         meta.scope = Some(CacheScope::Public);
         meta.ttl = Some(Duration::from_secs(60));
@@ -193,7 +193,7 @@ pub struct Once;
 impl Resource for Once {
     fn meta(&self) -> ResourceMeta {
         let mut meta = ResourceMeta::new("once", "limited://once", "Read it once a minute.");
-        meta.rate = tool_runtime::tool::Rate::parse("1/min");
+        meta.options.rate = tool_runtime::tool::Rate::parse("1/min");
         meta
     }
 

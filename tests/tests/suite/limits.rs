@@ -46,7 +46,7 @@ fn who(name: &str) -> Caller {
 async fn rate_limits_are_per_principal_with_a_retry_after() {
     let r = registry_builder().build().unwrap();
     assert_eq!(
-        r.get("ping").unwrap().meta().rate,
+        r.get("ping").unwrap().meta().options.rate,
         Some(Rate {
             count: 2,
             per: Duration::from_secs(60)

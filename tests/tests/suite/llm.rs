@@ -170,10 +170,7 @@ fn builder() -> RegistryBuilder {
 
 /// The `tools` value of every target the checker knows, for these tools.
 fn lowered(tools: &[ToolRef<'_>]) -> Value {
-    let strict_anthropic = Options {
-        anthropic_strict: true,
-        ..Options::default()
-    };
+    let strict_anthropic = Options::default().with_anthropic_strict(true);
     json!({
         "openai": llm::specs(tools, Target::OpenAiChat, &Options::default()).0,
         "openai-responses": llm::specs(tools, Target::OpenAiResponses, &Options::default()).0,
@@ -315,10 +312,7 @@ fn reports_say_what_each_target_drops() {
     );
 
     // `parametersJsonSchema`: the canonical schema, as JSON Schema, with nothing to report.
-    let json_schema = Options {
-        gemini_json_schema: true,
-        ..Options::default()
-    };
+    let json_schema = Options::default().with_gemini_json_schema(true);
     let (specs, report_js) = llm::specs(&tools, Target::Gemini, &json_schema);
     assert!(report_js.findings.is_empty(), "{report_js}");
     let map = specs[0]["functionDeclarations"]
@@ -332,10 +326,7 @@ fn reports_say_what_each_target_drops() {
     canonical.as_object_mut().unwrap().remove("$schema");
     assert_eq!(map["parametersJsonSchema"], canonical);
 
-    let strict = Options {
-        anthropic_strict: true,
-        ..Options::default()
-    };
+    let strict = Options::default().with_anthropic_strict(true);
     let anthropic = report(Target::Anthropic, &strict).to_string();
     assert!(
         anthropic.contains("warning: corpus_wide: sent non-strict: a request takes at most 20 strict tools, 24 optional parameters"),

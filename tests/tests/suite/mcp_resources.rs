@@ -143,7 +143,7 @@ fn registry() -> Arc<Registry> {
         "secret://vault",
         ResourceBody::Text("hidden".into()),
     );
-    secret.meta.roles = vec!["ops".into()];
+    secret.meta.options.roles = vec!["ops".into()];
     Arc::new(
         Registry::builder()
             .without_inventory()

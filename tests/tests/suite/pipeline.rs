@@ -660,7 +660,7 @@ fn duplicate_names_are_refused_naming_both_definitions() {
     impl Tool for FakeAdd {
         fn meta(&self) -> ToolMeta {
             let mut m = ToolMeta::new("add", "Not the real add.");
-            m.defined_at = "a toolset".into();
+            m.options.defined_at = "a toolset".into();
             m
         }
         fn input_schema(&self) -> Value {

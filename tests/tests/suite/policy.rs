@@ -224,7 +224,7 @@ async fn roles_are_required_by_the_require_roles_policy() {
     );
     let tool_meta = r.get("rotate_keys").unwrap();
     let meta = tool_meta.meta();
-    assert_eq!(meta.roles, ["admin", "security"]);
+    assert_eq!(meta.options.roles, ["admin", "security"]);
     // Without the role the tool is unknown to the caller: neither its existence nor the role
     // it needs is told, only recorded.
     let anonymous = call(&r, "rotate_keys", json!({}), Caller::new(Source::Http)).await;

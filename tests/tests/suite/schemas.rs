@@ -166,7 +166,10 @@ fn user_types_are_described_with_serde_renames() {
     assert_eq!(s["required"], json!(["title", "priority"]));
     let tool_meta = r.get("ticket_open").unwrap();
     let meta = tool_meta.meta();
-    assert_eq!(meta.timeout, Some(std::time::Duration::from_secs(5)));
+    assert_eq!(
+        meta.options.timeout,
+        Some(std::time::Duration::from_secs(5))
+    );
 }
 
 /// `#[tool]` derives titles and summaries at compile time; they must follow the rules the
@@ -181,10 +184,11 @@ fn titles_and_summaries_derived_by_the_macro_follow_the_runtime_rules() {
         assert_eq!(meta.title, rules.title, "title of {}", meta.name);
         assert_eq!(meta.summary, rules.summary, "summary of {}", meta.name);
         assert!(
-            meta.defined_at
+            meta.options
+                .defined_at
                 .starts_with(&format!("{} at ", tool_module(&meta.name))),
             "{}",
-            meta.defined_at
+            meta.options.defined_at
         );
         seen += 1;
     }

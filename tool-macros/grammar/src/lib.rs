@@ -84,6 +84,42 @@ pub fn first_paragraph(text: &str) -> String {
         .join(" ")
 }
 
+/// One piece of a confirmation question written with `{param}` placeholders, as
+/// [`question_pieces`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionPiece<'a> {
+    /// Text shown as written.
+    Text(&'a str),
+    /// `{name}`: the value of the parameter `name`.
+    Param(&'a str),
+    /// A `{` never closed, and all that follows it, shown as written.
+    Unclosed(&'a str),
+}
+
+/// The pieces of a question written with `{param}` placeholders (`#[tool(confirm = "...")]`),
+/// in order: `#[tool]` checks each placeholder names a parameter, the runtime fills them in.
+#[must_use]
+pub fn question_pieces(template: &str) -> Vec<QuestionPiece<'_>> {
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            pieces.push(QuestionPiece::Text(&rest[..open]));
+        }
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            pieces.push(QuestionPiece::Unclosed(&rest[open..]));
+            return pieces;
+        };
+        pieces.push(QuestionPiece::Param(&after[..close]));
+        rest = &after[close + 1..];
+    }
+    if !rest.is_empty() {
+        pieces.push(QuestionPiece::Text(rest));
+    }
+    pieces
+}
+
 /// Resource URI templates: `files://{path*}`, `devices://{id}/status{?verbose}`. Parsed here so
 /// that `#[resource]` rejects a template when it compiles by the rule the runtime matches URIs
 /// with.
@@ -215,6 +251,27 @@ pub mod uri_template {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_is_read_into_text_and_placeholders() {
+        use QuestionPiece::{Param, Text, Unclosed};
+        assert_eq!(
+            question_pieces("Delete {name} from {folder}?"),
+            [
+                Text("Delete "),
+                Param("name"),
+                Text(" from "),
+                Param("folder"),
+                Text("?")
+            ]
+        );
+        assert_eq!(question_pieces("{id}"), [Param("id")]);
+        assert_eq!(
+            question_pieces("Drop {all"),
+            [Text("Drop "), Unclosed("{all")]
+        );
+        assert!(question_pieces("").is_empty());
+    }
 
     #[test]
     fn rates() {

@@ -238,8 +238,8 @@ impl Catalog {
                     .into_iter()
                     .filter(|p| !self.items || matches!(p, BuildProblem::MissingState { .. })),
             );
-            if entry.meta.rate.is_some()
-                || entry.meta.concurrency.is_some()
+            if entry.meta.options.rate.is_some()
+                || entry.meta.options.concurrency.is_some()
                 || self.limited.contains(&*name)
             {
                 problems.push(BuildProblem::LimitAtRunTime {

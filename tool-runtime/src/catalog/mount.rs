@@ -103,7 +103,7 @@ fn renamed(
         match toolset_tool_name(&component, &remote) {
             Ok(name) => {
                 tool.meta.name = Cow::Owned(name);
-                tool.meta.defined_at = Cow::Owned(origin.clone());
+                tool.meta.options.defined_at = Cow::Owned(origin.clone());
                 out.push((
                     Arc::new(MountedTool {
                         toolset: toolset.clone(),

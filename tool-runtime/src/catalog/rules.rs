@@ -99,7 +99,7 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
         });
     }
     if let Some(state) = state {
-        for key in &entry.meta.requires {
+        for key in &entry.meta.options.requires {
             if !state.contains(key) {
                 let name = entry.name();
                 let item = match entry.meta.kind {

@@ -29,8 +29,8 @@ impl RegisteredTool {
     pub(crate) fn new(tool: Arc<dyn Tool>, fallback: Option<Cow<'static, str>>) -> Self {
         let meta = Arc::new(tool.meta());
         let origin = match fallback {
-            Some(f) if meta.defined_at == crate::tool::definition::UNSTATED_ORIGIN => f,
-            _ => meta.defined_at.clone(),
+            Some(f) if meta.options.defined_at == crate::tool::definition::UNSTATED_ORIGIN => f,
+            _ => meta.options.defined_at.clone(),
         };
         Self {
             parsed_call: tool.parsed_call(),

@@ -47,6 +47,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::hex;
 
 use crate::tool::error::Confirmation;
+use tool_grammar::QuestionPiece;
 
 /// What a confirmation token is bound to: the call it confirms, for the caller it was asked
 /// of. A token redeemed for another tool, other arguments or another principal confirms
@@ -372,22 +373,16 @@ pub(crate) fn question(tool: &str, args: &Value) -> String {
 /// Secret values are already redacted in `args`.
 fn filled(template: &str, args: &Value) -> String {
     let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            out.push_str(&rest[open..]);
-            return out;
-        };
-        match args.get(&after[..close]) {
-            Some(Value::String(s)) => out.push_str(s),
-            Some(Value::Null) | None => {}
-            Some(other) => out.push_str(&other.to_string()),
+    for piece in tool_grammar::question_pieces(template) {
+        match piece {
+            QuestionPiece::Text(text) | QuestionPiece::Unclosed(text) => out.push_str(text),
+            QuestionPiece::Param(name) => match args.get(name) {
+                Some(Value::String(s)) => out.push_str(s),
+                Some(Value::Null) | None => {}
+                Some(other) => out.push_str(&other.to_string()),
+            },
         }
-        rest = &after[close + 1..];
     }
-    out.push_str(rest);
     out
 }
 

@@ -29,7 +29,7 @@ use crate::layers::hooks::{CallHook, HookPoint, Permit};
 use crate::tool::definition::PendingCall;
 use crate::tool::error::{ErrorKind, ToolError};
 
-use crate::tool::definition::Rate;
+use crate::tool::options::Rate;
 
 /// A rate limiter's answer for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -170,11 +170,11 @@ pub struct RequireRoles;
 
 impl Policy for RequireRoles {
     fn varies(&self, tool: &ToolMeta) -> bool {
-        !tool.roles.is_empty()
+        !tool.options.roles.is_empty()
     }
 
     fn admit(&self, tool: &ToolMeta, caller: &CallContext) -> Result<(), String> {
-        let needed = &tool.roles;
+        let needed = &tool.options.roles;
         if needed.is_empty() || needed.iter().any(|r| caller.has_role(r)) {
             return Ok(());
         }
@@ -323,9 +323,10 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
 fn toolset_of(tool: &ToolMeta) -> Option<&str> {
     // A mounted tool's origin names its toolset; a mounted MCP server's resources and prompts
     // name the server, which is mounted under that name.
-    tool.defined_at
+    tool.options
+        .defined_at
         .strip_prefix("toolset `")
-        .or_else(|| tool.defined_at.strip_prefix("MCP server `"))
+        .or_else(|| tool.options.defined_at.strip_prefix("MCP server `"))
         .and_then(|rest| rest.split('`').next())
 }
 

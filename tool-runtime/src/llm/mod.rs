@@ -131,6 +131,7 @@ impl fmt::Display for Target {
 
 /// How tools are lowered.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Options {
     /// Ask for strict schemas where the target has them: OpenAI (on by default) and Anthropic
     /// (off by default: see [`Options::anthropic_strict`]). A tool whose schema cannot be made
@@ -155,6 +156,36 @@ impl Default for Options {
             gemini_json_schema: false,
             recursion_depth: 2,
         }
+    }
+}
+
+impl Options {
+    /// Sets [`strict`](Self::strict).
+    #[must_use]
+    pub fn with_strict(mut self, on: bool) -> Self {
+        self.strict = on;
+        self
+    }
+
+    /// Sets [`anthropic_strict`](Self::anthropic_strict).
+    #[must_use]
+    pub fn with_anthropic_strict(mut self, on: bool) -> Self {
+        self.anthropic_strict = on;
+        self
+    }
+
+    /// Sets [`gemini_json_schema`](Self::gemini_json_schema).
+    #[must_use]
+    pub fn with_gemini_json_schema(mut self, on: bool) -> Self {
+        self.gemini_json_schema = on;
+        self
+    }
+
+    /// Sets [`recursion_depth`](Self::recursion_depth).
+    #[must_use]
+    pub fn with_recursion_depth(mut self, depth: usize) -> Self {
+        self.recursion_depth = depth;
+        self
     }
 }
 

@@ -143,7 +143,7 @@ fn resource_meta(
     if let Some(title) = title {
         meta.title = Cow::Owned(title.clone());
     }
-    meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+    meta.options.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
     meta
 }
 
@@ -169,7 +169,7 @@ impl RemotePrompt {
                 completes: true,
             })
             .collect();
-        meta.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
+        meta.options.defined_at = Cow::Owned(format!("MCP server `{}`", server.name()));
         Self {
             server,
             remote_name: p.name,
@@ -191,7 +191,7 @@ impl Remote {
         self.server.upgrade().ok_or_else(|| {
             ToolError::new(
                 ErrorKind::UNAVAILABLE,
-                format!("{} is no longer mounted", self.meta.defined_at),
+                format!("{} is no longer mounted", self.meta.options.defined_at),
             )
         })
     }

@@ -57,6 +57,7 @@ pub enum InboundTrace {
 /// `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
 /// `OTEL_TRACES_SAMPLER` (and `_ARG`), `OTEL_METRIC_EXPORT_INTERVAL`.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct TelemetryOptions {
     enabled: Option<bool>,
     service_name: Option<String>,

@@ -319,7 +319,11 @@ impl Pipeline {
     }
 
     fn limit_of(&self, entry: &RegisteredTool) -> Duration {
-        entry.meta.timeout.unwrap_or(self.options.default_timeout)
+        entry
+            .meta
+            .options
+            .timeout
+            .unwrap_or(self.options.default_timeout)
     }
 
     /// Everything between validation and the tool (dry runs, policy checks, hooks, guards,

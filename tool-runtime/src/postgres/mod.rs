@@ -51,6 +51,7 @@ const MIGRATION_LOCK: i64 = 0x746f_6f6c_5f6d_6967; // "tool_mig"
 /// assert!(!format!("{options:?}").contains("hunter2"));
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct PostgresOptions {
     url: Secret<String>,
     password: Option<Secret<String>>,

@@ -7,7 +7,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -16,9 +15,9 @@ use serde_json::{Value, json};
 use crate::tool::complete::{Completer, Completing};
 use crate::tool::content::{Content, Icon};
 use crate::tool::context::CallContext;
-use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
+use crate::tool::definition::{Kind, Tool, ToolMeta};
 use crate::tool::error::ToolError;
-use crate::tool::state::StateKey;
+use crate::tool::options::{ItemOptions, OptionsDescriptor};
 
 /// One argument of a prompt. On the wire every argument is a string.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,7 +37,10 @@ pub struct PromptArgument {
 
 /// Everything about a prompt except its code.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PromptMeta {
+    /// Who may call it, its limits, the state it needs, where it is defined, as a tool's.
+    pub options: ItemOptions,
     /// A name unique among prompts: the fn's.
     pub name: Cow<'static, str>,
     /// A human-readable title.
@@ -49,18 +51,6 @@ pub struct PromptMeta {
     pub arguments: Vec<PromptArgument>,
     /// Its icons.
     pub icons: Vec<Icon>,
-    /// A caller needs one of these roles.
-    pub roles: Vec<Cow<'static, str>>,
-    /// The time limit of one get.
-    pub timeout: Option<Duration>,
-    /// Gets per principal per period.
-    pub rate: Option<Rate>,
-    /// Gets running at once.
-    pub concurrency: Option<u32>,
-    /// State types it needs registered.
-    pub requires: Vec<StateKey>,
-    /// Where it is defined.
-    pub defined_at: Cow<'static, str>,
 }
 
 impl PromptMeta {
@@ -76,12 +66,10 @@ impl PromptMeta {
             description: description.into(),
             arguments: Vec::new(),
             icons: Vec::new(),
-            roles: Vec::new(),
-            timeout: None,
-            rate: None,
-            concurrency: None,
-            requires: Vec::new(),
-            defined_at: Cow::Borrowed(crate::tool::definition::UNSTATED_ORIGIN),
+            options: ItemOptions {
+                defined_at: Cow::Borrowed(crate::tool::definition::UNSTATED_ORIGIN),
+                ..ItemOptions::default()
+            },
         }
     }
 }
@@ -205,6 +193,8 @@ pub type GetFn =
 #[allow(clippy::type_complexity)] // Reason: a fn pointer the generated code fills, named nowhere else.
 pub struct PromptDescriptor {
     #[doc(hidden)]
+    pub options: OptionsDescriptor,
+    #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
     pub title: &'static str,
@@ -216,18 +206,6 @@ pub struct PromptDescriptor {
     /// `(src, mime type, sizes)`.
     #[doc(hidden)]
     pub icons: &'static [crate::tool::content::StaticIcon],
-    #[doc(hidden)]
-    pub roles: &'static [&'static str],
-    #[doc(hidden)]
-    pub timeout: Option<Duration>,
-    #[doc(hidden)]
-    pub rate: Option<Rate>,
-    #[doc(hidden)]
-    pub concurrency: Option<u32>,
-    #[doc(hidden)]
-    pub requires: &'static [Option<StateKey>],
-    #[doc(hidden)]
-    pub defined_at: &'static str,
     #[doc(hidden)]
     pub get: GetFn,
     #[doc(hidden)]
@@ -259,12 +237,7 @@ impl Prompt for &'static PromptDescriptor {
                 })
                 .collect(),
             icons: Icon::all_of(self.icons),
-            roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
-            timeout: self.timeout,
-            rate: self.rate,
-            concurrency: self.concurrency,
-            requires: self.requires.iter().filter_map(|k| *k).collect(),
-            defined_at: Cow::Borrowed(self.defined_at),
+            options: self.options.to_options(),
         }
     }
 
@@ -307,17 +280,13 @@ impl PromptTool {
 impl Tool for PromptTool {
     fn meta(&self) -> ToolMeta {
         let m = &self.meta;
-        let mut meta = ToolMeta::new(Self::call_name(&m.name), m.description.clone());
-        meta.kind = Kind::Prompt;
-        meta.title.clone_from(&m.title);
-        meta.annotations.read_only = Some(true);
-        meta.roles.clone_from(&m.roles);
-        meta.timeout = m.timeout;
-        meta.rate = m.rate;
-        meta.concurrency = m.concurrency;
-        meta.requires.clone_from(&m.requires);
-        meta.defined_at.clone_from(&m.defined_at);
-        meta
+        ToolMeta::of_item(
+            Kind::Prompt,
+            Self::call_name(&m.name),
+            m.title.clone(),
+            m.description.clone(),
+            &m.options,
+        )
     }
 
     fn input_schema(&self) -> Value {

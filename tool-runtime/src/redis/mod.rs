@@ -43,6 +43,7 @@ pub const DEFAULT_PREFIX: &str = "tool-runtime:";
 /// assert!(!format!("{options:?}").contains("hunter2"));
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RedisOptions {
     url: Secret<String>,
     prefix: String,

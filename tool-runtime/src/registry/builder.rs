@@ -357,7 +357,7 @@ impl RegistryBuilder {
         for (tool, origin) in from_inventory.chain(self.tools) {
             let mut entry = RegisteredTool::new(tool, origin);
             if let Some(roles) = self.roles.get(&*entry.meta.name) {
-                Arc::make_mut(&mut entry.meta).roles =
+                Arc::make_mut(&mut entry.meta).options.roles =
                     roles.iter().cloned().map(Cow::Owned).collect();
             }
             let name: Arc<str> = Arc::from(&*entry.meta.name);
@@ -427,11 +427,14 @@ impl RegistryBuilder {
         let setting = |tool: &RegisteredTool| {
             let name = &*tool.meta.name;
             (
-                self.rates.get(name).copied().unwrap_or(tool.meta.rate),
+                self.rates
+                    .get(name)
+                    .copied()
+                    .unwrap_or(tool.meta.options.rate),
                 self.concurrency
                     .get(name)
                     .copied()
-                    .unwrap_or(tool.meta.concurrency),
+                    .unwrap_or(tool.meta.options.concurrency),
             )
         };
         let rates = tools

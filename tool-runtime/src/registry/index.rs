@@ -94,17 +94,24 @@ impl Index {
         mounted: bool,
     ) -> Result<Option<Arrival>, BuildProblem> {
         let meta = Arc::new(resource.meta());
-        let problem =
-            |p: String| item_problem(format!("resource `{}`", meta.name), &meta.defined_at, p);
+        let problem = |p: String| {
+            item_problem(
+                format!("resource `{}`", meta.name),
+                &meta.options.defined_at,
+                p,
+            )
+        };
         let template = UriTemplate::parse(&meta.uri).map_err(|TemplateError(e)| problem(e))?;
         if let Some(other) = self.resources.iter().find(|r| r.meta.name == meta.name) {
             // The same `#[resource]` found through inventory and added by hand is one.
-            if same_fn(&other.meta.defined_at, &meta.defined_at) && other.meta.uri == meta.uri {
+            if same_fn(&other.meta.options.defined_at, &meta.options.defined_at)
+                && other.meta.uri == meta.uri
+            {
                 return Ok(None);
             }
             return Err(problem(format!(
                 "another resource has this name ({}); rename one (#[resource(name = \"...\")])",
-                other.meta.defined_at
+                other.meta.options.defined_at
             )));
         }
         let clash = self.resources.iter().find(|r| {
@@ -117,7 +124,7 @@ impl Index {
         if let Some(other) = clash {
             return Err(problem(format!(
                 "`{}` and `{}` of resource `{}` ({}) can match the same URI and neither is more specific; make one's literal part longer or tell them apart by a literal",
-                meta.uri, other.meta.uri, other.meta.name, other.meta.defined_at
+                meta.uri, other.meta.uri, other.meta.name, other.meta.options.defined_at
             )));
         }
         let adapter = ResourceTool {
@@ -125,7 +132,7 @@ impl Index {
             meta: (*meta).clone(),
             template: template.clone(),
         };
-        let origin = Some(meta.defined_at.clone());
+        let origin = Some(meta.options.defined_at.clone());
         self.resources.push(ResourceEntry {
             resource,
             meta,
@@ -140,15 +147,15 @@ impl Index {
     fn add_prompt(&mut self, prompt: Arc<dyn Prompt>) -> Result<Option<Arrival>, BuildProblem> {
         let meta = Arc::new(prompt.meta());
         if let Some(other) = self.prompts.get(&*meta.name) {
-            if same_fn(&other.meta.defined_at, &meta.defined_at) {
+            if same_fn(&other.meta.options.defined_at, &meta.options.defined_at) {
                 return Ok(None);
             }
             return Err(item_problem(
                 format!("prompt `{}`", meta.name),
-                &meta.defined_at,
+                &meta.options.defined_at,
                 format!(
                     "another prompt has this name ({}); rename one (#[prompt(name = \"...\")])",
-                    other.meta.defined_at
+                    other.meta.options.defined_at
                 ),
             ));
         }
@@ -156,7 +163,7 @@ impl Index {
             prompt: Arc::clone(&prompt),
             meta: (*meta).clone(),
         };
-        let origin = Some(meta.defined_at.clone());
+        let origin = Some(meta.options.defined_at.clone());
         self.prompts
             .insert(meta.name.to_string(), PromptEntry { prompt, meta });
         Ok(Some((Arc::new(adapter) as Arc<dyn Tool>, origin)))

@@ -188,7 +188,7 @@ impl Registry {
     fn guarded(&self, name: &str) -> bool {
         self.items.catalog.get(name).is_none_or(|item| {
             let meta = item.meta();
-            !meta.roles.is_empty() || self.pipeline.policies.iter().any(|p| p.varies(meta))
+            !meta.options.roles.is_empty() || self.pipeline.policies.iter().any(|p| p.varies(meta))
         })
     }
 

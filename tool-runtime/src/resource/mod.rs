@@ -18,9 +18,9 @@ use crate::tool::complete::{Completer, Completing};
 use crate::tool::content::EmbeddedResource;
 use crate::tool::content::Icon;
 use crate::tool::context::CallContext;
-use crate::tool::definition::{Kind, Rate, Tool, ToolMeta};
+use crate::tool::definition::{Kind, Tool, ToolMeta};
 use crate::tool::error::{ToolError, Violation};
-use crate::tool::state::StateKey;
+use crate::tool::options::{ItemOptions, OptionsDescriptor};
 pub use template::{TemplateError, UriTemplate};
 
 /// A resource's contents as one read answers them.
@@ -50,7 +50,10 @@ pub struct Variable {
 
 /// Everything about a resource except its code.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ResourceMeta {
+    /// Who may call it, its limits, the state it needs, where it is defined, as a tool's.
+    pub options: ItemOptions,
     /// A name unique among resources: the fn's.
     pub name: Cow<'static, str>,
     /// Its URI, or its URI template when it has variables.
@@ -75,18 +78,6 @@ pub struct ResourceMeta {
     pub icons: Vec<Icon>,
     /// The template's variables, in order.
     pub variables: Vec<Variable>,
-    /// A caller needs one of these roles.
-    pub roles: Vec<Cow<'static, str>>,
-    /// The time limit of one read.
-    pub timeout: Option<Duration>,
-    /// Reads per principal per period.
-    pub rate: Option<Rate>,
-    /// Reads running at once.
-    pub concurrency: Option<u32>,
-    /// State types it needs registered.
-    pub requires: Vec<StateKey>,
-    /// Where it is defined.
-    pub defined_at: Cow<'static, str>,
 }
 
 impl ResourceMeta {
@@ -123,12 +114,10 @@ impl ResourceMeta {
             priority: None,
             icons: Vec::new(),
             variables,
-            roles: Vec::new(),
-            timeout: None,
-            rate: None,
-            concurrency: None,
-            requires: Vec::new(),
-            defined_at: Cow::Borrowed(crate::tool::definition::UNSTATED_ORIGIN),
+            options: ItemOptions {
+                defined_at: Cow::Borrowed(crate::tool::definition::UNSTATED_ORIGIN),
+                ..ItemOptions::default()
+            },
         }
     }
 }
@@ -308,6 +297,8 @@ pub type ListFn = fn(CallContext) -> BoxFuture<'static, Result<Vec<Listed>, Tool
 #[allow(clippy::type_complexity)] // Reason: fn pointers the generated code fills, named nowhere else.
 pub struct ResourceDescriptor {
     #[doc(hidden)]
+    pub options: OptionsDescriptor,
+    #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
     pub uri: &'static str,
@@ -333,18 +324,6 @@ pub struct ResourceDescriptor {
     /// `(name, screened)`, in the template's order.
     #[doc(hidden)]
     pub variables: &'static [(&'static str, bool)],
-    #[doc(hidden)]
-    pub roles: &'static [&'static str],
-    #[doc(hidden)]
-    pub timeout: Option<Duration>,
-    #[doc(hidden)]
-    pub rate: Option<Rate>,
-    #[doc(hidden)]
-    pub concurrency: Option<u32>,
-    #[doc(hidden)]
-    pub requires: &'static [Option<StateKey>],
-    #[doc(hidden)]
-    pub defined_at: &'static str,
     #[doc(hidden)]
     pub read: ReadFn,
     #[doc(hidden)]
@@ -385,12 +364,7 @@ impl Resource for &'static ResourceDescriptor {
                     completes: self.completers.iter().any(|(n, _)| n == name),
                 })
                 .collect(),
-            roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
-            timeout: self.timeout,
-            rate: self.rate,
-            concurrency: self.concurrency,
-            requires: self.requires.iter().filter_map(|k| *k).collect(),
-            defined_at: Cow::Borrowed(self.defined_at),
+            options: self.options.to_options(),
         }
     }
 
@@ -468,17 +442,13 @@ impl ResourceTool {
 impl Tool for ResourceTool {
     fn meta(&self) -> ToolMeta {
         let m = &self.meta;
-        let mut meta = ToolMeta::new(Self::call_name(&m.name), m.description.clone());
-        meta.kind = Kind::Resource;
-        meta.title.clone_from(&m.title);
-        meta.annotations.read_only = Some(true);
-        meta.roles.clone_from(&m.roles);
-        meta.timeout = m.timeout;
-        meta.rate = m.rate;
-        meta.concurrency = m.concurrency;
-        meta.requires.clone_from(&m.requires);
-        meta.defined_at.clone_from(&m.defined_at);
-        meta
+        ToolMeta::of_item(
+            Kind::Resource,
+            Self::call_name(&m.name),
+            m.title.clone(),
+            m.description.clone(),
+            &m.options,
+        )
     }
 
     fn input_schema(&self) -> Value {

@@ -15,13 +15,14 @@ use serde_json::Value;
 
 use crate::tool::context::CallContext;
 use crate::tool::error::ToolError;
-use crate::tool::state::StateKey;
+use crate::tool::options::{ItemOptions, OptionsDescriptor};
 
 /// Hints about a tool's behaviour, as MCP's tool annotations define them.
 ///
 /// `None` means "not stated"; front ends then assume the cautious default (not read-only,
 /// possibly destructive only when stated).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Annotations {
     /// The tool does not change its environment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,27 +71,6 @@ pub struct ParamHint {
 /// }
 /// ```
 pub type Guard = fn(&mut PendingCall<'_>) -> Result<(), ToolError>;
-
-/// A rate: `count` calls per `period`, as `"10/min"` writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rate {
-    /// Calls allowed per period (also the burst).
-    pub count: u32,
-    /// The period.
-    pub per: Duration,
-}
-
-impl Rate {
-    /// `"10/min"`, `"5/s"`, `"100/h"` (also `sec`, `second`, `m`, `minute`, `hour`).
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Rate> {
-        let (count, secs) = tool_grammar::rate(text)?;
-        Some(Rate {
-            count,
-            per: Duration::from_secs(secs),
-        })
-    }
-}
 
 /// A call that passed validation and waits to run. Hooks read it, and guards may rewrite its
 /// arguments.
@@ -209,7 +189,11 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything about a tool except its schemas and its code.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolMeta {
+    /// Who may call it, its limits, the state it needs, where it is defined: what a resource
+    /// and a prompt have too.
+    pub options: ItemOptions,
     /// What it is: a tool, or a resource or prompt the pipeline runs as one.
     pub kind: Kind,
     /// Unique name, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
@@ -224,18 +208,9 @@ pub struct ToolMeta {
     pub annotations: Annotations,
     /// Free-form tags for filtering.
     pub tags: Vec<Cow<'static, str>>,
-    /// `#[tool(roles(...))]`: a caller needs one of these roles (checked by the
-    /// [`RequireRoles`](crate::layers::policy::RequireRoles) policy). Empty: no role needed.
-    pub roles: Vec<Cow<'static, str>>,
     /// `#[tool(guard = ...)]`: per-tool checks run in order after the policy; each may deny the
     /// call or rewrite its arguments (which are then validated again).
     pub guards: Vec<Guard>,
-    /// The time limit of one call; `None` uses the registry's default.
-    pub timeout: Option<Duration>,
-    /// `#[tool(rate = "10/min")]`: calls per principal per period.
-    pub rate: Option<Rate>,
-    /// `#[tool(concurrency = 4)]`: calls running at once.
-    pub concurrency: Option<u32>,
     /// `#[tool(max_output = "64KiB")]`: the largest result sent whole; `None` uses the
     /// registry's default (1 MiB).
     pub max_output: Option<usize>,
@@ -252,16 +227,30 @@ pub struct ToolMeta {
     /// each `{param}` filled with that argument's value; `None`: one made from the name
     /// (`delete_note` → "Delete note 1?", see `docs/confirm.md`).
     pub confirm: Option<Cow<'static, str>>,
-    /// State types the tool needs registered.
-    pub requires: Vec<StateKey>,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
     /// alphabetical). Empty for dynamic tools unless they set it.
     pub params: Vec<ParamHint>,
-    /// Where the tool is defined, for error messages (`crate::module at file:line`).
-    pub defined_at: Cow<'static, str>,
 }
 
 impl ToolMeta {
+    /// A resource read or a prompt get as the pipeline runs it: named `{call_name}`
+    /// (`resource:{name}`, `prompt:{name}`), read-only, with the item's title, description and
+    /// options, so it passes the same layers as a tool under the same limits.
+    pub(crate) fn of_item(
+        kind: Kind,
+        call_name: String,
+        title: Cow<'static, str>,
+        description: Cow<'static, str>,
+        options: &ItemOptions,
+    ) -> ToolMeta {
+        let mut meta = ToolMeta::new(call_name, description);
+        meta.kind = kind;
+        meta.title = title;
+        meta.annotations.read_only = Some(true);
+        meta.options.clone_from(options);
+        meta
+    }
+
     /// Metadata with the given name and description; the rest empty.
     pub fn new(
         name: impl Into<Cow<'static, str>>,
@@ -277,19 +266,17 @@ impl ToolMeta {
             description,
             annotations: Annotations::default(),
             tags: Vec::new(),
-            roles: Vec::new(),
             guards: Vec::new(),
-            timeout: None,
-            rate: None,
-            concurrency: None,
             max_output: None,
             truncate_output: false,
             content: false,
             dry_run: false,
             confirm: None,
-            requires: Vec::new(),
             params: Vec::new(),
-            defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
+            options: ItemOptions {
+                defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
+                ..ItemOptions::default()
+            },
         }
     }
 }
@@ -354,6 +341,8 @@ pub type ParsedCall = for<'a> fn(
 /// implement [`Tool`] instead.
 pub struct ToolDescriptor {
     #[doc(hidden)]
+    pub options: OptionsDescriptor,
+    #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
     pub title: &'static str,
@@ -366,15 +355,7 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub tags: &'static [&'static str],
     #[doc(hidden)]
-    pub roles: &'static [&'static str],
-    #[doc(hidden)]
     pub guards: &'static [Guard],
-    #[doc(hidden)]
-    pub timeout: Option<Duration>,
-    #[doc(hidden)]
-    pub rate: Option<Rate>,
-    #[doc(hidden)]
-    pub concurrency: Option<u32>,
     #[doc(hidden)]
     pub max_output: Option<usize>,
     #[doc(hidden)]
@@ -384,12 +365,7 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub confirm: Option<&'static str>,
     #[doc(hidden)]
-    pub requires: &'static [Option<StateKey>],
-    #[doc(hidden)]
     pub params: &'static [ParamHint],
-    /// `"<module path> at <file>:<line>"`.
-    #[doc(hidden)]
-    pub defined_at: &'static str,
     #[doc(hidden)]
     pub input_schema: fn() -> Value,
     #[doc(hidden)]
@@ -414,7 +390,7 @@ impl fmt::Debug for ToolDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDescriptor")
             .field("name", &self.name)
-            .field("defined_at", &self.defined_at)
+            .field("defined_at", &self.options.defined_at)
             .finish_non_exhaustive()
     }
 }
@@ -429,19 +405,14 @@ impl Tool for &'static ToolDescriptor {
             description: Cow::Borrowed(self.description),
             annotations: self.annotations,
             tags: self.tags.iter().map(|t| Cow::Borrowed(*t)).collect(),
-            roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
             guards: self.guards.to_vec(),
-            timeout: self.timeout,
-            rate: self.rate,
-            concurrency: self.concurrency,
             max_output: self.max_output,
             truncate_output: self.truncate_output,
             content: (self.content)(),
             dry_run: self.dry_run,
             confirm: self.confirm.map(Cow::Borrowed),
-            requires: self.requires.iter().filter_map(|k| *k).collect(),
             params: self.params.to_vec(),
-            defined_at: Cow::Borrowed(self.defined_at),
+            options: self.options.to_options(),
         }
     }
 

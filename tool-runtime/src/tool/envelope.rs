@@ -14,6 +14,7 @@ use crate::tool::error::ToolError;
 
 /// Facts about the call itself, not its result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct EnvelopeMeta {
     /// The request id, echoed to the caller.
     pub request_id: String,
@@ -27,6 +28,7 @@ pub struct EnvelopeMeta {
 
 /// The outcome of one call: the tool's result or a [`ToolError`], with [`EnvelopeMeta`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Envelope {
     /// The tool's name as the caller asked for it.
     pub tool: String,

@@ -16,6 +16,7 @@ pub(crate) mod definition;
 pub(crate) mod envelope;
 pub(crate) mod error;
 pub mod notify;
+pub(crate) mod options;
 pub(crate) mod parsed;
 pub mod peer;
 pub(crate) mod secret;
@@ -26,9 +27,10 @@ pub use caller::{ProgressSink, ProgressUpdate};
 pub use complete::{Completing, Completion, CompletionRef};
 pub use content::{EmbeddedResource, Icon};
 pub use context::FromCallContext;
-pub use definition::{Annotations, Guard, Kind, PendingCall, Rate, ToolMeta};
+pub use definition::{Annotations, Guard, Kind, PendingCall, ToolMeta};
 pub use envelope::EnvelopeMeta;
 pub use error::{Confirmation, Violation};
+pub use options::{ItemOptions, Rate};
 
 /// Bytes as lower-case hexadecimal: digests in audit records, confirmation tokens, entity tags.
 pub(crate) fn hex(bytes: &[u8]) -> String {

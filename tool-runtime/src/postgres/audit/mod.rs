@@ -97,6 +97,7 @@ const COLUMNS: &str = "event, time, call, request_id, source, principal, tool, a
 /// # let _ = options;
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AuditOptions {
     lease: Duration,
     renew: Duration,
