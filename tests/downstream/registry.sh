@@ -31,6 +31,9 @@ cargo package --quiet --offline --no-verify --allow-dirty "${crates[@]/#/-p}"
 version=$(cargo pkgid --offline -p tool-runtime | sed 's/.*[#@]//')
 
 rm -rf "$work/registry" "$work/crate"
+# Cargo unpacks a registry's crate once per version and builds from that copy again later; ours
+# change without a new version, so copies an earlier run left are removed.
+rm -rf "$user_registry"/src/*/tool-{grammar,macros,runtime}-[0-9]*
 mkdir -p "$work/registry/index" "$work/crate/src" "$work/crate/tests" "$work/crate/.cargo"
 python3 - "$target/package" "$version" "$user_registry" "$work/registry" "${crates[@]}" <<'PYTHON'
 """Writes a local registry: the packaged crates, and crates.io's crates as cargo's caches hold them."""

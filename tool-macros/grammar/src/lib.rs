@@ -1,7 +1,7 @@
 //! The small grammars a `#[tool]` attribute and the runtime read alike: rates (`"10/min"`),
 //! time limits (`"5s"`), sizes (`"64KiB"`), and a tool's title and summary from its name and
 //! doc comment. The macro reads them when a tool compiles and writes the values into the
-//! expansion; the runtime reads rates from configuration (`limits::Rate::parse`) and titles and
+//! expansion; the runtime reads rates from configuration (`tool::Rate::parse`) and titles and
 //! summaries for tools made at run time (`ToolMeta::new`), and resource URI templates
 //! ([`uri_template`]). One definition each, so both agree.
 // Every public item is documented, and `pub` means reachable by users.
