@@ -46,16 +46,16 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     });
     checks.extend(injected_checks);
     let invoke = invoke(fn_ident, tool.blocking, &call_args, &private);
-    let (output_ty, value) = output_value(&tool.output, &private, &mut checks);
-    // Encoded and described through a marker, so only `assert_output` reports a type without
-    // the derives.
+    let (output_ty, value) = output_value(&tool.output, krate, &mut checks);
+    // Encoded and described through a marker, so only the check against `tool::Output` reports
+    // a type without the derives.
     let finish = quote! {{
         use #private::{Writable as _, Unwritable as _};
         (&&#private::Marker::<#output_ty>::new()).encode(&#value)
     }};
     if let Output::Plain(ty) | Output::Result(ty) = &tool.output {
         checks.push(quote_spanned! {ty.span()=>
-            const _: () = #private::assert_output::<#output_ty>();
+            const _: () = <#output_ty as #krate::tool::Output>::CHECKED;
         });
     }
 
@@ -68,7 +68,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
     let tags = &tool.tags;
     // Spanned at each path, so a fn of the wrong signature is reported there.
     let guards = tool.guards.iter().map(|g| {
-        quote_spanned! {g.span()=> #private::guard(#g) }
+        quote_spanned! {g.span()=> { let __tool_guard: #krate::tool::Guard = #g; __tool_guard } }
     });
     let dry_run = tool.dry_run;
     let confirm = tool.confirm.as_ref().map_or_else(
@@ -219,6 +219,7 @@ struct Args {
 }
 
 fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
+    let krate = &tool.krate;
     let mut fields = Vec::new();
     let mut default_fns = Vec::new();
     let mut checks = Vec::new();
@@ -265,8 +266,8 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
             attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
         }
         // Read and described through `Marker<T>`, which asks nothing of the type: a type
-        // without the derives is reported once, by `assert_param`, instead of again inside
-        // serde's and schemars' derives.
+        // without the derives is reported once, by the check against `tool::Parameter`,
+        // instead of again inside serde's and schemars' derives.
         let name = ident.to_string();
         let name = name.trim_start_matches("r#");
         let read_fn = format_ident!("__tool_read_{}", name);
@@ -301,7 +302,7 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
             #ident: #ty,
         });
         checks.push(quote_spanned! {ty.span()=>
-            const _: () = #private::assert_param::<#ty>();
+            const _: () = <#ty as #krate::tool::Parameter>::CHECKED;
         });
     }
 
@@ -342,7 +343,7 @@ pub(crate) fn call_parts(
                 });
                 requires.push(quote!(<#ty as #private::FromCallContext>::REQUIRES));
                 checks.push(quote_spanned! {ty.span()=>
-                    const _: () = #private::assert_injected::<#ty>();
+                    const _: () = { let _ = <#ty as #private::FromCallContext>::REQUIRES; };
                 });
                 call_args.push(quote!(#var));
             }
@@ -379,34 +380,35 @@ pub(crate) fn invoke(
 
 /// The type of the value the fn returned, and an expression of it: `__tool_out` itself, or
 /// (from a `Result`) its `Ok` value, an `Err` returned converted into a `ToolError` (checked,
-/// spanned at the error type, by a pushed `assert_error`).
+/// spanned at the error type, by a pushed check against `tool::ErrorType`).
 pub(crate) fn output_value(
     output: &Output,
-    private: &TokenStream,
+    krate: &TokenStream,
     checks: &mut Vec<TokenStream>,
 ) -> (TokenStream, TokenStream) {
+    let private = quote!(#krate::__private);
     match output {
         Output::Unit => (quote!(()), quote!(__tool_out)),
         Output::Plain(ty) => (ty.to_token_stream(), quote!(__tool_out)),
         Output::Result(ty) => {
-            let err_ty = quote!(<#ty as #private::IntoToolResult>::Err);
+            let err_ty = quote!(<#ty as #krate::tool::IntoToolResult>::Err);
             // Checked at `E` when the type is written `Result<T, E>`, else at the whole type
             // (an alias such as `io::Result<T>`).
             let (checked, span) = crate::model::result_error(ty).map_or_else(
                 || {
                     (
-                        quote_spanned!(ty.span()=> <#ty as #private::IntoToolResult>::Err),
+                        quote_spanned!(ty.span()=> <#ty as #krate::tool::IntoToolResult>::Err),
                         ty.span(),
                     )
                 },
                 |e| (e.to_token_stream(), e.span()),
             );
             checks
-                .push(quote_spanned! {span=> const _: () = #private::assert_error::<#checked>(); });
+                .push(quote_spanned! {span=> const _: () = <#checked as #krate::tool::ErrorType>::CHECKED; });
             (
-                quote!(<#ty as #private::IntoToolResult>::Ok),
+                quote!(<#ty as #krate::tool::IntoToolResult>::Ok),
                 quote! {
-                    match #private::IntoToolResult::into_result(__tool_out) {
+                    match #krate::tool::IntoToolResult::into_result(__tool_out) {
                         #private::Ok(__tool_out) => __tool_out,
                         #private::Err(__tool_err) => {
                             use #private::{Convertible as _, Unconvertible as _};

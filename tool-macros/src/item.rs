@@ -169,17 +169,17 @@ pub(crate) fn param_name(p: &Param) -> String {
     syn::ext::IdentExt::unraw(&p.ident).to_string()
 }
 
-/// `let __tool_arg_x: T = from_text::<T>("x", source.get("x"))?;` for each input, spanned at
+/// `let __tool_arg_x: T = <T as TextValue>::from_text("x", source.get("x"))?;` for each input, spanned at
 /// its type so a type that does not read from text is reported there.
 pub(crate) fn read_inputs(item: &Item, source: &TokenStream) -> Vec<TokenStream> {
-    let private = item.private();
+    let krate = &item.krate;
     item.inputs()
         .map(|p| {
             let var = arg_var(p);
             let name = param_name(p);
             let ty = &p.ty;
             let read = quote_spanned! {ty.span()=>
-                #private::from_text::<#ty>(#name, #source.get(#name))
+                <#ty as #krate::tool::TextValue>::from_text(#name, #source.get(#name))
             };
             quote!(let #var: #ty = #read?;)
         })
@@ -219,7 +219,7 @@ pub(crate) fn fn_call(item: &Item, source: &TokenStream) -> FnCall {
         quote!(#var)
     });
     let invoke = invoke(&item.ident, item.blocking, &arguments, &private);
-    let (ok_ty, value) = output_value(&item.output, &private, &mut checks);
+    let (ok_ty, value) = output_value(&item.output, &item.krate, &mut checks);
     FnCall {
         checks,
         reads,
@@ -233,6 +233,7 @@ pub(crate) fn fn_call(item: &Item, source: &TokenStream) -> FnCall {
 
 /// One wrapper fn per `#[arg(complete = f)]` and the table naming them.
 pub(crate) fn completers(item: &Item) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let krate = &item.krate;
     let private = item.private();
     let mut fns = Vec::new();
     let mut table = Vec::new();
@@ -243,7 +244,7 @@ pub(crate) fn completers(item: &Item) -> (Vec<TokenStream>, Vec<TokenStream>) {
         let name = param_name(p);
         let wrapper = format_ident!("__tool_complete_{}", name);
         let call =
-            quote_spanned! {path.span()=> #private::complete_with(#path, __tool_completing) };
+            quote_spanned! {path.span()=> #krate::tool::CompleteFn::run(#path, __tool_completing) };
         fns.push(quote! {
             fn #wrapper(
                 __tool_completing: #private::Completing,

@@ -94,6 +94,7 @@ pub(crate) fn expand_prompt(attr: TokenStream, item: &ItemFn) -> (TokenStream, C
 }
 
 fn expand(item: &Item) -> TokenStream {
+    let krate = &item.krate;
     let private = item.private();
     let item::FnCall {
         checks,
@@ -105,7 +106,7 @@ fn expand(item: &Item) -> TokenStream {
         value,
     } = item::fn_call(item, &quote!(__tool_args));
     let reply = quote_spanned! {item::return_span(item)=>
-        <#ok_ty as #private::PromptOutput>::into_reply(__tool_out)
+        <#ok_ty as #krate::prompt::PromptOutput>::into_reply(__tool_out)
     };
     let (completer_fns, completers) = item::completers(item);
     let arguments_meta = item.inputs().map(|p| {

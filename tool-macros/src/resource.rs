@@ -296,6 +296,7 @@ fn priority_value(lit: &syn::Lit) -> Option<f32> {
 #[allow(clippy::too_many_lines)] // Reason: one quote! of the whole output reads best in one piece.
 fn expand(r: &Resource) -> TokenStream {
     let item = &r.item;
+    let krate = &item.krate;
     let private = item.private();
     let item::FnCall {
         checks,
@@ -312,7 +313,8 @@ fn expand(r: &Resource) -> TokenStream {
     let (completer_fns, completers) = item::completers(item);
     let (list_fn, list) = match &r.list {
         Some(path) => {
-            let call = quote_spanned! {path.span()=> #private::list_with(#path, __tool_ctx) };
+            let call =
+                quote_spanned! {path.span()=> #krate::resource::Lister::run(#path, __tool_ctx) };
             (
                 quote! {
                     fn __tool_list(

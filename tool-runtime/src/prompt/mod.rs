@@ -264,6 +264,25 @@ pub struct PromptRegistration(pub &'static PromptDescriptor);
 
 inventory::collect!(PromptRegistration);
 
+/// A prompt fn's return type: messages.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt's messages",
+    label = "a prompt returns `String`, `&str`, `PromptMessage`, `Vec<PromptMessage>` or `PromptReply`",
+    note = "or `Result<_, E>` of one of them, where `E: Into<ToolError>`"
+)]
+pub trait PromptOutput {
+    /// The messages.
+    fn into_reply(self) -> PromptReply;
+}
+
+// Not recommended: the error names this trait, in the words above, and not `From`.
+#[diagnostic::do_not_recommend]
+impl<T: Into<PromptReply>> PromptOutput for T {
+    fn into_reply(self) -> PromptReply {
+        self.into()
+    }
+}
+
 /// A prompt as the pipeline calls it: its arguments are strings; its result the reply.
 pub(crate) struct PromptTool {
     pub(crate) prompt: Arc<dyn Prompt>,

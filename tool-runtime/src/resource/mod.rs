@@ -3,6 +3,7 @@
 //! server) implements [`Resource`]. A read passes the call pipeline as a tool call does: each
 //! resource is adapted into a [`Tool`] whose [`ToolMeta::kind`] is [`Kind::Resource`].
 
+pub(crate) mod lister;
 pub(crate) mod template;
 
 use std::borrow::Cow;
@@ -21,6 +22,7 @@ use crate::tool::context::CallContext;
 use crate::tool::definition::{Kind, Tool, ToolMeta};
 use crate::tool::error::{ToolError, Violation};
 use crate::tool::options::{ItemOptions, OptionsDescriptor};
+pub use lister::Lister;
 pub use template::{TemplateError, UriTemplate};
 
 /// A resource's contents as one read answers them.
@@ -423,6 +425,17 @@ pub(crate) fn screen(name: &str, value: &str) -> Result<(), Violation> {
     }
     Ok(())
 }
+
+/// What a resource fn returns: text (`String`, `&'static str`), bytes (`Vec<u8>`,
+/// `bytes::Bytes`), [`ResourceContents`], `Vec<ResourceContents>`, [`ResourceBody`], or a
+/// type deriving `serde::Serialize` (answered as JSON). No type implements it: it names, in a
+/// compile error, a return type that is none of these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a resource's contents",
+    label = "a resource returns text, bytes, contents or a serializable value",
+    note = "return `String` or `&'static str` (text), `Vec<u8>` or `bytes::Bytes` (a blob), `ResourceContents`, `Vec<ResourceContents>` or `ResourceBody` (as given), or a type deriving `serde::Serialize` (JSON); or `Result<_, E>` of one, `E: Into<ToolError>`"
+)]
+pub trait ResourceOutput {}
 
 /// A resource as the pipeline calls it: its arguments are the URI read and the template's
 /// values, each a string; its result the contents.

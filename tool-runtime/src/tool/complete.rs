@@ -133,3 +133,67 @@ mod tests {
         assert_eq!((many.total, many.has_more), (Some(150), true));
     }
 }
+
+/// What a completion fn answers.
+pub trait CompletionOutput {
+    /// The values, or the error converted.
+    ///
+    /// # Errors
+    /// The fn's.
+    fn into_values(self) -> Result<Vec<String>, ToolError>;
+}
+
+impl CompletionOutput for Vec<String> {
+    fn into_values(self) -> Result<Vec<String>, ToolError> {
+        Ok(self)
+    }
+}
+
+impl<E: Into<ToolError>> CompletionOutput for Result<Vec<String>, E> {
+    fn into_values(self) -> Result<Vec<String>, ToolError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// Marks a completion or resource list fn that is `async`.
+#[derive(Debug)]
+pub enum Async {}
+/// Marks a completion or resource list fn that is plain.
+#[derive(Debug)]
+pub enum Plain {}
+
+/// A completion fn, as `#[arg(complete = f)]` names it: `async fn f(c: Completing) ->
+/// Vec<String>` (or `Result<Vec<String>, E>` with `E: Into<ToolError>`, or a plain fn).
+/// Implemented for every such fn; `M` tells the kinds apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a completion fn",
+    label = "`complete = ...` names a fn taking `Completing` and returning the values",
+    note = "write `async fn f(c: Completing) -> Vec<String>` (or `-> Result<Vec<String>, E>` with `E: Into<ToolError>`, or a plain `fn`)"
+)]
+pub trait CompleteFn<M> {
+    /// Runs it.
+    fn run(self, completing: Completing) -> BoxFuture<'static, Result<Vec<String>, ToolError>>;
+}
+
+impl<F, Fut> CompleteFn<Async> for F
+where
+    F: FnOnce(Completing) -> Fut,
+    Fut: core::future::Future + Send + 'static,
+    Fut::Output: CompletionOutput,
+{
+    fn run(self, completing: Completing) -> BoxFuture<'static, Result<Vec<String>, ToolError>> {
+        let fut = self(completing);
+        Box::pin(async move { fut.await.into_values() })
+    }
+}
+
+impl<F, R> CompleteFn<Plain> for F
+where
+    F: FnOnce(Completing) -> R,
+    R: CompletionOutput,
+{
+    fn run(self, completing: Completing) -> BoxFuture<'static, Result<Vec<String>, ToolError>> {
+        let values = self(completing).into_values();
+        Box::pin(core::future::ready(values))
+    }
+}

@@ -3,11 +3,15 @@
 //! call's parts ([`PendingCall`], [`Guard`], [`FromCallContext`] for injections of one's own),
 //! what a call reports on the way ([`ProgressSink`], [`ProgressUpdate`], [`notify`], [`peer`]) and
 //! asks its user ([`Ask`], [`Answer`]), what it returns besides the value ([`EnvelopeMeta`],
-//! [`EmbeddedResource`], [`Violation`], [`Confirmation`]), and the completion of resource
-//! template and prompt arguments ([`Completing`], [`Completion`], [`CompletionRef`]).
+//! [`EmbeddedResource`], [`Violation`], [`Confirmation`]), the completion of resource
+//! template and prompt arguments ([`Completing`], [`Completion`], [`CompletionRef`],
+//! [`CompleteFn`]), and what the types of an item's signature must be ([`Parameter`],
+//! [`Output`], [`ErrorType`], [`IntoToolResult`], [`TextValue`]), each a compile error in its
+//! own words when they are not.
 
 pub(crate) mod ask;
 pub(crate) mod blocking;
+pub(crate) mod bounds;
 pub(crate) mod caller;
 pub(crate) mod complete;
 pub(crate) mod content;
@@ -23,8 +27,9 @@ pub(crate) mod secret;
 pub(crate) mod state;
 
 pub use ask::{Answer, Ask};
+pub use bounds::{ErrorType, IntoToolResult, Output, Parameter, TextValue};
 pub use caller::{ProgressSink, ProgressUpdate};
-pub use complete::{Completing, Completion, CompletionRef};
+pub use complete::{CompleteFn, Completing, Completion, CompletionRef};
 pub use content::{EmbeddedResource, Icon};
 pub use context::FromCallContext;
 pub use definition::{Annotations, Guard, Kind, PendingCall, ToolMeta};
