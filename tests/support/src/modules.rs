@@ -20,6 +20,27 @@ pub struct File {
     code: String,
 }
 
+impl File {
+    /// Its module's path: `["assistant", "web"]` for `assistant/web.rs`, `["store"]` for
+    /// `store/mod.rs`, none for `lib.rs`.
+    #[must_use]
+    pub fn module(&self) -> &[String] {
+        &self.module
+    }
+
+    /// Its path under `src`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its code, comments blanked line for line and unit tests left off.
+    #[must_use]
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+}
+
 /// The imports between the modules of one folder: importing module, imported module, and
 /// where (`assistant/web.rs:12 crate::config::WebConfig`).
 pub type Edges = BTreeMap<String, BTreeMap<String, Vec<String>>>;

@@ -7,7 +7,9 @@
 //! exceptions named below, each with its reason.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use tool_test_support::modules::{File, circles_in, edges, files, folders};
 
 /// The document that draws the layers.
 const DOCUMENT: &str = "ARCHITECTURE.md";
@@ -32,7 +34,7 @@ struct Import {
     from: String,
     /// The top-level module it names (for a name `lib.rs` re-exports, the module it comes from).
     to: String,
-    /// The path after `crate::`, as written (`tool::context::Caller`, `toolset::Toolset`).
+    /// The path after `crate::`, in full (`tool::context::Caller`, `toolset::Toolset`).
     path: String,
     /// `file:line`, relative to `tool-runtime/src`.
     at: String,
@@ -60,165 +62,37 @@ fn drawn_layers() -> Vec<Vec<String>> {
         .collect()
 }
 
-fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            source_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
+/// The source files of `tool-runtime`.
+fn source() -> Vec<File> {
+    files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src"))
 }
 
-/// The names `lib.rs` re-exports at the crate's root, by the module they come from
-/// (`Caller` → `tool`, `toolset` → `catalog`), so `crate::Caller` counts as an import of
-/// `tool`.
-fn root_names(lib: &str, modules: &BTreeSet<String>) -> Vec<(String, String)> {
-    let mut names = Vec::new();
-    let text = code_of(lib).replace('\n', " ");
-    for statement in text.split(';') {
-        // After any attribute (`#[cfg(...)]`) before it.
-        let Some((_, path)) = statement.split_once("pub use ") else {
-            continue;
-        };
-        let top = path.split("::").next().unwrap_or_default().trim();
-        if !modules.contains(top) {
-            continue;
-        }
-        let list = path.rsplit_once("::").map_or(path, |(_, last)| last);
-        for name in list
-            .trim_matches(|c| c == '{' || c == '}' || c == ' ')
-            .split(',')
-        {
-            let name = name.trim();
-            if !name.is_empty() {
-                names.push((name.to_owned(), top.to_owned()));
-            }
-        }
-    }
-    names
-}
-
-/// The path at the start of `text`: `a::b::C` of `a::b::C;`, `a::b` of `a::b::{C, D}`.
-fn path_at(text: &str) -> &str {
-    let end = text
-        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .unwrap_or(text.len());
-    text[..end].trim_end_matches(':')
-}
-
-/// The paths named right after one `crate::`: one, or one per branch of a `{...}` group
-/// (nested groups and groups over several lines included).
-fn branches(rest: &str) -> Vec<&str> {
-    let Some(group) = rest.strip_prefix('{') else {
-        return vec![path_at(rest)];
-    };
-    let mut found = Vec::new();
-    let (mut depth, mut start) = (0usize, 0);
-    for (i, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => {
-                found.push(path_at(group[start..i].trim()));
-                break;
-            }
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                found.push(path_at(group[start..i].trim()));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    found.retain(|p| !p.is_empty());
-    found
-}
-
-/// The source with comments blanked out, line for line, and the unit tests left off.
-fn code_of(text: &str) -> String {
-    let text = text
-        .split("\n#[cfg(test)]\nmod tests")
-        .next()
-        .unwrap_or_default();
-    text.lines()
-        .map(|line| {
-            if line.trim_start().starts_with("//") {
-                ""
-            } else {
-                line.split(" // ").next().unwrap_or_default()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Every `crate::` path from one top-level module into another (unit tests left out).
-fn imports() -> Vec<Import> {
-    let (src, files, modules) = source();
-    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    let roots = root_names(&lib, &modules);
-    let mut found = Vec::new();
-    for file in &files {
-        let from = top_of(&src, file);
-        if from == "lib" {
-            continue;
-        }
-        let code = code_of(&std::fs::read_to_string(file).unwrap());
-        for (i, _) in code.match_indices("crate::") {
-            let before = code[..i].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue;
-            }
-            let line = code[..i].matches('\n').count() + 1;
-            for path in branches(&code[i + "crate::".len()..]) {
-                let name = path.split("::").next().unwrap_or_default();
-                let to = if modules.contains(name) {
-                    name.to_owned()
-                } else if let Some((_, top)) = roots.iter().find(|(n, _)| n == name) {
-                    top.clone()
-                } else {
-                    continue;
-                };
-                if to != from {
-                    found.push(Import {
-                        from: from.clone(),
-                        to,
-                        path: path.to_owned(),
-                        at: format!("{}:{line}", file.strip_prefix(&src).unwrap().display()),
-                    });
-                }
-            }
-        }
-    }
-    found
-}
-
-/// `tool-runtime/src`, its source files in order, and its top-level modules (its directories
-/// and files, `lib.rs` aside).
-fn source() -> (PathBuf, Vec<PathBuf>, BTreeSet<String>) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
-    let mut files = Vec::new();
-    source_files(&src, &mut files);
-    files.sort();
-    let modules = files
+/// Its top-level modules: its directories and files, `lib.rs` aside.
+fn top_modules(files: &[File]) -> BTreeSet<String> {
+    files
         .iter()
-        .map(|f| top_of(&src, f))
-        .filter(|m| m != "lib")
-        .collect();
-    (src, files, modules)
+        .filter_map(|f| f.module().first().cloned())
+        .collect()
 }
 
-/// The top-level module `file` of `src` belongs to (`lib` for `lib.rs`).
-fn top_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel
-        .components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy();
-    first.trim_end_matches(".rs").to_owned()
+/// Every path from one top-level module into another (unit tests left out), as the imports
+/// between the children of the crate's root.
+fn imports() -> Vec<Import> {
+    let mut found = Vec::new();
+    for (from, targets) in edges(&source(), &[]) {
+        for (to, places) in targets {
+            for place in places {
+                let (at, path) = place.split_once(" crate::").unwrap();
+                found.push(Import {
+                    from: from.clone(),
+                    to: to.clone(),
+                    path: path.to_owned(),
+                    at: at.to_owned(),
+                });
+            }
+        }
+    }
+    found
 }
 
 /// The exception that allows `import`, if one does.
@@ -235,7 +109,7 @@ fn exception(import: &Import) -> Option<&'static (&'static str, &'static str, &'
 #[test]
 fn the_drawing_places_every_module_once() {
     let layers = drawn_layers();
-    let (_, _, modules) = source();
+    let modules = top_modules(&source());
     let drawn: Vec<&String> = layers.iter().flatten().collect();
     let unique: BTreeSet<String> = drawn.iter().map(|m| (*m).clone()).collect();
     assert_eq!(
@@ -336,13 +210,10 @@ const FRONT_END_FEATURES: [&str; 5] = ["cli", "http", "mcp", "agent", "mcp-clien
 
 #[test]
 fn the_core_tests_no_front_end_feature() {
-    let (src, files, _) = source();
     let mut found = Vec::new();
     let mut outside = 0;
-    for file in &files {
-        let rel = file.strip_prefix(&src).unwrap().display().to_string();
-        let code = code_of(&std::fs::read_to_string(file).unwrap());
-        for (n, line) in code.lines().enumerate() {
+    for file in &source() {
+        for (n, line) in file.code().lines().enumerate() {
             let gates = FRONT_END_FEATURES.iter().any(|f| {
                 let quoted = format!("\"{f}\"");
                 line.match_indices(&quoted).any(|(i, _)| {
@@ -357,8 +228,8 @@ fn the_core_tests_no_front_end_feature() {
             if !gates {
                 continue;
             }
-            if CORE.contains(&top_of(&src, file).as_str()) {
-                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            if (file.module().first()).is_some_and(|top| CORE.contains(&top.as_str())) {
+                found.push(format!("{}:{}: {}", file.name(), n + 1, line.trim()));
             } else {
                 outside += 1;
             }
@@ -379,9 +250,7 @@ fn the_core_tests_no_front_end_feature() {
 
 #[test]
 fn the_files_of_each_folder_import_one_another_without_a_circle() {
-    use tool_test_support::modules::{circles_in, edges, files, folders};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
-    let files = files(&src);
+    let files = source();
     let mcp = edges(&files, &["mcp".to_owned()]);
     assert!(
         mcp.get("mcp/client_items")
