@@ -132,7 +132,7 @@ impl Channels {
 /// Add a channel that delivers the assistant's messages.
 ///
 /// `command` is a command line that gets each message on its stdin, or an http(s) URL each
-/// message is POSTed to as JSON. The command's program must be among [channels] allowed_commands; it runs without a shell.
+/// message is POSTed to as JSON. The command's program must be among `[channels] allowed_commands`; it runs without a shell.
 /// Errors: `conflict` (the name is taken), `forbidden` (a program or URL the guards refuse).
 #[tool(annotations(destructive = false, idempotent = false), tags("channels"))]
 pub async fn channel_add(

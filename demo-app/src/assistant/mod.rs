@@ -1,6 +1,6 @@
 //! The tools a personal assistant ships with, on the guards of `tool_runtime::layers::guard`: web pages
 //! and search ([`web`]), allow-listed host commands ([`host`]), channels that deliver messages
-//! ([`channels`]) and scheduled agent runs ([`scheduler`]). Their state comes from
+//! ([`channels`]) and scheduled agent runs ([`scheduler`](mod@scheduler)). Their state comes from
 //! `demo-app.toml` through [`install`], never from globals.
 
 pub mod channels;
