@@ -12,7 +12,6 @@ use std::num::{
     NonZeroUsize,
 };
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -160,7 +159,6 @@ text_values!(
     String,
     Cow<'static, str>,
     Box<str>,
-    Arc<str>,
     PathBuf,
     bool,
     char,
