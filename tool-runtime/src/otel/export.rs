@@ -78,15 +78,49 @@ pub(super) struct Health {
     failing: AtomicBool,
     /// Set once the meter provider exists (its own exporter is watched too).
     pub(super) exported: OnceLock<Counter<u64>>,
-    endpoint: String,
+    traces: Endpoint,
+    metrics: Endpoint,
+}
+
+/// A signal's endpoint as configured, and as the log shows it.
+#[derive(Debug)]
+struct Endpoint {
+    url: String,
+    shown: String,
+}
+
+impl Endpoint {
+    fn new(url: String) -> Self {
+        let shown = shown(&url);
+        Self { url, shown }
+    }
+}
+
+/// `url` without what may be a secret: its user name and password, query and fragment
+/// (`https://collector:4318/v1/traces` of `https://key:secret@collector:4318/v1/traces?k=v`).
+fn shown(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.set_fragment(None);
+            url.to_string()
+        }
+        Err(_) if url.is_empty() => String::new(),
+        Err(_) => "(an endpoint that is not a URL)".to_owned(),
+    }
 }
 
 impl Health {
-    pub(super) fn new(endpoint: String) -> Arc<Self> {
+    /// The health of exports of traces to `traces` and metrics to `metrics` (the URLs as
+    /// configured; the log shows them without credentials).
+    pub(super) fn new(traces: String, metrics: String) -> Arc<Self> {
         Arc::new(Self {
             failing: AtomicBool::new(false),
             exported: OnceLock::new(),
-            endpoint,
+            traces: Endpoint::new(traces),
+            metrics: Endpoint::new(metrics),
         })
     }
 
@@ -98,13 +132,19 @@ impl Health {
 
     fn outcome(&self, signal: &'static str, spans: usize, result: &OTelSdkResult) {
         let count = u64::try_from(spans).unwrap_or(u64::MAX);
+        let endpoint = if signal == "metrics" {
+            &self.metrics
+        } else {
+            &self.traces
+        };
         match result {
             Ok(()) => {
                 self.count(count, &[KeyValue::new("signal", signal)]);
                 if self.failing.swap(false, Ordering::Relaxed) {
                     tracing::warn!(
                         target: "tool_runtime::otel",
-                        endpoint = %self.endpoint,
+                        endpoint = endpoint.shown,
+                        signal,
                         "the OpenTelemetry collector takes exports again"
                     );
                 }
@@ -118,10 +158,18 @@ impl Health {
                     ],
                 );
                 if !self.failing.swap(true, Ordering::Relaxed) {
+                    // The client's error may quote the URL it was sending to.
+                    let mut error = error.to_string();
+                    for endpoint in [&self.traces, &self.metrics] {
+                        if !endpoint.url.is_empty() {
+                            error = error.replace(&endpoint.url, &endpoint.shown);
+                        }
+                    }
                     tracing::warn!(
                         target: "tool_runtime::otel",
-                        endpoint = %self.endpoint,
-                        %error,
+                        endpoint = endpoint.shown,
+                        signal,
+                        error,
                         "cannot export to the OpenTelemetry collector: telemetry is dropped (counted \
                          in tool_runtime.telemetry.exported) until it takes exports again; calls \
                          are not affected"
@@ -184,5 +232,84 @@ impl<E: PushMetricExporter> PushMetricExporter for WatchedMetrics<E> {
 
     fn temporality(&self) -> Temporality {
         self.inner.temporality()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use opentelemetry_sdk::error::OTelSdkError;
+
+    use super::*;
+
+    #[test]
+    fn an_endpoint_is_shown_without_credentials_query_or_fragment() {
+        assert_eq!(
+            shown("https://key:s3cret@collector.example:4318/v1/traces?token=t0k#f"),
+            "https://collector.example:4318/v1/traces"
+        );
+        assert_eq!(
+            shown("http://collector:4318/v1/metrics"),
+            "http://collector:4318/v1/metrics"
+        );
+        assert_eq!(shown("not a url s3cret"), "(an endpoint that is not a URL)");
+    }
+
+    /// What the log says while `f` runs.
+    fn logged(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Sink(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Sink {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        String::from_utf8(sink.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_failing_export_logs_its_own_signal_endpoint_without_secrets() {
+        let traces = "https://k:trace-secret@collector:4318/v1/traces".to_owned();
+        let metrics = "https://k:metric-secret@metrics.example:4318/v1/metrics?key=query-secret";
+        let health = Health::new(traces, metrics.to_owned());
+        let failed = Err(OTelSdkError::InternalFailure(format!(
+            "error sending request for url ({metrics})"
+        )));
+        let log = logged(|| health.outcome("metrics", 0, &failed));
+        assert!(
+            log.contains("https://metrics.example:4318/v1/metrics"),
+            "{log}"
+        );
+        assert!(
+            log.contains("signal=\"metrics\"") || log.contains("signal=metrics"),
+            "{log}"
+        );
+        for secret in [
+            "trace-secret",
+            "metric-secret",
+            "query-secret",
+            "collector:4318",
+        ] {
+            assert!(!log.contains(secret), "{secret} in {log}");
+        }
+        // Once, until an export succeeds; then the recovery names the endpoint alike.
+        assert!(logged(|| health.outcome("metrics", 0, &failed)).is_empty());
+        let log = logged(|| health.outcome("metrics", 0, &Ok(())));
+        assert!(
+            log.contains("takes exports again") && !log.contains("secret"),
+            "{log}"
+        );
     }
 }

@@ -364,11 +364,21 @@ fn providers(
     TelemetryError,
 > {
     let failed = |what: &str, e: &dyn std::fmt::Display| TelemetryError(format!("{what}: {e}"));
-    let endpoint_shown = signal_endpoint("v1/traces")
-        .or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-        .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"))
-        .unwrap_or_default();
-    let health = export::Health::new(endpoint_shown);
+    // Each signal's URL, as the exporter finds it: the options', the signal's variable, or
+    // the general variable with the signal's path.
+    let url_of = |path: &str, variable: &str| {
+        signal_endpoint(path)
+            .or_else(|| env(variable))
+            .or_else(|| {
+                env("OTEL_EXPORTER_OTLP_ENDPOINT")
+                    .map(|base| format!("{}/{path}", base.trim_end_matches('/')))
+            })
+            .unwrap_or_default()
+    };
+    let health = export::Health::new(
+        url_of("v1/traces", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        url_of("v1/metrics", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+    );
 
     let registry = prometheus::Registry::new();
     let prometheus = opentelemetry_prometheus::exporter()
