@@ -479,7 +479,8 @@ impl Pipeline {
     /// An unconfirmed call of a destructive tool: `Ok` if it brought a token issued for exactly
     /// this call, else `confirmation_required` with the question, the tool's dry-run preview
     /// (for tools that have one) and a new token. See [`crate::layers::confirm`]. A confirmation store
-    /// that cannot take or keep the token ends the call with its error.
+    /// that cannot take or keep the token ends the call with its error, before any of the
+    /// tool's code runs: the token is kept first, the preview made after.
     ///
     /// The preview is the tool's code at work, so it runs as a call does: it passes the hooks
     /// after confirmation (charged to the rate limit, holding a concurrency permit) and is
@@ -503,6 +504,10 @@ impl Pipeline {
         {
             return Ok(());
         }
+        let issued = self
+            .confirmations
+            .issue(name, pending.args(), ctx.principal())
+            .await?;
         let preview = if entry.meta.dry_run {
             let preview_ctx = ctx.for_preview();
             let mut permits = Vec::new();
@@ -527,10 +532,6 @@ impl Pipeline {
             None
         };
         let args = pending.args();
-        let issued = self
-            .confirmations
-            .issue(name, args, ctx.principal())
-            .await?;
         Err(crate::layers::confirm::required(
             &entry.meta,
             &entry.redact(args),
