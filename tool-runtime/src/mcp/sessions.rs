@@ -20,6 +20,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, ServerJsonRpcMessage};
@@ -206,6 +207,22 @@ struct Open {
     /// Whether its client has finished the handshake.
     initialized: AtomicBool,
     binding: Binding,
+    /// When its entry in the store last had its expiry renewed (or was written).
+    renewed: Mutex<Instant>,
+}
+
+impl Open {
+    /// Whether the store's entry is due a renewal, and if so marks it renewed now: at most
+    /// once a quarter of the idle time, so an active session never expires there and a busy
+    /// one costs the store a write a few times per idle period, not one per message.
+    fn renewal_due(&self, idle: Duration) -> bool {
+        let mut renewed = self.renewed.lock().unwrap_or_else(PoisonError::into_inner);
+        let due = renewed.elapsed() >= idle / 4;
+        if due {
+            *renewed = Instant::now();
+        }
+        due
+    }
 }
 
 /// Why a session could not be opened or used.
@@ -285,12 +302,32 @@ impl BoundedSessions {
     }
 
     /// Whose session `id` is, for a request from `owner`: as this replica has it open, or else
-    /// as the store keeps it. A store that fails to answer makes it no one's.
+    /// as the store keeps it. A store that fails to answer makes it no one's. A request in a
+    /// session open here renews its entry in the store when due ([`Open::renewal_due`]), in
+    /// the background, so that the entry lives as long as the session is used and another
+    /// replica can take it over after this one has gone.
     pub(crate) async fn presented(&self, id: &str, owner: &Owner) -> Presented {
-        let open = self.open().get(id).map(|open| open.binding.owner == *owner);
+        let open = self.open().get(id).cloned();
         match open {
-            Some(true) => return Presented::Theirs,
-            Some(false) => return Presented::NotTheirs,
+            Some(open) if open.binding.owner == *owner => {
+                if let Some(store) = &self.0.store
+                    && open.renewal_due(self.0.limits.idle_timeout)
+                {
+                    // The store's `load` renews an entry's expiry as it reads it.
+                    let (store, id) = (store.clone(), id.to_owned());
+                    tokio::spawn(async move {
+                        if let Err(error) = store.load(&id).await {
+                            tracing::warn!(
+                                target: "tool_runtime::mcp",
+                                %error,
+                                "the MCP session store did not renew a session's entry"
+                            );
+                        }
+                    });
+                }
+                return Presented::Theirs;
+            }
+            Some(_) => return Presented::NotTheirs,
             None => {}
         }
         let Some(store) = &self.0.store else {
@@ -379,6 +416,7 @@ impl BoundedSessions {
             let session = Arc::new(Open {
                 initialized: AtomicBool::new(initialized),
                 binding,
+                renewed: Mutex::new(Instant::now()),
             });
             if open.insert(id.clone(), session).is_none() {
                 super::trace::sessions(1);

@@ -16,7 +16,9 @@ use crate::tool::error::ToolError;
 /// did not open restores it without a new handshake. `/mcp` keeps in their `_meta` whom the
 /// session answers and the key of its event ids' tags, so that a replica restores it for its
 /// owner alone, bound as it was. An entry expires `idle` after it was last stored or loaded;
-/// the SDK deletes it when its client ends the session.
+/// `/mcp` loads the entry of a session in use on its replica at most every quarter of `idle`,
+/// so it lives as long as the session is used; the SDK deletes it when its client ends the
+/// session.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     redis: Redis,
