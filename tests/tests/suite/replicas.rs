@@ -17,7 +17,7 @@ async fn hello(name: String) -> String {
     format!("hello {name}")
 }
 
-fn registry() -> Arc<Registry> {
+pub(crate) fn registry() -> Arc<Registry> {
     Arc::new(
         Registry::builder()
             .without_inventory()
@@ -29,12 +29,12 @@ fn registry() -> Arc<Registry> {
 
 /// The tokens of [`auth`]: Ann's two (one principal: either opens and uses her sessions) and
 /// Bob's.
-const ANN: &str = "ann-token";
+pub(crate) const ANN: &str = "ann-token";
 const ANN_AGAIN: &str = "ann-other-token";
 const BOB: &str = "bob-token";
 
 /// Who may call: Ann with either of her tokens, Bob with his.
-fn auth() -> tool_runtime::http::Auth {
+pub(crate) fn auth() -> tool_runtime::http::Auth {
     tool_runtime::http::Auth::from_toml(&format!(
         "[[tokens]]\ntoken = \"{ANN}\"\nprincipal = \"ann\"\nroles = []\n\n\
          [[tokens]]\ntoken = \"{ANN_AGAIN}\"\nprincipal = \"ann\"\nroles = [\"ops\"]\n\n\
@@ -53,7 +53,12 @@ fn options(id: &str, store: Option<&Arc<MemorySessionStore>>) -> ServerOptions {
 }
 
 /// A JSON-RPC message posted to `{base}/mcp` with `token`, in `session` when given.
-async fn rpc(base: &str, token: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+pub(crate) async fn rpc(
+    base: &str,
+    token: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::Response {
     let mut request = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .bearer_auth(token)
@@ -69,7 +74,7 @@ async fn rpc(base: &str, token: &str, session: Option<&str>, body: &Value) -> re
 
 /// A session opened on `base` with `token` (`initialize`, then `notifications/initialized`):
 /// its id.
-async fn open_session(base: &str, token: &str) -> String {
+pub(crate) async fn open_session(base: &str, token: &str) -> String {
     let init = rpc(
         base,
         token,
@@ -93,7 +98,7 @@ async fn open_session(base: &str, token: &str) -> String {
     session
 }
 
-async fn tools_list(base: &str, token: &str, session: &str) -> (u16, String) {
+pub(crate) async fn tools_list(base: &str, token: &str, session: &str) -> (u16, String) {
     let response = rpc(
         base,
         token,
@@ -264,29 +269,70 @@ fn a_replica_id_with_a_dot_is_refused() {
     let _ = ServerOptions::default().replica_id("a.b");
 }
 
+/// `GET /readyz` until it answers `status` (a report is kept for a second), with `token` if
+/// given: the status and body.
+async fn readyz_until(base: &str, token: Option<&str>, status: u16) -> (u16, Value) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut request = reqwest::Client::new().get(format!("{base}/readyz"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let got = response.status().as_u16();
+        let body: Value = response.json().await.unwrap();
+        if got == status || std::time::Instant::now() > deadline {
+            return (got, body);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
-async fn readyz_answers_503_while_a_check_fails() {
+async fn readyz_answers_503_while_a_check_fails_naming_the_check_not_why() {
     let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = up.clone();
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (flag, counted) = (up.clone(), runs.clone());
+    let auth = tool_runtime::http::Auth::from_toml(
+        "[[tokens]]\ntoken = \"user\"\nprincipal = \"u\"\nroles = []\n\n\
+         [[tokens]]\ntoken = \"op\"\nprincipal = \"o\"\nroles = [\"admin\"]\n",
+    )
+    .unwrap();
     let options = ServerOptions::default()
+        .auth(auth)
         .ready_check("store", move || {
             let up = flag.load(std::sync::atomic::Ordering::SeqCst);
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             async move {
                 if up {
                     Ok(())
                 } else {
-                    Err("connection refused".to_owned())
+                    Err("store at 10.0.0.7:6379 refused the connection".to_owned())
                 }
             }
         })
         .ready_check("other", || async { Ok(()) });
     let base = tool_test_support::serve_on_loopback(app::router(registry(), options)).await;
-    let down = reqwest::get(format!("{base}/readyz")).await.unwrap();
-    assert_eq!(down.status(), 503);
+    // A probe, and a caller without the operator role, learn which check fails, not where.
+    let hidden = json!({"status": "unavailable", "checks": {"store": "unavailable"}});
+    for token in [None, Some("user"), Some("not a token")] {
+        assert_eq!(readyz_until(&base, token, 503).await, (503, hidden.clone()));
+    }
+    // The operator is told why.
+    let (status, body) = readyz_until(&base, Some("op"), 503).await;
+    assert_eq!(status, 503);
     assert_eq!(
-        down.json::<Value>().await.unwrap(),
-        json!({"status": "unavailable", "checks": {"store": "connection refused"}})
+        body["checks"]["store"],
+        "store at 10.0.0.7:6379 refused the connection"
     );
+    // A flood of probes runs the checks about once a second, not once a probe.
+    let before = runs.load(std::sync::atomic::Ordering::SeqCst);
+    let probes = (0..200).map(|_| reqwest::get(format!("{base}/readyz")));
+    for response in futures_util::future::join_all(probes).await {
+        assert_eq!(response.unwrap().status(), 503);
+    }
+    let ran = runs.load(std::sync::atomic::Ordering::SeqCst) - before;
+    assert!(ran <= 10, "200 probes ran the checks {ran} times");
     // Liveness is another question.
     assert_eq!(
         reqwest::get(format!("{base}/healthz"))
@@ -296,11 +342,9 @@ async fn readyz_answers_503_while_a_check_fails() {
         200
     );
     up.store(true, std::sync::atomic::Ordering::SeqCst);
-    let ready = reqwest::get(format!("{base}/readyz")).await.unwrap();
-    assert_eq!(ready.status(), 200);
     assert_eq!(
-        ready.json::<Value>().await.unwrap(),
-        json!({"status": "ready"})
+        readyz_until(&base, None, 200).await,
+        (200, json!({"status": "ready"}))
     );
 }
 

@@ -1,5 +1,6 @@
 //! What the front ends share, beneath them and above the registry: for the network listeners,
-//! the options they take ([`server`]), what the HTTP front layer learns of a request
+//! the options they take ([`server`]), whether to send the server traffic ([`readiness`]),
+//! what the HTTP front layer learns of a request
 //! ([`requester`]), bearer tokens ([`auth`]) and the access rules they all
 //! apply ([`safety`]); for the command line and HTTP, a tool's parameters as they show them
 //! ([`describe`]) and the words for a JSON value's kind ([`value_kind`]). The core (the tools,
@@ -12,6 +13,8 @@ pub(crate) mod auth;
 #[cfg(any(feature = "cli", feature = "http"))]
 #[cfg_attr(not(all(feature = "cli", feature = "http")), allow(dead_code))]
 pub(crate) mod describe;
+#[cfg(feature = "http")]
+pub(crate) mod readiness;
 #[cfg(feature = "http")]
 pub(crate) mod requester;
 #[cfg(feature = "http")]

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::front::auth::Auth;
+use crate::front::readiness::{Readiness, ReadyCheck};
 use crate::front::safety::{Access, AllowedHosts};
 
 /// How a server is run: who may reach it, what a request and a connection may hold, its MCP
@@ -173,38 +174,6 @@ pub(crate) enum EventStoreOption {
     Given(Arc<dyn rmcp::transport::streamable_http_server::session::EventStore>),
     /// None.
     Off,
-}
-
-/// A readiness check: `Ok` when the engine it checks can serve, else why not.
-pub(crate) type ReadyCheck =
-    Arc<dyn Fn() -> futures_util::future::BoxFuture<'static, Result<(), String>> + Send + Sync>;
-
-/// Whether the server should be sent traffic: not while it drains, nor while a check fails.
-/// Clones share the draining flag, so the options given to the router and to
-/// [`serve`](crate::http::serve) report the same state.
-#[derive(Clone, Default)]
-pub(crate) struct Readiness {
-    pub(crate) draining: Arc<std::sync::atomic::AtomicBool>,
-    pub(crate) checks: Vec<(Arc<str>, ReadyCheck)>,
-}
-
-impl std::fmt::Debug for Readiness {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Readiness")
-            .field("draining", &self.is_draining())
-            .field(
-                "checks",
-                &self.checks.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl Readiness {
-    /// Whether the server is draining (shutting down, still serving).
-    pub(crate) fn is_draining(&self) -> bool {
-        self.draining.load(std::sync::atomic::Ordering::Relaxed)
-    }
 }
 
 /// How the server names itself.
@@ -539,7 +508,7 @@ impl ServerOptions {
         let pinged = redis.clone();
         let options = self.ready_check("redis", move || {
             let redis = pinged.clone();
-            async move { redis.ping().await.map_err(|e| e.message().to_owned()) }
+            async move { redis.check().await }
         });
         #[cfg(feature = "mcp")]
         let options = {
@@ -568,7 +537,7 @@ impl ServerOptions {
         let pinged = postgres.clone();
         self.ready_check("postgres", move || {
             let postgres = pinged.clone();
-            async move { postgres.ping().await.map_err(|e| e.message().to_owned()) }
+            async move { postgres.check().await }
         })
     }
 }

@@ -127,8 +127,14 @@ pub(super) async fn healthz() -> Response {
 
 /// `GET /readyz`: 200 `{"status": "ready"}`; 503 while the server drains
 /// (`{"status": "draining"}`) or while a readiness check fails (`{"status": "unavailable",
-/// "checks": {name: message}}`). The checks run concurrently, each within 5 s.
-pub(super) async fn readyz(State(state): State<Arc<ServedRegistry>>) -> Response {
+/// "checks": {name: "unavailable"}}`): a check's name says which kind of engine is down
+/// (`redis`, `postgres`), never where it is. Why, with the engine's address, is logged, and
+/// shown in place of `"unavailable"` to a caller whose token has the operator role. The
+/// checks run as `Readiness::report` shares them: once at a time, kept for a second.
+pub(super) async fn readyz(
+    State(state): State<Arc<ServedRegistry>>,
+    mut request: Request,
+) -> Response {
     let readiness = &state.options.readiness;
     if readiness.is_draining() {
         return json_response(
@@ -136,26 +142,27 @@ pub(super) async fn readyz(State(state): State<Arc<ServedRegistry>>) -> Response
             &json!({"status": "draining"}),
         );
     }
-    let results =
-        futures_util::future::join_all(readiness.checks.iter().map(|(name, check)| async move {
-            let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), check())
-                .await
-                .unwrap_or_else(|_| Err("no answer within 5 s".into()));
-            (name, outcome)
-        }))
-        .await;
-    let failing: Map<String, Value> = results
-        .into_iter()
-        .filter_map(|(name, outcome)| outcome.err().map(|e| (name.to_string(), Value::from(e))))
-        .collect();
-    if failing.is_empty() {
-        json_response(StatusCode::OK, &json!({"status": "ready"}))
-    } else {
-        json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &json!({"status": "unavailable", "checks": failing}),
-        )
+    let report = readiness.report().await;
+    if report.failing.is_empty() {
+        return json_response(StatusCode::OK, &json!({"status": "ready"}));
     }
+    let access = &state.options.access;
+    let identity = context_of(&mut request).identity;
+    let operator = access.authenticates() && access.may_operate(identity.as_ref());
+    let failing: Map<String, Value> = (report.failing.iter())
+        .map(|(name, why)| {
+            let shown = if operator {
+                why.as_str()
+            } else {
+                "unavailable"
+            };
+            (name.to_string(), Value::from(shown))
+        })
+        .collect();
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &json!({"status": "unavailable", "checks": failing}),
+    )
 }
 
 pub(super) async fn openapi_json(

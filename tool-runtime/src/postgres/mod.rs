@@ -302,12 +302,7 @@ impl Postgres {
             location,
             options: Arc::new(options),
         };
-        postgres.ping().await.map_err(|e| {
-            // "PostgreSQL at X is unavailable: why" as "cannot connect to PostgreSQL at X: why".
-            let why = e
-                .message()
-                .split_once(" is unavailable: ")
-                .map_or(e.message(), |(_, why)| why);
+        postgres.reach().await.map_err(|why| {
             ToolError::new(
                 ErrorKind::UNAVAILABLE,
                 format!(
@@ -331,27 +326,41 @@ impl Postgres {
     pub async fn client(&self) -> Result<Client, ToolError> {
         self.pool.get().await.map_err(|e| match e {
             PoolError::Backend(e) => self.error(e),
-            PoolError::Timeout(_) => self.unavailable(&format!(
+            other => self.unavailable(&self.pool_detail(other)),
+        })
+    }
+
+    /// Why no connection could be had, credentials scrubbed.
+    fn pool_detail(&self, e: PoolError) -> String {
+        match e {
+            PoolError::Backend(e) => self.detail(&e),
+            PoolError::Timeout(_) => format!(
                 "no connection within {:.1}s",
                 self.options.pool_wait.as_secs_f64()
-            )),
-            other => self.unavailable(&self.options.scrub(&other.to_string())),
+            ),
+            other => self.options.scrub(&other.to_string()),
+        }
+    }
+
+    /// A client error's SQLSTATE and message, or its text, credentials scrubbed.
+    fn detail(&self, e: &tokio_postgres::Error) -> String {
+        self.options.scrub(&match e.as_db_error() {
+            Some(db) => format!("{}: {}", db.code().code(), db.message()),
+            None => error_text(e),
         })
     }
 
     /// The [`ToolError`] for an error of the client: a lost or refused connection, a time
     /// limit (a statement cancelled by the server's `statement_timeout` included), a server
     /// shutting down or out of connections are `unavailable` (503, retryable) naming
-    /// `PostgreSQL at user@host:port/database`; any other database error (a SQLSTATE: a
-    /// constraint, a syntax error) or a value that does not convert is `internal`: logged with
-    /// its detail, shown to callers as "internal error".
+    /// PostgreSQL, and logged with where it is (`PostgreSQL at user@host:port/database`) and
+    /// why, which callers never see; any other database error (a SQLSTATE: a constraint, a
+    /// syntax error) or a value that does not convert is `internal`: logged with its detail,
+    /// shown to callers as "internal error".
     #[must_use]
     #[allow(clippy::needless_pass_by_value)] // Reason: taken as `map_err` hands it over.
     pub fn error(&self, e: tokio_postgres::Error) -> ToolError {
-        let detail = self.options.scrub(&match e.as_db_error() {
-            Some(db) => format!("{}: {}", db.code().code(), db.message()),
-            None => error_text(&e),
-        });
+        let detail = self.detail(&e);
         if is_unavailable(&e) {
             self.unavailable(&detail)
         } else {
@@ -441,21 +450,40 @@ impl Postgres {
         transaction.commit().await.map_err(|e| self.error(e))
     }
 
-    /// Whether PostgreSQL answers now (for a readiness check): `unavailable` naming it if not.
+    /// Whether PostgreSQL answers a query now: `unavailable` naming PostgreSQL if not (where
+    /// it is, and why, go to the log).
     pub async fn ping(&self) -> Result<(), ToolError> {
-        let client = self.client().await?;
+        self.reach()
+            .await
+            .map_err(|detail| self.unavailable(&detail))
+    }
+
+    /// Whether PostgreSQL answers a query now, or why not with where it is: for the log and
+    /// the operator (a readiness check), never for a caller.
+    #[cfg(feature = "http")]
+    pub(crate) async fn check(&self) -> Result<(), String> {
+        self.reach().await.map_err(|detail| self.why(&detail))
+    }
+
+    /// One pooled connection and `SELECT 1`, or why not.
+    async fn reach(&self) -> Result<(), String> {
+        let client = self.pool.get().await.map_err(|e| self.pool_detail(e))?;
         client
             .simple_query("SELECT 1")
             .await
             .map(drop)
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.detail(&e))
     }
 
+    fn why(&self, detail: &str) -> String {
+        format!("PostgreSQL at {} is unavailable: {detail}", self.location)
+    }
+
+    /// The error a caller sees when PostgreSQL cannot serve: `unavailable` (503, retryable)
+    /// naming PostgreSQL, never where it is; that, and why, are logged.
     fn unavailable(&self, detail: &str) -> ToolError {
-        ToolError::new(
-            ErrorKind::UNAVAILABLE,
-            format!("PostgreSQL at {} is unavailable: {detail}", self.location),
-        )
+        tracing::warn!(target: "tool_runtime::postgres", why = self.why(detail), "PostgreSQL is unavailable");
+        ToolError::new(ErrorKind::UNAVAILABLE, "PostgreSQL is unavailable")
     }
 }
 

@@ -264,9 +264,18 @@ impl Redis {
         &self.prefix
     }
 
-    /// Whether Redis answers now (for a readiness check): `unavailable` naming it if not.
+    /// Whether Redis answers now: `unavailable` naming Redis if not (where it is goes to
+    /// the log).
     pub async fn ping(&self) -> Result<(), ToolError> {
-        self.run("PING", |mut c| async move {
+        self.check()
+            .await
+            .map_err(|why| Self::unavailable("PING", &why))
+    }
+
+    /// Whether Redis answers `PING` now, or why not with its address: for the log and the
+    /// operator (a readiness check), never for a caller.
+    pub(crate) async fn check(&self) -> Result<(), String> {
+        self.attempt("PING", |mut c| async move {
             ::redis::cmd("PING").query_async::<String>(&mut c).await
         })
         .await
@@ -310,7 +319,7 @@ impl Redis {
     }
 
     /// Runs one operation on the shared connection within the operation's deadline; any
-    /// failure is `unavailable` naming Redis and what was being done.
+    /// failure is `unavailable` naming Redis and what was being done ([`Self::unavailable`]).
     pub(crate) async fn run<T, F>(
         &self,
         what: &str,
@@ -319,23 +328,40 @@ impl Redis {
     where
         F: Future<Output = Result<T, RedisError>>,
     {
-        match tokio::time::timeout(self.deadline, operation(self.manager.clone())).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(self.unavailable(what, &self.options.scrub(&e.to_string()))),
-            Err(_) => Err(self.unavailable(
-                what,
-                &format!("no answer within {:.1}s", self.deadline.as_secs_f64()),
-            )),
-        }
+        self.attempt(what, operation)
+            .await
+            .map_err(|why| Self::unavailable(what, &why))
     }
 
-    pub(crate) fn unavailable(&self, what: &str, detail: &str) -> ToolError {
+    /// [`Self::run`], failing with why in the operator's words: Redis's address, what was
+    /// being done, the client's error (credentials scrubbed) or the deadline.
+    async fn attempt<T, F>(
+        &self,
+        what: &str,
+        operation: impl FnOnce(ConnectionManager) -> F,
+    ) -> Result<T, String>
+    where
+        F: Future<Output = Result<T, RedisError>>,
+    {
+        let detail =
+            match tokio::time::timeout(self.deadline, operation(self.manager.clone())).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) => self.options.scrub(&e.to_string()),
+                Err(_) => format!("no answer within {:.1}s", self.deadline.as_secs_f64()),
+            };
+        Err(format!(
+            "Redis at {} is unavailable ({what}): {detail}",
+            self.location
+        ))
+    }
+
+    /// The error a caller sees when Redis fails: `unavailable` (503, retryable) naming Redis
+    /// and what was being done, never where Redis is; `why`, which does, is logged.
+    pub(crate) fn unavailable(what: &str, why: &str) -> ToolError {
+        tracing::warn!(target: "tool_runtime::redis", why, "Redis is unavailable");
         ToolError::new(
             ErrorKind::UNAVAILABLE,
-            format!(
-                "Redis at {} is unavailable ({what}): {detail}",
-                self.location
-            ),
+            format!("Redis is unavailable ({what})"),
         )
     }
 }

@@ -19,14 +19,15 @@ const RETENTION_EVERY: Duration = Duration::from_secs(3600);
 const RETENTION_BATCH: i64 = 5000;
 
 impl Shared {
-    /// Renews this instance's lease; registers a new instance if another replica resolved it.
+    /// Renews this instance's lease while it is live; registers a new instance if it expired
+    /// (the process stalled past it) or another replica resolved it, as an intent does.
     async fn renew(&self) -> Result<(), ToolError> {
         let instance = self.current();
         let client = self.postgres.client().await?;
         let renewed = client
             .execute(
                 "UPDATE tool_audit_instances SET lease_until = now() + make_interval(secs => $2)
-                 WHERE id = $1 AND resolved_at IS NULL",
+                 WHERE id = $1 AND resolved_at IS NULL AND lease_until > now()",
                 &[&&*instance, &self.options.lease.as_secs_f64()],
             )
             .await

@@ -60,16 +60,17 @@ CREATE INDEX tool_audit_records_tool ON tool_audit_records (tool, seq)
 CREATE INDEX tool_audit_records_age ON tool_audit_records USING brin (recorded_at);
 "];
 
-/// An intent is written only while its instance is live (not resolved): the row lock it takes
-/// (`FOR KEY SHARE`) makes it wait for a recovery resolving that instance, and then write
-/// nothing, so that no intent lands behind a recovery that has already looked.
+/// An intent is written only while its instance is live (its lease neither expired nor
+/// resolved): the row lock it takes (`FOR KEY SHARE`) makes it wait for a recovery resolving
+/// that instance, and then write nothing, so that no intent lands behind a recovery that has
+/// already looked, nor under a lease a recovery may take at any moment.
 const INSERT_INTENT: &str = "
 INSERT INTO tool_audit_records
     (instance, event, time, call, request_id, source, principal, tool, arguments, outcome,
      duration_ms, dry_run, hidden, trace_id)
 SELECT id, 'intent', $2::float8, $3::text, $4::text, $5::text, $6::text, $7::text, $8::jsonb,
        $9::text, $10::float8, $11::bool, $12::text, $13::text
-FROM tool_audit_instances WHERE id = $1 AND resolved_at IS NULL
+FROM tool_audit_instances WHERE id = $1 AND resolved_at IS NULL AND lease_until > now()
 FOR KEY SHARE";
 
 /// An outcome is always written, a late one of a call already reported `unknown` included;
@@ -301,8 +302,10 @@ impl Shared {
         Ok(id)
     }
 
-    /// Replaces `lost`, whose lease another replica took over, by a new instance (once, however
-    /// many writers find it lost at the same time).
+    /// Replaces `lost`, whose lease expired (this process stalled past it) or was taken over
+    /// by another replica, by a new instance (once, however many writers find it lost at the
+    /// same time). The calls `lost` left open are reported `unknown` by whichever replica
+    /// recovers it; nothing more is written as it.
     async fn replace(&self, lost: &str) -> Result<Arc<str>, ToolError> {
         let _one = self.registering.lock().await;
         let current = self.current();
@@ -315,8 +318,9 @@ impl Shared {
             database = %self.location(),
             lost,
             instance = %id,
-            "this process's audit lease was taken over (it was not renewed in time), and its open \
-             intents reported as outcome unknown; writing as a new instance"
+            "this process's audit lease expired (it was not renewed in time): its open intents \
+             are reported as outcome unknown by whichever replica recovers it; writing as a new \
+             instance"
         );
         Ok(id)
     }
