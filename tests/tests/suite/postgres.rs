@@ -534,11 +534,11 @@ async fn a_call_whose_intent_cannot_be_written_is_refused_and_never_runs() {
     server.stop();
     let refused = registry.call("probe", json!({}), caller()).await;
     let error = refused.error().expect("refused");
-    // Why, with the database's address, is for the log.
+    // Which store failed; where it is, and why, are for the log.
     assert_unavailable_saying(
         error,
         &server,
-        "the call was not run: its audit record could not be written",
+        "the call was not run: its audit record could not be written (PostgreSQL is unavailable)",
     );
     assert_eq!(runs(), 1, "the tool did not run");
 

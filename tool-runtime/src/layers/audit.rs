@@ -105,7 +105,8 @@ pub struct AuditRecord<'a> {
 pub trait Audit: Send + Sync + 'static {
     /// Stores one record. Resolving to `Ok` means the record is as durable as this sink makes
     /// it; the call waits for it. An `Err` on an intent refuses the call with `unavailable`,
-    /// its message included: name the store that failed.
+    /// its message included, which the caller reads: name the kind of store that failed, never
+    /// where it is or how to log in (log that).
     fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, std::io::Result<()>>;
 
     /// The latest `limit` outcome records (of `tool` only, if given), newest first: what the
@@ -229,10 +230,9 @@ impl<A: Audit> CallObserver for AuditObserver<A> {
             };
             self.sink.record(&record).await.map_err(|e| {
                 tracing::error!(target: "tool_runtime::layers::audit", error = %e, request_id = record.request_id, tool = record.tool, "the audit record could not be written; the call is refused");
-                // Why (a database's address, a file's path) is in the log line above only.
                 ToolError::new(
                     ErrorKind::UNAVAILABLE,
-                    "the call was not run: its audit record could not be written",
+                    format!("the call was not run: its audit record could not be written ({e})"),
                 )
             })
         })

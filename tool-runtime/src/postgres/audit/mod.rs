@@ -220,7 +220,7 @@ impl PostgresAudit {
 }
 
 impl Audit for PostgresAudit {
-    /// Commits the row before resolving; an error names `PostgreSQL at user@host:port/db`.
+    /// Commits the row before resolving; an error names PostgreSQL, never where it is (that is logged).
     fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, io::Result<()>> {
         Box::pin(async move {
             let deadline = self.shared.deadline();
@@ -347,10 +347,9 @@ impl Shared {
             }
             instance = self.replace(&instance).await.map_err(|e| io_error(&e))?;
         }
-        Err(io::Error::other(format!(
-            "PostgreSQL at {}: the audit instance was taken over again as it was replaced",
-            self.location()
-        )))
+        Err(io::Error::other(
+            "the audit instance in PostgreSQL was taken over again as it was replaced",
+        ))
     }
 
     /// Runs `statement`, [`INSERT_INTENT`] or [`INSERT_OUTCOME`] (which take the same
@@ -437,7 +436,8 @@ impl Shared {
             .collect()
     }
 
-    /// A statement's failure as an I/O error naming PostgreSQL (never the password).
+    /// A statement's failure as an I/O error naming PostgreSQL, which a refused call's caller
+    /// reads: where PostgreSQL is, and why, are logged.
     fn db(&self, e: tokio_postgres::Error) -> io::Error {
         if is_unavailable(&e) {
             return io::Error::other(self.postgres.error(e).message().to_owned());
@@ -446,15 +446,26 @@ impl Shared {
             Some(db) => format!("{}: {}", db.code().code(), db.message()),
             None => self.postgres.options.scrub(&error_text(&e)),
         };
-        io::Error::other(format!("PostgreSQL at {}: {detail}", self.location()))
+        tracing::error!(
+            target: "tool_runtime::layers::audit",
+            database = %self.location(),
+            detail,
+            "an audit statement failed"
+        );
+        io::Error::other("PostgreSQL refused an audit statement")
     }
 
     fn no_answer(&self, deadline: Duration) -> io::Error {
+        tracing::warn!(
+            target: "tool_runtime::layers::audit",
+            database = %self.location(),
+            "PostgreSQL gave the audit no answer within {:.1}s",
+            deadline.as_secs_f64()
+        );
         io::Error::new(
             io::ErrorKind::TimedOut,
             format!(
-                "PostgreSQL at {} is unavailable: no answer within {:.1}s",
-                self.location(),
+                "PostgreSQL is unavailable: no answer within {:.1}s",
                 deadline.as_secs_f64()
             ),
         )
