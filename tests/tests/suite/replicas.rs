@@ -194,6 +194,37 @@ async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_s
 }
 
 #[tokio::test]
+async fn an_answer_to_a_request_the_replica_never_sent_is_refused_not_accepted() {
+    let store = Arc::new(MemorySessionStore::default());
+    let a =
+        tool_test_support::serve_on_loopback(app::router(registry(), options("a", Some(&store))))
+            .await;
+    let b =
+        tool_test_support::serve_on_loopback(app::router(registry(), options("b", Some(&store))))
+            .await;
+    let session = open_session(&a, ANN).await;
+    // An elicitation's answer, a result and an error, that no replica asked for: on the
+    // session's own replica and on another that restores it, each is refused, not taken with
+    // a 202 the client would then wait on for ever.
+    for base in [&a, &b] {
+        for answer in [
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}),
+            json!({"jsonrpc": "2.0", "id": "s-1", "error": {"code": -1, "message": "no"}}),
+        ] {
+            let response = rpc(base, ANN, Some(&session), &answer).await;
+            assert_eq!(response.status(), 400, "{base}: {answer}");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"]["code"], -32600, "{body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.contains("sent no request with id"), "{message}");
+        }
+    }
+    // The session goes on.
+    assert_eq!(tools_list(&a, ANN, &session).await.0, 200);
+    assert_eq!(tools_list(&b, ANN, &session).await.0, 200);
+}
+
+#[tokio::test]
 async fn without_a_store_a_session_lives_on_its_replica_only() {
     let a = tool_test_support::serve_on_loopback(app::router(
         registry(),

@@ -17,13 +17,15 @@
 //! the store with it ([`BoundStore`]), so a restored session is bound as it was.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt as _};
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -49,20 +51,37 @@ struct Scope {
     /// Set when a session it asked for is refused for the cap (the SDK answers that with a
     /// bare 500; the route answers 503).
     refused: Cell<bool>,
+    /// Set to the id of an answer it carried to a request the session never sent here (the SDK
+    /// answers that with a bare 500; the route answers 400).
+    unasked: RefCell<Option<RequestId>>,
 }
 
-/// Runs `call` (a request from `owner` through the SDK's service) and says whether a session it
-/// asked for was refused for the cap.
-pub(crate) async fn serve<F: Future>(owner: Owner, call: F) -> (F::Output, bool) {
+/// What the SDK's answer to a request leaves out, for the route to answer instead.
+#[derive(Debug, Default)]
+pub(crate) struct Refusal {
+    /// A session it asked for was refused for the cap.
+    pub(crate) full: bool,
+    /// It answered, with this id, a request the session never sent from here.
+    pub(crate) unasked: Option<RequestId>,
+}
+
+/// Runs `call` (a request from `owner` through the SDK's service) and says what of it was
+/// refused beneath the SDK.
+pub(crate) async fn serve<F: Future>(owner: Owner, call: F) -> (F::Output, Refusal) {
     let scope = Scope {
         owner,
         restored: RefCell::new(None),
         refused: Cell::new(false),
+        unasked: RefCell::new(None),
     };
     REQUEST
         .scope(scope, async {
             let output = call.await;
-            (output, REQUEST.with(|r| r.refused.get()))
+            let refusal = REQUEST.with(|r| Refusal {
+                full: r.refused.get(),
+                unasked: r.unasked.borrow_mut().take(),
+            });
+            (output, refusal)
         })
         .await
 }
@@ -209,7 +228,14 @@ struct Open {
     binding: Binding,
     /// When its entry in the store last had its expiry renewed (or was written).
     renewed: Mutex<Instant>,
+    /// The ids of the requests sent to its client from here and not yet answered, the oldest
+    /// first (at most [`MAX_ASKED`]).
+    asked: Mutex<VecDeque<RequestId>>,
 }
+
+/// The most requests to its client a session remembers as unanswered; past it the oldest is
+/// forgotten, and an answer to it refused.
+const MAX_ASKED: usize = 256;
 
 impl Open {
     /// Whether the store's entry is due a renewal, and if so marks it renewed now: at most
@@ -234,6 +260,8 @@ pub(crate) enum SessionsError {
     NotTheirs,
     /// A `Last-Event-ID` not sent in the session.
     OtherEvent,
+    /// An answer to a request the session never sent from here.
+    Unasked,
     /// The SDK's own session error.
     Local(LocalSessionManagerError),
 }
@@ -244,6 +272,9 @@ impl std::fmt::Display for SessionsError {
             SessionsError::Full(max) => write!(f, "{max} MCP sessions are open, the most allowed"),
             SessionsError::NotTheirs => f.write_str("no such MCP session"),
             SessionsError::OtherEvent => f.write_str("no event of this MCP session has that id"),
+            SessionsError::Unasked => {
+                f.write_str("no request this server sent in this MCP session has that id")
+            }
             SessionsError::Local(e) => e.fmt(f),
         }
     }
@@ -350,6 +381,32 @@ impl BoundedSessions {
         }
     }
 
+    /// Notes a request sent to session `id`'s client, so that its answer is taken.
+    fn asking(&self, id: &SessionId, request: RequestId) {
+        if let Some(open) = self.open().get(id) {
+            let mut asked = open.asked.lock().unwrap_or_else(PoisonError::into_inner);
+            if asked.len() == MAX_ASKED {
+                asked.pop_front();
+            }
+            asked.push_back(request);
+        }
+    }
+
+    /// Takes the answer `answer` of session `id`'s client if it answers a request sent from
+    /// here and not yet answered; else notes the refusal for the route and says so.
+    fn answered(&self, id: &SessionId, answer: &RequestId) -> Result<(), SessionsError> {
+        let asked = self.open().get(id).is_some_and(|open| {
+            let mut asked = open.asked.lock().unwrap_or_else(PoisonError::into_inner);
+            let at = asked.iter().position(|r| r == answer);
+            at.and_then(|at| asked.remove(at)).is_some()
+        });
+        if asked {
+            return Ok(());
+        }
+        let _ = REQUEST.try_with(|r| *r.unasked.borrow_mut() = Some(answer.clone()));
+        Err(SessionsError::Unasked)
+    }
+
     /// Session `id`'s binding, while it is open here.
     fn binding(&self, id: &str) -> Option<Binding> {
         self.open().get(id).map(|open| open.binding.clone())
@@ -373,9 +430,17 @@ impl BoundedSessions {
         stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
     ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
         let binding = self.resumable().then(|| self.binding(id)).flatten();
-        stream.map(move |event| match &binding {
-            Some(binding) => binding.tagged(event),
-            None => event,
+        let (sessions, id) = (self.clone(), id.clone());
+        stream.map(move |event| {
+            if let Some(message) = &event.message
+                && let JsonRpcMessage::Request(request) = &**message
+            {
+                sessions.asking(&id, request.id.clone());
+            }
+            match &binding {
+                Some(binding) => binding.tagged(event),
+                None => event,
+            }
         })
     }
 
@@ -417,6 +482,7 @@ impl BoundedSessions {
                 initialized: AtomicBool::new(initialized),
                 binding,
                 renewed: Mutex::new(Instant::now()),
+                asked: Mutex::default(),
             });
             if open.insert(id.clone(), session).is_none() {
                 super::trace::sessions(1);
@@ -528,6 +594,14 @@ impl SessionManager for BoundedSessions {
             && let Some(open) = self.open().get(id)
         {
             open.initialized.store(true, Ordering::Relaxed);
+        }
+        if let JsonRpcMessage::Response(answer) = &message {
+            self.answered(id, &answer.id)?;
+        }
+        if let JsonRpcMessage::Error(error) = &message
+            && let Some(answer) = &error.id
+        {
+            self.answered(id, answer)?;
         }
         Ok(self.0.inner.accept_message(id, message).await?)
     }

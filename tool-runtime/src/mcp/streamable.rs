@@ -146,9 +146,12 @@ impl McpServer {
                     return Ok(no_room(id, max));
                 }
                 // Boxed as the SDK's own `call` boxes it: the future is large.
-                let (response, refused) =
+                let (response, refusal) =
                     super::sessions::serve(owner, Box::pin(service.handle(request))).await;
-                if refused {
+                if let Some(id) = refusal.unasked {
+                    return Ok(unasked(&id));
+                }
+                if refusal.full {
                     // An `initialize`, or a request in a session another replica made that
                     // would be restored here (its id not read: the error's is null).
                     return Ok(no_room(
@@ -255,6 +258,27 @@ async fn initialize_id(
 fn session_not_found() -> Response {
     let mut response = Response::new(Body::from("Not Found: Session not found"));
     *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+/// The answer to a client's answer (a response or error) to a request this server never sent
+/// it from here: 400 and a JSON-RPC error, rather than the `202 Accepted` of an answer taken,
+/// after which a client would wait for ever for what it thinks it answered (an answer sent to
+/// the wrong replica, say).
+fn unasked(id: &rmcp::model::RequestId) -> Response {
+    let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": -32600,
+        "message": format!(
+            "invalid request: this server sent no request with id {id} in this MCP session \
+             (or it was answered already), so the answer was not taken"
+        ),
+    }});
+    let mut response = Response::new(Body::from(error.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
