@@ -135,25 +135,34 @@ impl Scheduler {
         }
     }
 
-    /// Runs until `shutdown` is cancelled; runs in progress then finish on their own.
+    /// Runs until `shutdown` is cancelled, then claims nothing more (another replica claims
+    /// what falls due from then on) and returns once the runs it holds have finished: `serve`
+    /// cancels the token as its drain begins and waits for this task for the grace period
+    /// after it stops serving, so a run in progress has both to finish in.
     pub async fn run(self, shutdown: CancellationToken) {
         tracing::info!(target: "demo_app::scheduler", tick = ?self.tick, "scheduler started");
+        let mut runs = tokio::task::JoinSet::new();
         loop {
             match self.tasks.0.claim_due(16).await {
                 Ok(claims) => {
                     for claim in claims {
-                        tokio::spawn(self.clone().run_one(claim));
+                        runs.spawn(self.clone().run_one(claim));
                     }
                 }
                 Err(e) => {
                     tracing::error!(target: "demo_app::scheduler", error = %e.message(), "claiming due tasks failed");
                 }
             }
+            while runs.try_join_next().is_some() {}
             tokio::select! {
-                () = shutdown.cancelled() => return,
+                () = shutdown.cancelled() => break,
                 () = tokio::time::sleep(self.tick) => {}
             }
         }
+        if !runs.is_empty() {
+            tracing::info!(target: "demo_app::scheduler", runs = runs.len(), "shutting down: claiming no more tasks, finishing the runs in progress");
+        }
+        while runs.join_next().await.is_some() {}
     }
 
     /// One run of a claimed task, to its end: the agent's answer, delivered, and the outcome

@@ -62,10 +62,10 @@ async fn scalar(postgres: &Postgres, sql: &str) -> i64 {
         .get(0)
 }
 
-/// Adds the test's tasks, each one time only, due at `due`.
-async fn add_tasks(postgres: &Postgres, due: i64) {
+/// Adds `count` tasks, each one time only, due at `due`.
+async fn add_tasks(postgres: &Postgres, due: i64, count: usize) {
     let tasks = PostgresTasks(postgres.clone());
-    for i in 0..TASKS {
+    for i in 0..count {
         let task = Task {
             task_id: format!("task_{i:016x}"),
             prompt: format!("Prompt number {i}."),
@@ -146,7 +146,7 @@ async fn three_schedulers_on_one_database_run_each_due_task_exactly_once() {
         "SELECT floor(extract(epoch FROM now()))::bigint + 2",
     )
     .await;
-    add_tasks(&postgres, due).await;
+    add_tasks(&postgres, due, TASKS).await;
     let now = scalar(&postgres, "SELECT floor(extract(epoch FROM now()))::bigint").await;
     assert!(now < due, "adding the tasks took too long to test a race");
 
@@ -208,6 +208,39 @@ async fn three_schedulers_on_one_database_run_each_due_task_exactly_once() {
         "one scheduler claimed every run, so nothing raced: {by_replica:?}"
     );
     fake.assert_clean();
+}
+
+/// At shutdown a scheduler claims nothing more, and returns only once the run it holds has
+/// finished: the run is answered and recorded, not cut off (`serve` waits for it through the
+/// drain and the grace period).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_shutdown_a_scheduler_claims_no_more_and_finishes_the_run_it_holds() {
+    let server = PostgresServer::start();
+    let url = server.create_database("draining");
+    let script = vec![Step::Pause(Duration::from_secs(2)), Step::text("done 0")];
+    let fake = FakeProvider::start(Api::OpenAiChat, KEY, script).await;
+    let (postgres, scheduler) = replica(&url, &fake, "model-r1").await;
+    let now = scalar(&postgres, "SELECT floor(extract(epoch FROM now()))::bigint").await;
+    add_tasks(&postgres, now, 1).await;
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn(scheduler.run(shutdown.clone()));
+    // The run has begun: the model has been asked, and answers only after its pause.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fake.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the task was never run");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    shutdown.cancel();
+    running.await.unwrap();
+    assert_eq!(
+        scalar(
+            &postgres,
+            "SELECT count(*) FROM task_runs WHERE outcome IS NOT NULL"
+        )
+        .await,
+        1,
+        "the run in progress was finished and recorded before the scheduler returned"
+    );
 }
 
 /// A task of `kind` with `value`, to be added by a test.
