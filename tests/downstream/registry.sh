@@ -24,9 +24,9 @@ work=$target/downstream-registry
 crates=(tool-grammar tool-macros tool-runtime)
 started=$SECONDS
 
-# The packages as they would be uploaded. `--no-verify`: building the crate below is the
-# verification (CI's `cargo package` step builds each package too); `--allow-dirty`: what is
-# checked is the working tree as it is.
+# The packages as they would be uploaded. `--no-verify`: building the crate below from them is
+# the verification (each package built alone, its siblings from the registry); `--allow-dirty`:
+# what is checked is the working tree as it is.
 cargo package --quiet --offline --no-verify --allow-dirty "${crates[@]/#/-p}"
 version=$(cargo pkgid --offline -p tool-runtime | sed 's/.*[#@]//')
 
