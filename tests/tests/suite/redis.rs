@@ -308,6 +308,26 @@ async fn an_mcp_session_in_use_on_its_replica_outlives_its_idle_time_in_redis() 
     assert_eq!(status, 200, "{body}");
 }
 
+/// Publishes `change` on `from` until `to` hears it (listeners subscribe in the background),
+/// for at most a few seconds; what `to` heard before it is dropped.
+async fn heard_through_redis(
+    from: &tool_runtime::redis::RedisNotifier,
+    to: &mut tokio::sync::broadcast::Receiver<tool_runtime::tool::notify::Change>,
+    change: &tool_runtime::tool::notify::Change,
+) {
+    use tool_runtime::tool::notify::Notifier as _;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        from.publish(change.clone());
+        match tokio::time::timeout(Duration::from_millis(200), to.recv()).await {
+            Ok(Ok(heard)) if heard == *change => return,
+            Ok(Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(closed)) => panic!("the listener is gone: {closed}"),
+            Err(_) => assert!(Instant::now() < deadline, "{change:?} never heard"),
+        }
+    }
+}
+
 /// Receives the next change within a few seconds.
 async fn next_change(
     rx: &mut tokio::sync::broadcast::Receiver<tool_runtime::tool::notify::Change>,
@@ -326,26 +346,29 @@ async fn a_change_published_on_one_replica_reaches_every_replica_and_survives_a_
         connect(&server, "app:").await,
         connect(&server, "app:").await,
     );
-    let other_app = connect(&server, "other:").await;
     let (on_a, on_b) = (a.notifier(), b.notifier());
     let (mut heard_a, mut heard_b) = (on_a.subscribe(), on_b.subscribe());
-    let mut heard_other = other_app.notifier().subscribe();
-    // Published on `a`, heard on both (through Redis), not by another prefix.
+    // Another application on the same Redis: its listener is known to be subscribed once it
+    // hears, through Redis, what a second replica of it publishes.
+    let other = connect(&server, "other:").await.notifier();
+    let listening = connect(&server, "other:").await.notifier();
+    let mut heard_other = listening.subscribe();
+    let marker = Change::ResourceUpdated("other://marker".into());
+    heard_through_redis(&other, &mut heard_other, &marker).await;
+    // Published on `a`, heard on both (through Redis)...
     let published = Change::ResourceUpdated("devices://d1".into());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    // The listeners subscribe in the background: publish until the first is heard.
+    heard_through_redis(&on_a, &mut heard_b, &published).await;
+    assert_eq!(next_change(&mut heard_a).await, published);
+    // ... and not by the other application: its next change is its own marker.
+    let marker = Change::ResourceUpdated("other://after".into());
+    other.publish(marker.clone());
     loop {
-        on_a.publish(published.clone());
-        match tokio::time::timeout(Duration::from_millis(200), heard_b.recv()).await {
-            Ok(change) => break assert_eq!(change.unwrap(), published),
-            Err(_) => assert!(
-                Instant::now() < deadline,
-                "never heard on the other replica"
-            ),
+        let change = next_change(&mut heard_other).await;
+        assert_ne!(change, published, "another prefix heard it");
+        if change == marker {
+            break;
         }
     }
-    assert_eq!(next_change(&mut heard_a).await, published);
-    assert!(heard_other.try_recv().is_err(), "another prefix heard it");
 
     // Redis restarts: the listeners subscribe again by themselves.
     server.stop();
