@@ -245,14 +245,26 @@ async fn rides_out_an_outage(rig: &mut Rig, http: &reqwest::Client) {
             assert!(Instant::now() < deadline, "{}: not ready again", r.id);
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        let workspace = format!("after-{}", r.id);
         for (tool, body) in [
-            ("device_add", json!({"workspace": "y"})),
+            ("device_add", json!({"workspace": workspace})),
             ("device_list", json!({})),
         ] {
             let (status, _, _, answer) = post(http, &base, tool, &body, &[]).await;
             assert_eq!(status, 200, "{}: {tool}: {answer}", r.id);
         }
     }
+    // What each replica wrote after the outage is in the database, once: a 200 meant a write.
+    assert_eq!(
+        rig.sql(
+            "SELECT workspace FROM pairing_codes WHERE workspace LIKE 'after-%' ORDER BY workspace"
+        ),
+        rig.replicas
+            .iter()
+            .map(|r| format!("after-{}", r.id))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// A count from the environment, else `default`.
@@ -263,12 +275,17 @@ fn env_count(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// One call of the load: its request id, and the replica that answered (`None`: no replica
-/// did; nginx's own error, or no answer).
-type Call = (String, Option<String>);
+/// One call of the load: its request id, the replica that answered (`None`: no replica did,
+/// the answer is nginx's own), and the HTTP status (0: no answer at all).
+type Call = (String, Option<String>, u16);
+
+/// Whether `call` was answered with its result.
+fn has_result(call: &Call) -> bool {
+    call.2 == 200
+}
 
 /// `count` calls of `device_add`, one after another, through `base`, each with the request id
-/// `load-{client}-{i}`; `answered` counts the answers.
+/// `load-{client}-{i}`; `answered` counts the results.
 async fn client(
     base: String,
     client: usize,
@@ -285,15 +302,14 @@ async fn client(
             .json(&json!({"workspace": format!("c{client}")}))
             .send()
             .await;
-        let replica = response.ok().and_then(|r| {
-            r.headers()
-                .get("x-replica")
-                .map(|v| v.to_str().unwrap().to_owned())
+        let (replica, status) = response.map_or((None, 0), |r| {
+            let replica = (r.headers().get("x-replica")).map(|v| v.to_str().unwrap().to_owned());
+            (replica, r.status().as_u16())
         });
-        if replica.is_some() {
+        if status == 200 {
             answered.fetch_add(1, Ordering::Relaxed);
         }
-        calls.push((id, replica));
+        calls.push((id, replica, status));
     }
     calls
 }
@@ -364,6 +380,24 @@ async fn a_replica_killed_under_load_leaves_only_its_calls_in_flight_unknown() {
     }
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(done.len(), calls);
+    // Every call has an answer: its result from a replica, or nginx's 502 for one in flight on
+    // the killed replica (at most one a client); a call nginx could not send to it went to
+    // another replica.
+    let failed: Vec<&Call> = done.iter().filter(|c| !has_result(c)).collect();
+    assert!(
+        failed.iter().all(|c| c.2 == 502 && c.1.is_none()),
+        "answers other than a result or nginx's 502: {failed:?}"
+    );
+    assert!(
+        failed.len() <= clients,
+        "{} calls failed, more than the {clients} that can have been in flight on the killed \
+         replica: {failed:?}",
+        failed.len()
+    );
+    assert!(
+        done.iter().filter(|c| has_result(c)).all(|c| c.1.is_some()),
+        "a result without the replica that answered"
+    );
 
     // Recovery, once the dead instance's lease has run out.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -375,7 +409,7 @@ async fn a_replica_killed_under_load_leaves_only_its_calls_in_flight_unknown() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let unknown = audited_as_expected(&rig, &done, &dead);
-    let answered = done.iter().filter(|(_, r)| r.is_some()).count();
+    let answered = done.iter().filter(|c| has_result(c)).count();
     eprintln!(
         "postgres rig: {calls} calls from {clients} clients in {seconds:.1} s ({:.0}/s), \
          a replica killed and restarted: {answered} answered, {} not, {unknown} reported unknown",
@@ -400,8 +434,9 @@ fn audited_as_expected(rig: &Rig, calls: &[Call], dead: &str) -> usize {
             .or_default()
             .push(outcome.to_owned());
     }
-    for (id, replica) in calls {
-        if replica.is_some() {
+    for call in calls {
+        let id = &call.0;
+        if has_result(call) {
             let found = outcomes.get(id).map(Vec::as_slice).unwrap_or_default();
             assert!(
                 found.len() == 1 && found[0] != "unknown",
@@ -428,8 +463,8 @@ fn audited_as_expected(rig: &Rig, calls: &[Call], dead: &str) -> usize {
     );
     let answered: BTreeSet<&str> = calls
         .iter()
-        .filter(|(_, r)| r.is_some())
-        .map(|(id, _)| id.as_str())
+        .filter(|c| has_result(c))
+        .map(|c| c.0.as_str())
         .collect();
     let mut reported = BTreeSet::new();
     for row in unknown.lines() {
