@@ -113,6 +113,10 @@ pub async fn cancel_task(
         .ok_or_else(|| ToolError::not_found(format!("no task `{task_id}`")))
 }
 
+/// The longest pause between attempts to record a run's outcome: about six seconds of
+/// attempts in all.
+const FINISH_RETRY_LIMIT: Duration = Duration::from_secs(6);
+
 /// Runs due tasks: every `tick`, claims what is due and runs each as an agent run, its answer
 /// delivered to the task's channel.
 #[derive(Debug, Clone)]
@@ -200,8 +204,27 @@ impl Scheduler {
             Err(e) => format!("the run failed: {e}"),
         };
         tracing::info!(target: "demo_app::scheduler", task = %task.task_id, due, %outcome, "task ran");
-        if let Err(e) = self.tasks.0.finish(task.task_id, due, outcome).await {
-            tracing::error!(target: "demo_app::scheduler", error = %e.message(), "recording a run failed");
+        // The run happened: its outcome is recorded through a store that is briefly out of
+        // reach or out of connections (every replica's runs finishing at once), not dropped.
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self
+                .tasks
+                .0
+                .finish(task.task_id.clone(), due, outcome.clone())
+                .await
+            {
+                Ok(()) => return,
+                Err(e) if e.is_retryable() && wait <= FINISH_RETRY_LIMIT => {
+                    tracing::warn!(target: "demo_app::scheduler", task = %task.task_id, error = %e.message(), "recording a run failed; trying again");
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => {
+                    tracing::error!(target: "demo_app::scheduler", task = %task.task_id, error = %e.message(), "recording a run failed");
+                    return;
+                }
+            }
         }
     }
 }
