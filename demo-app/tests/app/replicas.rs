@@ -1,8 +1,8 @@
 //! Three `demo-app serve` replicas (each its own directory and database, tags r1 r2 r3) behind
 //! nginx with the shipped configuration (`demo-app/deploy/nginx.conf`, its ports replaced):
 //! round robin for plain requests, an MCP session kept on its replica (the official Python
-//! client through the balancer), a rolling restart under a steady stream of calls in which no
-//! call fails and none runs twice, and, sharing Redis (`--redis`), rate limits and confirmation
+//! client through the balancer), a rolling restart under steady streams of calls from several
+//! clients at once in which no call fails and none runs twice, and, sharing Redis (`--redis`), rate limits and confirmation
 //! tokens that hold across replicas and a Redis outage the replicas ride out, and the official
 //! Python client keeping its MCP session when the replica that held it is killed, and redeeming
 //! on one replica the confirmation another asked for (protocol 2026-07-28, no session).
@@ -209,21 +209,29 @@ fn an_mcp_session_stays_on_its_replica_through_the_balancer() {
     );
 }
 
-/// POSTs `device_add` for workspace `w{i}`, one after another, until `stop`: each call's number
-/// and outcome (the status, or the error).
-async fn steady_calls(base: String, stop: Arc<AtomicBool>) -> Vec<(usize, Result<u16, String>)> {
+/// How many clients call at once during the rolling restart.
+const CLIENTS: usize = 4;
+
+/// Client `client` POSTing `device_add` for workspace `w{client}-{i}`, one after another,
+/// until `stop`: each call's workspace and outcome (the status, or the error).
+async fn steady_calls(
+    base: String,
+    client: usize,
+    stop: Arc<AtomicBool>,
+) -> Vec<(String, Result<u16, String>)> {
     let http = reqwest::Client::new();
     let mut outcomes = Vec::new();
     let mut i = 0;
     while !stop.load(Ordering::Relaxed) {
+        let workspace = format!("w{client}-{i}");
         let outcome = http
             .post(format!("{base}/tools/device_add"))
-            .json(&json!({"workspace": format!("w{i}")}))
+            .json(&json!({"workspace": workspace}))
             .send()
             .await
             .map(|r| r.status().as_u16())
             .map_err(|e| e.to_string());
-        outcomes.push((i, outcome));
+        outcomes.push((workspace, outcome));
         i += 1;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -249,7 +257,9 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
     let url = redis.url();
     let (mut replicas, nginx) = rig("replicas-rolling", &dir, Some(config), false, Some(&url));
     let stop = Arc::new(AtomicBool::new(false));
-    let calls = tokio::spawn(steady_calls(nginx.base.clone(), stop.clone()));
+    let calls: Vec<_> = (0..CLIENTS)
+        .map(|c| tokio::spawn(steady_calls(nginx.base.clone(), c, stop.clone())))
+        .collect();
     let http = reqwest::Client::new();
     for r in &mut replicas {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -288,9 +298,12 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, Ordering::Relaxed);
-    let outcomes = calls.await.unwrap();
+    let mut outcomes = Vec::new();
+    for client in calls {
+        outcomes.extend(client.await.unwrap());
+    }
     assert!(
-        outcomes.len() > 50,
+        outcomes.len() > 50 * CLIENTS,
         "too few calls to tell: {}",
         outcomes.len()
     );
@@ -321,7 +334,7 @@ async fn a_rolling_restart_fails_no_call_and_runs_none_twice() {
                 .map(|c| c["workspace"].as_str().unwrap().to_owned()),
         );
     }
-    let expected: BTreeSet<String> = outcomes.iter().map(|(i, _)| format!("w{i}")).collect();
+    let expected: BTreeSet<String> = outcomes.iter().map(|(w, _)| w.clone()).collect();
     let once: BTreeSet<String> = ran.iter().cloned().collect();
     assert_eq!(ran.len(), once.len(), "a call ran twice");
     assert_eq!(once, expected);

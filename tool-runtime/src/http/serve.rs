@@ -121,13 +121,35 @@ async fn accept_loop(
     // The connections the kernel has already completed, which a balancer may have sent a
     // request on, are served (past the cap: the backlog bounds them) rather than reset by
     // closing the listener under them; a client that connects after it closes is refused, and
-    // a balancer tries another replica.
-    while let Some(Ok((stream, peer))) = futures_util::FutureExt::now_or_never(listener.accept()) {
-        connections.spawn(stream, peer, Arc::clone(&slots).try_acquire_owned().ok());
+    // a balancer tries another replica. They are taken by the system call itself until the
+    // backlog is empty: the runtime learns of connections that arrived since it last looked
+    // only when it next polls, too late here.
+    match listener.into_std() {
+        Ok(listener) => {
+            while let Ok((stream, peer)) = listener.accept() {
+                let stream = stream
+                    .set_nonblocking(true)
+                    .and_then(|()| TcpStream::from_std(stream));
+                match stream {
+                    Ok(stream) => {
+                        connections.spawn(
+                            stream,
+                            peer,
+                            Arc::clone(&slots).try_acquire_owned().ok(),
+                        );
+                    }
+                    Err(e) => {
+                        tracing::warn!(target: "tool_runtime::http", error = %e, "a connection waiting at shutdown could not be served");
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            tracing::warn!(target: "tool_runtime::http", error = %e, "the connections waiting at shutdown could not be taken");
+        }
     }
     tracing::info!(target: "tool_runtime::http", "shutting down: no new connections; finishing calls in flight");
     cancel.cancel();
-    drop(listener);
     let _ = stop.send(true);
     let mut set = connections.set;
     let drained = async { while set.join_next().await.is_some() {} };
