@@ -86,7 +86,17 @@ impl PostgresServer {
             b"\nfsync = off\nfull_page_writes = off\nmax_connections = 200\n",
         )
         .expect("postgresql.conf written");
-        server.run();
+        // A port found free may be taken by another test before PostgreSQL binds it: then
+        // another port, a few times.
+        let mut tries = 1;
+        while let Err(why) = server.try_run() {
+            assert!(tries < 5 && why.contains("Address already in use"), "{why}");
+            tries += 1;
+            server.port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+        }
         server
     }
 
@@ -214,6 +224,16 @@ impl PostgresServer {
     }
 
     fn run(&mut self) {
+        if let Err(why) = self.try_run() {
+            panic!("{why}");
+        }
+    }
+
+    /// Starts the server and waits until it accepts connections; if it exits first, says so
+    /// with what it logged (`postgres.log` in its directory).
+    fn try_run(&mut self) -> Result<(), String> {
+        let log_path = self.dir.join("postgres.log");
+        let log = std::fs::File::create(&log_path).expect("the server's log file");
         let child = self
             .command("postgres")
             .arg("-D")
@@ -227,14 +247,19 @@ impl PostgresServer {
             ))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run postgres ({e})"));
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         while !self.ready() {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
-                panic!("postgres on port {} exited at start: {status}", self.port);
+                self.child = None;
+                let logged = std::fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(format!(
+                    "postgres on port {} exited at start: {status}\n{logged}",
+                    self.port
+                ));
             }
             assert!(
                 Instant::now() < deadline,
@@ -243,6 +268,7 @@ impl PostgresServer {
             );
             std::thread::sleep(Duration::from_millis(25));
         }
+        Ok(())
     }
 
     fn ready(&self) -> bool {
