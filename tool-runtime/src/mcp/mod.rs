@@ -62,6 +62,8 @@ mod traced_http;
 #[cfg(feature = "mcp-client")]
 mod upstream;
 // The streamable-HTTP endpoint is an axum route: with the `http` feature.
+#[cfg(feature = "http")]
+mod binding;
 mod confirm;
 #[cfg(feature = "http")]
 mod drain;

@@ -13,7 +13,8 @@ use axum::routing::MethodRouter;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{BoundedSessions, Owner, Presented};
+use super::binding::Owner;
+use super::sessions::{BoundedSessions, Presented};
 use super::{McpServer, drain};
 use crate::front::safety::AllowedHosts;
 use crate::front::server::ServerOptions;
