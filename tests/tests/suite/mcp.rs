@@ -1175,3 +1175,112 @@ async fn initializes_racing_for_the_last_places_get_503_never_500() {
         assert_eq!(opened, MAX);
     }
 }
+
+/// A destructive call over streamable HTTP (2025-11-25, in a session) waits on the question it
+/// asked when the server stops accepting connections: the answer, which comes in a request of
+/// its own, could no longer reach it (a balancer sends it to another replica), so the call
+/// fails at once, saying so, instead of being cut at the end of the grace period and leaving
+/// its client resuming a stream that will never answer. The tool did not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_pending_when_the_server_stops_accepting_fails_its_call_at_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    use tool_runtime::app;
+    use tool_runtime::http::{self, ServerOptions};
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(store_wipe::descriptor())
+            .state::<AtomicUsize>(runs.clone())
+            .build()
+            .unwrap(),
+    );
+    let options = ServerOptions::default().grace(Duration::from_secs(60));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(
+        listener,
+        app::router(registry, options.clone()),
+        async {
+            let _ = stopped.await;
+        },
+        &options,
+    ));
+
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let opened = post(None, init).await.unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = opened.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(Some(&session), initialized).await.unwrap().status(),
+        202
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "store_wipe", "arguments": {"store": "a"}}});
+    let mut stream = post(Some(&session), call).await.unwrap();
+    let mut seen = String::new();
+    while !seen.contains("elicitation/create") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk())
+            .await
+            .expect("the question")
+            .unwrap()
+            .expect("the stream open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+
+    // The server stops accepting (no drain) while the question waits for its answer.
+    let stopping = Instant::now();
+    stop.send(()).unwrap();
+    while !seen.contains("\"id\":1") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk())
+            .await
+            .expect("the call answered within seconds, not at the end of the grace period")
+            .unwrap()
+            .unwrap_or_else(|| panic!("the stream ended unanswered: {seen}"));
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let answer = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:").map(str::trim))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|m| m["id"] == 1)
+        .unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    // Not confirmed, and why: the question could not be answered here any more.
+    assert!(
+        text.starts_with("confirmation_required:")
+            && text.contains("the server is shutting down")
+            && text.contains("call again"),
+        "{text}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool ran unconfirmed");
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server stopped within seconds")
+        .unwrap()
+        .unwrap();
+    assert!(stopping.elapsed() < Duration::from_secs(20));
+}

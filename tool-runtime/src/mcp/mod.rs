@@ -135,6 +135,9 @@ struct Inner {
     page_size: AtomicUsize,
     /// How many URIs one session follows at most.
     max_subscriptions: AtomicUsize,
+    /// Cancelled when the HTTP server stops accepting connections: a question asked of a client
+    /// from then on could not get its answer, which comes in a request of its own.
+    stopping: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
 }
 
 /// One session's own part of a server: whether it has been initialized, and the task that
@@ -197,6 +200,7 @@ impl McpServer {
                 descriptions: Mutex::default(),
                 page_size: AtomicUsize::new(PAGE_SIZE),
                 max_subscriptions: AtomicUsize::new(subscriptions::MAX_SUBSCRIPTIONS),
+                stopping: std::sync::OnceLock::new(),
             }),
             session: Arc::default(),
         }
@@ -303,6 +307,7 @@ impl McpServer {
         let peer = Arc::new(peer::CallPeer::new(
             &context,
             Arc::clone(&self.session.log_level),
+            self.inner.stopping.get().cloned(),
         ));
         let response = self.call_with(request, &context, &peer).await;
         peer.finish().await;

@@ -63,10 +63,16 @@ pub(super) struct CallPeer {
     finished: std::sync::atomic::AtomicBool,
     /// Ends the request's event stream, over HTTP with an event store.
     close: Option<tokio_util::sync::CancellationToken>,
+    /// Cancelled when the HTTP server stops accepting connections, over HTTP.
+    stopping: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl CallPeer {
-    pub(super) fn new(context: &RequestContext<RoleServer>, level: Arc<SessionLevel>) -> Self {
+    pub(super) fn new(
+        context: &RequestContext<RoleServer>,
+        level: Arc<SessionLevel>,
+        stopping: Option<tokio_util::sync::CancellationToken>,
+    ) -> Self {
         // The request's own capabilities (2026-07-28 clients send them with every request),
         // else the session's, borrowed rather than cloned: this runs on every call.
         let flags =
@@ -88,6 +94,35 @@ impl CallPeer {
             forwarder: Mutex::default(),
             finished: std::sync::atomic::AtomicBool::new(false),
             close: stream_closer(context),
+            stopping,
+        }
+    }
+
+    /// `request`'s answer, unless the server stops accepting connections first: the client's
+    /// answer comes in a request of its own, which then reaches another replica or none, so
+    /// the question fails at once rather than at the end of the grace period, and the caller
+    /// hears so instead of waiting on a stream that is cut.
+    async fn answer<T>(
+        &self,
+        what: &str,
+        request: impl Future<Output = Result<T, rmcp::service::ServiceError>>,
+    ) -> Result<T, ToolError> {
+        let stopped = || {
+            ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                format!(
+                    "the server is shutting down and can no longer receive the answer to its \
+                     {what} request; call again"
+                ),
+            )
+        };
+        match &self.stopping {
+            Some(stopping) if stopping.is_cancelled() => Err(stopped()),
+            Some(stopping) => tokio::select! {
+                answer = request => answer.map_err(|e| failed(what, &e)),
+                () = stopping.cancelled() => Err(stopped()),
+            },
+            None => request.await.map_err(|e| failed(what, &e)),
         }
     }
 
@@ -213,10 +248,8 @@ impl Peer for CallPeer {
             let params =
                 serde_json::from_value(sampling_request(&request)).map_err(ToolError::internal)?;
             let answer = self
-                .peer
-                .create_message(params)
-                .await
-                .map_err(|e| failed("sampling", &e))?;
+                .answer("sampling", self.peer.create_message(params))
+                .await?;
             let answer = serde_json::to_value(answer).map_err(ToolError::internal)?;
             Ok(sampled(&answer))
         })
@@ -243,10 +276,8 @@ impl Peer for CallPeer {
                 )
             })?;
             let answer = self
-                .peer
-                .create_elicitation(params)
-                .await
-                .map_err(|e| failed("elicitation", &e))?;
+                .answer("elicitation", self.peer.create_elicitation(params))
+                .await?;
             Ok(match answer.action {
                 ElicitationAction::Accept => Elicited::Accepted(match answer.content {
                     Some(Value::Object(content)) => content,

@@ -71,7 +71,10 @@ impl McpServer {
     /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
     /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
-    /// flight has been delivered. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
+    /// flight has been delivered. A question a call asks its client (elicitation, sampling) that
+    /// is still unanswered when the server stops accepting fails at once, the call answered
+    /// "the server is shutting down … call again": the answer would come in a request of its
+    /// own, which could no longer reach this server. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
     /// an `initialize` while [`max_sessions`](ServerOptions::max_sessions) are open, 503 with a
     /// JSON-RPC error. The resource URIs a session follows are capped by
     /// [`max_subscriptions`](ServerOptions::max_subscriptions) of `options` when they set it.
@@ -91,6 +94,8 @@ impl McpServer {
             None => self,
         };
         let shutdown = options.shutdown.clone();
+        // A server mounted more than once keeps the first server's token.
+        let _ = server.inner.stopping.set(shutdown.clone());
         let body_limit = options.requests.body_limit;
         let runtime = tokio::runtime::Handle::try_current().ok();
         // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
