@@ -43,6 +43,9 @@ impl McpServer {
         cancel: CancellationToken,
     ) -> rmcp::transport::StreamableHttpService<McpServer, BoundedSessions> {
         use rmcp::transport::StreamableHttpServerConfig;
+        // Questions to clients stop with the server's accepting (a server mounted twice keeps
+        // the first token).
+        let _ = self.inner.stopping.set(options.shutdown.clone());
         let mut config = StreamableHttpServerConfig::default()
             .with_max_request_body_bytes(options.requests.body_limit)
             .with_cancellation_token(cancel);
@@ -94,8 +97,6 @@ impl McpServer {
             None => self,
         };
         let shutdown = options.shutdown.clone();
-        // A server mounted more than once keeps the first server's token.
-        let _ = server.inner.stopping.set(shutdown.clone());
         let body_limit = options.requests.body_limit;
         let runtime = tokio::runtime::Handle::try_current().ok();
         // Built outside a runtime, nothing can wait for the answers: sessions end with shutdown.
