@@ -3,6 +3,7 @@
 
 mod agent;
 mod assistant;
+mod chaos;
 mod cli;
 mod console;
 mod gateway;

@@ -89,7 +89,7 @@ impl Rig {
 
 /// Starts `replica`, `env` added to its environment, with its log (standard error) appended
 /// to `stderr.log` in its directory.
-fn start(replica: &mut Replica, env: &[(&str, &str)]) {
+pub(crate) fn start(replica: &mut Replica, env: &[(&str, &str)]) {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -104,7 +104,7 @@ fn start(replica: &mut Replica, env: &[(&str, &str)]) {
 }
 
 /// What `replica` logged so far.
-fn log(replica: &Replica) -> String {
+pub(crate) fn log(replica: &Replica) -> String {
     std::fs::read_to_string(replica.dir.join("stderr.log")).unwrap_or_default()
 }
 

@@ -4,6 +4,7 @@
 //! so that neither test crate depends on the other.
 
 pub mod fake_provider;
+pub mod fault_proxy;
 pub mod modules;
 pub mod nginx;
 pub mod otlp;
