@@ -13,7 +13,10 @@ use crate::tool::error::{ErrorKind, ToolError};
 /// names the setting that gave the path, for the error: a file that cannot be read, that is
 /// not PEM, that holds no certificate or a certificate that is not a CA's fails the start,
 /// naming the option and the path (never a URL, which may hold a password).
-pub(crate) fn ca_file(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, ToolError> {
+pub(crate) fn ca_file(
+    path: &Path,
+    option: &str,
+) -> Result<Vec<CertificateDer<'static>>, ToolError> {
     let refused = |why: String| {
         ToolError::new(
             ErrorKind::UNAVAILABLE,

@@ -184,13 +184,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.0.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -245,14 +242,22 @@ mod tests {
     }
 
     /// A server certificate for `names`, signed by `issuer`; expired long ago if `expired`.
-    fn server(names: &[&str], issuer: &Issuer<'_, KeyPair>, expired: bool) -> CertificateDer<'static> {
+    fn server(
+        names: &[&str],
+        issuer: &Issuer<'_, KeyPair>,
+        expired: bool,
+    ) -> CertificateDer<'static> {
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names).unwrap();
         if expired {
             params.not_before = date_time_ymd(2000, 1, 1);
             params.not_after = date_time_ymd(2001, 1, 1);
         }
-        params.signed_by(&KeyPair::generate().unwrap(), issuer).unwrap().der().clone()
+        params
+            .signed_by(&KeyPair::generate().unwrap(), issuer)
+            .unwrap()
+            .der()
+            .clone()
     }
 
     fn verifiers(root: &CertificateDer<'static>) -> (Arc<WebPkiServerVerifier>, ChainOnly) {
@@ -342,7 +347,11 @@ mod tests {
         // A `?` in the password is not the query's.
         assert_eq!(
             split("postgres://u:a?b@h/db?sslmode=disable"),
-            ("postgres://u:a?b@h/db".to_owned(), Some(Mode::Disable), None)
+            (
+                "postgres://u:a?b@h/db".to_owned(),
+                Some(Mode::Disable),
+                None
+            )
         );
         for untouched in [
             "postgres://u:a?b@h/db",

@@ -158,15 +158,16 @@ impl RedisOptions {
             client_tls: None,
             root_cert: Some(roots),
         };
-        let client = Client::build_with_tls(self.url.expose().as_str(), certificates).map_err(|e| {
-            ToolError::new(
-                ErrorKind::UNAVAILABLE,
-                format!(
-                    "cannot set up TLS for Redis at {location}: {}",
-                    self.scrub(&e.to_string())
-                ),
-            )
-        })?;
+        let client =
+            Client::build_with_tls(self.url.expose().as_str(), certificates).map_err(|e| {
+                ToolError::new(
+                    ErrorKind::UNAVAILABLE,
+                    format!(
+                        "cannot set up TLS for Redis at {location}: {}",
+                        self.scrub(&e.to_string())
+                    ),
+                )
+            })?;
         Ok((client, location))
     }
 
