@@ -436,7 +436,7 @@ async fn rediss_with_the_ca_option_verifies_the_server_and_serves_tokens_and_rat
     for host in ["localhost", "127.0.0.1"] {
         let options = RedisOptions::new(server.tls_url(host))
             .ca_certificate(&pki.ca_file)
-            .prefix(&format!("{host}:"));
+            .prefix(format!("{host}:"));
         assert!(format!("{options:?}").contains("ca.pem"), "{options:?}");
         let redis = Redis::connect(options).await.unwrap();
         redis.ping().await.unwrap();

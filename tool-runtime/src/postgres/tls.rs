@@ -129,19 +129,18 @@ impl Tls {
     /// the `sslrootcert` file's certificates when the URL names one, else the system's roots.
     /// Fails, naming `sslrootcert` and the path, when that file cannot be used.
     pub(super) fn connector(&self) -> Result<tokio_postgres_rustls::MakeRustlsConnect, ToolError> {
-        let certificates = match &self.root_cert {
-            Some(path) => crate::tls::ca_file(path, "the PostgreSQL URL's sslrootcert")?,
-            None => {
-                let system = crate::tls::system_roots();
-                if system.is_empty() {
-                    tracing::warn!(
-                        target: "tool_runtime::postgres",
-                        "no system root certificates found: a PostgreSQL server offering TLS \
-                         cannot be verified (name a CA file with sslrootcert)"
-                    );
-                }
-                system
+        let certificates = if let Some(path) = &self.root_cert {
+            crate::tls::ca_file(path, "the PostgreSQL URL's sslrootcert")?
+        } else {
+            let system = crate::tls::system_roots();
+            if system.is_empty() {
+                tracing::warn!(
+                    target: "tool_runtime::postgres",
+                    "no system root certificates found: a PostgreSQL server offering TLS \
+                     cannot be verified (name a CA file with sslrootcert)"
+                );
             }
+            system
         };
         let mut roots = rustls::RootCertStore::empty();
         roots.add_parsable_certificates(certificates);
