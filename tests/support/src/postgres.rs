@@ -264,6 +264,22 @@ impl PostgresServer {
         self.run();
     }
 
+    /// Starts it again on the same port with the same data, serving TLS with `certificate` in
+    /// place of the one it had (a server started [`with_tls`](Self::with_tls)).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also when it was not serving TLS.
+    pub fn restart_with_tls(&mut self, certificate: &ServerCertificate) {
+        self.stop();
+        let key = self.dir.join("server.key");
+        assert!(key.exists(), "restart_with_tls: a server started with_tls");
+        std::fs::write(self.dir.join("server.crt"), &certificate.certificate)
+            .expect("the server certificate");
+        std::fs::write(&key, &certificate.key).expect("the server key");
+        self.run();
+    }
+
     fn data(&self) -> PathBuf {
         self.dir.join("data")
     }

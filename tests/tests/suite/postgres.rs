@@ -1046,6 +1046,37 @@ async fn a_certificate_for_another_host_passes_verify_ca_and_nothing_stricter() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_refused_once_serving_is_unavailable_then_back_on_the_same_handle() {
+    let pki = certificates("pg-tls-later");
+    let mut server = PostgresServer::with_tls(&pki.ca.server(&["localhost"]));
+    let url = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        server.url_at("localhost", "postgres"),
+        pki.ca_file
+    );
+    let postgres =
+        Postgres::connect(PostgresOptions::new(url).pool_wait(Duration::from_millis(500)))
+            .await
+            .unwrap();
+    postgres.ping().await.unwrap();
+    // Back with a certificate of a CA the client does not trust: every connection it opens is
+    // refused, which callers see as an outage (why, with where, goes to the log).
+    server.restart_with_tls(&TestCa::new("a stranger").server(&["localhost"]));
+    for _ in 0..3 {
+        let error = postgres.ping().await.unwrap_err();
+        assert_unavailable_naming(&error, &server);
+        assert!(!format!("{error:?}").contains("localhost"), "{error:?}");
+    }
+    // Its own CA's certificate again: served again on the same handle.
+    server.restart_with_tls(&pki.ca.server(&["localhost"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Err(e) = postgres.ping().await {
+        assert!(Instant::now() < deadline, "still failing: {e:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sslmode_disable_connects_in_plain_to_a_server_offering_tls() {
     let pki = certificates("pg-tls-disable");
     let server = PostgresServer::with_tls(&pki.ca.server(&["localhost"]));
