@@ -25,6 +25,10 @@ pub mod redis;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+// The roots TLS to Redis and PostgreSQL trusts: the system's and a CA file of the application's.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod tls;
+
 // Traces and metrics through OpenTelemetry.
 #[cfg(feature = "otel")]
 pub mod otel;

@@ -15,8 +15,8 @@ use super::de;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PostgresConfig {
-    /// `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`;
-    /// never shown.
+    /// `postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=PATH]`
+    /// (`sslmode` one of disable, prefer, require, verify-ca, verify-full); never shown.
     pub url: Option<Secret<String>>,
     /// The environment variable that holds the URL, so the file need not.
     pub url_env: Option<String>,

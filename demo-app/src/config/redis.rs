@@ -1,6 +1,7 @@
 //! `[redis]`: where the state several replicas share lives (rate limits, confirmation tokens,
 //! `serve`'s MCP sessions), when `--redis`/`DEMO_APP_REDIS` does not say.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -9,13 +10,13 @@ use tool_runtime::redis::RedisOptions;
 
 use super::de;
 
-/// `[redis]`: the URL (or the environment variable that holds it), the key prefix and the time
-/// limits. Without a URL from the command line, the environment or here, the demo keeps its
-/// state in the process.
+/// `[redis]`: the URL (or the environment variable that holds it), the key prefix, the time
+/// limits and the CA certificate `rediss://` trusts besides the system's roots. Without a URL
+/// from the command line, the environment or here, the demo keeps its state in the process.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedisConfig {
-    /// `redis://[:password@]host[:port][/db]`; never shown.
+    /// `redis://[:password@]host[:port][/db]` (`rediss://` for TLS); never shown.
     pub url: Option<Secret<String>>,
     /// The environment variable that holds the URL, so the file need not.
     pub url_env: Option<String>,
@@ -30,6 +31,9 @@ pub struct RedisConfig {
     /// How long an operation may wait while the connection is re-established (default 2 s).
     #[serde(deserialize_with = "de::some_duration")]
     pub pool_wait: Option<Duration>,
+    /// A PEM file of CA certificates that `rediss://` trusts besides the system's roots (a
+    /// private CA's).
+    pub ca_certificate: Option<PathBuf>,
 }
 
 impl RedisConfig {
@@ -40,8 +44,9 @@ impl RedisConfig {
     }
 
     /// The options for Redis: at `given` (`--redis`, `DEMO_APP_REDIS`) if set, else at the
-    /// file's `url` or the variable its `url_env` names; `None` when none names one. Fails,
-    /// naming the variable, when `url_env` names one that is unset or empty.
+    /// file's `url` or the variable its `url_env` names, trusting the file's `ca_certificate`
+    /// if set; `None` when none names a URL. Fails, naming the variable, when `url_env` names
+    /// one that is unset or empty.
     pub fn options(
         &self,
         given: Option<&str>,
@@ -67,6 +72,9 @@ impl RedisConfig {
         }
         if let Some(limit) = self.pool_wait {
             options = options.pool_wait(limit);
+        }
+        if let Some(path) = &self.ca_certificate {
+            options = options.ca_certificate(path);
         }
         Ok(Some(options))
     }
@@ -115,6 +123,23 @@ mod tests {
         );
         let e = options(file, None, &[]).unwrap_err();
         assert!(e.contains("`CACHE_URL` is unset"), "{e}");
+    }
+
+    #[test]
+    fn the_ca_certificate_is_the_files() {
+        let debug = |file: &str| {
+            let options = Config::parse(file)
+                .unwrap()
+                .redis
+                .options(Some("rediss://b:2"), |_| None)
+                .unwrap()
+                .unwrap();
+            format!("{options:?}")
+        };
+        let with = debug("[redis]\nca_certificate = \"/etc/cache-ca.pem\"");
+        assert!(with.contains("/etc/cache-ca.pem"), "{with}");
+        let without = debug("");
+        assert!(without.contains("ca_certificate: None"), "{without}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What the integration tests of tool-runtime (`tests/`) and of the demo app (`demo-app/tests/`)
 //! share: temporary directories, servers on loopback, the checker scripts' runner, local
-//! fakes of the model providers, and a receiver of OpenTelemetry exports. A crate of its own,
-//! so that neither test crate depends on the other.
+//! fakes of the model providers, a receiver of OpenTelemetry exports, and certificates made
+//! for one test. A crate of its own, so that neither test crate depends on the other.
 
 pub mod fake_provider;
 pub mod fault_proxy;
@@ -10,6 +10,7 @@ pub mod nginx;
 pub mod otlp;
 pub mod postgres;
 pub mod redis;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,5 +1,6 @@
 //! A PostgreSQL cluster of a test's own: `initdb` into a temporary directory, `postgres` on a
-//! free port of 127.0.0.1 with password authentication, durability off.
+//! free port of 127.0.0.1 with password authentication, durability off; TLS offered beside
+//! plain text when a test gives it a certificate.
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -8,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::TempDir;
+use crate::tls::ServerCertificate;
 
 /// The password of the `postgres` user of every cluster started here.
 const PASSWORD: &str = "pg-test-secret";
@@ -35,6 +37,21 @@ impl PostgresServer {
     /// root without a `postgres` user, or when the cluster does not start within 30 s.
     #[must_use]
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// [`start`](Self::start), offering TLS with `certificate` (`ssl = on`; plain text is
+    /// still accepted: the cluster's `pg_hba.conf` has `host` lines, not `hostssl`).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also when the certificate's files cannot be written.
+    #[must_use]
+    pub fn with_tls(certificate: &ServerCertificate) -> Self {
+        Self::start_with(Some(certificate))
+    }
+
+    fn start_with(tls: Option<&ServerCertificate>) -> Self {
         let bin = binaries();
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -86,6 +103,27 @@ impl PostgresServer {
             b"\nfsync = off\nfull_page_writes = off\nmax_connections = 200\n",
         )
         .expect("postgresql.conf written");
+        if let Some(tls) = tls {
+            let (certificate, key) = (server.dir.join("server.crt"), server.dir.join("server.key"));
+            std::fs::write(&certificate, &tls.certificate).expect("the server certificate");
+            std::fs::write(&key, &tls.key).expect("the server key");
+            // The key readable by its owner alone, the user the server runs as, or the server
+            // refuses it.
+            run(Command::new("chmod").arg("0600").arg(&key));
+            if let Some((uid, gid)) = server.user {
+                run(Command::new("chown")
+                    .arg(format!("{uid}:{gid}"))
+                    .arg(&certificate)
+                    .arg(&key));
+            }
+            let settings = format!(
+                "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+                certificate.display(),
+                key.display()
+            );
+            std::io::Write::write_all(&mut conf, settings.as_bytes())
+                .expect("postgresql.conf written");
+        }
         // A port found free may be taken by another test before PostgreSQL binds it: then
         // another port, a few times.
         let mut tries = 1;
@@ -109,8 +147,15 @@ impl PostgresServer {
     /// The URL of another database of this cluster.
     #[must_use]
     pub fn url_of(&self, database: &str) -> String {
+        self.url_at("127.0.0.1", database)
+    }
+
+    /// `postgres://postgres:PASSWORD@HOST:PORT/DATABASE`: `host` is the name the client checks
+    /// a TLS certificate against (it must resolve to 127.0.0.1).
+    #[must_use]
+    pub fn url_at(&self, host: &str, database: &str) -> String {
         format!(
-            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{database}",
+            "postgres://postgres:{PASSWORD}@{host}:{}/{database}",
             self.port
         )
     }
@@ -216,6 +261,22 @@ impl PostgresServer {
     /// As [`start`](Self::start).
     pub fn start_again(&mut self) {
         self.stop();
+        self.run();
+    }
+
+    /// Starts it again on the same port with the same data, serving TLS with `certificate` in
+    /// place of the one it had (a server started [`with_tls`](Self::with_tls)).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also when it was not serving TLS.
+    pub fn restart_with_tls(&mut self, certificate: &ServerCertificate) {
+        self.stop();
+        let key = self.dir.join("server.key");
+        assert!(key.exists(), "restart_with_tls: a server started with_tls");
+        std::fs::write(self.dir.join("server.crt"), &certificate.certificate)
+            .expect("the server certificate");
+        std::fs::write(&key, &certificate.key).expect("the server key");
         self.run();
     }
 

@@ -1,4 +1,5 @@
-//! A `redis-server` of a test's own, on a free port of 127.0.0.1, with nothing saved to disk.
+//! A `redis-server` of a test's own, on a free port of 127.0.0.1, with nothing saved to disk;
+//! over TLS alone when a test gives it a certificate.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -6,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::TempDir;
+use crate::tls::ServerCertificate;
 
 /// A `redis-server` process: started on a free loopback port, in a temporary directory, with
 /// persistence off; stopped and restarted on the same port for outage tests; killed when
@@ -15,6 +17,8 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     password: Option<String>,
+    /// Serving TLS alone on `port`, with the certificate written in `dir`.
+    tls: bool,
     dir: TempDir,
 }
 
@@ -40,7 +44,22 @@ impl RedisServer {
         Self::start_with(Some(password.to_owned()))
     }
 
+    /// Starts one that serves TLS alone (no plain-text port) with `certificate`, not asking
+    /// clients for certificates of their own, and waits until it accepts connections.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also when its files cannot be written.
+    #[must_use]
+    pub fn with_tls(certificate: &ServerCertificate) -> Self {
+        Self::start_with_tls(None, Some(certificate))
+    }
+
     fn start_with(password: Option<String>) -> Self {
+        Self::start_with_tls(password, None)
+    }
+
+    fn start_with_tls(password: Option<String>, tls: Option<&ServerCertificate>) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -49,10 +68,27 @@ impl RedisServer {
             child: None,
             port,
             password,
+            tls: tls.is_some(),
             dir: TempDir::new(&format!("redis-{port}")),
         };
+        if let Some(tls) = tls {
+            for (name, pem) in [
+                ("server.crt", &tls.certificate),
+                ("server.key", &tls.key),
+                ("ca.crt", &tls.ca),
+            ] {
+                std::fs::write(server.dir.join(name), pem).expect("a TLS file of redis-server");
+            }
+        }
         server.run();
         server
+    }
+
+    /// `rediss://HOST:PORT/0`, for a server started [`with_tls`](Self::with_tls): `host` is
+    /// the name the client checks the certificate against (it must resolve to 127.0.0.1).
+    #[must_use]
+    pub fn tls_url(&self, host: &str) -> String {
+        format!("rediss://{host}:{}/0", self.port)
     }
 
     /// `redis://127.0.0.1:PORT/0`, with `:PASSWORD@` when it has one.
@@ -88,16 +124,49 @@ impl RedisServer {
         self.run();
     }
 
+    /// Starts it again on the same port, empty, serving TLS with `certificate` in place of
+    /// the one it had (a server started [`with_tls`](Self::with_tls)).
+    ///
+    /// # Panics
+    ///
+    /// As [`restart`](Self::restart); also when it was not serving TLS.
+    pub fn restart_with_tls(&mut self, certificate: &ServerCertificate) {
+        assert!(self.tls, "restart_with_tls: a server started with_tls");
+        self.stop();
+        for (name, pem) in [
+            ("server.crt", &certificate.certificate),
+            ("server.key", &certificate.key),
+            ("ca.crt", &certificate.ca),
+        ] {
+            std::fs::write(self.dir.join(name), pem).expect("a TLS file of redis-server");
+        }
+        self.run();
+    }
+
     fn run(&mut self) {
         let mut command = Command::new("redis-server");
         if let Some(password) = &self.password {
             command.args(["--requirepass", password]);
         }
+        if self.tls {
+            command
+                .args(["--port", "0", "--tls-port", &self.port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(self.dir.join("server.crt"))
+                .arg("--tls-key-file")
+                .arg(self.dir.join("server.key"))
+                .arg("--tls-ca-cert-file")
+                .arg(self.dir.join("ca.crt"))
+                .args(["--tls-auth-clients", "no"]);
+        } else {
+            command.args(["--port", &self.port.to_string()]);
+        }
         let child = command
-            .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(["--daemonize", "no", "--dir"])
             .arg(self.dir.path())
+            .arg("--logfile")
+            .arg(self.dir.join("redis.log"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -111,9 +180,18 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.answers() {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                self.child = None;
+                let logged = std::fs::read_to_string(self.dir.join("redis.log"));
+                panic!(
+                    "redis-server on port {} exited at start: {status}\n{}",
+                    self.port,
+                    logged.unwrap_or_default()
+                );
+            }
             assert!(
                 Instant::now() < deadline,
-                "redis-server on port {} did not answer PING within 10 s",
+                "redis-server on port {} did not answer within 10 s",
                 self.port
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -124,6 +202,10 @@ impl RedisServer {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
         };
+        if self.tls {
+            // It listens once it is ready; a PING would need a TLS client.
+            return true;
+        }
         let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
         // Without the password a server that asks for one answers `-NOAUTH ...`: it is up.
         let mut reply = [0u8; 1];

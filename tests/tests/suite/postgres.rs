@@ -1,7 +1,9 @@
 //! The PostgreSQL engine (`tool_runtime::postgres`) against a cluster of each test's own:
 //! connecting and pinging, errors that name the server and never the password, migrations
 //! applied exactly once by processes starting at once, the server's statement time limit,
-//! `sslmode`, and an outage that is `unavailable` until the server is back on the same handle.
+//! `sslmode` (TLS with a test CA: verified, refused for another CA, `verify-ca` alone passing
+//! a certificate for another host), and an outage that is `unavailable` until the server is
+//! back on the same handle.
 //! Then the audit sink: rows for each call, a call refused while its intent cannot be written,
 //! the open intents of an instance that ended reported `unknown` exactly once by racing
 //! replicas (never those of a live one), a lease taken over, a clean end, and retention.
@@ -17,6 +19,7 @@ use tool_runtime::postgres::{AuditOptions, Postgres, PostgresAudit, PostgresOpti
 use tool_runtime::{Caller, ErrorKind, Registry, Source, ToolError, tool};
 use tool_test_support::TempDir;
 use tool_test_support::postgres::PostgresServer;
+use tool_test_support::tls::TestCa;
 
 fn location(server: &PostgresServer, database: &str) -> String {
     format!("postgres@127.0.0.1:{}/{database}", server.port())
@@ -879,4 +882,253 @@ async fn retention_deletes_old_records_and_resolved_instances_at_most_once_an_ho
         server.psql("retained", "SELECT count(*) FROM tool_audit_records"),
         "2"
     );
+}
+
+/// The certificates of one TLS test, made for it: a CA and the file of its certificate, and
+/// another CA's file, in the test's own directory.
+struct Certificates {
+    ca: TestCa,
+    ca_file: String,
+    other_ca_file: String,
+    dir: TempDir,
+}
+
+fn certificates(test: &str) -> Certificates {
+    let dir = TempDir::new(test);
+    let ca = TestCa::new("tool-tests CA");
+    let ca_file = ca.write(dir.join("ca.pem")).display().to_string();
+    let other_ca_file = TestCa::new("another CA")
+        .write(dir.join("other-ca.pem"))
+        .display()
+        .to_string();
+    Certificates {
+        ca,
+        ca_file,
+        other_ca_file,
+        dir,
+    }
+}
+
+/// Connected to `url` with `query` (`sslmode=...&sslrootcert=...`); whether the connection
+/// is TLS, as the server sees it.
+async fn tls_in_use(url: &str, query: &str) -> Result<bool, ToolError> {
+    let postgres = Postgres::connect(PostgresOptions::new(format!("{url}?{query}"))).await?;
+    let client = postgres.client().await?;
+    let row = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .map_err(|e| postgres.error(e))?;
+    Ok(row.get(0))
+}
+
+/// The error of connecting to `url` with `query`: unavailable at start, naming PostgreSQL and
+/// where it is (as every failure at start does), with why; never the password.
+async fn refused(server: &PostgresServer, url: &str, query: &str) -> String {
+    let error = tls_in_use(url, query).await.unwrap_err();
+    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{query}");
+    let message = error.message().to_owned();
+    assert!(
+        message.starts_with(&format!(
+            "cannot connect to PostgreSQL at postgres@localhost:{}/postgres: ",
+            server.port()
+        )),
+        "{query}: {message}"
+    );
+    assert!(!message.contains(server.password()), "{message}");
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_full_with_sslrootcert_connects_over_tls_and_the_audit_works() {
+    let pki = certificates("pg-tls-ok");
+    let server = PostgresServer::with_tls(&pki.ca.server(&["localhost", "127.0.0.1"]));
+    let root = format!("sslrootcert={}", pki.ca_file);
+    for host in ["localhost", "127.0.0.1"] {
+        let url = server.url_at(host, "postgres");
+        for mode in ["verify-full", "verify-ca", "require", "prefer"] {
+            let query = format!("sslmode={mode}&{root}");
+            assert!(tls_in_use(&url, &query).await.unwrap(), "{host} {mode}");
+        }
+    }
+    let _ = server.create_database("tls_audited");
+    let url = format!(
+        "{}?application_name=tls-test&sslmode=verify-full&{root}",
+        server.url_at("localhost", "tls_audited")
+    );
+    let options = PostgresOptions::new(&url);
+    assert_eq!(
+        options.location().unwrap(),
+        format!("postgres@localhost:{}/tls_audited", server.port())
+    );
+    assert!(!format!("{options:?}").contains(server.password()));
+    let postgres = Postgres::connect(options).await.unwrap();
+    let registry = audited(
+        PostgresAudit::start(&postgres, AuditOptions::default())
+            .await
+            .unwrap(),
+    );
+    let caller = Caller::new(Source::Http)
+        .principal("ann")
+        .request_id("r-tls");
+    assert!(
+        registry
+            .call("bump", json!({"key": "over-tls"}), caller)
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        server.psql(
+            "tls_audited",
+            "SELECT event, coalesce(outcome, '-'), arguments::text FROM tool_audit_records \
+             ORDER BY seq"
+        ),
+        "intent|-|{\"key\": \"over-tls\"}\noutcome|ok|{\"key\": \"over-tls\"}"
+    );
+    // The pool's connections are TLS, under the name the URL gave.
+    assert_eq!(
+        server.psql(
+            "postgres",
+            "SELECT bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = 'tls-test'"
+        ),
+        "t"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_of_another_ca_is_refused_by_every_verifying_mode() {
+    let pki = certificates("pg-tls-other-ca");
+    let server = PostgresServer::with_tls(&pki.ca.server(&["localhost", "127.0.0.1"]));
+    let url = server.url_at("localhost", "postgres");
+    for mode in ["verify-ca", "verify-full", "require", "prefer"] {
+        let message = refused(
+            &server,
+            &url,
+            &format!("sslmode={mode}&sslrootcert={}", pki.other_ca_file),
+        )
+        .await;
+        assert!(message.contains("UnknownIssuer"), "{mode}: {message}");
+        // Nor do the system's roots know the test's CA.
+        let message = refused(&server, &url, &format!("sslmode={mode}")).await;
+        assert!(message.contains("UnknownIssuer"), "{mode}: {message}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_for_another_host_passes_verify_ca_and_nothing_stricter() {
+    let pki = certificates("pg-tls-misnamed");
+    let server = PostgresServer::with_tls(&pki.ca.server(&["other.example"]));
+    let url = server.url_at("localhost", "postgres");
+    let root = format!("sslrootcert={}", pki.ca_file);
+    assert!(
+        tls_in_use(&url, &format!("sslmode=verify-ca&{root}"))
+            .await
+            .unwrap()
+    );
+    for mode in ["verify-full", "require", "prefer"] {
+        let message = refused(&server, &url, &format!("sslmode={mode}&{root}")).await;
+        assert!(
+            message.contains("not valid for name") && message.contains("localhost"),
+            "{mode}: {message}"
+        );
+    }
+    // verify-ca still checks the chain: the other CA's roots refuse it.
+    let message = refused(
+        &server,
+        &url,
+        &format!("sslmode=verify-ca&sslrootcert={}", pki.other_ca_file),
+    )
+    .await;
+    assert!(message.contains("UnknownIssuer"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_refused_once_serving_is_unavailable_then_back_on_the_same_handle() {
+    let pki = certificates("pg-tls-later");
+    let mut server = PostgresServer::with_tls(&pki.ca.server(&["localhost"]));
+    let url = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        server.url_at("localhost", "postgres"),
+        pki.ca_file
+    );
+    let postgres =
+        Postgres::connect(PostgresOptions::new(url).pool_wait(Duration::from_millis(500)))
+            .await
+            .unwrap();
+    postgres.ping().await.unwrap();
+    // Back with a certificate of a CA the client does not trust: every connection it opens is
+    // refused, which callers see as an outage (why, with where, goes to the log).
+    server.restart_with_tls(&TestCa::new("a stranger").server(&["localhost"]));
+    for _ in 0..3 {
+        let error = postgres.ping().await.unwrap_err();
+        assert_unavailable_naming(&error, &server);
+        assert!(!format!("{error:?}").contains("localhost"), "{error:?}");
+    }
+    // Its own CA's certificate again: served again on the same handle.
+    server.restart_with_tls(&pki.ca.server(&["localhost"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Err(e) = postgres.ping().await {
+        assert!(Instant::now() < deadline, "still failing: {e:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sslmode_disable_connects_in_plain_to_a_server_offering_tls() {
+    let pki = certificates("pg-tls-disable");
+    let server = PostgresServer::with_tls(&pki.ca.server(&["localhost"]));
+    let url = server.url_at("localhost", "postgres");
+    assert!(!tls_in_use(&url, "sslmode=disable").await.unwrap());
+    // Without TLS, sslrootcert is not read (as libpq ignores it).
+    let missing = pki.dir.join("missing.pem");
+    let query = format!("sslmode=disable&sslrootcert={}", missing.display());
+    assert!(!tls_in_use(&url, &query).await.unwrap());
+}
+
+#[tokio::test]
+async fn an_unusable_sslrootcert_or_sslmode_fails_at_start_naming_it_and_not_the_password() {
+    let pki = certificates("pg-tls-bad-root");
+    let missing = pki.dir.join("missing.pem");
+    let empty = pki.dir.join("empty.pem");
+    std::fs::write(&empty, "no certificate here\n").unwrap();
+    let key_only = pki.dir.join("key.pem");
+    std::fs::write(&key_only, pki.ca.server(&["localhost"]).key).unwrap();
+    let url = "postgres://app:pw-secret-2@localhost:1/db";
+    for (path, why) in [
+        (&missing, "cannot read it"),
+        (&empty, "holds no PEM certificate"),
+        (&key_only, "holds no PEM certificate"),
+    ] {
+        for mode in ["verify-full", "verify-ca", "require", "prefer"] {
+            let options = PostgresOptions::new(format!(
+                "{url}?sslmode={mode}&sslrootcert={}",
+                path.display()
+            ));
+            let error = Postgres::connect(options).await.unwrap_err();
+            let message = error.message();
+            assert!(
+                message.starts_with(&format!(
+                    "the PostgreSQL URL's sslrootcert ({}): {why}",
+                    path.display()
+                )),
+                "{mode}: {message}"
+            );
+            assert!(!message.contains("pw-secret-2"), "{message}");
+        }
+    }
+    for mode in ["allow", "verify_full", ""] {
+        let error = PostgresOptions::new(format!("{url}?sslmode={mode}"))
+            .location()
+            .unwrap_err();
+        let message = error.message();
+        assert!(
+            message.contains(&format!("sslmode={mode} is not one of"))
+                && message.contains("verify-full"),
+            "{message}"
+        );
+        assert!(!message.contains("pw-secret-2"), "{message}");
+    }
 }

@@ -1,9 +1,11 @@
 //! The Redis engine (`tool_runtime::redis`) against a real `redis-server` of each test's own:
 //! the rate limiter decides as the in-memory one (governor's GCRA) and is shared by every
 //! handle, confirmation tokens are redeemed once from any handle, MCP sessions round-trip,
-//! and an outage is `unavailable` naming Redis (never its password) until Redis is back.
+//! an outage is `unavailable` naming Redis (never its password) until Redis is back, and
+//! `rediss://` verifies the server against a test CA given by the options.
 
 use std::num::NonZeroU32;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
@@ -15,7 +17,9 @@ use tool_runtime::layers::confirm::{ConfirmationStore, TokenBinding};
 use tool_runtime::layers::limits::{Charge, RateLimiter};
 use tool_runtime::redis::{Redis, RedisOptions};
 use tool_runtime::tool::Rate;
+use tool_test_support::TempDir;
 use tool_test_support::redis::RedisServer;
+use tool_test_support::tls::TestCa;
 
 async fn connect(server: &RedisServer, prefix: &str) -> Redis {
     Redis::connect(RedisOptions::new(server.url()).prefix(prefix))
@@ -382,4 +386,188 @@ async fn a_change_published_on_one_replica_reaches_every_replica_and_survives_a_
             Err(_) => assert!(Instant::now() < deadline, "not heard after a restart"),
         }
     }
+}
+
+/// The certificates of one TLS test, made for it: a CA and the file of its certificate, and
+/// another CA's file, in the test's own directory.
+struct Certificates {
+    ca: TestCa,
+    ca_file: PathBuf,
+    other_ca: TestCa,
+    other_ca_file: PathBuf,
+    _dir: TempDir,
+}
+
+fn certificates(test: &str) -> Certificates {
+    let dir = TempDir::new(test);
+    let (ca, other_ca) = (TestCa::new("tool-tests CA"), TestCa::new("another CA"));
+    Certificates {
+        ca_file: ca.write(dir.join("ca.pem")),
+        other_ca_file: other_ca.write(dir.join("other-ca.pem")),
+        ca,
+        other_ca,
+        _dir: dir,
+    }
+}
+
+/// The error of connecting to `url` over TLS with `ca` as the CA option: unavailable, naming
+/// Redis and where it is (as every failure at start does), never the password.
+async fn refused(url: &str, ca: Option<&PathBuf>) -> String {
+    let mut options = RedisOptions::new(url).connect_timeout(Duration::from_secs(2));
+    if let Some(ca) = ca {
+        options = options.ca_certificate(ca);
+    }
+    let location = options.location().unwrap();
+    let error = Redis::connect(options).await.unwrap_err();
+    assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE);
+    let message = error.message().to_owned();
+    assert!(
+        message.starts_with(&format!("cannot connect to Redis at {location}: ")),
+        "{message}"
+    );
+    assert!(!message.contains("pw-secret"), "{message}");
+    message
+}
+
+#[tokio::test]
+async fn rediss_with_the_ca_option_verifies_the_server_and_serves_tokens_and_rates() {
+    let pki = certificates("redis-tls-ok");
+    let server = RedisServer::with_tls(&pki.ca.server(&["localhost", "127.0.0.1"]));
+    for host in ["localhost", "127.0.0.1"] {
+        let options = RedisOptions::new(server.tls_url(host))
+            .ca_certificate(&pki.ca_file)
+            .prefix(format!("{host}:"));
+        assert!(format!("{options:?}").contains("ca.pem"), "{options:?}");
+        let redis = Redis::connect(options).await.unwrap();
+        redis.ping().await.unwrap();
+        let tokens = redis.confirmation_store();
+        tokens
+            .put("c1-tls", &binding("t", None), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(tokens.take("c1-tls").await.unwrap().is_some(), "{host}");
+        assert_eq!(tokens.take("c1-tls").await.unwrap(), None, "{host}");
+        assert_eq!(
+            redis
+                .rate_limiter()
+                .charge("t", None, rate("1/hour"))
+                .await
+                .unwrap(),
+            Charge::Allowed
+        );
+    }
+}
+
+#[tokio::test]
+async fn rediss_refuses_a_certificate_of_another_ca_or_for_another_host() {
+    let pki = certificates("redis-tls-refused");
+    let server = RedisServer::with_tls(&pki.ca.server(&["localhost", "127.0.0.1"]));
+    let url = format!("rediss://:pw-secret@localhost:{}/0", server.port());
+    // Neither the system's roots nor another CA know the test's CA.
+    for ca in [None, Some(&pki.other_ca_file)] {
+        let message = refused(&url, ca).await;
+        assert!(
+            message.contains("certificate") && message.contains("UnknownIssuer"),
+            "{message}"
+        );
+    }
+    // Signed by the trusted CA, but for another host.
+    let misnamed = RedisServer::with_tls(&pki.ca.server(&["other.example"]));
+    let url = format!("rediss://:pw-secret@localhost:{}/0", misnamed.port());
+    let message = refused(&url, Some(&pki.ca_file)).await;
+    assert!(
+        message.contains("not valid for name") && message.contains("localhost"),
+        "{message}"
+    );
+    // A server of the other CA is trusted with the other CA.
+    let other = RedisServer::with_tls(&pki.other_ca.server(&["localhost"]));
+    Redis::connect(
+        RedisOptions::new(other.tls_url("localhost")).ca_certificate(&pki.other_ca_file),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_certificate_refused_once_serving_is_unavailable_without_the_address() {
+    let pki = certificates("redis-tls-later");
+    let mut server = RedisServer::with_tls(&pki.ca.server(&["localhost"]));
+    let redis = Redis::connect(
+        RedisOptions::new(server.tls_url("localhost"))
+            .ca_certificate(&pki.ca_file)
+            .pool_wait(Duration::from_millis(500)),
+    )
+    .await
+    .unwrap();
+    let tokens = redis.confirmation_store();
+    tokens
+        .put("c1-a", &binding("t", None), Duration::from_secs(5))
+        .await
+        .unwrap();
+    // Back on the same port with a certificate of a CA the client does not trust.
+    server.restart_with_tls(&pki.other_ca.server(&["localhost"]));
+    let port = server.port().to_string();
+    for _ in 0..3 {
+        let error = tokens
+            .put("c1-b", &binding("t", None), Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), &ErrorKind::UNAVAILABLE, "{error:?}");
+        let message = error.message();
+        assert!(message.starts_with("Redis is unavailable ("), "{message}");
+        let shown = format!("{message} {:?}", error.details());
+        assert!(
+            !shown.contains(&port) && !shown.contains("localhost"),
+            "{shown}"
+        );
+    }
+    // Its own CA's certificate again: served again on the same handle.
+    server.restart_with_tls(&pki.ca.server(&["localhost"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Err(e) = redis.ping().await {
+        assert!(Instant::now() < deadline, "still failing: {e:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_unusable_ca_option_fails_at_start_naming_it_and_not_the_password() {
+    let pki = certificates("redis-tls-bad-ca");
+    let dir = TempDir::new("redis-tls-bad-ca-files");
+    let missing = dir.join("missing.pem");
+    let empty = dir.join("empty.pem");
+    std::fs::write(&empty, "no certificate here\n").unwrap();
+    let key_only = dir.join("key.pem");
+    std::fs::write(&key_only, pki.ca.server(&["localhost"]).key).unwrap();
+    let url = "rediss://:pw-secret@localhost:1/0";
+    for (path, why) in [
+        (&missing, "cannot read it"),
+        (&empty, "holds no PEM certificate"),
+        (&key_only, "holds no PEM certificate"),
+    ] {
+        let error = Redis::connect(RedisOptions::new(url).ca_certificate(path))
+            .await
+            .unwrap_err();
+        let message = error.message();
+        assert!(
+            message.starts_with(&format!(
+                "the Redis option ca_certificate ({}): {why}",
+                path.display()
+            )),
+            "{message}"
+        );
+        assert!(!message.contains("pw-secret"), "{message}");
+    }
+    // Without TLS the option has nothing to apply to.
+    let error = Redis::connect(
+        RedisOptions::new("redis://:pw-secret@127.0.0.1:1/0").ca_certificate(&pki.ca_file),
+    )
+    .await
+    .unwrap_err();
+    let message = error.message();
+    assert!(
+        message.contains("ca_certificate") && message.contains("not rediss://"),
+        "{message}"
+    );
+    assert!(!message.contains("pw-secret"), "{message}");
 }

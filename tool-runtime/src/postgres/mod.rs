@@ -4,6 +4,7 @@
 #![doc = include_str!("../../docs/postgres.md")]
 
 mod audit;
+mod tls;
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,11 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::{REDACTED, Secret};
+
+use tls::{Mode, Tls};
 
 pub use audit::{AUDIT_COMPONENT, AuditOptions, PostgresAudit};
 
@@ -36,8 +39,12 @@ const MIGRATION_LOCK: i64 = 0x746f_6f6c_5f6d_6967; // "tool_mig"
 /// How to reach PostgreSQL: its URL, the password if the URL does not carry it, and the time
 /// limits.
 ///
-/// The URL is `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`
+/// The URL is `postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=...]`
 /// (the other parameters `tokio-postgres` reads, such as `application_name`, pass through).
+/// `sslmode` is `disable`, `prefer` (the default), `require`, `verify-ca` or `verify-full`, and
+/// `sslrootcert` the PEM file of the CA certificates trusted in place of the system's roots,
+/// as with libpq; but `prefer` and `require` verify the certificate's chain and host name as
+/// `verify-full` does (see the [module](self)'s TLS section).
 /// It is a [`Secret`]: `Debug`, errors and logs show only `user@host:port/database`.
 ///
 /// ```
@@ -128,21 +135,31 @@ impl PostgresOptions {
     /// Where the URL points, as errors and logs show it: `user@host:port/database`, never the
     /// password. Fails when the URL does not parse.
     pub fn location(&self) -> Result<String, ToolError> {
-        self.config().map(|config| location_of(&config))
+        self.config().map(|(config, _)| location_of(&config))
     }
 
-    /// The URL parsed, with the password and the statement time limit applied.
-    fn config(&self) -> Result<tokio_postgres::Config, ToolError> {
-        let mut config = tokio_postgres::Config::from_str(self.url.expose()).map_err(|e| {
+    /// The URL parsed, with the password and the statement time limit applied, and its TLS
+    /// settings (`sslmode`, `sslrootcert`), which this module reads itself.
+    fn config(&self) -> Result<(tokio_postgres::Config, Tls), ToolError> {
+        let expected = "expected postgres://user[:password]@host[:port]/database\
+                        [?sslmode=disable|prefer|require|verify-ca|verify-full&sslrootcert=PATH]";
+        let (url, mode, root_cert) = Tls::split(self.url.expose()).map_err(|why| {
+            ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                format!("the PostgreSQL URL does not parse ({why}): {expected}"),
+            )
+        })?;
+        let mut config = tokio_postgres::Config::from_str(&url).map_err(|e| {
             ToolError::new(
                 ErrorKind::UNAVAILABLE,
                 format!(
-                    "the PostgreSQL URL does not parse ({}): expected \
-                     postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]",
+                    "the PostgreSQL URL does not parse ({}): {expected}",
                     self.scrub(&error_text(&e))
                 ),
             )
         })?;
+        let tls = Tls::new(mode, config.get_ssl_mode(), root_cert);
+        config.ssl_mode(tls.mode.ssl_mode());
         if let Some(password) = &self.password {
             config.password(password.expose().as_bytes());
         }
@@ -160,14 +177,15 @@ impl PostgresOptions {
         if config.get_application_name().is_none() {
             config.application_name("tool-runtime");
         }
-        Ok(config)
+        Ok((config, tls))
     }
 
     /// `text` without a password, should a message ever quote one.
     fn scrub(&self, text: &str) -> String {
         let mut text = text.to_owned();
-        let from_url = tokio_postgres::Config::from_str(self.url.expose())
+        let from_url = Tls::split(self.url.expose())
             .ok()
+            .and_then(|(url, _, _)| tokio_postgres::Config::from_str(&url).ok())
             .and_then(|c| {
                 c.get_password()
                     .map(|p| String::from_utf8_lossy(p).into_owned())
@@ -269,20 +287,22 @@ impl fmt::Debug for Postgres {
 impl Postgres {
     /// Builds the pool and runs one query on it. Fails as `unavailable`, naming
     /// `PostgreSQL at user@host:port/database`, when the URL does not parse or the server
-    /// cannot be reached, refuses the login or does not answer within the time limits: an
-    /// application stops at start with that error rather than serve without its database.
+    /// cannot be reached, refuses the login, presents a certificate that `sslmode` refuses
+    /// (why is in the message) or does not answer within the time limits: an application
+    /// stops at start with that error rather than serve without its database. An `sslrootcert`
+    /// file that cannot be used fails it too, naming `sslrootcert` and the path.
     pub async fn connect(options: PostgresOptions) -> Result<Self, ToolError> {
-        let config = options.config()?;
+        let (config, tls) = options.config()?;
         let location: Arc<str> = location_of(&config).into();
         let manager_config = ManagerConfig {
             // Whether the connection is still open, without a round trip: a query on one
             // that broke since fails once, as `unavailable`, and the pool replaces it.
             recycling_method: RecyclingMethod::Fast,
         };
-        let manager = if config.get_ssl_mode() == SslMode::Disable {
+        let manager = if tls.mode == Mode::Disable {
             Manager::from_config(config, tokio_postgres::NoTls, manager_config)
         } else {
-            Manager::from_config(config, tls()?, manager_config)
+            Manager::from_config(config, tls.connector()?, manager_config)
         };
         let pool = Pool::builder(manager)
             .max_size(options.pool_size)
@@ -522,25 +542,4 @@ fn is_unavailable(e: &tokio_postgres::Error) -> bool {
     ]
     .iter()
     .any(|prefix| text.starts_with(prefix))
-}
-
-/// TLS for `sslmode=prefer` and `require`: rustls with the aws-lc-rs provider and the
-/// system's root certificates; the server's certificate is verified against them.
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, ToolError> {
-    let found = rustls_native_certs::load_native_certs();
-    let mut roots = rustls::RootCertStore::empty();
-    let (added, _) = roots.add_parsable_certificates(found.certs);
-    if added == 0 {
-        tracing::warn!(
-            target: "tool_runtime::postgres",
-            "no system root certificates found: a PostgreSQL server offering TLS cannot be verified"
-        );
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ToolError::internal(format!("rustls for PostgreSQL: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }

@@ -10,10 +10,13 @@ mod sessions;
 
 use std::fmt;
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{AsyncConnectionConfig, Client, ConnectionAddr, RedisError};
+use ::redis::{AsyncConnectionConfig, Client, ConnectionAddr, RedisError, TlsCertificates};
+use base64::Engine as _;
+use rustls::pki_types::CertificateDer;
 
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
@@ -27,7 +30,8 @@ pub use sessions::RedisSessionStore;
 /// The key prefix unless the options set another: every key this crate writes starts with it.
 pub const DEFAULT_PREFIX: &str = "tool-runtime:";
 
-/// How to reach Redis: its URL, the prefix of every key, and the time limits.
+/// How to reach Redis: its URL, the prefix of every key, the time limits, and the CA that
+/// `rediss://` trusts besides the system's roots.
 ///
 /// The URL (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS) is a [`Secret`]: it
 /// may hold a password, so `Debug` and every error show only `host:port/db`.
@@ -50,6 +54,7 @@ pub struct RedisOptions {
     connect_timeout: Duration,
     command_timeout: Duration,
     pool_wait: Duration,
+    ca_certificate: Option<PathBuf>,
 }
 
 impl RedisOptions {
@@ -62,6 +67,7 @@ impl RedisOptions {
             connect_timeout: Duration::from_secs(5),
             command_timeout: Duration::from_secs(2),
             pool_wait: Duration::from_secs(2),
+            ca_certificate: None,
         }
     }
 
@@ -109,10 +115,60 @@ impl RedisOptions {
         self
     }
 
+    /// A CA certificate file (PEM: one certificate or several) that a `rediss://` connection
+    /// trusts besides the system's root certificates: a private CA's, which the system does
+    /// not know. The server's certificate must still be signed by one of them and name the
+    /// URL's host. Read when [`Redis::connect`] starts, which fails, naming this option and
+    /// the path, when the file cannot be read or holds no certificate, or when the URL is
+    /// `redis://` (no TLS to apply it to).
+    #[must_use]
+    pub fn ca_certificate(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ca_certificate = Some(path.into());
+        self
+    }
+
     /// Where the URL points, as errors and logs show it: `host:port/db` (or the socket's path),
     /// never the password. Fails when the URL does not parse.
     pub fn location(&self) -> Result<String, ToolError> {
         self.client().map(|(_, location)| location)
+    }
+
+    /// [`Self::client`], with the CA certificate file read and trusted beside the system's
+    /// roots when one is set.
+    fn connecting_client(&self) -> Result<(Client, String), ToolError> {
+        let (client, location) = self.client()?;
+        let Some(path) = &self.ca_certificate else {
+            return Ok((client, location));
+        };
+        if !matches!(
+            client.get_connection_info().addr(),
+            ConnectionAddr::TcpTls { .. }
+        ) {
+            return Err(ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                format!(
+                    "the Redis option ca_certificate ({}) is for TLS, and the URL of Redis at \
+                     {location} is not rediss://",
+                    path.display()
+                ),
+            ));
+        }
+        let roots = trusted(path)?;
+        let certificates = TlsCertificates {
+            client_tls: None,
+            root_cert: Some(roots),
+        };
+        let client =
+            Client::build_with_tls(self.url.expose().as_str(), certificates).map_err(|e| {
+                ToolError::new(
+                    ErrorKind::UNAVAILABLE,
+                    format!(
+                        "cannot set up TLS for Redis at {location}: {}",
+                        self.scrub(&e.to_string())
+                    ),
+                )
+            })?;
+        Ok((client, location))
     }
 
     fn client(&self) -> Result<(Client, String), ToolError> {
@@ -163,8 +219,39 @@ impl fmt::Debug for RedisOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("command_timeout", &self.command_timeout)
             .field("pool_wait", &self.pool_wait)
+            .field("ca_certificate", &self.ca_certificate)
             .finish_non_exhaustive()
     }
+}
+
+/// The roots a `rediss://` connection with a CA file trusts, as the PEM the `redis` crate
+/// reads: the system's root certificates and the file's. (Given roots of its own, the crate
+/// trusts those alone, so the system's are handed to it with them.)
+fn trusted(path: &Path) -> Result<Vec<u8>, ToolError> {
+    let own = crate::tls::ca_file(path, "the Redis option ca_certificate")?;
+    let system = crate::tls::system_roots();
+    if system.is_empty() {
+        tracing::warn!(
+            target: "tool_runtime::redis",
+            "no system root certificates found: rediss:// trusts the CA file's certificates alone"
+        );
+    }
+    Ok(pem(system.iter().chain(&own)))
+}
+
+/// `certificates` as PEM, one `CERTIFICATE` block each.
+fn pem<'a>(certificates: impl Iterator<Item = &'a CertificateDer<'static>>) -> Vec<u8> {
+    let mut text = String::new();
+    for certificate in certificates {
+        let base64 = base64::engine::general_purpose::STANDARD.encode(certificate.as_ref());
+        text.push_str("-----BEGIN CERTIFICATE-----\n");
+        for line in base64.as_bytes().chunks(64) {
+            text.push_str(std::str::from_utf8(line).unwrap_or_default());
+            text.push('\n');
+        }
+        text.push_str("-----END CERTIFICATE-----\n");
+    }
+    text.into_bytes()
 }
 
 /// A connection to Redis shared by every store built on it; cheap to clone.
@@ -203,10 +290,13 @@ impl fmt::Debug for Redis {
 
 impl Redis {
     /// Connects, and checks that Redis answers `PING`. Fails, naming `host:port/db`, when the
-    /// URL does not parse or Redis cannot be reached within the connect time limit: an
-    /// application stops at start with that error rather than serve without its shared state.
+    /// URL does not parse, Redis cannot be reached within the connect time limit or, over
+    /// `rediss://`, its certificate is refused (why is in the message): an application stops
+    /// at start with that error rather than serve without its shared state. A CA certificate
+    /// file ([`RedisOptions::ca_certificate`]) that cannot be used fails it too, naming the
+    /// option and the path.
     pub async fn connect(options: RedisOptions) -> Result<Self, ToolError> {
-        let (client, location) = options.client()?;
+        let (client, location) = options.connecting_client()?;
         let cannot = |detail: &str| {
             ToolError::new(
                 ErrorKind::UNAVAILABLE,
