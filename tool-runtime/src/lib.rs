@@ -25,7 +25,7 @@ pub mod redis;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
-// The roots TLS to Redis and PostgreSQL trusts: the system's and a CA file of the application's.
+// The roots TLS to Redis and PostgreSQL trusts: the system's, or a CA file of the application's.
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod tls;
 

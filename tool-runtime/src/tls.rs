@@ -1,5 +1,5 @@
 //! The certificates that TLS to Redis (`rediss://`) and to PostgreSQL trusts: the system's
-//! root certificates, and a CA file of the application's (a private CA, or a test's).
+//! root certificates, or a CA file of the application's (a private CA, or a test's).
 
 use std::path::Path;
 
@@ -44,6 +44,7 @@ pub(crate) fn ca_file(
     Ok(certificates)
 }
 
+#[cfg(feature = "postgres")]
 /// The system's root certificates that can be trust anchors (those that cannot are left out);
 /// none when the system has none, which the caller warns of.
 pub(crate) fn system_roots() -> Vec<CertificateDer<'static>> {

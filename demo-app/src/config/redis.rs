@@ -11,7 +11,7 @@ use tool_runtime::redis::RedisOptions;
 use super::de;
 
 /// `[redis]`: the URL (or the environment variable that holds it), the key prefix, the time
-/// limits and the CA certificate `rediss://` trusts besides the system's roots. Without a URL
+/// limits and the CA certificate `rediss://` trusts instead of the system's roots. Without a URL
 /// from the command line, the environment or here, the demo keeps its state in the process.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -31,7 +31,7 @@ pub struct RedisConfig {
     /// How long an operation may wait while the connection is re-established (default 2 s).
     #[serde(deserialize_with = "de::some_duration")]
     pub pool_wait: Option<Duration>,
-    /// A PEM file of CA certificates that `rediss://` trusts besides the system's roots (a
+    /// A PEM file of CA certificates that `rediss://` trusts instead of the system's roots (a
     /// private CA's).
     pub ca_certificate: Option<PathBuf>,
 }

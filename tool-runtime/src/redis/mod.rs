@@ -15,8 +15,6 @@ use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncConnectionConfig, Client, ConnectionAddr, RedisError, TlsCertificates};
-use base64::Engine as _;
-use rustls::pki_types::CertificateDer;
 
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
@@ -31,7 +29,7 @@ pub use sessions::RedisSessionStore;
 pub const DEFAULT_PREFIX: &str = "tool-runtime:";
 
 /// How to reach Redis: its URL, the prefix of every key, the time limits, and the CA that
-/// `rediss://` trusts besides the system's roots.
+/// `rediss://` trusts instead of the system's roots.
 ///
 /// The URL (`redis://[:password@]host[:port][/db]`, `rediss://` for TLS) is a [`Secret`]: it
 /// may hold a password, so `Debug` and every error show only `host:port/db`.
@@ -116,9 +114,10 @@ impl RedisOptions {
     }
 
     /// A CA certificate file (PEM: one certificate or several) that a `rediss://` connection
-    /// trusts besides the system's root certificates: a private CA's, which the system does
-    /// not know. The server's certificate must still be signed by one of them and name the
-    /// URL's host. Read when [`Redis::connect`] starts, which fails, naming this option and
+    /// trusts instead of the system's root certificates, as `redis-cli --cacert` and libpq's
+    /// `sslrootcert` do: a private CA's, which the system does not know, and then no public CA
+    /// can vouch for the server. The server's certificate must be signed by one of them and
+    /// name the URL's host. Read when [`Redis::connect`] starts, which fails, naming this option and
     /// the path, when the file cannot be read or holds no certificate, or when the URL is
     /// `redis://` (no TLS to apply it to).
     #[must_use]
@@ -133,8 +132,7 @@ impl RedisOptions {
         self.client().map(|(_, location)| location)
     }
 
-    /// [`Self::client`], with the CA certificate file read and trusted beside the system's
-    /// roots when one is set.
+    /// [`Self::client`], with the CA certificate file read and trusted alone when one is set.
     fn connecting_client(&self) -> Result<(Client, String), ToolError> {
         let (client, location) = self.client()?;
         let Some(path) = &self.ca_certificate else {
@@ -225,33 +223,18 @@ impl fmt::Debug for RedisOptions {
 }
 
 /// The roots a `rediss://` connection with a CA file trusts, as the PEM the `redis` crate
-/// reads: the system's root certificates and the file's. (Given roots of its own, the crate
-/// trusts those alone, so the system's are handed to it with them.)
+/// reads: the file's certificates, checked to be usable as trust anchors.
 fn trusted(path: &Path) -> Result<Vec<u8>, ToolError> {
-    let own = crate::tls::ca_file(path, "the Redis option ca_certificate")?;
-    let system = crate::tls::system_roots();
-    if system.is_empty() {
-        tracing::warn!(
-            target: "tool_runtime::redis",
-            "no system root certificates found: rediss:// trusts the CA file's certificates alone"
-        );
-    }
-    Ok(pem(system.iter().chain(&own)))
-}
-
-/// `certificates` as PEM, one `CERTIFICATE` block each.
-fn pem<'a>(certificates: impl Iterator<Item = &'a CertificateDer<'static>>) -> Vec<u8> {
-    let mut text = String::new();
-    for certificate in certificates {
-        let base64 = base64::engine::general_purpose::STANDARD.encode(certificate.as_ref());
-        text.push_str("-----BEGIN CERTIFICATE-----\n");
-        for line in base64.as_bytes().chunks(64) {
-            text.push_str(std::str::from_utf8(line).unwrap_or_default());
-            text.push('\n');
-        }
-        text.push_str("-----END CERTIFICATE-----\n");
-    }
-    text.into_bytes()
+    crate::tls::ca_file(path, "the Redis option ca_certificate")?;
+    std::fs::read(path).map_err(|e| {
+        ToolError::new(
+            ErrorKind::UNAVAILABLE,
+            format!(
+                "the Redis option ca_certificate ({}): cannot read it: {e}",
+                path.display()
+            ),
+        )
+    })
 }
 
 /// A connection to Redis shared by every store built on it; cheap to clone.
