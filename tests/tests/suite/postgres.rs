@@ -561,6 +561,55 @@ async fn a_call_whose_intent_cannot_be_written_is_refused_and_never_runs() {
     );
 }
 
+/// An outcome that cannot be written while PostgreSQL is away (the call ran and was answered)
+/// is kept and written once it is back, once; its intent is never left without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outcome_written_during_an_outage_is_kept_and_written_when_postgres_is_back() {
+    let mut server = PostgresServer::start();
+    let postgres =
+        Postgres::connect(PostgresOptions::new(server.url()).pool_wait(Duration::from_millis(300)))
+            .await
+            .unwrap();
+    let options = AuditOptions::default()
+        .lease(Duration::from_secs(60))
+        .renew(Duration::from_millis(200));
+    let sink = PostgresAudit::start(&postgres, options).await.unwrap();
+    let arguments = json!({"key": "k"});
+    sink.record(&record(AuditEvent::Intent, "c-kept", &arguments))
+        .await
+        .unwrap();
+
+    server.stop();
+    // Kept: the caller is not told the outcome was lost.
+    sink.record(&record(AuditEvent::Outcome, "c-kept", &arguments))
+        .await
+        .unwrap();
+    // An intent is not kept: a call whose intent cannot be written is refused.
+    assert!(
+        sink.record(&record(AuditEvent::Intent, "c-refused", &arguments))
+            .await
+            .is_err()
+    );
+
+    server.start_again();
+    let rows = "SELECT call, event, coalesce(outcome, '-') FROM tool_audit_records ORDER BY seq";
+    eventually(
+        &server,
+        "postgres",
+        rows,
+        "c-kept|intent|-\nc-kept|outcome|ok",
+        20,
+    )
+    .await;
+    // Written once: later renewals find nothing left to write.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        server.psql("postgres", rows),
+        "c-kept|intent|-\nc-kept|outcome|ok"
+    );
+    drop(sink);
+}
+
 /// Starts a sink in a runtime of its own, writes `intents` (and the outcome of `finished`, and
 /// a dry run's intent) as it, then ends that runtime at once: its lease is no longer renewed
 /// and it never ends cleanly, as when its process is killed. Returns its instance id.

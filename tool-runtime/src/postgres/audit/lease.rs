@@ -206,6 +206,7 @@ pub(super) async fn run(shared: Arc<Shared>, stop: CancellationToken) {
         }
         let pass = async {
             shared.renew().await.map_err(|e| e.message().to_owned())?;
+            shared.write_kept().await.map_err(|e| e.to_string())?;
             shared.recover_expired().await.map_err(|e| e.to_string())?;
             if let Some(days) = shared.options.retention
                 && retained.is_none_or(|at| at.elapsed() >= RETENTION_EVERY)
@@ -238,6 +239,9 @@ pub(super) async fn run(shared: Arc<Shared>, stop: CancellationToken) {
             Ok(()) | Err(_) => {}
         }
     }
+    // What is still kept gets one more try, then goes to the log whole.
+    let _ = shared.write_kept().await;
+    shared.log_kept();
     if let Err(e) = shared.end().await {
         tracing::warn!(target: "tool_runtime::layers::audit", error = %e, "this instance's audit lease could not be released; another replica resolves it once it expires");
     }

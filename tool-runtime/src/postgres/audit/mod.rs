@@ -16,6 +16,7 @@ use super::{Postgres, error_text, is_unavailable};
 use crate::layers::audit::{Audit, AuditEvent, AuditRecord, UnknownOutcome};
 use crate::tool::error::{ErrorKind, ToolError};
 
+mod kept;
 mod lease;
 
 use lease::run;
@@ -201,6 +202,7 @@ impl PostgresAudit {
             instance: RwLock::new(Arc::from("")),
             registering: Mutex::new(()),
             options,
+            kept: kept::Kept::default(),
         });
         shared.register().await?;
         let stop = CancellationToken::new();
@@ -224,9 +226,14 @@ impl Audit for PostgresAudit {
     fn record<'a>(&'a self, record: &'a AuditRecord<'a>) -> BoxFuture<'a, io::Result<()>> {
         Box::pin(async move {
             let deadline = self.shared.deadline();
-            tokio::time::timeout(deadline, self.shared.write(record))
+            let written = tokio::time::timeout(deadline, self.shared.write(record))
                 .await
-                .unwrap_or_else(|_| Err(self.shared.no_answer(deadline)))
+                .unwrap_or_else(|_| Err(self.shared.no_answer(deadline)));
+            match written {
+                // The call has run and been answered: its outcome is kept for later.
+                Err(e) if record.event == AuditEvent::Outcome => self.shared.keep(record, e),
+                written => written,
+            }
         })
     }
 
@@ -259,6 +266,8 @@ struct Shared {
     /// Held while a new instance is registered, so that concurrent writers register one.
     registering: Mutex<()>,
     options: AuditOptions,
+    /// Outcomes that could not be written yet.
+    kept: kept::Kept,
 }
 
 impl Shared {
@@ -336,13 +345,76 @@ impl Shared {
                 .await?;
             return Ok(());
         }
+        self.write_intent(&client, record).await
+    }
+
+    /// Writes `record`'s outcome as `instance`, within the deadline.
+    async fn write_outcome(&self, instance: &str, record: &AuditRecord<'_>) -> io::Result<()> {
+        let deadline = self.deadline();
+        let write = async {
+            let client = self.postgres.client().await.map_err(|e| io_error(&e))?;
+            let statement = client
+                .prepare_cached(INSERT_OUTCOME)
+                .await
+                .map_err(|e| self.db(e))?;
+            self.insert(&client, &statement, instance, record).await
+        };
+        match tokio::time::timeout(deadline, write).await {
+            Ok(written) => written.map(|_| ()),
+            Err(_) => Err(self.no_answer(deadline)),
+        }
+    }
+
+    /// Keeps an outcome that could not be written, to write it later; `error` if it cannot
+    /// be kept either.
+    fn keep(&self, record: &AuditRecord<'_>, error: io::Error) -> io::Result<()> {
+        match self.kept.keep(self.current(), record) {
+            None => Err(error),
+            Some(first) => {
+                if first {
+                    tracing::warn!(target: "tool_runtime::layers::audit", database = %self.location(), %error, "outcomes that cannot be written are kept, and written once PostgreSQL answers again");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the kept outcomes, oldest first, until one fails again; how many were written.
+    async fn write_kept(&self) -> io::Result<usize> {
+        let mut written = 0;
+        while let Some(owned) = self.kept.next() {
+            if let Err(e) = self.write_outcome(&owned.instance, &owned.record()).await {
+                self.kept.put_back(owned);
+                return Err(e);
+            }
+            written += 1;
+        }
+        if written > 0 {
+            tracing::info!(target: "tool_runtime::layers::audit", database = %self.location(), written, "kept outcomes written");
+        }
+        Ok(written)
+    }
+
+    /// Logs, whole, each kept outcome that can no longer be written (the process ends).
+    fn log_kept(&self) {
+        for owned in self.kept.drain() {
+            let record = serde_json::to_string(&owned.record()).unwrap_or_default();
+            tracing::error!(target: "tool_runtime::layers::audit", %record, "the audit record of the outcome could not be written; here it is");
+        }
+    }
+
+    async fn write_intent(
+        &self,
+        client: &super::Client,
+        record: &AuditRecord<'_>,
+    ) -> io::Result<()> {
         let statement = client
             .prepare_cached(INSERT_INTENT)
             .await
             .map_err(|e| self.db(e))?;
         let mut instance = self.current();
         for _ in 0..2 {
-            if self.insert(&client, &statement, &instance, record).await? == 1 {
+            if self.insert(client, &statement, &instance, record).await? == 1 {
                 return Ok(());
             }
             instance = self.replace(&instance).await.map_err(|e| io_error(&e))?;
