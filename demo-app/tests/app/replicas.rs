@@ -367,14 +367,14 @@ pub(crate) async fn post(
     (status, replica, retry_after, response.json().await.unwrap())
 }
 
-/// A `tools/call` of protocol 2026-07-28, standing alone (no session), from a client that can
-/// ask its user: `retry` adds the answer and the state it echoes. The result and `X-Replica`.
-async fn mcp_call(
+/// A `tools/call` of `device_revoke` in protocol 2026-07-28, standing alone (no session), from
+/// a client that can ask its user: `retry` adds the answer and the state it echoes.
+pub(crate) fn revoke_request(
     http: &reqwest::Client,
     base: &str,
     arguments: &Value,
     retry: &Value,
-) -> (Value, String) {
+) -> reqwest::RequestBuilder {
     let mut params = json!({"name": "device_revoke", "arguments": arguments, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
@@ -382,13 +382,22 @@ async fn mcp_call(
     for (k, v) in retry.as_object().unwrap() {
         params[k] = v.clone();
     }
-    let response = http
-        .post(format!("{base}/mcp"))
+    http.post(format!("{base}/mcp"))
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .header("mcp-name", "device_revoke")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+}
+
+/// [`revoke_request`] sent: the result and `X-Replica`.
+async fn mcp_call(
+    http: &reqwest::Client,
+    base: &str,
+    arguments: &Value,
+    retry: &Value,
+) -> (Value, String) {
+    let response = revoke_request(http, base, arguments, retry)
         .send()
         .await
         .unwrap();

@@ -122,6 +122,15 @@ impl Report {
             twice.is_empty(),
             "requests run twice: {twice:?}\n{schedule}"
         );
+        // A token runs its call once: its confirm and its resend never both ran.
+        let both: Vec<&&str> = (ran.keys())
+            .filter(|id| id.starts_with("confirm-"))
+            .filter(|id| ran.contains_key(id.replacen("confirm-", "reuse-", 1).as_str()))
+            .collect();
+        assert!(
+            both.is_empty(),
+            "tokens that ran twice: {both:?}\n{schedule}"
+        );
         let (mut checked, mut refused, mut committed_late) = (0, 0, 0);
         for c in record.calls.iter().filter(|c| c.replica.is_some()) {
             let outcomes = ran.get(c.id.as_str()).map(|f| f[0]);

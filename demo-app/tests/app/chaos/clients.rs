@@ -147,6 +147,9 @@ async fn confirmer(c: usize, base: String, stop: Arc<AtomicBool>, record: Shared
             Some(&token),
         )
         .await;
+        // The tool ran for the token (a confirm refused before the token was taken, for a
+        // backend away, leaves it for the resend).
+        let redeemed = confirmed.replica.is_some() && matches!(confirmed.status, 200 | 404);
         record.lock().unwrap().calls.push(confirmed);
         let id = format!("reuse-{c}-{i}");
         let (reused, _) = call(
@@ -161,7 +164,7 @@ async fn confirmer(c: usize, base: String, stop: Arc<AtomicBool>, record: Shared
         .await;
         let mut record = record.lock().unwrap();
         // A token that ran the tool again: the tool's own answer (a result, or its not-found).
-        if reused.replica.is_some() && matches!(reused.status, 200 | 404) {
+        if redeemed && reused.replica.is_some() && matches!(reused.status, 200 | 404) {
             record.reused.push(reused.id.clone());
         }
         record.calls.push(reused);
@@ -237,21 +240,8 @@ async fn mcp_revoke(
     args: &Value,
     retry: &Value,
 ) -> Option<Value> {
-    let mut params = json!({"name": "device_revoke", "arguments": args, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-        "io.modelcontextprotocol/clientInfo": {"name": "chaos", "version": "1"}}});
-    for (k, v) in retry.as_object().unwrap() {
-        params[k] = v.clone();
-    }
-    let response = http
-        .post(format!("{base}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "device_revoke")
+    let response = crate::replicas::revoke_request(http, base, args, retry)
         .timeout(Duration::from_secs(60))
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
         .send()
         .await
         .ok()?;
