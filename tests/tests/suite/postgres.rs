@@ -607,6 +607,14 @@ async fn an_outcome_written_during_an_outage_is_kept_and_written_when_postgres_i
         server.psql("postgres", rows),
         "c-kept|intent|-\nc-kept|outcome|ok"
     );
+    // An outcome PostgreSQL refuses (jsonb holds no NUL) is not kept: it would be refused
+    // forever and hold back the others; it is the caller's error, to be logged.
+    let refused = json!({"key": "a\u{0}b"});
+    assert!(
+        sink.record(&record(AuditEvent::Outcome, "c-nul", &refused))
+            .await
+            .is_err()
+    );
     drop(sink);
 }
 

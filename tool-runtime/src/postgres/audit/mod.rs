@@ -368,6 +368,10 @@ impl Shared {
     /// Keeps an outcome that could not be written, to write it later; `error` if it cannot
     /// be kept either.
     fn keep(&self, record: &AuditRecord<'_>, error: io::Error) -> io::Result<()> {
+        // A record PostgreSQL refuses (not one it could not be asked) is never kept.
+        if error.kind() == io::ErrorKind::InvalidData {
+            return Err(error);
+        }
         match self.kept.keep(self.current(), record) {
             None => Err(error),
             Some(first) => {
@@ -383,11 +387,19 @@ impl Shared {
     async fn write_kept(&self) -> io::Result<usize> {
         let mut written = 0;
         while let Some(owned) = self.kept.next() {
-            if let Err(e) = self.write_outcome(&owned.instance, &owned.record()).await {
-                self.kept.put_back(owned);
-                return Err(e);
+            match self.write_outcome(&owned.instance, &owned.record()).await {
+                Ok(()) => written += 1,
+                // Refused now that PostgreSQL answers: it would be refused forever, so it goes
+                // to the log rather than hold back the outcomes behind it.
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                    let record = serde_json::to_string(&owned.record()).unwrap_or_default();
+                    tracing::error!(target: "tool_runtime::layers::audit", error = %e, %record, "the audit record of the outcome could not be written; here it is");
+                }
+                Err(e) => {
+                    self.kept.put_back(owned);
+                    return Err(e);
+                }
             }
-            written += 1;
         }
         if written > 0 {
             tracing::info!(target: "tool_runtime::layers::audit", database = %self.location(), written, "kept outcomes written");
@@ -524,7 +536,11 @@ impl Shared {
             detail,
             "an audit statement failed"
         );
-        io::Error::other("PostgreSQL refused an audit statement")
+        // Not a lost connection: the same statement would be refused again.
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "PostgreSQL refused an audit statement",
+        )
     }
 
     fn no_answer(&self, deadline: Duration) -> io::Error {
