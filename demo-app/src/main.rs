@@ -123,6 +123,26 @@ fn warn_of_memory_stores(config: &Config) {
     }
 }
 
+/// Scopes, decided for callers whose token carries them (never the command line); and roles,
+/// enforced where callers have them: a server with an auth file (an option of `serve`, which
+/// `configure` does not see) or an authorization server.
+fn who_may_call(
+    config: &Config,
+    matches: &tool_runtime::app::cli::clap::ArgMatches,
+    registry: tool_runtime::registry::RegistryBuilder,
+) -> tool_runtime::registry::RegistryBuilder {
+    let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
+        config.auth.issuer.is_some()
+            || (m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some())
+    });
+    let registry = config.require_scopes(registry);
+    if authenticated {
+        config.enforce_roles(registry)
+    } else {
+        registry
+    }
+}
+
 fn main() -> ExitCode {
     tool_runtime::app!()
         .registry(demo_app::app_registry_builder())
@@ -188,17 +208,7 @@ fn main() -> ExitCode {
         .setup(async |cx, registry| {
             let config = config(cx);
             let registry = shared_through_redis(cx, &config, registry).await?;
-            let matches = cx.matches();
-            // Roles are enforced where callers have them: a server with an auth file (an option
-            // of `serve`, which `configure` does not see).
-            let authenticated = matches.subcommand_matches("serve").is_some_and(|m| {
-                m.contains_id("auth-file") && m.get_one::<PathBuf>("auth-file").is_some()
-            });
-            let registry = if authenticated {
-                config.enforce_roles(registry)
-            } else {
-                registry
-            };
+            let registry = who_may_call(&config, cx.matches(), registry);
             let registry = data_and_audit(cx, &config, registry).await?;
             let stores = cx.get::<Stores>().expect("opened just now").clone();
             Ok(registry.state(stores.devices))
@@ -213,6 +223,10 @@ fn main() -> ExitCode {
         })
         // `serve` with Redis: MCP sessions kept there, /readyz checking it; and PostgreSQL.
         .server_options(async |cx, options| {
+            let options = match config(cx).auth.oauth(env)? {
+                Some(oauth) => options.oauth(oauth),
+                None => options,
+            };
             let options = match cx.get::<Redis>() {
                 Some(redis) => options.redis(redis),
                 None => options,

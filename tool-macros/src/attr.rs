@@ -47,6 +47,7 @@ pub(crate) struct CommonAttrs {
     pub(crate) name: Attr<LitStr>,
     pub(crate) title: Attr<LitStr>,
     pub(crate) roles: Attr<Vec<LitStr>>,
+    pub(crate) scopes: Attr<Vec<LitStr>>,
     pub(crate) timeout: Attr<LitStr>,
     pub(crate) rate: Attr<LitStr>,
     pub(crate) concurrency: Attr<syn::LitInt>,
@@ -59,6 +60,7 @@ impl CommonAttrs {
             name: Attr::none("name"),
             title: Attr::none("title"),
             roles: Attr::none("roles"),
+            scopes: Attr::none("scopes"),
             timeout: Attr::none("timeout"),
             rate: Attr::none("rate"),
             concurrency: Attr::none("concurrency"),
@@ -90,6 +92,17 @@ impl CommonAttrs {
                 .and_then(|s| s.parse::<syn::Path>())
                 .map(|v| self.krate.set(cx, span, v)),
             "roles" => string_list(meta, "roles").map(|v| self.roles.set(cx, span, v)),
+            "scopes" => string_list(meta, "scopes")
+                .and_then(|v| {
+                    match v.iter().find(|s| !is_scope_token(&s.value())) {
+                        Some(bad) => Err(syn::Error::new(
+                            bad.span(),
+                            "a scope is one word of visible ASCII, without spaces, `\"` or `\\` (OAuth's scope-token): `scopes(\"devices:write\", \"devices:admin\")`",
+                        )),
+                        None => Ok(v),
+                    }
+                })
+                .map(|v| self.scopes.set(cx, span, v)),
             _ => return None,
         })
     }
@@ -159,7 +172,7 @@ pub(crate) struct ToolAttrs {
     pub(crate) confirm: Attr<LitStr>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `scopes(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -267,6 +280,7 @@ impl ToolAttrs {
                                 "annotations",
                                 "tags",
                                 "roles",
+                                "scopes",
                                 "guard",
                                 "timeout",
                                 "rate",
@@ -428,6 +442,14 @@ fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
         return Err(meta.error("give at least one bound: `min = ..` and/or `max = ..`"));
     }
     Ok(b)
+}
+
+/// An OAuth 2 scope-token (RFC 6749, section 3.3): visible ASCII but `"` and `\`.
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 pub(crate) fn string_list(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Vec<LitStr>> {

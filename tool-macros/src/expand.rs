@@ -438,12 +438,14 @@ pub(crate) fn options_descriptor(
     private: &TokenStream,
 ) -> TokenStream {
     let roles = &options.roles;
+    let scopes = &options.scopes;
     let timeout = opt_timeout(options.timeout.as_ref(), private);
     let rate = opt_rate(options.rate.as_ref(), private);
     let concurrency = opt_concurrency(options.concurrency.as_ref(), private);
     quote! {
         #private::OptionsDescriptor {
             roles: &[#(#roles),*],
+            scopes: &[#(#scopes),*],
             timeout: #timeout,
             rate: #rate,
             concurrency: #concurrency,

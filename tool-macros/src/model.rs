@@ -162,6 +162,7 @@ impl Tool {
 /// attribute's common part: what the runtime's `ItemOptions` holds.
 pub(crate) struct ItemOptions {
     pub(crate) roles: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     /// Milliseconds.
     pub(crate) timeout: Option<Parsed<u64>>,
     /// Calls, and seconds per period.
@@ -174,6 +175,11 @@ impl ItemOptions {
         ItemOptions {
             roles: common
                 .roles
+                .get()
+                .map(|t| t.iter().map(syn::LitStr::value).collect())
+                .unwrap_or_default(),
+            scopes: common
+                .scopes
                 .get()
                 .map(|t| t.iter().map(syn::LitStr::value).collect())
                 .unwrap_or_default(),

@@ -17,13 +17,14 @@ use crate::expand::options_descriptor;
 use crate::item::{self, Item};
 use crate::model::option_inner;
 
-const OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `icon(\"https://...\", mime = \"...\", sizes(\"48x48\"))`, `roles(\"...\")`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `crate = \"...\"`";
+const OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `icon(\"https://...\", mime = \"...\", sizes(\"48x48\"))`, `roles(\"...\")`, `scopes(\"...\")`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `crate = \"...\"`";
 
 const NAMES: &[&str] = &[
     "name",
     "title",
     "icon",
     "roles",
+    "scopes",
     "timeout",
     "rate",
     "concurrency",

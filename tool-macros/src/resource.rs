@@ -23,7 +23,7 @@ use crate::expand::{opt_timeout, options_descriptor};
 use crate::item::{self, Item};
 use crate::model::{Parsed, option_inner};
 
-const OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `mime = \"...\"`, `ttl = \"30s\"`, `scope = \"public\"` or `\"private\"`, `size = 1234` or `\"2KiB\"`, `audience(\"user\", \"assistant\")`, `priority = 0.5`, `icon(\"https://...\", mime = \"...\", sizes(\"48x48\"))`, `list = path::to::fn`, `roles(\"...\")`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `crate = \"...\"`";
+const OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `mime = \"...\"`, `ttl = \"30s\"`, `scope = \"public\"` or `\"private\"`, `size = 1234` or `\"2KiB\"`, `audience(\"user\", \"assistant\")`, `priority = 0.5`, `icon(\"https://...\", mime = \"...\", sizes(\"48x48\"))`, `list = path::to::fn`, `roles(\"...\")`, `scopes(\"...\")`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `crate = \"...\"`";
 
 const NAMES: &[&str] = &[
     "name",
@@ -37,6 +37,7 @@ const NAMES: &[&str] = &[
     "icon",
     "list",
     "roles",
+    "scopes",
     "timeout",
     "rate",
     "concurrency",

@@ -7,6 +7,7 @@
 
 mod agent;
 mod assistant;
+mod auth;
 mod de;
 mod otel;
 mod policy;
@@ -25,6 +26,7 @@ use tool_runtime::toolset::Toolset;
 
 pub use agent::{AgentBudgets, AgentConfig, ModelRef};
 pub use assistant::{BridgeConfig, ChannelsConfig, HostConfig, SchedulerConfig, WebConfig};
+pub use auth::{AuthConfig, IntrospectionConfig};
 pub use otel::{Inbound, OtelConfig};
 pub use policy::{FilterConfig, Limits, PolicyRules, SourceName};
 pub use postgres::PostgresConfig;
@@ -43,6 +45,10 @@ pub struct Config {
     pub limits: BTreeMap<String, Limits>,
     /// Per tool: the roles a caller needs (one of them).
     pub roles: BTreeMap<String, Vec<String>>,
+    /// Per tool: the OAuth scopes a caller authenticated by a token needs (all of them).
+    pub scopes: BTreeMap<String, Vec<String>>,
+    /// `[auth]`: the authorization server whose access tokens `serve` accepts.
+    pub auth: AuthConfig,
     /// Policy rules.
     pub policy: PolicyRules,
     /// The agent (`demo-app agent`, `chat`, `POST /agent`).
@@ -119,6 +125,9 @@ impl Config {
                 )
             });
         }
+        if let Some(mistake) = self.auth.mistake() {
+            return Err(format!("[auth]: {mistake}"));
+        }
         if let Some(mistake) = self.redis.mistake() {
             return Err(format!("[redis]: {mistake}"));
         }
@@ -166,6 +175,19 @@ impl Config {
     #[must_use]
     pub fn enforce_roles(&self, builder: RegistryBuilder) -> RegistryBuilder {
         policy::require_roles(builder, &self.roles)
+    }
+
+    /// Applies `[scopes]` and `[auth.scope_implies]`: the scopes each tool needs, decided for
+    /// callers authenticated by a token (the command line is never limited by scopes).
+    #[must_use]
+    pub fn require_scopes(&self, mut builder: RegistryBuilder) -> RegistryBuilder {
+        for (tool, scopes) in &self.scopes {
+            builder = builder.tool_scopes(tool.clone(), scopes.iter().cloned());
+        }
+        for (scope, implied) in &self.auth.scope_implies {
+            builder = builder.scope_implies(scope.clone(), implied.iter().cloned());
+        }
+        builder
     }
 
     /// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the

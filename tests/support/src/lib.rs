@@ -1,12 +1,13 @@
 //! What the integration tests of tool-runtime (`tests/`) and of the demo app (`demo-app/tests/`)
 //! share: temporary directories, servers on loopback, the checker scripts' runner, local
-//! fakes of the model providers, a receiver of OpenTelemetry exports, and certificates made
-//! for one test. A crate of its own, so that neither test crate depends on the other.
+//! fakes of the model providers, a receiver of OpenTelemetry exports, certificates made
+//! for one test, and authorization servers. A crate of its own, so that neither test crate depends on the other.
 
 pub mod fake_provider;
 pub mod fault_proxy;
 pub mod modules;
 pub mod nginx;
+pub mod oauth;
 pub mod otlp;
 pub mod postgres;
 pub mod redis;

@@ -225,6 +225,7 @@ async fn every_front_end_lists_what_the_caller_may_call() {
     requester.identity = Some(Identity {
         principal: "ada".into(),
         roles: vec!["admin".into()],
+        scopes: Vec::new(),
     });
     assert_eq!(
         set(server

@@ -3,13 +3,16 @@
 
 use crate::tool::caller::{Caller, Source};
 
-/// Who an authenticated caller is: a principal and its roles.
+/// Who an authenticated caller is: a principal, its roles and the OAuth scopes its token grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
-    /// The principal's name.
+    /// The principal's name: an OAuth token's is `issuer#subject`.
     pub principal: String,
     /// Its roles.
     pub roles: Vec<String>,
+    /// The OAuth scopes its token grants (a static token's, those its entry lists): it may
+    /// call only the items whose scopes these cover.
+    pub scopes: Vec<String>,
 }
 
 /// What a network front end learned about a request before any handler ran: its request id
@@ -52,7 +55,8 @@ impl Requester {
         if let Some(who) = &self.identity {
             caller = caller
                 .principal(who.principal.clone())
-                .roles(who.roles.clone());
+                .roles(who.roles.clone())
+                .scopes(who.scopes.clone());
         }
         caller
     }

@@ -21,7 +21,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use crate::front::auth::Auth;
+use crate::front::auth::tokens::Auth;
 use crate::front::requester::Identity;
 use crate::tool::error::{ErrorKind, ToolError};
 
@@ -58,8 +58,12 @@ impl AllowedHosts {
 /// method here.
 #[derive(Debug, Clone)]
 pub(crate) struct Access {
-    /// Bearer tokens; `None` serves without authentication.
+    /// Static bearer tokens.
     pub(crate) auth: Option<Arc<Auth>>,
+    /// OAuth access tokens. Without these and static tokens, the server serves without
+    /// authentication.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<crate::front::auth::oauth::OAuth>,
     /// Serve callers on other machines without authentication.
     pub(crate) allow_remote_without_auth: bool,
     /// The `Host` names `/mcp` accepts.
@@ -72,6 +76,8 @@ impl Default for Access {
     fn default() -> Self {
         Self {
             auth: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             allow_remote_without_auth: false,
             allowed_hosts: AllowedHosts::Loopback,
             operator_role: OPERATOR_ROLE.into(),
@@ -82,6 +88,10 @@ impl Default for Access {
 impl Access {
     /// Whether callers are authenticated.
     pub(crate) fn authenticates(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return true;
+        }
         self.auth.is_some()
     }
 
@@ -205,6 +215,7 @@ mod tests {
         let who = |roles: &[&str]| Identity {
             principal: "p".into(),
             roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+            scopes: Vec::new(),
         };
         assert!(Access::default().may_operate(None));
         let tokens = with_tokens();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::front::auth::Auth;
+use crate::front::auth::tokens::Auth;
 use crate::front::readiness::{Readiness, ReadyCheck};
 use crate::front::safety::{Access, AllowedHosts};
 
@@ -200,6 +200,20 @@ impl ServerOptions {
     #[must_use]
     pub fn auth(mut self, auth: impl Into<Arc<Auth>>) -> Self {
         self.access.auth = Some(auth.into());
+        self
+    }
+
+    /// OAuth 2.1 access tokens from an authorization server, beside the static tokens of
+    /// [`auth`](Self::auth) if any: every route but the public ones then needs a token, the
+    /// protected resource metadata (RFC 9728) is served at
+    /// `/.well-known/oauth-protected-resource` (the base URL) and
+    /// `/.well-known/oauth-protected-resource/mcp` (the MCP URL), and a request without a valid
+    /// token is answered 401 with `WWW-Authenticate: Bearer resource_metadata="…"`, which
+    /// MCP clients start their login from.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::front::auth::oauth::OAuth) -> Self {
+        self.access.oauth = Some(oauth);
         self
     }
 

@@ -16,7 +16,7 @@ use crate::registry::CallTool;
 use crate::tool::caller::{Caller, Source};
 use crate::tool::error::{ErrorKind, ToolError};
 
-use super::front::{FrontLayer, context_of, front, header_of};
+use super::front::{Admission, FrontLayer, context_of, front, header_of, requester};
 use super::listing::describe_named;
 use super::response::{envelope_response, error_response};
 use super::{Requester, ServedRegistry, body};
@@ -68,19 +68,40 @@ impl tower::Service<Request> for CallService {
 
     fn call(&mut self, request: Request) -> Self::Future {
         let (admitted, finish) = front(&self.state, &request);
-        let call = admitted.and_then(|ctx| call_request_with(&self.name, request, &ctx));
         let (state, name) = (self.state.clone(), self.name.clone());
         let span = finish.span.clone();
-        Box::pin(
-            async move {
-                let response = match call {
-                    Ok(call) => call_named(&state, &name, call).await,
-                    Err(refused) => *refused,
-                };
-                Ok(finish.response(response))
+        match admitted {
+            Admission::Ready(admitted) => {
+                let call = admitted.and_then(|ctx| call_request_with(&self.name, request, &ctx));
+                Box::pin(
+                    async move {
+                        let response = match call {
+                            Ok(call) => call_named(&state, &name, call).await,
+                            Err(refused) => *refused,
+                        };
+                        Ok(finish.response(response))
+                    }
+                    .instrument(span),
+                )
             }
-            .instrument(span),
-        )
+            // The token is checked once keys or an introspection answer are fetched.
+            Admission::Waiting(verifying, id) => Box::pin(
+                async move {
+                    let response = match verifying.await {
+                        Ok(identity) => {
+                            let ctx = requester(&request, &finish.span, id, identity);
+                            match call_request_with(&name, request, &ctx) {
+                                Ok(call) => call_named(&state, &name, call).await,
+                                Err(refused) => *refused,
+                            }
+                        }
+                        Err(refused) => *refused,
+                    };
+                    Ok(finish.response(response))
+                }
+                .instrument(span),
+            ),
+        }
     }
 }
 

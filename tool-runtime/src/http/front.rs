@@ -13,6 +13,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 
 use super::response::error_response;
 use super::{Identity, REQUEST_ID, Requester, ServedRegistry};
+use crate::front::auth::challenge::{self, ScopeChallenge};
 
 /// The request id of a request and its `x-request-id` response header: the request's own
 /// header if sensible (1 to 128 visible ASCII characters), returned without a copy; else a new
@@ -104,7 +105,7 @@ where
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = FrontFuture<S::Future>;
+    type Future = FrontFuture<S, S::Future>;
 
     fn poll_ready(
         &mut self,
@@ -115,33 +116,60 @@ where
 
     fn call(&mut self, mut request: Request) -> Self::Future {
         let (admitted, finish) = front(&self.state, &request);
-        let (inner, refusal) = match admitted {
-            Ok(ctx) => {
+        let (inner, refusal, waiting) = match admitted {
+            Admission::Ready(Ok(ctx)) => {
                 // Moved, not copied: the handler moves it on into the call's context.
                 request.extensions_mut().insert(ctx);
                 // `inner` is an axum `Route` (this layer is private, applied by `Router::layer`
                 // only): always ready, and its `call` clones what it runs. The usual tower
                 // hand-over (serve with the polled service, keep a fresh clone) would clone a
                 // boxed service a second time on every request.
-                (Some(self.inner.call(request)), None)
+                (Some(self.inner.call(request)), None, None)
             }
-            Err(refusal) => (None, Some(refusal)),
+            Admission::Ready(Err(refusal)) => (None, Some(refusal), None),
+            // The token is checked once keys or an introspection answer are fetched; the
+            // route is called then, by a clone of it.
+            Admission::Waiting(verifying, id) => (
+                None,
+                None,
+                Some(Box::new(Waiting {
+                    verifying,
+                    request: Some(request),
+                    service: self.inner.clone(),
+                    id,
+                })),
+            ),
         };
         FrontFuture {
             inner,
             refusal,
+            waiting,
             finish: Some(finish),
         }
     }
 }
 
+/// A request whose token is being checked: the check, then the route.
+pub(super) struct Waiting<S> {
+    verifying: futures_util::future::BoxFuture<'static, Result<Option<Identity>, Box<Response>>>,
+    request: Option<Request>,
+    service: S,
+    id: String,
+}
+
+/// Whether a request is admitted, refused, or waits for its token to be checked.
+pub(super) enum Admission {
+    Ready(Result<Requester, Box<Response>>),
+    Waiting(
+        futures_util::future::BoxFuture<'static, Result<Option<Identity>, Box<Response>>>,
+        String,
+    ),
+}
+
 /// What the front does before a request is served: its request id read or made, its caller
 /// authenticated (or the 401 to answer), its log line started; and what it does to the
 /// response ([`Finish`]).
-pub(super) fn front(
-    state: &ServedRegistry,
-    request: &Request,
-) -> (Result<Requester, Box<Response>>, Finish) {
+pub(super) fn front(state: &Arc<ServedRegistry>, request: &Request) -> (Admission, Finish) {
     let (id, echo) = request_id_of(request.headers());
     // `/mcp` answers in JSON-RPC: its statuses are the MCP SDK's, left as they are.
     let mcp = request.uri().path() == "/mcp";
@@ -161,18 +189,15 @@ pub(super) fn front(
     #[cfg(feature = "otel")]
     let measured = crate::otel::installed()
         .map(|_| Box::new((Instant::now(), method, route.map(str::to_owned))));
-    let admitted = exposure(state, request, &id)
-        .and_then(|()| authenticate(state, request, &id))
-        .map(|identity| {
-            let trace_id = continue_trace(&span, request, identity.is_some())
-                .or_else(|| trace_id_of(request.headers()));
-            Requester {
-                id,
-                trace_id,
-                identity,
-                span: span.clone(),
+    let admitted = match exposure(state, request, &id) {
+        Err(refusal) => Admission::Ready(Err(refusal)),
+        Ok(()) => match authenticate(state, request, &id) {
+            Authenticated::Now(identity) => {
+                Admission::Ready(identity.map(|identity| requester(request, &span, id, identity)))
             }
-        });
+            Authenticated::Later(verifying) => Admission::Waiting(verifying, id),
+        },
+    };
     (
         admitted,
         Finish {
@@ -180,10 +205,28 @@ pub(super) fn front(
             mcp,
             log,
             span,
+            scope_metadata: state.metadata_url(mcp),
             #[cfg(feature = "otel")]
             measured,
         },
     )
+}
+
+/// What the front learned of an admitted request.
+pub(super) fn requester(
+    request: &Request,
+    span: &tracing::Span,
+    id: String,
+    identity: Option<Identity>,
+) -> Requester {
+    let trace_id = continue_trace(span, request, identity.is_some())
+        .or_else(|| trace_id_of(request.headers()));
+    Requester {
+        id,
+        trace_id,
+        identity,
+        span: span.clone(),
+    }
 }
 
 /// `http.request.method` in the HTTP conventions: the request's method when it is one they
@@ -296,16 +339,18 @@ pub(super) fn exposure(
 pin_project_lite::pin_project! {
     /// The response future of [`Front`]: the route's own future, then [`Finish`]. A named type
     /// rather than a boxed `async` block, which cost an allocation and a copy per request.
-    pub(super) struct FrontFuture<F> {
+    pub(super) struct FrontFuture<S, F> {
         #[pin]
         inner: Option<F>,
         refusal: Option<Box<Response>>,
+        waiting: Option<Box<Waiting<S>>>,
         finish: Option<Finish>,
     }
 }
 
-impl<F> Future for FrontFuture<F>
+impl<S, F> Future for FrontFuture<S, F>
 where
+    S: tower::Service<Request, Future = F>,
     F: Future<Output = Result<Response, std::convert::Infallible>>,
 {
     type Output = Result<Response, std::convert::Infallible>;
@@ -314,7 +359,25 @@ where
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
+        if let Some(waiting) = this.waiting.as_mut() {
+            let checked = std::task::ready!(waiting.verifying.as_mut().poll(cx));
+            let mut waiting = this.waiting.take().expect("checked above");
+            let mut request = waiting.request.take().expect("taken once");
+            match checked {
+                Ok(identity) => {
+                    let span = &this
+                        .finish
+                        .as_ref()
+                        .expect("FrontFuture polled after it completed")
+                        .span;
+                    let ctx = requester(&request, span, std::mem::take(&mut waiting.id), identity);
+                    request.extensions_mut().insert(ctx);
+                    this.inner.set(Some(waiting.service.call(request)));
+                }
+                Err(refusal) => *this.refusal = Some(refusal),
+            }
+        }
         let entered = this.finish.as_ref().map(|f| f.span.enter());
         let response = match this.inner.as_pin_mut() {
             Some(inner) => std::task::ready!(inner.poll(cx))?,
@@ -340,6 +403,8 @@ pub(super) struct Finish {
     log: Option<Box<(Instant, axum::http::Method, String)>>,
     /// The request's span, entered while the route runs and the response is finished.
     pub(super) span: tracing::Span,
+    /// With OAuth, the metadata URL a 403 for a missing scope names.
+    scope_metadata: Option<String>,
     /// With telemetry, when the request came, its method ([`known_method`]) and its route, for
     /// `http.server.request.duration`.
     #[cfg(feature = "otel")]
@@ -353,6 +418,7 @@ impl Finish {
             mcp,
             log,
             span,
+            scope_metadata,
             #[cfg(feature = "otel")]
             measured,
         } = self;
@@ -371,6 +437,17 @@ impl Finish {
             );
             if let Some(allow) = allow {
                 response.headers_mut().insert(header::ALLOW, allow);
+            }
+        }
+        if response.status() == StatusCode::FORBIDDEN
+            && let Some(ScopeChallenge(scopes)) =
+                response.extensions_mut().remove::<ScopeChallenge>()
+        {
+            let challenge = challenge::insufficient_scope(&scopes, scope_metadata.as_deref());
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
             }
         }
         if !span.is_disabled() {
@@ -408,20 +485,46 @@ impl Finish {
     }
 }
 
-/// Paths served without a token: the health and readiness checks (probes carry no token), and
-/// the browser console's page and assets, which hold no data (all the console shows comes from
-/// routes that need one).
+/// Paths served without a token: the health and readiness checks (probes carry no token), the
+/// browser console's page and assets, which hold no data (all the console shows comes from
+/// routes that need one), and the protected resource metadata, which tells a client where to
+/// get a token.
 const PUBLIC: [&str; 5] = ["/healthz", "/readyz", "/", "/console.js", "/console.css"];
 
-/// The caller's identity, `None` without an auth file; or the 401 response.
+fn is_public(path: &str) -> bool {
+    PUBLIC.contains(&path) || path.starts_with(challenge::METADATA_PATH)
+}
+
+/// The caller's identity as authentication finds it (`None` on a server without
+/// authentication, or on a public path without a valid token), or the response that refuses
+/// the request: decided at once, or once the keys or an introspection answer it needs are
+/// fetched.
+pub(super) enum Authenticated {
+    Now(Result<Option<Identity>, Box<Response>>),
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    Later(futures_util::future::BoxFuture<'static, Result<Option<Identity>, Box<Response>>>),
+}
+
+/// Why a token was refused, as the caller is told.
+struct Refused<'a> {
+    reason: &'a str,
+    /// This server could not decide (the authorization server unreachable): 503.
+    unavailable: bool,
+}
+
+/// Authenticates the request's bearer token: against the static tokens, then (with OAuth) as
+/// an access token of the authorization server.
 pub(super) fn authenticate(
-    state: &ServedRegistry,
+    state: &Arc<ServedRegistry>,
     request: &Request,
     id: &str,
-) -> Result<Option<Identity>, Box<Response>> {
-    let Some(auth) = &state.options.access.auth else {
-        return Ok(None);
-    };
+) -> Authenticated {
+    let access = &state.options.access;
+    if !access.authenticates() {
+        return Authenticated::Now(Ok(None));
+    }
+    let path = request.uri().path();
+    let (public, mcp) = (is_public(path), path == "/mcp");
     let token = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -431,28 +534,81 @@ pub(super) fn authenticate(
                 .or_else(|| v.strip_prefix("bearer "))
         })
         .map(str::trim);
-    if let Some(identity) = token.and_then(|t| auth.check(t)) {
-        return Ok(Some(identity.clone()));
+    let Some(token) = token else {
+        return Authenticated::Now(refuse(state, public, mcp, None, id));
+    };
+    if let Some(identity) = access.auth.as_ref().and_then(|auth| auth.check(token)) {
+        return Authenticated::Now(Ok(Some(identity.clone())));
     }
-    // A public path answers without a token; one that is given and valid says who asks (an
-    // operator's probe of `/readyz` is told why a check fails).
-    if PUBLIC.contains(&request.uri().path()) {
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &access.oauth {
+        use crate::front::auth::oauth::Verdict;
+        let refused = |r: &crate::front::auth::oauth::Refusal| Refused {
+            reason: r.reason,
+            unavailable: r.unavailable,
+        };
+        return match oauth.verify(token) {
+            Verdict::Known(identity) => Authenticated::Now(Ok(Some(identity))),
+            Verdict::Refused(r) => {
+                Authenticated::Now(refuse(state, public, mcp, Some(&refused(&r)), id))
+            }
+            Verdict::Pending(verifying) => {
+                let state = Arc::clone(state);
+                let id = id.to_owned();
+                Authenticated::Later(Box::pin(async move {
+                    match verifying.await {
+                        Ok(identity) => Ok(Some(identity)),
+                        Err(r) => refuse(&state, public, mcp, Some(&refused(&r)), &id),
+                    }
+                }))
+            }
+        };
+    }
+    let invalid = Refused {
+        reason: "the bearer token is not valid",
+        unavailable: false,
+    };
+    Authenticated::Now(refuse(state, public, mcp, Some(&invalid), id))
+}
+
+/// The answer to a request without a valid token: none on a public path (an operator's probe
+/// of `/readyz` with a valid token is told why a check fails; without one, it is served
+/// anonymously); 401 with the challenge elsewhere; 503 when the token could not be checked.
+fn refuse(
+    state: &ServedRegistry,
+    public: bool,
+    mcp: bool,
+    refused: Option<&Refused<'_>>,
+    id: &str,
+) -> Result<Option<Identity>, Box<Response>> {
+    if public {
         return Ok(None);
     }
-    let message = if token.is_some() {
-        "the bearer token is not valid"
-    } else {
-        "this server needs `Authorization: Bearer <token>`"
-    };
+    if let Some(&Refused {
+        reason,
+        unavailable: true,
+    }) = refused
+    {
+        return Err(Box::new(error_response(
+            None,
+            ToolError::new(ErrorKind::UNAVAILABLE, reason),
+            id,
+        )));
+    }
+    let description = refused.map(|r| r.reason);
+    let message = description.unwrap_or("this server needs `Authorization: Bearer <token>`");
     let mut response = error_response(
         None,
         ToolError::new(ErrorKind::UNAUTHENTICATED, message),
         id,
     );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"tools\""),
-    );
+    let metadata = state.metadata_url(mcp);
+    let challenge = challenge::unauthorized(metadata.as_deref(), description);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
     Err(Box::new(response))
 }
 

@@ -121,6 +121,35 @@ pub(super) async fn recent_calls(
     }
 }
 
+/// `GET /.well-known/oauth-protected-resource`: the protected resource metadata (RFC 9728) of
+/// the server's base URL.
+#[cfg(feature = "oauth")]
+pub(super) async fn resource_metadata(State(state): State<Arc<ServedRegistry>>) -> Response {
+    protected_resource(&state, false)
+}
+
+/// `GET /.well-known/oauth-protected-resource/mcp`: the protected resource metadata of the MCP
+/// URL, the one MCP clients read from the challenge of a 401.
+#[cfg(feature = "oauth")]
+pub(super) async fn mcp_resource_metadata(State(state): State<Arc<ServedRegistry>>) -> Response {
+    protected_resource(&state, true)
+}
+
+#[cfg(feature = "oauth")]
+fn protected_resource(state: &ServedRegistry, mcp: bool) -> Response {
+    let Some(oauth) = &state.options.access.oauth else {
+        return json_response(StatusCode::NOT_FOUND, &json!({}));
+    };
+    let document = oauth.metadata_document(mcp, &state.options.info.title);
+    let mut response = json_response(StatusCode::OK, &document);
+    // The same for every caller, and changed only by a restart with new configuration.
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    response
+}
+
 pub(super) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }

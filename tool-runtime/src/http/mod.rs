@@ -52,7 +52,10 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::routing::{MethodRouter, get, post};
 use serde_json::Value;
 
-pub use crate::front::auth::{Auth, Identity};
+pub use crate::front::auth::Identity;
+#[cfg(feature = "oauth")]
+pub use crate::front::auth::oauth::{OAuth, OAuthBuilder};
+pub use crate::front::auth::tokens::Auth;
 pub use crate::front::requester::Requester;
 pub use crate::front::safety::{AllowedHosts, OPERATOR_ROLE};
 pub use crate::front::server::ServerOptions;
@@ -81,6 +84,20 @@ struct ServedRegistry {
     openapi: Mutex<Option<(u64, Arc<Value>)>>,
     /// `GET /tools?format=`: the tools lowered for model providers.
     specs: crate::llm::SpecCache,
+}
+
+impl ServedRegistry {
+    /// With OAuth, the URL of the protected resource metadata a challenge on the MCP endpoint
+    /// (`mcp`) or another route names.
+    #[allow(clippy::unused_self)]
+    fn metadata_url(&self, mcp: bool) -> Option<String> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.options.access.oauth {
+            return Some(oauth.metadata_url(mcp));
+        }
+        let _ = mcp;
+        None
+    }
 }
 
 /// The router of every route above. Add your own layers and routes to it as to any axum router;
@@ -132,6 +149,19 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route("/complete", post(items::complete))
         .route("/toolsets", get(list_toolsets))
         .route("/audit", get(recent_calls));
+    #[cfg(feature = "oauth")]
+    let router = match &state.options.access.oauth {
+        Some(oauth) => router
+            .route(
+                crate::front::auth::challenge::METADATA_PATH,
+                get(listing::resource_metadata),
+            )
+            .route(
+                &oauth.mcp_metadata_path(),
+                get(listing::mcp_resource_metadata),
+            ),
+        None => router,
+    };
     #[cfg(feature = "otel")]
     let router = router.route("/metrics", get(listing::metrics));
     let mut router = router

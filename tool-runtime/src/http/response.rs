@@ -5,6 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::json;
 
+use crate::front::auth::challenge::ScopeChallenge;
 use crate::tool::envelope::Envelope;
 use crate::tool::error::{ErrorKind, ToolError};
 
@@ -38,6 +39,15 @@ pub(super) fn json_bytes(status: StatusCode, buf: Vec<u8>) -> Response {
     response
 }
 
+/// Marks `response` for the scope challenge when `error` is `insufficient_scope`.
+fn challenge_scopes(response: &mut Response, error: &ToolError) {
+    if error.kind() == ErrorKind::INSUFFICIENT_SCOPE
+        && let Some(scopes) = crate::front::auth::challenge::scopes_of(error)
+    {
+        response.extensions_mut().insert(ScopeChallenge(scopes));
+    }
+}
+
 pub(super) fn envelope_response(envelope: &Envelope) -> Response {
     let status =
         StatusCode::from_u16(envelope.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -59,6 +69,9 @@ pub(super) fn envelope_response(envelope: &Envelope) -> Response {
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(after));
     }
+    if let Some(e) = envelope.error() {
+        challenge_scopes(&mut response, e);
+    }
     response
 }
 
@@ -66,11 +79,18 @@ pub(super) fn envelope_response(envelope: &Envelope) -> Response {
 #[allow(clippy::needless_pass_by_value)] // Reason: every caller builds the error for this call.
 pub(crate) fn error_response(tool: Option<&str>, error: ToolError, request_id: &str) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let scopes = (error.kind() == ErrorKind::INSUFFICIENT_SCOPE)
+        .then(|| crate::front::auth::challenge::scopes_of(&error))
+        .flatten();
     let body = json!({
         "tool": tool,
         "status": "error",
         "error": error,
         "meta": {"request_id": request_id},
     });
-    json_response(status, &body)
+    let mut response = json_response(status, &body);
+    if let Some(scopes) = scopes {
+        response.extensions_mut().insert(ScopeChallenge(scopes));
+    }
+    response
 }

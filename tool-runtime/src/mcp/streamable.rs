@@ -16,8 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::binding::Owner;
 use super::sessions::{BoundedSessions, Presented};
 use super::{McpServer, drain};
+use crate::front::auth::challenge::ScopeChallenge;
 use crate::front::safety::AllowedHosts;
 use crate::front::server::ServerOptions;
+use crate::registry::{Registry, ScopedItem};
 
 /// The header naming a request's MCP session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -106,6 +108,7 @@ impl McpServer {
             shutdown.child_token()
         };
         let posts = Arc::new(drain::Posts::default());
+        let registry = Arc::clone(&server.inner.registry);
         let open = BoundedSessions::new(options);
         let resumable = open.resumable();
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
@@ -131,20 +134,15 @@ impl McpServer {
             let json = declares_json(request.headers());
             let service = service.clone();
             let open = open.clone();
+            let registry = registry.clone();
             async move {
                 let theirs = in_whose_session(&open, &owner, &mut request).await;
                 // A post without a session may open one. At the cap, an `initialize` is refused
                 // with an answer a client can act on (the SDK's own is a bare 500): here when the
                 // cap is already reached, or after the SDK if another took the last place first.
-                let (request, initialize) = if method == axum::http::Method::POST
-                    && !request.headers().contains_key(SESSION_ID)
-                {
-                    match initialize_id(request, body_limit).await {
-                        Ok(read) => read,
-                        Err(too_large) => return Ok(too_large),
-                    }
-                } else {
-                    (request, None)
+                let initialize = match admit_post(&registry, &mut request, body_limit).await {
+                    Ok(initialize) => initialize,
+                    Err(refused) => return Ok(refused),
                 };
                 let max = open.max_sessions();
                 if let Some(id) = &initialize
@@ -233,18 +231,38 @@ async fn in_whose_session(open: &BoundedSessions, owner: &Owner, request: &mut R
     }
 }
 
-/// A post without a session, read: if it is an `initialize`, its id comes back with the request
-/// (rebuilt from the bytes read). A body over `body_limit` is answered 413 here, as the SDK would.
-async fn initialize_id(
+/// What a post asks, read before the SDK serves it: its id, its method, and the tool or
+/// prompt (`name`) or resource (`uri`) it names.
+struct Post {
+    id: serde_json::Value,
+    method: String,
+    name: Option<String>,
+    uri: Option<String>,
+}
+
+/// A post, read (and rebuilt from the bytes read, for the SDK): `None` for a body that is not
+/// one JSON-RPC request, which the SDK answers. A body over `body_limit` is answered 413 here,
+/// as the SDK would.
+async fn read_post(
     request: Request,
     body_limit: usize,
-) -> Result<(Request, Option<serde_json::Value>), Response> {
+) -> Result<(Request, Option<Post>), Response> {
+    use std::borrow::Cow;
     #[derive(serde::Deserialize)]
     struct Message<'a> {
         #[serde(default)]
         id: serde_json::Value,
+        #[serde(borrow)]
+        method: Cow<'a, str>,
         #[serde(borrow, default)]
-        method: Option<std::borrow::Cow<'a, str>>,
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<Cow<'a, str>>,
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, body_limit).await else {
@@ -254,11 +272,82 @@ async fn initialize_id(
         *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
         return Err(response);
     };
-    let id = match serde_json::from_slice::<Message>(&bytes) {
-        Ok(message) if message.method.as_deref() == Some("initialize") => Some(message.id),
+    let post = serde_json::from_slice::<Message>(&bytes).ok().map(|m| {
+        let params = m.params;
+        let (name, uri) = params.map_or((None, None), |p| {
+            (p.name.map(Cow::into_owned), p.uri.map(Cow::into_owned))
+        });
+        Post {
+            id: m.id,
+            method: m.method.into_owned(),
+            name,
+            uri,
+        }
+    });
+    Ok((Request::from_parts(parts, Body::from(bytes)), post))
+}
+
+/// A `POST`, read first when it may open a session (then the id of an `initialize` comes back)
+/// or when its caller is limited by OAuth scopes: a call without the scopes it needs is
+/// answered 403 with the challenge here, before a response stream opens, which is what OAuth
+/// clients step up on. Other posts go to the SDK unread.
+async fn admit_post(
+    registry: &Registry,
+    request: &mut Request,
+    body_limit: usize,
+) -> Result<Option<serde_json::Value>, Response> {
+    let scoped = scoped_caller(request);
+    if request.method() != axum::http::Method::POST
+        || (scoped.is_none() && request.headers().contains_key(SESSION_ID))
+    {
+        return Ok(None);
+    }
+    let taken = std::mem::replace(request, Request::new(Body::empty()));
+    let (read, post) = read_post(taken, body_limit).await?;
+    *request = read;
+    let Some(post) = post else {
+        return Ok(None);
+    };
+    let item = match (post.method.as_str(), &post.name, &post.uri) {
+        ("tools/call", Some(name), _) => Some(ScopedItem::Tool(name)),
+        ("prompts/get", Some(name), _) => Some(ScopedItem::Prompt(name)),
+        ("resources/read", _, Some(uri)) => Some(ScopedItem::Resource(uri)),
         _ => None,
     };
-    Ok((Request::from_parts(parts, Body::from(bytes)), id))
+    if let (Some(caller), Some(item)) = (&scoped, item)
+        && let Some(refusal) = registry.scope_refusal(item, caller)
+    {
+        return Err(insufficient_scope(&post.id, &refusal));
+    }
+    Ok((post.method == "initialize").then_some(post.id))
+}
+
+/// The caller of a request the front layer authenticated, when its token limits it by scopes.
+fn scoped_caller(request: &Request) -> Option<crate::tool::caller::Caller> {
+    let requester = request
+        .extensions()
+        .get::<crate::front::requester::Requester>()?;
+    requester.identity.as_ref()?;
+    Some(requester.caller(crate::tool::caller::Source::Mcp))
+}
+
+/// The answer to a call whose token lacks its scopes: 403 and a JSON-RPC error naming them;
+/// the front layer adds the `WWW-Authenticate` challenge.
+fn insufficient_scope(id: &serde_json::Value, refusal: &crate::tool::error::ToolError) -> Response {
+    let scopes = crate::front::auth::challenge::scopes_of(refusal).unwrap_or_default();
+    let error = json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": -32003,
+        "message": refusal.message(),
+        "data": {"type": "insufficient_scope", "scopes": scopes.split(' ').collect::<Vec<_>>()},
+    }});
+    let mut response = Response::new(Body::from(error.to_string()));
+    *response.status_mut() = StatusCode::FORBIDDEN;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.extensions_mut().insert(ScopeChallenge(scopes));
+    response
 }
 
 /// The SDK's answer to a request in a session that does not exist.

@@ -1,7 +1,7 @@
 //! The call pipeline: the one path every call takes, whatever front end it came from, and the
 //! layers it consults.
 //!
-//! lookup → visibility (policies' `admit`) → validate against the advertised schema → policy
+//! lookup → visibility (policies' `admit`) → OAuth scopes → validate against the advertised schema → policy
 //! checks and hooks → guards → confirmation of destructive tools → rate and concurrency hooks →
 //! intent announced to observers (audit) → run under a time limit with panic isolation →
 //! output cap → envelope → observers. One `tool.call` tracing span covers it all.
@@ -28,6 +28,7 @@ use crate::layers::confirm::Confirmations;
 use crate::layers::hooks::{CallHook, CallObserver, Permit, StartingCall};
 use crate::layers::limits::RateLimits;
 use crate::layers::policy::Policy;
+use crate::layers::scopes::ScopeRules;
 use crate::tool::context::CallContext;
 use crate::tool::definition::ToolMeta;
 use crate::tool::definition::{Arguments, PendingCall};
@@ -45,6 +46,8 @@ use run::{dry_run_unsupported, next_call_id, panicked, run_isolated};
 /// change how every call is handled.
 pub(crate) struct Pipeline {
     pub(crate) policies: Vec<Arc<dyn Policy>>,
+    /// The scopes each scope implies, for the scopes check after visibility.
+    pub(crate) scopes: ScopeRules,
     pub(crate) hooks_before_confirmation: Vec<Arc<dyn CallHook>>,
     pub(crate) hooks_after_confirmation: Vec<Arc<dyn CallHook>>,
     /// The registry's rate limiter with each limited tool's rate: the rate-limit hook again,
@@ -157,7 +160,12 @@ impl Pipeline {
                         hidden: Some(reason),
                         ..Ran::refused(self.unknown_tool(catalog, name, &ctx), observed_args(input))
                     },
-                    Ok(()) => self.run(entry, input, &ctx, call_id).await,
+                    // Visible, but its scopes not granted: refused before anything else,
+                    // naming the scopes, so that the client can ask for them.
+                    Ok(()) => match self.scopes.refusal(entry.meta(), &ctx) {
+                        Some(refused) => Ran::refused(refused, observed_args(input)),
+                        None => self.run(entry, input, &ctx, call_id).await,
+                    },
                 },
             };
             self.conclude(name, entry.as_ref(), ran, &ctx, call_id, started.elapsed())
@@ -183,6 +191,9 @@ impl Pipeline {
         request: Value,
         work: BoxFuture<'_, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
+        if let Some(refused) = self.scopes.refusal(entry.meta(), ctx) {
+            return Err(refused);
+        }
         let mut pending = pending(entry, Arguments::value(request), ctx);
         let mut permits = Vec::new();
         run_hooks(&self.hooks_after_confirmation, &mut pending, &mut permits).await?;

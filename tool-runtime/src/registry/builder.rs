@@ -29,6 +29,8 @@ pub struct RegistryBuilder {
     check_state: bool,
     rates: HashMap<String, Option<crate::tool::Rate>>,
     roles: HashMap<String, Vec<String>>,
+    scopes: HashMap<String, Vec<String>>,
+    scope_rules: crate::layers::scopes::ScopeRules,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
     confirmation_lifetime: Duration,
@@ -56,6 +58,8 @@ impl Default for RegistryBuilder {
             check_state: true,
             rates: HashMap::new(),
             roles: HashMap::new(),
+            scopes: HashMap::new(),
+            scope_rules: crate::layers::scopes::ScopeRules::default(),
             concurrency: HashMap::new(),
             concurrency_queue: 64,
             confirmation_lifetime: crate::layers::confirm::TOKEN_LIFETIME,
@@ -177,6 +181,33 @@ impl RegistryBuilder {
     {
         self.roles
             .insert(tool.into(), roles.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the OAuth scopes a tool needs (replacing `#[tool(scopes(...))]`): a caller
+    /// authenticated by a token needs every one of them ([`layers::scopes`](crate::layers::scopes)).
+    #[must_use]
+    pub fn tool_scopes<I, S>(mut self, tool: impl Into<String>, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes
+            .insert(tool.into(), scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// A token granted `scope` holds `implied` too (and what those imply in turn), as the
+    /// authorization server's scope hierarchy has it: `scope_implies("devices:admin",
+    /// ["devices:write"])`.
+    #[must_use]
+    pub fn scope_implies<I, S>(mut self, scope: impl Into<String>, implied: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scope_rules
+            .imply(scope.into(), implied.into_iter().map(Into::into));
         self
     }
 
@@ -360,6 +391,10 @@ impl RegistryBuilder {
                 Arc::make_mut(&mut entry.meta).options.roles =
                     roles.iter().cloned().map(Cow::Owned).collect();
             }
+            if let Some(scopes) = self.scopes.get(&*entry.meta.name) {
+                Arc::make_mut(&mut entry.meta).options.scopes =
+                    scopes.iter().cloned().map(Cow::Owned).collect();
+            }
             let name: Arc<str> = Arc::from(&*entry.meta.name);
             if let Some(existing) = tools.get(&name) {
                 // The same `#[tool]` registered through inventory and explicitly is one tool.
@@ -484,6 +519,7 @@ impl RegistryBuilder {
             )),
             pipeline: Pipeline {
                 policies: self.policies,
+                scopes: self.scope_rules,
                 hooks_before_confirmation: hooks,
                 hooks_after_confirmation: after,
                 rate_limits,

@@ -183,17 +183,19 @@ impl Registry {
             .collect()
     }
 
-    /// Whether what the item `name` answers may differ between callers: it needs roles, or a
+    /// Whether what the item `name` answers may differ between callers: it needs roles or scopes, or a
     /// policy may decide on it by caller (see [`Policy::varies`](crate::layers::policy::Policy::varies)).
     fn guarded(&self, name: &str) -> bool {
         self.items.catalog.get(name).is_none_or(|item| {
             let meta = item.meta();
-            !meta.options.roles.is_empty() || self.pipeline.policies.iter().any(|p| p.varies(meta))
+            !meta.options.roles.is_empty()
+                || !meta.options.scopes.is_empty()
+                || self.pipeline.policies.iter().any(|p| p.varies(meta))
         })
     }
 
     /// How a read of `meta` may be cached: for its time to live, by shared caches only when
-    /// its scope says `public` and no role or policy guards it.
+    /// its scope says `public` and no role, OAuth scope or policy guards it.
     #[must_use]
     pub fn read_caching(&self, meta: &ResourceMeta) -> Caching {
         Caching {
@@ -345,6 +347,34 @@ impl Registry {
             })
             .map(|(entry, values)| (entry.clone(), values))
             .ok_or_else(|| not_found("resource at", uri, "uri"))
+    }
+
+    /// The refusal a request of `caller` would meet for the OAuth scopes of the item it names,
+    /// decided by the pipeline's rule before the request is served: a front end that must answer
+    /// before it serves (`/mcp` answers 403 before its response stream opens, as OAuth clients
+    /// expect) asks here. `None` when the caller is not limited by scopes, has them, or may not
+    /// see the item (then serving the request answers as for one that does not exist).
+    #[must_use]
+    pub fn scope_refusal(&self, item: ScopedItem<'_>, caller: &Caller) -> Option<ToolError> {
+        caller.granted_scopes()?;
+        let ctx = self.context(caller.clone());
+        let refusal =
+            |item: crate::catalog::ToolRef<'_>| self.pipeline.scopes.refusal(item.meta(), &ctx);
+        match item {
+            ScopedItem::Tool(name) => self
+                .catalog
+                .get(name)
+                .filter(|t| self.pipeline.admit(t.meta(), &ctx).is_ok())
+                .and_then(refusal),
+            ScopedItem::Prompt(name) => self
+                .admitted(&PromptTool::call_name(name), &ctx)
+                .and_then(refusal),
+            ScopedItem::Resource(uri) => {
+                let (entry, _) = self.resource_at(&self.items.index(), uri, &ctx).ok()?;
+                self.admitted(&ResourceTool::call_name(&entry.meta.name), &ctx)
+                    .and_then(refusal)
+            }
+        }
     }
 
     /// Whether `caller` may read the resource at `uri`: whether a resource it may see matches
@@ -605,4 +635,15 @@ impl Registry {
                 .replace_items(&[], &[name.to_owned()], Vec::new(), Vec::new())
                 .is_ok()
     }
+}
+
+/// The item a request names, for [`Registry::scope_refusal`].
+#[derive(Debug, Clone, Copy)]
+pub enum ScopedItem<'a> {
+    /// A call of the tool of this name.
+    Tool(&'a str),
+    /// A get of the prompt of this name.
+    Prompt(&'a str),
+    /// A read of the resource at this URI.
+    Resource(&'a str),
 }

@@ -50,7 +50,7 @@ pub use crate::catalog::{
 };
 pub use crate::pipeline::Called;
 pub use builder::RegistryBuilder;
-pub use items::Caching;
+pub use items::{Caching, ScopedItem};
 pub use request::{
     CallTool, Complete, DescribeResources, GetPrompt, ListPosition, ListPrompts, ListResources,
     ListTools, ReadResource, Refuse, Request, ResourceRead, Subscribe,

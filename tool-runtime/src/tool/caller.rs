@@ -82,6 +82,7 @@ pub struct Caller {
     pub(super) source: Source,
     pub(super) principal: Option<String>,
     pub(super) roles: Vec<String>,
+    pub(super) scopes: Option<Vec<String>>,
     pub(super) request_id: Option<String>,
     pub(super) trace_id: Option<String>,
     pub(super) confirm: bool,
@@ -103,6 +104,7 @@ impl Caller {
             source,
             principal: None,
             roles: Vec::new(),
+            scopes: None,
             request_id: None,
             trace_id: None,
             confirm: false,
@@ -133,6 +135,27 @@ impl Caller {
     {
         self.roles = roles.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// The OAuth scopes the caller's token grants. A caller given scopes may call only the
+    /// items whose [`scopes`](crate::tool::ItemOptions::scopes) they cover; one never given
+    /// (the command line, a server without authentication, Rust code) is not limited by
+    /// scopes.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The OAuth scopes given with [`scopes`](Self::scopes); `None` for a caller not limited
+    /// by scopes.
+    #[must_use]
+    pub fn granted_scopes(&self) -> Option<&[String]> {
+        self.scopes.as_deref()
     }
 
     /// The request id to use instead of a generated one (e.g. from an `x-request-id` header).
@@ -259,6 +282,7 @@ impl fmt::Debug for Caller {
             .field("source", &self.source)
             .field("principal", &self.principal)
             .field("roles", &self.roles)
+            .field("scopes", &self.scopes)
             .field("request_id", &self.request_id)
             .field("confirm", &self.confirm)
             .field("dry_run", &self.dry_run)

@@ -28,6 +28,7 @@ impl Caller {
                 source: self.source,
                 principal: self.principal,
                 roles: self.roles,
+                scopes: self.scopes,
                 confirm: self.confirm,
                 confirmation: self.confirmation,
                 dry_run: self.dry_run,
@@ -58,6 +59,7 @@ struct ContextInner {
     source: Source,
     principal: Option<String>,
     roles: Vec<String>,
+    scopes: Option<Vec<String>>,
     confirm: bool,
     confirmation: Option<String>,
     dry_run: bool,
@@ -117,6 +119,13 @@ impl CallContext {
         self.inner.roles.iter().any(|r| r == role)
     }
 
+    /// The OAuth scopes the caller's token grants; `None` for a caller not limited by scopes
+    /// ([`Caller::scopes`]).
+    #[must_use]
+    pub fn scopes(&self) -> Option<&[String]> {
+        self.inner.scopes.as_deref()
+    }
+
     /// Whether the caller confirmed a destructive call.
     #[must_use]
     pub fn confirmed(&self) -> bool {
@@ -149,6 +158,7 @@ impl CallContext {
                 source: i.source,
                 principal: i.principal.clone(),
                 roles: i.roles.clone(),
+                scopes: i.scopes.clone(),
                 confirm: false,
                 confirmation: None,
                 dry_run: true,
@@ -328,6 +338,7 @@ impl fmt::Debug for CallContext {
             .field("source", &self.inner.source)
             .field("principal", &self.inner.principal)
             .field("roles", &self.inner.roles)
+            .field("scopes", &self.inner.scopes)
             .field("confirm", &self.inner.confirm)
             .field("dry_run", &self.inner.dry_run)
             .finish_non_exhaustive()

@@ -17,6 +17,12 @@ pub struct ItemOptions {
     /// `roles(...)`: a caller needs one of these roles (checked by the
     /// [`RequireRoles`](crate::layers::policy::RequireRoles) policy). Empty: no role needed.
     pub roles: Vec<Cow<'static, str>>,
+    /// `scopes(...)`: a caller authenticated by a token needs every one of these OAuth scopes
+    /// (or scopes that [imply](crate::registry::RegistryBuilder::scope_implies) them). Unlike a
+    /// role, a missing scope does not hide the item: a call is refused as
+    /// [`INSUFFICIENT_SCOPE`](crate::ErrorKind::INSUFFICIENT_SCOPE), naming the scopes, so that
+    /// the client can ask for them. Empty: no scope needed.
+    pub scopes: Vec<Cow<'static, str>>,
     /// `timeout = "5s"`: the time limit of one call; `None` uses the registry's default.
     pub timeout: Option<Duration>,
     /// `rate = "10/min"`: calls per principal per period.
@@ -37,6 +43,8 @@ pub struct OptionsDescriptor {
     #[doc(hidden)]
     pub roles: &'static [&'static str],
     #[doc(hidden)]
+    pub scopes: &'static [&'static str],
+    #[doc(hidden)]
     pub timeout: Option<Duration>,
     #[doc(hidden)]
     pub rate: Option<Rate>,
@@ -53,6 +61,7 @@ impl OptionsDescriptor {
     pub(crate) fn to_options(self) -> ItemOptions {
         ItemOptions {
             roles: self.roles.iter().map(|r| Cow::Borrowed(*r)).collect(),
+            scopes: self.scopes.iter().map(|s| Cow::Borrowed(*s)).collect(),
             timeout: self.timeout,
             rate: self.rate,
             concurrency: self.concurrency,

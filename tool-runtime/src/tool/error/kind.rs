@@ -22,6 +22,7 @@ use serde::Serialize;
 /// | [`DRY_RUN_UNSUPPORTED`](Self::DRY_RUN_UNSUPPORTED) | 400 | no | | 1 |
 /// | [`UNAUTHENTICATED`](Self::UNAUTHENTICATED) | 401 | no | | 3 |
 /// | [`FORBIDDEN`](Self::FORBIDDEN) | 403 | no | | 3 |
+/// | [`INSUFFICIENT_SCOPE`](Self::INSUFFICIENT_SCOPE) | 403 | no | | 3 |
 /// | [`UNKNOWN_TOOL`](Self::UNKNOWN_TOOL) | 404 | no | -32602 | 2 |
 /// | [`NOT_FOUND`](Self::NOT_FOUND) | 404 | no | | 1 |
 /// | [`METHOD_NOT_ALLOWED`](Self::METHOD_NOT_ALLOWED) | 405 | no | | 1 |
@@ -73,11 +74,12 @@ const fn row(name: &'static str, status: u16, retryable: bool, exit: u8) -> Row 
 }
 
 /// The table of the runtime's own types; see [`ErrorKind`].
-static TABLE: [Row; 22] = [
+static TABLE: [Row; 23] = [
     row("invalid_request", 400, false, 2),
     row("dry_run_unsupported", 400, false, 1),
     row("unauthenticated", 401, false, 3),
     row("forbidden", 403, false, 3),
+    row("insufficient_scope", 403, false, 3),
     Row {
         jsonrpc: Some(-32602),
         ..row("unknown_tool", 404, false, 2)
@@ -113,6 +115,11 @@ impl ErrorKind {
     pub const UNAUTHENTICATED: Self = Self::from_static("unauthenticated");
     /// Policy or a guard refused the call.
     pub const FORBIDDEN: Self = Self::from_static("forbidden");
+    /// The caller's token lacks OAuth scopes the item needs; the error's `details` has
+    /// `scopes`, every scope the call needs. Over HTTP (and `/mcp`) the 403 carries the
+    /// challenge a client steps up on: `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="..."`.
+    pub const INSUFFICIENT_SCOPE: Self = Self::from_static("insufficient_scope");
     /// No tool by that name among those the caller may see (a tool hidden from the caller
     /// answers so too); [`ToolError::suggestions`](super::ToolError::suggestions) lists the
     /// nearest names.

@@ -573,6 +573,7 @@ mod tests {
             (ErrorKind::INVALID_REQUEST, 400),
             (ErrorKind::UNAUTHENTICATED, 401),
             (ErrorKind::FORBIDDEN, 403),
+            (ErrorKind::INSUFFICIENT_SCOPE, 403),
             (ErrorKind::UNKNOWN_TOOL, 404),
             (ErrorKind::CONFIRMATION_REQUIRED, 409),
             (ErrorKind::INVALID_ARGUMENTS, 422),

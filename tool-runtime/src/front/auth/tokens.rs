@@ -5,6 +5,7 @@
 //! token = "alice-token"      # or token_sha256 = "<hex SHA-256 of the token>"
 //! principal = "alice"
 //! roles = ["admin"]
+//! scopes = ["devices:read"]  # the OAuth scopes it grants; none if left out
 //! ```
 //!
 //! Tokens are compared as SHA-256 digests in constant time, so neither a token's content nor
@@ -16,7 +17,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use crate::front::requester::Identity;
+use crate::front::requester::Identity;
 
 /// The accepted tokens.
 #[derive(Clone)]
@@ -46,6 +47,8 @@ struct Entry {
     principal: String,
     #[serde(default)]
     roles: Vec<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
 }
 
 impl Auth {
@@ -80,6 +83,7 @@ impl Auth {
                 Identity {
                     principal: e.principal,
                     roles: e.roles,
+                    scopes: e.scopes,
                 },
             ));
         }
