@@ -43,13 +43,18 @@ async function startProvider() {
       { client_id: 'opaque-client', client_secret: 'opaque-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
       { client_id: 'resource-server', client_secret: 'rs-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
     ],
+    // MCP clients register themselves, and sign their user in with PKCE; the provider's own
+    // login and consent pages (any login is accepted) are what the tests' users fill in.
+    pkce: { required: () => true },
+    findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     jwks: { keys: [key] },
     scopes,
-    ttl: { ClientCredentials: 600 },
+    ttl: { AccessToken: 600, AuthorizationCode: 60, ClientCredentials: 600, Grant: 600, Interaction: 600, RefreshToken: 600, Session: 600 },
     features: {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
@@ -58,11 +63,24 @@ async function startProvider() {
           scope: scopes.join(' '),
           audience: indicator,
           accessTokenTTL: 600,
-          accessTokenFormat: client.clientId === 'opaque-client' ? 'opaque' : 'jwt',
+          accessTokenFormat: client?.clientId === 'opaque-client' ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
       },
     },
+  });
+  // A client registers with the scopes of its first challenge; asked for more later (a step-up),
+  // oidc-provider would hold it to those. Identity providers that MCP clients register with let
+  // a client ask for any scope the resource offers: the registration's scope is dropped.
+  provider.use(async (ctx, next) => {
+    if (ctx.method === 'POST' && ctx.path === '/reg') {
+      const chunks = [];
+      for await (const chunk of ctx.req) chunks.push(chunk);
+      const metadata = JSON.parse(Buffer.concat(chunks).toString());
+      delete metadata.scope;
+      ctx.req.body = metadata;
+    }
+    await next();
   });
   return provider;
 }

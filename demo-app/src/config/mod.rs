@@ -276,6 +276,41 @@ mod tests {
         assert!(c.otel.enabled.is_none() && c.otel.endpoint.is_none());
     }
 
+    #[test]
+    fn the_authorization_server_and_scopes_are_read() {
+        // The example commented out in the embedded file, as an operator uncomments it.
+        let example: String = DEFAULT
+            .lines()
+            .skip_while(|l| !l.starts_with("# [scopes]"))
+            .take_while(|l| !l.starts_with("[policy]"))
+            .filter_map(|l| l.strip_prefix("# "))
+            .filter(|l| l.starts_with('[') || l.contains('='))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let c = Config::parse(&example.replace("client_secret_env", "client_secret"))
+            .unwrap_or_else(|e| panic!("{e}:\n{example}"));
+        assert_eq!(c.scopes["device_revoke"], ["devices:admin"]);
+        assert_eq!(c.auth.scope_implies["devices:admin"], ["devices:read"]);
+        let oauth = c.auth.oauth(|_| None).unwrap().expect("an issuer");
+        assert!(format!("{oauth:?}").contains("https://tools.example/mcp"));
+        // Plain http is for an issuer on loopback only.
+        let c = Config::parse(
+            "[auth]\nissuer = \"http://idp.example\"\naudience = \"http://127.0.0.1:8080/mcp\"\n",
+        )
+        .unwrap();
+        assert!(
+            c.auth
+                .oauth(|_| None)
+                .unwrap_err()
+                .contains("plain http is allowed for a loopback address only")
+        );
+        assert!(
+            Config::parse("[auth]\nissuer = \"https://idp.example\"\n")
+                .unwrap_err()
+                .contains("`issuer` needs `audience`")
+        );
+    }
+
     /// Each mistake is named by its line and key, with what to write instead.
     #[test]
     fn mistakes_are_named_by_line_and_key() {

@@ -624,3 +624,40 @@ async fn scopes_limit_only_callers_given_them() {
     let listed = registry.visible(&Caller::new(Source::Mcp).scopes(Vec::<String>::new()));
     assert!(listed.iter().any(|t| t.name() == "device_revoke"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_client_logs_in_and_steps_up_by_itself() {
+    let (base, listener) = listener().await;
+    let resource = format!("{base}/mcp");
+    let servers = AuthServers::start(&resource, "devices:read devices:admin");
+    // Advertised: the read scope only, so that the first token lacks the admin scope and the
+    // revocation makes the client step up.
+    let oauth = OAuth::builder(&servers.oidc, &resource)
+        .scopes_supported(["devices:read"])
+        .build()
+        .unwrap();
+    serve(listener, ServerOptions::default().oauth(oauth));
+    let python = tool_test_support::python_with("mcp");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/oauth_client.py");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(script)
+            .args(["--url", &resource])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+    tool_test_support::expect_checks(
+        &out,
+        &[
+            "logged in",
+            "listed",
+            "principal",
+            "scoped call",
+            "stepped up",
+        ],
+    );
+    drop(servers);
+}
