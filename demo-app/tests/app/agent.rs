@@ -205,13 +205,25 @@ async fn serve_streams_a_run_as_server_sent_events() {
         vec![
             Step::calls(&[("device_list", r#"{"workspace":"home"}"#)]),
             Step::text("Nothing paired in home."),
+            Step::calls(&[("device_list", r#"{"workspace":"home"}"#)]),
+            Step::text("I may not list them."),
         ],
     )
     .await;
     let auth = dir.join("auth.toml");
     std::fs::write(
         &auth,
-        "[[tokens]]\ntoken = \"t-alice\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
+        "[[tokens]]\ntoken = \"t-alice\"\nprincipal = \"alice\"\nroles = [\"admin\"]\nscopes = [\"devices:read\"]\n\n\
+         [[tokens]]\ntoken = \"t-bob\"\nprincipal = \"bob\"\n",
+    )
+    .unwrap();
+    // The demo's configuration (read from the working directory), with a scope on the list.
+    std::fs::write(
+        dir.join("demo-app.toml"),
+        format!(
+            "{}\n[scopes]\ndevice_list = [\"devices:read\"]\n",
+            demo_app::config::DEFAULT
+        ),
     )
     .unwrap();
     let mut cmd = demo(&dir.join("demo.db"), Some(&fake));
@@ -249,6 +261,18 @@ async fn serve_streams_a_run_as_server_sent_events() {
         .unwrap();
     assert_eq!(bad.status(), 400);
     assert!(bad.text().await.unwrap().contains("prompt"));
+    // A run acts under its token's scopes: bob's has none, so the model's call is refused.
+    let bobs = http
+        .post(format!("{base}/agent"))
+        .bearer_auth("t-bob")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(bobs.contains("\"insufficient_scope\""), "{bobs}");
     drop(served);
     fake.assert_clean();
     let events: Vec<(String, Value)> = stream

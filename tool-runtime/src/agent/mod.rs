@@ -451,6 +451,17 @@ impl Run {
         self
     }
 
+    /// The OAuth scopes of the token the run acts under: every tool call the model makes is
+    /// held to them ([`Caller::scopes`]).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.caller = self.caller.scopes(scopes);
+        self
+    }
+
     /// The conversation's context, for tools to read (`ctx.extension::<RunContext>()`). Its
     /// chat is the run's conversation in telemetry (`gen_ai.conversation.id`).
     pub fn context(mut self, context: RunContext) -> Self {

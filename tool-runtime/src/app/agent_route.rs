@@ -92,7 +92,10 @@ async fn run_agent(State(route): State<std::sync::Arc<Route>>, mut request: Requ
     let mut run = agent.run(asked.prompt).history(asked.history);
     if let Some(who) = front.identity {
         context = context.user(who.principal.clone());
-        run = run.principal(who.principal).roles(who.roles);
+        run = run
+            .principal(who.principal)
+            .roles(who.roles)
+            .scopes(who.scopes);
     }
     run = run.context(context);
     if let Some(tier) = asked.tier {

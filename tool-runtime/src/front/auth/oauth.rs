@@ -15,28 +15,11 @@ use super::fetch::{self, FetchError};
 use super::keys::{Found, Keys, Source};
 use crate::front::requester::Identity;
 
-/// Verifies OAuth 2.1 access tokens for this server: the server as a resource server
+/// Verifies OAuth 2.1 access tokens for this server, a resource server
 /// ([`ServerOptions::oauth`](crate::http::ServerOptions::oauth)), beside or instead of static
-/// tokens.
+/// tokens: JWTs checked against the issuer's keys, opaque tokens by introspection.
 ///
-/// A token is accepted when its issuer is `issuer`, its audience is this server (its canonical
-/// MCP URL `resource`, or the server's base URL, RFC 8707), it has not expired (with
-/// [`leeway`](OAuthBuilder::leeway) for clocks that disagree) and either its signature is the
-/// issuer's (a JWT: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or EdDSA; never
-/// `none`, never HMAC) or the issuer's introspection endpoint says it is active. The caller it
-/// speaks for is `issuer#subject`, with the roles of a configured claim and the scopes of its
-/// `scope` (or `scp`) claim.
-///
-/// ```
-/// use tool_runtime::http::{OAuth, ServerOptions};
-/// let oauth = OAuth::builder("https://idp.example/realms/tools", "https://tools.example/mcp")
-///     .roles_claim("realm_access.roles")
-///     .scopes_supported(["devices:read", "devices:admin"])
-///     .build()
-///     .unwrap();
-/// let options = ServerOptions::default().oauth(oauth);
-/// # let _ = options;
-/// ```
+#[doc = include_str!("../../../docs/oauth.md")]
 #[derive(Clone)]
 pub struct OAuth {
     inner: Arc<Inner>,
