@@ -192,6 +192,49 @@ async fn tokens_of_a_real_authorization_server_reach_tools_by_their_scopes_on_ht
             json!(["devices:read", "devices:admin"])
         );
     }
+    // `/openapi.json` declares the issuer's tokens and each call's scopes, and is valid.
+    let reader = servers
+        .client_credentials("jwt-client", &resource, "devices:read")
+        .await;
+    let document: Value = client
+        .http
+        .get(format!("{base}/openapi.json"))
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        document["components"]["securitySchemes"]["oauth"]["openIdConnectUrl"],
+        format!("{}/.well-known/openid-configuration", servers.oidc)
+    );
+    assert_eq!(
+        document["paths"]["/tools/device_revoke"]["post"]["security"],
+        json!([{"bearer": ["devices:admin"]}, {"oauth": ["devices:admin"]}])
+    );
+    assert!(document["paths"]["/tools/device_revoke"]["post"]["responses"]["403"].is_object());
+    assert!(
+        document["paths"]["/tools/whoami"]["post"]
+            .get("security")
+            .is_none()
+    );
+    let dir = tool_test_support::TempDir::new("oauth-openapi");
+    let path = dir.join("openapi.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let python = tool_test_support::python_with("openapi_spec_validator");
+    let checked = std::process::Command::new(python)
+        .args(["-m", "openapi_spec_validator"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
+
     // Without a token: 401 naming the metadata, on HTTP and on MCP.
     let refused = client.call(None, "whoami", json!({})).await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);

@@ -212,12 +212,18 @@ pub(super) async fn openapi_json(
         return json_response(StatusCode::OK, &**doc);
     }
     let tools = registry.visible(&ctx.caller(Source::Http));
-    let doc = Arc::new(openapi::document_for(
+    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+    let mut doc = openapi::document_for(
         &tools,
         &o.info.title,
         &o.info.version,
         o.access.authenticates(),
-    ));
+    );
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &o.access.oauth {
+        openapi::with_oauth(&mut doc, oauth.issuer());
+    }
+    let doc = Arc::new(doc);
     if cacheable {
         *state.openapi.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((version, doc.clone()));

@@ -327,6 +327,15 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
         });
         if let Some(a) = op.as_object_mut() {
             a.insert("x-annotations".into(), json!(meta.annotations));
+            if auth && !meta.options.scopes.is_empty() {
+                // The scopes the call needs; OpenAPI 3.1 lets a bearer scheme name them too.
+                a.insert("security".into(), json!([{"bearer": meta.options.scopes}]));
+                let mut forbidden = error_response(
+                    "The token lacks a scope the call needs (`insufficient_scope`): `WWW-Authenticate` names them",
+                );
+                forbidden["headers"]["WWW-Authenticate"] = json!({"schema": {"type": "string"}});
+                a["responses"]["403"] = forbidden;
+            }
         }
         let describe = json!({
             "operationId": format!("describe_{name}"),
@@ -358,6 +367,27 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
         doc["security"] = json!([{"bearer": []}]);
     }
     doc
+}
+
+/// Declares OAuth 2.1 beside bearer tokens in `doc`: an OpenID Connect security scheme for the
+/// issuer's tokens, accepted on every operation, and on each tool's call the scopes it needs.
+#[cfg(feature = "oauth")]
+pub(crate) fn with_oauth(doc: &mut Value, issuer: &str) {
+    doc["components"]["securitySchemes"]["oauth"] = json!({
+        "type": "openIdConnect",
+        "openIdConnectUrl": format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/')),
+        "description": "An access token the issuer made for this server (its MCP URL or base URL as the audience)",
+    });
+    doc["security"] = json!([{"bearer": []}, {"oauth": []}]);
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for path in paths.values_mut() {
+            let Some(security) = path.pointer_mut("/post/security") else {
+                continue;
+            };
+            let scopes = security[0]["bearer"].clone();
+            *security = json!([{"bearer": scopes}, {"oauth": scopes}]);
+        }
+    }
 }
 
 /// The routes of resources, prompts and completions (`http::items`), and their schemas.

@@ -112,6 +112,11 @@ impl OAuth {
         }
     }
 
+    /// The issuer.
+    pub(crate) fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+
     /// The canonical MCP URL: the `resource` of the MCP endpoint's metadata.
     pub(crate) fn resource(&self) -> &str {
         &self.inner.resource
