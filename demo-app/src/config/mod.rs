@@ -285,8 +285,11 @@ mod tests {
             .take_while(|l| !l.starts_with("[policy]"))
             .filter_map(|l| l.strip_prefix("# "))
             .filter(|l| l.starts_with('[') || l.contains('='))
-            .map(|l| format!("{l}\n"))
-            .collect();
+            .fold(String::new(), |mut example, l| {
+                example.push_str(l);
+                example.push('\n');
+                example
+            });
         let c = Config::parse(&example.replace("client_secret_env", "client_secret"))
             .unwrap_or_else(|e| panic!("{e}:\n{example}"));
         assert_eq!(c.scopes["device_revoke"], ["devices:admin"]);

@@ -197,6 +197,7 @@ async fn chat_keeps_the_conversation() {
 /// `serve` with `POST /agent`: the run's events as server-sent events, behind the server's
 /// authentication.
 #[tokio::test(flavor = "multi_thread")]
+#[allow(clippy::too_many_lines)] // Reason: one server, its runs in order, then their events.
 async fn serve_streams_a_run_as_server_sent_events() {
     let dir = temp_dir("serve");
     let fake = FakeProvider::start(
