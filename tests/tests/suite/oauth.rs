@@ -669,7 +669,7 @@ async fn scopes_limit_only_callers_given_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_python_client_logs_in_and_steps_up_by_itself() {
+async fn the_official_python_and_typescript_clients_log_in_and_step_up_by_themselves() {
     let (base, listener) = listener().await;
     let resource = format!("{base}/mcp");
     let servers = AuthServers::start(&resource, "devices:read devices:admin");
@@ -692,15 +692,30 @@ async fn the_official_python_client_logs_in_and_steps_up_by_itself() {
     .await
     .unwrap();
     println!("{}", String::from_utf8_lossy(&out.stdout));
-    tool_test_support::expect_checks(
-        &out,
-        &[
-            "logged in",
-            "listed",
-            "principal",
-            "scoped call",
-            "stepped up",
-        ],
+    let checks = [
+        "logged in",
+        "listed",
+        "principal",
+        "scoped call",
+        "stepped up",
+    ];
+    tool_test_support::expect_checks(&out, &checks);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/oauth_client.mjs");
+    let url = format!("{base}/mcp");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .arg(script)
+            .args(["--url", &url])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
+    tool_test_support::expect_checks(&out, &checks);
     drop(servers);
 }
