@@ -40,6 +40,7 @@ struct Inner {
     leeway: Duration,
     keys: Keys,
     introspection: Option<Introspection>,
+    verified: Verified,
     metadata: tokio::sync::Mutex<Option<Metadata>>,
     client: reqwest::Client,
 }
@@ -55,14 +56,19 @@ struct Introspection {
     endpoint: Option<url::Url>,
     client_id: String,
     client_secret: String,
-    /// Active tokens already asked about, by the SHA-256 of the token: who they are and until
-    /// when the answer is kept.
-    cache: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
 }
 
-/// The longest an introspection answer is kept, and how many are kept.
-const INTROSPECTION_KEPT: Duration = Duration::from_secs(60);
-const INTROSPECTION_CACHE: usize = 10_000;
+/// Tokens found valid, by the SHA-256 of the token: who they are and until when that stands.
+/// A client sends one token with many requests: the signature is checked (or the issuer asked)
+/// once, not on every request.
+struct Verified {
+    kept: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    /// The longest a verdict is kept (never past the token's `exp`); zero keeps none.
+    lifetime: Duration,
+}
+
+/// How many verdicts are kept.
+const VERIFIED_CACHE: usize = 10_000;
 
 impl std::fmt::Debug for OAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -88,6 +94,7 @@ pub struct OAuthBuilder {
     authorization_servers: Vec<String>,
     leeway: Duration,
     key_refresh_floor: Duration,
+    verdict_lifetime: Duration,
 }
 
 impl OAuth {
@@ -109,6 +116,7 @@ impl OAuth {
             authorization_servers: Vec::new(),
             leeway: Duration::from_secs(30),
             key_refresh_floor: Duration::from_secs(30),
+            verdict_lifetime: Duration::from_secs(60),
         }
     }
 
@@ -139,13 +147,11 @@ impl OAuth {
     /// decide, else after fetching what is needed.
     pub(crate) fn verify(&self, token: &str) -> Verdict {
         let inner = &self.inner;
-        if let Some(introspection) = &inner.introspection
-            && !looks_like_jwt(token)
-        {
-            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-            if let Some(identity) = introspection.kept(&digest) {
-                return Verdict::Known(identity);
-            }
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(identity) = inner.verified.kept(&digest) {
+            return Verdict::Known(identity);
+        }
+        if inner.introspection.is_some() && !looks_like_jwt(token) {
             let inner = Arc::clone(inner);
             let token = token.to_owned();
             return Verdict::Pending(Box::pin(
@@ -166,7 +172,7 @@ impl OAuth {
             ));
         }
         match inner.keys.find(header.kid.as_deref(), header.alg) {
-            Found::Key(key) => Verdict::from(inner.check_jwt(token, header.alg, &key)),
+            Found::Key(key) => Verdict::from(inner.check_jwt(token, digest, header.alg, &key)),
             Found::Missing if matches!(inner.keys.source, Source::Pem) => Verdict::Refused(
                 Refusal::invalid("the token's signing algorithm does not fit the key"),
             ),
@@ -176,7 +182,7 @@ impl OAuth {
                 Verdict::Pending(Box::pin(async move {
                     inner.refresh_keys().await?;
                     match inner.keys.find(header.kid.as_deref(), header.alg) {
-                        Found::Key(key) => inner.check_jwt(&token, header.alg, &key),
+                        Found::Key(key) => inner.check_jwt(&token, digest, header.alg, &key),
                         Found::Missing => Err(Refusal::invalid(
                             "the token is signed with a key the issuer does not publish",
                         )),
@@ -203,7 +209,7 @@ impl OAuthBuilder {
     /// Accept opaque tokens (those that are not JWTs) by asking the issuer's introspection
     /// endpoint (RFC 7662) as the client `client_id`: at `endpoint`, or where the issuer's
     /// metadata says (`introspection_endpoint`) when `None`. An active token's answer is kept
-    /// for up to a minute (never past the token's `exp`), for up to 10,000 tokens.
+    /// as any verdict is ([`verdict_lifetime`](Self::verdict_lifetime)).
     pub fn introspection(
         mut self,
         endpoint: Option<String>,
@@ -259,6 +265,17 @@ impl OAuthBuilder {
         self
     }
 
+    /// How long a token found valid is taken as valid without checking it again: 60 seconds by
+    /// default, never past its `exp`, for up to 10,000 tokens. A client sends one token with
+    /// many requests, and the signature (or the issuer's introspection endpoint) is asked once.
+    /// A token revoked at the issuer, or signed with a key it withdrew, is refused once its
+    /// verdict lapses; zero checks every request (with introspection, a revoked token is then
+    /// refused at once).
+    pub fn verdict_lifetime(mut self, lifetime: Duration) -> Self {
+        self.verdict_lifetime = lifetime;
+        self
+    }
+
     /// Checks the URLs and the key: `https` (plain `http` on loopback only), a JWKS URL on
     /// the issuer's origin or given here, a key that parses.
     pub fn build(self) -> Result<OAuth, String> {
@@ -298,7 +315,6 @@ impl OAuthBuilder {
                     .transpose()?,
                 client_id,
                 client_secret,
-                cache: Mutex::new(HashMap::new()),
             }),
         };
         let authorization_servers = if self.authorization_servers.is_empty() {
@@ -323,6 +339,10 @@ impl OAuthBuilder {
                 leeway: self.leeway,
                 keys,
                 introspection,
+                verified: Verified {
+                    kept: Mutex::new(HashMap::new()),
+                    lifetime: self.verdict_lifetime,
+                },
                 metadata: tokio::sync::Mutex::new(None),
                 client: fetch::client(),
             }),
@@ -382,6 +402,7 @@ impl Inner {
     fn check_jwt(
         &self,
         token: &str,
+        digest: [u8; 32],
         alg: Algorithm,
         key: &jsonwebtoken::DecodingKey,
     ) -> Result<Identity, Refusal> {
@@ -406,7 +427,10 @@ impl Inner {
                     _ => "the token is not a valid JWT",
                 })
             })?;
-        self.identity(&data.claims)
+        let identity = self.identity(&data.claims)?;
+        let exp = data.claims.get("exp").and_then(Value::as_u64);
+        self.verified.keep(digest, identity.clone(), exp);
+        Ok(identity)
     }
 
     /// The caller the claims of a valid token name.
@@ -562,18 +586,15 @@ impl Inner {
             return Err(Refusal::invalid("the token has expired"));
         }
         let identity = self.identity(&claims)?;
-        let lifetime = exp.map_or(INTROSPECTION_KEPT, |exp| {
-            Duration::from_secs(exp.saturating_sub(now)).min(INTROSPECTION_KEPT)
-        });
-        introspection.keep(digest, identity.clone(), lifetime);
+        self.verified.keep(digest, identity.clone(), exp);
         Ok(identity)
     }
 }
 
-impl Introspection {
+impl Verified {
     fn kept(&self, digest: &[u8; 32]) -> Option<Identity> {
         let cache = self
-            .cache
+            .kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         cache
@@ -582,16 +603,24 @@ impl Introspection {
             .map(|(identity, _)| identity.clone())
     }
 
-    fn keep(&self, digest: [u8; 32], identity: Identity, lifetime: Duration) {
+    /// Keeps a valid token's identity for up to the verdicts' lifetime, never past `exp`.
+    fn keep(&self, digest: [u8; 32], identity: Identity, exp: Option<u64>) {
+        if self.lifetime.is_zero() {
+            return;
+        }
+        let now = jsonwebtoken::get_current_timestamp();
+        let lifetime = exp.map_or(self.lifetime, |exp| {
+            Duration::from_secs(exp.saturating_sub(now)).min(self.lifetime)
+        });
         let mut cache = self
-            .cache
+            .kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if cache.len() >= INTROSPECTION_CACHE {
+        if cache.len() >= VERIFIED_CACHE {
             let now = Instant::now();
             cache.retain(|_, (_, until)| now < *until);
-            if cache.len() >= INTROSPECTION_CACHE {
-                // Full of live answers: start again rather than grow; they are asked again.
+            if cache.len() >= VERIFIED_CACHE {
+                // Full of live verdicts: start again rather than grow; tokens are checked again.
                 cache.clear();
             }
         }
