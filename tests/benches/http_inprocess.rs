@@ -95,15 +95,36 @@ fn authentication(c: &mut Criterion) {
             "static-token".to_owned(),
         ),
         {
-            let (app, token) = jwt(&rcgen::PKCS_RSA_SHA256, jsonwebtoken::Algorithm::RS256);
-            ("OAuth JWT, RS256 (2048-bit key)", app, token)
+            let (app, token) = jwt(
+                &rcgen::PKCS_RSA_SHA256,
+                jsonwebtoken::Algorithm::RS256,
+                Duration::ZERO,
+            );
+            (
+                "OAuth JWT, RS256 (2048-bit key), checked every time",
+                app,
+                token,
+            )
         },
         {
             let (app, token) = jwt(
                 &rcgen::PKCS_ECDSA_P256_SHA256,
                 jsonwebtoken::Algorithm::ES256,
+                Duration::ZERO,
             );
-            ("OAuth JWT, ES256", app, token)
+            ("OAuth JWT, ES256, checked every time", app, token)
+        },
+        {
+            let (app, token) = jwt(
+                &rcgen::PKCS_RSA_SHA256,
+                jsonwebtoken::Algorithm::RS256,
+                Duration::from_secs(60),
+            );
+            (
+                "OAuth JWT, RS256, its verdict kept (the default)",
+                app,
+                token,
+            )
         },
     ];
     let mut group = c.benchmark_group("http in-process: authentication of POST /tools/add");
