@@ -322,10 +322,13 @@ async fn client(
 async fn a_replica_killed_under_load_leaves_only_its_calls_in_flight_unknown() {
     let calls = env_count("RIG_CALLS", 2000);
     let clients = env_count("RIG_CLIENTS", 20).clamp(1, calls);
-    // A short lease: the dead replica's calls are reported two seconds after its last renewal.
+    // A lease short enough to wait out, long enough that a live replica whose renewals a loaded
+    // machine delays (the chaos run may share it) keeps its lease: a live replica's stall would
+    // rightly have its calls reported too. The dead replica's calls are reported six seconds
+    // after its last renewal.
     let config = "[limits.device_add]\nrate = \"1000000/min\"\n\
                   [host.bridges.local]\nallowed_commands = [\"sleep\"]\n\
-                  [postgres]\naudit_lease = \"2s\"\naudit_renew = \"500ms\"\n";
+                  [postgres]\naudit_lease = \"6s\"\naudit_renew = \"500ms\"\n";
     let mut rig = Rig::start("pg-kill", config, &[]);
     let answered = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
