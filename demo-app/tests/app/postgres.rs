@@ -89,18 +89,35 @@ impl Rig {
 
 /// Starts `replica`, `env` added to its environment, with its log (standard error) appended
 /// to `stderr.log` in its directory.
+///
+/// A replica that ends before it listens (its backends too slow to answer at start, on a loaded
+/// machine) is started again, as an orchestrator would, up to three times; then the test fails
+/// with what it logged.
 pub(crate) fn start(replica: &mut Replica, env: &[(&str, &str)]) {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(replica.dir.join("stderr.log"))
-        .unwrap();
-    let mut command = replica.command();
-    command
-        .env("RUST_LOG", LOG_FILTER)
-        .envs(env.iter().copied())
-        .stderr(log);
-    replica.served = Some(Served::spawn(command));
+    for _ in 0..3 {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(replica.dir.join("stderr.log"))
+            .unwrap();
+        let mut command = replica.command();
+        command
+            .env("RUST_LOG", LOG_FILTER)
+            .envs(env.iter().copied())
+            .stderr(log);
+        if let Ok(served) = Served::try_spawn(command) {
+            replica.served = Some(served);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let log = log(replica);
+    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+    panic!(
+        "{} did not start in three attempts; its log ends:\n{}",
+        replica.id,
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    );
 }
 
 /// What `replica` logged so far.

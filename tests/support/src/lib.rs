@@ -129,7 +129,18 @@ impl Served {
     ///
     /// When it does not start or does not announce its address.
     #[must_use]
-    pub fn spawn(mut command: Command) -> Self {
+    pub fn spawn(command: Command) -> Self {
+        Self::try_spawn(command)
+            .unwrap_or_else(|line| panic!("expected `listening on URL`, got {line:?}"))
+    }
+
+    /// [`spawn`](Self::spawn), or the first line it printed instead of its address (empty when
+    /// it ended first: a server that could not start).
+    ///
+    /// # Panics
+    ///
+    /// When the command cannot be run at all.
+    pub fn try_spawn(mut command: Command) -> Result<Self, String> {
         use std::io::BufRead;
         let mut child = command
             .stdout(Stdio::piped())
@@ -139,12 +150,15 @@ impl Served {
         std::io::BufReader::new(child.stdout.take().expect("piped"))
             .read_line(&mut line)
             .expect("read its first line");
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("expected `listening on URL`, got {line:?}"))
-            .to_owned();
-        Self { child, base }
+        if let Some(base) = line.trim().strip_prefix("listening on ") {
+            return Ok(Self {
+                base: base.to_owned(),
+                child,
+            });
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(line)
     }
 }
 
