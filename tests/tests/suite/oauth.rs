@@ -680,18 +680,6 @@ async fn the_official_python_and_typescript_clients_log_in_and_step_up_by_themse
         .build()
         .unwrap();
     serve(listener, ServerOptions::default().oauth(oauth));
-    let python = tool_test_support::python_with("mcp");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/oauth_client.py");
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(script)
-            .args(["--url", &resource])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    println!("{}", String::from_utf8_lossy(&out.stdout));
     let checks = [
         "logged in",
         "listed",
@@ -699,23 +687,32 @@ async fn the_official_python_and_typescript_clients_log_in_and_step_up_by_themse
         "scoped call",
         "stepped up",
     ];
-    tool_test_support::expect_checks(&out, &checks);
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("node/oauth_client.mjs");
-    let url = format!("{base}/mcp");
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("node")
-            .arg(script)
-            .args(["--url", &url])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let python = tool_test_support::python_with("mcp");
+    client_logs_in(
+        python.as_os_str(),
+        "python/oauth_client.py",
+        &resource,
+        &checks,
+    )
+    .await;
+    client_logs_in("node".as_ref(), "node/oauth_client.mjs", &resource, &checks).await;
+    drop(servers);
+}
+
+/// Runs the checker `script` (under `tests/`) with `program` against the MCP URL `url`, and
+/// asserts that it passed `checks`.
+async fn client_logs_in(program: &std::ffi::OsStr, script: &str, url: &str, checks: &[&str]) {
+    let mut command = std::process::Command::new(program);
+    command
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(script))
+        .args(["--url", url]);
+    let out = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
     println!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    tool_test_support::expect_checks(&out, &checks);
-    drop(servers);
+    tool_test_support::expect_checks(&out, checks);
 }
