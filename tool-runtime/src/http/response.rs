@@ -79,18 +79,13 @@ pub(super) fn envelope_response(envelope: &Envelope) -> Response {
 #[allow(clippy::needless_pass_by_value)] // Reason: every caller builds the error for this call.
 pub(crate) fn error_response(tool: Option<&str>, error: ToolError, request_id: &str) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
-    let scopes = (error.kind() == ErrorKind::INSUFFICIENT_SCOPE)
-        .then(|| crate::front::auth::challenge::scopes_of(&error))
-        .flatten();
     let body = json!({
         "tool": tool,
         "status": "error",
-        "error": error,
+        "error": &error,
         "meta": {"request_id": request_id},
     });
     let mut response = json_response(status, &body);
-    if let Some(scopes) = scopes {
-        response.extensions_mut().insert(ScopeChallenge(scopes));
-    }
+    challenge_scopes(&mut response, &error);
     response
 }

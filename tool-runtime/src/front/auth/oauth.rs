@@ -445,15 +445,12 @@ impl Inner {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .ok_or_else(|| Refusal::invalid("the token does not say whom it is for"))?;
-        let mut roles_at = Some(Value::Object(claims.clone()));
-        for step in &self.roles_claim {
-            roles_at = roles_at.and_then(|v| v.get(step).cloned());
-        }
-        let roles = if self.roles_claim.is_empty() {
-            Vec::new()
-        } else {
-            strings(roles_at.as_ref())
-        };
+        // Walked by reference, claim by claim; no path, no roles.
+        let mut path = self.roles_claim.iter();
+        let roles = strings(
+            path.next()
+                .and_then(|first| path.try_fold(claims.get(first)?, |at, step| at.get(step))),
+        );
         let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
             Some(Value::String(s)) => s
                 .split(' ')
@@ -638,5 +635,62 @@ fn strings(value: Option<&Value>) -> Vec<String> {
             .map(str::to_owned)
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claims(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("claims are an object, not {other}"),
+        }
+    }
+
+    #[test]
+    fn the_caller_is_the_issuer_and_subject_with_roles_at_a_path_and_the_tokens_scopes() {
+        let keycloak = OAuth::builder("https://sso.example/realms/t", "https://tools.example/mcp")
+            .roles_claim("realm_access.roles")
+            .build()
+            .unwrap();
+        let who = keycloak
+            .inner
+            .identity(&claims(json!({
+                "sub": "ada", "realm_access": {"roles": ["admin", "ops"]}, "scope": "a b"
+            })))
+            .unwrap();
+        assert_eq!(who.principal, "https://sso.example/realms/t#ada");
+        assert_eq!(who.roles, ["admin", "ops"]);
+        assert_eq!(who.scopes, ["a", "b"]);
+        // The path missing, or not a list: no roles. Entra's `scp`; a client's `client_id`.
+        let who = keycloak
+            .inner
+            .identity(&claims(
+                json!({"client_id": "app", "realm_access": 3, "scp": ["c"]}),
+            ))
+            .unwrap();
+        assert_eq!(
+            (who.principal.as_str(), who.roles.len()),
+            ("https://sso.example/realms/t#app", 0)
+        );
+        assert_eq!(who.scopes, ["c"]);
+        // Without a roles claim configured, a `roles` claim is not read.
+        let plain = OAuth::builder("https://sso.example", "https://tools.example/mcp")
+            .build()
+            .unwrap();
+        let who = plain
+            .inner
+            .identity(&claims(json!({"sub": "b", "roles": ["x"]})))
+            .unwrap();
+        assert!(who.roles.is_empty());
+        assert!(
+            plain
+                .inner
+                .identity(&claims(json!({"roles": ["x"]})))
+                .is_err()
+        );
     }
 }
