@@ -669,7 +669,7 @@ async fn scopes_limit_only_callers_given_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_python_and_typescript_clients_log_in_and_step_up_by_themselves() {
+async fn the_official_python_and_both_typescript_clients_log_in_and_step_up_by_themselves() {
     let (base, listener) = listener().await;
     let resource = format!("{base}/mcp");
     let servers = AuthServers::start(&resource, "devices:read devices:admin");
@@ -690,21 +690,26 @@ async fn the_official_python_and_typescript_clients_log_in_and_step_up_by_themse
     let python = tool_test_support::python_with("mcp");
     client_logs_in(
         python.as_os_str(),
-        "python/oauth_client.py",
+        &["python/oauth_client.py"],
         &resource,
         &checks,
     )
     .await;
-    client_logs_in("node".as_ref(), "node/oauth_client.mjs", &resource, &checks).await;
+    // The 2025-11-25 TypeScript client, then the 2026-07-28 one.
+    for sdk in ["1", "2"] {
+        let script = ["node/oauth_client.mjs", "--sdk", sdk];
+        client_logs_in("node".as_ref(), &script, &resource, &checks).await;
+    }
     drop(servers);
 }
 
-/// Runs the checker `script` (under `tests/`) with `program` against the MCP URL `url`, and
-/// asserts that it passed `checks`.
-async fn client_logs_in(program: &std::ffi::OsStr, script: &str, url: &str, checks: &[&str]) {
+/// Runs the checker `script[0]` (under `tests/`, with the rest of `script` as its arguments) with
+/// `program` against the MCP URL `url`, and asserts that it passed `checks`.
+async fn client_logs_in(program: &std::ffi::OsStr, script: &[&str], url: &str, checks: &[&str]) {
     let mut command = std::process::Command::new(program);
     command
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(script))
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(script[0]))
+        .args(&script[1..])
         .args(["--url", url]);
     let out = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
