@@ -1,12 +1,14 @@
 // The browser console of `demo-app serve`, driven in headless Chromium by Playwright. Each step
 // prints `ok STEP` and saves a screenshot; the first failure prints `FAILED STEP: why` and exits 1.
 //
-//   node console_check.mjs --open URL --auth URL --admin TOKEN --viewer TOKEN --shots DIR
+//   node console_check.mjs --open URL --auth URL --admin TOKEN --viewer TOKEN --issuer URL --jwt TOKEN --shots DIR
 //   node console_check.mjs --forms URL --forms-pid PID --forms-cli PATH --shots DIR
 //   node console_check.mjs --items URL --shots DIR
 //
 // `--open` is a demo server without authentication, `--auth` one with an auth file where TOKEN
-// `admin` has the role admin and `viewer` none; the second has an audit log and an agent.
+// `admin` has the role admin and `viewer` none; the second has an audit log and an agent, and
+// also takes the access tokens of the OAuth issuer `--issuer`, such as `--jwt` (subject grace,
+// scope devices:read), while adding a device needs devices:write.
 // `--forms` is the test fixture's server, whose `itinerary` tool takes an array of objects;
 // `--forms-pid` its process, stopped for the last step, `--forms-cli` its binary, which runs
 // the command line the console shows (under the app's name, in DIR/bin).
@@ -22,7 +24,7 @@ const { values: opt } = parseArgs({
   options: {
     open: { type: "string" }, auth: { type: "string" }, admin: { type: "string" }, forms: { type: "string" },
     "forms-pid": { type: "string" }, "forms-cli": { type: "string" }, viewer: { type: "string" }, shots: { type: "string" },
-    items: { type: "string" },
+    items: { type: "string" }, issuer: { type: "string" }, jwt: { type: "string" },
   },
 });
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -327,7 +329,27 @@ async function demo(page) {
   await run("signed-out-asks-for-a-token", async () => {
     await page.goto(opt.auth);
     await page.waitForSelector("#sign-in:not([hidden])");
-    check((await page.textContent("#identity")).includes("needs a token"), "no token prompt");
+    const said = await page.textContent("#identity");
+    check(said.includes("needs a token"), "no token prompt");
+    check(said.includes(`Get one from ${opt.issuer}`), `the console does not say where to get a token: ${said}`);
+  }, page);
+
+  await run("token-shows-its-scopes", async () => {
+    await page.fill("#token", opt.jwt);
+    await page.click("#sign-in button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#identity").textContent.includes("Signed in"));
+    const said = await page.textContent("#identity");
+    check(said.includes(`${opt.issuer}#grace`) && said.includes("scopes: devices:read"), `identity: ${said}`);
+    // Listed all the same, marked with the scope it needs; a call says which scope is missing.
+    check((await page.textContent('[data-tool="device_add"]')).includes("scope devices:write"), "no scope badge on device_add");
+    check(!(await page.textContent('[data-tool="device_list"]')).includes("scope"), "a scope badge on device_list");
+    await page.click('[data-tool="device_add"]');
+    await page.fill('.field[data-pointer="/workspace"] input', "scoped");
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector("#tool .error-message");
+    const refused = await page.textContent("#tool .error-message");
+    check(refused.includes("needs the scope devices:write"), `the refusal says ${refused}`);
+    await page.click("#sign-out");
   }, page);
 
   let viewerTools;

@@ -5,7 +5,8 @@
 //! clients at once in which no call fails and none runs twice, and, sharing Redis (`--redis`), rate limits and confirmation
 //! tokens that hold across replicas and a Redis outage the replicas ride out, and the official
 //! Python client keeping its MCP session when the replica that held it is killed, and redeeming
-//! on one replica the confirmation another asked for (protocol 2026-07-28, no session).
+//! on one replica the confirmation another asked for (protocol 2026-07-28, no session); and
+//! OAuth tokens verified by each replica alone, through a rotation of the issuer's signing key.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -125,6 +126,11 @@ fn rig(
 
 /// nginx in front of `replicas` on the shipped configuration, its ports replaced.
 pub(crate) fn balancer(name: &str, replicas: &[Replica]) -> Nginx {
+    balancer_on(name, replicas, free_port())
+}
+
+/// nginx on `port` in front of `replicas` on the shipped configuration.
+fn balancer_on(name: &str, replicas: &[Replica], port: u16) -> Nginx {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx.conf");
     let mut site = std::fs::read_to_string(shipped).unwrap();
     for (shipped_port, r) in [8081, 8082, 8083].iter().zip(replicas) {
@@ -133,11 +139,68 @@ pub(crate) fn balancer(name: &str, replicas: &[Replica]) -> Nginx {
             &format!("127.0.0.1:{}", r.port),
         );
     }
-    let port = free_port();
     let listen = "listen 127.0.0.1:8080;";
     assert!(site.contains(listen), "the shipped file listens on 8080");
     site = site.replace(listen, &format!("listen 127.0.0.1:{port};"));
     Nginx::start(name, &site, port)
+}
+
+/// Each replica verifies OAuth tokens alone (nothing shared): when the authorization server
+/// (oidc-provider) rotates its signing key, every replica behind nginx takes the new tokens
+/// without a restart, fetching the new key set when a token names a key it lacks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_accepts_tokens_signed_by_a_rotated_key_without_a_restart() {
+    let dir = TempDir::new("replicas-oauth");
+    let port = free_port();
+    // The audience is the public URL, the balancer's, not a replica's.
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let mut servers = tool_test_support::oauth::AuthServers::start(&resource, "devices:read");
+    let config = format!(
+        "[auth]\nissuer = \"{}\"\naudience = \"{resource}\"\nkey_refresh_floor = \"500ms\"\n\
+         [scopes]\ndevice_list = [\"devices:read\"]\n",
+        servers.oidc
+    );
+    let mut replicas: Vec<Replica> = IDS.iter().map(|id| Replica::new(id, dir.path())).collect();
+    for r in &mut replicas {
+        std::fs::write(r.dir.join("demo-app.toml"), &config).unwrap();
+        r.start();
+    }
+    let nginx = balancer_on("replicas-oauth", &replicas, port);
+    let http = reqwest::Client::new();
+    // Round robin: one call per replica, each answered 200 by whichever replica took it.
+    let every_replica_accepts = |token: String| {
+        let (http, base) = (http.clone(), nginx.base.clone());
+        async move {
+            let bearer = format!("Bearer {token}");
+            let mut accepted = BTreeSet::new();
+            for _ in 0..IDS.len() * 2 {
+                let headers = [("authorization", bearer.as_str())];
+                let (status, replica, _, body) =
+                    post(&http, &base, "device_list", &json!({}), &headers).await;
+                assert_eq!(status, 200, "{replica}: {body}");
+                accepted.insert(replica);
+            }
+            assert_eq!(accepted, IDS.iter().map(|id| (*id).to_owned()).collect());
+        }
+    };
+    let (status, _, _, _) = post(&http, &nginx.base, "device_list", &json!({}), &[]).await;
+    assert_eq!(status, 401);
+    let before = servers
+        .client_credentials("jwt-client", &resource, "devices:read")
+        .await;
+    every_replica_accepts(before.clone()).await;
+    servers.rotate();
+    // Past the floor between two fetches of the key set.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let after = servers
+        .client_credentials("jwt-client", &resource, "devices:read")
+        .await;
+    assert_ne!(
+        tool_test_support::oauth::kid(&before),
+        tool_test_support::oauth::kid(&after),
+        "the signing key changed"
+    );
+    every_replica_accepts(after).await;
 }
 
 #[tokio::test]

@@ -166,3 +166,19 @@ impl Drop for AuthServers {
         let _ = self.child.wait();
     }
 }
+
+/// The `kid` of a JWT's header.
+///
+/// # Panics
+///
+/// When `token` is not a JWT with a `kid`.
+#[must_use]
+pub fn kid(token: &str) -> String {
+    use base64::Engine;
+    let header = token.split('.').next().unwrap_or_default();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .expect("a JWT's header");
+    let header: Value = serde_json::from_slice(&header).expect("a JWT's header");
+    header["kid"].as_str().expect("a kid").to_owned()
+}

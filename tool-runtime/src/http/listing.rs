@@ -231,7 +231,8 @@ pub(super) async fn openapi_json(
     json_response(StatusCode::OK, &*doc)
 }
 
-/// A tool as `GET /tools` describes it.
+/// A tool as `GET /tools` describes it, with the OAuth scopes a call needs (`scopes`, the
+/// same as the OpenAPI document's per-operation security).
 pub(super) fn describe(tool: &RegisteredTool) -> Value {
     let meta = tool.meta();
     let input = tool.input_schema();
@@ -256,6 +257,7 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
         "output_schema": tool.output_schema(),
         "annotations": meta.annotations,
         "tags": meta.tags,
+        "scopes": meta.options.scopes,
     })
 }
 

@@ -108,9 +108,16 @@ async function load() {
     state.who = null;
     signIn.hidden = false;
     $("#sign-out").hidden = true;
-    $("#identity").textContent = token()
-      ? "That token was not accepted."
-      : "This server needs a token.";
+    const refusal = token() ? "That token was not accepted." : "This server needs a token.";
+    $("#identity").textContent = refusal;
+    // Behind OAuth, the protected resource metadata (public, RFC 9728) names where to get one.
+    const metadata = await api("GET", "/.well-known/oauth-protected-resource");
+    const issuers = metadata.body?.authorization_servers ?? [];
+    if (issuers.length) {
+      const scopes = metadata.body.scopes_supported ?? [];
+      $("#identity").textContent = `${refusal} Get one from ${issuers.join(" or ")}`
+        + (scopes.length ? ` (scopes: ${scopes.join(", ")})` : "") + ".";
+    }
     state.tools = [];
     renderTools();
     showItems({}, {});
@@ -123,6 +130,7 @@ async function load() {
   $("#sign-out").hidden = !token();
   $("#identity").textContent = who.body.principal
     ? `Signed in as ${who.body.principal}` + (who.body.roles.length ? ` (roles: ${who.body.roles.join(", ")})` : " (no roles)")
+      + (who.body.scopes?.length ? `, scopes: ${who.body.scopes.join(", ")}` : "")
     : "Anonymous caller on this machine";
   $("#tab-activity").hidden = !who.body.audit;
   $("#tab-chat").hidden = !who.body.agent;
@@ -142,11 +150,15 @@ async function load() {
 
 // ---- the tool list --------------------------------------------------------------------------
 
-function badges(annotations = {}) {
+function badges(tool) {
+  const annotations = tool.annotations ?? {};
   const out = [];
   if (annotations.read_only) out.push(h("span", { class: "badge", text: "read-only" }));
   if (annotations.destructive) out.push(h("span", { class: "badge destructive", text: "destructive" }));
   if (annotations.idempotent) out.push(h("span", { class: "badge", text: "idempotent" }));
+  // The OAuth scopes a call needs: the tool is listed all the same; a token without them is
+  // refused with 403 insufficient_scope.
+  for (const scope of tool.scopes ?? []) out.push(h("span", { class: "badge scope", title: "OAuth scope a call needs", text: `scope ${scope}` }));
   return out;
 }
 
@@ -168,7 +180,7 @@ function renderTools() {
         "data-tool": tool.name,
         "aria-current": state.current?.name === tool.name ? "true" : "false",
         onclick: () => showTool(tool),
-      }, tool.title || tool.name, badges(tool.annotations))))))));
+      }, tool.title || tool.name, badges(tool))))))));
   if (!shown.length) list.append(h("p", { class: "hint", text: state.tools.length ? "No tool matches." : "No tools." }));
 }
 
@@ -353,7 +365,7 @@ function showTool(tool, preset) {
     event.preventDefault();
     submit(tool, form.get(), view);
   } },
-  h("h2", {}, tool.title || tool.name, badges(tool.annotations)),
+  h("h2", {}, tool.title || tool.name, badges(tool)),
   h("p", { class: "hint", text: tool.name }),
   tool.description ? h("p", { text: tool.description }) : null,
   form.el, general, h("div", { class: "row" }, run), result);

@@ -99,8 +99,8 @@ fn asset(which: usize) -> Response {
     response
 }
 
-/// `GET /whoami`: the server's name and version, who calls (principal and roles, when the
-/// server authenticates), and what the console can offer them (the audit log, the agent).
+/// `GET /whoami`: the server's name and version, who calls (principal, roles and the scopes
+/// its token grants, when the server authenticates), and what the console can offer them (the audit log, the agent).
 async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Response {
     let ctx = context_of(&mut request);
     let identity = ctx.identity.as_ref();
@@ -112,6 +112,7 @@ async fn whoami(State(console): State<Arc<Console>>, mut request: Request) -> Re
             "auth_required": console.http.access.authenticates(),
             "principal": identity.map(|i| i.principal.as_str()),
             "roles": identity.map(|i| i.roles.as_slice()).unwrap_or_default(),
+            "scopes": identity.map(|i| i.scopes.as_slice()).unwrap_or_default(),
             "audit": console.http.access.may_operate(identity) && console.registry.has_audit_log(),
             "agent": console.agent,
         }),
