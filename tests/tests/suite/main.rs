@@ -43,5 +43,4 @@ mod scale_out;
 mod schemas;
 mod toolsets;
 mod toolsets_items;
-mod ui;
 mod validator_agreement;
