@@ -251,7 +251,10 @@ async def fixture(args: argparse.Namespace) -> None:
                        "test_embedded_resource", "test_error_handling", "test_image_content",
                        "test_multiple_content_types", "test_reconnection", "test_sampling",
                        "test_simple_text", "test_tool_with_logging", "test_tool_with_progress"]
-        tools = await check_listing(client, sorted(own + conformance), frozenset(conformance))
+        # And one whose result is plain, with an output schema: a parameter mirrored in a header.
+        tools = await check_listing(
+            client, sorted(own + conformance + ["test_custom_headers"]), frozenset(conformance)
+        )
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.
         numbers = tools["numbers"]

@@ -313,6 +313,8 @@ pub(crate) struct ArgAttrs {
     pub(crate) inject: Attr<()>,
     pub(crate) positional: Attr<()>,
     pub(crate) short: Attr<syn::LitChar>,
+    /// The HTTP header a Streamable HTTP client mirrors the value in (SEP-2243 `x-mcp-header`).
+    pub(crate) header: Attr<LitStr>,
     /// A `bool` or `Vec<T>` the caller must give (they default to `false` and empty).
     pub(crate) required: Attr<()>,
     /// A resource template variable whose values are not screened for `..` and absolute paths.
@@ -328,8 +330,9 @@ pub(crate) struct Bounds {
 }
 
 /// The options of `#[arg]` a misspelling is matched against.
-const ARG_NAMES: [&str; 8] = [
+const ARG_NAMES: [&str; 9] = [
     "default",
+    "header",
     "required",
     "range",
     "length",
@@ -339,7 +342,7 @@ const ARG_NAMES: [&str; 8] = [
     "complete",
 ];
 
-const ARG_OPTIONS: &str = "`default = <value>`, `required`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `inject`, and on #[resource] and #[prompt] parameters `complete = path::to::fn` and `unscreened`";
+const ARG_OPTIONS: &str = "`default = <value>`, `required`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `positional`, `short = 'x'`, `header = \"Name\"`, `inject`, and on #[resource] and #[prompt] parameters `complete = path::to::fn` and `unscreened`";
 
 impl ArgAttrs {
     pub(crate) fn empty() -> Self {
@@ -352,6 +355,7 @@ impl ArgAttrs {
             positional: Attr::none("positional"),
             required: Attr::none("required"),
             short: Attr::none("short"),
+            header: Attr::none("header"),
             unscreened: Attr::none("unscreened"),
             complete: Attr::none("complete"),
         }
@@ -390,6 +394,16 @@ impl ArgAttrs {
                         )
                     })?;
                     self.complete.set(cx, span, path);
+                }
+                "header" => {
+                    let s = lit_str(&meta)?;
+                    if !is_header_name(&s.value()) {
+                        return Err(syn::Error::new(
+                            s.span(),
+                            "`header` takes an HTTP header name, letters, digits and `-`: `header = \"Region\"` (clients send it as `Mcp-Param-Region`)",
+                        ));
+                    }
+                    self.header.set(cx, span, s);
                 }
                 "short" => {
                     let c: syn::LitChar = meta.value()?.parse().map_err(|e| {
@@ -442,6 +456,14 @@ fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
         return Err(meta.error("give at least one bound: `min = ..` and/or `max = ..`"));
     }
     Ok(b)
+}
+
+/// An HTTP field name (a `token`, RFC 9110 section 5.1), as SEP-2243 asks of `x-mcp-header`.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// An OAuth 2 scope-token (RFC 6749, section 3.3): visible ASCII but `"` and `\`.

@@ -217,7 +217,25 @@ fn check_confirm(cx: &Ctxt, tool: &Tool) {
     }
 }
 
+/// Each `#[arg(header = ...)]` names a header of its own, compared as HTTP compares names,
+/// case aside.
+fn check_headers(cx: &Ctxt, tool: &Tool) {
+    let mut headers = std::collections::HashSet::new();
+    for header in tool.params.iter().filter_map(|p| p.args.header.get()) {
+        if !headers.insert(header.value().to_ascii_lowercase()) {
+            cx.error(
+                header.span(),
+                format!(
+                    "another parameter is sent in the header `Mcp-Param-{}` already (header names ignore case): give each `header` a name of its own",
+                    header.value()
+                ),
+            );
+        }
+    }
+}
+
 fn check_params(cx: &Ctxt, tool: &Tool) {
+    check_headers(cx, tool);
     for p in &tool.params {
         let a = &p.args;
         check_item_options(cx, a);
@@ -227,6 +245,7 @@ fn check_params(cx: &Ctxt, tool: &Tool) {
                 a.range.span(),
                 a.length.span(),
                 a.pattern.span(),
+                a.header.span(),
             ]
             .into_iter()
             .flatten()

@@ -265,6 +265,9 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
         if let Some(pattern) = p.args.pattern.get() {
             attrs.push(quote!(#[schemars(regex(pattern = #pattern))]));
         }
+        if let Some(header) = p.args.header.get() {
+            attrs.push(quote!(#[schemars(extend("x-mcp-header" = #header))]));
+        }
         // Read and described through `Marker<T>`, which asks nothing of the type: a type
         // without the derives is reported once, by the check against `tool::Parameter`,
         // instead of again inside serde's and schemars' derives.
@@ -304,6 +307,11 @@ fn args_struct(tool: &Tool, private: &TokenStream) -> Args {
         checks.push(quote_spanned! {ty.span()=>
             const _: () = <#ty as #krate::tool::Parameter>::CHECKED;
         });
+        if p.args.header.get().is_some() {
+            checks.push(quote_spanned! {ty.span()=>
+                const _: () = <#ty as #krate::tool::HeaderValue>::CHECKED;
+            });
+        }
     }
 
     Args {

@@ -117,6 +117,7 @@ impl Item {
                 a.pattern.span(),
                 a.positional.span(),
                 a.short.get().map(syn::LitChar::span),
+                a.header.span(),
                 a.required.span(),
             ]
             .into_iter()

@@ -94,6 +94,7 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "sep-2164-resource-not-found",
         "caching",
         "http-header-validation",
+        "http-custom-header-server-validation",
         "input-required-result-validate-input",
     ] {
         assert!(

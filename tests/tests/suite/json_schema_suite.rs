@@ -135,6 +135,8 @@ const KEYWORDS_WRITTEN: &[&str] = &[
     "title",
     "type",
     "writeOnly",
+    // An annotation (`#[arg(header = ...)]`, SEP-2243) the validator passes over.
+    "x-mcp-header",
 ];
 
 #[test]

@@ -163,7 +163,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            24,
+            25,
             "{tools}"
         );
     }
@@ -704,6 +704,98 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         .concat(),
         "{seen:?}"
     );
+}
+
+/// Restores a backup; its id travels in the header `Mcp-Param-Backup` too.
+#[tool(roles("ops"))]
+async fn backup_restore(#[arg(header = "Backup")] id: String) -> String {
+    id
+}
+
+/// SEP-2243 on 2026-07-28: a parameter marked `#[arg(header = "...")]` is listed with
+/// `x-mcp-header`, and a call whose `Mcp-Param-*` header differs from its argument is refused
+/// (-32020, HTTP 400) before it runs; for a caller the tool is hidden from, the headers are not
+/// checked against it, and the call is answered as any unknown tool's.
+#[tokio::test]
+async fn a_parameter_header_that_differs_from_its_argument_is_refused() {
+    use tool_runtime::app;
+    use tool_runtime::http::{Auth, ServerOptions};
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"ops-token\"\nprincipal = \"olga\"\nroles = [\"ops\"]\n\n\
+         [[tokens]]\ntoken = \"dev-token\"\nprincipal = \"dan\"\nroles = []\n",
+    )
+    .unwrap();
+    let registry = Arc::new(
+        Registry::builder()
+            .without_inventory()
+            .tool(backup_restore::descriptor())
+            .policy(RequireRoles)
+            .build()
+            .unwrap(),
+    );
+    let options = ServerOptions::default().auth(auth);
+    let base = tool_test_support::serve_on_loopback(app::router(registry, options)).await;
+    let http = reqwest::Client::new();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let listed = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth("ops-token")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let listed = tool_test_support::sse_message(&listed);
+    assert_eq!(
+        listed["result"]["tools"][0]["inputSchema"]["properties"]["id"]["x-mcp-header"], "Backup",
+        "{listed}"
+    );
+    let call = async |token: &str, header: &str| {
+        let response = http
+            .post(format!("{base}/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "backup_restore")
+            .header("mcp-param-backup", header)
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "backup_restore", "arguments": {"id": "b1"}, "_meta": meta}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let body =
+            serde_json::from_str(&text).unwrap_or_else(|_| tool_test_support::sse_message(&text));
+        (status, body)
+    };
+    let (status, refused) = call("ops-token", "b2").await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (400, &json!(-32020)),
+        "{refused}"
+    );
+    let (status, answered) = call("ops-token", "b1").await;
+    assert_eq!(status, 200, "{answered}");
+    assert_eq!(
+        answered["result"]["structuredContent"]["result"], "b1",
+        "{answered}"
+    );
+    let (_, hidden) = call("dev-token", "b2").await;
+    assert_eq!(hidden["error"]["data"]["type"], "unknown_tool", "{hidden}");
 }
 
 #[tokio::test]

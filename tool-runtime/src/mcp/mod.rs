@@ -298,6 +298,15 @@ impl McpServer {
             .collect()
     }
 
+    /// The tool `name` as `tools/list` describes it, if the caller of the `/mcp` request being
+    /// served may see it.
+    #[cfg(feature = "http")]
+    fn visible_described(&self, name: &str) -> Option<Tool> {
+        let caller = sessions::caller()?;
+        let tool = self.inner.registry.visible_tool(name, &caller)?;
+        Some(describe(&tool))
+    }
+
     async fn call(
         &self,
         request: CallToolRequestParams,
@@ -418,6 +427,15 @@ impl ServerHandler for McpServer {
                 self.negotiate_initialize(&request)
             })
             .await
+    }
+
+    /// The SDK checks a `tools/call`'s `Mcp-Param-*` headers (SEP-2243) against the tool's
+    /// parameters marked `x-mcp-header` (`#[arg(header = "...")]`), reading the tool here, in the
+    /// request's scope: a tool hidden from its caller is not found, and its call is answered as
+    /// any unknown tool's.
+    #[cfg(feature = "http")]
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.visible_described(name)
     }
 
     async fn discover(

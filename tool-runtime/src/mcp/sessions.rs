@@ -46,6 +46,8 @@ tokio::task_local! {
 struct Scope {
     /// Who sent it.
     owner: Owner,
+    /// Its caller, as the pipeline sees it.
+    caller: crate::Caller,
     /// The binding of a session read from the store for this request, for the session's
     /// restoration that follows.
     restored: RefCell<Option<(SessionId, Binding)>>,
@@ -66,11 +68,16 @@ pub(crate) struct Refusal {
     pub(crate) unasked: Option<RequestId>,
 }
 
-/// Runs `call` (a request from `owner` through the SDK's service) and says what of it was
-/// refused beneath the SDK.
-pub(crate) async fn serve<F: Future>(owner: Owner, call: F) -> (F::Output, Refusal) {
+/// Runs `call` (a request from `owner`, as `caller`, through the SDK's service) and says what of
+/// it was refused beneath the SDK.
+pub(crate) async fn serve<F: Future>(
+    owner: Owner,
+    caller: crate::Caller,
+    call: F,
+) -> (F::Output, Refusal) {
     let scope = Scope {
         owner,
+        caller,
         restored: RefCell::new(None),
         refused: Cell::new(false),
         unasked: RefCell::new(None),
@@ -92,6 +99,11 @@ fn requester() -> Owner {
     REQUEST
         .try_with(|r| r.owner.clone())
         .unwrap_or(Owner::Anonymous)
+}
+
+/// The caller of the request being served; none outside the `/mcp` route.
+pub(crate) fn caller() -> Option<crate::Caller> {
+    REQUEST.try_with(|r| r.caller.clone()).ok()
 }
 
 /// Whose session a request names, as [`BoundedSessions::presented`] finds it.

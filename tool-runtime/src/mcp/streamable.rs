@@ -125,6 +125,7 @@ impl McpServer {
         axum::routing::any_service(tower::service_fn(move |mut request: Request| {
             let method = request.method().clone();
             let owner = Owner::of(&request);
+            let caller = caller_of(&request);
             let guard = (method == axum::http::Method::POST).then(|| posts.enter());
             let close = (resumable && method == axum::http::Method::POST).then(|| {
                 let close = CancellationToken::new();
@@ -152,7 +153,7 @@ impl McpServer {
                 }
                 // Boxed as the SDK's own `call` boxes it: the future is large.
                 let (response, refusal) =
-                    super::sessions::serve(owner, Box::pin(service.handle(request))).await;
+                    super::sessions::serve(owner, caller, Box::pin(service.handle(request))).await;
                 if let Some(id) = refusal.unasked {
                     return Ok(unasked(&id));
                 }
@@ -320,6 +321,17 @@ async fn admit_post(
         return Err(insufficient_scope(&post.id, &refusal));
     }
     Ok((post.method == "initialize").then_some(post.id))
+}
+
+/// The caller of a request, as the front layer found it.
+fn caller_of(request: &Request) -> crate::Caller {
+    request
+        .extensions()
+        .get::<crate::front::requester::Requester>()
+        .map_or_else(
+            || crate::Caller::new(crate::Source::Mcp),
+            |r| r.caller(crate::Source::Mcp),
+        )
 }
 
 /// The caller of a request the front layer authenticated, when its token limits it by scopes.

@@ -30,6 +30,31 @@ pub trait Parameter {
 }
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> Parameter for T {}
 
+/// A type a parameter marked `#[arg(header = "...")]` can have: one a client can mirror in an
+/// `Mcp-Param-*` header (SEP-2243), a string, an integer or a `bool`. Not an `Option`: a header
+/// names a value the call always has.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent in an `Mcp-Param-*` header",
+    label = "`#[arg(header = ...)]` takes a `String`, an integer or a `bool`",
+    note = "MCP clients mirror only strings, integers and booleans in headers (SEP-2243): remove `header` from this parameter, or give it one of those types"
+)]
+pub trait HeaderValue {
+    #[doc(hidden)]
+    const CHECKED: () = ();
+}
+impl HeaderValue for String {}
+impl HeaderValue for bool {}
+impl HeaderValue for i8 {}
+impl HeaderValue for i16 {}
+impl HeaderValue for i32 {}
+impl HeaderValue for i64 {}
+impl HeaderValue for isize {}
+impl HeaderValue for u8 {}
+impl HeaderValue for u16 {}
+impl HeaderValue for u32 {}
+impl HeaderValue for u64 {}
+impl HeaderValue for usize {}
+
 /// A type a tool's result can have: `serde::Serialize + schemars::JsonSchema`. Implemented for
 /// every such type.
 #[diagnostic::on_unimplemented(

@@ -27,7 +27,7 @@ pub(crate) mod secret;
 pub(crate) mod state;
 
 pub use ask::{Answer, Ask};
-pub use bounds::{ErrorType, IntoToolResult, Output, Parameter, TextValue};
+pub use bounds::{ErrorType, HeaderValue, IntoToolResult, Output, Parameter, TextValue};
 pub use caller::{ProgressSink, ProgressUpdate};
 pub use complete::{CompleteFn, Completing, Completion, CompletionRef};
 pub use content::{EmbeddedResource, Icon};

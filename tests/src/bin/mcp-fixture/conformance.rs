@@ -46,6 +46,17 @@ async fn test_simple_text() -> Content {
     Content::text("This is a simple text response for testing.")
 }
 
+/// Returns the region it was given, which a Streamable HTTP client also sends as the header
+/// `Mcp-Param-Region` (SEP-2243): the server refuses a call whose header and argument differ.
+#[tool(annotations(read_only))]
+async fn test_custom_headers(
+    /// The region, mirrored in `Mcp-Param-Region`.
+    #[arg(header = "Region")]
+    region: String,
+) -> String {
+    region
+}
+
 /// Returns an image.
 #[tool(annotations(read_only))]
 async fn test_image_content() -> Content {
