@@ -333,8 +333,9 @@ async fn in_session(c: usize, base: String, stop: Arc<AtomicBool>, record: Share
                 }
                 Err(_) => {
                     lost.push(format!(
-                        "{:.1} s: no answer in 60 s",
-                        started.elapsed().as_secs_f64()
+                        "{:.1} s: no answer in {} s",
+                        started.elapsed().as_secs_f64(),
+                        SESSION_CALL_LIMIT.as_secs()
                     ));
                     break;
                 }
