@@ -397,7 +397,7 @@ impl ArgAttrs {
                 }
                 "header" => {
                     let s = lit_str(&meta)?;
-                    if !is_header_name(&s.value()) {
+                    if !tool_grammar::is_header_name(&s.value()) {
                         return Err(syn::Error::new(
                             s.span(),
                             "`header` takes an HTTP header name, letters, digits and `-`: `header = \"Region\"` (clients send it as `Mcp-Param-Region`)",
@@ -456,14 +456,6 @@ fn bounds(meta: &ParseNestedMeta<'_>) -> syn::Result<Bounds> {
         return Err(meta.error("give at least one bound: `min = ..` and/or `max = ..`"));
     }
     Ok(b)
-}
-
-/// An HTTP field name (a `token`, RFC 9110 section 5.1), as SEP-2243 asks of `x-mcp-header`.
-fn is_header_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// An OAuth 2 scope-token (RFC 6749, section 3.3): visible ASCII but `"` and `\`.

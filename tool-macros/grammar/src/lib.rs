@@ -7,6 +7,16 @@
 // Every public item is documented, and `pub` means reachable by users.
 #![warn(missing_docs, unreachable_pub)]
 
+/// Whether `name` is an HTTP field name (a `token`, RFC 9110 section 5.1), as an MCP parameter
+/// header (`#[arg(header = ...)]`, SEP-2243) must be: `Region`, `X-Trace`.
+#[must_use]
+pub fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// `"10/min"` → `(10, 60)`: calls, and the period in seconds (`s`, `min`, `h` and their long
 /// names). `None` for anything else, or a count of zero.
 #[must_use]

@@ -138,11 +138,7 @@ fn header_problem(props: &serde_json::Map<String, serde_json::Value>) -> Option<
             continue;
         };
         let name = header.as_str().unwrap_or_default();
-        let token = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !token {
+        if !tool_grammar::is_header_name(name) {
             return Some(format!(
                 "parameter `{param}`: `x-mcp-header` must be an HTTP header name, such as \"Region\", not {header}"
             ));
