@@ -740,47 +740,37 @@ async fn a_parameter_header_that_differs_from_its_argument_is_refused() {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
     });
-    let listed = http
-        .post(format!("{base}/mcp"))
-        .bearer_auth("ops-token")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/list")
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let listed = tool_test_support::sse_message(&listed);
+    // A 2026-07-28 request standing alone, with its standard headers and `extra` ones: the
+    // status and the JSON-RPC answer (a plain body or a one-event stream).
+    let post = async |token: &str, method: &str, params: Value, extra: &[(&str, &str)]| {
+        let mut params = params;
+        params["_meta"] = meta.clone();
+        let mut request = http
+            .post(format!("{base}/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        for (name, value) in extra {
+            request = request.header(*name, *value);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let response = request.json(&body).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let answer: Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| tool_test_support::sse_message(&text));
+        (status, answer)
+    };
+    let (_, listed) = post("ops-token", "tools/list", json!({}), &[]).await;
     assert_eq!(
         listed["result"]["tools"][0]["inputSchema"]["properties"]["id"]["x-mcp-header"], "Backup",
         "{listed}"
     );
     let call = async |token: &str, header: &str| {
-        let response = http
-            .post(format!("{base}/mcp"))
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "backup_restore")
-            .header("mcp-param-backup", header)
-            .json(
-                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "backup_restore", "arguments": {"id": "b1"}, "_meta": meta}}),
-            )
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        let body =
-            serde_json::from_str(&text).unwrap_or_else(|_| tool_test_support::sse_message(&text));
-        (status, body)
+        let params = json!({"name": "backup_restore", "arguments": {"id": "b1"}});
+        let headers = [("mcp-name", "backup_restore"), ("mcp-param-backup", header)];
+        post(token, "tools/call", params, &headers).await
     };
     let (status, refused) = call("ops-token", "b2").await;
     assert_eq!(
