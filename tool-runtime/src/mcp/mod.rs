@@ -276,8 +276,15 @@ impl McpServer {
     #[must_use]
     pub fn list(&self, caller: &Caller) -> Vec<Tool> {
         let registry = &self.inner.registry;
-        let version = registry.version();
-        let visible = registry.visible(caller);
+        self.described(registry.version(), &registry.visible(caller))
+    }
+
+    /// `tools`, described for MCP from the descriptions kept for registry version `version`.
+    fn described(
+        &self,
+        version: u64,
+        tools: &[impl std::ops::Deref<Target = RegisteredTool>],
+    ) -> Vec<Tool> {
         let mut cache = self
             .inner
             .descriptions
@@ -286,7 +293,7 @@ impl McpServer {
         if cache.0 != version {
             *cache = (version, HashMap::new());
         }
-        visible
+        tools
             .iter()
             .map(|t| {
                 cache
@@ -299,12 +306,14 @@ impl McpServer {
     }
 
     /// The tool `name` as `tools/list` describes it, if the caller of the `/mcp` request being
-    /// served may see it.
+    /// served may see it: asked on every 2026-07-28 `tools/call`, so from the kept descriptions.
     #[cfg(feature = "http")]
     fn visible_described(&self, name: &str) -> Option<Tool> {
         let caller = sessions::caller()?;
-        let tool = self.inner.registry.visible_tool(name, &caller)?;
-        Some(describe(&tool))
+        let registry = &self.inner.registry;
+        let version = registry.version();
+        let tool = registry.visible_tool(name, &caller)?;
+        self.described(version, &[tool]).pop()
     }
 
     async fn call(
