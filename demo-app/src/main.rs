@@ -4,7 +4,8 @@
 //! `serve`'s MCP sessions are shared through Redis by every replica on it; with `--postgres URL`,
 //! `DEMO_APP_POSTGRES` or `[postgres]`, the audit, the scheduled tasks and the data live in
 //! PostgreSQL (unless `--audit-log` or `--db` names a file for their part); with `[otel]` (or
-//! the `OTEL_*` variables), traces and metrics go to an OpenTelemetry collector.
+//! the `OTEL_*` variables), traces and metrics go to an OpenTelemetry collector; with
+//! `DEMO_APP_MCP_STATE_KEY`, every replica seals MCP request states with that key.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,9 +17,14 @@ use tool_runtime::app::cli::clap::parser::ValueSource;
 use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::layers::audit::JsonLinesAudit;
+use tool_runtime::mcp::RequestStateKey;
 use tool_runtime::postgres::{Postgres, PostgresAudit};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
+
+/// The variable that holds the key every replica seals MCP input-required request states with
+/// (at least 32 bytes); unset, each `serve` process has a random key of its own.
+const STATE_KEY: &str = "DEMO_APP_MCP_STATE_KEY";
 
 /// The configuration `configure` read and left in `cx`: each later hook takes it here, once.
 fn config(cx: &AppContext) -> Arc<Config> {
@@ -222,9 +228,16 @@ fn main() -> ExitCode {
             Ok(config.toolsets(cx.get::<Stores>())?)
         })
         // `serve` with Redis: MCP sessions kept there, /readyz checking it; and PostgreSQL.
+        // With DEMO_APP_MCP_STATE_KEY, the key every replica seals MCP request states with.
         .server_options(async |cx, options| {
             let options = match config(cx).auth.oauth(env)? {
                 Some(oauth) => options.oauth(oauth),
+                None => options,
+            };
+            let options = match env(STATE_KEY) {
+                Some(key) => options.mcp_request_state_key(
+                    RequestStateKey::new(key).map_err(|e| format!("{STATE_KEY}: {e}"))?,
+                ),
                 None => options,
             };
             let options = match cx.get::<Redis>() {

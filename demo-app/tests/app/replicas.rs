@@ -76,7 +76,9 @@ impl Replica {
             .env_remove("DEMO_APP_DB")
             .env_remove("DEMO_APP_AUDIT")
             .env_remove("DEMO_APP_REDIS")
-            .env_remove("DEMO_APP_POSTGRES");
+            .env_remove("DEMO_APP_POSTGRES")
+            // One key for every replica: any of them opens the request state another sealed.
+            .env("DEMO_APP_MCP_STATE_KEY", "replicas-share-this-request-state-key");
         if let Some(url) = &self.redis {
             command.args(["--redis", url]);
         }

@@ -29,6 +29,7 @@ mod load;
 mod mcp;
 mod mcp_resources;
 mod mcp_resume;
+mod mcp_rounds;
 mod oauth;
 mod otel_mcp;
 mod output_cap;

@@ -325,7 +325,7 @@ async fn backup_start() -> String {
 }
 
 /// Newline-delimited JSON-RPC to an in-process server over a duplex pipe.
-struct Pipe {
+pub(crate) struct Pipe {
     write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
     read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
 }
@@ -333,7 +333,7 @@ struct Pipe {
 impl Pipe {
     /// A server with no session yet: 2026-07-28 requests stand alone, their `_meta` saying
     /// what `initialize` would have.
-    fn connect(registry: Arc<Registry>) -> Self {
+    pub(crate) fn connect(registry: Arc<Registry>) -> Self {
         use tokio::io::AsyncBufReadExt;
         let (client, server) = tokio::io::duplex(1 << 16);
         let (sr, sw) = tokio::io::split(server);
@@ -355,14 +355,14 @@ impl Pipe {
         pipe
     }
 
-    async fn send(&mut self, message: Value) {
+    pub(crate) async fn send(&mut self, message: Value) {
         use tokio::io::AsyncWriteExt;
         let mut line = message.to_string();
         line.push('\n');
         self.write.write_all(line.as_bytes()).await.unwrap();
     }
 
-    async fn answer(&mut self, id: i64) -> Value {
+    pub(crate) async fn answer(&mut self, id: i64) -> Value {
         loop {
             let line = self.read.next_line().await.unwrap().expect("open");
             let message: Value = serde_json::from_str(&line).unwrap();
@@ -609,7 +609,12 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         }
         pipe.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
             .await;
-        pipe.answer(id).await["result"].clone()
+        let answer = pipe.answer(id).await;
+        // A request state not sealed here for this call is a protocol error, before any run.
+        if let Some(error) = answer.get("error") {
+            return json!({"error": error});
+        }
+        answer["result"].clone()
     };
     let accept = |state: Option<&str>| {
         let mut retry = json!({"inputResponses": {"confirm": {"action": "accept", "content": {}}}});
@@ -623,7 +628,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         assert!(text.starts_with("confirmation_required:"), "{text}");
     };
 
-    // Asked inline: the question, and the token as the state to echo.
+    // Asked inline: the question, and the sealed state (with the call's token) to echo.
     let asked = call("a", json!({})).await;
     assert_eq!(asked["resultType"], "input_required", "{asked}");
     assert!(
@@ -637,30 +642,24 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
 
     // An accept that echoes no state confirms nothing.
     refused(&call("a", accept(None)).await);
-    // Nor does the token of a question about other arguments.
+    // The state of a question about other arguments, or one altered, is refused before the
+    // call runs: it opens only for the caller and the request it was sealed for.
     let other = call("b", json!({})).await["requestState"]
         .as_str()
         .unwrap()
         .to_owned();
-    refused(&call("a", accept(Some(&other))).await);
-    // Nor one issued to another principal.
-    let theirs = registry
-        .call(
-            "store_wipe",
-            json!({"store": "a"}),
-            tool_runtime::Caller::new(tool_runtime::Source::Mcp).principal("mallory"),
-        )
-        .await;
-    let theirs = theirs
-        .error()
-        .unwrap()
-        .confirmation()
-        .unwrap()
-        .token
-        .clone();
-    refused(&call("a", accept(Some(&theirs))).await);
-    // Nor a forged one.
-    refused(&call("a", accept(Some("c1-forged"))).await);
+    let forged = format!("{token}x");
+    for state in [other.as_str(), forged.as_str(), "c1-forged"] {
+        let answer = call("a", accept(Some(state))).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("requestState was refused"),
+            "{answer}"
+        );
+    }
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
 
     // The accept with the token of this very call runs it, once.
@@ -670,7 +669,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         json!({"result": "wiped a"}),
         "{done}"
     );
-    // The same token again is used up.
+    // The same state again: its token is used up.
     refused(&call("a", accept(Some(&token))).await);
     // A decline runs nothing.
     let declined = call(
@@ -682,7 +681,7 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
         error_text(&declined).starts_with("confirmation_declined:"),
         "{declined}"
     );
-    // Nor a token past its lifetime (this registry's tokens live a second).
+    // Nor a state whose token is past its lifetime (this registry's tokens live a second).
     let expired = call("a", json!({})).await["requestState"]
         .as_str()
         .unwrap()
@@ -691,13 +690,14 @@ async fn on_2026_07_28_an_accept_runs_only_the_call_its_token_was_issued_for() {
     refused(&call("a", accept(Some(&expired))).await);
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
 
-    // One record per pipeline run: each question, each refusal, the one run.
+    // One record per pipeline run: each question, each refusal, the one run; a state refused
+    // before the pipeline runs nothing.
     let seen = outcomes.0.lock().unwrap().clone();
     let required = "confirmation_required".to_owned();
     assert_eq!(
         seen,
         [
-            vec![required.clone(); 7],
+            vec![required.clone(); 3],
             vec!["ok".to_owned()],
             vec![required; 4],
         ]

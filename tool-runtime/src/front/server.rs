@@ -53,6 +53,7 @@ use crate::front::safety::{Access, AllowedHosts};
 /// | | [`max_subscriptions`](Self::max_subscriptions) (resource URIs one session follows) | the server's: 1,000 |
 /// | | `mcp_session_store` (feature `mcp`) | none: a session lives on the replica that made it |
 /// | | `mcp_event_store` (feature `mcp`) | a `MemoryEventStore` in this process |
+/// | | `mcp_request_state_key` (feature `mcp`) | a random key of this process |
 /// | replicas | [`replica_id`](Self::replica_id) | none |
 /// | | [`ready_check`](Self::ready_check) (`GET /readyz`) | none |
 /// | the server | [`api_title`](Self::api_title), [`api_version`](Self::api_version) | `tools`, this crate's version |
@@ -88,6 +89,9 @@ pub struct ServerOptions {
     /// Where `/mcp` keeps the events of its streams for clients that resume one.
     #[cfg(feature = "mcp")]
     pub(crate) event_store: EventStoreOption,
+    /// What seals `/mcp`'s input-required request states.
+    #[cfg(feature = "mcp")]
+    pub(crate) request_state_key: Option<crate::mcp::RequestStateKey>,
 }
 
 /// What a request may hold.
@@ -373,6 +377,18 @@ impl ServerOptions {
         store: Arc<dyn rmcp::transport::streamable_http_server::session::SessionStore>,
     ) -> Self {
         self.session_store = Some(SessionStoreOption(store));
+        self
+    }
+
+    /// Seals the request state of `/mcp`'s input-required results (protocol 2026-07-28) with
+    /// `key` ([`McpServer::request_state_key`](crate::mcp::McpServer::request_state_key)): give
+    /// every replica the same, so that any of them takes the next round of a call another
+    /// began. Unset, each process has a random key of its own, and a round that reaches
+    /// another replica is refused with a JSON-RPC error (the client makes the request over).
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn mcp_request_state_key(mut self, key: crate::mcp::RequestStateKey) -> Self {
+        self.request_state_key = Some(key);
         self
     }
 

@@ -438,7 +438,7 @@ pub(crate) fn declined(tool: &str) -> ToolError {
 
 /// SHA-256 of the arguments in a canonical form (object members sorted by key), so the same
 /// arguments sent in another member order still match.
-fn digest(args: &Value) -> [u8; 32] {
+pub(crate) fn digest(args: &Value) -> [u8; 32] {
     fn feed(h: &mut Sha256, v: &Value) {
         match v {
             Value::Object(m) => {

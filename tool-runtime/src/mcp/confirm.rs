@@ -1,11 +1,11 @@
 //! Destructive tools confirmed through the MCP client: form elicitation, or on 2026-07-28 an
 //! `InputRequiredResult` answered with the retried call.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use rmcp::model::InputRequiredResult;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::peer;
 use crate::tool::{Answer, Ask, Confirmation};
@@ -64,9 +64,9 @@ impl Ask for Elicit {
     }
 }
 
-/// The question of `confirmation` as a 2026-07-28 `InputRequiredResult`; its token is the
-/// request state the client sends back with its answer.
-pub(super) fn ask_inline(confirmation: &Confirmation) -> InputRequiredResult {
+/// The question of `confirmation` as the `inputRequests` of a 2026-07-28 input-required
+/// result; its token goes in the request state the client sends back with its answer.
+pub(super) fn question(confirmation: &Confirmation) -> BTreeMap<String, Value> {
     let request = json!({
         "method": "elicitation/create",
         "params": {
@@ -75,9 +75,5 @@ pub(super) fn ask_inline(confirmation: &Confirmation) -> InputRequiredResult {
             "requestedSchema": {"type": "object", "properties": {}},
         }
     });
-    let requests = std::collections::BTreeMap::from([(
-        CONFIRM_INPUT.to_owned(),
-        serde_json::from_value(request).expect("an elicitation request"),
-    )]);
-    InputRequiredResult::new(Some(requests), Some(confirmation.token.clone()))
+    BTreeMap::from([(CONFIRM_INPUT.to_owned(), request)])
 }

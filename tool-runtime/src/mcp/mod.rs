@@ -35,18 +35,19 @@
 //!   specification prescribes.
 //! - Destructive tools are never run unconfirmed. When the client declares form elicitation,
 //!   the user is asked through it (accept runs the tool; decline or cancel refuses, as
-//!   `confirmation_declined`); on protocol `2026-07-28` the same question is an
-//!   `InputRequiredResult` whose `requestState` is the call's confirmation token, and an accept
-//!   runs the tool only when the retried call brings that state back for the same arguments
-//!   and caller. Otherwise the call is refused with `confirmation_required`.
+//!   `confirmation_declined`); on protocol `2026-07-28` the same question is an input-required
+//!   result whose sealed `requestState` carries the call's single-use confirmation token, and
+//!   an accept runs the tool only when the retried call brings that state back for the same
+//!   arguments and caller. Otherwise the call is refused with `confirmation_required`.
 //! - A request's progress token turns the tool's progress reports into
 //!   `notifications/progress`; `notifications/cancelled` cancels the running tool.
 //! - A tool's [`CallContext::log`](crate::CallContext::log) messages are
 //!   `notifications/message` at the level the client set with `logging/setLevel` (`info` until
-//!   it does); [`sample`](crate::CallContext::sample) and
-//!   [`elicit`](crate::CallContext::elicit) are `sampling/createMessage` and
-//!   `elicitation/create` requests to the client, refused as `unsupported` when it did not
-//!   declare the capability.
+//!   it does); [`sample`](crate::CallContext::sample),
+//!   [`elicit`](crate::CallContext::elicit) and [`roots`](crate::CallContext::roots) are
+//!   `sampling/createMessage`, `elicitation/create` and `roots/list` requests to the client
+//!   before 2026-07-28, and input-required results from it on (see below), refused as
+//!   `unsupported` when it did not declare the capability.
 
 // Other servers mounted as toolsets: with the `mcp-client` feature.
 #[cfg(feature = "mcp-client")]
@@ -65,6 +66,7 @@ mod upstream;
 #[cfg(feature = "http")]
 mod binding;
 mod confirm;
+mod input;
 #[cfg(feature = "http")]
 mod drain;
 #[cfg(feature = "http")]
@@ -101,7 +103,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
     Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
@@ -138,6 +140,8 @@ struct Inner {
     /// Cancelled when the HTTP server stops accepting connections: a question asked of a client
     /// from then on could not get its answer, which comes in a request of its own.
     stopping: std::sync::OnceLock<tokio_util::sync::CancellationToken>,
+    /// Seals the request state of input-required results (2026-07-28).
+    request_states: Mutex<Arc<input::RequestStates>>,
 }
 
 /// One session's own part of a server: whether it has been initialized, and the task that
@@ -201,9 +205,126 @@ impl McpServer {
                 page_size: AtomicUsize::new(PAGE_SIZE),
                 max_subscriptions: AtomicUsize::new(subscriptions::MAX_SUBSCRIPTIONS),
                 stopping: std::sync::OnceLock::new(),
+                request_states: Mutex::new(Arc::new(input::RequestStates::random())),
             }),
             session: Arc::default(),
         }
+    }
+
+    /// Seals the request state of input-required results (protocol 2026-07-28) with `key`:
+    /// give every replica behind a load balancer the same key, so that whichever receives the
+    /// next round opens the state the last one sealed. Unset, each process seals with a random
+    /// key of its own, and a round that reaches another replica is refused (the client then
+    /// makes the request over). Every clone of this server shares the setting;
+    /// [`http_route`](Self::http_route) sets the one of its options when they set one
+    /// ([`ServerOptions::mcp_request_state_key`](crate::http::ServerOptions::mcp_request_state_key)).
+    #[must_use]
+    pub fn request_state_key(self, key: RequestStateKey) -> Self {
+        *self
+            .inner
+            .request_states
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = key.0;
+        self
+    }
+
+    /// What seals the request state of input-required results.
+    fn request_states(&self) -> Arc<input::RequestStates> {
+        Arc::clone(
+            &self
+                .inner
+                .request_states
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Where a request of `method` on `target` with `args` stands among its call's rounds: on
+    /// 2026-07-28, the round its request state continues (opened for this caller and request,
+    /// or refused; a new one without) and the answers it brings, the earlier rounds' and its
+    /// own `inputResponses` (an earlier round's answer is not asked again, so not replaced);
+    /// before, none. Every round of a call runs under the first round's request id.
+    #[allow(clippy::too_many_arguments)]
+    fn rounds(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: Caller,
+        method: &str,
+        target: &str,
+        args: &Value,
+        state: Option<&str>,
+        responses: Option<&rmcp::model::InputResponses>,
+    ) -> Result<(Caller, Option<input::Rounds>), ErrorData> {
+        if !resources::modern(context) {
+            return Ok((caller, None));
+        }
+        let bound = input::Binding::new(caller.principal_name(), method, target, args);
+        let mut round = match state {
+            Some(sealed) => self.request_states().open(sealed, &bound)?,
+            None => input::Round::default(),
+        };
+        let mut given = round.answers.clone();
+        for (key, answer) in responses.into_iter().flatten() {
+            given.entry(key.clone()).or_insert_with(|| answer.clone());
+        }
+        if round.call.is_empty() {
+            round.call = caller
+                .given_request_id()
+                .map_or_else(crate::tool::caller::next_request_id, str::to_owned);
+        }
+        let caller = caller.request_id(round.call.clone());
+        Ok((caller, Some(input::Rounds { bound, round, given })))
+    }
+
+    /// The request's view of its client, for the tool, prompt or resource it runs: asking it
+    /// with the request's answer when `rounds` are given.
+    fn call_peer(
+        &self,
+        context: &RequestContext<RoleServer>,
+        rounds: Option<&input::Rounds>,
+    ) -> Arc<peer::CallPeer> {
+        let mut peer = peer::CallPeer::new(
+            context,
+            Arc::clone(&self.session.log_level),
+            self.inner.stopping.get().cloned(),
+        );
+        if let Some(rounds) = rounds {
+            peer = peer.answering(rounds.given.clone());
+        }
+        Arc::new(peer)
+    }
+
+    /// The input-required result of a run that `asked` what it had no answer for, carrying the
+    /// answers it read and `confirm` on to the next round; `None` when it asked nothing more;
+    /// the request's error when an answer was not of its question's kind.
+    fn asked_again(
+        &self,
+        rounds: &input::Rounds,
+        asked: input::Asked,
+        confirm: Option<String>,
+    ) -> Result<Option<rmcp::model::InputRequiredResult>, ErrorData> {
+        match asked {
+            input::Asked::Answered => Ok(None),
+            input::Asked::Malformed(e) => Err(e),
+            input::Asked::Pending(questions, answers) => {
+                let round = input::Round {
+                    call: rounds.round.call.clone(),
+                    answers,
+                    confirm,
+                };
+                Ok(Some(self.ask_again(&rounds.bound, &round, questions)))
+            }
+        }
+    }
+
+    /// The input-required result asking `questions`, whose sealed state carries `round` on.
+    fn ask_again(
+        &self,
+        bound: &input::Binding,
+        round: &input::Round,
+        questions: std::collections::BTreeMap<String, Value>,
+    ) -> rmcp::model::InputRequiredResult {
+        input::input_required(questions, self.request_states().seal(round, bound))
     }
 
     /// Lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`)
@@ -318,59 +439,104 @@ impl McpServer {
 
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Progress reports and log messages go out in order, before the response.
-        let peer = Arc::new(peer::CallPeer::new(
+        let args = Value::Object(request.arguments.take().unwrap_or_default());
+        // 2026-07-28: a call asks its client with its answer, and the answers come with the
+        // call made again, with the state of the rounds before.
+        let (caller, rounds) = self.rounds(
             &context,
-            Arc::clone(&self.session.log_level),
-            self.inner.stopping.get().cloned(),
-        ));
-        let response = self.call_with(request, &context, &peer).await;
+            caller_of(&context),
+            "tools/call",
+            &request.name,
+            &args,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
+        // Progress reports and log messages go out in order, before the response.
+        let peer = self.call_peer(&context, rounds.as_ref());
+        let response = self
+            .call_with(&request.name, args, caller, rounds, &context, &peer)
+            .await;
         peer.finish().await;
         response
     }
 
     async fn call_with(
         &self,
-        request: CallToolRequestParams,
+        name: &str,
+        args: Value,
+        caller: Caller,
+        rounds: Option<input::Rounds>,
         context: &RequestContext<RoleServer>,
         peer: &Arc<peer::CallPeer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let registry = &self.inner.registry;
-        let name = request.name.as_ref();
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let mut caller = caller_of(context)
+        let principal = caller.principal_name().map(str::to_owned);
+        let mut caller = caller
             .cancellation(context.ct.clone())
             .peer(Arc::clone(peer) as _);
         if peer.wants_progress() {
             caller = caller.progress(Arc::clone(peer) as _);
         }
-        // 2026-07-28: the answer to our question comes back with the retried call, and the
+        // 2026-07-28: the answer to the confirmation comes back with the retried call, and the
         // token it confirms in the request state. An accept redeems that token and nothing
         // else: without it, or with one issued for another call, the call is refused.
-        let answered = request
-            .input_responses
+        let answered = rounds
             .as_ref()
-            .and_then(|r| r.get(CONFIRM_INPUT))
+            .and_then(|r| r.given.get(CONFIRM_INPUT))
             .map(|answer| answer.get("action").and_then(Value::as_str) == Some("accept"));
-        if answered == Some(true)
-            && let Some(token) = request.request_state
-        {
+        let token = rounds.as_ref().and_then(|r| r.round.confirm.clone());
+        let confirmed = answered == Some(true) && token.is_some();
+        if confirmed && let Some(token) = token {
             caller = caller.confirmation(token);
         }
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
         let caller = caller.asking(Arc::new(Elicit {
             peer: Arc::clone(peer),
             answered,
-            inline: modern && answered.is_none(),
+            inline: rounds.is_some() && answered.is_none(),
         }));
+        // The arguments a confirmed call's next token is bound to, should it ask.
+        let kept = confirmed.then(|| args.clone());
         let finished = registry.handle(CallTool::new(name, args), caller).await;
-        if let Some(question) = finished.question() {
-            return Ok(confirm::ask_inline(question).into());
+        if let Some(rounds) = &rounds {
+            if let Some(question) = finished.question() {
+                let round = input::Round {
+                    call: rounds.round.call.clone(),
+                    answers: serde_json::Map::new(),
+                    confirm: Some(question.token.clone()),
+                };
+                return Ok(self
+                    .ask_again(&rounds.bound, &round, confirm::question(question))
+                    .into());
+            }
+            let asked = peer.asked();
+            // A confirmed call that asks is confirmed for its next round too, by a token of
+            // its own: each round redeems one, once.
+            let confirm = match (&asked, &kept) {
+                (input::Asked::Pending(..), Some(args)) => match registry
+                    .confirmation_token(name, args, principal.as_deref())
+                    .await
+                {
+                    Ok(token) => Some(token),
+                    Err(e) => return Ok(failure(&e).into()),
+                },
+                _ => None,
+            };
+            // The confirmation's answer goes on with its token, as every answer so far does.
+            let asked = match (asked, &confirm) {
+                (input::Asked::Pending(questions, mut answers), Some(_)) => {
+                    if let Some(accept) = rounds.given.get(CONFIRM_INPUT) {
+                        answers.insert(CONFIRM_INPUT.to_owned(), accept.clone());
+                    }
+                    input::Asked::Pending(questions, answers)
+                }
+                (asked, _) => asked,
+            };
+            if let Some(result) = self.asked_again(rounds, asked, confirm)? {
+                return Ok(result.into());
+            }
         }
         match (finished.envelope.outcome, finished.tool) {
             (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
@@ -388,6 +554,43 @@ impl McpServer {
         }
     }
 }
+
+/// The key that seals the request state of MCP input-required results (protocol 2026-07-28),
+/// shared by every replica ([`McpServer::request_state_key`]): at least 32 bytes of secret,
+/// high-entropy material. States are signed (HMAC-SHA256), not encrypted.
+#[derive(Clone)]
+pub struct RequestStateKey(Arc<input::RequestStates>);
+
+impl RequestStateKey {
+    /// The key `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// When `bytes` holds fewer than 32 bytes.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<Self, RequestStateKeyError> {
+        input::RequestStates::new(bytes.into())
+            .map(|states| Self(Arc::new(states)))
+            .map_err(|_| RequestStateKeyError(()))
+    }
+}
+
+impl std::fmt::Debug for RequestStateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestStateKey(..)")
+    }
+}
+
+/// A request-state key shorter than the 32 bytes it needs ([`RequestStateKey::new`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestStateKeyError(());
+
+impl std::fmt::Display for RequestStateKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an MCP request-state key must be at least 32 bytes long")
+    }
+}
+
+impl std::error::Error for RequestStateKeyError {}
 
 impl ServerHandler for McpServer {
     #[allow(

@@ -21,7 +21,11 @@ use tracing::Instrument as _;
 
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::error::{ErrorKind, ToolError};
-use crate::tool::peer::{Elicited, LogLevel, Peer, Role, Sample, Sampled};
+use crate::tool::peer::{
+    Elicited, InputRequest, InputResponse, LogLevel, Peer, Role, Root, Sample, Sampled,
+};
+
+use super::input::{Asked, Asking};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
 #[derive(Debug)]
@@ -58,6 +62,10 @@ pub(super) struct CallPeer {
     level: Arc<SessionLevel>,
     can_sample: bool,
     can_elicit: bool,
+    can_list_roots: bool,
+    /// On a request whose client answers with the request made again (2026-07-28): the
+    /// answers given, and the questions asked that have none.
+    asking: Option<Asking>,
     queue: Mutex<Option<UnboundedSender<Outbound>>>,
     forwarder: Mutex<Option<tokio::task::JoinHandle<()>>>,
     finished: std::sync::atomic::AtomicBool,
@@ -75,14 +83,19 @@ impl CallPeer {
     ) -> Self {
         // The request's own capabilities (2026-07-28 clients send them with every request),
         // else the session's, borrowed rather than cloned: this runs on every call.
-        let flags =
-            |c: &rmcp::model::ClientCapabilities| (c.sampling.is_some(), can_elicit(Some(c)));
-        let (can_sample, can_elicit) = match context.meta.client_capabilities() {
+        let flags = |c: &rmcp::model::ClientCapabilities| {
+            (
+                c.sampling.is_some(),
+                can_elicit(Some(c)),
+                c.roots.is_some(),
+            )
+        };
+        let (can_sample, can_elicit, can_list_roots) = match context.meta.client_capabilities() {
             Some(c) => flags(&c),
             None => context
                 .peer
                 .peer_info()
-                .map_or((false, false), |i| flags(&i.capabilities)),
+                .map_or((false, false, false), |i| flags(&i.capabilities)),
         };
         Self {
             peer: context.peer.clone(),
@@ -90,6 +103,8 @@ impl CallPeer {
             level,
             can_sample,
             can_elicit,
+            can_list_roots,
+            asking: None,
             queue: Mutex::default(),
             forwarder: Mutex::default(),
             finished: std::sync::atomic::AtomicBool::new(false),
@@ -124,6 +139,19 @@ impl CallPeer {
             },
             None => request.await.map_err(|e| failed(what, &e)),
         }
+    }
+
+    /// The call's requests go back to the client with the call's answer, as an input-required
+    /// result, and come back answered in `given` (2026-07-28): none goes out as a request of
+    /// the server's own.
+    pub(super) fn answering(mut self, given: Map<String, Value>) -> Self {
+        self.asking = Some(Asking::new(given));
+        self
+    }
+
+    /// How the call's questions ended, when they go back with its answer.
+    pub(super) fn asked(&self) -> Asked {
+        self.asking.as_ref().map_or(Asked::Answered, Asking::finish)
     }
 
     /// Whether the client answers form elicitations.
@@ -238,6 +266,56 @@ impl Peer for CallPeer {
         if self.level.lets_through(level) {
             self.send(Outbound::Log(level, data));
         }
+    }
+
+    fn ask(
+        &self,
+        key: &str,
+        request: InputRequest,
+    ) -> BoxFuture<'_, Result<InputResponse, ToolError>> {
+        let Some(asking) = &self.asking else {
+            return Box::pin(async move {
+                Ok(match request {
+                    InputRequest::Sample(sample) => {
+                        InputResponse::Sampled(self.sample(sample).await?)
+                    }
+                    InputRequest::Elicit { message, schema } => {
+                        InputResponse::Elicited(self.elicit(message, schema).await?)
+                    }
+                    _ => InputResponse::Roots(self.list_roots().await?),
+                })
+            });
+        };
+        // Only what the request declared it can answer is asked: the rest is refused at once,
+        // as on a session, and the tool may go on without it.
+        let (able, what) = match &request {
+            InputRequest::Sample(_) => (self.can_sample, "sampling"),
+            InputRequest::Elicit { .. } => (self.can_elicit, "elicitation"),
+            _ => (self.can_list_roots, "roots"),
+        };
+        let answer = if able {
+            asking.ask(key, &request)
+        } else {
+            Err(unsupported(what))
+        };
+        Box::pin(std::future::ready(answer))
+    }
+
+    fn list_roots(&self) -> BoxFuture<'_, Result<Vec<Root>, ToolError>> {
+        Box::pin(async move {
+            if !self.can_list_roots {
+                return Err(unsupported("roots"));
+            }
+            let answer = self.answer("roots", self.peer.list_roots()).await?;
+            Ok(answer
+                .roots
+                .into_iter()
+                .map(|r| Root {
+                    uri: r.uri,
+                    name: r.name,
+                })
+                .collect())
+        })
     }
 
     fn sample(&self, request: Sample) -> BoxFuture<'_, Result<Sampled, ToolError>> {

@@ -1,6 +1,8 @@
 //! Prompts over MCP: `prompts/list` and `prompts/get`, answered from the registry for the
 //! request's caller.
 
+use std::sync::Arc;
+
 use rmcp::ErrorData;
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
@@ -54,23 +56,41 @@ impl McpServer {
             .await
     }
 
-    /// `prompts/get`: the prompt's messages for the arguments, through the call pipeline.
+    /// `prompts/get`: the prompt's messages for the arguments, through the call pipeline. On
+    /// 2026-07-28 a prompt that asks its client (elicitation, sampling, the roots) answers with
+    /// an input-required result, and runs again with the answers.
     pub(super) async fn get(
         &self,
-        request: GetPromptRequestParams,
+        mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let name = request.name;
+        let name = std::mem::take(&mut request.name);
         trace::Served::new("prompts/get", Some(&name), &context)
             .run(async {
                 let modern = modern(&context);
-                let args = Value::Object(request.arguments.unwrap_or_default());
+                let args = Value::Object(request.arguments.take().unwrap_or_default());
+                let (caller, rounds) = self.rounds(
+                    &context,
+                    caller_of(&context),
+                    "prompts/get",
+                    &name,
+                    &args,
+                    request.request_state.as_deref(),
+                    request.input_responses.as_ref(),
+                )?;
+                let peer = self.call_peer(&context, rounds.as_ref());
                 let reply = self
                     .inner
                     .registry
-                    .get_prompt(&name, args, caller_of(&context))
-                    .await
-                    .map_err(|e| item_error(&e, modern))?;
+                    .get_prompt(&name, args, caller.peer(Arc::clone(&peer) as _))
+                    .await;
+                peer.finish().await;
+                if let Some(rounds) = &rounds
+                    && let Some(result) = self.asked_again(rounds, peer.asked(), None)?
+                {
+                    return Ok(result.into());
+                }
+                let reply = reply.map_err(|e| item_error(&e, modern))?;
                 let messages = reply
                     .messages
                     .into_iter()

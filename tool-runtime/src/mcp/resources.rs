@@ -161,19 +161,37 @@ impl McpServer {
     /// `resources/read`: the resource's contents, read through the call pipeline.
     pub(super) async fn read(
         &self,
-        request: ReadResourceRequestParams,
+        mut request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let uri = request.uri;
+        let uri = std::mem::take(&mut request.uri);
         trace::Served::new("resources/read", Some(&uri), &context)
             .run(async {
                 let modern = modern(&context);
+                // On 2026-07-28 a resource that asks its client answers with an input-required
+                // result, and is read again with the answers.
+                let (caller, rounds) = self.rounds(
+                    &context,
+                    caller_of(&context),
+                    "resources/read",
+                    &uri,
+                    &Value::Null,
+                    request.request_state.as_deref(),
+                    request.input_responses.as_ref(),
+                )?;
+                let peer = self.call_peer(&context, rounds.as_ref());
                 let read = self
                     .inner
                     .registry
-                    .read_resource(&uri, caller_of(&context))
-                    .await
-                    .map_err(|e| item_error(&e, modern))?;
+                    .read_resource(&uri, caller.peer(std::sync::Arc::clone(&peer) as _))
+                    .await;
+                peer.finish().await;
+                if let Some(rounds) = &rounds
+                    && let Some(result) = self.asked_again(rounds, peer.asked(), None)?
+                {
+                    return Ok(result.into());
+                }
+                let read = read.map_err(|e| item_error(&e, modern))?;
                 let contents = read
                     .contents
                     .into_iter()

@@ -68,6 +68,18 @@ impl McpServer {
         )
     }
 
+    /// This server with the settings of `options` that are its own.
+    fn configured(self, options: &ServerOptions) -> Self {
+        let server = match options.sessions.max_subscriptions {
+            Some(max) => self.max_subscriptions(max),
+            None => self,
+        };
+        match &options.request_state_key {
+            Some(key) => server.request_state_key(key.clone()),
+            None => server,
+        }
+    }
+
     /// The streamable-HTTP endpoint as an axum route, to mount at a path of your own
     /// (`app::router` mounts it at `/mcp`): the SDK's transport, with what the official clients expect of it around
     /// it, within the body limit, `Host` allowlist and session limits of `options`, its streams'
@@ -82,7 +94,9 @@ impl McpServer {
     /// own, which could no longer reach this server. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
     /// an `initialize` while [`max_sessions`](ServerOptions::max_sessions) are open, 503 with a
     /// JSON-RPC error. The resource URIs a session follows are capped by
-    /// [`max_subscriptions`](ServerOptions::max_subscriptions) of `options` when they set it.
+    /// [`max_subscriptions`](ServerOptions::max_subscriptions) of `options` when they set it,
+    /// and input-required states sealed with their
+    /// [`mcp_request_state_key`](ServerOptions::mcp_request_state_key).
     ///
     /// A session answers only the caller that opened it: the principal that
     /// [authentication](ServerOptions::auth) found (with any of its tokens: a refreshed token
@@ -94,10 +108,7 @@ impl McpServer {
         self,
         options: &ServerOptions,
     ) -> MethodRouter<S> {
-        let server = match options.sessions.max_subscriptions {
-            Some(max) => self.max_subscriptions(max),
-            None => self,
-        };
+        let server = self.configured(options);
         let shutdown = options.shutdown.clone();
         let body_limit = options.requests.body_limit;
         let runtime = tokio::runtime::Handle::try_current().ok();

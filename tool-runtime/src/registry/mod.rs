@@ -133,6 +133,22 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// A new confirmation token for the call of `tool` with `args` by `principal`, kept in the
+    /// confirmation store: a confirmed call that goes on over several rounds (MCP's
+    /// input-required results) is confirmed for the next by a token of its own.
+    #[cfg(feature = "mcp")]
+    pub(crate) async fn confirmation_token(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        principal: Option<&str>,
+    ) -> Result<String, crate::ToolError> {
+        self.pipeline
+            .confirmations
+            .issue(tool, args, principal)
+            .await
+    }
+
     /// A builder that starts with every `#[tool]` linked into the binary.
     #[must_use]
     pub fn builder() -> RegistryBuilder {

@@ -264,6 +264,12 @@ impl Caller {
         self.source
     }
 
+    /// The authenticated principal, if any.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn principal_name(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// The token set with [`cancellation`](Self::cancellation), if any.
     pub(crate) fn cancellation_token(&self) -> Option<&CancellationToken> {
         self.cancel.as_ref()

@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use crate::tool::caller::{Caller, ProgressSink, ProgressUpdate, Source, next_request_id};
 use crate::tool::error::ToolError;
 use crate::tool::peer::{
-    Elicited, LogLevel, Peer, Sample, Sampled, elicitation_schema, unsupported,
+    Elicited, InputRequest, InputResponse, LogLevel, Peer, Root, Sample, Sampled,
+    elicitation_schema, unsupported,
 };
 use crate::tool::state::{State, StateKey, StateMap};
 
@@ -44,6 +45,7 @@ impl Caller {
                     .unwrap_or_default(),
                 state,
                 extensions: self.extensions,
+                asked: std::sync::atomic::AtomicU32::new(0),
             }),
         }
     }
@@ -70,6 +72,8 @@ struct ContextInner {
     caller_cancels: bool,
     state: Arc<StateMap>,
     extensions: Option<Arc<StateMap>>,
+    /// How many requests the call put to its caller without naming them: their keys.
+    asked: std::sync::atomic::AtomicU32,
 }
 
 /// Everything a tool may know about the call it serves: the caller, the request id, a
@@ -169,6 +173,7 @@ impl CallContext {
                 caller_cancels: false,
                 state: i.state.clone(),
                 extensions: i.extensions.clone(),
+                asked: std::sync::atomic::AtomicU32::new(0),
             }),
         }
     }
@@ -236,11 +241,12 @@ impl CallContext {
 
     /// Asks the caller's model for a completion (MCP sampling). Fails with
     /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the caller offers none.
+    ///
+    /// Over MCP 2026-07-28 the request goes back to the client with the call's answer (an
+    /// input-required result) and the call runs again from the top when the answer comes;
+    /// see [`question`](Self::question).
     pub async fn sample(&self, request: Sample) -> Result<Sampled, ToolError> {
-        match &self.inner.peer {
-            Some(peer) => peer.sample(request).await,
-            None => Err(unsupported("sampling")),
-        }
+        self.question(&self.numbered("sampling")).sample(request).await
     }
 
     /// Asks the caller's user for a `T` (MCP elicitation), showing `message`. The form is
@@ -248,23 +254,14 @@ impl CallContext {
     /// doc comment as the description. Fails with
     /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the caller cannot ask, and with
     /// [`ErrorKind::INVALID_REQUEST`](crate::ErrorKind::INVALID_REQUEST) when the answer is not a `T`.
+    /// Over MCP 2026-07-28, see [`question`](Self::question).
     pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, ToolError>
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
-        let schema = elicitation_schema::<T>();
-        Ok(match self.elicit_with(message, schema).await? {
-            Elicited::Accepted(content) => {
-                Elicited::Accepted(serde_json::from_value(Value::Object(content)).map_err(|e| {
-                    ToolError::new(
-                        crate::ErrorKind::INVALID_REQUEST,
-                        format!("the answer to the elicitation does not fit its form: {e}"),
-                    )
-                })?)
-            }
-            Elicited::Declined => Elicited::Declined,
-            Elicited::Cancelled => Elicited::Cancelled,
-        })
+        self.question(&self.numbered("elicitation"))
+            .elicit(message)
+            .await
     }
 
     /// [`elicit`](Self::elicit) with the form's JSON Schema written out: for forms no Rust
@@ -274,9 +271,74 @@ impl CallContext {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicited<Map<String, Value>>, ToolError> {
+        self.question(&self.numbered("elicitation"))
+            .elicit_with(message, schema)
+            .await
+    }
+
+    /// The caller's roots (MCP `roots/list`): the directories or other locations its side
+    /// works in. Fails with [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) when the
+    /// caller offers none.
+    pub async fn roots(&self) -> Result<Vec<Root>, ToolError> {
+        self.question(&self.numbered("roots")).roots().await
+    }
+
+    /// A request to the caller named `key`.
+    ///
+    /// The name matters where the caller answers with the call made again: an MCP client of
+    /// protocol 2026-07-28 receives the call's unanswered requests in an input-required
+    /// result, keyed by name, and calls again with the answers under the same names. The tool
+    /// then runs again **from the top** with the answers given back, so whatever it did before
+    /// its question happens again: ask before acting. Requests made without a name
+    /// ([`elicit`](Self::elicit), [`sample`](Self::sample), [`roots`](Self::roots)) are numbered
+    /// in the order the call makes them, which is the same on every run of a tool that asks
+    /// the same way each time.
+    ///
+    /// ```
+    /// use tool_runtime::tool::peer::Elicited;
+    /// use tool_runtime::{CallContext, ToolError, tool};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Name {
+    ///     name: String,
+    /// }
+    ///
+    /// /// Greets the user by the name they give.
+    /// #[tool]
+    /// async fn greet(ctx: &CallContext) -> Result<String, ToolError> {
+    ///     // Asked first: on 2026-07-28 the call ends here until the answer comes.
+    ///     let name = ctx.question("user_name").elicit::<Name>("What is your name?").await?;
+    ///     Ok(match name {
+    ///         Elicited::Accepted(n) => format!("Hello, {}!", n.name),
+    ///         Elicited::Declined | Elicited::Cancelled => "Hello!".to_owned(),
+    ///     })
+    /// }
+    /// ```
+    ///
+    /// Several requests awaited together (`tokio::join!`) go out together, in one result.
+    #[must_use]
+    pub fn question<'a>(&'a self, key: &'a str) -> Question<'a> {
+        Question { ctx: self, key }
+    }
+
+    /// The key of the call's next unnamed request of `kind`.
+    fn numbered(&self, kind: &str) -> String {
+        let n = self
+            .inner
+            .asked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{kind}-{}", n + 1)
+    }
+
+    async fn ask(&self, key: &str, request: InputRequest) -> Result<InputResponse, ToolError> {
+        let what = match &request {
+            InputRequest::Sample(_) => "sampling",
+            InputRequest::Elicit { .. } => "elicitation",
+            InputRequest::ListRoots => "roots",
+        };
         match &self.inner.peer {
-            Some(peer) => peer.elicit(message.into(), schema).await,
-            None => Err(unsupported("elicitation")),
+            Some(peer) => peer.ask(key, request).await,
+            None => Err(unsupported(what)),
         }
     }
 
@@ -401,4 +463,78 @@ mod tests {
         assert!(!ctx.dry_run());
         assert_eq!(ctx.source().as_str(), "cli");
     }
+}
+
+/// A named request to the caller: see [`CallContext::question`].
+#[derive(Clone, Copy)]
+pub struct Question<'a> {
+    ctx: &'a CallContext,
+    key: &'a str,
+}
+
+impl fmt::Debug for Question<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Question").field("key", &self.key).finish()
+    }
+}
+
+impl Question<'_> {
+    /// [`CallContext::sample`], under this name.
+    pub async fn sample(self, request: Sample) -> Result<Sampled, ToolError> {
+        match self.ctx.ask(self.key, InputRequest::Sample(request)).await? {
+            InputResponse::Sampled(sampled) => Ok(sampled),
+            _ => Err(mismatched("sampling")),
+        }
+    }
+
+    /// [`CallContext::elicit`], under this name.
+    pub async fn elicit<T>(self, message: impl Into<String>) -> Result<Elicited<T>, ToolError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let schema = elicitation_schema::<T>();
+        Ok(match self.elicit_with(message, schema).await? {
+            Elicited::Accepted(content) => {
+                Elicited::Accepted(serde_json::from_value(Value::Object(content)).map_err(|e| {
+                    ToolError::new(
+                        crate::ErrorKind::INVALID_REQUEST,
+                        format!("the answer to the elicitation does not fit its form: {e}"),
+                    )
+                })?)
+            }
+            Elicited::Declined => Elicited::Declined,
+            Elicited::Cancelled => Elicited::Cancelled,
+        })
+    }
+
+    /// [`CallContext::elicit_with`], under this name.
+    pub async fn elicit_with(
+        self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicited<Map<String, Value>>, ToolError> {
+        let request = InputRequest::Elicit {
+            message: message.into(),
+            schema,
+        };
+        match self.ctx.ask(self.key, request).await? {
+            InputResponse::Elicited(answer) => Ok(answer),
+            _ => Err(mismatched("elicitation")),
+        }
+    }
+
+    /// [`CallContext::roots`], under this name.
+    pub async fn roots(self) -> Result<Vec<Root>, ToolError> {
+        match self.ctx.ask(self.key, InputRequest::ListRoots).await? {
+            InputResponse::Roots(roots) => Ok(roots),
+            _ => Err(mismatched("roots")),
+        }
+    }
+}
+
+/// A peer that answered a request with another kind of answer.
+fn mismatched(what: &str) -> ToolError {
+    ToolError::internal(format_args!(
+        "the caller answered the {what} request with an answer of another kind"
+    ))
 }

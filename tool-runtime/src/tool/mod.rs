@@ -31,7 +31,7 @@ pub use bounds::{ErrorType, HeaderValue, IntoToolResult, Output, Parameter, Text
 pub use caller::{ProgressSink, ProgressUpdate};
 pub use complete::{CompleteFn, Completing, Completion, CompletionRef};
 pub use content::{EmbeddedResource, Icon};
-pub use context::FromCallContext;
+pub use context::{FromCallContext, Question};
 pub use definition::{Annotations, Guard, Kind, PendingCall, ToolMeta};
 pub use envelope::EnvelopeMeta;
 pub use error::{Confirmation, Violation};

@@ -182,10 +182,50 @@ pub enum Elicited<T> {
     Cancelled,
 }
 
+/// A root the caller's side works in (MCP `roots/list`): a directory or another location, by
+/// URI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// Where the root is (`file:///home/me/project`).
+    pub uri: String,
+    /// Its name for people, if the caller gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// One request a tool puts to its caller's side, as [`Peer::ask`] receives it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputRequest {
+    /// A completion from the caller's model.
+    Sample(Sample),
+    /// Input from the caller's user: the question, and the JSON Schema of the answer.
+    Elicit {
+        /// The question.
+        message: String,
+        /// The JSON Schema of the answer: an object of flat fields.
+        schema: Value,
+    },
+    /// The caller's roots.
+    ListRoots,
+}
+
+/// The answer to an [`InputRequest`], of the same kind.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputResponse {
+    /// The model's completion.
+    Sampled(Sampled),
+    /// The user's answer.
+    Elicited(Elicited<Map<String, Value>>),
+    /// The caller's roots.
+    Roots(Vec<Root>),
+}
+
 /// The caller's side of a call, as a front end presents it to tools: where log messages go, who
-/// answers sampling and elicitation. Each method has a default: log messages are dropped, and
-/// sampling and elicitation fail with [`ErrorKind::UNSUPPORTED`], so implement only what your caller
-/// offers.
+/// answers sampling, elicitation and the list of roots. Each method has a default: log messages
+/// are dropped, and requests fail with [`ErrorKind::UNSUPPORTED`], so implement only what your
+/// caller offers.
 pub trait Peer: Send + Sync + 'static {
     /// Delivers a log message from the tool.
     fn log(&self, level: LogLevel, data: Value) {
@@ -207,6 +247,34 @@ pub trait Peer: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<Elicited<Map<String, Value>>, ToolError>> {
         let _ = (message, schema);
         Box::pin(std::future::ready(Err(unsupported("elicitation"))))
+    }
+
+    /// Lists the caller's roots.
+    fn list_roots(&self) -> BoxFuture<'_, Result<Vec<Root>, ToolError>> {
+        Box::pin(std::future::ready(Err(unsupported("roots"))))
+    }
+
+    /// Puts `request` to the caller under `key`, the name the tool gave the question (or one
+    /// the call numbered for it). Every request of a [`CallContext`](crate::CallContext) comes
+    /// here; by default it goes to [`sample`](Self::sample), [`elicit`](Self::elicit) or
+    /// [`list_roots`](Self::list_roots) and the key is not used. A front end whose caller
+    /// answers with the call made again (MCP's input-required results) overrides it: the
+    /// key names the question in the result and its answer in the retried call.
+    fn ask(
+        &self,
+        key: &str,
+        request: InputRequest,
+    ) -> BoxFuture<'_, Result<InputResponse, ToolError>> {
+        let _ = key;
+        Box::pin(async move {
+            Ok(match request {
+                InputRequest::Sample(sample) => InputResponse::Sampled(self.sample(sample).await?),
+                InputRequest::Elicit { message, schema } => {
+                    InputResponse::Elicited(self.elicit(message, schema).await?)
+                }
+                InputRequest::ListRoots => InputResponse::Roots(self.list_roots().await?),
+            })
+        })
     }
 
     /// Ends the stream that carries the call's messages to the caller, leaving the call

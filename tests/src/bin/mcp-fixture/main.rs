@@ -9,6 +9,7 @@
 
 mod conformance;
 mod items;
+mod rounds;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

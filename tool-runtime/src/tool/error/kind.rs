@@ -29,6 +29,7 @@ use serde::Serialize;
 /// | [`REQUEST_TIMEOUT`](Self::REQUEST_TIMEOUT) | 408 | yes | | 1 |
 /// | [`CONFIRMATION_REQUIRED`](Self::CONFIRMATION_REQUIRED) | 409 | no | | 3 |
 /// | [`CONFIRMATION_DECLINED`](Self::CONFIRMATION_DECLINED) | 409 | no | | 3 |
+/// | [`INPUT_REQUIRED`](Self::INPUT_REQUIRED) | 409 | no | | 3 |
 /// | [`PAYLOAD_TOO_LARGE`](Self::PAYLOAD_TOO_LARGE) | 413 | no | | 1 |
 /// | [`UNSUPPORTED_MEDIA_TYPE`](Self::UNSUPPORTED_MEDIA_TYPE) | 415 | no | | 1 |
 /// | [`INVALID_ARGUMENTS`](Self::INVALID_ARGUMENTS) | 422 | yes | | 2 |
@@ -74,7 +75,7 @@ const fn row(name: &'static str, status: u16, retryable: bool, exit: u8) -> Row 
 }
 
 /// The table of the runtime's own types; see [`ErrorKind`].
-static TABLE: [Row; 23] = [
+static TABLE: [Row; 24] = [
     row("invalid_request", 400, false, 2),
     row("dry_run_unsupported", 400, false, 1),
     row("unauthenticated", 401, false, 3),
@@ -89,6 +90,7 @@ static TABLE: [Row; 23] = [
     row("request_timeout", 408, true, 1),
     row("confirmation_required", 409, false, 3),
     row("confirmation_declined", 409, false, 3),
+    row("input_required", 409, false, 3),
     row("payload_too_large", 413, false, 1),
     row("unsupported_media_type", 415, false, 1),
     row("invalid_arguments", 422, true, 2),
@@ -135,6 +137,12 @@ impl ErrorKind {
     pub const CONFIRMATION_REQUIRED: Self = Self::from_static("confirmation_required");
     /// The user was asked to confirm a destructive call and said no; it did not run.
     pub const CONFIRMATION_DECLINED: Self = Self::from_static("confirmation_declined");
+    /// The call asked its caller for input that comes with the call made again (MCP's
+    /// input-required result, protocol 2026-07-28): the round ends here, and the tool runs
+    /// again from the top with the answers. A tool sees it from
+    /// [`CallContext::elicit`](crate::CallContext::elicit) and its kin and passes it on with
+    /// `?`; the client never sees it as an error.
+    pub const INPUT_REQUIRED: Self = Self::from_static("input_required");
     /// The request's body is larger than the limit.
     pub const PAYLOAD_TOO_LARGE: Self = Self::from_static("payload_too_large");
     /// The request's body is not sent as JSON.

@@ -587,6 +587,7 @@ mod tests {
             (ErrorKind::METHOD_NOT_ALLOWED, 405),
             (ErrorKind::REQUEST_TIMEOUT, 408),
             (ErrorKind::CONFIRMATION_DECLINED, 409),
+            (ErrorKind::INPUT_REQUIRED, 409),
             (ErrorKind::PAYLOAD_TOO_LARGE, 413),
             (ErrorKind::UNSUPPORTED_MEDIA_TYPE, 415),
             (ErrorKind::BUDGET_EXHAUSTED, 429),
