@@ -251,10 +251,14 @@ async def fixture(args: argparse.Namespace) -> None:
                        "test_embedded_resource", "test_error_handling", "test_image_content",
                        "test_multiple_content_types", "test_reconnection", "test_sampling",
                        "test_simple_text", "test_tool_with_logging", "test_tool_with_progress"]
-        # And one whose result is plain, with an output schema: a parameter mirrored in a header.
-        tools = await check_listing(
-            client, sorted(own + conformance + ["test_custom_headers"]), frozenset(conformance)
-        )
+        # And those whose result is plain, with an output schema: a parameter mirrored in a
+        # header, and the tools that ask through input-required results (rounds.rs).
+        plain = ["test_custom_headers"] + [
+            f"test_input_required_result_{name}"
+            for name in ("capabilities", "elicitation", "list_roots", "multi_round",
+                         "multiple_inputs", "request_state", "sampling", "tampered_state")
+        ]
+        tools = await check_listing(client, sorted(own + conformance + plain), frozenset(conformance))
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.
         numbers = tools["numbers"]

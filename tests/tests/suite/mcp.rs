@@ -163,7 +163,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            25,
+            33,
             "{tools}"
         );
     }
