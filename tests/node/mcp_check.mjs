@@ -1,17 +1,42 @@
-// Drives our MCP server with the official TypeScript SDK client (@modelcontextprotocol/sdk 1.x).
+// Drives our MCP server with the official TypeScript SDK clients: @modelcontextprotocol/sdk 1.x
+// (protocol 2025-11-25) by default, or with `--sdk 2` @modelcontextprotocol/client 2.x pinned to
+// 2026-07-28, where a destructive tool's confirmation comes as an input-required result the SDK
+// answers through the same elicitation handler and retries.
 //
-//   node mcp_check.mjs --stdio CMD ARGS...
-//   node mcp_check.mjs --url URL --token TOKEN
+//   node mcp_check.mjs [--sdk 2] --stdio CMD ARGS...
+//   node mcp_check.mjs [--sdk 2] --url URL --token TOKEN
 //
 // Each check prints `ok <name>`; the first failure throws and the exit status is non-zero.
 // `demo-app/tests/mcp.rs` runs it against the demo app.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-
-const args = process.argv.slice(2);
+let args = process.argv.slice(2);
+const sdk = args[0] === "--sdk" ? args[1] : "1";
+if (args[0] === "--sdk") args = args.slice(2);
+const v2 = sdk === "2";
+const { Client, StdioClientTransport, StreamableHTTPClientTransport, elicitHandler, isProtocolError } = v2
+  ? await (async () => {
+      const client = await import("@modelcontextprotocol/client");
+      const stdio = await import("@modelcontextprotocol/client/stdio");
+      return {
+        ...client,
+        ...stdio,
+        elicitHandler: (c, handler) => c.setRequestHandler("elicitation/create", handler),
+        isProtocolError: (e, code) => e instanceof client.ProtocolError && e.code === code,
+      };
+    })()
+  : await (async () => {
+      const client = await import("@modelcontextprotocol/sdk/client/index.js");
+      const stdio = await import("@modelcontextprotocol/sdk/client/stdio.js");
+      const http = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      const types = await import("@modelcontextprotocol/sdk/types.js");
+      return {
+        ...client,
+        ...stdio,
+        ...http,
+        elicitHandler: (c, handler) => c.setRequestHandler(types.ElicitRequestSchema, handler),
+        isProtocolError: (e, code) => e instanceof types.McpError && e.code === code,
+      };
+    })();
 const ok = (name, detail = "") => console.log(`ok ${name} ${detail}`.trimEnd());
 const check = (cond, what) => {
   if (!cond) throw new Error(what);
@@ -37,10 +62,12 @@ const text = (result) => result.content.filter((c) => c.type === "text").map((c)
 
 async function connect(answer) {
   const capabilities = answer ? { elicitation: { form: {} } } : {};
-  const client = new Client({ name: "ts-check", version: "1.0.0" }, { capabilities });
+  // The 2.x client speaks the 2025 revision unless told otherwise: pinned to 2026-07-28.
+  const negotiation = v2 ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {};
+  const client = new Client({ name: "ts-check", version: "1.0.0" }, { capabilities, ...negotiation });
   const asked = [];
   if (answer) {
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    elicitHandler(client, async (request) => {
       asked.push(request.params.message);
       return { action: answer };
     });
@@ -51,7 +78,7 @@ async function connect(answer) {
 }
 
 const { client: plain, transport: plainTransport } = await connect(null);
-ok("connect", plainTransport.protocolVersion ?? "(stdio)");
+ok("connect", (v2 ? plain.getNegotiatedProtocolVersion() : plainTransport.protocolVersion) ?? "(stdio)");
 
 // The SDK compiles each outputSchema with ajv as it lists the tools; ajv warns (console.warn) of
 // every format it does not know, as JSON Schema's are all it is given.
@@ -92,7 +119,7 @@ try {
   await plain.callTool({ name: "device_ad", arguments: {} });
   throw new Error("unknown tool: no error");
 } catch (e) {
-  check(e instanceof McpError && e.code === -32602, `unknown tool: ${e}`);
+  check(isProtocolError(e, -32602), `unknown tool: ${e}`);
 }
 ok("unknown_tool", "-32602");
 

@@ -300,7 +300,50 @@ async def fixture(args: argparse.Namespace) -> None:
         expected = {"started": before["started"] + 1, "dropped": before["dropped"] + 1}
         check(status == expected, f"cancellation: {status}, expected {expected}")
         ok("cancelled", status)
+    await fixture_asking(args)
     await fixture_items(args)
+
+
+async def fixture_asking(args: argparse.Namespace) -> None:
+    """Tools and a prompt that ask the user, the model and the roots (rounds.rs), answered by
+    the SDK's callbacks: on 2026-07-28 the questions come in input-required results, which the
+    SDK answers and retries with; before, as requests of the server's own mid-call."""
+    asked: list[str] = []
+
+    async def on_elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append("elicitation")
+        fields = params.requested_schema.get("properties", {})
+        content = {"name": "Ada", "color": "blue", "context": "tests"}
+        return types.ElicitResult(action="accept", content={k: v for k, v in content.items() if k in fields})
+
+    async def on_sample(_ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append("sampling")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Hi"), model="test-model"
+        )
+
+    async def on_roots(_ctx: Any) -> types.ListRootsResult:
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+    async with Client(
+        server_of(args),
+        mode=args.mode,
+        elicitation_callback=on_elicit,
+        sampling_callback=on_sample,
+        list_roots_callback=on_roots,
+    ) as client:
+        three = await client.call_tool("test_input_required_result_multiple_inputs", {})
+        check(three.is_error is not True, text_of(three))
+        check(three.structured_content == {"result": "Hi Ada, working in file:///work"}, f"three at once: {three}")
+        check(sorted(asked) == ["elicitation", "roots", "sampling"], f"asked: {asked}")
+        rounds = await client.call_tool("test_input_required_result_multi_round", {})
+        check(rounds.structured_content == {"result": "Ada likes blue"}, f"two rounds: {rounds}")
+        prompt = await client.get_prompt("test_input_required_result_prompt", {})
+        said = prompt.messages[0].content.text
+        check(said == "Answer with this context in mind: tests", f"prompt: {said}")
+        check(len(asked) == 6, f"each question asked once: {asked}")
+        ok("asked", ", ".join(asked))
 
 
 async def fixture_items(args: argparse.Namespace) -> None:

@@ -2,7 +2,9 @@
 //! official MCP clients: the Python SDK's (`tests/python/mcp_check.py`), once with the
 //! `initialize` handshake (protocol 2025-11-25) and once as SDK 2.x connects by default
 //! (`server/discover`, protocol 2026-07-28); and the TypeScript SDK's
-//! (`tests/node/mcp_check.mjs`), which spawns the server with sockets rather than pipes.
+//! (`tests/node/mcp_check.mjs`), which spawns the server with sockets rather than pipes: 1.x on
+//! 2025-11-25, and 2.x pinned to 2026-07-28, which confirms the destructive tool through an
+//! input-required result.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -153,8 +155,9 @@ fn streamable_http_needs_the_token() {
     );
 }
 
-/// `node tests/node/mcp_check.mjs ARGS`, asserting it got through every check.
-fn run_node(args: &[&str]) {
+/// `node tests/node/mcp_check.mjs --sdk SDK ARGS`, asserting it got through every check on
+/// `version`.
+fn run_node(sdk: &str, version: &str, args: &[&str]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/node");
     assert!(
         dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
@@ -163,6 +166,7 @@ fn run_node(args: &[&str]) {
     );
     let out = Command::new("node")
         .arg(dir.join("mcp_check.mjs"))
+        .args(["--sdk", sdk])
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run `node` ({e}): install Node.js 18 or newer"));
@@ -179,31 +183,62 @@ fn run_node(args: &[&str]) {
             "elicitation_accepted",
         ],
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("ok connect {version}")),
+        "spoke another protocol version than {version}:\n{stdout}"
+    );
+}
+
+fn typescript_over_stdio(sdk: &str, version: &str) {
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-ts{sdk}-stdio"));
+    let db = dir.path().join("d.db");
+    run_node(
+        sdk,
+        version,
+        &[
+            "--stdio",
+            env!("CARGO_BIN_EXE_demo-app"),
+            "--db",
+            db.to_str().unwrap(),
+            "mcp",
+        ],
+    );
+}
+
+fn typescript_over_http(sdk: &str, version: &str) {
+    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-ts{sdk}-http"));
+    let server = serve(dir.path());
+    run_node(
+        sdk,
+        version,
+        &[
+            "--url",
+            &format!("{}/mcp", server.base),
+            "--token",
+            "alice-token",
+        ],
+    );
 }
 
 #[test]
 fn typescript_sdk_client_over_stdio() {
-    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", "ts-stdio"));
-    let db = dir.path().join("d.db");
-    run_node(&[
-        "--stdio",
-        env!("CARGO_BIN_EXE_demo-app"),
-        "--db",
-        db.to_str().unwrap(),
-        "mcp",
-    ]);
+    typescript_over_stdio("1", "(stdio)");
 }
 
 #[test]
 fn typescript_sdk_client_over_streamable_http() {
-    let dir = tool_test_support::TempDir::new(&format!("demo-mcp-{}", "ts-http"));
-    let server = serve(dir.path());
-    run_node(&[
-        "--url",
-        &format!("{}/mcp", server.base),
-        "--token",
-        "alice-token",
-    ]);
+    typescript_over_http("1", "2025-11-25");
+}
+
+#[test]
+fn typescript_sdk_2_client_on_2026_07_28_over_stdio() {
+    typescript_over_stdio("2", "2026-07-28");
+}
+
+#[test]
+fn typescript_sdk_2_client_on_2026_07_28_over_streamable_http() {
+    typescript_over_http("2", "2026-07-28");
 }
 
 /// No line a peer sends ends `demo-app mcp` or goes unanswered: messages before the first

@@ -35,6 +35,7 @@ fn fixture_checks(mode: &str, version: &str, transport: &[&str]) {
             "progress",
             "errors",
             "cancelled",
+            "asked",
             "resources",
             "prompts",
             "complete",
