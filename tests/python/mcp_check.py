@@ -252,12 +252,15 @@ async def fixture(args: argparse.Namespace) -> None:
                        "test_multiple_content_types", "test_reconnection", "test_sampling",
                        "test_simple_text", "test_tool_with_logging", "test_tool_with_progress"]
         # And those whose result is plain, with an output schema: a parameter mirrored in a
-        # header, and the tools that ask through input-required results (rounds.rs).
+        # header, the tools that ask through input-required results (rounds.rs), and the
+        # stateless scenario's diagnostic tools and hooks.
         plain = ["test_custom_headers"] + [
             f"test_input_required_result_{name}"
             for name in ("capabilities", "elicitation", "list_roots", "multi_round",
                          "multiple_inputs", "request_state", "sampling", "tampered_state")
         ]
+        plain += ["test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
+                  "test_trigger_prompt_change", "test_trigger_tool_change"]
         tools = await check_listing(client, sorted(own + conformance + plain), frozenset(conformance))
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.

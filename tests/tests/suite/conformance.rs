@@ -1,7 +1,7 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance` from npm,
 //! `tests/node`, run with Node 22): its server scenarios against `mcp-fixture serve` (whose
-//! `conformance`, `rounds` and `items` modules have the tools, prompts and resources they
-//! call), every one of its client scenarios against our
+//! `conformance`, `rounds`, `stateless` and `items` modules have the tools, prompts and
+//! resources they call), every one of its client scenarios against our
 //! client (`mcp-fixture conformance-client`, a `RemoteServer`). The suite itself compares the
 //! outcome with `tests/conformance/expected-failures.yml`: a failure not listed there, or a
 //! listed scenario that passes, fails the test.
@@ -110,6 +110,7 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "input-required-result-missing-input-response",
         "input-required-result-ignore-extra-params",
         "input-required-result-validate-input",
+        "server-stateless",
     ] {
         assert!(
             stdout

@@ -164,7 +164,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            33,
+            38,
             "{tools}"
         );
     }
@@ -364,12 +364,19 @@ impl Pipe {
     }
 
     pub(crate) async fn answer(&mut self, id: i64) -> Value {
+        self.answer_after(id).await.0
+    }
+
+    /// The answer to request `id`, and every message that came before it.
+    pub(crate) async fn answer_after(&mut self, id: i64) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
         loop {
             let line = self.read.next_line().await.unwrap().expect("open");
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == json!(id) {
-                return message;
+                return (message, before);
             }
+            before.push(message);
         }
     }
 

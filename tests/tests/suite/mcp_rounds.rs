@@ -2,7 +2,9 @@
 //! tool asks its client over several rounds and runs again from the top with every answer, all
 //! rounds under one request id; a destructive tool that asks after its confirmation is confirmed
 //! for each later round by a single-use token of its own; a resource asks as a tool does; an
-//! answer of the wrong kind is a protocol error; a client that cannot answer is not asked.
+//! answer of the wrong kind is a protocol error; a client that cannot answer is not asked, and a
+//! request that needs what it did not declare is refused with `-32021`. And what else a
+//! 2026-07-28 request's `_meta` decides: the log messages it hears.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +44,14 @@ async fn purge(ctx: &CallContext) -> Result<String, ToolError> {
         .expect("registered")
         .fetch_add(1, Ordering::SeqCst);
     Ok(format!("purged: {why}"))
+}
+
+/// Logs at two levels.
+#[tool(annotations(read_only))]
+async fn chatty(ctx: &CallContext) -> &'static str {
+    ctx.log(tool_runtime::tool::peer::LogLevel::Debug, "detail");
+    ctx.log(tool_runtime::tool::peer::LogLevel::Warning, "careful");
+    "said"
 }
 
 /// The roots the client works in.
@@ -111,6 +121,29 @@ impl Client {
         }
     }
 
+    /// The log messages heard while `tool` ran, asked with `meta` added to the request's.
+    async fn heard(&mut self, tool: &str, meta: Value) -> Vec<Value> {
+        self.id += 1;
+        let mut params = json!({"name": tool, "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}});
+        for (k, v) in meta.as_object().unwrap() {
+            params["_meta"][k] = v.clone();
+        }
+        let id = self.id;
+        self.pipe
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            .await;
+        let (answer, before) = self.pipe.answer_after(id).await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        before
+            .into_iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"]["data"].clone())
+            .collect()
+    }
+
     async fn call(&mut self, tool: &str, retry: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": {}}), retry)
             .await
@@ -140,6 +173,7 @@ fn registry(purged: &Arc<AtomicUsize>, runs: &Runs) -> Arc<Registry> {
             .without_inventory()
             .tool(survey::descriptor())
             .tool(purge::descriptor())
+            .tool(chatty::descriptor())
             .resource(workspace::descriptor())
             .state::<AtomicUsize>(Arc::clone(purged))
             .observer(runs.clone())
@@ -295,15 +329,37 @@ async fn a_resource_asks_as_a_tool_does_and_a_client_that_cannot_answer_is_not_a
         .await;
     assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
 
-    // Without the roots capability the resource is refused at once, and nothing is asked.
+    // Without the roots capability nothing is asked: the read, which needs them, is refused
+    // with -32021 naming what the request did not declare.
     client.capabilities = json!({"elicitation": {"form": {}}});
     let unasked = client.request("resources/read", read, json!({})).await;
-    assert!(unasked.get("resultType").is_none(), "{unasked}");
-    assert!(
-        unasked["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("roots"),
+    assert_eq!(unasked["error"]["code"], -32021, "{unasked}");
+    assert_eq!(
+        unasked["error"]["data"]["requiredCapabilities"],
+        json!({"roots": {}}),
         "{unasked}"
+    );
+    // What the request does declare is asked as usual.
+    let survey = client.call("survey", json!({})).await;
+    assert_eq!(questions(&survey), ["name"], "{survey}");
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_call_logs_only_at_the_level_its_meta_sets() {
+    let (purged, runs) = (Arc::new(AtomicUsize::new(0)), Runs::default());
+    let mut client = Client::new(registry(&purged, &runs));
+    let level = "io.modelcontextprotocol/logLevel";
+    assert_eq!(
+        client.heard("chatty", json!({})).await,
+        Vec::<Value>::new(),
+        "no level, no log messages"
+    );
+    assert_eq!(
+        client.heard("chatty", json!({level: "info"})).await,
+        [json!("careful")]
+    );
+    assert_eq!(
+        client.heard("chatty", json!({level: "debug"})).await,
+        [json!("detail"), json!("careful")]
     );
 }

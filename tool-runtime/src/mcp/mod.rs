@@ -537,6 +537,11 @@ impl McpServer {
             if let Some(result) = self.asked_again(rounds, asked, confirm)? {
                 return Ok(result.into());
             }
+            if let Err(e) = &finished.envelope.outcome
+                && let Some(error) = undeclared(peer, e)
+            {
+                return Err(error);
+            }
         }
         match (finished.envelope.outcome, finished.tool) {
             (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
@@ -553,6 +558,31 @@ impl McpServer {
             },
         }
     }
+}
+
+/// On 2026-07-28, where capabilities come with each request: the request's error when its
+/// item failed for want of a capability the request did not declare (`-32021`, which the SDK
+/// answers with HTTP 400), naming each in `requiredCapabilities`.
+fn undeclared(peer: &peer::CallPeer, error: &crate::ToolError) -> Option<ErrorData> {
+    if *error.kind() != crate::ErrorKind::UNSUPPORTED {
+        return None;
+    }
+    let refused = peer.refused();
+    if refused.is_empty() {
+        return None;
+    }
+    let required: serde_json::Map<String, Value> = refused
+        .iter()
+        .map(|capability| ((*capability).to_owned(), serde_json::json!({})))
+        .collect();
+    Some(ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "this request needs the client capabilities {}, which its _meta does not declare",
+            refused.join(", ")
+        ),
+        Some(serde_json::json!({"requiredCapabilities": required})),
+    ))
 }
 
 /// The key that seals the request state of MCP input-required results (protocol 2026-07-28),

@@ -47,6 +47,23 @@ impl SessionLevel {
     }
 }
 
+/// The lowest level of log messages a call's client hears: its session's
+/// (`logging/setLevel`), or on 2026-07-28 the request's own `_meta` log level, without which
+/// it hears none.
+enum Heard {
+    Session(Arc<SessionLevel>),
+    Request(Option<LogLevel>),
+}
+
+impl Heard {
+    fn lets_through(&self, level: LogLevel) -> bool {
+        match self {
+            Heard::Session(session) => session.lets_through(level),
+            Heard::Request(lowest) => lowest.is_some_and(|lowest| level >= lowest),
+        }
+    }
+}
+
 /// What goes out to the client while a call runs, in the order the tool sent it.
 enum Outbound {
     Progress(ProgressUpdate),
@@ -59,10 +76,12 @@ enum Outbound {
 pub(super) struct CallPeer {
     peer: RmcpPeer<RoleServer>,
     progress_token: Option<ProgressToken>,
-    level: Arc<SessionLevel>,
+    level: Heard,
     can_sample: bool,
     can_elicit: bool,
     can_list_roots: bool,
+    /// The capabilities a request of the call needed and the client had not declared.
+    refused: Mutex<Vec<&'static str>>,
     /// On a request whose client answers with the request made again (2026-07-28): the
     /// answers given, and the questions asked that have none.
     asking: Option<Asking>,
@@ -100,10 +119,15 @@ impl CallPeer {
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
-            level,
+            level: if super::resources::modern(context) {
+                Heard::Request(context.meta.log_level().map(ours))
+            } else {
+                Heard::Session(level)
+            },
             can_sample,
             can_elicit,
             can_list_roots,
+            refused: Mutex::default(),
             asking: None,
             queue: Mutex::default(),
             forwarder: Mutex::default(),
@@ -152,6 +176,26 @@ impl CallPeer {
     /// How the call's questions ended, when they go back with its answer.
     pub(super) fn asked(&self) -> Asked {
         self.asking.as_ref().map_or(Asked::Answered, Asking::finish)
+    }
+
+    /// The capabilities the call asked for that its client had not declared, each once.
+    pub(super) fn refused(&self) -> Vec<&'static str> {
+        self.refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `what`, which the client did not declare, refused.
+    fn refuse(&self, what: &'static str) -> ToolError {
+        let mut refused = self
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !refused.contains(&what) {
+            refused.push(what);
+        }
+        unsupported(what)
     }
 
     /// Whether the client answers form elicitations.
@@ -296,7 +340,7 @@ impl Peer for CallPeer {
         let answer = if able {
             asking.ask(key, &request)
         } else {
-            Err(unsupported(what))
+            Err(self.refuse(what))
         };
         Box::pin(std::future::ready(answer))
     }
@@ -304,7 +348,7 @@ impl Peer for CallPeer {
     fn list_roots(&self) -> BoxFuture<'_, Result<Vec<Root>, ToolError>> {
         Box::pin(async move {
             if !self.can_list_roots {
-                return Err(unsupported("roots"));
+                return Err(self.refuse("roots"));
             }
             let answer = self.answer("roots", self.peer.list_roots()).await?;
             Ok(answer
@@ -321,7 +365,7 @@ impl Peer for CallPeer {
     fn sample(&self, request: Sample) -> BoxFuture<'_, Result<Sampled, ToolError>> {
         Box::pin(async move {
             if !self.can_sample {
-                return Err(unsupported("sampling"));
+                return Err(self.refuse("sampling"));
             }
             let params =
                 serde_json::from_value(sampling_request(&request)).map_err(ToolError::internal)?;
@@ -340,7 +384,7 @@ impl Peer for CallPeer {
     ) -> BoxFuture<'_, Result<Elicited<Map<String, Value>>, ToolError>> {
         Box::pin(async move {
             if !self.can_elicit {
-                return Err(unsupported("elicitation"));
+                return Err(self.refuse("elicitation"));
             }
             let params: ElicitRequestParams = serde_json::from_value(json!({
                 "mode": "form",

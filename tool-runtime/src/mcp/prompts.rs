@@ -85,10 +85,15 @@ impl McpServer {
                     .get_prompt(&name, args, caller.peer(Arc::clone(&peer) as _))
                     .await;
                 peer.finish().await;
-                if let Some(rounds) = &rounds
-                    && let Some(result) = self.asked_again(rounds, peer.asked(), None)?
-                {
-                    return Ok(result.into());
+                if let Some(rounds) = &rounds {
+                    if let Some(result) = self.asked_again(rounds, peer.asked(), None)? {
+                        return Ok(result.into());
+                    }
+                    if let Err(e) = &reply
+                        && let Some(error) = super::undeclared(&peer, e)
+                    {
+                        return Err(error);
+                    }
                 }
                 let reply = reply.map_err(|e| item_error(&e, modern))?;
                 let messages = reply

@@ -186,10 +186,15 @@ impl McpServer {
                     .read_resource(&uri, caller.peer(std::sync::Arc::clone(&peer) as _))
                     .await;
                 peer.finish().await;
-                if let Some(rounds) = &rounds
-                    && let Some(result) = self.asked_again(rounds, peer.asked(), None)?
-                {
-                    return Ok(result.into());
+                if let Some(rounds) = &rounds {
+                    if let Some(result) = self.asked_again(rounds, peer.asked(), None)? {
+                        return Ok(result.into());
+                    }
+                    if let Err(e) = &read
+                        && let Some(error) = super::undeclared(&peer, e)
+                    {
+                        return Err(error);
+                    }
                 }
                 let read = read.map_err(|e| item_error(&e, modern))?;
                 let contents = read

@@ -4,12 +4,14 @@
 //! `benches/mcp.rs` measures. With `MCP_FIXTURE_MOUNT=URL` (or a command line, for a server on
 //! stdio), its servers also mount that MCP server as `remote` (the gateway `benches/mcp.rs`
 //! measures). The tools of the official
-//! conformance suite are in [`conformance`], its resources and prompts in [`items`], and `mcp-fixture conformance-client URL` is the
-//! client its client scenarios run.
+//! conformance suite are in [`conformance`] (those that ask through input-required results in
+//! [`rounds`], the stateless scenario's in [`stateless`]), its resources and prompts in
+//! [`items`], and `mcp-fixture conformance-client URL` is the client its client scenarios run.
 
 mod conformance;
 mod items;
 mod rounds;
+mod stateless;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -195,6 +197,11 @@ async fn main() -> std::process::ExitCode {
                     Err(_) => Vec::new(),
                 };
             Ok(mounted)
+        })
+        // The registry `serve` serves, for the hooks that change its lists.
+        .background(async |_, served| {
+            let _ = stateless::SERVED.set(std::sync::Arc::downgrade(&served.registry));
+            Ok(None)
         })
         .run()
         .await
