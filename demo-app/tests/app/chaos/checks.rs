@@ -131,6 +131,7 @@ impl Report {
             both.is_empty(),
             "tokens that ran twice: {both:?}\n{schedule}"
         );
+        let lost_with_replica = lost_with_replica(rig, schedule);
         let (mut checked, mut refused, mut committed_late, mut kept_and_lost) = (0, 0, 0, 0);
         for c in record.calls.iter().filter(|c| c.replica.is_some()) {
             let outcomes = ran.get(c.id.as_str()).map(|f| f[0]);
@@ -156,21 +157,19 @@ impl Report {
             // means it ran.
             let real = outcomes.map_or(0, |o| o.iter().filter(|o| *o != "unknown").count());
             if outcomes.is_some() || matches!(c.status, 200 | 404) {
-                // A tool that failed because PostgreSQL went away could not write its outcome
-                // either: kept in its replica's memory, it is lost if that replica is killed
-                // before PostgreSQL answers again, and `unknown` alone is then the record.
-                let lost_with_replica = c.status == 503 && real == 0;
+                let lost = real == 0 && lost_with_replica(c);
                 assert!(
-                    real == 1 || lost_with_replica,
+                    real == 1 || lost,
                     "{c:?}: answered, its outcomes {outcomes:?}\n{schedule}"
                 );
-                kept_and_lost += usize::from(lost_with_replica);
+                kept_and_lost += usize::from(lost);
                 checked += 1;
             }
         }
         self.lines.push(format!(
             "audit: {checked} calls that ran and were answered, each with one intent and one \
-             outcome ({kept_and_lost} failed for PostgreSQL, `unknown` alone); {unknown} reported unknown ({late} of them later finished by a replica that \
+             outcome ({kept_and_lost} kept while PostgreSQL was away and lost with their replica, \
+             `unknown` alone); {unknown} reported unknown ({late} of them later finished by a replica that \
              resumed); {refused} refused before running, none run ({committed_late} of their \
              intents committed after the write timed out, closed `unavailable`); {} calls of {} \
              requests audited, none run twice",
@@ -262,5 +261,28 @@ impl Report {
              the model)",
             prompts.len()
         ));
+    }
+}
+
+/// Whether an answered call's outcome may be missing: PostgreSQL could not take it, so it was
+/// kept in its replica's memory (the replica logs that it keeps some), and was lost with the
+/// replica, killed meanwhile, or logged whole, request id and all, when it shut down first.
+/// Either way the audit then rightly holds `unknown` alone.
+fn lost_with_replica<'a>(rig: &'a Rig, schedule: &str) -> impl Fn(&Call) -> bool + 'a {
+    let logs: BTreeMap<&str, String> = rig
+        .replicas
+        .iter()
+        .map(|r| (r.id, crate::postgres::log(r)))
+        .collect();
+    let killed: BTreeSet<&str> = schedule
+        .lines()
+        .filter_map(|line| line.split("Kill(").nth(1)?.split(')').next()?.parse().ok())
+        .map(|i: usize| rig.replicas[i].id)
+        .collect();
+    move |c: &Call| {
+        c.replica.as_deref().is_some_and(|r| {
+            logs[r].contains("outcomes that cannot be written are kept")
+                && (killed.contains(r) || logs[r].contains(&format!("\"{}\"", c.id)))
+        })
     }
 }
