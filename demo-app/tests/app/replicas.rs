@@ -78,7 +78,10 @@ impl Replica {
             .env_remove("DEMO_APP_REDIS")
             .env_remove("DEMO_APP_POSTGRES")
             // One key for every replica: any of them opens the request state another sealed.
-            .env("DEMO_APP_MCP_STATE_KEY", "replicas-share-this-request-state-key");
+            .env(
+                "DEMO_APP_MCP_STATE_KEY",
+                "replicas-share-this-request-state-key",
+            );
         if let Some(url) = &self.redis {
             command.args(["--redis", url]);
         }

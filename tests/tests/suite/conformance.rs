@@ -167,6 +167,20 @@ fn client_scenarios() -> Vec<String> {
 fn every_client_scenario_passes_but_the_expected_failures() {
     let scenarios = client_scenarios();
     assert!(scenarios.len() >= 48, "{scenarios:?}");
+    // The 2026-07-28 client's scenarios, named so that none drops out of the run unnoticed.
+    for scenario in [
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-custom-headers",
+        "http-invalid-tool-headers",
+        "json-schema-2020-12-preservation",
+    ] {
+        assert!(
+            scenarios.iter().any(|s| s == scenario),
+            "{scenario} is not among the suite's client scenarios: {scenarios:?}"
+        );
+    }
     let client = format!("{} conformance-client", env!("CARGO_BIN_EXE_mcp-fixture"));
     // One scenario per run, four runs at a time: the suite's own `--suite` starts every
     // scenario's client at once, more than two cores answer within its timings.

@@ -225,12 +225,14 @@ async fn a_tool_asks_round_after_round_and_every_round_is_one_call() {
     let done = client
         .call(
             "survey",
-            answering(&third, json!({"roots-2": {"roots": [{"uri": "file:///a"}]}})),
+            answering(
+                &third,
+                json!({"roots-2": {"roots": [{"uri": "file:///a"}]}}),
+            ),
         )
         .await;
     assert_eq!(
-        done["structuredContent"]["result"],
-        "Hello, Ada (1 roots)",
+        done["structuredContent"]["result"], "Hello, Ada (1 roots)",
         "{done}"
     );
 
@@ -267,14 +269,21 @@ async fn a_confirmed_tool_that_asks_is_confirmed_once_per_round_and_runs_once() 
 
     let confirm = client.call("purge", json!({})).await;
     assert_eq!(questions(&confirm), ["confirm"]);
-    let reason = client.call("purge", answering(&confirm, accept.clone())).await;
+    let reason = client
+        .call("purge", answering(&confirm, accept.clone()))
+        .await;
     assert_eq!(questions(&reason), ["reason"]);
-    assert_eq!(purged.load(Ordering::SeqCst), 0, "nothing before its question");
-    let answer = json!({"reason": {"action": "accept", "content": {"name": "spring cleaning"}}});
-    let done = client.call("purge", answering(&reason, answer.clone())).await;
     assert_eq!(
-        done["structuredContent"]["result"],
-        "purged: spring cleaning",
+        purged.load(Ordering::SeqCst),
+        0,
+        "nothing before its question"
+    );
+    let answer = json!({"reason": {"action": "accept", "content": {"name": "spring cleaning"}}});
+    let done = client
+        .call("purge", answering(&reason, answer.clone()))
+        .await;
+    assert_eq!(
+        done["structuredContent"]["result"], "purged: spring cleaning",
         "{done}"
     );
     assert_eq!(purged.load(Ordering::SeqCst), 1);
@@ -316,7 +325,10 @@ async fn a_resource_asks_as_a_tool_does_and_a_client_that_cannot_answer_is_not_a
             ),
         )
         .await;
-    assert_eq!(done["contents"][0]["text"], "file:///x\nfile:///y", "{done}");
+    assert_eq!(
+        done["contents"][0]["text"], "file:///x\nfile:///y",
+        "{done}"
+    );
     // Its state does not open for another request.
     let elsewhere = client
         .call(

@@ -461,6 +461,104 @@ async fn a_remote_tools_requests_and_progress_reach_our_caller() {
     assert!(message.contains("offers no sampling"), "{message}");
 }
 
+impl Answering {
+    fn roots_asked(&self) -> usize {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|a| *a == "roots")
+            .count()
+    }
+}
+
+/// Our caller's roots, for [`Answering`].
+struct WithRoots(Arc<Answering>);
+
+impl tool_runtime::tool::peer::Peer for WithRoots {
+    fn sample(
+        &self,
+        request: tool_runtime::tool::peer::Sample,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<tool_runtime::tool::peer::Sampled, tool_runtime::ToolError>,
+    > {
+        self.0.sample(request)
+    }
+
+    fn elicit(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<
+            tool_runtime::tool::peer::Elicited<serde_json::Map<String, Value>>,
+            tool_runtime::ToolError,
+        >,
+    > {
+        self.0.elicit(message, schema)
+    }
+
+    fn list_roots(
+        &self,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<Vec<tool_runtime::tool::peer::Root>, tool_runtime::ToolError>,
+    > {
+        self.0.asked.lock().unwrap().push("roots".to_owned());
+        Box::pin(async {
+            Ok(vec![tool_runtime::tool::peer::Root {
+                uri: "file:///work".to_owned(),
+                name: None,
+            }])
+        })
+    }
+}
+
+/// A server mounted with `discover_first` speaks 2026-07-28 when it offers it: its
+/// input-required results are answered by our caller (elicitation, sampling, roots, over
+/// several rounds) and retried, and its tool parameters marked `x-mcp-header` travel in
+/// headers it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_mounted_discover_first_speaks_2026_07_28_and_asks_our_caller() {
+    let (_served, url) = crate::mcp::serve_fixture(&[]);
+    let registry = registry(Duration::from_secs(20));
+    registry
+        .mount(RemoteServer::http("fx", url).tools_only().discover_first())
+        .await
+        .expect("mounted");
+    let status = registry.toolset_status().await;
+    assert_eq!(
+        status[0].health.protocol.as_deref(),
+        Some("2026-07-28"),
+        "{status:?}"
+    );
+    let answering = Arc::new(Answering::default());
+    let by = || caller().peer(Arc::new(WithRoots(answering.clone())));
+    let call = async |tool: &str, args: Value| {
+        registry
+            .call(&format!("fx-{tool}"), args, by())
+            .await
+            .outcome
+            .unwrap_or_else(|e| panic!("{tool}: {e}"))
+    };
+    assert_eq!(
+        call("test_input_required_result_multi_round", json!({})).await,
+        json!({"result": "Ada likes green"})
+    );
+    assert_eq!(
+        call("test_input_required_result_multiple_inputs", json!({})).await,
+        json!({"result": "forty-two Ada, working in file:///work"})
+    );
+    assert_eq!(answering.roots_asked(), 1);
+    // The region goes in `Mcp-Param-Region` too, which the server compares with the argument.
+    assert_eq!(
+        call("test_custom_headers", json!({"region": "eu-west-1"})).await,
+        json!({"result": "eu-west-1"})
+    );
+}
+
 #[tokio::test]
 async fn a_server_that_cannot_start_is_a_clear_error() {
     let registry = registry(Duration::from_secs(5));

@@ -131,7 +131,7 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
 /// which `#[arg(header = ...)]` checks when it compiles: each must be an HTTP field name, unique
 /// case aside, on a string, integer or boolean parameter. MCP clients leave out a tool whose marks
 /// break these rules.
-fn header_problem(props: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+pub(crate) fn header_problem(props: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
     let mut seen = std::collections::HashSet::new();
     for (param, schema) in props {
         let Some(header) = schema.get("x-mcp-header") else {

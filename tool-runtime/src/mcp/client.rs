@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
+use rmcp::ClientServiceExt as _;
 use rmcp::model::{CallToolResult, ContentBlock, PaginatedRequestParams};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
@@ -46,11 +46,14 @@ const MAX_IN_FLIGHT: usize = 256;
 /// ```
 ///
 /// - **Handshake**: `initialize`, offering protocol 2025-11-25 (the newest that handshake
-///   carries; 2026-07-28 is agreed through `server/discover`), with the capabilities form
+///   carries; 2026-07-28 is agreed through `server/discover`, which
+///   [`discover_first`](Self::discover_first) tries first), with the capabilities form
 ///   elicitation and sampling, which it passes on (below).
 /// - **Tools**: listed with pagination followed; each remote input schema is compiled by our
-///   validator first, and a tool whose schema does not compile is left out with a warning
-///   naming the server and the tool. Remote annotations become ours, with the specification's
+///   validator first, and a tool whose schema does not compile, or whose `x-mcp-header` marks
+///   break SEP-2243's rules (an HTTP header name, unique case aside, on a string, integer or
+///   boolean parameter), is left out with a warning naming the server and the tool; the
+///   schema kept is the server's, as it sent it. Remote annotations become ours, with the specification's
 ///   defaults: a tool not marked read-only is destructive unless `destructiveHint` is `false`,
 ///   so it needs confirmation like a local one.
 /// - **Calls**: a result with `isError` is a `tool_failed` error with the server's text;
@@ -59,8 +62,9 @@ const MAX_IN_FLIGHT: usize = 256;
 ///   on as they are (the gateway re-serves them unchanged). A call the pipeline drops (a
 ///   time-out, a caller that went away) sends the server `notifications/cancelled`.
 /// - **While a tool runs**: its progress and log messages reach our caller as the tool's own,
-///   and its elicitation and sampling requests are asked of our caller's
-///   [`Peer`](crate::tool::peer::Peer) (over our MCP server, its client), never answered by us. An
+///   and its elicitation, sampling and roots requests are asked of our caller's
+///   [`Peer`](crate::tool::peer::Peer) (over our MCP server, its client), never answered by us
+///   (on 2026-07-28 they come in input-required results, retried with the answers). An
 ///   accepted form gets the defaults of the fields the answer leaves out. A request made while
 ///   several calls are in flight on the session cannot be told apart (MCP names no call in it):
 ///   it is cancelled rather than shown to the wrong caller, and progress and log messages are
@@ -81,6 +85,8 @@ pub struct RemoteServer {
     transport: Transport,
     connect_timeout: Duration,
     pub(super) tools_only: bool,
+    /// Agree the protocol through `server/discover` first (2026-07-28).
+    discover_first: bool,
     connection: tokio::sync::Mutex<Connection>,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
@@ -124,10 +130,12 @@ impl RemoteServer {
             Ok(c) => Health {
                 available: c.service.as_ref().is_some_and(|s| !s.is_transport_closed()),
                 last_error: c.last_error.clone(),
+                protocol: c.service.as_deref().and_then(protocol_of),
             },
             Err(_) => Health {
                 available: false,
                 last_error: Some("connecting".to_owned()),
+                protocol: None,
             },
         }
     }
@@ -166,6 +174,7 @@ impl RemoteServer {
             transport,
             connect_timeout: Duration::from_secs(30),
             tools_only: false,
+            discover_first: false,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
@@ -244,6 +253,35 @@ impl RemoteServer {
     pub fn tools_only(mut self) -> Self {
         self.tools_only = true;
         self
+    }
+
+    /// Agrees the protocol through `server/discover` first, speaking 2026-07-28 to a server that
+    /// offers it, and `initialize` (2025-11-25) with one that does not. On 2026-07-28 every
+    /// request stands alone: it carries the protocol version, the client's capabilities and
+    /// its name in `_meta` and in the standard headers (`Mcp-Method`, `Mcp-Name`), a tool
+    /// parameter marked `x-mcp-header` is mirrored in its `Mcp-Param-*` header, and the
+    /// server's input-required results are answered through our caller's
+    /// [`Peer`](crate::tool::peer::Peer) and retried with their request state as it came. The
+    /// server's list changes and resource updates are not followed on 2026-07-28 (they come
+    /// on `subscriptions/listen` streams, which this client does not open yet): leave it off
+    /// for a server whose tools change while it is mounted.
+    #[must_use]
+    pub fn discover_first(mut self) -> Self {
+        self.discover_first = true;
+        self
+    }
+
+    /// The lifecycle the SDK's client follows with this server.
+    fn lifecycle(&self) -> rmcp::ClientLifecycleMode {
+        use rmcp::model::ProtocolVersion;
+        if self.discover_first {
+            rmcp::ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            }
+        } else {
+            rmcp::ClientLifecycleMode::Initialize
+        }
     }
 
     /// How long starting or reaching the server and the MCP handshake may take (default 30 s).
@@ -327,7 +365,7 @@ impl RemoteServer {
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
                 handler
-                    .serve(child)
+                    .serve_with_lifecycle(child, self.lifecycle())
                     .await
                     .map_err(|e| format!("the MCP handshake failed: {e}"))
             }
@@ -362,7 +400,7 @@ impl RemoteServer {
                 #[cfg(not(feature = "otel"))]
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
                 handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, self.lifecycle())
                     .await
                     .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
             }
@@ -431,6 +469,14 @@ impl RemoteServer {
         let input = Value::Object((*tool.input_schema).clone());
         crate::schema::validate::ArgsValidator::compile(&input)
             .map_err(|e| format!("its input schema does not compile: {e}"))?;
+        if let Some(problem) = input["properties"]
+            .as_object()
+            .and_then(crate::catalog::header_problem)
+        {
+            return Err(format!(
+                "its `x-mcp-header` marks break SEP-2243: {problem}"
+            ));
+        }
         let description = tool.description.as_deref().unwrap_or_default().to_owned();
         let mut meta = ToolMeta::new(Cow::Owned(tool.name.to_string()), description);
         if let Some(title) = tool

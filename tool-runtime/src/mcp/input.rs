@@ -148,7 +148,11 @@ impl Asking {
 
     /// The answer given to `request` under `key`; else the question is kept for the round's
     /// result and the run is told that input is required.
-    pub(super) fn ask(&self, key: &str, request: &InputRequest) -> Result<InputResponse, ToolError> {
+    pub(super) fn ask(
+        &self,
+        key: &str,
+        request: &InputRequest,
+    ) -> Result<InputResponse, ToolError> {
         if let Some(answer) = self.given.get(key) {
             let Some(response) = read(request, answer) else {
                 let message = format!("inputResponses.{key} is not {}", expected(request));
@@ -189,7 +193,10 @@ impl Asking {
 }
 
 /// The input-required result asking `questions`, with the sealed `state`.
-pub(super) fn input_required(questions: BTreeMap<String, Value>, state: String) -> InputRequiredResult {
+pub(super) fn input_required(
+    questions: BTreeMap<String, Value>,
+    state: String,
+) -> InputRequiredResult {
     let requests = questions
         .into_iter()
         .map(|(key, request)| {
@@ -307,8 +314,14 @@ mod tests {
     #[test]
     fn answers_are_read_by_the_kind_of_their_question() {
         let asking = Asking::new(Map::from_iter([
-            ("name".to_owned(), json!({"action": "accept", "content": {"name": "Ann"}})),
-            ("roots".to_owned(), json!({"roots": [{"uri": "file:///w", "name": "w"}]})),
+            (
+                "name".to_owned(),
+                json!({"action": "accept", "content": {"name": "Ann"}}),
+            ),
+            (
+                "roots".to_owned(),
+                json!({"roots": [{"uri": "file:///w", "name": "w"}]}),
+            ),
             ("bad".to_owned(), json!(12345)),
             ("extra".to_owned(), json!({"action": "accept"})),
         ]));

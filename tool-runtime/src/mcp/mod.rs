@@ -66,11 +66,11 @@ mod upstream;
 #[cfg(feature = "http")]
 mod binding;
 mod confirm;
-mod input;
 #[cfg(feature = "http")]
 mod drain;
 #[cfg(feature = "http")]
 mod events;
+mod input;
 mod lines;
 mod pages;
 mod peer;
@@ -103,8 +103,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    Tool,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -273,7 +272,14 @@ impl McpServer {
                 .map_or_else(crate::tool::caller::next_request_id, str::to_owned);
         }
         let caller = caller.request_id(round.call.clone());
-        Ok((caller, Some(input::Rounds { bound, round, given })))
+        Ok((
+            caller,
+            Some(input::Rounds {
+                bound,
+                round,
+                given,
+            }),
+        ))
     }
 
     /// The request's view of its client, for the tool, prompt or resource it runs: asking it

@@ -103,11 +103,7 @@ impl CallPeer {
         // The request's own capabilities (2026-07-28 clients send them with every request),
         // else the session's, borrowed rather than cloned: this runs on every call.
         let flags = |c: &rmcp::model::ClientCapabilities| {
-            (
-                c.sampling.is_some(),
-                can_elicit(Some(c)),
-                c.roots.is_some(),
-            )
+            (c.sampling.is_some(), can_elicit(Some(c)), c.roots.is_some())
         };
         let (can_sample, can_elicit, can_list_roots) = match context.meta.client_capabilities() {
             Some(c) => flags(&c),

@@ -106,6 +106,7 @@ impl ClientHandler for Handler {
         elicitation.form = Some(FormElicitationCapability::default());
         capabilities.elicitation = Some(elicitation);
         capabilities.sampling = Some(SamplingCapability::default());
+        capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
@@ -203,6 +204,29 @@ impl ClientHandler for Handler {
                 None,
             )),
         }
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let (ctx, span) = self.caller("a roots request")?;
+        let roots = ctx.roots().instrument(span).await.map_err(|e| {
+            rmcp::ErrorData::invalid_request(
+                format!("the caller cannot answer: {}", e.message()),
+                None,
+            )
+        })?;
+        Ok(rmcp::model::ListRootsResult::new(
+            roots
+                .into_iter()
+                .map(|r| {
+                    let mut root = rmcp::model::Root::new(r.uri);
+                    root.name = r.name;
+                    root
+                })
+                .collect(),
+        ))
     }
 
     async fn create_message(

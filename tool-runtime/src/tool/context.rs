@@ -246,7 +246,9 @@ impl CallContext {
     /// input-required result) and the call runs again from the top when the answer comes;
     /// see [`question`](Self::question).
     pub async fn sample(&self, request: Sample) -> Result<Sampled, ToolError> {
-        self.question(&self.numbered("sampling")).sample(request).await
+        self.question(&self.numbered("sampling"))
+            .sample(request)
+            .await
     }
 
     /// Asks the caller's user for a `T` (MCP elicitation), showing `message`. The form is
@@ -481,7 +483,11 @@ impl fmt::Debug for Question<'_> {
 impl Question<'_> {
     /// [`CallContext::sample`], under this name.
     pub async fn sample(self, request: Sample) -> Result<Sampled, ToolError> {
-        match self.ctx.ask(self.key, InputRequest::Sample(request)).await? {
+        match self
+            .ctx
+            .ask(self.key, InputRequest::Sample(request))
+            .await?
+        {
             InputResponse::Sampled(sampled) => Ok(sampled),
             _ => Err(mismatched("sampling")),
         }

@@ -147,6 +147,10 @@ pub struct Health {
     pub available: bool,
     /// The last error it met since it last worked, if any.
     pub last_error: Option<String>,
+    /// The MCP protocol version agreed with a mounted server's open session, if it has one
+    /// (`2025-11-25`, `2026-07-28`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 impl Default for Health {
@@ -154,6 +158,7 @@ impl Default for Health {
         Self {
             available: true,
             last_error: None,
+            protocol: None,
         }
     }
 }

@@ -320,25 +320,47 @@ pub async fn client(url: &str) -> std::process::ExitCode {
         .without_inventory()
         .build()
         .expect("an empty registry");
-    let names = match registry
-        .mount(tool_runtime::mcp::RemoteServer::http("conformance", url))
-        .await
-    {
+    // The revision the scenario is of: `initialize` for one of 2025 and before, else
+    // `server/discover` first (2026-07-28, 2025-11-25 with a server that does not offer it).
+    let server = tool_runtime::mcp::RemoteServer::http("conformance", url);
+    let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let server = if revision.starts_with("2024") || revision.starts_with("2025") {
+        server
+    } else {
+        server.discover_first()
+    };
+    let names = match registry.mount(server).await {
         Ok(names) => names,
         Err(e) => {
             eprintln!("mounting {url}: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
+    // The calls the scenario asks for (`toolCalls` in its context), else one of every tool.
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let calls: Vec<(String, Value)> = match context["toolCalls"].as_array() {
+        Some(calls) => calls
+            .iter()
+            .map(|c| {
+                let name = c["name"].as_str().unwrap_or_default();
+                (format!("conformance-{name}"), c["arguments"].clone())
+            })
+            .collect(),
+        None => names
+            .iter()
+            .map(|name| (name.clone(), arguments_for(&registry, &names, name)))
+            .collect(),
+    };
     let mut failed = false;
-    for name in names {
-        let args = if name.ends_with("-add_numbers") {
-            json!({"a": 3, "b": 4})
-        } else {
-            json!({})
-        };
+    for (name, args) in calls {
+        // A `null` the scenario gives for an optional value (a header to leave out) is the
+        // value left out.
         let caller = Caller::new(Source::Internal)
             .confirm(true)
+            .strict_nulls(true)
             .peer(std::sync::Arc::new(AcceptsForms));
         let envelope = registry.call(&name, args, caller).await;
         match envelope.outcome {
@@ -354,4 +376,39 @@ pub async fn client(url: &str) -> std::process::ExitCode {
     } else {
         std::process::ExitCode::SUCCESS
     }
+}
+
+/// The arguments the client calls mounted tool `name` with: the sum's terms; for the schema
+/// echo, the input schema of the other tool as the server sent it; else a value of its type for
+/// each required parameter.
+fn arguments_for(registry: &tool_runtime::Registry, names: &[String], name: &str) -> Value {
+    if name.ends_with("-add_numbers") {
+        return json!({"a": 3, "b": 4});
+    }
+    if name.ends_with("-json_schema_echo") {
+        let focal = names.iter().find(|n| *n != name);
+        let schema = focal
+            .and_then(|n| registry.get(n))
+            .map(|t| t.input_schema().clone());
+        return json!({"schema": schema});
+    }
+    let Some(tool) = registry.get(name) else {
+        return json!({});
+    };
+    let schema = tool.input_schema();
+    let mut args = serde_json::Map::new();
+    for required in schema["required"].as_array().into_iter().flatten() {
+        let Some(param) = required.as_str() else {
+            continue;
+        };
+        let value = match schema["properties"][param]["type"].as_str() {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("array") => json!([]),
+            Some("object") => json!({}),
+            _ => json!("test"),
+        };
+        args.insert(param.to_owned(), value);
+    }
+    Value::Object(args)
 }

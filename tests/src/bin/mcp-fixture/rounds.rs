@@ -162,6 +162,8 @@ async fn test_input_required_result_prompt(ctx: &CallContext) -> Result<String, 
         .await?;
     Ok(match context {
         Elicited::Accepted(c) => format!("Answer with this context in mind: {}", c.context),
-        Elicited::Declined | Elicited::Cancelled => "Answer without a particular context.".to_owned(),
+        Elicited::Declined | Elicited::Cancelled => {
+            "Answer without a particular context.".to_owned()
+        }
     })
 }
