@@ -1,11 +1,14 @@
 //! What a tool can ask of the caller's side while it runs: send it log messages, ask its model
-//! for a completion (sampling), ask its user for input (elicitation).
+//! for a completion (sampling), ask its user for input (elicitation), list its roots.
 //!
 //! A tool uses these through its [`CallContext`](crate::CallContext):
 //! [`log`](crate::CallContext::log), [`sample`](crate::CallContext::sample),
-//! [`elicit`](crate::CallContext::elicit). The front end decides where they go. The MCP server
-//! sends them to its client as `notifications/message`, `sampling/createMessage` and
-//! `elicitation/create`. A [`RemoteServer`](crate::mcp::RemoteServer) passes the same requests
+//! [`elicit`](crate::CallContext::elicit), [`roots`](crate::CallContext::roots), and
+//! [`question`](crate::CallContext::question) to name a request. The front end decides where
+//! they go. The MCP server sends them to its client as `notifications/message`,
+//! `sampling/createMessage`, `elicitation/create` and `roots/list`; on protocol 2026-07-28 the
+//! requests go back with the call's answer as an input-required result, and the tool runs
+//! again from the top with the answers. A [`RemoteServer`](crate::mcp::RemoteServer) passes the same requests
 //! from a mounted server on to whoever called the mounted tool. Other callers attach a [`Peer`]
 //! of their own with [`Caller::peer`](crate::Caller::peer), or have none: then log messages go
 //! only to `tracing`, and sampling and elicitation fail with [`ErrorKind::UNSUPPORTED`].
