@@ -23,8 +23,6 @@ use crate::tool::state::StateMap;
 pub(crate) use error::grouped;
 pub use error::{BuildError, BuildProblem};
 pub use mount::MountError;
-#[cfg(feature = "mcp-client")]
-pub(crate) use rules::header_problem;
 pub(crate) use rules::{check_entry, stable_hash};
 pub use rules::{is_valid_name, is_valid_param_name, nearest};
 use tool::Held;

@@ -86,7 +86,7 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
                 defined_at: entry.origin.to_string(),
             });
         }
-        if let Some(problem) = header_problem(props) {
+        if let Some(problem) = crate::tool::bounds::header_problem(props) {
             problems.push(BuildProblem::InputSchema {
                 tool: entry.name().to_owned(),
                 defined_at: entry.origin.to_string(),
@@ -127,37 +127,6 @@ pub(crate) fn check_entry(entry: &RegisteredTool, state: Option<&StateMap>) -> V
     problems
 }
 
-/// What is wrong with the `x-mcp-header` marks (SEP-2243) of a hand-made tool's parameters,
-/// which `#[arg(header = ...)]` checks when it compiles: each must be an HTTP field name, unique
-/// case aside, on a string, integer or boolean parameter. MCP clients leave out a tool whose marks
-/// break these rules.
-pub(crate) fn header_problem(props: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    let mut seen = std::collections::HashSet::new();
-    for (param, schema) in props {
-        let Some(header) = schema.get("x-mcp-header") else {
-            continue;
-        };
-        let name = header.as_str().unwrap_or_default();
-        if !tool_grammar::is_header_name(name) {
-            return Some(format!(
-                "parameter `{param}`: `x-mcp-header` must be an HTTP header name, such as \"Region\", not {header}"
-            ));
-        }
-        if !seen.insert(name.to_ascii_lowercase()) {
-            return Some(format!(
-                "parameter `{param}`: another parameter is sent in the header `Mcp-Param-{name}` already (header names ignore case)"
-            ));
-        }
-        let kind = schema.get("type").and_then(serde_json::Value::as_str);
-        if !matches!(kind, Some("string" | "integer" | "boolean")) {
-            return Some(format!(
-                "parameter `{param}`: `x-mcp-header` goes on a string, integer or boolean parameter (its `type`), as MCP clients mirror only those in headers"
-            ));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +136,9 @@ mod tests {
     #[test]
     fn header_marks_are_checked() {
         use serde_json::json;
-        let problem = |props: serde_json::Value| header_problem(props.as_object().unwrap());
+        let problem = |props: serde_json::Value| {
+            crate::tool::bounds::header_problem(props.as_object().unwrap())
+        };
         assert_eq!(
             problem(json!({
                 "region": {"type": "string", "x-mcp-header": "Region"},

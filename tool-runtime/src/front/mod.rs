@@ -21,6 +21,8 @@ pub(crate) mod requester;
 pub(crate) mod safety;
 #[cfg(feature = "http")]
 pub(crate) mod server;
+#[cfg(feature = "mcp")]
+pub(crate) mod state_key;
 
 /// "a string", "an object", ...: a JSON value's kind, for messages.
 #[cfg(any(feature = "cli", feature = "http"))]

@@ -91,7 +91,7 @@ pub struct ServerOptions {
     pub(crate) event_store: EventStoreOption,
     /// What seals `/mcp`'s input-required request states.
     #[cfg(feature = "mcp")]
-    pub(crate) request_state_key: Option<crate::mcp::RequestStateKey>,
+    pub(crate) request_state_key: Option<crate::front::state_key::RequestStateKey>,
 }
 
 /// What a request may hold.
@@ -387,7 +387,7 @@ impl ServerOptions {
     /// another replica is refused with a JSON-RPC error (the client makes the request over).
     #[cfg(feature = "mcp")]
     #[must_use]
-    pub fn mcp_request_state_key(mut self, key: crate::mcp::RequestStateKey) -> Self {
+    pub fn mcp_request_state_key(mut self, key: crate::front::state_key::RequestStateKey) -> Self {
         self.request_state_key = Some(key);
         self
     }

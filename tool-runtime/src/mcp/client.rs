@@ -471,7 +471,7 @@ impl RemoteServer {
             .map_err(|e| format!("its input schema does not compile: {e}"))?;
         if let Some(problem) = input["properties"]
             .as_object()
-            .and_then(crate::catalog::header_problem)
+            .and_then(crate::tool::bounds::header_problem)
         {
             return Err(format!(
                 "its `x-mcp-header` marks break SEP-2243: {problem}"

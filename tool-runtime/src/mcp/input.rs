@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::tool::error::{ErrorKind, ToolError};
-use crate::tool::peer::{Elicited, InputRequest, InputResponse, Root};
+use crate::tool::peer::{Elicited, InputRequest, InputResponse, Role, Root, Sample, Sampled};
 
 /// How long a request state stays good: as long as a confirmation token.
 const LIFETIME: Duration = crate::layers::confirm::TOKEN_LIFETIME;
@@ -216,7 +216,7 @@ fn wire(request: &InputRequest) -> Value {
         }),
         InputRequest::Sample(sample) => json!({
             "method": "sampling/createMessage",
-            "params": super::peer::sampling_request(sample),
+            "params": sampling_request(sample),
         }),
         // `roots/list` and any kind added later: the roots are what asks nothing.
         _ => json!({"method": "roots/list", "params": {}}),
@@ -252,12 +252,53 @@ fn read(request: &InputRequest, answer: &Value) -> Option<InputResponse> {
         }
         InputRequest::Sample(_) => {
             answer.get("content")?;
-            Some(InputResponse::Sampled(super::peer::sampled(answer)))
+            Some(InputResponse::Sampled(sampled(answer)))
         }
         _ => {
             let roots: Vec<Root> = serde_json::from_value(answer.get("roots")?.clone()).ok()?;
             Some(InputResponse::Roots(roots))
         }
+    }
+}
+
+/// `sampling/createMessage`'s parameters for `request`.
+pub(crate) fn sampling_request(request: &Sample) -> Value {
+    let messages: Vec<Value> = request
+        .turns()
+        .iter()
+        .map(|(role, text)| {
+            let role = match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({"role": role, "content": {"type": "text", "text": text}})
+        })
+        .collect();
+    let mut params = json!({"messages": messages, "maxTokens": request.token_limit()});
+    if let Some(system) = request.system_prompt() {
+        params["systemPrompt"] = json!(system);
+    }
+    if let Some(t) = request.sampling_temperature() {
+        params["temperature"] = json!(t);
+    }
+    params
+}
+
+/// A `sampling/createMessage` result as a [`Sampled`]: its text blocks joined.
+pub(crate) fn sampled(answer: &Value) -> Sampled {
+    let content = &answer["content"];
+    let blocks = content
+        .as_array()
+        .map_or_else(|| vec![content], |a| a.iter().collect());
+    let text = blocks
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Sampled {
+        text,
+        model: answer["model"].as_str().unwrap_or_default().to_owned(),
+        stop_reason: answer["stopReason"].as_str().map(str::to_owned),
     }
 }
 

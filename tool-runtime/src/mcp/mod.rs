@@ -84,6 +84,7 @@ mod streamable;
 mod subscriptions;
 mod trace;
 
+pub use crate::front::state_key::{RequestStateKey, RequestStateKeyError};
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;
 #[cfg(feature = "http")]
@@ -218,12 +219,14 @@ impl McpServer {
     /// [`http_route`](Self::http_route) sets the one of its options when they set one
     /// ([`ServerOptions::mcp_request_state_key`](crate::http::ServerOptions::mcp_request_state_key)).
     #[must_use]
-    pub fn request_state_key(self, key: RequestStateKey) -> Self {
+    pub fn request_state_key(self, key: &RequestStateKey) -> Self {
+        let states = input::RequestStates::new(key.bytes().to_vec())
+            .expect("a request-state key is at least as long as the codec needs");
         *self
             .inner
             .request_states
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = key.0;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(states);
         self
     }
 
@@ -257,7 +260,7 @@ impl McpServer {
         if !resources::modern(context) {
             return Ok((caller, None));
         }
-        let bound = input::Binding::new(caller.principal_name(), method, target, args);
+        let bound = input::Binding::new(caller.given_principal(), method, target, args);
         let mut round = match state {
             Some(sealed) => self.request_states().open(sealed, &bound)?,
             None => input::Round::default(),
@@ -479,7 +482,7 @@ impl McpServer {
         peer: &Arc<peer::CallPeer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let registry = &self.inner.registry;
-        let principal = caller.principal_name().map(str::to_owned);
+        let principal = caller.given_principal().map(str::to_owned);
         let mut caller = caller
             .cancellation(context.ct.clone())
             .peer(Arc::clone(peer) as _);
@@ -590,43 +593,6 @@ fn undeclared(peer: &peer::CallPeer, error: &crate::ToolError) -> Option<ErrorDa
         Some(serde_json::json!({"requiredCapabilities": required})),
     ))
 }
-
-/// The key that seals the request state of MCP input-required results (protocol 2026-07-28),
-/// shared by every replica ([`McpServer::request_state_key`]): at least 32 bytes of secret,
-/// high-entropy material. States are signed (HMAC-SHA256), not encrypted.
-#[derive(Clone)]
-pub struct RequestStateKey(Arc<input::RequestStates>);
-
-impl RequestStateKey {
-    /// The key `bytes`.
-    ///
-    /// # Errors
-    ///
-    /// When `bytes` holds fewer than 32 bytes.
-    pub fn new(bytes: impl Into<Vec<u8>>) -> Result<Self, RequestStateKeyError> {
-        input::RequestStates::new(bytes.into())
-            .map(|states| Self(Arc::new(states)))
-            .map_err(|_| RequestStateKeyError(()))
-    }
-}
-
-impl std::fmt::Debug for RequestStateKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RequestStateKey(..)")
-    }
-}
-
-/// A request-state key shorter than the 32 bytes it needs ([`RequestStateKey::new`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestStateKeyError(());
-
-impl std::fmt::Display for RequestStateKeyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an MCP request-state key must be at least 32 bytes long")
-    }
-}
-
-impl std::error::Error for RequestStateKeyError {}
 
 impl ServerHandler for McpServer {
     #[allow(

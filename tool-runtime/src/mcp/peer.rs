@@ -22,10 +22,10 @@ use tracing::Instrument as _;
 use crate::tool::caller::{ProgressSink, ProgressUpdate};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::peer::{
-    Elicited, InputRequest, InputResponse, LogLevel, Peer, Role, Root, Sample, Sampled,
+    Elicited, InputRequest, InputResponse, LogLevel, Peer, Root, Sample, Sampled,
 };
 
-use super::input::{Asked, Asking};
+use super::input::{Asked, Asking, sampled, sampling_request};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
 #[derive(Debug)]
@@ -416,47 +416,6 @@ pub(super) fn can_elicit(capabilities: Option<&rmcp::model::ClientCapabilities>)
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none())
     })
-}
-
-/// `sampling/createMessage`'s parameters for `request`.
-pub(crate) fn sampling_request(request: &Sample) -> Value {
-    let messages: Vec<Value> = request
-        .turns()
-        .iter()
-        .map(|(role, text)| {
-            let role = match role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({"role": role, "content": {"type": "text", "text": text}})
-        })
-        .collect();
-    let mut params = json!({"messages": messages, "maxTokens": request.token_limit()});
-    if let Some(system) = request.system_prompt() {
-        params["systemPrompt"] = json!(system);
-    }
-    if let Some(t) = request.sampling_temperature() {
-        params["temperature"] = json!(t);
-    }
-    params
-}
-
-/// A `sampling/createMessage` result as a [`Sampled`]: its text blocks joined.
-pub(crate) fn sampled(answer: &Value) -> Sampled {
-    let content = &answer["content"];
-    let blocks = content
-        .as_array()
-        .map_or_else(|| vec![content], |a| a.iter().collect());
-    let text = blocks
-        .iter()
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n");
-    Sampled {
-        text,
-        model: answer["model"].as_str().unwrap_or_default().to_owned(),
-        stop_reason: answer["stopReason"].as_str().map(str::to_owned),
-    }
 }
 
 fn unsupported(what: &str) -> ToolError {

@@ -75,7 +75,7 @@ impl McpServer {
             None => self,
         };
         match &options.request_state_key {
-            Some(key) => server.request_state_key(key.clone()),
+            Some(key) => server.request_state_key(key),
             None => server,
         }
     }

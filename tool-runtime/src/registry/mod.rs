@@ -134,10 +134,15 @@ pub struct Registry {
 
 impl Registry {
     /// A new confirmation token for the call of `tool` with `args` by `principal`, kept in the
-    /// confirmation store: a confirmed call that goes on over several rounds (MCP's
-    /// input-required results) is confirmed for the next by a token of its own.
-    #[cfg(feature = "mcp")]
-    pub(crate) async fn confirmation_token(
+    /// confirmation store for the confirmation lifetime, as the pipeline issues one when it
+    /// asks: for a front end that carries a confirmed call over several requests (MCP's
+    /// input-required rounds confirm each round by a token of its own). The token confirms
+    /// exactly that call, once ([`Caller::confirmation`](crate::Caller::confirmation)).
+    ///
+    /// # Errors
+    ///
+    /// The confirmation store's, when it cannot keep the token.
+    pub async fn confirmation_token(
         &self,
         tool: &str,
         args: &serde_json::Value,

@@ -217,3 +217,34 @@ text_values!(
 );
 
 impl<T: TextValue> TextValue for Option<T> {}
+
+/// What is wrong with the `x-mcp-header` marks (SEP-2243) of the parameters of a tool written
+/// by hand or mounted from another server, which `#[arg(header = ...)]` checks when it compiles: each must be an HTTP field name, unique
+/// case aside, on a string, integer or boolean parameter. MCP clients leave out a tool whose marks
+/// break these rules.
+pub(crate) fn header_problem(props: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    for (param, schema) in props {
+        let Some(header) = schema.get("x-mcp-header") else {
+            continue;
+        };
+        let name = header.as_str().unwrap_or_default();
+        if !tool_grammar::is_header_name(name) {
+            return Some(format!(
+                "parameter `{param}`: `x-mcp-header` must be an HTTP header name, such as \"Region\", not {header}"
+            ));
+        }
+        if !seen.insert(name.to_ascii_lowercase()) {
+            return Some(format!(
+                "parameter `{param}`: another parameter is sent in the header `Mcp-Param-{name}` already (header names ignore case)"
+            ));
+        }
+        let kind = schema.get("type").and_then(serde_json::Value::as_str);
+        if !matches!(kind, Some("string" | "integer" | "boolean")) {
+            return Some(format!(
+                "parameter `{param}`: `x-mcp-header` goes on a string, integer or boolean parameter (its `type`), as MCP clients mirror only those in headers"
+            ));
+        }
+    }
+    None
+}

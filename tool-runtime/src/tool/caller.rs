@@ -264,9 +264,9 @@ impl Caller {
         self.source
     }
 
-    /// The authenticated principal, if any.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn principal_name(&self) -> Option<&str> {
+    /// The principal set with [`principal`](Self::principal), if any.
+    #[must_use]
+    pub fn given_principal(&self) -> Option<&str> {
         self.principal.as_deref()
     }
 
