@@ -15,12 +15,22 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{InputRequiredResult, RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::model::{
+    InputRequiredResult, ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::peer::{Elicited, InputRequest, InputResponse, Role, Root, Sample, Sampled};
+
+/// Whether the request speaks `2026-07-28` or later: it stands alone, and asks with its answer.
+pub(super) fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
 
 /// How long a request state stays good: as long as a confirmation token.
 const LIFETIME: Duration = crate::layers::confirm::TOKEN_LIFETIME;

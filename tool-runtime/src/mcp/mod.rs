@@ -77,11 +77,13 @@ mod peer;
 mod prompts;
 mod resources;
 mod results;
+mod rounds;
 #[cfg(feature = "http")]
 mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
 mod subscriptions;
+mod tools;
 mod trace;
 
 pub use crate::front::state_key::{RequestStateKey, RequestStateKeyError};
@@ -108,13 +110,9 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::Value;
 
-use confirm::{CONFIRM_INPUT, Elicit};
-use results::{content, failure, protocol_error, success};
-
+use crate::registry::RegisteredTool;
 use crate::registry::Registry;
-use crate::registry::{CallTool, RegisteredTool};
 use crate::tool::caller::{Caller, Source};
 
 /// An MCP server over a registry. Cheap to clone: the streamable-HTTP transport makes one per
@@ -230,112 +228,6 @@ impl McpServer {
         self
     }
 
-    /// What seals the request state of input-required results.
-    fn request_states(&self) -> Arc<input::RequestStates> {
-        Arc::clone(
-            &self
-                .inner
-                .request_states
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    }
-
-    /// Where a request of `method` on `target` with `args` stands among its call's rounds: on
-    /// 2026-07-28, the round its request state continues (opened for this caller and request,
-    /// or refused; a new one without) and the answers it brings, the earlier rounds' and its
-    /// own `inputResponses` (an earlier round's answer is not asked again, so not replaced);
-    /// before, none. Every round of a call runs under the first round's request id.
-    #[allow(clippy::too_many_arguments)]
-    fn rounds(
-        &self,
-        context: &RequestContext<RoleServer>,
-        caller: Caller,
-        method: &str,
-        target: &str,
-        args: &Value,
-        state: Option<&str>,
-        responses: Option<&rmcp::model::InputResponses>,
-    ) -> Result<(Caller, Option<input::Rounds>), ErrorData> {
-        if !resources::modern(context) {
-            return Ok((caller, None));
-        }
-        let bound = input::Binding::new(caller.given_principal(), method, target, args);
-        let mut round = match state {
-            Some(sealed) => self.request_states().open(sealed, &bound)?,
-            None => input::Round::default(),
-        };
-        let mut given = round.answers.clone();
-        for (key, answer) in responses.into_iter().flatten() {
-            given.entry(key.clone()).or_insert_with(|| answer.clone());
-        }
-        if round.call.is_empty() {
-            round.call = caller
-                .given_request_id()
-                .map_or_else(crate::tool::caller::next_request_id, str::to_owned);
-        }
-        let caller = caller.request_id(round.call.clone());
-        Ok((
-            caller,
-            Some(input::Rounds {
-                bound,
-                round,
-                given,
-            }),
-        ))
-    }
-
-    /// The request's view of its client, for the tool, prompt or resource it runs: asking it
-    /// with the request's answer when `rounds` are given.
-    fn call_peer(
-        &self,
-        context: &RequestContext<RoleServer>,
-        rounds: Option<&input::Rounds>,
-    ) -> Arc<peer::CallPeer> {
-        let mut peer = peer::CallPeer::new(
-            context,
-            Arc::clone(&self.session.log_level),
-            self.inner.stopping.get().cloned(),
-        );
-        if let Some(rounds) = rounds {
-            peer = peer.answering(rounds.given.clone());
-        }
-        Arc::new(peer)
-    }
-
-    /// The input-required result of a run that `asked` what it had no answer for, carrying the
-    /// answers it read and `confirm` on to the next round; `None` when it asked nothing more;
-    /// the request's error when an answer was not of its question's kind.
-    fn asked_again(
-        &self,
-        rounds: &input::Rounds,
-        asked: input::Asked,
-        confirm: Option<String>,
-    ) -> Result<Option<rmcp::model::InputRequiredResult>, ErrorData> {
-        match asked {
-            input::Asked::Answered => Ok(None),
-            input::Asked::Malformed(e) => Err(e),
-            input::Asked::Pending(questions, answers) => {
-                let round = input::Round {
-                    call: rounds.round.call.clone(),
-                    answers,
-                    confirm,
-                };
-                Ok(Some(self.ask_again(&rounds.bound, &round, questions)))
-            }
-        }
-    }
-
-    /// The input-required result asking `questions`, whose sealed state carries `round` on.
-    fn ask_again(
-        &self,
-        bound: &input::Binding,
-        round: &input::Round,
-        questions: std::collections::BTreeMap<String, Value>,
-    ) -> rmcp::model::InputRequiredResult {
-        input::input_required(questions, self.request_states().seal(round, bound))
-    }
-
     /// Lists (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`)
     /// answer at most `size` items a page ([`PAGE_SIZE`] unless set; at least 1), with a
     /// `nextCursor` for the rest. Every clone of this server shares the setting.
@@ -401,197 +293,6 @@ impl McpServer {
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }
-
-    /// The `tools/list` entries `caller` sees: [`Registry::visible`], described for MCP.
-    #[must_use]
-    pub fn list(&self, caller: &Caller) -> Vec<Tool> {
-        let registry = &self.inner.registry;
-        self.described(registry.version(), &registry.visible(caller))
-    }
-
-    /// `tools`, described for MCP from the descriptions kept for registry version `version`.
-    fn described(
-        &self,
-        version: u64,
-        tools: &[impl std::ops::Deref<Target = RegisteredTool>],
-    ) -> Vec<Tool> {
-        let mut cache = self
-            .inner
-            .descriptions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if cache.0 != version {
-            *cache = (version, HashMap::new());
-        }
-        tools
-            .iter()
-            .map(|t| {
-                cache
-                    .1
-                    .entry(t.name().to_owned())
-                    .or_insert_with(|| describe(t))
-                    .clone()
-            })
-            .collect()
-    }
-
-    /// The tool `name` as `tools/list` describes it, if the caller of the `/mcp` request being
-    /// served may see it: asked on every 2026-07-28 `tools/call`, so from the kept descriptions.
-    #[cfg(feature = "http")]
-    fn visible_described(&self, name: &str) -> Option<Tool> {
-        let caller = sessions::caller()?;
-        let registry = &self.inner.registry;
-        let version = registry.version();
-        let tool = registry.visible_tool(name, &caller)?;
-        self.described(version, &[tool]).pop()
-    }
-
-    async fn call(
-        &self,
-        mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.take().unwrap_or_default());
-        // 2026-07-28: a call asks its client with its answer, and the answers come with the
-        // call made again, with the state of the rounds before.
-        let (caller, rounds) = self.rounds(
-            &context,
-            caller_of(&context),
-            "tools/call",
-            &request.name,
-            &args,
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-        )?;
-        // Progress reports and log messages go out in order, before the response.
-        let peer = self.call_peer(&context, rounds.as_ref());
-        let response = self
-            .call_with(&request.name, args, caller, rounds, &context, &peer)
-            .await;
-        peer.finish().await;
-        response
-    }
-
-    async fn call_with(
-        &self,
-        name: &str,
-        args: Value,
-        caller: Caller,
-        rounds: Option<input::Rounds>,
-        context: &RequestContext<RoleServer>,
-        peer: &Arc<peer::CallPeer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let registry = &self.inner.registry;
-        let principal = caller.given_principal().map(str::to_owned);
-        let mut caller = caller
-            .cancellation(context.ct.clone())
-            .peer(Arc::clone(peer) as _);
-        if peer.wants_progress() {
-            caller = caller.progress(Arc::clone(peer) as _);
-        }
-        // 2026-07-28: the answer to the confirmation comes back with the retried call, and the
-        // token it confirms in the request state. An accept redeems that token and nothing
-        // else: without it, or with one issued for another call, the call is refused.
-        let answered = rounds
-            .as_ref()
-            .and_then(|r| r.given.get(CONFIRM_INPUT))
-            .map(|answer| answer.get("action").and_then(Value::as_str) == Some("accept"));
-        let token = rounds.as_ref().and_then(|r| r.round.confirm.clone());
-        let confirmed = answered == Some(true) && token.is_some();
-        if confirmed && let Some(token) = token {
-            caller = caller.confirmation(token);
-        }
-        let caller = caller.asking(Arc::new(Elicit {
-            peer: Arc::clone(peer),
-            answered,
-            inline: rounds.is_some() && answered.is_none(),
-        }));
-        // The arguments a confirmed call's next token is bound to, should it ask.
-        let kept = confirmed.then(|| args.clone());
-        let finished = registry.handle(CallTool::new(name, args), caller).await;
-        if let Some(rounds) = &rounds {
-            if let Some(question) = finished.question() {
-                let round = input::Round {
-                    call: rounds.round.call.clone(),
-                    answers: serde_json::Map::new(),
-                    confirm: Some(question.token.clone()),
-                };
-                return Ok(self
-                    .ask_again(&rounds.bound, &round, confirm::question(question))
-                    .into());
-            }
-            let asked = peer.asked();
-            // A confirmed call that asks is confirmed for its next round too, by a token of
-            // its own: each round redeems one, once.
-            let confirm = match (&asked, &kept) {
-                (input::Asked::Pending(..), Some(args)) => match registry
-                    .confirmation_token(name, args, principal.as_deref())
-                    .await
-                {
-                    Ok(token) => Some(token),
-                    Err(e) => return Ok(failure(&e).into()),
-                },
-                _ => None,
-            };
-            // The confirmation's answer goes on with its token, as every answer so far does.
-            let asked = match (asked, &confirm) {
-                (input::Asked::Pending(questions, mut answers), Some(_)) => {
-                    if let Some(accept) = rounds.given.get(CONFIRM_INPUT) {
-                        answers.insert(CONFIRM_INPUT.to_owned(), accept.clone());
-                    }
-                    input::Asked::Pending(questions, answers)
-                }
-                (asked, _) => asked,
-            };
-            if let Some(result) = self.asked_again(rounds, asked, confirm)? {
-                return Ok(result.into());
-            }
-            if let Err(e) = &finished.envelope.outcome
-                && let Some(error) = undeclared(peer, e)
-            {
-                return Err(error);
-            }
-        }
-        match (finished.envelope.outcome, finished.tool) {
-            (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
-            (Ok(value), tool) => {
-                let wrapped =
-                    tool.is_some_and(|t| crate::schema::walk::wraps_output(t.output_schema()));
-                Ok(success(value, wrapped).into())
-            }
-            (Err(e), tool) => match e.kind().jsonrpc_code() {
-                // The pipeline's "no such tool" (a tool's own error of that type comes with its
-                // tool): a protocol error.
-                Some(code) if tool.is_none() => Err(protocol_error(name, &e, code)),
-                _ => Ok(failure(&e).into()),
-            },
-        }
-    }
-}
-
-/// On 2026-07-28, where capabilities come with each request: the request's error when its
-/// item failed for want of a capability the request did not declare (`-32021`, which the SDK
-/// answers with HTTP 400), naming each in `requiredCapabilities`.
-fn undeclared(peer: &peer::CallPeer, error: &crate::ToolError) -> Option<ErrorData> {
-    if *error.kind() != crate::ErrorKind::UNSUPPORTED {
-        return None;
-    }
-    let refused = peer.refused();
-    if refused.is_empty() {
-        return None;
-    }
-    let required: serde_json::Map<String, Value> = refused
-        .iter()
-        .map(|capability| ((*capability).to_owned(), serde_json::json!({})))
-        .collect();
-    Some(ErrorData::new(
-        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!(
-            "this request needs the client capabilities {}, which its _meta does not declare",
-            refused.join(", ")
-        ),
-        Some(serde_json::json!({"requiredCapabilities": required})),
-    ))
 }
 
 impl ServerHandler for McpServer {

@@ -115,7 +115,7 @@ impl CallPeer {
         Self {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
-            level: if super::resources::modern(context) {
+            level: if super::input::modern(context) {
                 Heard::Request(context.meta.log_level().map(ours))
             } else {
                 Heard::Session(level)

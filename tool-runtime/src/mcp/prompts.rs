@@ -11,7 +11,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::resources::{caching, modern};
+use super::input::modern;
+use super::resources::caching;
 use super::results::item_error;
 use super::{McpServer, caller_of, pages, trace};
 use crate::prompt::PromptMeta;
@@ -90,7 +91,7 @@ impl McpServer {
                         return Ok(result.into());
                     }
                     if let Err(e) = &reply
-                        && let Some(error) = super::undeclared(&peer, e)
+                        && let Some(error) = super::rounds::undeclared(&peer, e)
                     {
                         return Err(error);
                     }

@@ -6,26 +6,20 @@ use std::collections::BTreeMap;
 use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope as WireScope, CompleteRequestParams, CompleteResult, CompletionInfo,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ProtocolVersion,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
     ResourceContents, ResourceTemplate,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::input::modern;
 use super::results::item_error;
 use super::{McpServer, caller_of, pages, trace};
 use crate::registry::{Caching, ListResources};
 use crate::resource::{Listed, ResourceMeta};
 use crate::tool::complete::CompletionRef;
 use crate::tool::error::ToolError;
-
-/// Whether the request's session speaks `2026-07-28` or later.
-pub(super) fn modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
 
 /// `annotations` (`audience`, `priority`) and `icons` of a resource, as MCP lists them.
 fn decorate(item: &mut serde_json::Map<String, Value>, meta: &ResourceMeta) {
@@ -191,7 +185,7 @@ impl McpServer {
                         return Ok(result.into());
                     }
                     if let Err(e) = &read
-                        && let Some(error) = super::undeclared(&peer, e)
+                        && let Some(error) = super::rounds::undeclared(&peer, e)
                     {
                         return Err(error);
                     }

@@ -11,7 +11,7 @@ use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionContext};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::resources::modern;
+use super::input::modern;
 use super::results::item_error;
 use super::{McpServer, caller_of, trace};
 use crate::registry::Registry;
