@@ -86,15 +86,8 @@ impl McpServer {
                     .get_prompt(&name, args, caller.peer(Arc::clone(&peer) as _))
                     .await;
                 peer.finish().await;
-                if let Some(rounds) = &rounds {
-                    if let Some(result) = self.asked_again(rounds, peer.asked(), None)? {
-                        return Ok(result.into());
-                    }
-                    if let Err(e) = &reply
-                        && let Some(error) = super::rounds::undeclared(&peer, e)
-                    {
-                        return Err(error);
-                    }
+                if let Some(result) = self.after_round(rounds.as_ref(), &peer, &reply)? {
+                    return Ok(result.into());
                 }
                 let reply = reply.map_err(|e| item_error(&e, modern))?;
                 let messages = reply

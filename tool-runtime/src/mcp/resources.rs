@@ -180,15 +180,8 @@ impl McpServer {
                     .read_resource(&uri, caller.peer(std::sync::Arc::clone(&peer) as _))
                     .await;
                 peer.finish().await;
-                if let Some(rounds) = &rounds {
-                    if let Some(result) = self.asked_again(rounds, peer.asked(), None)? {
-                        return Ok(result.into());
-                    }
-                    if let Err(e) = &read
-                        && let Some(error) = super::rounds::undeclared(&peer, e)
-                    {
-                        return Err(error);
-                    }
+                if let Some(result) = self.after_round(rounds.as_ref(), &peer, &read)? {
+                    return Ok(result.into());
                 }
                 let read = read.map_err(|e| item_error(&e, modern))?;
                 let contents = read

@@ -109,6 +109,28 @@ impl McpServer {
         }
     }
 
+    /// After a prompt or resource ran for a 2026-07-28 request: the input-required result of a
+    /// round that asked, the request's error when it failed for a capability its client did
+    /// not declare (or an answer was not of its question's kind), else `None`: its outcome
+    /// stands.
+    pub(super) fn after_round<T>(
+        &self,
+        rounds: Option<&input::Rounds>,
+        peer: &peer::CallPeer,
+        outcome: &Result<T, crate::ToolError>,
+    ) -> Result<Option<rmcp::model::InputRequiredResult>, ErrorData> {
+        let Some(rounds) = rounds else {
+            return Ok(None);
+        };
+        if let Some(result) = self.asked_again(rounds, peer.asked(), None)? {
+            return Ok(Some(result));
+        }
+        match outcome {
+            Err(e) => undeclared(peer, e).map_or(Ok(None), Err),
+            Ok(_) => Ok(None),
+        }
+    }
+
     /// The input-required result asking `questions`, whose sealed state carries `round` on.
     pub(super) fn ask_again(
         &self,
