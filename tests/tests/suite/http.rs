@@ -1268,3 +1268,41 @@ async fn arguments_in_the_form_of_the_specs_shown_are_taken_when_the_call_names_
     .await;
     assert_eq!(status.as_u16(), 400);
 }
+
+/// A request answered before its body has all arrived (here: refused for its missing token)
+/// says `Connection: close` in its answer, so that a kept-alive client does not send its next
+/// request on a connection the server is closing.
+#[tokio::test]
+async fn an_answer_that_leaves_the_body_unread_closes_the_connection_and_says_so() {
+    use tokio::io::AsyncWriteExt;
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\nroles = [\"admin\"]\n",
+    )
+    .unwrap();
+    let s = Server::start(ServerOptions::default().auth(auth)).await;
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    c.write_all(b"POST /tools/whoami HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut c, Duration::from_secs(5))
+        .await
+        .expect("the connection is closed after the answer");
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("\r\nconnection: close\r\n"),
+        "{answer}"
+    );
+    // A request whose body was read keeps its connection.
+    let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    c.write_all(b"POST /tools/whoami HTTP/1.1\r\nHost: x\r\nauthorization: Bearer alice-token\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    assert_eq!(
+        read_until_closed(&mut c, Duration::from_secs(1)).await,
+        None,
+        "a kept-alive connection was closed"
+    );
+}

@@ -8,6 +8,8 @@
 //!   (slow headers and idle connections hold no slot for long);
 //! - **a body deadline** ([`ServerOptions::body_timeout`]): a body still arriving after it ends
 //!   the request with `408 request_timeout`;
+//! - **an answer that leaves its body unread** (a refusal given before the body arrived) says
+//!   `Connection: close`, since hyper closes that connection rather than wait for the rest;
 //! - **draining** ([`ServerOptions::drain`]): when shutdown begins, `GET /readyz` turns `503`
 //!   and every answer carries `Connection: close` for the drain period, while requests are
 //!   still served; then the loop serves the connections already waiting in the kernel's
@@ -20,6 +22,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -56,7 +59,7 @@ pub fn serve(
     let flag = draining.clone();
     let shutdown = async move {
         shutdown.await;
-        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        flag.store(true, Ordering::Relaxed);
         if !drain.is_zero() {
             tracing::info!(target: "tool_runtime::http", ?drain, "draining: not ready, still serving");
             tokio::time::sleep(drain).await;
@@ -79,7 +82,7 @@ async fn accept_loop(
     shutdown: impl Future<Output = ()> + Send + 'static,
     cancel: tokio_util::sync::CancellationToken,
     options: ConnectionLimits,
-    draining: Arc<std::sync::atomic::AtomicBool>,
+    draining: Arc<AtomicBool>,
 ) -> std::io::Result<()> {
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
@@ -165,7 +168,7 @@ struct Connections {
     set: tokio::task::JoinSet<()>,
     app: Router,
     options: ConnectionLimits,
-    draining: Arc<std::sync::atomic::AtomicBool>,
+    draining: Arc<AtomicBool>,
     /// Turns `true` when the server stops accepting.
     stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -196,7 +199,7 @@ impl Connections {
         // A connection accepted while draining closes after its one answer (`Connection:
         // close`); told to stop before its request was read, it would be closed with the
         // request unread, and a balancer that had sent it gets a reset, not an answer.
-        let close_when_stopping = !self.draining.load(std::sync::atomic::Ordering::Relaxed);
+        let close_when_stopping = !self.draining.load(Ordering::Relaxed);
         let mut stopping = self.stopping.clone();
         self.set.spawn(async move {
             let _permit = permit;
@@ -216,12 +219,18 @@ impl Connections {
 }
 
 /// The service of one connection: `app`, with each request knowing its peer and its body under
-/// a deadline, and each answer closing the connection while the server drains.
+/// a deadline, and `Connection: close` on each answer that leaves its request's body unread or
+/// is given while the server drains.
+///
+/// An answer given before its body has all arrived (a refusal for a missing token, a body too
+/// large) ends the connection: hyper closes it rather than wait for the rest. Said in the
+/// answer, a kept-alive client opens a new connection for its next request instead of sending
+/// it on the one being closed, where it would be lost unanswered.
 fn connection_service(
     app: Router,
     peer: std::net::SocketAddr,
     body_timeout: Duration,
-    draining: Arc<std::sync::atomic::AtomicBool>,
+    draining: Arc<AtomicBool>,
 ) -> hyper_util::service::TowerToHyperService<
     impl tower::Service<
         hyper::Request<Incoming>,
@@ -230,41 +239,51 @@ fn connection_service(
         Future = impl Send,
     > + Clone,
 > {
-    let service = app.map_request(move |request: hyper::Request<Incoming>| {
-        let mut request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
+    let service = tower::service_fn(move |request: hyper::Request<Incoming>| {
+        let read = (!hyper::body::Body::is_end_stream(request.body()))
+            .then(|| Arc::new(AtomicBool::new(false)));
+        let mut request =
+            request.map(|body| Body::new(Deadline::new(body, body_timeout, read.clone())));
         request.extensions_mut().insert(ConnectInfo(peer));
-        request
-    });
-    let service = service.map_response(move |mut response: axum::response::Response| {
-        // A kept-alive client reconnects, through its balancer, to a replica that stays.
-        if draining.load(std::sync::atomic::Ordering::Relaxed) {
-            response.headers_mut().insert(
-                axum::http::header::CONNECTION,
-                axum::http::HeaderValue::from_static("close"),
-            );
+        let answer = app.clone().oneshot(request);
+        let draining = draining.clone();
+        async move {
+            let Ok(mut response) = answer.await;
+            let unread = read.is_some_and(|read| !read.load(Ordering::Acquire));
+            // While draining, a kept-alive client reconnects, through its balancer, to a
+            // replica that stays.
+            if unread || draining.load(Ordering::Relaxed) {
+                response.headers_mut().insert(
+                    axum::http::header::CONNECTION,
+                    axum::http::HeaderValue::from_static("close"),
+                );
+            }
+            Ok::<_, std::convert::Infallible>(response)
         }
-        response
     });
     hyper_util::service::TowerToHyperService::new(service)
 }
 
 pin_project_lite::pin_project! {
-    /// A request body that fails with [`BodyTimeout`] once its deadline passes.
+    /// A request body that fails with [`BodyTimeout`] once its deadline passes, and marks `read`
+    /// once it has been read to its end.
     struct Deadline {
         #[pin]
         body: Incoming,
         #[pin]
         sleep: tokio::time::Sleep,
         after: Duration,
+        read: Option<Arc<AtomicBool>>,
     }
 }
 
 impl Deadline {
-    fn new(body: Incoming, after: Duration) -> Self {
+    fn new(body: Incoming, after: Duration, read: Option<Arc<AtomicBool>>) -> Self {
         Self {
             body,
             sleep: tokio::time::sleep(after),
             after,
+            read,
         }
     }
 }
@@ -289,9 +308,19 @@ impl hyper::body::Body for Deadline {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
-        match this.body.poll_frame(cx) {
-            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(Into::into))),
+        let mut this = self.project();
+        match this.body.as_mut().poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let ended = match &frame {
+                    None => true,
+                    Some(Ok(_)) => this.body.is_end_stream(),
+                    Some(Err(_)) => false,
+                };
+                if ended && let Some(read) = this.read {
+                    read.store(true, Ordering::Release);
+                }
+                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            }
             Poll::Pending => match this.sleep.poll(cx) {
                 Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout(*this.after))))),
                 Poll::Pending => Poll::Pending,
