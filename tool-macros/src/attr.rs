@@ -170,9 +170,10 @@ pub(crate) struct ToolAttrs {
     pub(crate) require_docs: Attr<()>,
     pub(crate) dry_run: Attr<()>,
     pub(crate) confirm: Attr<LitStr>,
+    pub(crate) task: Attr<LitStr>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `scopes(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `scopes(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `task = \"optional\"`, `require_docs`, `crate = \"...\"`";
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -191,6 +192,7 @@ impl ToolAttrs {
             require_docs: Attr::none("require_docs"),
             dry_run: Attr::none("dry_run"),
             confirm: Attr::none("confirm"),
+            task: Attr::none("task"),
         };
         let parser = syn::meta::parser(|meta| {
             attrs.parse_one(cx, &meta);
@@ -227,6 +229,7 @@ impl ToolAttrs {
                 Ok(())
             }
             "confirm" => lit_str(meta).map(|v| self.confirm.set(cx, span, v)),
+            "task" => lit_str(meta).map(|v| self.task.set(cx, span, v)),
             "tags" => string_list(meta, "tags").map(|v| self.tags.set(cx, span, v)),
             "guard" => meta
                 .value()
@@ -289,6 +292,7 @@ impl ToolAttrs {
                                 "truncate_output",
                                 "dry_run",
                                 "confirm",
+                                "task",
                                 "require_docs",
                                 "crate"
                             ]

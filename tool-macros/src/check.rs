@@ -27,6 +27,7 @@ pub(crate) fn check(cx: &Ctxt, item: &ItemFn, tool: &Tool) {
     check_name(cx, "tool", &tool.name, tool.name_span);
     check_options(cx, &tool.options);
     check_max_output(cx, tool);
+    check_task(cx, tool);
     check_confirm(cx, tool);
     check_params(cx, tool);
     if tool.require_docs && tool.description.is_empty() {
@@ -172,6 +173,18 @@ fn check_max_output(cx: &Ctxt, tool: &Tool) {
             lit.span(),
             format!(
                 "invalid size `{}`: write a whole number with a unit, such as \"64KiB\", \"1MiB\" or \"500B\"",
+                lit.value()
+            ),
+        );
+    }
+}
+
+fn check_task(cx: &Ctxt, tool: &Tool) {
+    if let Some(Parsed { lit, value: None }) = &tool.task {
+        cx.error(
+            lit.span(),
+            format!(
+                "unknown task mode `{}`: write `task = \"optional\"` (a task when the caller can follow one) or `task = \"required\"` (only as a task); without `task`, calls never run as tasks",
                 lit.value()
             ),
         );

@@ -76,6 +76,13 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
         |lit| quote!(#private::Some(#lit)),
     );
     let truncate_output = tool.truncate_output;
+    let task = syn::Ident::new(
+        tool.task
+            .as_ref()
+            .and_then(|t| t.value)
+            .unwrap_or("Forbidden"),
+        proc_macro2::Span::call_site(),
+    );
     let max_output = tool
         .max_output
         .as_ref()
@@ -170,6 +177,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     truncate_output: #truncate_output,
                     dry_run: #dry_run,
                     confirm: #confirm,
+                    task: #private::TaskMode::#task,
                     params: &[#(#params),*],
                     options: #options,
                     input_schema: __tool_input_schema,

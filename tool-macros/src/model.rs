@@ -32,6 +32,8 @@ pub(crate) struct Tool {
     pub(crate) dry_run: bool,
     /// `confirm = "..."`: the question asked before a destructive call, `{param}` filled in.
     pub(crate) confirm: Option<syn::LitStr>,
+    /// `task = "optional" | "required" | "forbidden"`: whether calls may run as tasks.
+    pub(crate) task: Option<Parsed<&'static str>>,
     pub(crate) krate: TokenStream,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
@@ -146,6 +148,7 @@ impl Tool {
             require_docs: attrs.require_docs.get().is_some() || crate_requires_docs(),
             dry_run: attrs.dry_run.get().is_some(),
             confirm: attrs.confirm.get().cloned(),
+            task: Parsed::read(attrs.task.get(), task_mode),
             krate,
             params,
             output,
@@ -367,5 +370,15 @@ pub(crate) fn output_of(item: &ItemFn) -> Output {
         ReturnType::Default => Output::Unit,
         ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => Output::Result((**ty).clone()),
         ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
+    }
+}
+
+/// The runtime's `TaskMode` variant named `name`.
+fn task_mode(name: &str) -> Option<&'static str> {
+    match name {
+        "forbidden" => Some("Forbidden"),
+        "optional" => Some("Optional"),
+        "required" => Some("Required"),
+        _ => None,
     }
 }

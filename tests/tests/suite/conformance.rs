@@ -111,6 +111,14 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "input-required-result-ignore-extra-params",
         "input-required-result-validate-input",
         "server-stateless",
+        "tasks-lifecycle",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-state-removal",
+        "tasks-mrtr-input",
+        "tasks-request-headers",
+        "tasks-dispatch-and-envelope",
+        "tasks-required-task-error",
     ] {
         assert!(
             stdout

@@ -42,6 +42,7 @@ mod replicas;
 mod resources;
 mod scale_out;
 mod schemas;
+mod tasks;
 mod toolsets;
 mod toolsets_items;
 mod validator_agreement;

@@ -83,6 +83,7 @@ mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod trace;
 
@@ -310,6 +311,7 @@ impl ServerHandler for McpServer {
             .enable_resources_list_changed()
             .enable_prompts()
             .enable_prompts_list_changed()
+            .enable_tasks()
             .build();
         if self.inner.registry.has_completions() {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
@@ -339,7 +341,12 @@ impl ServerHandler for McpServer {
                     ));
                 }
                 context.peer.set_peer_info(request.clone());
-                self.negotiate_initialize(&request)
+                // Tasks are an extension of 2026-07-28, which has no `initialize`.
+                let mut result = self.negotiate_initialize(&request)?;
+                if let Some(extensions) = &mut result.capabilities.extensions {
+                    extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+                }
+                Ok(result)
             })
             .await
     }
@@ -519,6 +526,36 @@ impl ServerHandler for McpServer {
         // Boxed: the SDK moves the future of every request into a task of its own, and the
         // pipeline's is large.
         served.run(Box::pin(self.call(request, context))).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        trace::Served::new("tasks/get", None, &context)
+            .run(self.task_get(request, context))
+            .await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        trace::Served::new("tasks/update", None, &context)
+            .run(self.task_update(request, context))
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        trace::Served::new("tasks/cancel", None, &context)
+            .run(self.task_cancel(request, context))
+            .await
     }
 }
 

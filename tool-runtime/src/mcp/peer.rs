@@ -25,7 +25,8 @@ use crate::tool::peer::{
     Elicited, InputRequest, InputResponse, LogLevel, Peer, Root, Sample, Sampled,
 };
 
-use super::input::{Asked, Asking, sampled, sampling_request};
+use super::input::{Asked, Asking};
+use crate::tool::input::{sampled, sampling_request};
 
 /// The lowest level a session's client hears, as set by `logging/setLevel`; `info` until then.
 #[derive(Debug)]

@@ -116,6 +116,9 @@ impl McpServer {
         if confirmed && let Some(token) = token {
             caller = caller.confirmation(token);
         }
+        if self.runs_as_task(name, &caller, context, confirmed)? {
+            return self.start_task(name, args, caller).await;
+        }
         let caller = caller.asking(Arc::new(Elicit {
             peer: Arc::clone(peer),
             answered,

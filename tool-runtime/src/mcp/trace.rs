@@ -162,6 +162,7 @@ impl Answer for rmcp::model::ReadResourceResponse {}
 impl Answer for rmcp::model::ListPromptsResult {}
 impl Answer for rmcp::model::GetPromptResponse {}
 impl Answer for rmcp::model::CompleteResult {}
+impl Answer for rmcp::model::GetTaskResult {}
 
 impl Answer for CallToolResponse {
     fn error(&self) -> Option<&'static str> {

@@ -30,6 +30,9 @@ pub struct RegistryBuilder {
     rates: HashMap<String, Option<crate::tool::Rate>>,
     roles: HashMap<String, Vec<String>>,
     scopes: HashMap<String, Vec<String>>,
+    /// Task modes set by configuration, over the tools' own.
+    task_modes: HashMap<String, crate::task::TaskMode>,
+    tasks: crate::task::TaskSettings,
     scope_rules: crate::layers::scopes::ScopeRules,
     concurrency: HashMap<String, Option<u32>>,
     concurrency_queue: usize,
@@ -59,6 +62,8 @@ impl Default for RegistryBuilder {
             rates: HashMap::new(),
             roles: HashMap::new(),
             scopes: HashMap::new(),
+            task_modes: HashMap::new(),
+            tasks: crate::task::TaskSettings::default(),
             scope_rules: crate::layers::scopes::ScopeRules::default(),
             concurrency: HashMap::new(),
             concurrency_queue: 64,
@@ -216,6 +221,40 @@ impl RegistryBuilder {
     #[must_use]
     pub fn concurrency_limit(mut self, tool: impl Into<String>, limit: Option<u32>) -> Self {
         self.concurrency.insert(tool.into(), limit);
+        self
+    }
+
+    /// Whether the calls of `tool` may run as tasks, over its own `#[tool(task = ...)]`.
+    #[must_use]
+    pub fn tool_task(mut self, tool: impl Into<String>, mode: crate::task::TaskMode) -> Self {
+        self.task_modes.insert(tool.into(), mode);
+        self
+    }
+
+    /// Keeps tasks in `store` instead of in this process
+    /// ([`MemoryTaskStore`](crate::task::MemoryTaskStore), the default): a store every replica
+    /// shares lets any replica answer for any task.
+    #[must_use]
+    pub fn task_store(mut self, store: impl IntoArc<dyn crate::task::TaskStore>) -> Self {
+        self.tasks.store = store.into_arc();
+        self
+    }
+
+    /// How long a task is kept after its creation (default one hour), and how often its caller
+    /// is told to ask for it (default every 500 ms).
+    #[must_use]
+    pub fn task_lifetime(mut self, ttl: Duration, poll: Duration) -> Self {
+        self.tasks.ttl = ttl;
+        self.tasks.poll = poll;
+        self
+    }
+
+    /// How long a replica answers for a running task without renewing its lease (default 15
+    /// seconds; it renews every second): a task whose replica died is `failed`, its outcome
+    /// unknown, once its lease has expired.
+    #[must_use]
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.tasks.lease = lease;
         self
     }
 
@@ -391,6 +430,9 @@ impl RegistryBuilder {
                 Arc::make_mut(&mut entry.meta).options.roles =
                     roles.iter().cloned().map(Cow::Owned).collect();
             }
+            if let Some(mode) = self.task_modes.get(&*entry.meta.name) {
+                Arc::make_mut(&mut entry.meta).task = *mode;
+            }
             if let Some(scopes) = self.scopes.get(&*entry.meta.name) {
                 Arc::make_mut(&mut entry.meta).options.scopes =
                     scopes.iter().cloned().map(Cow::Owned).collect();
@@ -512,6 +554,7 @@ impl RegistryBuilder {
                 self.check_state,
                 limited,
             )),
+            tasks: crate::task::Tasks::new(self.tasks),
             items: Arc::new(super::items::Items::new(
                 Catalog::of_items(items, state, self.check_state),
                 index,

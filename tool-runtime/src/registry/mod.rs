@@ -23,6 +23,7 @@ mod index;
 mod items;
 mod mounted;
 mod request;
+mod tasks;
 
 use std::fmt;
 use std::future::Future;
@@ -36,6 +37,7 @@ use crate::layers::limits::RateLimiter;
 use crate::pipeline::Pipeline;
 use crate::prompt::Prompt;
 use crate::resource::Resource;
+use crate::task::TaskStore;
 use crate::tool::caller::Caller;
 use crate::tool::context::CallContext;
 use crate::tool::definition::Tool;
@@ -114,7 +116,8 @@ into_arc!(
     ConfirmationStore,
     Resource,
     Prompt,
-    Notifier
+    Notifier,
+    TaskStore
 );
 
 /// The tools and the pipeline that calls them. Build it with [`Registry::builder`], share it
@@ -130,6 +133,8 @@ pub struct Registry {
     pipeline: Pipeline,
     /// The resources and prompts, run through the same pipeline.
     items: Arc<items::Items>,
+    /// The calls run as tasks.
+    tasks: crate::task::Tasks,
 }
 
 impl Registry {

@@ -237,6 +237,23 @@ impl Caller {
         self.ask.as_ref()
     }
 
+    /// This caller as the one of the task `id`: the task's id as its request id, its
+    /// cancellation and its peer, and no progress sink or `Ask` of the request that started it,
+    /// which ends before the task does.
+    pub(crate) fn for_task(
+        mut self,
+        id: &str,
+        cancel: CancellationToken,
+        peer: Arc<dyn Peer>,
+    ) -> Self {
+        self.request_id = Some(id.to_owned());
+        self.cancel = Some(cancel);
+        self.peer = Some(peer);
+        self.progress = None;
+        self.ask = None;
+        self
+    }
+
     /// A token the front end cancels when the caller goes away (a closed connection, an MCP
     /// `notifications/cancelled`). The tool's future is then dropped.
     #[must_use]

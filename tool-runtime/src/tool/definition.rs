@@ -227,6 +227,9 @@ pub struct ToolMeta {
     /// each `{param}` filled with that argument's value; `None`: one made from the name
     /// (`delete_note` → "Delete note 1?", see `docs/confirm.md`).
     pub confirm: Option<Cow<'static, str>>,
+    /// `#[tool(task = "optional" | "required")]`: whether its calls may run as tasks
+    /// ([`task`](crate::task)); never, by default.
+    pub task: TaskMode,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
     /// alphabetical). Empty for dynamic tools unless they set it.
     pub params: Vec<ParamHint>,
@@ -272,6 +275,7 @@ impl ToolMeta {
             content: false,
             dry_run: false,
             confirm: None,
+            task: TaskMode::Forbidden,
             params: Vec::new(),
             options: ItemOptions {
                 defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
@@ -365,6 +369,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub confirm: Option<&'static str>,
     #[doc(hidden)]
+    pub task: TaskMode,
+    #[doc(hidden)]
     pub params: &'static [ParamHint],
     #[doc(hidden)]
     pub input_schema: fn() -> Value,
@@ -411,6 +417,7 @@ impl Tool for &'static ToolDescriptor {
             content: (self.content)(),
             dry_run: self.dry_run,
             confirm: self.confirm.map(Cow::Borrowed),
+            task: self.task,
             params: self.params.to_vec(),
             options: self.options.to_options(),
         }
@@ -439,6 +446,32 @@ impl Tool for &'static ToolDescriptor {
 pub struct ToolRegistration(pub &'static ToolDescriptor);
 
 inventory::collect!(ToolRegistration);
+
+/// Whether a tool's calls may run as tasks: `#[tool(task = "optional" | "required")]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskMode {
+    /// Never: every call answers in its request (the default).
+    #[default]
+    Forbidden,
+    /// As a task whenever the caller can follow one, else as a call.
+    Optional,
+    /// Only as a task: a caller that cannot follow one is refused.
+    Required,
+}
+
+impl TaskMode {
+    /// The mode named `name` (`forbidden`, `optional`, `required`).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "forbidden" => Some(Self::Forbidden),
+            "optional" => Some(Self::Optional),
+            "required" => Some(Self::Required),
+            _ => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

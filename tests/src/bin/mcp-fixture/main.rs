@@ -12,6 +12,7 @@ mod conformance;
 mod items;
 mod rounds;
 mod stateless;
+mod tasks;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

@@ -361,6 +361,21 @@ impl ToolError {
         })
     }
 
+    /// An error read back from its wire form (`type`, `message`, `retryable`, `details`), as a
+    /// task keeps it: its status is its type's.
+    pub(crate) fn from_wire(wire: &Value) -> Self {
+        let text = |key: &str| wire.get(key).and_then(Value::as_str);
+        let kind = text("type").unwrap_or("internal").to_owned();
+        let mut error = ToolError::new(ErrorKind::from(kind), text("message").unwrap_or_default());
+        if let Some(retryable) = wire.get("retryable").and_then(Value::as_bool) {
+            error = error.with_retryable(retryable);
+        }
+        if let Some(details) = wire.get("details") {
+            error = error.with_details(details.clone());
+        }
+        error
+    }
+
     /// When the call may be tried again (`details.retry_after`, in seconds; over HTTP also
     /// the `Retry-After` header of a `rate_limited` answer).
     #[must_use]

@@ -1,0 +1,180 @@
+//! Tasks kept in the process: the default store, for one replica.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::{Task, TaskStatus, TaskStore, now_ms};
+use crate::tool::error::{ErrorKind, ToolError};
+
+/// How many tasks the store keeps at most: a new one beyond is refused as `unavailable`
+/// until older ones expire.
+const MAX_TASKS: usize = 10_000;
+
+/// A [`TaskStore`] in the process's memory: the default. Tasks are gone with the process, and
+/// other replicas do not see them; an answer or a cancel reaches the running call at once.
+#[derive(Debug)]
+pub struct MemoryTaskStore {
+    tasks: Mutex<HashMap<String, Task>>,
+    /// Bumped on every answer and cancel, to wake the calls waiting on one.
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        Self {
+            tasks: Mutex::new(HashMap::new()),
+            changes: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
+
+impl MemoryTaskStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Runs `f` on the task `id` if it is kept and not expired.
+    fn with<T>(&self, id: &str, f: impl FnOnce(&mut Task) -> T) -> Option<T> {
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = now_ms();
+        match tasks.get_mut(id) {
+            Some(task) if task.expires_ms() > now => Some(f(task)),
+            Some(_) => {
+                tasks.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn changed_now(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create<'a>(&'a self, task: &'a Task) -> BoxFuture<'a, Result<(), ToolError>> {
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if tasks.len() >= MAX_TASKS {
+            let now = now_ms();
+            tasks.retain(|_, t| t.expires_ms() > now);
+        }
+        let result = if tasks.len() >= MAX_TASKS {
+            Err(ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                "too many tasks are kept; try again later",
+            ))
+        } else {
+            tasks.insert(task.id.clone(), task.clone());
+            Ok(())
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Task>, ToolError>> {
+        Box::pin(std::future::ready(Ok(self.with(id, |t| t.clone()))))
+    }
+
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        question: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ToolError>> {
+        self.with(id, |t| {
+            if !t.status.is_terminal() {
+                t.questions.insert(key.to_owned(), question.clone());
+                t.status = TaskStatus::InputRequired;
+                t.updated_ms = now_ms();
+            }
+        });
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn answer<'a>(
+        &'a self,
+        id: &'a str,
+        answers: &'a Map<String, Value>,
+    ) -> BoxFuture<'a, Result<bool, ToolError>> {
+        let found = self
+            .with(id, |t| {
+                for (key, answer) in answers {
+                    if t.questions.remove(key).is_some() {
+                        t.answers.insert(key.clone(), answer.clone());
+                    }
+                }
+                if t.questions.is_empty() && t.status == TaskStatus::InputRequired {
+                    t.status = TaskStatus::Working;
+                    t.updated_ms = now_ms();
+                }
+            })
+            .is_some();
+        self.changed_now();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn take_answers<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>> {
+        let taken = self
+            .with(id, |t| std::mem::take(&mut t.answers))
+            .unwrap_or_default();
+        Box::pin(std::future::ready(Ok(taken)))
+    }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>> {
+        let found = self.with(id, |t| t.cancel_requested = true).is_some();
+        self.changed_now();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
+        self.with(id, |t| t.lease_until_ms = until_ms);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        status: TaskStatus,
+        message: Option<&'a str>,
+        outcome: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, ToolError>> {
+        let ended = self
+            .with(id, |t| {
+                if t.status.is_terminal() {
+                    return false;
+                }
+                t.status = status;
+                t.message = message.map(str::to_owned);
+                t.outcome = Some(outcome.clone());
+                t.questions.clear();
+                t.answers.clear();
+                t.updated_ms = now_ms();
+                true
+            })
+            .unwrap_or(false);
+        Box::pin(std::future::ready(Ok(ended)))
+    }
+
+    fn changed<'a>(&'a self, id: &'a str, within: Duration) -> BoxFuture<'a, ()> {
+        let _ = id;
+        let mut changes = self.changes.subscribe();
+        Box::pin(async move {
+            let _ = tokio::time::timeout(within, changes.changed()).await;
+        })
+    }
+}

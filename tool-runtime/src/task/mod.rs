@@ -1,0 +1,219 @@
+//! Long calls as tasks: a call that outlives the request that started it, kept in a
+//! [`TaskStore`] every replica reads, so that any replica answers for it.
+//!
+//! A tool says whether it may run as a task with `#[tool(task = "optional")]` (whenever the
+//! caller can follow a task) or `#[tool(task = "required")]` (only so); by default it never
+//! does. A task is one run of the call pipeline, the same as a call's: validation, policy,
+//! scopes and roles, limits, audit (under the task's id as its request id), time limit. It
+//! runs on the replica that started it, which holds a lease on it and renews it while the call
+//! runs; its status, its result or error, the questions it waits on and the answers given are
+//! in the store:
+//!
+//! - `working`, then `completed` with the call's envelope (a tool's error included), or
+//!   `failed` when the call did not end with the tool's answer (a panic, its time limit, the
+//!   server unavailable), or `cancelled`;
+//! - `input_required` while the tool waits for an answer it asked for
+//!   ([`CallContext::elicit`](crate::CallContext::elicit), [`sample`](crate::CallContext::sample),
+//!   [`roots`](crate::CallContext::roots)): the questions are in the task, in the JSON forms MCP
+//!   gives them, and an answer given to any replica reaches the running call, which goes on
+//!   from where it asked;
+//! - a cancel asked of any replica cancels the call's token;
+//! - a task whose replica died (its lease expired while it was not finished) is `failed` with
+//!   "outcome unknown", and never run again;
+//! - a task is kept for its time to live from its creation, then gone;
+//! - only its caller (the same principal, or anyone for a task started without one) reads,
+//!   answers or cancels it.
+//!
+//! The front ends: MCP's tasks extension (`io.modelcontextprotocol/tasks`, protocol
+//! 2026-07-28), HTTP's `Prefer: respond-async` with `GET` and `DELETE /tasks/{id}`.
+
+mod memory;
+mod run;
+
+pub use crate::tool::TaskMode;
+pub use memory::MemoryTaskStore;
+pub(crate) use run::TaskSettings;
+pub use run::Tasks;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::tool::error::ToolError;
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for answers to its questions.
+    InputRequired,
+    /// Ended with the tool's answer (its own error included).
+    Completed,
+    /// Ended without the tool's answer: a panic, its time limit, or its outcome unknown.
+    Failed,
+    /// Cancelled before it ended.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// Whether the task has ended.
+    #[must_use]
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+
+    /// The name the wire uses: `working`, `input_required`, `completed`, `failed`, `cancelled`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A task as its store keeps it. Times are milliseconds since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Task {
+    /// Its id: `task-` and 32 random hexadecimal digits.
+    pub id: String,
+    /// The tool called.
+    pub tool: String,
+    /// Who started it; `None` for a caller without one.
+    pub principal: Option<String>,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// A word on its status, for people.
+    pub message: Option<String>,
+    /// When it was created.
+    pub created_ms: u64,
+    /// When its status last changed.
+    pub updated_ms: u64,
+    /// How long it is kept after its creation.
+    pub ttl_ms: u64,
+    /// How often a caller should ask for it.
+    pub poll_ms: u64,
+    /// Until when the replica running it answers for it; renewed while it runs.
+    pub lease_until_ms: u64,
+    /// The call's envelope, as JSON, once it ended (completed, failed or cancelled).
+    pub outcome: Option<Value>,
+    /// The questions it waits on, by key, in MCP's `inputRequests` form.
+    pub questions: BTreeMap<String, Value>,
+    /// Answers given and not yet taken by the running call, by key.
+    pub answers: BTreeMap<String, Value>,
+    /// A cancel was asked for.
+    pub cancel_requested: bool,
+}
+
+impl Task {
+    /// Whether `principal` may read, answer or cancel it: the principal that started it.
+    #[must_use]
+    pub fn belongs_to(&self, principal: Option<&str>) -> bool {
+        self.principal.as_deref() == principal
+    }
+
+    /// When it is gone.
+    #[must_use]
+    pub fn expires_ms(&self) -> u64 {
+        self.created_ms.saturating_add(self.ttl_ms)
+    }
+
+    /// The tool's result, once it completed with one.
+    #[must_use]
+    pub fn result(&self) -> Option<&Value> {
+        self.outcome.as_ref()?.get("result")
+    }
+
+    /// Why it has no result, once it ended without one: the tool's error, the pipeline's, or
+    /// its outcome unknown.
+    #[must_use]
+    pub fn error(&self) -> Option<ToolError> {
+        self.outcome
+            .as_ref()?
+            .get("error")
+            .map(ToolError::from_wire)
+    }
+}
+
+/// Where tasks are kept: [`MemoryTaskStore`] in the process (the default), or an engine
+/// several replicas share. Each method is one atomic step on one task; a task past its time to
+/// live is as if it had never been.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps a new task.
+    fn create<'a>(&'a self, task: &'a Task) -> BoxFuture<'a, Result<(), ToolError>>;
+
+    /// The task `id`, unless unknown or expired.
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Task>, ToolError>>;
+
+    /// Adds the question `key` the running call asks, and makes the task `input_required`.
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        question: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ToolError>>;
+
+    /// Gives `answers`: each whose key is among the task's questions takes that question's
+    /// place among its answers; the others are ignored. A task left without questions is
+    /// `working` again. `false` when the task is unknown.
+    fn answer<'a>(
+        &'a self,
+        id: &'a str,
+        answers: &'a Map<String, Value>,
+    ) -> BoxFuture<'a, Result<bool, ToolError>>;
+
+    /// The answers given since the running call last took them, taken.
+    fn take_answers<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>>;
+
+    /// Asks for the task to be cancelled. `false` when the task is unknown.
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>>;
+
+    /// Renews the lease of the replica running the task, to `until_ms`.
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>>;
+
+    /// Ends the task with `status` and `outcome`, unless it has already ended. `true` when
+    /// this ended it.
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        status: TaskStatus,
+        message: Option<&'a str>,
+        outcome: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, ToolError>>;
+
+    /// Resolves when the task `id` may have been answered or cancelled, or after `within`,
+    /// whichever comes first. The default waits `within`: the running call polls.
+    fn changed<'a>(&'a self, id: &'a str, within: Duration) -> BoxFuture<'a, ()> {
+        let _ = id;
+        Box::pin(tokio::time::sleep(within))
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `ms` (since the Unix epoch) as an RFC 3339 time, to the millisecond, in UTC.
+#[must_use]
+pub fn rfc3339(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
