@@ -19,6 +19,12 @@ async fn tally(n: i64, ms: u64) -> i64 {
     n * 2
 }
 
+/// Answers at once: never a task.
+#[tool(annotations(read_only))]
+async fn plain() -> &'static str {
+    "plain"
+}
+
 /// How many times `lasting` started.
 static LASTINGS: AtomicUsize = AtomicUsize::new(0);
 
@@ -79,6 +85,7 @@ fn builder() -> tool_runtime::registry::RegistryBuilder {
         .tool(paint::descriptor())
         .tool(wait_for_cancel::descriptor())
         .tool(lasting::descriptor())
+        .tool(plain::descriptor())
 }
 
 fn alice() -> Caller {
@@ -338,4 +345,143 @@ fn a_task_whose_replica_died_fails_with_its_outcome_unknown_and_never_runs_again
         assert_eq!(lost.outcome.unwrap()["error"]["type"], "unavailable");
     });
     assert_eq!(LASTINGS.load(Ordering::SeqCst), 1, "never run again");
+}
+
+/// Serves `registry` over HTTP with alice's and bob's tokens; answers its base URL.
+async fn served(registry: Arc<Registry>) -> String {
+    use tool_runtime::http::{self, Auth, ServerOptions};
+    let auth = Auth::from_toml(
+        "[[tokens]]\ntoken = \"alice-token\"\nprincipal = \"alice\"\n\n[[tokens]]\ntoken = \"bob-token\"\nprincipal = \"bob\"\n",
+    )
+    .unwrap();
+    let options = ServerOptions::default().auth(auth);
+    let app = http::router(registry, options.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve(listener, app, std::future::pending(), &options));
+    base
+}
+
+/// `POST /tools/{tool}` with `body` as `token`'s holder, preferring an answer at once or not.
+async fn post(base: &str, tool: &str, body: Value, prefer: bool, token: &str) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/tools/{tool}"))
+        .bearer_auth(token)
+        .json(&body);
+    if prefer {
+        request = request.header("prefer", "respond-async, wait=10");
+    }
+    request.send().await.unwrap()
+}
+
+/// `method` on `location` (a path) as `token`'s holder.
+async fn at(base: &str, method: reqwest::Method, location: &str, token: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .request(method, format!("{base}{location}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Reads the task at `location` as alice until its status is no longer `from`.
+async fn after(base: &str, location: &str, from: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let r = at(base, reqwest::Method::GET, location, "alice-token").await;
+        assert_eq!(r.status(), 200);
+        let task: Value = r.json().await.unwrap();
+        if task["status"] != from {
+            return task;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn over_http_prefer_respond_async_answers_202_and_the_task_is_read_at_its_location() {
+    let base = served(Arc::new(builder().build().unwrap())).await;
+    // Without the preference, a call of a tool that may be a task is a call.
+    let r = post(
+        &base,
+        "tally",
+        json!({"n": 2, "ms": 0}),
+        false,
+        "alice-token",
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["result"], 4);
+    // A tool that is never a task ignores the preference.
+    let r = post(&base, "plain", json!({}), true, "alice-token").await;
+    assert_eq!(r.status(), 200);
+    // With it, a task at its location.
+    let r = post(
+        &base,
+        "tally",
+        json!({"n": 21, "ms": 100}),
+        true,
+        "alice-token",
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    assert!(r.headers().contains_key("retry-after"));
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let started: Value = r.json().await.unwrap();
+    assert_eq!(
+        location,
+        format!("/tasks/{}", started["id"].as_str().unwrap())
+    );
+    assert_eq!(started["status"], "working");
+    assert_eq!(started["tool"], "tally");
+    // Bob does not see alice's task.
+    let r = at(&base, reqwest::Method::GET, &location, "bob-token").await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"]["type"],
+        "not_found"
+    );
+    let done = after(&base, &location, "working").await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["outcome"]["status"], "ok");
+    assert_eq!(done["outcome"]["result"], 42);
+    let r = at(&base, reqwest::Method::GET, "/tasks/task-0", "alice-token").await;
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn over_http_a_task_is_cancelled_at_its_location_and_described_in_the_openapi_document() {
+    let base = served(Arc::new(builder().build().unwrap())).await;
+    // A tool that must be a task is one without asking.
+    let r = post(&base, "paint", json!({}), false, "alice-token").await;
+    assert_eq!(r.status(), 202);
+    let r = post(&base, "wait_for_cancel", json!({}), true, "alice-token").await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let r = at(&base, reqwest::Method::DELETE, &location, "bob-token").await;
+    assert_eq!(r.status(), 404, "bob cannot cancel it");
+    let r = at(&base, reqwest::Method::DELETE, &location, "alice-token").await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(
+        after(&base, &location, "working").await["status"],
+        "cancelled"
+    );
+    let doc: Value = at(&base, reqwest::Method::GET, "/openapi.json", "alice-token")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["paths"]["/tasks/{id}"]["get"].is_object());
+    assert!(doc["paths"]["/tasks/{id}"]["delete"].is_object());
+    let prefers = |tool: &str| {
+        doc["paths"][format!("/tools/{tool}")]["post"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "Prefer")
+    };
+    assert!(prefers("tally"));
+    assert!(!prefers("plain"));
+    assert!(doc["paths"]["/tools/tally"]["post"]["responses"]["202"].is_object());
 }

@@ -257,6 +257,8 @@ pub(super) fn call_tool(
 pub(super) struct CallRequest {
     caller: Caller,
     json: bool,
+    /// `Prefer: respond-async`: run as a task if the tool may be one.
+    respond_async: bool,
     body: Body,
 }
 
@@ -276,6 +278,7 @@ pub(super) fn call_request_with(
     match CallOptions::of_request(&parts.uri, &parts.headers) {
         Ok(options) => Ok(CallRequest {
             json: body::is_json(&parts.headers),
+            respond_async: super::tasks::prefers_async(&parts.headers),
             body,
             caller: options.caller(ctx),
         }),
@@ -285,7 +288,12 @@ pub(super) fn call_request_with(
 
 pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallRequest) -> Response {
     let o = &state.options;
-    let CallRequest { caller, json, body } = call;
+    let CallRequest {
+        caller,
+        json,
+        respond_async,
+        body,
+    } = call;
     let request_id = caller.given_request_id().unwrap_or_default();
     let bytes = match body::json_bytes(
         json,
@@ -299,6 +307,15 @@ pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallReq
         Ok(b) => b,
         Err(e) => return error_response(Some(name), e, request_id),
     };
+    if super::tasks::runs_as_task(&state.registry, name, &caller, respond_async) {
+        let args = match body::object_of(&bytes) {
+            Ok(params) => Value::Object(params),
+            Err(e) => return error_response(Some(name), e, request_id),
+        };
+        let request_id = request_id.to_owned();
+        let task = state.registry.start_task(name, args, caller).await;
+        return super::tasks::started(task, name, &request_id);
+    }
     // Parsed into a tree, which a `#[tool]` decodes without a `serde_json::Value`
     // (`crate::parsed`); a body that is not a JSON object is told what is wrong with it.
     let request = match CallTool::from_json(name, &bytes) {

@@ -43,6 +43,7 @@ mod listing;
 pub mod openapi;
 pub(crate) mod response;
 mod serve;
+mod tasks;
 
 use std::sync::{Arc, Mutex};
 
@@ -148,7 +149,11 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route("/prompts/{name}", post(items::get_prompt))
         .route("/complete", post(items::complete))
         .route("/toolsets", get(list_toolsets))
-        .route("/audit", get(recent_calls));
+        .route("/audit", get(recent_calls))
+        .route(
+            "/tasks/{id}",
+            get(tasks::get_task).delete(tasks::cancel_task),
+        );
     #[cfg(feature = "oauth")]
     let router = match &state.options.access.oauth {
         Some(oauth) => router

@@ -237,6 +237,16 @@ impl Caller {
         self.ask.as_ref()
     }
 
+    /// Whether this caller confirms its call (`confirm`, or a confirmation token).
+    pub(crate) fn confirms(&self) -> bool {
+        self.confirm || self.confirmation.is_some()
+    }
+
+    /// Whether this caller asks for a dry run.
+    pub(crate) fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+
     /// This caller as the one of the task `id`: the task's id as its request id, its
     /// cancellation and its peer, and no progress sink or `Ask` of the request that started it,
     /// which ends before the task does.

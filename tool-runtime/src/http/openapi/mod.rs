@@ -2,6 +2,8 @@
 //! schemas, 200 responses with the output inside the envelope, and every error status of the
 //! envelope table documented with the error envelope's shape.
 
+mod items;
+
 use serde_json::{Map, Value, json};
 
 use crate::registry::Registry;
@@ -251,7 +253,8 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
             "responses": with_errors(json!({"200": ok_response(json!({"$ref": "#/components/schemas/OkEnvelope"}))}), auth, true)
         }
     }));
-    item_paths(&mut paths, &mut schemas, auth);
+    items::item_paths(&mut paths, &mut schemas, auth);
+    super::tasks::describe(&mut paths, &mut schemas);
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     paths.insert("/invoke".into(), json!({"post": {
         "operationId": "invoke",
@@ -325,6 +328,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                 "$ref": format!("#/components/schemas/{name}__result")
             }))}), auth, true)
         });
+        super::tasks::describe_call(&mut op, meta.task);
         if let Some(a) = op.as_object_mut() {
             a.insert("x-annotations".into(), json!(meta.annotations));
             if auth && !meta.options.scopes.is_empty() {
@@ -390,147 +394,8 @@ pub(crate) fn with_oauth(doc: &mut Value, issuer: &str) {
     }
 }
 
-/// The routes of resources, prompts and completions (`http::items`), and their schemas.
-#[allow(clippy::too_many_lines)] // Reason: the document reads best as one literal-heavy listing.
-fn item_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>, auth: bool) {
-    let text = json!({"type": "string"});
-    schemas.insert(
-        "ResourceContents".into(),
-        json!({
-            "type": "object",
-            "required": ["uri"],
-            "properties": {
-                "uri": text,
-                "mimeType": text,
-                "text": text,
-                "blob": {"type": "string", "contentEncoding": "base64"}
-            }
-        }),
-    );
-    schemas.insert(
-        "PromptMessage".into(),
-        json!({
-            "type": "object",
-            "required": ["role", "content"],
-            "properties": {
-                "role": {"enum": ["user", "assistant"]},
-                "content": {"type": "object", "required": ["type"], "properties": {"type": text}}
-            }
-        }),
-    );
-    let contents = json!({
-        "type": "object", "required": ["contents"],
-        "properties": {"contents": {"type": "array", "minItems": 1,
-            "items": {"$ref": "#/components/schemas/ResourceContents"}}}
-    });
-    let listed = json!({
-        "type": "object", "required": ["uri", "name"],
-        "properties": {"uri": text, "name": text, "title": text, "description": text, "mimeType": text}
-    });
-    let template = json!({
-        "type": "object", "required": ["uriTemplate", "name", "title"],
-        "properties": {"uriTemplate": text, "name": text, "title": text, "description": text, "mimeType": text}
-    });
-    paths.insert("/resources".into(), json!({"get": {
-        "operationId": "list_resources",
-        "summary": "The resources (static, and those each template lists) and the resource templates",
-        "responses": with_errors(json!({"200": ok_response(json!({
-            "type": "object", "required": ["resources", "templates"],
-            "properties": {
-                "resources": {"type": "array", "items": listed},
-                "templates": {"type": "array", "items": template}
-            }
-        }))}), auth, false)
-    }}));
-    // A JSON resource read raw is JSON too: `application/json` is the envelope or the
-    // resource's own JSON.
-    let mut read_ok = ok_response(json!({"anyOf": [contents, {}]}));
-    read_ok["description"] = json!(
-        "The only contents as they are (text, or the blob decoded) with their media type; with `format=json`, or when a read answers several contents, `{\"contents\": [...]}` (`ResourceContents`)"
-    );
-    read_ok["content"]["*/*"] = json!({"schema": {}});
-    read_ok["headers"]["Cache-Control"] = json!({
-        "description": "`max-age=N` from the resource's time to live (else `no-cache`), `public` or `private` from its scope",
-        "schema": {"type": "string"}
-    });
-    paths.insert("/resources/read".into(), json!({"get": {
-        "operationId": "read_resource",
-        "summary": "Read the resource at a URI",
-        "parameters": [
-            {"name": "uri", "in": "query", "required": true, "schema": text,
-             "description": "The resource's URI (a static resource's, or one a template matches)"},
-            {"name": "format", "in": "query", "required": false, "schema": {"enum": ["json"]},
-             "description": "`json`: the contents as JSON, whatever their media type"}
-        ],
-        "responses": with_errors(json!({"200": read_ok}), auth, true)
-    }}));
-    paths.insert("/prompts".into(), json!({"get": {
-        "operationId": "list_prompts",
-        "summary": "The prompts and their arguments",
-        "responses": with_errors(json!({"200": ok_response(json!({
-            "type": "object", "required": ["prompts"],
-            "properties": {"prompts": {"type": "array", "items": {
-                "type": "object", "required": ["name", "title", "description", "arguments"],
-                "properties": {
-                    "name": text, "title": text, "description": text,
-                    "arguments": {"type": "array", "items": {
-                        "type": "object", "required": ["name", "required"],
-                        "properties": {"name": text, "description": text, "required": {"type": "boolean"}}
-                    }}
-                }
-            }}}
-        }))}), auth, false)
-    }}));
-    paths.insert("/prompts/{name}".into(), json!({"post": {
-        "operationId": "get_prompt",
-        "summary": "A prompt's messages for these arguments",
-        "parameters": [{"name": "name", "in": "path", "required": true, "schema": text}],
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {
-            "type": "object", "additionalProperties": text
-        }}}},
-        "responses": with_errors(json!({"200": ok_response(json!({
-            "type": "object", "required": ["messages"],
-            "properties": {
-                "description": text,
-                "messages": {"type": "array", "items": {"$ref": "#/components/schemas/PromptMessage"}}
-            }
-        }))}), auth, true)
-    }}));
-    paths.insert("/complete".into(), json!({"post": {
-        "operationId": "complete",
-        "summary": "Values for a prompt's argument or a resource template's variable, as MCP's `completion/complete`",
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {
-            "type": "object", "required": ["ref", "argument"], "additionalProperties": false,
-            "properties": {
-                "ref": {"oneOf": [
-                    {"type": "object", "required": ["type", "name"], "additionalProperties": false,
-                     "properties": {"type": {"const": "ref/prompt"}, "name": text}},
-                    {"type": "object", "required": ["type", "uri"], "additionalProperties": false,
-                     "properties": {"type": {"const": "ref/resource"}, "uri": text}}
-                ]},
-                "argument": {"type": "object", "required": ["name", "value"], "additionalProperties": false,
-                    "properties": {"name": text, "value": text}},
-                "context": {"type": "object", "additionalProperties": false, "properties": {
-                    "arguments": {"type": "object", "additionalProperties": text}
-                }}
-            }
-        }}}},
-        "responses": with_errors(json!({"200": ok_response(json!({
-            "type": "object", "required": ["completion"],
-            "properties": {"completion": {
-                "type": "object", "required": ["values", "hasMore"],
-                "properties": {
-                    "values": {"type": "array", "maxItems": 100, "items": text},
-                    "total": {"type": "integer", "minimum": 0},
-                    "hasMore": {"type": "boolean"}
-                }
-            }}
-        }))}), auth, true)
-    }}));
-}
-
 #[allow(clippy::needless_pass_by_value)] // Reason: called with `json!` temporaries.
-fn ok_response(schema: Value) -> Value {
+pub(super) fn ok_response(schema: Value) -> Value {
     json!({
         "description": "Success",
         "headers": {"x-request-id": {"$ref": "#/components/headers/x-request-id"}},
@@ -538,7 +403,7 @@ fn ok_response(schema: Value) -> Value {
     })
 }
 
-fn error_response(description: &str) -> Value {
+pub(super) fn error_response(description: &str) -> Value {
     json!({
         "description": description,
         "headers": {"x-request-id": {"$ref": "#/components/headers/x-request-id"}},
@@ -546,7 +411,7 @@ fn error_response(description: &str) -> Value {
     })
 }
 
-fn with_errors(mut responses: Value, auth: bool, calls: bool) -> Value {
+pub(super) fn with_errors(mut responses: Value, auth: bool, calls: bool) -> Value {
     let map = responses.as_object_mut().expect("an object");
     for (status, description) in ERROR_STATUSES {
         // Only operations that take a body or call a tool produce most errors.

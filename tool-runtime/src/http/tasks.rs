@@ -1,0 +1,201 @@
+//! Calls run as tasks over HTTP: `POST /tools/{name}` with `Prefer: respond-async` (RFC 7240)
+//! answers `202 Accepted` with `Location: /tasks/{id}` for a tool that may run as a task (a
+//! tool that must always does); `GET /tasks/{id}` reads the task, `DELETE /tasks/{id}` asks for
+//! it to be cancelled. Only the principal that started a task sees it; to anyone else it is
+//! unknown (`404`).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::ServedRegistry;
+use super::front::context_of;
+use super::response::{error_response, json_response};
+use crate::registry::Registry;
+use crate::task::{Task, TaskMode, TaskStatus, rfc3339};
+use crate::tool::caller::Caller;
+use crate::tool::error::ToolError;
+
+/// Whether `headers` prefer an answer before the call ends (`Prefer: respond-async`).
+pub(super) fn prefers_async(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| {
+            p.split(';')
+                .next()
+                .is_some_and(|token| token.trim().eq_ignore_ascii_case("respond-async"))
+        })
+}
+
+/// Whether the call of `name` by `caller` runs as a task: a tool that must always does; one
+/// that may, when the request prefers it. Never a dry run, and a destructive call only once
+/// confirmed (unconfirmed, it is answered `confirmation_required` at once).
+pub(super) fn runs_as_task(
+    registry: &Registry,
+    name: &str,
+    caller: &Caller,
+    prefers_async: bool,
+) -> bool {
+    let Some(tool) = registry.visible_tool(name, caller) else {
+        return false;
+    };
+    let meta = tool.meta();
+    let wanted = match meta.task {
+        TaskMode::Forbidden => false,
+        TaskMode::Optional => prefers_async,
+        TaskMode::Required => true,
+    };
+    wanted
+        && !caller.is_dry_run()
+        && (caller.confirms() || meta.annotations.destructive != Some(true))
+}
+
+/// The answer to a call started as a task: `202` with its `Location`.
+pub(super) fn started(started: Result<Task, ToolError>, tool: &str, request_id: &str) -> Response {
+    match started {
+        Ok(task) => {
+            let mut response = task_response(StatusCode::ACCEPTED, &task);
+            if let Ok(location) = HeaderValue::from_str(&format!("/tasks/{}", task.id)) {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            response
+        }
+        Err(e) => error_response(Some(tool), e, request_id),
+    }
+}
+
+/// `GET /tasks/{id}`.
+pub(super) async fn get_task(
+    State(state): State<Arc<ServedRegistry>>,
+    Path(id): Path<String>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    let caller = ctx.caller(crate::tool::caller::Source::Http);
+    match state
+        .registry
+        .tasks()
+        .get(&id, caller.given_principal())
+        .await
+    {
+        Ok(Some(task)) => task_response(StatusCode::OK, &task),
+        Ok(None) => error_response(None, unknown(&id), &ctx.id),
+        Err(e) => error_response(None, e, &ctx.id),
+    }
+}
+
+/// `DELETE /tasks/{id}`: `202`, the task as it was when the cancel was asked for (an ended
+/// task stays as it ended).
+pub(super) async fn cancel_task(
+    State(state): State<Arc<ServedRegistry>>,
+    Path(id): Path<String>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    let caller = ctx.caller(crate::tool::caller::Source::Http);
+    match state
+        .registry
+        .tasks()
+        .cancel(&id, caller.given_principal())
+        .await
+    {
+        Ok(Some(task)) => task_response(StatusCode::ACCEPTED, &task),
+        Ok(None) => error_response(None, unknown(&id), &ctx.id),
+        Err(e) => error_response(None, e, &ctx.id),
+    }
+}
+
+fn unknown(id: &str) -> ToolError {
+    ToolError::not_found(format!("no task `{id}`"))
+}
+
+/// `task` as HTTP shows it, with `Retry-After` while it runs.
+fn task_response(status: StatusCode, task: &Task) -> Response {
+    let mut response = json_response(status, &task_json(task));
+    if !task.status.is_terminal() {
+        let seconds = task.poll_ms.div_ceil(1000).max(1);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// A task's JSON: its id, tool, status, times, and its questions while it waits or its
+/// outcome (the call's envelope) once it ended.
+pub(crate) fn task_json(task: &Task) -> Value {
+    let mut body = json!({
+        "id": task.id,
+        "tool": task.tool,
+        "status": task.status.as_str(),
+        "created_at": rfc3339(task.created_ms),
+        "updated_at": rfc3339(task.updated_ms),
+        "ttl_ms": task.ttl_ms,
+        "poll_interval_ms": task.poll_ms,
+    });
+    if let Some(message) = &task.message {
+        body["message"] = json!(message);
+    }
+    if task.status == TaskStatus::InputRequired {
+        body["questions"] = Value::Object(Map::from_iter(task.questions.clone()));
+    }
+    if let Some(outcome) = &task.outcome {
+        body["outcome"] = outcome.clone();
+    }
+    body
+}
+
+/// The OpenAPI paths of tasks, and the task's schema.
+pub(super) fn describe(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>) {
+    schemas.insert("Task".into(), json!({
+        "type": "object",
+        "required": ["id", "tool", "status", "created_at", "updated_at", "ttl_ms", "poll_interval_ms"],
+        "properties": {
+            "id": {"type": "string"},
+            "tool": {"type": "string"},
+            "status": {"enum": ["working", "input_required", "completed", "failed", "cancelled"]},
+            "message": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "updated_at": {"type": "string", "format": "date-time"},
+            "ttl_ms": {"type": "integer"},
+            "poll_interval_ms": {"type": "integer"},
+            "questions": {"type": "object", "description": "While `input_required`: the questions, by key, as MCP's `inputRequests`"},
+            "outcome": {"type": "object", "description": "Once ended: the call's envelope"}
+        }
+    }));
+    let task = json!({"description": "The task", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Task"}}}});
+    let unknown = json!({"description": "No such task for this caller (`not_found`)"});
+    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    paths.insert(
+        "/tasks/{id}".into(),
+        json!({
+            "get": {"operationId": "get_task", "summary": "Read a task", "parameters": id,
+                    "responses": {"200": task, "404": unknown}},
+            "delete": {"operationId": "cancel_task", "summary": "Cancel a task", "parameters": id,
+                       "responses": {"202": task, "404": unknown}}
+        }),
+    );
+}
+
+/// `op`, the `POST /tools/{name}` of a tool in `mode`, with the `Prefer` header and its `202`.
+pub(super) fn describe_call(op: &mut Value, mode: TaskMode) {
+    if mode == TaskMode::Forbidden {
+        return;
+    }
+    if let Some(parameters) = op["parameters"].as_array_mut() {
+        parameters.push(json!({"name": "Prefer", "in": "header", "required": false,
+            "schema": {"type": "string"},
+            "description": "`respond-async`: run the call as a task, answered `202` with its `Location`"}));
+    }
+    op["responses"]["202"] = json!({
+        "description": if mode == TaskMode::Required { "Always: the call runs as a task" } else { "With `Prefer: respond-async`: the call runs as a task" },
+        "headers": {"Location": {"schema": {"type": "string"}, "description": "`/tasks/{id}`"}},
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Task"}}}
+    });
+}
