@@ -245,12 +245,14 @@ async def fixture(args: argparse.Namespace) -> None:
     async with Client(server_of(args), mode=args.mode) as client:
         ok("connect", protocol_of(client))
         own = ["add", "boom", "count", "hang", "hang_status", "itinerary", "numbers", "slow", "touch", "wipe"]
-        # The tools the official conformance suite calls (tests/src/bin/mcp-fixture/conformance.rs).
+        # The tools the official conformance suite calls (tests/src/bin/mcp-fixture/conformance.rs,
+        # and tasks.rs's greeting).
         conformance = ["json_schema_2020_12_tool", "test_audio_content", "test_elicitation",
                        "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
                        "test_embedded_resource", "test_error_handling", "test_image_content",
                        "test_multiple_content_types", "test_reconnection", "test_sampling",
-                       "test_simple_text", "test_tool_with_logging", "test_tool_with_progress"]
+                       "test_simple_text", "test_tool_with_logging", "test_tool_with_progress",
+                       "greet"]
         # And those whose result is plain, with an output schema: a parameter mirrored in a
         # header, the tools that ask through input-required results (rounds.rs), and the
         # stateless scenario's diagnostic tools and hooks.
@@ -261,6 +263,8 @@ async def fixture(args: argparse.Namespace) -> None:
         ]
         plain += ["test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
                   "test_trigger_prompt_change", "test_trigger_tool_change"]
+        # The tasks scenarios' tools (tasks.rs).
+        plain += ["confirm_delete", "failing_job", "multi_input", "protocol_error_job", "slow_compute"]
         tools = await check_listing(client, sorted(own + conformance + plain), frozenset(conformance))
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.

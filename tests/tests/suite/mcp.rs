@@ -160,11 +160,17 @@ fn negotiates_every_version_the_official_sdks_offer() {
             answer["result"]["capabilities"]["tools"].is_object(),
             "{answer}"
         );
+        // The tasks extension is for 2026-07-28's requests only, which need no `initialize`.
+        assert!(
+            answer["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+                .is_null(),
+            "{answer}"
+        );
         s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            38,
+            44,
             "{tools}"
         );
     }
