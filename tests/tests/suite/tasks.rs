@@ -2,6 +2,7 @@
 //! the task's id, its outcome kept for its principal only, its questions answered and its
 //! cancel delivered through the store, its time to live, and a task whose replica died.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -25,13 +26,22 @@ async fn plain() -> &'static str {
     "plain"
 }
 
-/// How many times `lasting` started.
-static LASTINGS: AtomicUsize = AtomicUsize::new(0);
+/// How many times `lasting` started, by request id (a task's is its id).
+static LASTINGS: std::sync::Mutex<BTreeMap<String, usize>> = std::sync::Mutex::new(BTreeMap::new());
 
-/// Counts, then runs for a minute.
+/// How many times the task `id` ran `lasting`.
+fn runs_of(id: &str) -> usize {
+    LASTINGS.lock().unwrap().get(id).copied().unwrap_or(0)
+}
+
+/// Counts its run, then runs for a minute.
 #[tool(annotations(read_only), task = "optional", timeout = "90s")]
-async fn lasting() -> &'static str {
-    LASTINGS.fetch_add(1, Ordering::SeqCst);
+async fn lasting(ctx: &CallContext) -> &'static str {
+    *LASTINGS
+        .lock()
+        .unwrap()
+        .entry(ctx.request_id().to_owned())
+        .or_default() += 1;
     tokio::time::sleep(Duration::from_secs(60)).await;
     "lasted"
 }
@@ -328,7 +338,7 @@ fn a_task_whose_replica_died_fails_with_its_outcome_unknown_and_never_runs_again
         task
     });
     drop(dying);
-    assert_eq!(LASTINGS.load(Ordering::SeqCst), 1);
+    assert_eq!(runs_of(&task.id), 1);
     let other = tokio::runtime::Runtime::new().unwrap();
     let second = replica(&store);
     other.block_on(async {
@@ -344,7 +354,7 @@ fn a_task_whose_replica_died_fails_with_its_outcome_unknown_and_never_runs_again
         assert!(lost.message.unwrap().starts_with("outcome unknown"));
         assert_eq!(lost.outcome.unwrap()["error"]["type"], "unavailable");
     });
-    assert_eq!(LASTINGS.load(Ordering::SeqCst), 1, "never run again");
+    assert_eq!(runs_of(&task.id), 1, "never run again");
 }
 
 /// Serves `registry` over HTTP with alice's and bob's tokens; answers its base URL.
@@ -484,4 +494,109 @@ async fn over_http_a_task_is_cancelled_at_its_location_and_described_in_the_open
     assert!(prefers("tally"));
     assert!(!prefers("plain"));
     assert!(doc["paths"]["/tools/tally"]["post"]["responses"]["202"].is_object());
+}
+
+/// Two replicas on one store: a task started on `first` is read and answered through `second`,
+/// another cancelled through it.
+async fn shared_by_two_replicas(first: &Arc<Registry>, second: &Arc<Registry>) {
+    let task = first.start_task("paint", json!({}), alice()).await.unwrap();
+    let asking = until(second, &task.id, Some("alice"), |t| {
+        t.status == TaskStatus::InputRequired
+    })
+    .await;
+    assert!(asking.questions.contains_key("colour"));
+    let answer = Map::from_iter([(
+        "colour".to_owned(),
+        json!({"action": "accept", "content": {"colour": "ochre"}}),
+    )]);
+    assert!(
+        second
+            .tasks()
+            .answer(&task.id, Some("alice"), &answer)
+            .await
+            .unwrap()
+    );
+    let done = until(first, &task.id, Some("alice"), |t| t.status.is_terminal()).await;
+    assert_eq!(done.result(), Some(&json!("painted ochre")));
+    let waiting = first
+        .start_task("wait_for_cancel", json!({}), alice())
+        .await
+        .unwrap();
+    let asked = Instant::now();
+    second
+        .tasks()
+        .cancel(&waiting.id, Some("alice"))
+        .await
+        .unwrap()
+        .unwrap();
+    let cancelled = until(second, &waiting.id, Some("alice"), |t| {
+        t.status.is_terminal()
+    })
+    .await;
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_one_store_in_memory_share_their_tasks() {
+    let store = Arc::new(MemoryTaskStore::new());
+    let replica = || Arc::new(builder().task_store(Arc::clone(&store)).build().unwrap());
+    shared_by_two_replicas(&replica(), &replica()).await;
+}
+
+#[test]
+fn replicas_on_postgresql_share_their_tasks_and_a_dead_replicas_task_fails_unrun() {
+    use tool_runtime::postgres::{Postgres, PostgresOptions, PostgresTaskStore};
+    let server = tool_test_support::postgres::PostgresServer::start();
+    let runtime = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let replica = |lease: Duration| {
+        let url = server.url();
+        async move {
+            let postgres = Postgres::connect(PostgresOptions::new(url)).await.unwrap();
+            let store = PostgresTaskStore::start(&postgres).await.unwrap();
+            Arc::new(
+                builder()
+                    .task_store(store)
+                    .task_lease(lease)
+                    .build()
+                    .unwrap(),
+            )
+        }
+    };
+    let lease = Duration::from_millis(1500);
+    let live = runtime();
+    live.block_on(async {
+        let (first, second) = (replica(lease).await, replica(lease).await);
+        shared_by_two_replicas(&first, &second).await;
+    });
+    // A replica that dies mid-task.
+    let dying = runtime();
+    let task = dying.block_on(async {
+        let first = replica(lease).await;
+        let task = first
+            .start_task("lasting", json!({}), alice())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        task
+    });
+    drop(dying);
+    assert_eq!(runs_of(&task.id), 1);
+    live.block_on(async {
+        let second = replica(lease).await;
+        let lost = until(&second, &task.id, Some("alice"), |t| t.status.is_terminal()).await;
+        assert_eq!(lost.status, TaskStatus::Failed);
+        assert!(lost.message.unwrap().starts_with("outcome unknown"));
+    });
+    assert_eq!(runs_of(&task.id), 1, "never run again");
 }

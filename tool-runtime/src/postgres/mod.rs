@@ -1,9 +1,10 @@
 //! PostgreSQL as the database several replicas share (feature `postgres`): a pool of
-//! connections, versioned migrations, the audit log, and the readiness check of a server that
-//! needs it.
+//! connections, versioned migrations, the audit log, the tasks, and the readiness check of a
+//! server that needs it.
 #![doc = include_str!("../../docs/postgres.md")]
 
 mod audit;
+mod tasks;
 mod tls;
 
 use std::fmt;
@@ -21,6 +22,7 @@ use crate::tool::secret::{REDACTED, Secret};
 use tls::{Mode, Tls};
 
 pub use audit::{AUDIT_COMPONENT, AuditOptions, PostgresAudit};
+pub use tasks::{PostgresTaskStore, TASKS_COMPONENT};
 
 /// The client this module's pool hands out, re-exported so that users name the same version.
 pub use tokio_postgres;
