@@ -600,3 +600,16 @@ fn replicas_on_postgresql_share_their_tasks_and_a_dead_replicas_task_fails_unrun
     });
     assert_eq!(runs_of(&task.id), 1, "never run again");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_redis_share_their_tasks() {
+    use tool_runtime::redis::{Redis, RedisOptions};
+    let server = tool_test_support::redis::RedisServer::start();
+    let replica = || async {
+        let redis = Redis::connect(RedisOptions::new(server.url()).prefix("tasks:"))
+            .await
+            .unwrap();
+        Arc::new(builder().redis(&redis).build().unwrap())
+    };
+    shared_by_two_replicas(&replica().await, &replica().await).await;
+}

@@ -138,17 +138,7 @@ impl TaskStore for PostgresTaskStore {
         key: &'a str,
         question: &'a Value,
     ) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(async move {
-            self.modify(id, |t| {
-                if !t.status.is_terminal() {
-                    t.questions.insert(key.to_owned(), question.clone());
-                    t.status = TaskStatus::InputRequired;
-                    t.updated_ms = crate::task::now_ms();
-                }
-            })
-            .await
-            .map(|_| ())
-        })
+        Box::pin(async move { self.modify(id, |t| t.ask(key, question)).await.map(|_| ()) })
     }
 
     fn answer<'a>(
@@ -156,22 +146,7 @@ impl TaskStore for PostgresTaskStore {
         id: &'a str,
         answers: &'a Map<String, Value>,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move {
-            let found = self
-                .modify(id, |t| {
-                    for (key, answer) in answers {
-                        if t.questions.remove(key).is_some() {
-                            t.answers.insert(key.clone(), answer.clone());
-                        }
-                    }
-                    if t.questions.is_empty() && t.status == TaskStatus::InputRequired {
-                        t.status = TaskStatus::Working;
-                        t.updated_ms = crate::task::now_ms();
-                    }
-                })
-                .await?;
-            Ok(found.is_some())
-        })
+        Box::pin(async move { Ok(self.modify(id, |t| t.give(answers)).await?.is_some()) })
     }
 
     fn take_answers<'a>(
@@ -213,20 +188,7 @@ impl TaskStore for PostgresTaskStore {
         outcome: &'a Value,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
         Box::pin(async move {
-            let ended = self
-                .modify(id, |t| {
-                    if t.status.is_terminal() {
-                        return false;
-                    }
-                    t.status = status;
-                    t.message = message.map(str::to_owned);
-                    t.outcome = Some(outcome.clone());
-                    t.questions.clear();
-                    t.answers.clear();
-                    t.updated_ms = crate::task::now_ms();
-                    true
-                })
-                .await?;
+            let ended = self.modify(id, |t| t.end(status, message, outcome)).await?;
             Ok(ended == Some(true))
         })
     }

@@ -7,6 +7,7 @@ mod notify;
 mod rate;
 #[cfg(feature = "mcp")]
 mod sessions;
+mod tasks;
 
 use std::fmt;
 use std::future::Future;
@@ -24,6 +25,7 @@ pub use notify::RedisNotifier;
 pub use rate::RedisRateLimiter;
 #[cfg(feature = "mcp")]
 pub use sessions::RedisSessionStore;
+pub use tasks::RedisTaskStore;
 
 /// The key prefix unless the options set another: every key this crate writes starts with it.
 pub const DEFAULT_PREFIX: &str = "tool-runtime:";
@@ -365,6 +367,12 @@ impl Redis {
     #[must_use]
     pub fn confirmation_store(&self) -> RedisConfirmationStore {
         RedisConfirmationStore::new(self.clone())
+    }
+
+    /// The tasks every replica reads, answers and cancels through this Redis.
+    #[must_use]
+    pub fn task_store(&self) -> RedisTaskStore {
+        RedisTaskStore::new(self.clone())
     }
 
     /// The change notifications every replica hears through this Redis's publish/subscribe

@@ -342,10 +342,11 @@ impl RegistryBuilder {
         self
     }
 
-    /// Keeps the rate limits' counts and the confirmation tokens in `redis`, and publishes
-    /// change notifications through it, shared by every replica on it:
+    /// Keeps the rate limits' counts, the confirmation tokens and the tasks in `redis`, and
+    /// publishes change notifications through it, shared by every replica on it:
     /// [`rate_limiter`](Self::rate_limiter) with [`Redis::rate_limiter`],
-    /// [`confirmation_store`](Self::confirmation_store) with [`Redis::confirmation_store`] and
+    /// [`confirmation_store`](Self::confirmation_store) with [`Redis::confirmation_store`],
+    /// [`task_store`](Self::task_store) with [`Redis::task_store`] and
     /// [`notifier`](Self::notifier) with [`Redis::notifier`].
     /// A server's MCP sessions and readiness check go on its options
     /// ([`ServerOptions::redis`](crate::http::ServerOptions::redis)).
@@ -364,11 +365,13 @@ impl RegistryBuilder {
     /// [`Redis::rate_limiter`]: crate::redis::Redis::rate_limiter
     /// [`Redis::confirmation_store`]: crate::redis::Redis::confirmation_store
     /// [`Redis::notifier`]: crate::redis::Redis::notifier
+    /// [`Redis::task_store`]: crate::redis::Redis::task_store
     #[cfg(feature = "redis")]
     #[must_use]
     pub fn redis(self, redis: &crate::redis::Redis) -> Self {
         self.rate_limiter(redis.rate_limiter())
             .confirmation_store(redis.confirmation_store())
+            .task_store(redis.task_store())
             .notifier(redis.notifier())
     }
 

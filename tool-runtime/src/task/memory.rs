@@ -93,13 +93,7 @@ impl TaskStore for MemoryTaskStore {
         key: &'a str,
         question: &'a Value,
     ) -> BoxFuture<'a, Result<(), ToolError>> {
-        self.with(id, |t| {
-            if !t.status.is_terminal() {
-                t.questions.insert(key.to_owned(), question.clone());
-                t.status = TaskStatus::InputRequired;
-                t.updated_ms = now_ms();
-            }
-        });
+        self.with(id, |t| t.ask(key, question));
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -108,19 +102,7 @@ impl TaskStore for MemoryTaskStore {
         id: &'a str,
         answers: &'a Map<String, Value>,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        let found = self
-            .with(id, |t| {
-                for (key, answer) in answers {
-                    if t.questions.remove(key).is_some() {
-                        t.answers.insert(key.clone(), answer.clone());
-                    }
-                }
-                if t.questions.is_empty() && t.status == TaskStatus::InputRequired {
-                    t.status = TaskStatus::Working;
-                    t.updated_ms = now_ms();
-                }
-            })
-            .is_some();
+        let found = self.with(id, |t| t.give(answers)).is_some();
         self.changed_now();
         Box::pin(std::future::ready(Ok(found)))
     }
@@ -154,18 +136,7 @@ impl TaskStore for MemoryTaskStore {
         outcome: &'a Value,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
         let ended = self
-            .with(id, |t| {
-                if t.status.is_terminal() {
-                    return false;
-                }
-                t.status = status;
-                t.message = message.map(str::to_owned);
-                t.outcome = Some(outcome.clone());
-                t.questions.clear();
-                t.answers.clear();
-                t.updated_ms = now_ms();
-                true
-            })
+            .with(id, |t| t.end(status, message, outcome))
             .unwrap_or(false);
         Box::pin(std::future::ready(Ok(ended)))
     }

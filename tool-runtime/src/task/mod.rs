@@ -127,6 +127,45 @@ impl Task {
         self.created_ms.saturating_add(self.ttl_ms)
     }
 
+    /// Adds the question `key` the running call asks, making it `input_required`, unless it
+    /// has ended: what [`TaskStore::ask`] does to the task.
+    pub fn ask(&mut self, key: &str, question: &Value) {
+        if !self.status.is_terminal() {
+            self.questions.insert(key.to_owned(), question.clone());
+            self.status = TaskStatus::InputRequired;
+            self.updated_ms = now_ms();
+        }
+    }
+
+    /// Gives `answers` to the questions they name, ignoring the others; without questions left
+    /// it is `working` again: what [`TaskStore::answer`] does to the task.
+    pub fn give(&mut self, answers: &Map<String, Value>) {
+        for (key, answer) in answers {
+            if self.questions.remove(key).is_some() {
+                self.answers.insert(key.clone(), answer.clone());
+            }
+        }
+        if self.questions.is_empty() && self.status == TaskStatus::InputRequired {
+            self.status = TaskStatus::Working;
+            self.updated_ms = now_ms();
+        }
+    }
+
+    /// Ends it with `status` and `outcome`, unless it has already ended; `true` when this ended
+    /// it: what [`TaskStore::finish`] does to the task.
+    pub fn end(&mut self, status: TaskStatus, message: Option<&str>, outcome: &Value) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        self.status = status;
+        self.message = message.map(str::to_owned);
+        self.outcome = Some(outcome.clone());
+        self.questions.clear();
+        self.answers.clear();
+        self.updated_ms = now_ms();
+        true
+    }
+
     /// The tool's result, once it completed with one.
     #[must_use]
     pub fn result(&self) -> Option<&Value> {
