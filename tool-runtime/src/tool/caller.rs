@@ -238,12 +238,14 @@ impl Caller {
     }
 
     /// Whether this caller confirms its call (`confirm`, or a confirmation token).
-    pub(crate) fn confirms(&self) -> bool {
+    #[must_use]
+    pub fn confirms(&self) -> bool {
         self.confirm || self.confirmation.is_some()
     }
 
     /// Whether this caller asks for a dry run.
-    pub(crate) fn is_dry_run(&self) -> bool {
+    #[must_use]
+    pub fn is_dry_run(&self) -> bool {
         self.dry_run
     }
 
