@@ -28,6 +28,7 @@ pub fn registry_builder() -> RegistryBuilder {
         .without_inventory()
         .tool(tools::device_add::descriptor())
         .tool(tools::device_pair::descriptor())
+        .tool(tools::device_export::descriptor())
         .tool(tools::device_list::descriptor())
         .tool(tools::device_revoke::descriptor())
         .resource(resources::paired_devices::descriptor())

@@ -18,7 +18,7 @@ use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::layers::audit::JsonLinesAudit;
 use tool_runtime::mcp::RequestStateKey;
-use tool_runtime::postgres::{Postgres, PostgresAudit};
+use tool_runtime::postgres::{Postgres, PostgresAudit, PostgresTaskStore};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
 
@@ -53,7 +53,7 @@ async fn shared_through_redis(
     let redis = Redis::connect(options).await?;
     tracing::info!(
         target: "demo_app",
-        "rate limits, confirmation tokens and MCP sessions shared through Redis at {}",
+        "rate limits, confirmation tokens, tasks and MCP sessions shared through Redis at {}",
         redis.location()
     );
     let registry = registry.redis(&redis);
@@ -99,6 +99,12 @@ async fn data_and_audit(
         _ => Stores::sqlite(matches.get_one::<PathBuf>("db").expect("has a default"))?,
     };
     let registry = demo_app::assistant::install(registry, config, &stores, env);
+    // Tasks in PostgreSQL when it is named, so that every replica on it answers for every task
+    // (over Redis's, when both are named).
+    let registry = match &postgres {
+        Some(postgres) => registry.task_store(PostgresTaskStore::start(postgres).await?),
+        None => registry,
+    };
     let registry = match (matches.get_one::<PathBuf>("audit-log"), &postgres) {
         (Some(log), _) => registry.audit(JsonLinesAudit::open(log)?),
         (None, Some(postgres)) => {
@@ -109,7 +115,7 @@ async fn data_and_audit(
     if let Some(postgres) = &postgres {
         tracing::info!(
             target: "demo_app",
-            "the audit, scheduled tasks and data kept in PostgreSQL at {}, where no file is named for them",
+            "the audit, tasks, scheduled tasks and data kept in PostgreSQL at {}, where no file is named for them",
             postgres.location()
         );
     }

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::Secret;
 use tool_runtime::prelude::*;
+use tool_runtime::tool::peer::Elicited;
 
 use crate::store::{CodeRow, DeviceRow, Devices, rfc3339};
 
@@ -172,6 +173,114 @@ pub async fn device_revoke(
         row
     };
     Ok(row.into())
+}
+
+/// The devices as CSV.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DeviceExport {
+    /// A header line, then one line per device: `device_id,name,workspace,paired_at,revoked_at`.
+    pub csv: String,
+    /// How many devices it holds.
+    pub devices: u32,
+    /// Whether revoked devices are among them.
+    pub include_revoked: bool,
+}
+
+#[derive(serde::Deserialize, JsonSchema)]
+struct IncludeRevoked {
+    /// Include the revoked devices too
+    include_revoked: bool,
+}
+
+/// Export the devices as CSV, a page at a time.
+///
+/// Reads `page_size` devices at a time, by id, and waits `pace_ms` between pages, so that an
+/// export of many devices leaves the database to the other calls; reports its progress after
+/// each page, and stops when cancelled. Worth running as a task: over MCP (the tasks extension)
+/// and HTTP (`Prefer: respond-async`) it answers at once with a task to follow. Without
+/// `include_revoked`, it asks whether to include revoked devices (no, where no one can be
+/// asked).
+#[tool(
+    annotations(read_only, idempotent),
+    tags("devices"),
+    task = "optional",
+    timeout = "15m"
+)]
+pub async fn device_export(
+    devices: State<Devices>,
+    ctx: &CallContext,
+    /// Only this workspace
+    #[arg(short = 'w', length(min = 1, max = 64))]
+    workspace: Option<String>,
+    /// Include revoked devices (asked when left out)
+    include_revoked: Option<bool>,
+    /// Devices read at a time
+    #[arg(default = 100, range(min = 1, max = 1000))]
+    page_size: u32,
+    /// Milliseconds to wait between pages
+    #[arg(default = 250, range(min = 0, max = 10000))]
+    pace_ms: u32,
+) -> Result<DeviceExport, ToolError> {
+    let include_revoked = match include_revoked {
+        Some(given) => given,
+        None => match ctx
+            .question("include_revoked")
+            .elicit::<IncludeRevoked>("Include revoked devices in the export?")
+            .await
+        {
+            Ok(Elicited::Accepted(answer)) => answer.include_revoked,
+            Ok(_) => false,
+            Err(e) if e.kind() == ErrorKind::UNSUPPORTED => false,
+            Err(e) => return Err(e),
+        },
+    };
+    let mut csv = String::from("device_id,name,workspace,paired_at,revoked_at\n");
+    let mut count = 0u32;
+    let mut after = None;
+    loop {
+        let page = devices
+            .0
+            .page(workspace.clone(), after.clone(), page_size)
+            .await?;
+        let full = page.len() == page_size as usize;
+        after = page.last().map(|d| d.device_id.clone());
+        for device in page {
+            if device.revoked_at.is_some() && !include_revoked {
+                continue;
+            }
+            let device = Device::from(device);
+            let fields = [
+                device.device_id.as_str(),
+                device.name.as_str(),
+                device.workspace.as_deref().unwrap_or_default(),
+                device.paired_at.as_str(),
+                device.revoked_at.as_deref().unwrap_or_default(),
+            ];
+            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            csv.push_str(&line.join(","));
+            csv.push('\n');
+            count += 1;
+        }
+        ctx.progress(f64::from(count), None, Some("devices exported"));
+        if !full {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(u64::from(pace_ms))).await;
+    }
+    Ok(DeviceExport {
+        csv,
+        devices: count,
+        include_revoked,
+    })
+}
+
+/// `field` as a CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_owned()
+    }
 }
 
 /// Tells the subscribers of the devices' resources (`devices://paired`, `devices://{id}`) that

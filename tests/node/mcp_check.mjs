@@ -95,7 +95,7 @@ const unknown = tools.flatMap((t) => formats([t.inputSchema, t.outputSchema]).fi
 check(unknown.length === 0, `formats JSON Schema does not define: ${unknown.join(", ")}`);
 ok("formats", "JSON Schema's only, no warning");
 const names = tools.map((t) => t.name);
-const demoTools = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"];
+const demoTools = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_export", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"];
 check(JSON.stringify(names) === JSON.stringify(demoTools), `names ${names}`);
 for (const t of tools) {
   check(t.inputSchema.type === "object" && t.outputSchema?.type === "object", `${t.name}: schema roots`);

@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 
 # The demo app's tools, as tools/list orders them.
-DEMO_TOOLS = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"]
+DEMO_TOOLS = ["cancel_task", "channel_add", "channel_list", "channel_remove", "device_add", "device_export", "device_list", "device_pair", "device_revoke", "host_execute", "list_tasks", "schedule_task", "web_fetch", "web_search"]
 
 
 def ok(name: str, detail: Any = "") -> None:

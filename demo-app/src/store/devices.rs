@@ -64,6 +64,14 @@ pub trait DeviceStore: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
     /// Devices and pending codes, of one workspace or all.
     fn list(&self, workspace: Option<String>) -> BoxFuture<'_, Result<DeviceListing, ToolError>>;
+    /// At most `limit` devices of one workspace or all, revoked ones included, by id, after
+    /// the device `after`: one page of an export.
+    fn page(
+        &self,
+        workspace: Option<String>,
+        after: Option<String>,
+        limit: u32,
+    ) -> BoxFuture<'_, Result<Vec<DeviceRow>, ToolError>>;
     /// The device as it is (a revocation's dry run); `not_found` when there is none.
     fn device(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>>;
     /// Revokes a device and returns it; revoking a revoked device changes nothing. `not_found`

@@ -198,7 +198,13 @@ async fn a_filter_in_the_configuration_hides_tools_from_a_source() {
     let names = listed(&served).await;
     assert_eq!(
         names,
-        ["device_add", "device_list", "device_pair", "device_revoke"]
+        [
+            "device_add",
+            "device_export",
+            "device_list",
+            "device_pair",
+            "device_revoke"
+        ]
     );
     let refused = post(&served, "notes-write", json!({"key": "k", "value": 1})).await;
     assert_eq!(refused["error"]["type"], "unknown_tool", "{refused}");

@@ -20,12 +20,13 @@ mod serve;
 mod store;
 
 /// The demo app's tools, in the order every listing gives them.
-pub(crate) const DEMO_TOOLS: [&str; 13] = [
+pub(crate) const DEMO_TOOLS: [&str; 14] = [
     "cancel_task",
     "channel_add",
     "channel_list",
     "channel_remove",
     "device_add",
+    "device_export",
     "device_list",
     "device_pair",
     "device_revoke",

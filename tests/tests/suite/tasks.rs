@@ -463,9 +463,34 @@ async fn over_http_prefer_respond_async_answers_202_and_the_task_is_read_at_its_
 #[tokio::test]
 async fn over_http_a_task_is_cancelled_at_its_location_and_described_in_the_openapi_document() {
     let base = served(Arc::new(builder().build().unwrap())).await;
-    // A tool that must be a task is one without asking.
+    // A tool that must be a task is one without asking; its question is answered at its
+    // location's `input`.
     let r = post(&base, "paint", json!({}), false, "alice-token").await;
     assert_eq!(r.status(), 202);
+    let painting = r.headers()["location"].to_str().unwrap().to_owned();
+    let asking = after(&base, &painting, "working").await;
+    assert_eq!(asking["status"], "input_required");
+    assert_eq!(
+        asking["questions"]["colour"]["method"],
+        "elicitation/create"
+    );
+    let answer = json!({"colour": {"action": "accept", "content": {"colour": "umber"}}});
+    let answered = |token: &'static str| {
+        reqwest::Client::new()
+            .post(format!("{base}{painting}/input"))
+            .bearer_auth(token)
+            .json(&answer)
+            .send()
+    };
+    assert_eq!(answered("bob-token").await.unwrap().status(), 404);
+    assert_eq!(answered("alice-token").await.unwrap().status(), 202);
+    let painted = loop {
+        let task = after(&base, &painting, "input_required").await;
+        if task["status"] != "working" {
+            break task;
+        }
+    };
+    assert_eq!(painted["outcome"]["result"], "painted umber", "{painted}");
     let r = post(&base, "wait_for_cancel", json!({}), true, "alice-token").await;
     assert_eq!(r.status(), 202);
     let location = r.headers()["location"].to_str().unwrap().to_owned();
@@ -484,6 +509,7 @@ async fn over_http_a_task_is_cancelled_at_its_location_and_described_in_the_open
         .unwrap();
     assert!(doc["paths"]["/tasks/{id}"]["get"].is_object());
     assert!(doc["paths"]["/tasks/{id}"]["delete"].is_object());
+    assert!(doc["paths"]["/tasks/{id}/input"]["post"].is_object());
     let prefers = |tool: &str| {
         doc["paths"][format!("/tools/{tool}")]["post"]["parameters"]
             .as_array()

@@ -153,7 +153,8 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
         .route(
             "/tasks/{id}",
             get(tasks::get_task).delete(tasks::cancel_task),
-        );
+        )
+        .route("/tasks/{id}/input", post(tasks::answer_task));
     #[cfg(feature = "oauth")]
     let router = match &state.options.access.oauth {
         Some(oauth) => router

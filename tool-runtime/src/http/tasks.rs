@@ -1,8 +1,9 @@
 //! Calls run as tasks over HTTP: `POST /tools/{name}` with `Prefer: respond-async` (RFC 7240)
 //! answers `202 Accepted` with `Location: /tasks/{id}` for a tool that may run as a task (a
-//! tool that must always does); `GET /tasks/{id}` reads the task, `DELETE /tasks/{id}` asks for
-//! it to be cancelled. Only the principal that started a task sees it; to anyone else it is
-//! unknown (`404`).
+//! tool that must always does); `GET /tasks/{id}` reads the task, `POST /tasks/{id}/input`
+//! answers the questions it waits on (`input_required`), `DELETE /tasks/{id}` asks for it to be
+//! cancelled. Only the principal that started a task sees it; to anyone else it is unknown
+//! (`404`).
 
 use std::sync::Arc;
 
@@ -111,6 +112,39 @@ pub(super) async fn cancel_task(
     }
 }
 
+/// `POST /tasks/{id}/input`: answers, by the keys of the task's questions, in the forms MCP
+/// gives them (an elicitation's `{"action": "accept", "content": {...}}`); answers to questions
+/// it does not wait on are ignored. `202`, the task as it is after the answers.
+pub(super) async fn answer_task(
+    State(state): State<Arc<ServedRegistry>>,
+    Path(id): Path<String>,
+    mut request: Request,
+) -> Response {
+    let ctx = context_of(&mut request);
+    let caller = ctx.caller(crate::tool::caller::Source::Http);
+    let o = &state.options.requests;
+    let json = super::body::is_json(request.headers());
+    let answers =
+        match super::body::json_bytes(json, request.into_body(), o.body_limit, o.max_depth, false)
+            .await
+            .and_then(|bytes| super::body::object_of(&bytes))
+        {
+            Ok(answers) => answers,
+            Err(e) => return error_response(None, e, &ctx.id),
+        };
+    let tasks = state.registry.tasks();
+    let principal = caller.given_principal();
+    match tasks.answer(&id, principal, &answers).await {
+        Ok(true) => match tasks.get(&id, principal).await {
+            Ok(Some(task)) => task_response(StatusCode::ACCEPTED, &task),
+            Ok(None) => error_response(None, unknown(&id), &ctx.id),
+            Err(e) => error_response(None, e, &ctx.id),
+        },
+        Ok(false) => error_response(None, unknown(&id), &ctx.id),
+        Err(e) => error_response(None, e, &ctx.id),
+    }
+}
+
 fn unknown(id: &str) -> ToolError {
     ToolError::not_found(format!("no task `{id}`"))
 }
@@ -179,6 +213,17 @@ pub(super) fn describe(paths: &mut Map<String, Value>, schemas: &mut Map<String,
                     "responses": {"200": task, "404": unknown}},
             "delete": {"operationId": "cancel_task", "summary": "Cancel a task", "parameters": id,
                        "responses": {"202": task, "404": unknown}}
+        }),
+    );
+    paths.insert(
+        "/tasks/{id}/input".into(),
+        json!({
+            "post": {"operationId": "answer_task", "summary": "Answer a task's questions",
+                     "parameters": id,
+                     "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                         "type": "object",
+                         "description": "Answers by question key, as MCP's `inputResponses`"}}}},
+                     "responses": {"202": task, "404": unknown}}
         }),
     );
 }

@@ -68,6 +68,11 @@ const DEVICES: &str = "SELECT device_id, name, workspace, paired_at, revoked_at 
      WHERE $1::text IS NULL OR workspace = $1::text
      ORDER BY paired_at, device_id COLLATE \"C\"";
 
+const PAGE: &str = "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices
+     WHERE ($1::text IS NULL OR workspace = $1::text)
+       AND ($2::text IS NULL OR device_id COLLATE \"C\" > $2::text COLLATE \"C\")
+     ORDER BY device_id COLLATE \"C\" LIMIT $3::bigint";
+
 const PENDING: &str = concat!(
     "SELECT code, workspace, expires_at FROM pairing_codes
       WHERE redeemed_at IS NULL AND expires_at > ",
@@ -207,6 +212,26 @@ impl DeviceStore for PostgresDevices {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(e)?;
             Ok(DeviceListing { devices, codes })
+        })
+    }
+
+    fn page(
+        &self,
+        workspace: Option<String>,
+        after: Option<String>,
+        limit: u32,
+    ) -> BoxFuture<'_, Result<Vec<DeviceRow>, ToolError>> {
+        Box::pin(async move {
+            let e = |e| self.0.error(e);
+            let client = self.0.client().await?;
+            let page = client.prepare_cached(PAGE).await.map_err(e)?;
+            client
+                .query(&page, &[&workspace, &after, &i64::from(limit)])
+                .await
+                .map_err(e)?
+                .iter()
+                .map(|row| self.device_row(row))
+                .collect()
         })
     }
 

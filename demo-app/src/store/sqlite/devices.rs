@@ -48,6 +48,20 @@ impl DeviceStore for SqliteDevices {
         })
     }
 
+    fn page(
+        &self,
+        workspace: Option<String>,
+        after: Option<String>,
+        limit: u32,
+    ) -> BoxFuture<'_, Result<Vec<DeviceRow>, ToolError>> {
+        Box::pin(async move {
+            Ok(self
+                .0
+                .run(move |c| page(c, workspace.as_deref(), after.as_deref(), limit))
+                .await?)
+        })
+    }
+
     fn device(&self, device_id: String) -> BoxFuture<'_, Result<DeviceRow, ToolError>> {
         Box::pin(async move { Ok(self.0.run(move |c| device(c, &device_id)).await?) })
     }
@@ -163,6 +177,24 @@ pub(super) fn list(
         })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok((devices, codes))
+}
+
+/// At most `limit` devices, by id, after `after`.
+pub(super) fn page(
+    conn: &mut Connection,
+    workspace: Option<&str>,
+    after: Option<&str>,
+    limit: u32,
+) -> Result<Vec<DeviceRow>, StoreError> {
+    let mut devices = conn.prepare_cached(
+        "SELECT device_id, name, workspace, paired_at, revoked_at FROM devices
+          WHERE (?1 IS NULL OR workspace = ?1) AND (?2 IS NULL OR device_id > ?2)
+          ORDER BY device_id LIMIT ?3",
+    )?;
+    let rows = devices
+        .query_map(params![workspace, after, limit], device_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// Reads a row of `SELECT device_id, name, workspace, paired_at, revoked_at FROM devices`.
