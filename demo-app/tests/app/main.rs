@@ -18,6 +18,7 @@ mod replicas;
 mod scheduler_pg;
 mod serve;
 mod store;
+mod tasks;
 
 /// The demo app's tools, in the order every listing gives them.
 pub(crate) const DEMO_TOOLS: [&str; 14] = [

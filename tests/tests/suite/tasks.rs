@@ -639,3 +639,33 @@ async fn replicas_on_redis_share_their_tasks() {
     };
     shared_by_two_replicas(&replica().await, &replica().await).await;
 }
+
+/// FastMCP's client confirms a destructive tool (an input-required result) before its task is
+/// created, then follows the task to its end.
+#[test]
+fn fastmcps_client_confirms_a_destructive_tool_before_its_task_exists() {
+    let (_served, url) = crate::mcp::serve_fixture(&[]);
+    let python = tool_test_support::python_with("fastmcp, fastmcp_tasks");
+    let out = std::process::Command::new(python)
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/fastmcp_task_client.py"))
+        .args([
+            "--url",
+            &url,
+            "--tool",
+            "wipe",
+            "--args",
+            r#"{"target": "disk"}"#,
+            "--confirm",
+        ])
+        .output()
+        .unwrap();
+    tool_test_support::expect_checks(
+        &out,
+        &[
+            "confirmation asked before the task",
+            "started",
+            "status",
+            "result {\"counted\": 1}",
+        ],
+    );
+}

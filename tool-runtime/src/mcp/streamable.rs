@@ -244,12 +244,13 @@ async fn in_whose_session(open: &BoundedSessions, owner: &Owner, request: &mut R
 }
 
 /// What a post asks, read before the SDK serves it: its id, its method, and the tool or
-/// prompt (`name`) or resource (`uri`) it names.
+/// prompt (`name`), resource (`uri`) or task (`task`) it names.
 struct Post {
     id: serde_json::Value,
     method: String,
     name: Option<String>,
     uri: Option<String>,
+    task: Option<String>,
 }
 
 /// A post, read (and rebuilt from the bytes read, for the SDK): `None` for a body that is not
@@ -275,6 +276,8 @@ async fn read_post(
         name: Option<Cow<'a, str>>,
         #[serde(borrow, default)]
         uri: Option<Cow<'a, str>>,
+        #[serde(borrow, default, rename = "taskId")]
+        task_id: Option<Cow<'a, str>>,
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, body_limit).await else {
@@ -286,14 +289,19 @@ async fn read_post(
     };
     let post = serde_json::from_slice::<Message>(&bytes).ok().map(|m| {
         let params = m.params;
-        let (name, uri) = params.map_or((None, None), |p| {
-            (p.name.map(Cow::into_owned), p.uri.map(Cow::into_owned))
+        let (name, uri, task) = params.map_or((None, None, None), |p| {
+            (
+                p.name.map(Cow::into_owned),
+                p.uri.map(Cow::into_owned),
+                p.task_id.map(Cow::into_owned),
+            )
         });
         Post {
             id: m.id,
             method: m.method.into_owned(),
             name,
             uri,
+            task,
         }
     });
     Ok((Request::from_parts(parts, Body::from(bytes)), post))
@@ -320,6 +328,17 @@ async fn admit_post(
     let Some(post) = post else {
         return Ok(None);
     };
+    // A task's `Mcp-Name` is for intermediaries that route polls to the replica holding the
+    // task; every replica here reads every task, and some clients leave it out. Given, it must
+    // match (the SDK checks); missing, it is the body's.
+    if matches!(
+        post.method.as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel"
+    ) && !request.headers().contains_key(MCP_NAME)
+        && let Some(value) = post.task.and_then(|t| HeaderValue::from_str(&t).ok())
+    {
+        request.headers_mut().insert(MCP_NAME, value);
+    }
     let item = match (post.method.as_str(), &post.name, &post.uri) {
         ("tools/call", Some(name), _) => Some(ScopedItem::Tool(name)),
         ("prompts/get", Some(name), _) => Some(ScopedItem::Prompt(name)),
@@ -333,6 +352,9 @@ async fn admit_post(
     }
     Ok((post.method == "initialize").then_some(post.id))
 }
+
+/// The header naming a request's target (SEP-2243).
+const MCP_NAME: axum::http::HeaderName = axum::http::HeaderName::from_static("mcp-name");
 
 /// The caller of a request, as the front layer found it.
 fn caller_of(request: &Request) -> crate::Caller {

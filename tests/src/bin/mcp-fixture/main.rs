@@ -107,8 +107,9 @@ async fn hang_status() -> HangStatus {
     }
 }
 
-/// Wipes the target (it does not really).
-#[tool(annotations(destructive))]
+/// Wipes the target (it does not really): a task when the client can follow one, confirmed
+/// before the task exists.
+#[tool(annotations(destructive), task = "optional")]
 async fn wipe(#[arg(length(max = 64))] target: String) -> Result<Counted, ToolError> {
     let _ = target;
     Ok(Counted { counted: 1 })
