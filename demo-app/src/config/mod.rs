@@ -13,6 +13,7 @@ mod otel;
 mod policy;
 mod postgres;
 mod redis;
+mod tasks;
 mod toolsets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,6 +32,7 @@ pub use otel::{Inbound, OtelConfig};
 pub use policy::{FilterConfig, Limits, PolicyRules, SourceName};
 pub use postgres::PostgresConfig;
 pub use redis::RedisConfig;
+pub use tasks::TasksConfig;
 pub use toolsets::{McpServerConfig, StoreConfig, StoreKind};
 
 /// The configuration used when there is no file: the repository's `demo-app/demo-app.toml`,
@@ -73,6 +75,8 @@ pub struct Config {
     /// `[otel]`: traces and metrics through OpenTelemetry, when the `OTEL_*` variables do not
     /// say.
     pub otel: OtelConfig,
+    /// `[tasks]`: how long calls run as tasks are kept, and the lease on a running one.
+    pub tasks: TasksConfig,
 }
 
 impl Config {
@@ -163,11 +167,12 @@ impl Config {
         Self::parse(&text).map_err(|e| format!("configuration ({shown}): {e}"))
     }
 
-    /// Applies `[limits]` and `[policy]` to `builder`: what every command, listings included,
+    /// Applies `[limits]`, `[policy]` and `[tasks]` to `builder`: what every command, listings included,
     /// is shaped by.
     #[must_use]
     pub fn apply(&self, builder: RegistryBuilder) -> RegistryBuilder {
-        policy::apply(builder, &self.limits, &self.policy)
+        self.tasks
+            .apply(policy::apply(builder, &self.limits, &self.policy))
     }
 
     /// Enforces `[roles]` (with `RequireRoles`): for a server that authenticates its callers,

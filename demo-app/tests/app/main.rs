@@ -19,6 +19,7 @@ mod scheduler_pg;
 mod serve;
 mod store;
 mod tasks;
+mod tasks_replicas;
 
 /// The demo app's tools, in the order every listing gives them.
 pub(crate) const DEMO_TOOLS: [&str; 14] = [

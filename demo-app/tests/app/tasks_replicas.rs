@@ -1,0 +1,234 @@
+//! Tasks across replicas: three `demo-app serve` replicas on one PostgreSQL behind the shipped
+//! nginx file, polled without affinity. A task started through one replica is read, answered
+//! and cancelled through the others; then, twenty times at seeded random moments, the replica
+//! running a task is killed (SIGKILL) and started again, and the task ends `failed` with its
+//! outcome unknown once the lease has passed (or `completed`, had it ended before), its call
+//! audited once: never run again.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_test_support::TempDir;
+use tool_test_support::postgres::PostgresServer;
+
+use crate::postgres::start;
+use crate::replicas::{IDS, Replica, balancer};
+
+/// A lease of a second and a half, and the limits out of the way.
+const CONFIG: &str = "[tasks]\nlease = \"1500ms\"\npoll_interval = \"200ms\"\n\
+                      [limits.device_add]\nrate = \"100000/min\"\n\
+                      [limits.device_pair]\nrate = \"100000/min\"\n";
+
+/// How many times the replica running a task is killed.
+const KILLS: usize = 20;
+
+/// `POST /tools/{tool}` at `base`, preferring a task; answers the status and the body.
+async fn start_export(http: &reqwest::Client, base: &str, args: Value) -> (u16, Value, String) {
+    let r = http
+        .post(format!("{base}/tools/device_export"))
+        .header("prefer", "respond-async")
+        .json(&args)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let location = r
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, r.json().await.unwrap(), location)
+}
+
+/// The task at `location` through `base` until `done` holds: the replicas that answered.
+async fn poll_until(
+    http: &reqwest::Client,
+    base: &str,
+    location: &str,
+    within: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> (Value, BTreeSet<String>) {
+    let started = Instant::now();
+    let mut answered_by = BTreeSet::new();
+    loop {
+        let r = http.get(format!("{base}{location}")).send().await.unwrap();
+        if let Some(replica) = r.headers().get("x-replica") {
+            answered_by.insert(replica.to_str().unwrap().to_owned());
+        }
+        let status = r.status();
+        let task: Value = r.json().await.unwrap();
+        assert!(status.is_success(), "{status}: {task}");
+        if done(&task) {
+            return (task, answered_by);
+        }
+        assert!(started.elapsed() < within, "{task}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_running_again() {
+    let dir = TempDir::new("task-replicas");
+    let postgres = tokio::task::block_in_place(PostgresServer::start);
+    let url = postgres.create_database("demo");
+    let mut replicas: Vec<Replica> = IDS
+        .iter()
+        .map(|id| {
+            let mut replica = Replica::new(id, dir.path());
+            std::fs::write(replica.dir.join("demo-app.toml"), CONFIG).unwrap();
+            replica.postgres = Some(url.clone());
+            replica
+        })
+        .collect();
+    tokio::task::block_in_place(|| {
+        for replica in &mut replicas {
+            start(replica, &[]);
+        }
+    });
+    let nginx = balancer("task-replicas", &replicas);
+    let http = reqwest::Client::new();
+    // Devices to export, a page of one at a time.
+    for i in 0..8 {
+        let code: Value = http
+            .post(format!("{}/tools/device_add", nginx.base))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let paired = http
+            .post(format!("{}/tools/device_pair", nginx.base))
+            .json(&json!({"code": code["result"]["code"], "device_name": format!("d{i}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(paired.status(), 200);
+    }
+    // Read and answered through whichever replica nginx picks.
+    let (status, _, location) =
+        start_export(&http, &nginx.base, json!({"page_size": 1, "pace_ms": 100})).await;
+    assert_eq!(status, 202);
+    let (asking, _) = poll_until(
+        &http,
+        &nginx.base,
+        &location,
+        Duration::from_secs(20),
+        |t| t["status"] == "input_required",
+    )
+    .await;
+    assert!(
+        asking["questions"]["include_revoked"].is_object(),
+        "{asking}"
+    );
+    let answered = http
+        .post(format!("{}{location}/input", nginx.base))
+        .json(
+            &json!({"include_revoked": {"action": "accept", "content": {"include_revoked": true}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), 202);
+    let (done, answered_by) = poll_until(
+        &http,
+        &nginx.base,
+        &location,
+        Duration::from_secs(30),
+        |t| t["status"] == "completed",
+    )
+    .await;
+    assert_eq!(done["outcome"]["result"]["devices"], 8, "{done}");
+    assert!(answered_by.len() >= 2, "polled through {answered_by:?}");
+    // Cancelled through whichever replica nginx picks.
+    let (_, _, location) = start_export(
+        &http,
+        &nginx.base,
+        json!({"include_revoked": true, "page_size": 1, "pace_ms": 5000}),
+    )
+    .await;
+    let cancel = http
+        .delete(format!("{}{location}", nginx.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 202);
+    let (cancelled, _) = poll_until(
+        &http,
+        &nginx.base,
+        &location,
+        Duration::from_secs(10),
+        |t| t["status"] != "working",
+    )
+    .await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    // The replica running a task killed at a seeded random moment, twenty times.
+    let seed = std::env::var("CHAOS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_7a5c_u64);
+    println!("seed {seed}");
+    let mut rng = seed;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let (mut lost, mut finished) = (0, 0);
+    for kill in 0..KILLS {
+        let i = usize::try_from(next(3)).unwrap();
+        let replica = &mut replicas[i];
+        let (status, started, location) = start_export(
+            &http,
+            &replica.base(),
+            json!({"include_revoked": true, "page_size": 1, "pace_ms": 150}),
+        )
+        .await;
+        assert_eq!(status, 202, "{started}");
+        let id = started["id"].as_str().unwrap().to_owned();
+        tokio::time::sleep(Duration::from_millis(next(1500))).await;
+        let mut served = replica.served.take().unwrap();
+        served.child.kill().unwrap();
+        served.child.wait().unwrap();
+        drop(served);
+        let (ended, _) = poll_until(
+            &http,
+            &nginx.base,
+            &location,
+            Duration::from_secs(15),
+            |t| t["status"] != "working",
+        )
+        .await;
+        match ended["status"].as_str() {
+            Some("failed") => {
+                assert!(
+                    ended["message"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("outcome unknown"),
+                    "{ended}"
+                );
+                lost += 1;
+            }
+            Some("completed") => finished += 1,
+            other => panic!("kill {kill}: {other:?}: {ended}"),
+        }
+        tokio::task::block_in_place(|| start(replica, &[]));
+        let runs = postgres.psql(
+            "demo",
+            &format!(
+                "SELECT count(*) FROM tool_audit_records WHERE event = 'intent' AND request_id = '{id}'"
+            ),
+        );
+        assert_eq!(
+            runs.trim(),
+            "1",
+            "kill {kill}: the task's call ran {runs} times"
+        );
+    }
+    println!("{lost} lost with their replica, {finished} finished before it died");
+    assert!(lost > 0, "no kill caught a task running");
+}
