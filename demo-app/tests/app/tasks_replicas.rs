@@ -88,10 +88,16 @@ async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_run
     });
     let nginx = balancer("task-replicas", &replicas);
     let http = reqwest::Client::new();
-    // Devices to export, a page of one at a time.
-    for i in 0..8 {
+    pair_devices(&http, &nginx.base, 8).await;
+    answered_and_cancelled_through_the_balancer(&http, &nginx.base).await;
+    killed_mid_task(&http, &nginx.base, &mut replicas, &postgres).await;
+}
+
+/// `count` devices paired through `base`.
+async fn pair_devices(http: &reqwest::Client, base: &str, count: usize) {
+    for i in 0..count {
         let code: Value = http
-            .post(format!("{}/tools/device_add", nginx.base))
+            .post(format!("{base}/tools/device_add"))
             .json(&json!({}))
             .send()
             .await
@@ -100,31 +106,30 @@ async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_run
             .await
             .unwrap();
         let paired = http
-            .post(format!("{}/tools/device_pair", nginx.base))
+            .post(format!("{base}/tools/device_pair"))
             .json(&json!({"code": code["result"]["code"], "device_name": format!("d{i}")}))
             .send()
             .await
             .unwrap();
         assert_eq!(paired.status(), 200);
     }
-    // Read and answered through whichever replica nginx picks.
+}
+
+/// A task read, answered and cancelled through whichever replica nginx picks.
+async fn answered_and_cancelled_through_the_balancer(http: &reqwest::Client, base: &str) {
     let (status, _, location) =
-        start_export(&http, &nginx.base, json!({"page_size": 1, "pace_ms": 100})).await;
+        start_export(http, base, json!({"page_size": 1, "pace_ms": 100})).await;
     assert_eq!(status, 202);
-    let (asking, _) = poll_until(
-        &http,
-        &nginx.base,
-        &location,
-        Duration::from_secs(20),
-        |t| t["status"] == "input_required",
-    )
+    let (asking, _) = poll_until(http, base, &location, Duration::from_secs(20), |t| {
+        t["status"] == "input_required"
+    })
     .await;
     assert!(
         asking["questions"]["include_revoked"].is_object(),
         "{asking}"
     );
     let answered = http
-        .post(format!("{}{location}/input", nginx.base))
+        .post(format!("{base}{location}/input"))
         .json(
             &json!({"include_revoked": {"action": "accept", "content": {"include_revoked": true}}}),
         )
@@ -132,39 +137,39 @@ async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_run
         .await
         .unwrap();
     assert_eq!(answered.status(), 202);
-    let (done, answered_by) = poll_until(
-        &http,
-        &nginx.base,
-        &location,
-        Duration::from_secs(30),
-        |t| t["status"] == "completed",
-    )
+    let (done, answered_by) = poll_until(http, base, &location, Duration::from_secs(30), |t| {
+        t["status"] == "completed"
+    })
     .await;
     assert_eq!(done["outcome"]["result"]["devices"], 8, "{done}");
     assert!(answered_by.len() >= 2, "polled through {answered_by:?}");
-    // Cancelled through whichever replica nginx picks.
     let (_, _, location) = start_export(
-        &http,
-        &nginx.base,
+        http,
+        base,
         json!({"include_revoked": true, "page_size": 1, "pace_ms": 5000}),
     )
     .await;
     let cancel = http
-        .delete(format!("{}{location}", nginx.base))
+        .delete(format!("{base}{location}"))
         .send()
         .await
         .unwrap();
     assert_eq!(cancel.status(), 202);
-    let (cancelled, _) = poll_until(
-        &http,
-        &nginx.base,
-        &location,
-        Duration::from_secs(10),
-        |t| t["status"] != "working",
-    )
+    let (cancelled, _) = poll_until(http, base, &location, Duration::from_secs(10), |t| {
+        t["status"] != "working"
+    })
     .await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
-    // The replica running a task killed at a seeded random moment, twenty times.
+}
+
+/// The replica running a task killed at a seeded random moment, [`KILLS`] times: the task ends
+/// failed with its outcome unknown (or completed, had it ended first), and ran once.
+async fn killed_mid_task(
+    http: &reqwest::Client,
+    base: &str,
+    replicas: &mut [Replica],
+    postgres: &PostgresServer,
+) {
     let seed = std::env::var("CHAOS_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -179,10 +184,9 @@ async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_run
     };
     let (mut lost, mut finished) = (0, 0);
     for kill in 0..KILLS {
-        let i = usize::try_from(next(3)).unwrap();
-        let replica = &mut replicas[i];
+        let replica = &mut replicas[usize::try_from(next(3)).unwrap()];
         let (status, started, location) = start_export(
-            &http,
+            http,
             &replica.base(),
             json!({"include_revoked": true, "page_size": 1, "pace_ms": 150}),
         )
@@ -194,23 +198,14 @@ async fn tasks_hold_across_replicas_and_a_killed_replicas_task_fails_without_run
         served.child.kill().unwrap();
         served.child.wait().unwrap();
         drop(served);
-        let (ended, _) = poll_until(
-            &http,
-            &nginx.base,
-            &location,
-            Duration::from_secs(15),
-            |t| t["status"] != "working",
-        )
+        let (ended, _) = poll_until(http, base, &location, Duration::from_secs(15), |t| {
+            t["status"] != "working"
+        })
         .await;
         match ended["status"].as_str() {
             Some("failed") => {
-                assert!(
-                    ended["message"]
-                        .as_str()
-                        .unwrap()
-                        .starts_with("outcome unknown"),
-                    "{ended}"
-                );
+                let message = ended["message"].as_str().unwrap_or_default();
+                assert!(message.starts_with("outcome unknown"), "{ended}");
                 lost += 1;
             }
             Some("completed") => finished += 1,
