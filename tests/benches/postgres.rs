@@ -9,6 +9,9 @@
 //! synced; PostgreSQL with `fsync=off`), then for a tool that is not (each JSON line synced;
 //! PostgreSQL with `fsync=on`, each commit flushed).
 //!
+//! Then what running a call as a task adds (`tasks`): the call, then the same call started as a
+//! task and read until it has ended, its task kept in memory and in PostgreSQL.
+//!
 //! Results and the machine they came from are recorded in BENCHMARKS.md.
 
 use std::hint::black_box;
@@ -120,5 +123,59 @@ fn audit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, audit);
+/// A call of the two-integer tool, then the same call as a task (started, then read until it
+/// has ended) with tasks kept in memory and in PostgreSQL (`fsync=off`): a task's added cost.
+fn tasks(c: &mut Criterion) {
+    use std::sync::Arc;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = PostgresServer::start();
+    let in_memory = Arc::new(registry().build().unwrap());
+    let in_postgres = rt.block_on(async {
+        let postgres = Postgres::connect(PostgresOptions::new(server.url()))
+            .await
+            .unwrap();
+        let store = tool_runtime::postgres::PostgresTaskStore::start(&postgres)
+            .await
+            .unwrap();
+        Arc::new(registry().task_store(store).build().unwrap())
+    });
+    let args = json!({"a": 20, "b": 22});
+    let caller = || Caller::new(Source::Http).principal("bench");
+    let mut group = c.benchmark_group("tasks");
+    group.bench_function("call", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(
+                in_memory
+                    .call("add", black_box(args.clone()), caller())
+                    .await,
+            )
+        });
+    });
+    for (name, registry) in [
+        ("task in memory", &in_memory),
+        ("task in PostgreSQL", &in_postgres),
+    ] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let task = registry
+                    .start_task("add", args.clone(), caller())
+                    .await
+                    .unwrap();
+                loop {
+                    let read = registry.tasks().get(&task.id, Some("bench")).await.unwrap();
+                    if read.as_ref().is_some_and(|t| t.status.is_terminal()) {
+                        break black_box(read);
+                    }
+                    tokio::task::yield_now().await;
+                }
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, audit, tasks);
 criterion_main!(benches);

@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 use super::{Task, TaskStatus, TaskStore, now_ms};
 use crate::tool::error::{ErrorKind, ToolError};
 
-/// How many tasks the store keeps at most: a new one beyond is refused as `unavailable`
-/// until older ones expire.
+/// How many tasks the store keeps at most: beyond, the oldest ended tasks are forgotten before
+/// they expire, and when every task kept is still running a new one is refused as
+/// `unavailable`.
 const MAX_TASKS: usize = 10_000;
 
 /// A [`TaskStore`] in the process's memory: the default. Tasks are gone with the process, and
@@ -70,6 +71,18 @@ impl TaskStore for MemoryTaskStore {
         if tasks.len() >= MAX_TASKS {
             let now = now_ms();
             tasks.retain(|_, t| t.expires_ms() > now);
+        }
+        if tasks.len() >= MAX_TASKS {
+            // The oldest ended tasks are forgotten first, a tenth of the store at a time.
+            let mut ended: Vec<(u64, String)> = tasks
+                .values()
+                .filter(|t| t.status.is_terminal())
+                .map(|t| (t.updated_ms, t.id.clone()))
+                .collect();
+            ended.sort_unstable();
+            for (_, id) in ended.into_iter().take(MAX_TASKS / 10) {
+                tasks.remove(&id);
+            }
         }
         let result = if tasks.len() >= MAX_TASKS {
             Err(ToolError::new(
@@ -147,5 +160,50 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move {
             let _ = tokio::time::timeout(within, changes.changed()).await;
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: usize, status: TaskStatus) -> Task {
+        let now = now_ms();
+        Task {
+            id: format!("task-{id}"),
+            tool: "t".into(),
+            principal: None,
+            status,
+            message: None,
+            created_ms: now,
+            updated_ms: now + u64::try_from(id).unwrap(),
+            ttl_ms: 3_600_000,
+            poll_ms: 500,
+            lease_until_ms: now + 15_000,
+            outcome: None,
+            questions: BTreeMap::new(),
+            answers: BTreeMap::new(),
+            cancel_requested: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_store_forgets_its_oldest_ended_tasks_and_refuses_when_all_run() {
+        let store = MemoryTaskStore::new();
+        for i in 0..MAX_TASKS {
+            store.create(&task(i, TaskStatus::Completed)).await.unwrap();
+        }
+        store.create(&task(MAX_TASKS, TaskStatus::Working)).await.unwrap();
+        assert!(store.get("task-0").await.unwrap().is_none(), "the oldest is forgotten");
+        assert!(store.get(&format!("task-{}", MAX_TASKS - 1)).await.unwrap().is_some());
+        let running = MemoryTaskStore::new();
+        for i in 0..MAX_TASKS {
+            running.create(&task(i, TaskStatus::Working)).await.unwrap();
+        }
+        let refused = running
+            .create(&task(MAX_TASKS, TaskStatus::Working))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), &ErrorKind::UNAVAILABLE);
     }
 }
