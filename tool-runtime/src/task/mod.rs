@@ -26,6 +26,8 @@
 //!
 //! The front ends: MCP's tasks extension (`io.modelcontextprotocol/tasks`, protocol
 //! 2026-07-28), HTTP's `Prefer: respond-async` with `GET` and `DELETE /tasks/{id}`.
+//!
+#![doc = include_str!("../../docs/tasks.md")]
 
 mod memory;
 mod run;
