@@ -227,3 +227,96 @@ async fn killed_mid_task(
     println!("{lost} lost with their replica, {finished} finished before it died");
     assert!(lost > 0, "no kill caught a task running");
 }
+
+/// `demo-app` with `args`, on the PostgreSQL at `url`, from `dir`: its exit code and stdout.
+fn cli(dir: &std::path::Path, url: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_demo-app"))
+        .current_dir(dir)
+        .args(["--postgres", url])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("DEMO_APP_CONFIG")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A call detached on the command line runs on a `serve` sharing PostgreSQL, and outlives the
+/// command: `tasks wait` prints its result, `tasks cancel` ends another; with no server on the
+/// store, a detached call fails saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_detached_on_the_command_line_runs_on_a_server_sharing_the_store() {
+    let dir = TempDir::new("task-detached");
+    let postgres = tokio::task::block_in_place(PostgresServer::start);
+    let url = postgres.create_database("demo");
+    let mut replica = Replica::new("r1", dir.path());
+    std::fs::write(replica.dir.join("demo-app.toml"), CONFIG).unwrap();
+    replica.postgres = Some(url.clone());
+    tokio::task::block_in_place(|| start(&mut replica, &[]));
+    let http = reqwest::Client::new();
+    pair_devices(&http, &replica.base(), 2).await;
+    let at = replica.dir.clone();
+    let detached = |args: &'static [&'static str]| {
+        let (at, url) = (at.clone(), url.clone());
+        tokio::task::spawn_blocking(move || cli(&at, &url, args))
+    };
+    let (code, id) = detached(&[
+        "device-export",
+        "--detach",
+        "--include-revoked",
+        "--page-size",
+        "1",
+        "--pace-ms",
+        "200",
+    ])
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0));
+    let id = id.trim().to_owned();
+    assert!(id.starts_with("task-"), "{id}");
+    let (at, url2) = (replica.dir.clone(), url.clone());
+    let waited =
+        tokio::task::spawn_blocking(move || cli(&at, &url2, &["--json", "tasks", "wait", &id]))
+            .await
+            .unwrap();
+    assert_eq!(waited.0, Some(0), "{}", waited.1);
+    let task: Value = serde_json::from_str(&waited.1).unwrap();
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["outcome"]["result"]["devices"], 2, "{task}");
+    // Another, cancelled from the command line.
+    let (_, id) = detached(&[
+        "device-export",
+        "--detach",
+        "--include-revoked",
+        "--page-size",
+        "1",
+        "--pace-ms",
+        "10000",
+    ])
+    .await
+    .unwrap();
+    let id = id.trim().to_owned();
+    let (at, url2) = (replica.dir.clone(), url.clone());
+    let cancelled = tokio::task::spawn_blocking(move || {
+        let _ = cli(&at, &url2, &["tasks", "cancel", &id]);
+        cli(&at, &url2, &["--json", "tasks", "wait", &id])
+    })
+    .await
+    .unwrap();
+    let task: Value = serde_json::from_str(&cancelled.1).unwrap();
+    assert_eq!(task["status"], "cancelled", "{task}");
+    // No server on the store: the call waits a minute, then fails saying no server took it.
+    drop(replica.served.take());
+    let (_, id) = detached(&["device-export", "--detach", "--include-revoked"])
+        .await
+        .unwrap();
+    let id = id.trim().to_owned();
+    let waiting = postgres.psql(
+        "demo",
+        &format!("SELECT task->>'status' FROM tool_tasks WHERE id = '{id}'"),
+    );
+    assert_eq!(waiting.trim(), "working");
+}

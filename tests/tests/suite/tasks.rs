@@ -34,15 +34,15 @@ fn runs_of(id: &str) -> usize {
     LASTINGS.lock().unwrap().get(id).copied().unwrap_or(0)
 }
 
-/// Counts its run, then runs for a minute.
+/// Counts its run, then runs for `ms` milliseconds (a minute by default).
 #[tool(annotations(read_only), task = "optional", timeout = "90s")]
-async fn lasting(ctx: &CallContext) -> &'static str {
+async fn lasting(ctx: &CallContext, ms: Option<u64>) -> &'static str {
     *LASTINGS
         .lock()
         .unwrap()
         .entry(ctx.request_id().to_owned())
         .or_default() += 1;
-    tokio::time::sleep(Duration::from_secs(60)).await;
+    tokio::time::sleep(Duration::from_millis(ms.unwrap_or(60_000))).await;
     "lasted"
 }
 
@@ -567,11 +567,55 @@ async fn shared_by_two_replicas(first: &Arc<Registry>, second: &Arc<Registry>) {
     );
 }
 
+/// Calls left detached (`queue_task`) are taken by the replicas that run queued tasks, each by
+/// one, and run once.
+async fn queued_calls_run_once_on_whichever_replica_takes_them(
+    first: &Arc<Registry>,
+    second: &Arc<Registry>,
+) {
+    let stop = tokio_util::sync::CancellationToken::new();
+    for replica in [first, second] {
+        tokio::spawn(Arc::clone(replica).run_queued_tasks(stop.clone()));
+    }
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        let task = first
+            .queue_task("lasting", json!({"ms": 50}), &alice())
+            .await
+            .unwrap();
+        assert!(task.queued.is_some());
+        ids.push(task.id);
+    }
+    for id in &ids {
+        let done = until(second, id, Some("alice"), |t| t.status.is_terminal()).await;
+        assert_eq!(done.result(), Some(&json!("lasted")), "{done:?}");
+        assert_eq!(runs_of(id), 1, "run once");
+    }
+    stop.cancel();
+    // A tool that never runs as a task is not left detached.
+    let refused = first
+        .queue_task("plain", json!({}), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), &tool_runtime::ErrorKind::INVALID_REQUEST);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_on_one_store_in_memory_share_their_tasks() {
     let store = Arc::new(MemoryTaskStore::new());
     let replica = || Arc::new(builder().task_store(Arc::clone(&store)).build().unwrap());
-    shared_by_two_replicas(&replica(), &replica()).await;
+    let first = replica();
+    shared_by_two_replicas(&first, &replica()).await;
+    // No other process sees this store: nothing would run a call left detached in it.
+    let refused = first
+        .queue_task("lasting", json!({}), &alice())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), &tool_runtime::ErrorKind::UNAVAILABLE);
+    assert!(
+        refused.message().contains("PostgreSQL or Redis"),
+        "{refused:?}"
+    );
 }
 
 #[test]
@@ -604,6 +648,7 @@ fn replicas_on_postgresql_share_their_tasks_and_a_dead_replicas_task_fails_unrun
     live.block_on(async {
         let (first, second) = (replica(lease).await, replica(lease).await);
         shared_by_two_replicas(&first, &second).await;
+        queued_calls_run_once_on_whichever_replica_takes_them(&first, &second).await;
     });
     // A replica that dies mid-task.
     let dying = runtime();
@@ -637,7 +682,9 @@ async fn replicas_on_redis_share_their_tasks() {
             .unwrap();
         Arc::new(builder().redis(&redis).build().unwrap())
     };
-    shared_by_two_replicas(&replica().await, &replica().await).await;
+    let (first, second) = (replica().await, replica().await);
+    shared_by_two_replicas(&first, &second).await;
+    queued_calls_run_once_on_whichever_replica_takes_them(&first, &second).await;
 }
 
 /// FastMCP's client confirms a destructive tool (an input-required result) before its task is

@@ -133,6 +133,7 @@ impl App {
             "agent" | "chat" => self.run_agent(&mut cx, sub, m).await,
             "toolsets" => self.show_toolsets(&mut cx, json_out, out).await,
             "call" => self.call_by_name(&mut cx, m, json_out, out).await,
+            "tasks" => self.follow_task(&mut cx, m, json_out, out).await,
             _ => unreachable!("`started_commands` names every started built-in"),
         }
     }
@@ -290,6 +291,21 @@ impl App {
 
     /// Runs `setup` on the registry `configure` shaped, and builds it (state checked): the one
     /// registry of a call, a server or an agent.
+    /// `tasks get|wait|cancel ID`: the registry built (`setup` gives it its task store), then
+    /// the task followed there.
+    async fn follow_task(
+        mut self,
+        cx: &mut AppContext,
+        m: &ArgMatches,
+        json: bool,
+        out: &mut dyn Write,
+    ) -> u8 {
+        match self.build_registry(cx).await {
+            Ok(registry) => crate::app::cli::tasks::run(&registry, m, json, out).await,
+            Err(e) => fail(e, 1),
+        }
+    }
+
     pub(super) async fn build_registry(&mut self, cx: &mut AppContext) -> Result<Registry, String> {
         let builder = std::mem::take(&mut self.builder);
         let builder = match self.setup.take() {
@@ -360,6 +376,7 @@ impl App {
             );
             commands.push(super::toolsets::call_command());
         }
+        commands.push(crate::app::cli::tasks::command());
         commands
     }
 

@@ -128,10 +128,14 @@ impl App {
             agent: agent.clone(),
             shutdown: stopping.clone(),
         };
-        let tasks = match start_background(background, cx, &given).await {
+        let mut tasks = match start_background(background, cx, &given).await {
             Ok(tasks) => tasks,
             Err(code) => return code,
         };
+        // The calls left detached in a task store this server shares, run here.
+        tasks.push(tokio::spawn(
+            registry.clone().run_queued_tasks(stopping.clone()),
+        ));
         let options = options.api_title(name).api_version(version);
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,

@@ -16,7 +16,7 @@ use super::ServedRegistry;
 use super::front::context_of;
 use super::response::{error_response, json_response};
 use crate::registry::Registry;
-use crate::task::{Task, TaskMode, TaskStatus, rfc3339};
+use crate::task::{Task, TaskMode};
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 
@@ -151,7 +151,7 @@ fn unknown(id: &str) -> ToolError {
 
 /// `task` as HTTP shows it, with `Retry-After` while it runs.
 fn task_response(status: StatusCode, task: &Task) -> Response {
-    let mut response = json_response(status, &task_json(task));
+    let mut response = json_response(status, &task.to_json());
     if !task.status.is_terminal() {
         let seconds = task.poll_ms.div_ceil(1000).max(1);
         response
@@ -159,30 +159,6 @@ fn task_response(status: StatusCode, task: &Task) -> Response {
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
-}
-
-/// A task's JSON: its id, tool, status, times, and its questions while it waits or its
-/// outcome (the call's envelope) once it ended.
-pub(crate) fn task_json(task: &Task) -> Value {
-    let mut body = json!({
-        "id": task.id,
-        "tool": task.tool,
-        "status": task.status.as_str(),
-        "created_at": rfc3339(task.created_ms),
-        "updated_at": rfc3339(task.updated_ms),
-        "ttl_ms": task.ttl_ms,
-        "poll_interval_ms": task.poll_ms,
-    });
-    if let Some(message) = &task.message {
-        body["message"] = json!(message);
-    }
-    if task.status == TaskStatus::InputRequired {
-        body["questions"] = Value::Object(Map::from_iter(task.questions.clone()));
-    }
-    if let Some(outcome) = &task.outcome {
-        body["outcome"] = outcome.clone();
-    }
-    body
 }
 
 /// The OpenAPI paths of tasks, and the task's schema.

@@ -18,9 +18,11 @@ const MIGRATIONS: &[&str] = &["
 CREATE TABLE tool_tasks (
     id text PRIMARY KEY,
     task jsonb NOT NULL,
-    expires_at timestamptz NOT NULL
+    expires_at timestamptz NOT NULL,
+    queued boolean NOT NULL DEFAULT false
 );
 CREATE INDEX tool_tasks_expiry ON tool_tasks (expires_at);
+CREATE INDEX tool_tasks_queued ON tool_tasks (id) WHERE queued;
 "];
 
 /// A [`TaskStore`] in PostgreSQL: every replica on the same database reads and changes the
@@ -99,9 +101,9 @@ impl TaskStore for PostgresTaskStore {
             let ttl_ms = i64::try_from(task.ttl_ms).unwrap_or(i64::MAX);
             client
                 .execute(
-                    "INSERT INTO tool_tasks (id, task, expires_at) \
-                     VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond')",
-                    &[&task.id, &written(task)?, &ttl_ms],
+                    "INSERT INTO tool_tasks (id, task, expires_at, queued) \
+                     VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond', $4)",
+                    &[&task.id, &written(task)?, &ttl_ms, &task.queued.is_some()],
                 )
                 .await
                 .map_err(|e| self.postgres.error(e))?;
@@ -169,6 +171,31 @@ impl TaskStore for PostgresTaskStore {
         Box::pin(async move {
             let found = self.modify(id, |t| t.cancel_requested = true).await?;
             Ok(found.is_some())
+        })
+    }
+
+    fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        Box::pin(async move {
+            let client = self.postgres.client().await?;
+            let until = i64::try_from(lease_until_ms).unwrap_or(i64::MAX);
+            // The oldest queued task no other replica holds, taken: no longer queued, its lease
+            // this replica's; answered as it was, with its queued call.
+            let row = client
+                .query_opt(
+                    "WITH taken AS (
+                         SELECT id, task FROM tool_tasks
+                          WHERE queued AND expires_at > now()
+                          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                     UPDATE tool_tasks AS t
+                        SET queued = false,
+                            task = jsonb_set(t.task - 'queued', '{lease_until_ms}', to_jsonb($1::bigint))
+                       FROM taken WHERE t.id = taken.id
+                     RETURNING taken.task",
+                    &[&until],
+                )
+                .await
+                .map_err(|e| self.postgres.error(e))?;
+            row.map(|row| read(row.get(0))).transpose()
         })
     }
 

@@ -115,10 +115,23 @@ impl TaskStore for RedisTaskStore {
                         .await
                 })
                 .await?;
-            match written {
-                Some(_) => Ok(()),
-                None => Err(ToolError::internal("a task id was given twice")),
+            if written.is_none() {
+                return Err(ToolError::internal("a task id was given twice"));
             }
+            if task.queued.is_some() {
+                let queue = self.redis.key("tasks:queued");
+                let id = task.id.clone();
+                self.redis
+                    .run("queueing a task", |mut c| async move {
+                        ::redis::cmd("RPUSH")
+                            .arg(queue)
+                            .arg(id)
+                            .query_async::<i64>(&mut c)
+                            .await
+                    })
+                    .await?;
+            }
+            Ok(())
         })
     }
 
@@ -165,6 +178,36 @@ impl TaskStore for RedisTaskStore {
                 .modify(id, |t| t.cancel_requested = true)
                 .await?
                 .is_some())
+        })
+    }
+
+    fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        Box::pin(async move {
+            // Each queued id is popped by one replica; one whose task expired meanwhile is
+            // passed over.
+            loop {
+                let queue = self.redis.key("tasks:queued");
+                let id: Option<String> = self
+                    .redis
+                    .run("taking a queued task", |mut c| async move {
+                        ::redis::cmd("LPOP").arg(queue).query_async(&mut c).await
+                    })
+                    .await?;
+                let Some(id) = id else {
+                    return Ok(None);
+                };
+                let taken = self
+                    .modify(&id, |t| {
+                        let queued = t.clone();
+                        t.queued = None;
+                        t.lease_until_ms = lease_until_ms;
+                        queued
+                    })
+                    .await?;
+                if let Some(task) = taken.filter(|t| t.queued.is_some()) {
+                    return Ok(Some(task));
+                }
+            }
         })
     }
 

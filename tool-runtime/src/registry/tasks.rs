@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use tokio_util::sync::CancellationToken;
+
 use super::{CallTool, Registry};
-use crate::task::{Task, TaskMode, Tasks};
-use crate::tool::caller::Caller;
-use crate::tool::error::ToolError;
+use crate::task::{QueuedCall, Task, TaskMode, Tasks};
+use crate::tool::caller::{Caller, Source};
+use crate::tool::error::{ErrorKind, ToolError};
 
 impl Registry {
     /// The calls run as tasks: read, answer and cancel them for their principal.
@@ -51,5 +53,96 @@ impl Registry {
                 })
             })
             .await
+    }
+
+    /// Leaves the call of `name` with `args` by `caller` as a task for a server sharing the
+    /// task store to run ([`run_queued_tasks`](Self::run_queued_tasks)), and answers it at once:
+    /// a call started detached, which outlives the process that started it. A server that
+    /// takes it runs it through the whole pipeline as this caller (its source, principal,
+    /// roles and confirmation); none within a minute, and the task fails saying so.
+    ///
+    /// # Errors
+    ///
+    /// `unavailable` when the task store is this process's own (nothing else would run the
+    /// call), `unknown_tool` for a tool `caller` may not see, `invalid_request` for a tool
+    /// that never runs as a task, and the store's own.
+    pub async fn queue_task(
+        &self,
+        name: &str,
+        args: Value,
+        caller: &Caller,
+    ) -> Result<Task, ToolError> {
+        if !self.tasks.shared() {
+            return Err(ToolError::new(
+                ErrorKind::UNAVAILABLE,
+                "a detached call waits for a server in a task store servers share \
+                 (PostgreSQL or Redis); this one is this process's memory, which ends with it",
+            ));
+        }
+        match self.task_mode(name, caller) {
+            None => return Err(self.unknown_tool(name, caller)),
+            Some(TaskMode::Forbidden) => {
+                return Err(ToolError::new(
+                    ErrorKind::INVALID_REQUEST,
+                    format!("`{name}` does not run as a task (`#[tool(task = ...)]`)"),
+                ));
+            }
+            Some(_) => {}
+        }
+        let queued = QueuedCall {
+            arguments: args,
+            source: caller.source().as_str().to_owned(),
+            roles: caller.given_roles().to_vec(),
+            confirmed: caller.confirms(),
+        };
+        self.tasks
+            .queue(name, caller.given_principal(), queued)
+            .await
+    }
+
+    /// Takes and runs the tasks left for a server ([`queue_task`](Self::queue_task)) until
+    /// `stop` is cancelled: what `serve` does beside serving.
+    pub async fn run_queued_tasks(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            loop {
+                match self.tasks.claim().await {
+                    Ok(Some(task)) => self.run_claimed(task),
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(target: "tool_runtime::task", error = %e, "queued tasks could not be read");
+                        break;
+                    }
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(self.tasks.poll()) => {}
+            }
+        }
+    }
+
+    /// Runs a task this replica claimed, as the caller that left it.
+    fn run_claimed(self: &Arc<Self>, task: Task) {
+        let Some(queued) = task.queued else {
+            return;
+        };
+        let mut caller = Caller::new(Source::from_name(&queued.source).unwrap_or(Source::Internal))
+            .roles(queued.roles)
+            .confirm(queued.confirmed);
+        if let Some(principal) = task.principal {
+            caller = caller.principal(principal);
+        }
+        let registry = Arc::clone(self);
+        let tool = task.tool;
+        let args = queued.arguments;
+        self.tasks.run(&task.id, move |id, cancel, peer| {
+            let caller = caller.for_task(id, cancel, peer);
+            Box::pin(async move {
+                registry
+                    .handle(CallTool::new(&tool, args), caller)
+                    .await
+                    .envelope
+            })
+        });
     }
 }

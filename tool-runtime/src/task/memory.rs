@@ -136,6 +136,30 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(std::future::ready(Ok(found)))
     }
 
+    fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = now_ms();
+        let oldest = tasks
+            .values()
+            .filter(|t| t.queued.is_some() && t.expires_ms() > now)
+            .min_by_key(|t| t.created_ms)
+            .map(|t| t.id.clone());
+        let claimed = oldest.and_then(|id| tasks.get_mut(&id)).map(|t| {
+            let queued = t.clone();
+            t.queued = None;
+            t.lease_until_ms = lease_until_ms;
+            queued
+        });
+        Box::pin(std::future::ready(Ok(claimed)))
+    }
+
+    fn shared(&self) -> bool {
+        false
+    }
+
     fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
         self.with(id, |t| t.lease_until_ms = until_ms);
         Box::pin(std::future::ready(Ok(())))
@@ -184,6 +208,7 @@ mod tests {
             questions: BTreeMap::new(),
             answers: BTreeMap::new(),
             cancel_requested: false,
+            queued: None,
         }
     }
 
@@ -193,9 +218,21 @@ mod tests {
         for i in 0..MAX_TASKS {
             store.create(&task(i, TaskStatus::Completed)).await.unwrap();
         }
-        store.create(&task(MAX_TASKS, TaskStatus::Working)).await.unwrap();
-        assert!(store.get("task-0").await.unwrap().is_none(), "the oldest is forgotten");
-        assert!(store.get(&format!("task-{}", MAX_TASKS - 1)).await.unwrap().is_some());
+        store
+            .create(&task(MAX_TASKS, TaskStatus::Working))
+            .await
+            .unwrap();
+        assert!(
+            store.get("task-0").await.unwrap().is_none(),
+            "the oldest is forgotten"
+        );
+        assert!(
+            store
+                .get(&format!("task-{}", MAX_TASKS - 1))
+                .await
+                .unwrap()
+                .is_some()
+        );
         let running = MemoryTaskStore::new();
         for i in 0..MAX_TASKS {
             running.create(&task(i, TaskStatus::Working)).await.unwrap();

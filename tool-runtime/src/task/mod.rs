@@ -114,6 +114,25 @@ pub struct Task {
     pub answers: BTreeMap<String, Value>,
     /// A cancel was asked for.
     pub cancel_requested: bool,
+    /// A call started detached, waiting for a server to take it: what it runs. `None` once a
+    /// server has claimed it, and for a task started where it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<QueuedCall>,
+}
+
+/// A call started detached ([`Registry::queue_task`](crate::Registry::queue_task)), as a server
+/// that claims it runs it: its arguments and its caller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct QueuedCall {
+    /// The call's arguments.
+    pub arguments: Value,
+    /// The front end it came through ([`Source::as_str`](crate::Source::as_str)).
+    pub source: String,
+    /// The caller's roles.
+    pub roles: Vec<String>,
+    /// Whether the caller confirmed it (a destructive tool's `--yes`).
+    pub confirmed: bool,
 }
 
 impl Task {
@@ -168,6 +187,32 @@ impl Task {
         true
     }
 
+    /// Its JSON as HTTP and the command line show it: `id`, `tool`, `status`, `message`,
+    /// `created_at`, `updated_at`, `ttl_ms`, `poll_interval_ms`, its `questions` while it
+    /// waits, its `outcome` (the call's envelope) once it ended.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let mut body = serde_json::json!({
+            "id": self.id,
+            "tool": self.tool,
+            "status": self.status.as_str(),
+            "created_at": rfc3339(self.created_ms),
+            "updated_at": rfc3339(self.updated_ms),
+            "ttl_ms": self.ttl_ms,
+            "poll_interval_ms": self.poll_ms,
+        });
+        if let Some(message) = &self.message {
+            body["message"] = Value::from(message.as_str());
+        }
+        if self.status == TaskStatus::InputRequired {
+            body["questions"] = Value::Object(Map::from_iter(self.questions.clone()));
+        }
+        if let Some(outcome) = &self.outcome {
+            body["outcome"] = outcome.clone();
+        }
+        body
+    }
+
     /// The tool's result, once it completed with one.
     #[must_use]
     pub fn result(&self) -> Option<&Value> {
@@ -220,6 +265,17 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Asks for the task to be cancelled. `false` when the task is unknown.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>>;
+
+    /// Takes one queued task ([`Task::queued`]) for this replica to run, its lease until
+    /// `lease_until_ms`: answered with its queued call, while the store keeps it taken (no
+    /// longer queued). `None` when none waits. No two replicas take the same task.
+    fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>>;
+
+    /// Whether replicas in other processes see these tasks: a detached call waits in a store
+    /// that a running server shares.
+    fn shared(&self) -> bool {
+        true
+    }
 
     /// Renews the lease of the replica running the task, to `until_ms`.
     fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>>;

@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{MemoryTaskStore, Task, TaskStatus, TaskStore, now_ms};
+use super::{MemoryTaskStore, QueuedCall, Task, TaskStatus, TaskStore, now_ms};
 use crate::tool::envelope::{Envelope, EnvelopeMeta};
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::input::{expected, read, wire};
@@ -18,6 +18,13 @@ use crate::tool::peer::{InputRequest, InputResponse, Peer};
 /// What a task whose replica died says, once its lease has expired.
 pub(crate) const OUTCOME_UNKNOWN: &str =
     "outcome unknown: the server running the task stopped before it ended";
+
+/// What a detached task says when no server took it within [`QUEUE_WAIT`].
+pub(crate) const NOT_TAKEN: &str =
+    "no server took the task: none was running on the task store it waited in";
+
+/// How long a detached task waits for a server to take it.
+pub(crate) const QUEUE_WAIT: Duration = Duration::from_secs(60);
 
 /// Where a registry keeps its tasks, and for how long.
 #[derive(Clone)]
@@ -67,6 +74,35 @@ impl Tasks {
         }
     }
 
+    /// A new task calling `tool` for `principal`, `working`, answered for until `lease`
+    /// from now.
+    fn record(
+        &self,
+        tool: &str,
+        principal: Option<&str>,
+        lease: Duration,
+        queued: Option<QueuedCall>,
+    ) -> Result<Task, ToolError> {
+        let now = now_ms();
+        Ok(Task {
+            id: new_id()?,
+            tool: tool.to_owned(),
+            principal: principal.map(str::to_owned),
+            status: TaskStatus::Working,
+            message: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: millis(self.settings.ttl),
+            poll_ms: millis(self.settings.poll),
+            lease_until_ms: now + millis(lease),
+            outcome: None,
+            questions: BTreeMap::new(),
+            answers: BTreeMap::new(),
+            cancel_requested: false,
+            queued,
+        })
+    }
+
     /// Creates a task calling `tool` for `principal`, then runs the call `run` makes (given
     /// the task's id, its cancellation and its peer) on this process, keeping its outcome.
     pub(crate) async fn start(
@@ -75,35 +111,57 @@ impl Tasks {
         principal: Option<&str>,
         run: impl FnOnce(&str, CancellationToken, Arc<dyn Peer>) -> BoxFuture<'static, Envelope>,
     ) -> Result<Task, ToolError> {
+        let task = self.record(tool, principal, self.settings.lease, None)?;
+        self.settings.store.create(&task).await?;
+        self.run(&task.id, run);
+        Ok(task)
+    }
+
+    /// Creates a task calling `tool` for `principal` that waits, `queued`, for a server sharing
+    /// the store to claim and run it, for at most [`QUEUE_WAIT`].
+    pub(crate) async fn queue(
+        &self,
+        tool: &str,
+        principal: Option<&str>,
+        queued: QueuedCall,
+    ) -> Result<Task, ToolError> {
+        let task = self.record(tool, principal, QUEUE_WAIT, Some(queued))?;
+        self.settings.store.create(&task).await?;
+        Ok(task)
+    }
+
+    /// A queued task this replica now runs, if one waits.
+    pub(crate) async fn claim(&self) -> Result<Option<Task>, ToolError> {
+        let until = now_ms() + millis(self.settings.lease);
+        self.settings.store.claim(until).await
+    }
+
+    /// How often to look for queued tasks.
+    pub(crate) fn poll(&self) -> Duration {
+        self.settings.poll
+    }
+
+    /// Runs the call `run` makes as the task `id`'s, on this process.
+    pub(crate) fn run(
+        &self,
+        id: &str,
+        run: impl FnOnce(&str, CancellationToken, Arc<dyn Peer>) -> BoxFuture<'static, Envelope>,
+    ) {
         let settings = &self.settings;
-        let now = now_ms();
-        let task = Task {
-            id: new_id()?,
-            tool: tool.to_owned(),
-            principal: principal.map(str::to_owned),
-            status: TaskStatus::Working,
-            message: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: millis(settings.ttl),
-            poll_ms: millis(settings.poll),
-            lease_until_ms: now + millis(settings.lease),
-            outcome: None,
-            questions: BTreeMap::new(),
-            answers: BTreeMap::new(),
-            cancel_requested: false,
-        };
-        settings.store.create(&task).await?;
         let cancel = CancellationToken::new();
         let peer = Arc::new(TaskPeer {
             store: Arc::clone(&settings.store),
-            id: task.id.clone(),
+            id: id.to_owned(),
             poll: settings.poll,
             given: Mutex::new(BTreeMap::new()),
         });
-        let call = run(&task.id, cancel.clone(), peer);
-        tokio::spawn(keep(Arc::clone(settings), task.id.clone(), cancel, call));
-        Ok(task)
+        let call = run(id, cancel.clone(), peer);
+        tokio::spawn(keep(Arc::clone(settings), id.to_owned(), cancel, call));
+    }
+
+    /// Whether other processes share these tasks.
+    pub(crate) fn shared(&self) -> bool {
+        self.settings.store.shared()
     }
 
     /// The task `id`, if `principal` started it and it is kept. A task whose lease expired
@@ -119,9 +177,14 @@ impl Tasks {
         if task.status.is_terminal() || task.lease_until_ms >= now_ms() {
             return Ok(Some(task));
         }
+        let why = if task.queued.is_some() {
+            NOT_TAKEN
+        } else {
+            OUTCOME_UNKNOWN
+        };
         let lost = Envelope {
             tool: task.tool.clone(),
-            outcome: Err(ToolError::new(ErrorKind::UNAVAILABLE, OUTCOME_UNKNOWN)),
+            outcome: Err(ToolError::new(ErrorKind::UNAVAILABLE, why)),
             meta: EnvelopeMeta {
                 request_id: id.to_owned(),
                 duration_ms: None,
@@ -129,12 +192,7 @@ impl Tasks {
             },
         };
         store
-            .finish(
-                id,
-                TaskStatus::Failed,
-                Some(OUTCOME_UNKNOWN),
-                &lost.to_json(),
-            )
+            .finish(id, TaskStatus::Failed, Some(why), &lost.to_json())
             .await?;
         store.get(id).await
     }

@@ -43,6 +43,22 @@ impl Source {
     }
 }
 
+impl Source {
+    /// The source named `name` ([`as_str`](Self::as_str)'s names).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Source::Cli,
+            Source::Http,
+            Source::Mcp,
+            Source::Agent,
+            Source::Internal,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -247,6 +263,11 @@ impl Caller {
     #[must_use]
     pub fn is_dry_run(&self) -> bool {
         self.dry_run
+    }
+
+    /// The roles given.
+    pub(crate) fn given_roles(&self) -> &[String] {
+        &self.roles
     }
 
     /// This caller as the one of the task `id`: the task's id as its request id, its

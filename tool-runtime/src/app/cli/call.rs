@@ -47,9 +47,14 @@ pub(crate) async fn call(
 ) -> u8 {
     // `--dry-run` and `--yes` exist only on tools they apply to.
     let flag = |id| flags.try_get_one::<bool>(id).ok().flatten() == Some(&true);
-    let mut caller = super::caller()
+    let caller = super::caller()
         .dry_run(flag(command::DRY_RUN))
-        .confirm(flag(command::YES))
+        .confirm(flag(command::YES));
+    if flag(super::tasks::DETACH) {
+        return super::tasks::detached(registry, tool_name, arguments, &caller, json_out, out)
+            .await;
+    }
+    let mut caller = caller
         .peer(Arc::new(super::form::TerminalPeer))
         .asking(Arc::new(Terminal));
     let bar = std::io::stderr().is_terminal().then(progress_bar);

@@ -42,6 +42,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "chat",
     "toolsets",
     "call",
+    "tasks",
 ];
 
 /// The subcommand name of a tool: `device_add` → `device-add`.
@@ -249,6 +250,9 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Show what the call would do, without doing it"),
         );
+    }
+    if meta.task != crate::tool::TaskMode::Forbidden {
+        cmd = cmd.arg(super::tasks::detach_arg());
     }
     if meta.annotations.needs_confirmation() {
         cmd = cmd.arg(

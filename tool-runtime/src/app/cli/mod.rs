@@ -18,6 +18,7 @@ pub(crate) mod form;
 pub(crate) mod items;
 pub mod logging;
 mod render;
+pub(crate) mod tasks;
 
 use std::ffi::OsString;
 
