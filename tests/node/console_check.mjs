@@ -416,6 +416,36 @@ async function demo(page) {
     check(/^dev_[0-9a-f]{16}$/.test(device), `no device id: ${device}`);
   }, page);
 
+  await run("task-asks-and-ends-in-the-page", async () => {
+    await page.fill("#search", "device");
+    await page.click('[data-tool="device_export"]');
+    check(await page.isVisible('[data-tool="device_export"] .badge'), "no badge on device_export");
+    await page.fill('.field[data-pointer="/page_size"] input', "1");
+    await page.fill('.field[data-pointer="/pace_ms"] input', "200");
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector('.result.task .task-status[data-status="input_required"]');
+    await page.check('.task-question .field[data-pointer="/include_revoked"] input');
+    await page.click('.task-question button.primary');
+    await page.waitForSelector(".result.ok dl.tree");
+    const text = await page.textContent(".result.ok");
+    check(text.includes("include_revokedtrue") && text.includes("devices1"), `the task's result: ${text}`);
+    check((await page.getAttribute(".result.task .task-status", "data-status")) === "completed", "the task is not shown completed");
+  }, page);
+
+  await run("task-cancelled-from-the-page", async () => {
+    await page.selectOption('.field[data-pointer="/include_revoked"] select', "true");
+    await page.fill('.field[data-pointer="/pace_ms"] input', "10000");
+    await page.fill('.field[data-pointer="/page_size"] input', "1");
+    // Two devices at least, so that the export waits between its pages.
+    const add = await fetch(`${opt.auth}/tools/device_add`, { method: "POST", headers: { authorization: `Bearer ${opt.admin}`, "content-type": "application/json" }, body: "{}" });
+    const pairing = (await add.json()).result.code;
+    await fetch(`${opt.auth}/tools/device_pair`, { method: "POST", headers: { authorization: `Bearer ${opt.admin}`, "content-type": "application/json" }, body: JSON.stringify({ code: pairing, device_name: "second" }) });
+    await page.click("#tool button[type=submit]");
+    await page.waitForSelector('.result.task .task-status[data-status="working"]');
+    await page.click(".result.task button.danger");
+    await page.waitForSelector('.result.task .task-status[data-status="cancelled"]');
+  }, page);
+
   const audit = async (tool) => (await (await fetch(`${opt.auth}/audit?tool=${tool}`, { headers: { authorization: `Bearer ${opt.admin}` } })).json()).calls.map((c) => c.outcome);
   await run("confirmation-cancelled-does-nothing", async () => {
     await page.click('[data-tool="device_revoke"]');

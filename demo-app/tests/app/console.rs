@@ -1,6 +1,7 @@
 //! The browser console of `demo-app serve`, in real headless Chromium driven by Playwright
 //! (`tests/node/console_check.mjs`): tool lists per caller, a violation beside its field, a
-//! call's result and its command line, a destructive call cancelled then confirmed, the
+//! call's result and its command line, a task answered and one cancelled in the page, a
+//! destructive call cancelled then confirmed, the
 //! activity list, and the chat: Send held while a run streams, failures said in the page; behind
 //! OAuth, where to get a token, a token's scopes and the scopes a tool needs.
 
@@ -146,6 +147,8 @@ async fn the_console_in_headless_chromium() {
                 "violation-beside-its-field",
                 "valid-call-shows-the-code",
                 "pair-with-a-secret-field",
+                "task-asks-and-ends-in-the-page",
+                "task-cancelled-from-the-page",
                 "confirmation-cancelled-does-nothing",
                 "confirmation-confirmed-revokes",
                 "activity-shows-the-call",

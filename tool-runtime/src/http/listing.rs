@@ -248,7 +248,7 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
         }
         params.insert(param.name.to_owned(), p);
     }
-    json!({
+    let mut described = json!({
         "name": meta.name,
         "title": meta.title,
         "description": meta.description,
@@ -258,7 +258,12 @@ pub(super) fn describe(tool: &RegisteredTool) -> Value {
         "annotations": meta.annotations,
         "tags": meta.tags,
         "scopes": meta.options.scopes,
-    })
+    });
+    // `optional` or `required`: its call answers `202` with a task (`Prefer: respond-async`).
+    if meta.task != crate::tool::TaskMode::Forbidden {
+        described["task"] = json!(meta.task);
+    }
+    described
 }
 
 /// `GET /tools?format=`: the specs, or with `lint=true` the findings, serialised from the cache.

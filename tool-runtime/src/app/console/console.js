@@ -31,8 +31,8 @@ const UNREACHABLE = "The server could not be reached.";
  * Calls the server: the status, the JSON body (or null), the time taken. A request that gets
  * no answer (the server stopped, the network gone) is status 0 with `failure` saying so.
  */
-async function api(method, path, body) {
-  const headers = { accept: "application/json" };
+async function api(method, path, body, extra = {}) {
+  const headers = { accept: "application/json", ...extra };
   if (token()) headers.authorization = `Bearer ${token()}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   const started = performance.now();
@@ -156,6 +156,7 @@ function badges(tool) {
   if (annotations.read_only) out.push(h("span", { class: "badge", text: "read-only" }));
   if (annotations.destructive) out.push(h("span", { class: "badge destructive", text: "destructive" }));
   if (annotations.idempotent) out.push(h("span", { class: "badge", text: "idempotent" }));
+  if (tool.task) out.push(h("span", { class: "badge", title: "Runs as a task: followed here, cancellable", text: "task" }));
   // The OAuth scopes a call needs: the tool is listed all the same; a token without them is
   // refused with 403 insufficient_scope.
   for (const scope of tool.scopes ?? []) out.push(h("span", { class: "badge scope", title: "OAuth scope a call needs", text: `scope ${scope}` }));
@@ -422,10 +423,15 @@ async function submit(tool, args, view, confirmation) {
   result.setAttribute("aria-busy", "true");
   let answer;
   try {
-    answer = await api("POST", path, args);
+    // A tool that may run as a task runs as one: followed below, cancellable.
+    answer = await api("POST", path, args, tool.task ? { prefer: "respond-async" } : {});
   } finally {
     run.disabled = false;
     result.removeAttribute("aria-busy");
+  }
+  if (answer.status === 202 && answer.body?.id) {
+    followTask(tool, args, answer.body, result);
+    return;
   }
   const error = answer.body?.error;
   if (error?.type === "confirmation_required" && error.details?.token) {
@@ -437,6 +443,68 @@ async function submit(tool, args, view, confirmation) {
   }
   if (error?.type === "invalid_arguments") showViolations(error.details?.violations ?? [], fields, general);
   result.replaceChildren(renderEnvelope(tool, args, answer));
+}
+
+/**
+ * Shows the task `task` of a call of `tool` in `result` until it ends: its status, a Cancel
+ * button, a form for each question it waits on; then the call's result, as a call's.
+ */
+async function followTask(tool, args, task, result) {
+  const status = h("p", { class: "task-status", role: "status" });
+  const questions = h("div", { class: "task-questions" });
+  const cancel = h("button", { type: "button", class: "danger", text: "Cancel task",
+    onclick: async () => {
+      cancel.disabled = true;
+      await api("DELETE", `/tasks/${encodeURIComponent(task.id)}`);
+    } });
+  const panel = h("div", { class: "result task", "data-task": task.id },
+    h("h3", { text: "Task" }), status, questions, h("div", { class: "row" }, cancel));
+  result.replaceChildren(panel);
+  const started = performance.now();
+  let asked = "";
+  for (;;) {
+    status.textContent = `${task.id}: ${task.status.replaceAll("_", " ")}`;
+    status.dataset.status = task.status;
+    const keys = Object.keys(task.questions ?? {}).sort().join(",");
+    if (task.status === "input_required" && keys !== asked) {
+      asked = keys;
+      questions.replaceChildren(...Object.entries(task.questions).map(([key, question]) => answerForm(task.id, key, question)));
+    } else if (task.status !== "input_required") {
+      asked = "";
+      questions.replaceChildren();
+    }
+    if (["completed", "failed", "cancelled"].includes(task.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(200, task.poll_interval_ms ?? 500)));
+    const read = await api("GET", `/tasks/${encodeURIComponent(task.id)}`);
+    if (read.status !== 200 || !read.body?.id) {
+      status.textContent = `${task.id}: ${read.failure ?? read.body?.error?.message ?? `HTTP ${read.status}`}`;
+      return;
+    }
+    task = read.body;
+  }
+  cancel.remove();
+  if (task.outcome) {
+    panel.after(renderEnvelope(tool, args, { status: 200, body: task.outcome, ms: performance.now() - started }));
+  }
+}
+
+/** A form answering the question `key` of the task `id` (an elicitation: its requested schema). */
+function answerForm(id, key, question) {
+  const params = question.params ?? {};
+  const fields = new Map();
+  const form = objectControl(params.requestedSchema ?? {}, "", fields);
+  // Buttons, not a form of its own: it sits inside the tool's form.
+  const send = (action) => async () => {
+    const answer = action === "accept" ? { action, content: form.get() } : { action };
+    await api("POST", `/tasks/${encodeURIComponent(id)}/input`, { [key]: answer });
+  };
+  if (question.method !== "elicitation/create") {
+    return h("p", { class: "hint", text: `${key}: the task asks for ${question.method}, which the console cannot answer` });
+  }
+  return h("div", { class: "task-question", "data-question": key },
+    h("p", { text: params.message ?? key }), form.el,
+    h("div", { class: "row" }, h("button", { type: "button", class: "primary", text: "Answer", onclick: send("accept") }),
+      h("button", { type: "button", text: "Decline", onclick: send("decline") })));
 }
 
 function confirm(details, answer) {
