@@ -14,7 +14,7 @@ pub mod prompt;
 pub mod registry;
 pub mod resource;
 pub mod schema;
-pub mod task;
+mod task;
 pub mod tool;
 pub mod toolset;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use tool_runtime::layers::audit::JsonLinesAudit;
 use tool_runtime::prelude::*;
-use tool_runtime::task::{MemoryTaskStore, Task, TaskStatus};
+use tool_runtime::registry::task::{MemoryTaskStore, Task, TaskStatus};
 use tool_runtime::tool::peer::Elicited;
 
 /// Waits `ms` milliseconds and answers `n` doubled.
@@ -195,6 +195,23 @@ async fn a_task_runs_the_pipeline_once_and_keeps_its_outcome_for_its_principal_o
     .await;
     assert_eq!(bad.status, TaskStatus::Completed);
     assert_eq!(bad.outcome.unwrap()["error"]["type"], "invalid_arguments");
+}
+
+/// Answers 7, only ever as a task where the caller can follow one.
+#[tool(annotations(read_only), task = "required")]
+async fn seven() -> u8 {
+    7
+}
+
+/// The agent (and the command line without `--detach`) calls a task tool as it calls any: in
+/// the foreground, to its answer.
+#[tokio::test]
+async fn a_task_tool_called_as_a_call_answers_in_the_foreground() {
+    let registry = builder().tool(seven::descriptor()).build().unwrap();
+    for source in [Source::Agent, Source::Cli, Source::Internal] {
+        let called = registry.call("seven", json!({}), Caller::new(source)).await;
+        assert_eq!(called.outcome.unwrap(), 7, "{source}");
+    }
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@
 //! | `GET /resources/read?uri=` | a resource's contents as they are, with their media type and caching; `&format=json`: `{"contents": [...]}` |
 //! | `GET /prompts`, `POST /prompts/{name}` | the prompts; one prompt's messages for an object of string arguments |
 //! | `POST /complete` | values for a prompt argument or a template variable, as MCP's `completion/complete` |
-//! | `GET`, `DELETE /tasks/{id}`; `POST /tasks/{id}/input` | a call run as a task (`Prefer: respond-async` on `POST /tools/{name}`): read, cancel, answer its questions ([`task`](crate::task)) |
+//! | `GET`, `DELETE /tasks/{id}`; `POST /tasks/{id}/input` | a call run as a task (`Prefer: respond-async` on `POST /tools/{name}`): read, cancel, answer its questions ([`task`](crate::registry::task)) |
 //! | `GET /healthz` | 200 once the registry is built (liveness) |
 //! | `GET /readyz` | 200 when ready for traffic; 503 while draining at shutdown or while a [readiness check](ServerOptions::ready_check) fails |
 //! | `GET /toolsets` | the mounted [toolsets](crate::toolset): tool count, availability, last error; for operators |

@@ -232,7 +232,7 @@ impl RegistryBuilder {
     }
 
     /// Keeps tasks in `store` instead of in this process
-    /// ([`MemoryTaskStore`](crate::task::MemoryTaskStore), the default): a store every replica
+    /// ([`MemoryTaskStore`](crate::registry::task::MemoryTaskStore), the default): a store every replica
     /// shares lets any replica answer for any task.
     #[must_use]
     pub fn task_store(mut self, store: impl IntoArc<dyn crate::task::TaskStore>) -> Self {

@@ -25,6 +25,22 @@ mod mounted;
 mod request;
 mod tasks;
 
+/// Long calls as tasks: a call that outlives the request that started it, kept in a
+/// [`TaskStore`](task::TaskStore) every replica reads, so that any replica answers for it.
+///
+/// A tool says whether it may run as a task with `#[tool(task = "optional")]` (whenever the
+/// caller can follow a task) or `#[tool(task = "required")]` (only so); by default it never
+/// does. It runs on the replica that started it (or, detached, on a server that claimed it),
+/// which holds a lease on it; its status, its result or error, the questions it waits on and
+/// the answers given are in the store.
+///
+#[doc = include_str!("../../docs/tasks.md")]
+pub mod task {
+    pub use crate::task::{
+        MemoryTaskStore, QueuedCall, Task, TaskMode, TaskStatus, TaskStore, Tasks, rfc3339,
+    };
+}
+
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;

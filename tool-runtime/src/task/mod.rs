@@ -1,33 +1,5 @@
-//! Long calls as tasks: a call that outlives the request that started it, kept in a
-//! [`TaskStore`] every replica reads, so that any replica answers for it.
-//!
-//! A tool says whether it may run as a task with `#[tool(task = "optional")]` (whenever the
-//! caller can follow a task) or `#[tool(task = "required")]` (only so); by default it never
-//! does. A task is one run of the call pipeline, the same as a call's: validation, policy,
-//! scopes and roles, limits, audit (under the task's id as its request id), time limit. It
-//! runs on the replica that started it, which holds a lease on it and renews it while the call
-//! runs; its status, its result or error, the questions it waits on and the answers given are
-//! in the store:
-//!
-//! - `working`, then `completed` with the call's envelope (a tool's error included), or
-//!   `failed` when the call did not end with the tool's answer (a panic, its time limit, the
-//!   server unavailable), or `cancelled`;
-//! - `input_required` while the tool waits for an answer it asked for
-//!   ([`CallContext::elicit`](crate::CallContext::elicit), [`sample`](crate::CallContext::sample),
-//!   [`roots`](crate::CallContext::roots)): the questions are in the task, in the JSON forms MCP
-//!   gives them, and an answer given to any replica reaches the running call, which goes on
-//!   from where it asked;
-//! - a cancel asked of any replica cancels the call's token;
-//! - a task whose replica died (its lease expired while it was not finished) is `failed` with
-//!   "outcome unknown", and never run again;
-//! - a task is kept for its time to live from its creation, then gone;
-//! - only its caller (the same principal, or anyone for a task started without one) reads,
-//!   answers or cancels it.
-//!
-//! The front ends: MCP's tasks extension (`io.modelcontextprotocol/tasks`, protocol
-//! 2026-07-28), HTTP's `Prefer: respond-async` with `GET` and `DELETE /tasks/{id}`.
-//!
-#![doc = include_str!("../../docs/tasks.md")]
+//! Long calls as tasks: what a task is, where it is kept, how it runs. Public as
+//! [`registry::task`](crate::registry::task), where it is described.
 
 mod memory;
 mod run;

@@ -228,7 +228,7 @@ pub struct ToolMeta {
     /// (`delete_note` → "Delete note 1?", see `docs/confirm.md`).
     pub confirm: Option<Cow<'static, str>>,
     /// `#[tool(task = "optional" | "required")]`: whether its calls may run as tasks
-    /// ([`task`](crate::task)); never, by default.
+    /// ([`task`](crate::registry::task)); never, by default.
     pub task: TaskMode,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
     /// alphabetical). Empty for dynamic tools unless they set it.
