@@ -50,7 +50,7 @@ pub(crate) async fn call(
     let caller = super::caller()
         .dry_run(flag(command::DRY_RUN))
         .confirm(flag(command::YES));
-    if flag(super::tasks::DETACH) {
+    if flag(command::DETACH) {
         return super::tasks::detached(registry, tool_name, arguments, &caller, json_out, out)
             .await;
     }

@@ -23,6 +23,8 @@ use crate::front::describe::Kind;
 pub(crate) const YES: &str = "yes";
 /// The id of `--dry-run`.
 pub(crate) const DRY_RUN: &str = "dry-run";
+/// The id of `--detach`, on a tool that may run as a task.
+pub(crate) const DETACH: &str = "detach";
 /// The id of the global `--json`.
 pub(crate) const JSON: &str = "json";
 
@@ -252,7 +254,12 @@ fn tool_command(app: &str, tool: &RegisteredTool, with_args: bool) -> Command {
         );
     }
     if meta.task != crate::tool::TaskMode::Forbidden {
-        cmd = cmd.arg(super::tasks::detach_arg());
+        cmd = cmd.arg(
+            Arg::new(DETACH)
+                .long("detach")
+                .action(ArgAction::SetTrue)
+                .help("Leave the call to a running `serve` sharing the task store, print the task's id, and return"),
+        );
     }
     if meta.annotations.needs_confirmation() {
         cmd = cmd.arg(

@@ -5,24 +5,13 @@
 use std::io::Write;
 use std::time::Duration;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 
 use super::render::{self, Palette, color_for, fail};
 use crate::registry::Registry;
 use crate::task::{Task, TaskStatus};
 use crate::tool::caller::Caller;
 use crate::tool::error::{ErrorKind, ToolError};
-
-/// The id of `--detach`.
-pub(crate) const DETACH: &str = "detach";
-
-/// `--detach`, on a tool that may run as a task.
-pub(crate) fn detach_arg() -> Arg {
-    Arg::new(DETACH)
-        .long("detach")
-        .action(ArgAction::SetTrue)
-        .help("Leave the call to a running `serve` sharing the task store, print the task's id, and return")
-}
 
 /// `tasks get|wait|cancel ID`.
 pub(crate) fn command() -> Command {

@@ -3,6 +3,7 @@
 //! envelope table documented with the error envelope's shape.
 
 mod items;
+mod tasks;
 
 use serde_json::{Map, Value, json};
 
@@ -254,7 +255,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
         }
     }));
     items::item_paths(&mut paths, &mut schemas, auth);
-    super::tasks::describe(&mut paths, &mut schemas);
+    tasks::describe(&mut paths, &mut schemas, auth);
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     paths.insert("/invoke".into(), json!({"post": {
         "operationId": "invoke",
@@ -328,7 +329,7 @@ pub(crate) fn document_for(tools: &[ToolRef<'_>], title: &str, version: &str, au
                 "$ref": format!("#/components/schemas/{name}__result")
             }))}), auth, true)
         });
-        super::tasks::describe_call(&mut op, meta.task);
+        tasks::describe_call(&mut op, meta.task);
         if let Some(a) = op.as_object_mut() {
             a.insert("x-annotations".into(), json!(meta.annotations));
             if auth && !meta.options.scopes.is_empty() {
