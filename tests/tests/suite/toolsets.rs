@@ -858,3 +858,98 @@ async fn a_tool_filter_gives_each_caller_its_share() {
         .await;
     assert_eq!(envelope.error().unwrap().kind(), "unknown_tool");
 }
+
+/// A caller whose user confirms, as Ada.
+struct Confirming;
+
+impl tool_runtime::tool::peer::Peer for Confirming {
+    fn elicit(
+        &self,
+        _message: String,
+        _schema: Value,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<
+            tool_runtime::tool::peer::Elicited<serde_json::Map<String, Value>>,
+            tool_runtime::ToolError,
+        >,
+    > {
+        let answer = json!({"name": "Ada", "confirm": true});
+        Box::pin(async move {
+            Ok(tool_runtime::tool::peer::Elicited::Accepted(
+                answer.as_object().cloned().unwrap(),
+            ))
+        })
+    }
+}
+
+/// A mounted server on 2026-07-28 that runs its tools as tasks (the tasks extension, which the
+/// mount declares): each call followed to the task's end, the questions it asks mid-task put to
+/// our caller and answered with `tasks/update`; a tool the server runs only as a task is
+/// served too.
+#[tokio::test]
+async fn a_mounted_servers_tasks_are_followed_to_their_end_and_asked_of_our_caller() {
+    let (_served, url) = crate::mcp::serve_fixture(&[]);
+    let registry = registry(Duration::from_secs(20));
+    registry
+        .mount(
+            RemoteServer::http("fx", url)
+                .tools_only()
+                .discover_first()
+                .tasks(tool_runtime::tool::TaskMode::Optional),
+        )
+        .await
+        .expect("mounted");
+    let by = || caller().peer(Arc::new(Confirming));
+    let call = async |tool: &str, args: Value| {
+        registry
+            .call(&format!("fx-{tool}"), args, by())
+            .await
+            .outcome
+    };
+    assert_eq!(
+        call("slow_compute", json!({"seconds": 1, "label": "sums"}))
+            .await
+            .unwrap(),
+        json!({"result": "computed sums in 1 s"})
+    );
+    assert_eq!(
+        call("confirm_delete", json!({"filename": "a.txt"}))
+            .await
+            .unwrap(),
+        json!({"result": "deleted a.txt"})
+    );
+    assert_eq!(
+        call("multi_input", json!({})).await.unwrap(),
+        json!({"result": "Ada and Ada"})
+    );
+    let failed = call("failing_job", json!({})).await.unwrap_err();
+    assert_eq!(
+        failed.kind(),
+        &tool_runtime::ErrorKind::TOOL_FAILED,
+        "{failed:?}"
+    );
+    assert!(failed.message().contains("the job failed"), "{failed:?}");
+    // Mounted as tasks here too: a task of ours following the server's.
+    assert_eq!(
+        registry.task_mode("fx-slow_compute", &caller()),
+        Some(tool_runtime::tool::TaskMode::Optional)
+    );
+    let task = registry
+        .start_task("fx-slow_compute", json!({"seconds": 1}), caller())
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let done = loop {
+        let read = registry.tasks().get(&task.id, None).await.unwrap().unwrap();
+        if read.status.is_terminal() {
+            break read;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{read:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        done.result(),
+        Some(&json!({"result": "computed something in 1 s"}))
+    );
+}

@@ -87,6 +87,8 @@ pub struct RemoteServer {
     pub(super) tools_only: bool,
     /// Agree the protocol through `server/discover` first (2026-07-28).
     discover_first: bool,
+    /// Whether its tools may run as tasks here.
+    pub(super) task_mode: crate::tool::TaskMode,
     connection: tokio::sync::Mutex<Connection>,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
@@ -175,6 +177,7 @@ impl RemoteServer {
             connect_timeout: Duration::from_secs(30),
             tools_only: false,
             discover_first: false,
+            task_mode: crate::tool::TaskMode::Forbidden,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
@@ -268,6 +271,17 @@ impl RemoteServer {
     #[must_use]
     pub fn discover_first(mut self) -> Self {
         self.discover_first = true;
+        self
+    }
+
+    /// Lets its tools run as tasks here too (`optional`: a task whenever our caller can follow
+    /// one), as a tool of ours with `#[tool(task = ...)]`. Whatever this says, a tool the
+    /// server itself runs as a task (the tasks extension of 2026-07-28, which this client
+    /// declares) is followed to its end within the call: its questions put to our caller, the
+    /// server's task cancelled when our call is.
+    #[must_use]
+    pub fn tasks(mut self, mode: crate::tool::TaskMode) -> Self {
+        self.task_mode = mode;
         self
     }
 

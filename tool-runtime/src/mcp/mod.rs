@@ -58,6 +58,8 @@ mod client_items;
 mod mount;
 #[cfg(feature = "mcp-client")]
 mod relay;
+#[cfg(feature = "mcp-client")]
+mod remote_call;
 #[cfg(all(feature = "mcp-client", feature = "otel"))]
 mod traced_http;
 #[cfg(feature = "mcp-client")]

@@ -35,7 +35,10 @@ impl Toolset for RemoteServer {
             for tool in listed {
                 let name = tool.name.to_string();
                 match Self::provided(tool) {
-                    Ok(tool) => tools.push(tool),
+                    Ok(mut tool) => {
+                        tool.meta.task = self.task_mode;
+                        tools.push(tool);
+                    }
                     Err(why) => tracing::warn!(
                         target: "tool_runtime::mcp",
                         server = %self.name,
@@ -65,11 +68,10 @@ impl Toolset for RemoteServer {
             // In flight until it returns or is dropped: what the server asks meanwhile (an
             // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`,
             // in the request's span.
-            let _in_flight = self.calls.enter(ctx, sent.span.clone());
+            let _in_flight = self.calls.enter(ctx.clone(), sent.span.clone());
             // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
             // server `notifications/cancelled`.
-            let answer = service
-                .call_tool(params)
+            let answer = super::remote_call::call(&service, params, &ctx, &sent.span)
                 .instrument(sent.span.clone())
                 .await;
             let protocol = protocol_of(&service);

@@ -107,6 +107,11 @@ impl ClientHandler for Handler {
         capabilities.elicitation = Some(elicitation);
         capabilities.sampling = Some(SamplingCapability::default());
         capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        // A tool the server runs as a task is followed to its end (`remote_call`).
+        capabilities.extensions = Some(rmcp::model::ExtensionCapabilities::from([(
+            rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+            rmcp::model::JsonObject::new(),
+        )]));
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
@@ -177,33 +182,7 @@ impl ClientHandler for Handler {
             tracing::warn!(target: "tool_runtime::mcp", server = %self.server, "an elicitation from the MCP server cancelled: it belongs to no single call in flight");
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         };
-        let request = serde_json::to_value(request).unwrap_or_default();
-        if request.get("mode").and_then(Value::as_str) == Some("url") {
-            // Only form elicitation is declared; a URL one is not ours to open.
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        }
-        let message = request["message"].as_str().unwrap_or_default().to_owned();
-        let schema = request
-            .get("requestedSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        match ctx
-            .elicit_with(message, schema.clone())
-            .instrument(span)
-            .await
-        {
-            Ok(Elicited::Accepted(mut content)) => {
-                with_defaults(&schema, &mut content);
-                Ok(ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(Value::Object(content)))
-            }
-            Ok(Elicited::Declined) => Ok(ElicitResult::new(ElicitationAction::Decline)),
-            Ok(Elicited::Cancelled) => Ok(ElicitResult::new(ElicitationAction::Cancel)),
-            Err(e) => Err(rmcp::ErrorData::invalid_request(
-                format!("the caller cannot answer: {}", e.message()),
-                None,
-            )),
-        }
+        elicit(&ctx, span, request).await
     }
 
     async fn list_roots(
@@ -211,22 +190,7 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
         let (ctx, span) = self.caller("a roots request")?;
-        let roots = ctx.roots().instrument(span).await.map_err(|e| {
-            rmcp::ErrorData::invalid_request(
-                format!("the caller cannot answer: {}", e.message()),
-                None,
-            )
-        })?;
-        Ok(rmcp::model::ListRootsResult::new(
-            roots
-                .into_iter()
-                .map(|r| {
-                    let mut root = rmcp::model::Root::new(r.uri);
-                    root.name = r.name;
-                    root
-                })
-                .collect(),
-        ))
+        roots(&ctx, span).await
     }
 
     async fn create_message(
@@ -235,20 +199,107 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         let (ctx, span) = self.caller("a sampling request")?;
-        let request = sample_of(&params).ok_or_else(|| {
-            rmcp::ErrorData::invalid_params("only text messages can be sampled", None)
-        })?;
-        let answer = ctx.sample(request).instrument(span).await.map_err(|e| {
-            rmcp::ErrorData::invalid_request(
-                format!("the caller cannot answer: {}", e.message()),
-                None,
-            )
-        })?;
-        let mut result =
-            CreateMessageResult::new(SamplingMessage::assistant_text(answer.text), answer.model);
-        result.stop_reason = answer.stop_reason;
-        Ok(result)
+        sample(&ctx, span, &params).await
     }
+}
+
+/// `request`, an elicitation from the server, asked of the caller of the call `ctx` belongs to.
+async fn elicit(
+    ctx: &CallContext,
+    span: tracing::Span,
+    request: ElicitRequestParams,
+) -> Result<ElicitResult, rmcp::ErrorData> {
+    let request = serde_json::to_value(request).unwrap_or_default();
+    if request.get("mode").and_then(Value::as_str) == Some("url") {
+        // Only form elicitation is declared; a URL one is not ours to open.
+        return Ok(ElicitResult::new(ElicitationAction::Decline));
+    }
+    let message = request["message"].as_str().unwrap_or_default().to_owned();
+    let schema = request
+        .get("requestedSchema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    match ctx
+        .elicit_with(message, schema.clone())
+        .instrument(span)
+        .await
+    {
+        Ok(Elicited::Accepted(mut content)) => {
+            with_defaults(&schema, &mut content);
+            Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)))
+        }
+        Ok(Elicited::Declined) => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        Ok(Elicited::Cancelled) => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        Err(e) => Err(cannot_answer(&e)),
+    }
+}
+
+/// The roots of the caller of the call `ctx` belongs to.
+async fn roots(
+    ctx: &CallContext,
+    span: tracing::Span,
+) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+    let roots = ctx
+        .roots()
+        .instrument(span)
+        .await
+        .map_err(|e| cannot_answer(&e))?;
+    Ok(rmcp::model::ListRootsResult::new(
+        roots
+            .into_iter()
+            .map(|r| {
+                let mut root = rmcp::model::Root::new(r.uri);
+                root.name = r.name;
+                root
+            })
+            .collect(),
+    ))
+}
+
+/// `params`, a sampling request from the server, asked of the caller's model.
+async fn sample(
+    ctx: &CallContext,
+    span: tracing::Span,
+    params: &CreateMessageRequestParams,
+) -> Result<CreateMessageResult, rmcp::ErrorData> {
+    let request = sample_of(params).ok_or_else(|| {
+        rmcp::ErrorData::invalid_params("only text messages can be sampled", None)
+    })?;
+    let answer = ctx
+        .sample(request)
+        .instrument(span)
+        .await
+        .map_err(|e| cannot_answer(&e))?;
+    let mut result =
+        CreateMessageResult::new(SamplingMessage::assistant_text(answer.text), answer.model);
+    result.stop_reason = answer.stop_reason;
+    Ok(result)
+}
+
+/// The answer to `request`, one of the questions a server's input-required result or task
+/// asks, from the caller of the call `ctx` belongs to, in the form `inputResponses` takes.
+pub(super) async fn answer(
+    ctx: &CallContext,
+    span: tracing::Span,
+    request: rmcp::model::InputRequest,
+) -> Result<Value, rmcp::ErrorData> {
+    use rmcp::model::InputRequest;
+    let answered = match request {
+        InputRequest::Elicitation(r) => serde_json::to_value(elicit(ctx, span, r.params).await?),
+        InputRequest::CreateMessage(r) => serde_json::to_value(sample(ctx, span, &r.params).await?),
+        InputRequest::ListRoots(_) => serde_json::to_value(roots(ctx, span).await?),
+        _ => {
+            return Err(rmcp::ErrorData::invalid_request(
+                "a kind of question this client does not answer",
+                None,
+            ));
+        }
+    };
+    answered.map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+}
+
+fn cannot_answer(e: &crate::ToolError) -> rmcp::ErrorData {
+    rmcp::ErrorData::invalid_request(format!("the caller cannot answer: {}", e.message()), None)
 }
 
 /// A server's sampling request as ours, when all its messages are text.
