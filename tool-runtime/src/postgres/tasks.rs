@@ -2,13 +2,11 @@
 //! (`tool_tasks`, the task as JSON), each change one transaction that locks the row. A running
 //! call learns of an answer or a cancel by reading its row at least once a second.
 
-use std::collections::BTreeMap;
-
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Postgres;
-use crate::task::{Task, TaskStatus, TaskStore};
+use crate::task::{Task, TaskChange, TaskStore};
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// The component whose migrations create the tasks' table.
@@ -44,7 +42,7 @@ impl PostgresTaskStore {
 
     /// Changes the task `id` with `change`, in one transaction holding its row; `None` when it
     /// is unknown or expired.
-    async fn modify<T: Send>(
+    async fn apply<T: Send>(
         &self,
         id: &str,
         change: impl FnOnce(&mut Task) -> T + Send,
@@ -134,44 +132,12 @@ impl TaskStore for PostgresTaskStore {
         })
     }
 
-    fn ask<'a>(
+    fn modify<'a>(
         &'a self,
         id: &'a str,
-        key: &'a str,
-        question: &'a Value,
-    ) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(async move { self.modify(id, |t| t.ask(key, question)).await.map(|_| ()) })
-    }
-
-    fn answer<'a>(
-        &'a self,
-        id: &'a str,
-        answers: &'a Map<String, Value>,
+        change: TaskChange<'a>,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move { Ok(self.modify(id, |t| t.give(answers)).await?.is_some()) })
-    }
-
-    fn take_answers<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>> {
-        Box::pin(async move {
-            // Read first: most polls find nothing to take, and need no lock.
-            match self.get(id).await? {
-                Some(task) if !task.answers.is_empty() => Ok(self
-                    .modify(id, |t| std::mem::take(&mut t.answers))
-                    .await?
-                    .unwrap_or_default()),
-                _ => Ok(BTreeMap::new()),
-            }
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move {
-            let found = self.modify(id, |t| t.cancel_requested = true).await?;
-            Ok(found.is_some())
-        })
+        Box::pin(async move { Ok(self.apply(id, change).await?.is_some()) })
     }
 
     fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
@@ -196,27 +162,6 @@ impl TaskStore for PostgresTaskStore {
                 .await
                 .map_err(|e| self.postgres.error(e))?;
             row.map(|row| read(row.get(0))).transpose()
-        })
-    }
-
-    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(async move {
-            self.modify(id, |t| t.lease_until_ms = until_ms)
-                .await
-                .map(|_| ())
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        status: TaskStatus,
-        message: Option<&'a str>,
-        outcome: &'a Value,
-    ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move {
-            let ended = self.modify(id, |t| t.end(status, message, outcome)).await?;
-            Ok(ended == Some(true))
         })
     }
 }

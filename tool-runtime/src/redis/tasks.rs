@@ -1,12 +1,9 @@
 //! `RedisTaskStore`: tasks in Redis, so that every replica answers for every task.
 
-use std::collections::BTreeMap;
-
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
 
 use super::Redis;
-use crate::task::{Task, TaskStatus, TaskStore};
+use crate::task::{Task, TaskChange, TaskStore};
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// Replaces `KEYS[1]`'s value with `ARGV[2]`, keeping its expiry, only if it still is
@@ -56,7 +53,7 @@ impl RedisTaskStore {
     }
 
     /// Changes the task `id` with `change`; `None` when it is unknown or expired.
-    async fn modify<T>(
+    async fn apply<T>(
         &self,
         id: &str,
         mut change: impl FnMut(&mut Task) -> T,
@@ -139,46 +136,12 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move { self.read(id).await?.as_deref().map(parse).transpose() })
     }
 
-    fn ask<'a>(
+    fn modify<'a>(
         &'a self,
         id: &'a str,
-        key: &'a str,
-        question: &'a Value,
-    ) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(async move { self.modify(id, |t| t.ask(key, question)).await.map(|_| ()) })
-    }
-
-    fn answer<'a>(
-        &'a self,
-        id: &'a str,
-        answers: &'a Map<String, Value>,
+        change: TaskChange<'a>,
     ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move { Ok(self.modify(id, |t| t.give(answers)).await?.is_some()) })
-    }
-
-    fn take_answers<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>> {
-        Box::pin(async move {
-            // Read first: most polls find nothing to take.
-            match self.get(id).await? {
-                Some(task) if !task.answers.is_empty() => Ok(self
-                    .modify(id, |t| std::mem::take(&mut t.answers))
-                    .await?
-                    .unwrap_or_default()),
-                _ => Ok(BTreeMap::new()),
-            }
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move {
-            Ok(self
-                .modify(id, |t| t.cancel_requested = true)
-                .await?
-                .is_some())
-        })
+        Box::pin(async move { Ok(self.apply(id, change).await?.is_some()) })
     }
 
     fn claim(&self, lease_until_ms: u64) -> BoxFuture<'_, Result<Option<Task>, ToolError>> {
@@ -197,7 +160,7 @@ impl TaskStore for RedisTaskStore {
                     return Ok(None);
                 };
                 let taken = self
-                    .modify(&id, |t| {
+                    .apply(&id, |t| {
                         let queued = t.clone();
                         t.queued = None;
                         t.lease_until_ms = lease_until_ms;
@@ -208,27 +171,6 @@ impl TaskStore for RedisTaskStore {
                     return Ok(Some(task));
                 }
             }
-        })
-    }
-
-    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
-        Box::pin(async move {
-            self.modify(id, |t| t.lease_until_ms = until_ms)
-                .await
-                .map(|_| ())
-        })
-    }
-
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        status: TaskStatus,
-        message: Option<&'a str>,
-        outcome: &'a Value,
-    ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        Box::pin(async move {
-            let ended = self.modify(id, |t| t.end(status, message, outcome)).await?;
-            Ok(ended == Some(true))
         })
     }
 }

@@ -37,7 +37,8 @@ mod tasks;
 #[doc = include_str!("../../docs/tasks.md")]
 pub mod task {
     pub use crate::task::{
-        MemoryTaskStore, QueuedCall, Task, TaskMode, TaskStatus, TaskStore, Tasks, rfc3339,
+        MemoryTaskStore, QueuedCall, Task, TaskChange, TaskMode, TaskStatus, TaskStore, Tasks,
+        rfc3339,
     };
 }
 

@@ -1,13 +1,13 @@
 //! Tasks kept in the process: the default store, for one replica.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::{Task, TaskStatus, TaskStore, now_ms};
+use super::{Task, TaskChange, TaskStore, now_ms};
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// How many tasks the store keeps at most: beyond, the oldest ended tasks are forgotten before
@@ -100,16 +100,15 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(std::future::ready(Ok(self.with(id, |t| t.clone()))))
     }
 
-    fn ask<'a>(
+    fn modify<'a>(
         &'a self,
         id: &'a str,
-        key: &'a str,
-        question: &'a Value,
-    ) -> BoxFuture<'a, Result<(), ToolError>> {
-        self.with(id, |t| t.ask(key, question));
-        Box::pin(std::future::ready(Ok(())))
+        change: TaskChange<'a>,
+    ) -> BoxFuture<'a, Result<bool, ToolError>> {
+        Box::pin(std::future::ready(Ok(self.with(id, change).is_some())))
     }
 
+    /// At once, and wakes the running call waiting for it.
     fn answer<'a>(
         &'a self,
         id: &'a str,
@@ -120,16 +119,7 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(std::future::ready(Ok(found)))
     }
 
-    fn take_answers<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>> {
-        let taken = self
-            .with(id, |t| std::mem::take(&mut t.answers))
-            .unwrap_or_default();
-        Box::pin(std::future::ready(Ok(taken)))
-    }
-
+    /// At once, and wakes the running call so that it sees the cancel.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>> {
         let found = self.with(id, |t| t.cancel_requested = true).is_some();
         self.changed_now();
@@ -160,24 +150,6 @@ impl TaskStore for MemoryTaskStore {
         false
     }
 
-    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
-        self.with(id, |t| t.lease_until_ms = until_ms);
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        status: TaskStatus,
-        message: Option<&'a str>,
-        outcome: &'a Value,
-    ) -> BoxFuture<'a, Result<bool, ToolError>> {
-        let ended = self
-            .with(id, |t| t.end(status, message, outcome))
-            .unwrap_or(false);
-        Box::pin(std::future::ready(Ok(ended)))
-    }
-
     fn changed<'a>(&'a self, id: &'a str, within: Duration) -> BoxFuture<'a, ()> {
         let _ = id;
         let mut changes = self.changes.subscribe();
@@ -190,6 +162,8 @@ impl TaskStore for MemoryTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::TaskStatus;
+    use std::collections::BTreeMap;
 
     fn task(id: usize, status: TaskStatus) -> Task {
         let now = now_ms();

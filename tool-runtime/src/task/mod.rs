@@ -202,9 +202,14 @@ impl Task {
     }
 }
 
+/// A change of one task, applied by [`TaskStore::modify`].
+pub type TaskChange<'a> = &'a mut (dyn FnMut(&mut Task) + Send);
+
 /// Where tasks are kept: [`MemoryTaskStore`] in the process (the default), or an engine
-/// several replicas share. Each method is one atomic step on one task; a task past its time to
-/// live is as if it had never been.
+/// several replicas share. An engine writes new tasks, reads them, changes one atomically
+/// ([`modify`](Self::modify)) and hands queued ones out; every other change is one `modify`
+/// (overridable, for an engine that does better). A task past its time to live is as if it had
+/// never been.
 pub trait TaskStore: Send + Sync + 'static {
     /// Keeps a new task.
     fn create<'a>(&'a self, task: &'a Task) -> BoxFuture<'a, Result<(), ToolError>>;
@@ -212,31 +217,14 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The task `id`, unless unknown or expired.
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Task>, ToolError>>;
 
-    /// Adds the question `key` the running call asks, and makes the task `input_required`.
-    fn ask<'a>(
+    /// Applies `change` to the task `id` as one atomic step, never over another's change made
+    /// meanwhile (the change may be applied again to the task as it then is). `false` when the
+    /// task is unknown.
+    fn modify<'a>(
         &'a self,
         id: &'a str,
-        key: &'a str,
-        question: &'a Value,
-    ) -> BoxFuture<'a, Result<(), ToolError>>;
-
-    /// Gives `answers`: each whose key is among the task's questions takes that question's
-    /// place among its answers; the others are ignored. A task left without questions is
-    /// `working` again. `false` when the task is unknown.
-    fn answer<'a>(
-        &'a self,
-        id: &'a str,
-        answers: &'a Map<String, Value>,
+        change: TaskChange<'a>,
     ) -> BoxFuture<'a, Result<bool, ToolError>>;
-
-    /// The answers given since the running call last took them, taken.
-    fn take_answers<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>>;
-
-    /// Asks for the task to be cancelled. `false` when the task is unknown.
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>>;
 
     /// Takes one queued task ([`Task::queued`]) for this replica to run, its lease until
     /// `lease_until_ms`: answered with its queued call, while the store keeps it taken (no
@@ -249,18 +237,78 @@ pub trait TaskStore: Send + Sync + 'static {
         true
     }
 
-    /// Renews the lease of the replica running the task, to `until_ms`.
-    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>>;
+    /// Adds the question `key` the running call asks, and makes the task `input_required`
+    /// ([`Task::ask`]).
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        question: &'a Value,
+    ) -> BoxFuture<'a, Result<(), ToolError>> {
+        Box::pin(async move {
+            self.modify(id, &mut |t| t.ask(key, question))
+                .await
+                .map(drop)
+        })
+    }
 
-    /// Ends the task with `status` and `outcome`, unless it has already ended. `true` when
-    /// this ended it.
+    /// Gives `answers` to the questions they name ([`Task::give`]). `false` when the task is
+    /// unknown.
+    fn answer<'a>(
+        &'a self,
+        id: &'a str,
+        answers: &'a Map<String, Value>,
+    ) -> BoxFuture<'a, Result<bool, ToolError>> {
+        Box::pin(async move { self.modify(id, &mut |t| t.give(answers)).await })
+    }
+
+    /// The answers given since the running call last took them, taken.
+    fn take_answers<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<BTreeMap<String, Value>, ToolError>> {
+        Box::pin(async move {
+            // Read first: most polls find nothing to take, and need no change.
+            if self.get(id).await?.is_none_or(|t| t.answers.is_empty()) {
+                return Ok(BTreeMap::new());
+            }
+            let mut taken = BTreeMap::new();
+            self.modify(id, &mut |t| taken = std::mem::take(&mut t.answers))
+                .await?;
+            Ok(taken)
+        })
+    }
+
+    /// Asks for the task to be cancelled. `false` when the task is unknown.
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, ToolError>> {
+        Box::pin(async move { self.modify(id, &mut |t| t.cancel_requested = true).await })
+    }
+
+    /// Renews the lease of the replica running the task, to `until_ms`.
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<(), ToolError>> {
+        Box::pin(async move {
+            self.modify(id, &mut |t| t.lease_until_ms = until_ms)
+                .await
+                .map(drop)
+        })
+    }
+
+    /// Ends the task with `status` and `outcome`, unless it has already ended ([`Task::end`]).
+    /// `true` when this ended it.
     fn finish<'a>(
         &'a self,
         id: &'a str,
         status: TaskStatus,
         message: Option<&'a str>,
         outcome: &'a Value,
-    ) -> BoxFuture<'a, Result<bool, ToolError>>;
+    ) -> BoxFuture<'a, Result<bool, ToolError>> {
+        Box::pin(async move {
+            let mut ended = false;
+            self.modify(id, &mut |t| ended = t.end(status, message, outcome))
+                .await?;
+            Ok(ended)
+        })
+    }
 
     /// Resolves when the task `id` may have been answered or cancelled, or after `within`,
     /// whichever comes first. The default waits `within`: the running call polls.
