@@ -78,16 +78,8 @@ pub(super) async fn get_task(
 ) -> Response {
     let ctx = context_of(&mut request);
     let caller = ctx.caller(crate::tool::caller::Source::Http);
-    match state
-        .registry
-        .tasks()
-        .get(&id, caller.given_principal())
-        .await
-    {
-        Ok(Some(task)) => task_response(StatusCode::OK, &task),
-        Ok(None) => error_response(None, unknown(&id), &ctx.id),
-        Err(e) => error_response(None, e, &ctx.id),
-    }
+    let found = state.registry.tasks().get(&id, caller.given_principal());
+    answered(found.await, StatusCode::OK, &id, &ctx.id)
 }
 
 /// `DELETE /tasks/{id}`: `202`, the task as it was when the cancel was asked for (an ended
@@ -99,15 +91,22 @@ pub(super) async fn cancel_task(
 ) -> Response {
     let ctx = context_of(&mut request);
     let caller = ctx.caller(crate::tool::caller::Source::Http);
-    match state
-        .registry
-        .tasks()
-        .cancel(&id, caller.given_principal())
-        .await
-    {
-        Ok(Some(task)) => task_response(StatusCode::ACCEPTED, &task),
-        Ok(None) => error_response(None, unknown(&id), &ctx.id),
-        Err(e) => error_response(None, e, &ctx.id),
+    let found = state.registry.tasks().cancel(&id, caller.given_principal());
+    answered(found.await, StatusCode::ACCEPTED, &id, &ctx.id)
+}
+
+/// The task `found` with `status`, or why there is none: `404` for a task unknown to the
+/// caller.
+fn answered(
+    found: Result<Option<Task>, ToolError>,
+    status: StatusCode,
+    id: &str,
+    request_id: &str,
+) -> Response {
+    match found {
+        Ok(Some(task)) => task_response(status, &task),
+        Ok(None) => error_response(None, unknown(id), request_id),
+        Err(e) => error_response(None, e, request_id),
     }
 }
 
@@ -133,15 +132,12 @@ pub(super) async fn answer_task(
         };
     let tasks = state.registry.tasks();
     let principal = caller.given_principal();
-    match tasks.answer(&id, principal, &answers).await {
-        Ok(true) => match tasks.get(&id, principal).await {
-            Ok(Some(task)) => task_response(StatusCode::ACCEPTED, &task),
-            Ok(None) => error_response(None, unknown(&id), &ctx.id),
-            Err(e) => error_response(None, e, &ctx.id),
-        },
-        Ok(false) => error_response(None, unknown(&id), &ctx.id),
-        Err(e) => error_response(None, e, &ctx.id),
-    }
+    let found = match tasks.answer(&id, principal, &answers).await {
+        Ok(true) => tasks.get(&id, principal).await,
+        Ok(false) => Ok(None),
+        Err(e) => Err(e),
+    };
+    answered(found, StatusCode::ACCEPTED, &id, &ctx.id)
 }
 
 fn unknown(id: &str) -> ToolError {
