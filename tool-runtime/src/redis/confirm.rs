@@ -35,25 +35,17 @@ impl ConfirmationStore for RedisConfirmationStore {
         Box::pin(async move {
             let key = self.redis.key(&format!("confirm:{token}"));
             let value = serde_json::to_string(binding).map_err(ToolError::internal)?;
-            let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-            let written: Option<String> = self
+            let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            if self
                 .redis
-                .run("keeping a confirmation token", |mut c| async move {
-                    ::redis::cmd("SET")
-                        .arg(key)
-                        .arg(value)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(millis)
-                        .query_async(&mut c)
-                        .await
-                })
-                .await?;
-            match written {
-                Some(_) => Ok(()),
-                None => Err(ToolError::internal(
+                .set_new("keeping a confirmation token", key, value, millis)
+                .await?
+            {
+                Ok(())
+            } else {
+                Err(ToolError::internal(
                     "a confirmation token was issued twice; it is kept once",
-                )),
+                ))
             }
         })
     }

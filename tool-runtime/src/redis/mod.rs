@@ -391,6 +391,31 @@ impl Redis {
         RedisSessionStore::new(self.clone(), idle)
     }
 
+    /// Writes `value` at `key` for `ttl_ms` milliseconds (at least one) unless the key holds a
+    /// value already (`SET NX PX`): `false` then, and nothing written. `what` names the
+    /// operation in errors.
+    pub(crate) async fn set_new(
+        &self,
+        what: &str,
+        key: String,
+        value: String,
+        ttl_ms: u64,
+    ) -> Result<bool, ToolError> {
+        let written: Option<String> = self
+            .run(what, |mut c| async move {
+                ::redis::cmd("SET")
+                    .arg(key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ttl_ms.max(1))
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(written.is_some())
+    }
+
     /// `{prefix}{rest}`.
     pub(crate) fn key(&self, rest: &str) -> String {
         let mut key = String::with_capacity(self.prefix.len() + rest.len());

@@ -98,21 +98,11 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let key = self.key(&task.id);
             let value = serde_json::to_string(task).map_err(ToolError::internal)?;
-            let millis = task.ttl_ms.max(1);
-            let written: Option<String> = self
+            if !self
                 .redis
-                .run("keeping a task", |mut c| async move {
-                    ::redis::cmd("SET")
-                        .arg(key)
-                        .arg(value)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(millis)
-                        .query_async(&mut c)
-                        .await
-                })
-                .await?;
-            if written.is_none() {
+                .set_new("keeping a task", key, value, task.ttl_ms)
+                .await?
+            {
                 return Err(ToolError::internal("a task id was given twice"));
             }
             if task.queued.is_some() {
