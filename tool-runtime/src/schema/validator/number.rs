@@ -42,60 +42,61 @@ impl Num {
     }
 
     /// Whether `self` is a multiple of `divisor` (positive, as the schema requires). Decimal,
-    /// as the JSON text reads: `0.0075` is a multiple of `0.0001`, which binary floating point
-    /// division would deny.
+    /// as the JSON text reads, and exact at every magnitude: `0.0075` is a multiple of `0.0001`,
+    /// which binary floating point division would deny, and `1e60` is no multiple of `3`, which a
+    /// float quotient, integral that far out, would grant.
     pub(crate) fn is_multiple_of(self, divisor: Num) -> bool {
-        if let (Num::Int(a), Num::Int(b)) = (self, divisor) {
-            return b != 0 && a % b == 0;
-        }
-        if let (Some((a, a_places)), Some((b, b_places))) = (self.decimal(), divisor.decimal())
-            && b != 0
-        {
-            // a·10^-a_places ÷ b·10^-b_places, with the shared powers of ten cancelled.
-            let shared = a_places.min(b_places);
-            let scale = |m: i128, places: u32| m.checked_mul(10_i128.checked_pow(places - shared)?);
-            if let (Some(a), Some(b)) = (scale(a, b_places), scale(b, a_places)) {
-                return a % b == 0;
-            }
-        }
-        let (value, divisor) = (self.as_f64(), divisor.as_f64());
-        if divisor == 0.0 {
+        let (Some((a, a_exp)), Some((b, b_exp))) = (self.decimal(), divisor.decimal()) else {
+            return false;
+        };
+        if b == 0 {
             return false;
         }
-        let quotient = value / divisor;
-        // An infinite quotient (a huge value over a tiny divisor) is no multiple.
-        quotient.is_finite() && quotient.fract() == 0.0
+        if a == 0 {
+            return true;
+        }
+        // Both mantissas are at most 2^64, so a product of two residues fits a u128.
+        let (a, b) = (a.unsigned_abs(), b.unsigned_abs());
+        match u32::try_from(a_exp - b_exp) {
+            // a·10^e ÷ b: the residue of a times that of 10^e.
+            Ok(e) => (a % b) * pow10_mod(e, b) % b == 0,
+            // a ÷ b·10^e: a divisor beyond u128 exceeds a.
+            Err(_) => u32::try_from(b_exp - a_exp)
+                .ok()
+                .and_then(|e| 10_u128.checked_pow(e))
+                .and_then(|scale| b.checked_mul(scale))
+                .is_some_and(|divisor| a % divisor == 0),
+        }
     }
 
-    /// The number as `m × 10^-places`, from its shortest decimal form; `None` out of range.
-    fn decimal(self) -> Option<(i128, u32)> {
+    /// The number as `m × 10^exp`, from its shortest decimal form; `None` if not finite.
+    fn decimal(self) -> Option<(i128, i32)> {
         let f = match self {
             Num::Int(i) => return Some((i, 0)),
             Num::Float(f) if f.is_finite() => f,
             Num::Float(_) => return None,
         };
-        // `{:e}` is the shortest form that reads back as `f`: `7.5e-3`.
+        // `{:e}` is the shortest form that reads back as `f`: `7.5e-3`, at most 17 digits.
         let text = format!("{f:e}");
         let (mantissa, exponent) = text.split_once('e')?;
         let exponent: i32 = exponent.parse().ok()?;
         let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
         let digits: i128 = format!("{whole}{fraction}").parse().ok()?;
-        let places = i32::try_from(fraction.len()).ok()? - exponent;
-        if places >= 0 {
-            Some((digits, u32::try_from(places).ok()?))
-        } else {
-            let shift = 10_i128.checked_pow(u32::try_from(-places).ok()?)?;
-            Some((digits.checked_mul(shift)?, 0))
-        }
+        Some((digits, exponent - i32::try_from(fraction.len()).ok()?))
     }
+}
 
-    #[allow(clippy::cast_precision_loss)] // Only where one side is already a float.
-    fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
+/// 10^e mod m, by squaring; `m` is at most 2^64, so every product fits a u128.
+fn pow10_mod(mut e: u32, m: u128) -> u128 {
+    let (mut base, mut result) = (10 % m, 1 % m);
+    while e > 0 {
+        if e & 1 == 1 {
+            result = result * base % m;
         }
+        base = base * base % m;
+        e >>= 1;
     }
+    result
 }
 
 /// `f` compared with `i`, exactly: the integral part first, then the fraction.
@@ -181,6 +182,16 @@ mod tests {
         // Exact beyond 2^53, where a float division would round: 3 × 6148914691236517205.
         assert!(num(&json!(u64::MAX)).is_multiple_of(num(&json!(1.5))));
         assert!(!num(&json!(u64::MAX - 1)).is_multiple_of(num(&json!(1.5))));
+        // Beyond i128, where every float is integral and a float quotient says yes to all:
+        // 10^60 is no multiple of 3, nor of 1.5; 47777777777777706 × 10^44 (digit sum 108) is.
+        assert!(!num(&json!(1e60)).is_multiple_of(num(&json!(3))));
+        assert!(!num(&json!(1e60)).is_multiple_of(num(&json!(1.5))));
+        assert!(num(&json!(4.777_777_777_777_770_6e60)).is_multiple_of(num(&json!(1.5))));
+        assert!(num(&json!(4.5e60)).is_multiple_of(num(&json!(1.5))));
+        assert!(num(&json!(1e-300)).is_multiple_of(num(&json!(1e-301))));
+        assert!(!num(&json!(1e-301)).is_multiple_of(num(&json!(1e-300))));
+        assert!(num(&json!(-3e-5)).is_multiple_of(num(&json!(1e-5))));
+        assert!(num(&json!(0.0)).is_multiple_of(num(&json!(0.7))));
     }
 
     #[test]
