@@ -264,7 +264,8 @@ async def fixture(args: argparse.Namespace) -> None:
         plain += ["test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
                   "test_trigger_prompt_change", "test_trigger_tool_change"]
         # The tasks scenarios' tools (tasks.rs).
-        plain += ["confirm_delete", "failing_job", "multi_input", "protocol_error_job", "slow_compute"]
+        plain += ["confirm_delete", "failing_job", "multi_input", "protocol_error_job", "slow_compute",
+                  "test_tool_with_task"]
         tools = await check_listing(client, sorted(own + conformance + plain), frozenset(conformance))
 
         # A list output is wrapped as {"result": [...]}, in the schema and in the content alike.

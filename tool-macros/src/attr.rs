@@ -171,9 +171,31 @@ pub(crate) struct ToolAttrs {
     pub(crate) dry_run: Attr<()>,
     pub(crate) confirm: Attr<LitStr>,
     pub(crate) task: Attr<LitStr>,
+    pub(crate) detach: Attr<LitStr>,
 }
 
-const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `scopes(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `task = \"optional\"`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTIONS: &str = "`name = \"...\"`, `title = \"...\"`, `description = \"...\"`, `annotations(read_only, destructive, idempotent, open_world)`, `tags(\"...\")`, `roles(\"...\")`, `scopes(\"...\")`, `guard = path::to::fn`, `timeout = \"5s\"`, `rate = \"10/min\"`, `concurrency = 4`, `max_output = \"64KiB\"`, `truncate_output`, `dry_run`, `confirm = \"Delete note {id}?\"`, `task = \"optional\"`, `detach = \"explicit\"`, `require_docs`, `crate = \"...\"`";
+const TOOL_OPTION_NAMES: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "tags",
+    "roles",
+    "scopes",
+    "guard",
+    "timeout",
+    "rate",
+    "concurrency",
+    "max_output",
+    "truncate_output",
+    "dry_run",
+    "confirm",
+    "task",
+    "detach",
+    "require_docs",
+    "crate",
+];
 const ANNOTATIONS: &str = "`read_only`, `destructive`, `idempotent`, `open_world` (each optionally `= true` or `= false`)";
 
 impl ToolAttrs {
@@ -193,6 +215,7 @@ impl ToolAttrs {
             dry_run: Attr::none("dry_run"),
             confirm: Attr::none("confirm"),
             task: Attr::none("task"),
+            detach: Attr::none("detach"),
         };
         let parser = syn::meta::parser(|meta| {
             attrs.parse_one(cx, &meta);
@@ -202,6 +225,32 @@ impl ToolAttrs {
             cx.syn_error(e);
         }
         attrs
+    }
+
+    /// `annotations(read_only, destructive = false, ...)`.
+    fn parse_annotations(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        meta.parse_nested_meta(|inner| {
+            let span = inner.path.span();
+            let key = path_name(&inner.path);
+            let value = optional_bool(&inner)?;
+            match key.as_str() {
+                "read_only" => self.read_only.set(cx, span, value),
+                "destructive" => self.destructive.set(cx, span, value),
+                "idempotent" => self.idempotent.set(cx, span, value),
+                "open_world" => self.open_world.set(cx, span, value),
+                other => cx.error(
+                    span,
+                    format!(
+                        "unknown annotation `{other}`{}; the annotations are {ANNOTATIONS}",
+                        did_you_mean(
+                            other,
+                            &["read_only", "destructive", "idempotent", "open_world"]
+                        )
+                    ),
+                ),
+            }
+            Ok(())
+        })
     }
 
     fn parse_one(&mut self, cx: &Ctxt, meta: &ParseNestedMeta<'_>) {
@@ -230,6 +279,7 @@ impl ToolAttrs {
             }
             "confirm" => lit_str(meta).map(|v| self.confirm.set(cx, span, v)),
             "task" => lit_str(meta).map(|v| self.task.set(cx, span, v)),
+            "detach" => lit_str(meta).map(|v| self.detach.set(cx, span, v)),
             "tags" => string_list(meta, "tags").map(|v| self.tags.set(cx, span, v)),
             "guard" => meta
                 .value()
@@ -238,28 +288,7 @@ impl ToolAttrs {
                     syn::Error::new(e.span(), "`guard` takes a fn path: `guard = my_guard`")
                 })
                 .map(|p| self.guards.push(p)),
-            "annotations" => meta.parse_nested_meta(|inner| {
-                let span = inner.path.span();
-                let key = path_name(&inner.path);
-                let value = optional_bool(&inner)?;
-                match key.as_str() {
-                    "read_only" => self.read_only.set(cx, span, value),
-                    "destructive" => self.destructive.set(cx, span, value),
-                    "idempotent" => self.idempotent.set(cx, span, value),
-                    "open_world" => self.open_world.set(cx, span, value),
-                    other => cx.error(
-                        span,
-                        format!(
-                            "unknown annotation `{other}`{}; the annotations are {ANNOTATIONS}",
-                            did_you_mean(
-                                other,
-                                &["read_only", "destructive", "idempotent", "open_world"]
-                            )
-                        ),
-                    ),
-                }
-                Ok(())
-            }),
+            "annotations" => self.parse_annotations(cx, meta),
             annotation @ ("read_only" | "destructive" | "idempotent" | "open_world") => {
                 cx.error(
                     span,
@@ -274,29 +303,7 @@ impl ToolAttrs {
                     span,
                     format!(
                         "unknown option `{other}` in #[tool]{}; the options are {TOOL_OPTIONS}",
-                        did_you_mean(
-                            other,
-                            &[
-                                "name",
-                                "title",
-                                "description",
-                                "annotations",
-                                "tags",
-                                "roles",
-                                "scopes",
-                                "guard",
-                                "timeout",
-                                "rate",
-                                "concurrency",
-                                "max_output",
-                                "truncate_output",
-                                "dry_run",
-                                "confirm",
-                                "task",
-                                "require_docs",
-                                "crate"
-                            ]
-                        )
+                        did_you_mean(other, TOOL_OPTION_NAMES)
                     ),
                 );
                 skip_value(meta)

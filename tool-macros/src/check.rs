@@ -189,6 +189,20 @@ fn check_task(cx: &Ctxt, tool: &Tool) {
             ),
         );
     }
+    match (&tool.detach, tool.task.as_ref().and_then(|t| t.value)) {
+        (Some(Parsed { lit, value: None }), _) => cx.error(
+            lit.span(),
+            format!(
+                "unknown detach point `{}`: write `detach = \"explicit\"` (the call becomes a task where the tool calls `ctx.detach()`) or leave it out (a task from the start)",
+                lit.value()
+            ),
+        ),
+        (Some(Parsed { lit, .. }), None | Some("Forbidden")) => cx.error(
+            lit.span(),
+            "`detach` is where a task begins, and this tool's calls never run as tasks: add `task = \"optional\"` or `task = \"required\"`",
+        ),
+        _ => {}
+    }
 }
 
 /// `confirm = "..."`: for a destructive tool only, each `{name}` naming one of its parameters.

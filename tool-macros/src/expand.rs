@@ -83,6 +83,13 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
             .unwrap_or("Forbidden"),
         proc_macro2::Span::call_site(),
     );
+    let detach = syn::Ident::new(
+        tool.detach
+            .as_ref()
+            .and_then(|t| t.value)
+            .unwrap_or("Start"),
+        proc_macro2::Span::call_site(),
+    );
     let max_output = tool
         .max_output
         .as_ref()
@@ -178,6 +185,7 @@ pub(crate) fn expand(tool: &Tool) -> TokenStream {
                     dry_run: #dry_run,
                     confirm: #confirm,
                     task: #private::TaskMode::#task,
+                    detach: #private::TaskDetach::#detach,
                     params: &[#(#params),*],
                     options: #options,
                     input_schema: __tool_input_schema,

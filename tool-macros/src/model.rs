@@ -34,6 +34,8 @@ pub(crate) struct Tool {
     pub(crate) confirm: Option<syn::LitStr>,
     /// `task = "optional" | "required" | "forbidden"`: whether calls may run as tasks.
     pub(crate) task: Option<Parsed<&'static str>>,
+    /// `detach = "explicit" | "start"`: where a call that runs as a task becomes one.
+    pub(crate) detach: Option<Parsed<&'static str>>,
     pub(crate) krate: TokenStream,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
@@ -149,6 +151,7 @@ impl Tool {
             dry_run: attrs.dry_run.get().is_some(),
             confirm: attrs.confirm.get().cloned(),
             task: Parsed::read(attrs.task.get(), task_mode),
+            detach: Parsed::read(attrs.detach.get(), task_detach),
             krate,
             params,
             output,
@@ -370,6 +373,15 @@ pub(crate) fn output_of(item: &ItemFn) -> Output {
         ReturnType::Default => Output::Unit,
         ReturnType::Type(_, ty) if last_segment_is(ty, "Result") => Output::Result((**ty).clone()),
         ReturnType::Type(_, ty) => Output::Plain((**ty).clone()),
+    }
+}
+
+/// The runtime's `TaskDetach` variant named `name`.
+fn task_detach(name: &str) -> Option<&'static str> {
+    match name {
+        "start" => Some("Start"),
+        "explicit" => Some("Explicit"),
+        _ => None,
     }
 }
 

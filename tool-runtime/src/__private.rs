@@ -8,7 +8,7 @@ pub use core::time::Duration;
 pub use std::boxed::Box;
 pub use std::string::String;
 
-pub use crate::tool::TaskMode;
+pub use crate::tool::{TaskDetach, TaskMode};
 pub use inventory;
 pub use schemars;
 pub use serde;

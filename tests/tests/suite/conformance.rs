@@ -119,6 +119,7 @@ fn every_server_scenario_passes_but_the_expected_failures() {
         "tasks-request-headers",
         "tasks-dispatch-and-envelope",
         "tasks-required-task-error",
+        "tasks-mrtr-composition",
     ] {
         assert!(
             stdout

@@ -170,7 +170,7 @@ fn negotiates_every_version_the_official_sdks_offer() {
         let tools = s.answer(1);
         assert_eq!(
             tools["result"]["tools"].as_array().unwrap().len(),
-            44,
+            45,
             "{tools}"
         );
     }

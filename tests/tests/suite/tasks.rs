@@ -88,6 +88,31 @@ impl Drop for SeenOnDrop {
     }
 }
 
+/// Answers in the foreground when told to stay; else becomes a task, and there asks for a
+/// colour.
+#[tool(
+    annotations(read_only),
+    task = "optional",
+    detach = "explicit",
+    timeout = "60s"
+)]
+async fn staged(ctx: &CallContext, stay: bool) -> Result<String, ToolError> {
+    if stay {
+        return Ok("stayed".to_owned());
+    }
+    ctx.detach().await?;
+    // A second detach does nothing.
+    ctx.detach().await?;
+    match ctx
+        .question("colour")
+        .elicit::<Colour>("Which colour?")
+        .await?
+    {
+        Elicited::Accepted(c) => Ok(format!("painted {} as a task", c.colour)),
+        _ => Ok("left bare".to_owned()),
+    }
+}
+
 fn builder() -> tool_runtime::registry::RegistryBuilder {
     Registry::builder()
         .without_inventory()
@@ -96,6 +121,7 @@ fn builder() -> tool_runtime::registry::RegistryBuilder {
         .tool(wait_for_cancel::descriptor())
         .tool(lasting::descriptor())
         .tool(plain::descriptor())
+        .tool(staged::descriptor())
 }
 
 fn alice() -> Caller {
@@ -537,6 +563,52 @@ async fn over_http_a_task_is_cancelled_at_its_location_and_described_in_the_open
     assert!(prefers("tally"));
     assert!(!prefers("plain"));
     assert!(doc["paths"]["/tools/tally"]["post"]["responses"]["202"].is_object());
+}
+
+#[tokio::test]
+async fn a_tool_that_detaches_answers_as_a_call_until_it_does_and_goes_on_as_a_task_after() {
+    let base = served(Arc::new(builder().build().unwrap())).await;
+    // Ended before its detach point: a call's answer, though a task was preferred.
+    let r = post(&base, "staged", json!({"stay": true}), true, "alice-token").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["result"], "stayed");
+    // Detached: the task, answered while the call goes on past the request's end, its
+    // question now the task's.
+    let r = post(&base, "staged", json!({"stay": false}), true, "alice-token").await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let asking = after(&base, &location, "working").await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    assert!(asking["questions"]["colour"].is_object(), "{asking}");
+    let answered = reqwest::Client::new()
+        .post(format!("{base}{location}/input"))
+        .bearer_auth("alice-token")
+        .json(&json!({"colour": {"action": "accept", "content": {"colour": "ochre"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), 202);
+    let done = loop {
+        let task = after(&base, &location, "input_required").await;
+        if task["status"] != "working" {
+            break task;
+        }
+    };
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["outcome"]["result"], "painted ochre as a task");
+    // A detached call is cancelled by its task's cancel.
+    let r = post(&base, "staged", json!({"stay": false}), true, "alice-token").await;
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(
+        after(&base, &location, "working").await["status"],
+        "input_required"
+    );
+    let r = at(&base, reqwest::Method::DELETE, &location, "alice-token").await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(
+        after(&base, &location, "input_required").await["status"],
+        "cancelled"
+    );
 }
 
 /// Two replicas on one store: a task started on `first` is read and answered through `second`,

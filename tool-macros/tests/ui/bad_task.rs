@@ -6,4 +6,16 @@ async fn export() -> String {
     String::new()
 }
 
+/// Imports everything.
+#[tool(task = "required", detach = "later")]
+async fn import() -> String {
+    String::new()
+}
+
+/// Counts everything.
+#[tool(detach = "explicit")]
+async fn count() -> String {
+    String::new()
+}
+
 fn main() {}

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::registry::CallTool;
+use crate::registry::task::Started;
 use crate::tool::caller::{Caller, Source};
 use crate::tool::error::{ErrorKind, ToolError};
 
@@ -313,8 +314,11 @@ pub(super) async fn call_named(state: &ServedRegistry, name: &str, call: CallReq
             Err(e) => return error_response(Some(name), e, request_id),
         };
         let request_id = request_id.to_owned();
-        let task = state.registry.start_task(name, args, caller).await;
-        return super::tasks::started(task, name, &request_id);
+        return match state.registry.begin_task(name, args, caller).await {
+            Ok(Started::Answered(called)) => envelope_response(&called.envelope),
+            Ok(Started::Task(task)) => super::tasks::started(Ok(task), name, &request_id),
+            Err(e) => super::tasks::started(Err(e), name, &request_id),
+        };
     }
     // Parsed into a tree, which a `#[tool]` decodes without a `serde_json::Value`
     // (`crate::parsed`); a body that is not a JSON object is told what is wrong with it.

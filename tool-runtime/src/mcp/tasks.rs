@@ -13,34 +13,38 @@ use serde_json::{Value, json};
 
 use super::results::{content, failure, success};
 use super::{McpServer, caller_of, input};
-use crate::task::{Task, TaskMode, TaskStatus, rfc3339};
+use crate::task::{Task, TaskDetach, TaskMode, TaskStatus, rfc3339};
 use crate::tool::caller::Caller;
 use crate::tool::error::ToolError;
 
 impl McpServer {
-    /// Whether the call of `name` by `caller` runs as a task: when the tool may be one and the
-    /// request (of 2026-07-28) declares the extension, and, for a destructive tool, once the
-    /// call is confirmed (its question is asked before the task exists). A tool that must be a
-    /// task, called by a request that does not declare the extension, is refused with `-32021`.
+    /// Whether the call of `name` by `caller` runs as a task, and from where: when the tool may
+    /// be one and the request (of 2026-07-28) declares the extension. A tool that is a task from
+    /// its start, if destructive, only once the call is confirmed (its question is asked before
+    /// the task exists); one that detaches itself asks everything before that point in rounds.
+    /// A tool that must be a task, called by a request that does not declare the extension, is
+    /// refused with `-32021`.
     pub(super) fn runs_as_task(
         &self,
         name: &str,
         caller: &Caller,
         context: &RequestContext<RoleServer>,
         confirmed: bool,
-    ) -> Result<bool, ErrorData> {
+    ) -> Result<Option<TaskDetach>, ErrorData> {
         let Some(tool) = self.inner.registry.visible_tool(name, caller) else {
-            return Ok(false);
+            return Ok(None);
         };
         let meta = tool.meta();
         let declared = input::modern(context)
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
-        let ready = confirmed || meta.annotations.destructive != Some(true);
+        let ready = confirmed
+            || meta.annotations.destructive != Some(true)
+            || meta.detach == TaskDetach::Explicit;
         match (meta.task, declared) {
-            (TaskMode::Forbidden, _) | (TaskMode::Optional, false) => Ok(false),
-            (TaskMode::Optional | TaskMode::Required, true) => Ok(ready),
+            (TaskMode::Forbidden, _) | (TaskMode::Optional, false) => Ok(None),
+            (TaskMode::Optional | TaskMode::Required, true) => Ok(ready.then_some(meta.detach)),
             (TaskMode::Required, false) => Err(ErrorData::missing_required_client_capability(
                 ClientCapabilities::builder().enable_tasks().build(),
             )),
@@ -55,7 +59,7 @@ impl McpServer {
         caller: Caller,
     ) -> Result<CallToolResponse, ErrorData> {
         match self.inner.registry.start_task(name, args, caller).await {
-            Ok(task) => Ok(CallToolResponse::Task(CreateTaskResult::new(wire(&task)))),
+            Ok(task) => Ok(created(&task)),
             Err(e) => Ok(failure(&e).into()),
         }
     }
@@ -161,6 +165,11 @@ impl McpServer {
             _ => JsonObject::new(),
         }
     }
+}
+
+/// The answer to a call that became the task `task`.
+pub(super) fn created(task: &Task) -> CallToolResponse {
+    CallToolResponse::Task(CreateTaskResult::new(wire(task)))
 }
 
 /// The task's metadata on the wire.

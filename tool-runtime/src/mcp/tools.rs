@@ -12,8 +12,10 @@ use serde_json::Value;
 
 use super::confirm::{self, CONFIRM_INPUT, Elicit};
 use super::results::{content, failure, protocol_error, success};
-use super::{McpServer, caller_of, describe, input, peer, rounds};
+use super::{McpServer, caller_of, describe, input, peer, rounds, tasks};
+use crate::registry::task::Started;
 use crate::registry::{CallTool, RegisteredTool};
+use crate::task::TaskDetach;
 use crate::tool::caller::Caller;
 
 impl McpServer {
@@ -116,7 +118,8 @@ impl McpServer {
         if confirmed && let Some(token) = token {
             caller = caller.confirmation(token);
         }
-        if self.runs_as_task(name, &caller, context, confirmed)? {
+        let task = self.runs_as_task(name, &caller, context, confirmed)?;
+        if task == Some(TaskDetach::Start) {
             return self.start_task(name, args, caller).await;
         }
         let caller = caller.asking(Arc::new(Elicit {
@@ -126,7 +129,14 @@ impl McpServer {
         }));
         // The arguments a confirmed call's next token is bound to, should it ask.
         let kept = confirmed.then(|| args.clone());
-        let finished = registry.handle(CallTool::new(name, args), caller).await;
+        let finished = if task == Some(TaskDetach::Explicit) {
+            match registry.handle_detachable(name, args, caller).await {
+                Started::Answered(answer) => answer,
+                Started::Task(task) => return Ok(tasks::created(&task)),
+            }
+        } else {
+            registry.handle(CallTool::new(name, args), caller).await
+        };
         if let Some(rounds) = &rounds {
             if let Some(question) = finished.question() {
                 let round = input::Round {

@@ -30,15 +30,17 @@ mod tasks;
 ///
 /// A tool says whether it may run as a task with `#[tool(task = "optional")]` (whenever the
 /// caller can follow a task) or `#[tool(task = "required")]` (only so); by default it never
-/// does. It runs on the replica that started it (or, detached, on a server that claimed it),
+/// does. It is a task from its start, or, with `#[tool(detach = "explicit")]`, from where it
+/// calls [`CallContext::detach`](crate::CallContext::detach). It runs on the replica that started it (or, detached, on a server that claimed it),
 /// which holds a lease on it; its status, its result or error, the questions it waits on and
 /// the answers given are in the store.
 ///
 #[doc = include_str!("../../docs/tasks.md")]
 pub mod task {
+    pub use super::tasks::Started;
     pub use crate::task::{
-        MemoryTaskStore, QueuedCall, Task, TaskChange, TaskMode, TaskStatus, TaskStore, Tasks,
-        rfc3339,
+        MemoryTaskStore, QueuedCall, Task, TaskChange, TaskDetach, TaskMode, TaskStatus, TaskStore,
+        Tasks, rfc3339,
     };
 }
 

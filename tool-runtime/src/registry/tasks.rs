@@ -7,9 +7,21 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{CallTool, Registry};
-use crate::task::{QueuedCall, Task, TaskMode, Tasks};
+use crate::pipeline::Called;
+use crate::task::{DetachPoint, QueuedCall, SwitchPeer, Task, TaskDetach, TaskMode, Tasks};
 use crate::tool::caller::{Caller, Source};
+use crate::tool::context::DetachHook;
+use crate::tool::envelope::{Envelope, EnvelopeMeta};
 use crate::tool::error::{ErrorKind, ToolError};
+
+/// What [`Registry::begin_task`] came to.
+#[derive(Debug)]
+pub enum Started {
+    /// The call ended, or asked its caller, before it detached: answer it as a call.
+    Answered(Called),
+    /// The task the call goes on as.
+    Task(Task),
+}
 
 impl Registry {
     /// The calls run as tasks: read, answer and cancel them for their principal.
@@ -53,6 +65,80 @@ impl Registry {
                 })
             })
             .await
+    }
+
+    /// Runs the call of `name` with `args` by `caller` as a task: from its start, as
+    /// [`start_task`](Self::start_task) does, or, for a tool of `#[tool(detach = "explicit")]`,
+    /// from where it calls [`CallContext::detach`](crate::CallContext::detach), answering as a
+    /// call if it ends or asks before (a front end without a way to ask in the foreground gets
+    /// the tool's `unsupported` error for its question).
+    ///
+    /// # Errors
+    ///
+    /// The task store's, when it cannot keep a task that starts with its call.
+    pub async fn begin_task(
+        self: &Arc<Self>,
+        name: &str,
+        args: Value,
+        caller: Caller,
+    ) -> Result<Started, ToolError> {
+        let explicit = self
+            .visible_tool(name, &caller)
+            .is_some_and(|t| t.meta().detach == TaskDetach::Explicit);
+        if explicit {
+            Ok(self.handle_detachable(name, args, caller).await)
+        } else {
+            self.start_task(name, args, caller).await.map(Started::Task)
+        }
+    }
+
+    /// Runs the call of `name` with `args` by `caller`, a tool of `#[tool(detach = "explicit")]`
+    /// that may run as a task, until it ends or detaches
+    /// ([`CallContext::detach`](crate::CallContext::detach)): then the call goes on, as the
+    /// task answered here, cancelled by the task's cancel rather than by the request's.
+    pub(crate) async fn handle_detachable(
+        self: &Arc<Self>,
+        name: &str,
+        args: Value,
+        caller: Caller,
+    ) -> Started {
+        let request = caller.cancellation_token().cloned().unwrap_or_default();
+        let cancel = CancellationToken::new();
+        let peer = Arc::new(SwitchPeer::new(caller.given_peer().cloned()));
+        let (point, detached) = DetachPoint::new(
+            self.tasks.clone(),
+            name,
+            caller.given_principal(),
+            Arc::clone(&peer),
+        );
+        let caller = caller
+            .cancellation(cancel.clone())
+            .peer(peer)
+            .extension(DetachHook(Arc::new(point)));
+        let registry = Arc::clone(self);
+        let tool = name.to_owned();
+        let mut run =
+            tokio::spawn(async move { registry.handle(CallTool::new(&tool, args), caller).await });
+        let mut detached = detached;
+        let task = tokio::select! {
+            answer = &mut run => return Started::Answered(joined(name, answer)),
+            task = &mut detached => task.ok(),
+            () = request.cancelled() => {
+                cancel.cancel();
+                detached.try_recv().ok()
+            }
+        };
+        let Some(task) = task else {
+            return Started::Answered(joined(name, run.await));
+        };
+        tracing::info!(target: "tool_runtime::task", task = %task.id, tool = %name, "the call goes on as a task");
+        let tool = name.to_owned();
+        self.tasks.keep(
+            &task.id,
+            cancel,
+            Box::pin(async move { joined(&tool, run.await).envelope }),
+        );
+        Started::Task(task)
     }
 
     /// Leaves the call of `name` with `args` by `caller` as a task for a server sharing the
@@ -145,4 +231,21 @@ impl Registry {
             })
         });
     }
+}
+
+/// A spawned call's answer; an internal error if it did not end (its runtime shut down).
+fn joined(name: &str, answer: Result<Called, tokio::task::JoinError>) -> Called {
+    answer.unwrap_or_else(|e| Called {
+        envelope: Envelope {
+            tool: name.to_owned(),
+            outcome: Err(ToolError::internal(format!("the call did not end: {e}"))),
+            meta: EnvelopeMeta {
+                request_id: String::new(),
+                duration_ms: None,
+                truncated: false,
+            },
+        },
+        tool: None,
+        question: None,
+    })
 }

@@ -1,10 +1,12 @@
 //! Long calls as tasks: what a task is, where it is kept, how it runs. Public as
 //! [`registry::task`](crate::registry::task), where it is described.
 
+mod detach;
 mod memory;
 mod run;
 
-pub use crate::tool::TaskMode;
+pub use crate::tool::{TaskDetach, TaskMode};
+pub(crate) use detach::{DetachPoint, SwitchPeer};
 pub use memory::MemoryTaskStore;
 pub(crate) use run::TaskSettings;
 pub use run::Tasks;

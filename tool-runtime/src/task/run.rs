@@ -111,9 +111,19 @@ impl Tasks {
         principal: Option<&str>,
         run: impl FnOnce(&str, CancellationToken, Arc<dyn Peer>) -> BoxFuture<'static, Envelope>,
     ) -> Result<Task, ToolError> {
+        let task = self.create(tool, principal).await?;
+        self.run(&task.id, run);
+        Ok(task)
+    }
+
+    /// Creates a task calling `tool` for `principal`, `working`, run by this process.
+    pub(crate) async fn create(
+        &self,
+        tool: &str,
+        principal: Option<&str>,
+    ) -> Result<Task, ToolError> {
         let task = self.record(tool, principal, self.settings.lease, None)?;
         self.settings.store.create(&task).await?;
-        self.run(&task.id, run);
         Ok(task)
     }
 
@@ -147,16 +157,36 @@ impl Tasks {
         id: &str,
         run: impl FnOnce(&str, CancellationToken, Arc<dyn Peer>) -> BoxFuture<'static, Envelope>,
     ) {
-        let settings = &self.settings;
         let cancel = CancellationToken::new();
-        let peer = Arc::new(TaskPeer {
-            store: Arc::clone(&settings.store),
+        let call = run(id, cancel.clone(), self.peer(id));
+        self.keep(id, cancel, call);
+    }
+
+    /// The peer of the task `id`'s call: its questions go to the task's record, and their
+    /// answers come from there.
+    pub(crate) fn peer(&self, id: &str) -> Arc<dyn Peer> {
+        Arc::new(TaskPeer {
+            store: Arc::clone(&self.settings.store),
             id: id.to_owned(),
-            poll: settings.poll,
+            poll: self.settings.poll,
             given: Mutex::new(BTreeMap::new()),
-        });
-        let call = run(id, cancel.clone(), peer);
-        tokio::spawn(keep(Arc::clone(settings), id.to_owned(), cancel, call));
+        })
+    }
+
+    /// Keeps the task `id` while `call`, its call, runs on: renews its lease, cancels `cancel`
+    /// when the task is cancelled, and keeps its outcome.
+    pub(crate) fn keep(
+        &self,
+        id: &str,
+        cancel: CancellationToken,
+        call: BoxFuture<'static, Envelope>,
+    ) {
+        tokio::spawn(keep(
+            Arc::clone(&self.settings),
+            id.to_owned(),
+            cancel,
+            call,
+        ));
     }
 
     /// Whether other processes share these tasks.

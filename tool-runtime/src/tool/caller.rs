@@ -248,6 +248,11 @@ impl Caller {
         self
     }
 
+    /// The caller's side of the call, if set.
+    pub(crate) fn given_peer(&self) -> Option<&Arc<dyn Peer>> {
+        self.peer.as_ref()
+    }
+
     /// Who asks the person behind this caller, if anyone.
     pub(crate) fn ask(&self) -> Option<&Arc<dyn Ask>> {
         self.ask.as_ref()

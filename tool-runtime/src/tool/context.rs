@@ -7,6 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use serde_json::{Map, Value};
@@ -393,6 +394,27 @@ impl CallContext {
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.inner.extensions.as_ref()?.get::<T>()
     }
+
+    /// Makes this call a task here, if it runs as one and its tool waits for this point
+    /// (`#[tool(task = "...", detach = "explicit")]`): the caller is answered with the task,
+    /// and the call goes on as it, its questions from here on the task's. Before this point the
+    /// call answers in its request, and a question is asked as any call asks (over MCP, by an
+    /// input-required round that runs the tool again from the top): gather input, then detach,
+    /// then do the long work. Anywhere else (a call that is no task, one that is a task from its
+    /// start, a dry run, a second `detach`) it does nothing.
+    ///
+    /// # Errors
+    ///
+    /// The task store's, when it cannot keep the task: the call is still in its request.
+    pub async fn detach(&self) -> Result<(), ToolError> {
+        if self.dry_run() {
+            return Ok(());
+        }
+        match self.extension::<DetachHook>() {
+            Some(hook) => hook.0.detach().await,
+            None => Ok(()),
+        }
+    }
 }
 
 impl fmt::Debug for CallContext {
@@ -537,6 +559,16 @@ impl Question<'_> {
         }
     }
 }
+
+/// Where a call may become a task ([`CallContext::detach`]): what the runner of a tool of
+/// `#[tool(detach = "explicit")]` gives its call.
+pub(crate) trait Detach: Send + Sync + 'static {
+    /// Makes the call a task, once.
+    fn detach(&self) -> BoxFuture<'_, Result<(), ToolError>>;
+}
+
+/// A call's [`Detach`], as its extension.
+pub(crate) struct DetachHook(pub(crate) Arc<dyn Detach>);
 
 /// A peer that answered a request with another kind of answer.
 fn mismatched(what: &str) -> ToolError {

@@ -230,6 +230,9 @@ pub struct ToolMeta {
     /// `#[tool(task = "optional" | "required")]`: whether its calls may run as tasks
     /// ([`task`](crate::registry::task)); never, by default.
     pub task: TaskMode,
+    /// `#[tool(detach = "explicit")]`: where a call that runs as a task becomes one: at its
+    /// start, or where the tool calls [`CallContext::detach`](crate::CallContext::detach).
+    pub detach: TaskDetach,
     /// Front-end hints per parameter, in declaration order (the schema's own order is
     /// alphabetical). Empty for dynamic tools unless they set it.
     pub params: Vec<ParamHint>,
@@ -276,6 +279,7 @@ impl ToolMeta {
             dry_run: false,
             confirm: None,
             task: TaskMode::Forbidden,
+            detach: TaskDetach::Start,
             params: Vec::new(),
             options: ItemOptions {
                 defined_at: Cow::Borrowed(UNSTATED_ORIGIN),
@@ -371,6 +375,8 @@ pub struct ToolDescriptor {
     #[doc(hidden)]
     pub task: TaskMode,
     #[doc(hidden)]
+    pub detach: TaskDetach,
+    #[doc(hidden)]
     pub params: &'static [ParamHint],
     #[doc(hidden)]
     pub input_schema: fn() -> Value,
@@ -418,6 +424,7 @@ impl Tool for &'static ToolDescriptor {
             dry_run: self.dry_run,
             confirm: self.confirm.map(Cow::Borrowed),
             task: self.task,
+            detach: self.detach,
             params: self.params.to_vec(),
             options: self.options.to_options(),
         }
@@ -471,6 +478,19 @@ impl TaskMode {
             _ => None,
         }
     }
+}
+
+/// Where a call that runs as a task becomes one: `#[tool(detach = "explicit")]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskDetach {
+    /// Before the tool starts: the caller has the task at once (the default).
+    #[default]
+    Start,
+    /// Where the tool calls [`CallContext::detach`](crate::CallContext::detach). Until then
+    /// the call answers in its request, its questions as any call's (over MCP, input-required
+    /// rounds that run it again from the top): the place to gather what the long part needs.
+    /// A call that ends without detaching answers as a call.
+    Explicit,
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub use caller::{ProgressSink, ProgressUpdate};
 pub use complete::{CompleteFn, Completing, Completion, CompletionRef};
 pub use content::{EmbeddedResource, Icon};
 pub use context::{FromCallContext, Question};
-pub use definition::{Annotations, Guard, Kind, PendingCall, TaskMode, ToolMeta};
+pub use definition::{Annotations, Guard, Kind, PendingCall, TaskDetach, TaskMode, ToolMeta};
 pub use envelope::EnvelopeMeta;
 pub use error::{Confirmation, Violation};
 pub use options::{ItemOptions, Rate};

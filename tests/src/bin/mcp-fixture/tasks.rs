@@ -1,7 +1,7 @@
 //! The diagnostic tools of the conformance suite's `tasks-*` scenarios (the tasks extension of
 //! protocol 2026-07-28): one that never runs as a task, one that may and takes a while, one
-//! that must and ends with its own error, one whose run fails, and two that ask their user
-//! mid-task.
+//! that must and ends with its own error, one whose run fails, two that ask their user
+//! mid-task, and one that asks before its task exists.
 
 use std::time::Duration;
 
@@ -73,4 +73,27 @@ async fn multi_input(ctx: &CallContext) -> Result<String, ToolError> {
         _ => "none".to_owned(),
     };
     Ok(format!("{} and {}", name(first?), name(second?)))
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct UserName {
+    /// The user's name.
+    name: String,
+}
+
+/// Asks its user's name in the request, then goes on as a task and greets them: the input
+/// gathered before the task exists, the work done inside it.
+#[tool(annotations(read_only), task = "required", detach = "explicit")]
+async fn test_tool_with_task(ctx: &CallContext) -> Result<String, ToolError> {
+    let name = match ctx
+        .question("user_name")
+        .elicit::<UserName>("Your name?")
+        .await?
+    {
+        Elicited::Accepted(UserName { name }) => name,
+        _ => "nobody".to_owned(),
+    };
+    ctx.detach().await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!("Hello, {name}, from a task"))
 }

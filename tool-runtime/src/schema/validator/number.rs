@@ -59,13 +59,13 @@ impl Num {
         let (a, b) = (a.unsigned_abs(), b.unsigned_abs());
         match u32::try_from(a_exp - b_exp) {
             // a·10^e ÷ b: the residue of a times that of 10^e.
-            Ok(e) => (a % b) * pow10_mod(e, b) % b == 0,
+            Ok(e) => ((a % b) * pow10_mod(e, b)).is_multiple_of(b),
             // a ÷ b·10^e: a divisor beyond u128 exceeds a.
             Err(_) => u32::try_from(b_exp - a_exp)
                 .ok()
                 .and_then(|e| 10_u128.checked_pow(e))
                 .and_then(|scale| b.checked_mul(scale))
-                .is_some_and(|divisor| a % divisor == 0),
+                .is_some_and(|divisor| a.is_multiple_of(divisor)),
         }
     }
 
