@@ -60,15 +60,6 @@ pub(crate) fn read(request: &InputRequest, answer: &Value) -> Option<InputRespon
     }
 }
 
-/// An elicitation's answer as the caller gives it: `{"action": "accept", "content": {...}}`.
-pub(crate) fn elicited(answer: Elicited<Map<String, Value>>) -> Value {
-    match answer {
-        Elicited::Accepted(content) => json!({"action": "accept", "content": content}),
-        Elicited::Declined => json!({"action": "decline"}),
-        Elicited::Cancelled => json!({"action": "cancel"}),
-    }
-}
-
 /// `sampling/createMessage`'s parameters for `request`.
 pub(crate) fn sampling_request(request: &Sample) -> Value {
     let messages: Vec<Value> = request

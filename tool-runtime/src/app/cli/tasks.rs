@@ -14,7 +14,7 @@ use crate::registry::Registry;
 use crate::task::{Task, TaskStatus};
 use crate::tool::caller::Caller;
 use crate::tool::error::{ErrorKind, ToolError};
-use crate::tool::input::elicited;
+use crate::tool::peer::Elicited;
 
 /// `tasks get|wait|cancel ID`.
 pub(crate) fn command() -> Command {
@@ -187,6 +187,15 @@ fn answers(
     Some(answers)
 }
 
+/// An elicitation's answer as the caller gives it: `{"action": "accept", "content": {...}}`.
+fn elicited(answer: Elicited<Map<String, Value>>) -> Value {
+    match answer {
+        Elicited::Accepted(content) => serde_json::json!({"action": "accept", "content": content}),
+        Elicited::Declined => serde_json::json!({"action": "decline"}),
+        Elicited::Cancelled => serde_json::json!({"action": "cancel"}),
+    }
+}
+
 /// An ended task's result, as a call's is printed; a task waiting for answers says which.
 fn report(task: &Task, out: &mut dyn Write) -> u8 {
     if task.status == TaskStatus::InputRequired {
@@ -235,7 +244,6 @@ mod tests {
     use crate::CallContext;
     use crate::Tool;
     use crate::tool::caller::Source;
-    use crate::tool::peer::Elicited;
     use crate::tool::{TaskMode, ToolMeta};
 
     /// Asks for a colour, then for a size, as a task.
