@@ -89,6 +89,9 @@ pub struct RemoteServer {
     discover_first: bool,
     /// Whether its tools may run as tasks here.
     pub(super) task_mode: crate::tool::TaskMode,
+    /// The credentials it gets its tokens with, as the application.
+    #[cfg(feature = "mcp-oauth")]
+    application: Option<super::ClientCredentials>,
     connection: tokio::sync::Mutex<Connection>,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
@@ -178,6 +181,8 @@ impl RemoteServer {
             tools_only: false,
             discover_first: false,
             task_mode: crate::tool::TaskMode::Forbidden,
+            #[cfg(feature = "mcp-oauth")]
+            application: None,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
@@ -248,6 +253,17 @@ impl RemoteServer {
                 ),
             )),
         }
+    }
+
+    /// Reaches an HTTP server behind MCP authorization as the application itself, with a token
+    /// the server's authorization server gives `credentials` (the client credentials grant):
+    /// one token for every caller of this mount, none of their own tokens passed on. The token
+    /// is got when the session opens, and again when a session is opened after it was refused.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn as_application(mut self, credentials: super::ClientCredentials) -> Self {
+        self.application = Some(credentials);
+        self
     }
 
     /// Mounts the server's tools only, not its resources and prompts (mounted by default,
@@ -405,6 +421,24 @@ impl RemoteServer {
                 config.max_concurrent_requests = MAX_IN_FLIGHT;
                 if let Some(token) = bearer {
                     config = config.auth_header(token.expose().clone());
+                }
+                #[cfg(feature = "mcp-oauth")]
+                if let Some(credentials) = &self.application {
+                    #[cfg(feature = "otel")]
+                    let http = super::traced_http::TracedClient::default();
+                    #[cfg(not(feature = "otel"))]
+                    let http = reqwest::Client::builder()
+                        .pool_max_idle_per_host(0)
+                        .redirect(reqwest::redirect::Policy::none())
+                        .build()
+                        .map_err(|e| format!("no HTTP client: {e}"))?;
+                    let http = super::oauth_client::authorized(url, credentials, http).await?;
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+                    return handler
+                        .serve_with_lifecycle(transport, self.lifecycle())
+                        .await
+                        .map_err(|e| format!("the MCP handshake with {url} failed: {e}"));
                 }
                 #[cfg(feature = "otel")]
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(

@@ -56,6 +56,8 @@ mod client;
 mod client_items;
 #[cfg(feature = "mcp-client")]
 mod mount;
+#[cfg(feature = "mcp-oauth")]
+mod oauth_client;
 #[cfg(feature = "mcp-client")]
 mod relay;
 #[cfg(feature = "mcp-client")]
@@ -94,6 +96,8 @@ pub use crate::front::state_key::{RequestStateKey, RequestStateKeyError};
 pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
+#[cfg(feature = "mcp-oauth")]
+pub use oauth_client::ClientCredentials;
 pub use pages::PAGE_SIZE;
 /// The official MCP SDK this front end is built on, whole: its types appear in this module's
 /// API (the session and event stores of streamable HTTP, under

@@ -310,6 +310,26 @@ impl tool_runtime::tool::peer::Peer for AcceptsForms {
     }
 }
 
+/// The client credentials a scenario gives: a secret, or a PEM key to sign with.
+fn as_application(
+    context: &Value,
+) -> Result<tool_runtime::mcp::ClientCredentials, tool_runtime::ToolError> {
+    use tool_runtime::Secret;
+    use tool_runtime::mcp::ClientCredentials;
+    let text = |key: &str| context[key].as_str().unwrap_or_default().to_owned();
+    match context["private_key_pem"].as_str() {
+        Some(pem) => ClientCredentials::private_key_jwt(
+            text("client_id"),
+            Secret::new(pem.to_owned()),
+            &text("signing_algorithm"),
+        ),
+        None => Ok(ClientCredentials::secret(
+            text("client_id"),
+            Secret::new(text("client_secret")),
+        )),
+    }
+}
+
 /// `mcp-fixture conformance-client URL`: our MCP client ([`tool_runtime::mcp::RemoteServer`])
 /// in the conformance suite's client scenarios. It mounts the server at `URL`, then calls each
 /// tool it lists (`add_numbers` with two numbers, the others without arguments) as a caller
@@ -329,6 +349,24 @@ pub async fn client(url: &str) -> std::process::ExitCode {
     } else {
         server.discover_first()
     };
+    // The scenario's settings (`MCP_CONFORMANCE_CONTEXT`): the client credentials of those
+    // that mount the server as the application, the calls to make.
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let server = if scenario.starts_with("auth/client-credentials") {
+        match as_application(&context) {
+            Ok(credentials) => server.as_application(credentials),
+            Err(e) => {
+                eprintln!("the scenario's credentials: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        }
+    } else {
+        server
+    };
     let names = match registry.mount(server).await {
         Ok(names) => names,
         Err(e) => {
@@ -337,10 +375,6 @@ pub async fn client(url: &str) -> std::process::ExitCode {
         }
     };
     // The calls the scenario asks for (`toolCalls` in its context), else one of every tool.
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
     let calls: Vec<(String, Value)> = match context["toolCalls"].as_array() {
         Some(calls) => calls
             .iter()
