@@ -89,9 +89,9 @@ pub struct RemoteServer {
     discover_first: bool,
     /// Whether its tools may run as tasks here.
     pub(super) task_mode: crate::tool::TaskMode,
-    /// The credentials it gets its tokens with, as the application.
+    /// Who it is to an authorization server: the application, or a signed-in user.
     #[cfg(feature = "mcp-oauth")]
-    application: Option<super::ClientCredentials>,
+    pub(super) identity: Option<super::oauth_client::Identity>,
     connection: tokio::sync::Mutex<Connection>,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
@@ -182,7 +182,7 @@ impl RemoteServer {
             discover_first: false,
             task_mode: crate::tool::TaskMode::Forbidden,
             #[cfg(feature = "mcp-oauth")]
-            application: None,
+            identity: None,
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
@@ -262,7 +262,19 @@ impl RemoteServer {
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
     pub fn as_application(mut self, credentials: super::ClientCredentials) -> Self {
-        self.application = Some(credentials);
+        self.identity = Some(super::oauth_client::Identity::Application(credentials));
+        self
+    }
+
+    /// Reaches an HTTP server behind MCP authorization as a user `browser` signs in, as
+    /// `sign_in` says (the authorization code grant with PKCE), when the server asks for a
+    /// token: one user for every caller of this mount, as a command line's own user is. The
+    /// user signs in when the session opens, and again when a session is opened after its
+    /// token was refused.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn signed_in(mut self, sign_in: super::SignIn, browser: Arc<dyn super::Browser>) -> Self {
+        self.identity = Some(super::oauth_client::Identity::User(sign_in, browser));
         self
     }
 
@@ -302,7 +314,7 @@ impl RemoteServer {
     }
 
     /// The lifecycle the SDK's client follows with this server.
-    fn lifecycle(&self) -> rmcp::ClientLifecycleMode {
+    pub(super) fn lifecycle(&self) -> rmcp::ClientLifecycleMode {
         use rmcp::model::ProtocolVersion;
         if self.discover_first {
             rmcp::ClientLifecycleMode::Auto {
@@ -370,13 +382,18 @@ impl RemoteServer {
         }
     }
 
-    async fn connect(&self) -> Result<RunningService<RoleClient, Handler>, String> {
-        let handler = Handler {
+    /// What the client answers the server with.
+    pub(super) fn handler(&self) -> Handler {
+        Handler {
             server: self.name.clone(),
             changed: self.changed.clone(),
             items: self.item_changes.clone(),
             calls: Arc::clone(&self.calls),
-        };
+        }
+    }
+
+    async fn connect(&self) -> Result<RunningService<RoleClient, Handler>, String> {
+        let handler = self.handler();
         match &self.transport {
             Transport::Stdio {
                 command,
@@ -423,22 +440,8 @@ impl RemoteServer {
                     config = config.auth_header(token.expose().clone());
                 }
                 #[cfg(feature = "mcp-oauth")]
-                if let Some(credentials) = &self.application {
-                    #[cfg(feature = "otel")]
-                    let http = super::traced_http::TracedClient::default();
-                    #[cfg(not(feature = "otel"))]
-                    let http = reqwest::Client::builder()
-                        .pool_max_idle_per_host(0)
-                        .redirect(reqwest::redirect::Policy::none())
-                        .build()
-                        .map_err(|e| format!("no HTTP client: {e}"))?;
-                    let http = super::oauth_client::authorized(url, credentials, http).await?;
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-                    return handler
-                        .serve_with_lifecycle(transport, self.lifecycle())
-                        .await
-                        .map_err(|e| format!("the MCP handshake with {url} failed: {e}"));
+                if let Some(identity) = &self.identity {
+                    return super::oauth_client::connect(self, identity, url, config).await;
                 }
                 #[cfg(feature = "otel")]
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(

@@ -97,7 +97,7 @@ pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
 #[cfg(feature = "mcp-oauth")]
-pub use oauth_client::ClientCredentials;
+pub use oauth_client::{Browser, ClientCredentials, SignIn};
 pub use pages::PAGE_SIZE;
 /// The official MCP SDK this front end is built on, whole: its types appear in this module's
 /// API (the session and event stores of streamable HTTP, under

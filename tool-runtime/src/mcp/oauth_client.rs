@@ -1,12 +1,26 @@
-//! A mounted server behind MCP authorization, reached as the application itself: the OAuth
-//! client credentials grant, proven by a secret or a `private_key_jwt` assertion, through the
-//! SDK's OAuth client (rmcp's `auth`). It finds the authorization server from the server's
-//! protected resource metadata (RFC 9728, then RFC 8414 or OpenID discovery), asks its token
-//! endpoint for a token for this server (the resource indicator), and sends it on every
-//! request; a session whose token is refused is opened again with a new one.
+//! A mounted server behind MCP authorization, through the SDK's OAuth client (rmcp's `auth`):
+//! reached as the application itself (the client credentials grant, proven by a secret or a
+//! `private_key_jwt` assertion), or as a user signed in through a browser (the authorization
+//! code grant with PKCE). Either finds the authorization server from the server's protected
+//! resource metadata (RFC 9728, named by its `401`, then RFC 8414 or OpenID discovery), asks
+//! for a token for this server (the resource indicator), and sends it on every request; a
+//! session whose token is refused is opened again with a new one.
 
-use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState};
+use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+use rmcp::ClientServiceExt as _;
+use rmcp::RoleClient;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::{
+    AuthClient, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
+    ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::RemoteServer;
+use super::relay::Handler;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
@@ -127,32 +141,241 @@ impl std::fmt::Debug for ClientCredentials {
     }
 }
 
+/// How a mount signs a user in, for [`RemoteServer::signed_in`](super::RemoteServer::signed_in):
+/// the authorization code grant with PKCE, redirected back to `redirect_uri`, the client known
+/// to the authorization server by a client ID metadata document, a registration of its own
+/// (dynamic registration), or credentials registered beforehand.
+#[derive(Clone)]
+pub struct SignIn {
+    redirect_uri: String,
+    client_name: String,
+    metadata_document: Option<String>,
+    registered: Option<(String, Option<Secret<String>>)>,
+    scopes: Vec<String>,
+}
+
+impl SignIn {
+    /// A sign-in redirected back to `redirect_uri`, the client registering itself as
+    /// `client_name` where the authorization server allows it.
+    #[must_use]
+    pub fn new(redirect_uri: impl Into<String>, client_name: impl Into<String>) -> Self {
+        Self {
+            redirect_uri: redirect_uri.into(),
+            client_name: client_name.into(),
+            metadata_document: None,
+            registered: None,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The client is the one its metadata document at `url` (an `https` URL) describes: its
+    /// client id, where the authorization server supports such documents.
+    #[must_use]
+    pub fn metadata_document(mut self, url: impl Into<String>) -> Self {
+        self.metadata_document = Some(url.into());
+        self
+    }
+
+    /// The client was registered beforehand as `client_id`, with `secret` if it has one.
+    #[must_use]
+    pub fn registered(
+        mut self,
+        client_id: impl Into<String>,
+        secret: Option<Secret<String>>,
+    ) -> Self {
+        self.registered = Some((client_id.into(), secret));
+        self
+    }
+
+    /// The scopes to ask for; by default those the server's `401` names, else those its
+    /// metadata lists.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The SDK's request, with the server's challenge (its `WWW-Authenticate`) if it sent one.
+    fn request(&self, challenge: Option<String>) -> AuthorizationRequest {
+        let mut request = AuthorizationRequest::new(self.redirect_uri.clone())
+            .with_client_name(self.client_name.clone());
+        if self.scopes.is_empty() {
+            request = request.with_initial_scope_selection();
+        } else {
+            request = request.with_scopes(self.scopes.clone());
+        }
+        if let Some(url) = &self.metadata_document {
+            request = request.with_client_metadata_url(url.clone());
+        }
+        if let Some((id, secret)) = &self.registered {
+            request = request.with_preregistered_client(id.clone());
+            if let Some(secret) = secret {
+                request = request.with_client_secret(secret.expose().clone());
+            }
+        }
+        if let Some(challenge) = challenge {
+            request = request.with_challenge(challenge);
+        }
+        request
+    }
+}
+
+impl std::fmt::Debug for SignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignIn")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_name", &self.client_name)
+            .field("metadata_document", &self.metadata_document)
+            .field("registered", &self.registered.as_ref().map(|(id, _)| id))
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// The user's side of a [`SignIn`]: takes the user to the authorization server's page at a URL,
+/// and answers with the URL it redirected the user back to (the sign-in's `redirect_uri`, with
+/// its `code`, `state` and `iss`): a browser and a listener on that address, or, in a test, a
+/// request that reads the redirect without following it.
+pub trait Browser: Send + Sync + 'static {
+    /// The URL the authorization server redirected back to from `url`.
+    fn visit(&self, url: String) -> BoxFuture<'static, Result<String, ToolError>>;
+}
+
+/// Who a mount is to an authorization server.
+pub(crate) enum Identity {
+    /// The application, with its client credentials.
+    Application(ClientCredentials),
+    /// A user a browser signs in.
+    User(SignIn, Arc<dyn Browser>),
+}
+
+/// A session with `server`, at `url` with `config`, as `identity`.
+pub(super) async fn connect(
+    server: &RemoteServer,
+    identity: &Identity,
+    url: &str,
+    config: StreamableHttpClientTransportConfig,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let handshake = |e: rmcp::service::ClientInitializeError| {
+        format!("the MCP handshake with {url} failed: {e}")
+    };
+    let http = http_client()?;
+    let http = match identity {
+        Identity::Application(credentials) => authorized(url, credentials, http).await?,
+        Identity::User(sign_in, browser) => {
+            // The server's challenge, from a handshake without a token: one that needs none
+            // is spoken to as it is.
+            let bare = StreamableHttpClientTransport::with_client(http_client()?, config.clone());
+            let challenge = match server
+                .handler()
+                .serve_with_lifecycle(bare, server.lifecycle())
+                .await
+            {
+                Ok(service) => return Ok(service),
+                Err(e) => match e.auth_challenge() {
+                    Some(challenge) => Some(challenge.to_owned()),
+                    None => return Err(handshake(e)),
+                },
+            };
+            signed_in(url, sign_in, Arc::clone(browser), challenge, http).await?
+        }
+    };
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    server
+        .handler()
+        .serve_with_lifecycle(transport, server.lifecycle())
+        .await
+        .map_err(handshake)
+}
+
+/// The HTTP client of a mount behind authorization: never redirected (a token stays with the
+/// server it was given for), its requests traced when telemetry is on.
+fn http_client()
+-> Result<impl rmcp::transport::streamable_http_client::StreamableHttpClient, String> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("no HTTP client: {e}"))?;
+    #[cfg(feature = "otel")]
+    let client = super::traced_http::TracedClient::new(client);
+    Ok(client)
+}
+
+/// `http`, sending the token of a user `browser` signed in as `sign_in` says, for the server at
+/// `url`, which answered `challenge` without one (or no challenge: its resource metadata).
+async fn signed_in<C>(
+    url: &str,
+    sign_in: &SignIn,
+    browser: Arc<dyn Browser>,
+    challenge: Option<String>,
+    http: C,
+) -> Result<AuthClient<C>, String> {
+    let (resource, request) = (url.to_owned(), sign_in.request(challenge));
+    let failed = move |e: rmcp::transport::AuthError| format!("no sign-in at {resource}: {e}");
+    let url = url.to_owned();
+    let manager = off_thread(move || async move {
+        let mut state = OAuthState::new(url.as_str(), None).await.map_err(&failed)?;
+        state.start_authorization(request).await.map_err(&failed)?;
+        let page = state.get_authorization_url().await.map_err(&failed)?;
+        let back = browser
+            .visit(page)
+            .await
+            .map_err(|e| format!("no sign-in at {url}: {}", e.message()))?;
+        let callback = AuthorizationCallback::from_redirect_url(&back).map_err(&failed)?;
+        state
+            .handle_callback_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await
+            .map_err(&failed)?;
+        state
+            .into_authorization_manager()
+            .ok_or_else(|| format!("no sign-in at {url}: the authorization did not end"))
+    })
+    .await?;
+    Ok(AuthClient::new(http, manager))
+}
+
+/// Runs `flow`, one of the SDK's OAuth flows, whose futures are not `Send` (they keep a form
+/// serializer across an await), to its end on a blocking thread, on this runtime.
+async fn off_thread<F, Flow>(flow: F) -> Result<AuthorizationManager, String>
+where
+    F: FnOnce() -> Flow + Send + 'static,
+    Flow: Future<Output = Result<AuthorizationManager, String>>,
+{
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || runtime.block_on(flow()))
+        .await
+        .map_err(|e| format!("the authorization stopped: {e}"))?
+}
+
 /// `http`, sending a token the authorization server of the server at `url` gave `credentials`.
-pub(super) async fn authorized<C>(
+async fn authorized<C>(
     url: &str,
     credentials: &ClientCredentials,
     http: C,
 ) -> Result<AuthClient<C>, String> {
     let (resource, config) = (url.to_owned(), credentials.config(url));
     let failed = move |e: rmcp::transport::AuthError| format!("no token for {resource}: {e}");
-    // The SDK's client credentials future is not `Send` (it keeps a form serializer across an
-    // await), so it runs to its end on a blocking thread, on this runtime.
-    let runtime = tokio::runtime::Handle::current();
     let url = url.to_owned();
-    let manager = tokio::task::spawn_blocking(move || {
-        runtime.block_on(async move {
-            let mut state = OAuthState::new(url.as_str(), None).await.map_err(&failed)?;
-            state
-                .authenticate_client_credentials(config)
-                .await
-                .map_err(&failed)?;
-            state
-                .into_authorization_manager()
-                .ok_or_else(|| format!("no token for {url}: the authorization did not end"))
-        })
+    let manager = off_thread(move || async move {
+        let mut state = OAuthState::new(url.as_str(), None).await.map_err(&failed)?;
+        state
+            .authenticate_client_credentials(config)
+            .await
+            .map_err(&failed)?;
+        state
+            .into_authorization_manager()
+            .ok_or_else(|| format!("no token for {url}: the authorization did not end"))
     })
-    .await
-    .map_err(|e| format!("the authorization stopped: {e}"))??;
+    .await?;
     Ok(AuthClient::new(http, manager))
 }
 
@@ -188,5 +411,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_sign_in_asks_for_its_client_and_scopes_with_the_servers_challenge() {
+        let plain = SignIn::new("http://127.0.0.1:1/back", "gateway")
+            .metadata_document("https://gateway.example/client.json")
+            .request(Some("Bearer resource_metadata=\"x\"".into()));
+        assert!(plain.use_initial_scopes && plain.scopes.is_empty());
+        assert_eq!(plain.client_name.as_deref(), Some("gateway"));
+        assert_eq!(
+            plain.client_metadata_url.as_deref(),
+            Some("https://gateway.example/client.json")
+        );
+        assert!(plain.challenge.is_some() && plain.client_id.is_none());
+        let registered = SignIn::new("http://127.0.0.1:1/back", "gateway")
+            .registered("app", Some(Secret::new("s".into())))
+            .scopes(["docs:read"])
+            .request(None);
+        assert!(!registered.use_initial_scopes);
+        assert_eq!(registered.scopes, ["docs:read"]);
+        assert_eq!(registered.client_id.as_deref(), Some("app"));
+        assert_eq!(registered.client_secret.as_deref(), Some("s"));
+        let shown = format!(
+            "{:?}",
+            SignIn::new("x", "y").registered("app", Some(Secret::new("s3cret".into())))
+        );
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 }

@@ -19,6 +19,14 @@ use sse_stream::Sse;
 #[derive(Clone, Default)]
 pub(super) struct TracedClient(reqwest::Client);
 
+impl TracedClient {
+    /// `client`, its requests traced.
+    #[cfg(feature = "mcp-oauth")]
+    pub(super) fn new(client: reqwest::Client) -> Self {
+        Self(client)
+    }
+}
+
 /// `headers` with the trace context of `message`'s `_meta`, when telemetry is on.
 fn with_trace_context(
     message: &ClientJsonRpcMessage,

@@ -310,6 +310,47 @@ impl tool_runtime::tool::peer::Peer for AcceptsForms {
     }
 }
 
+/// The sign-in of the scenarios that authorize a user: the client is the one of the suite's
+/// metadata document, or registers itself, or the one the scenario registered beforehand.
+fn sign_in(context: &Value) -> tool_runtime::mcp::SignIn {
+    use tool_runtime::Secret;
+    let sign_in =
+        tool_runtime::mcp::SignIn::new("http://localhost:3000/callback", "conformance-client")
+            .metadata_document("https://conformance-test.local/client-metadata.json");
+    match (
+        context["client_id"].as_str(),
+        context["client_secret"].as_str(),
+    ) {
+        (Some(id), secret) => sign_in.registered(id, secret.map(|s| Secret::new(s.to_owned()))),
+        (None, _) => sign_in,
+    }
+}
+
+/// The suite's authorization server approves at once: its page redirects straight back, and
+/// the redirect is read without being followed.
+struct Headless;
+
+impl tool_runtime::mcp::Browser for Headless {
+    fn visit(
+        &self,
+        url: String,
+    ) -> futures_util::future::BoxFuture<'static, Result<String, ToolError>> {
+        Box::pin(async move {
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(ToolError::internal)?;
+            let answer = client.get(&url).send().await.map_err(ToolError::internal)?;
+            answer
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_owned)
+                .ok_or_else(|| ToolError::internal("the authorization page did not redirect"))
+        })
+    }
+}
+
 /// The client credentials a scenario gives: a secret, or a PEM key to sign with.
 fn as_application(
     context: &Value,
@@ -364,6 +405,8 @@ pub async fn client(url: &str) -> std::process::ExitCode {
                 return std::process::ExitCode::FAILURE;
             }
         }
+    } else if scenario.starts_with("auth/") {
+        server.signed_in(sign_in(&context), std::sync::Arc::new(Headless))
     } else {
         server
     };
