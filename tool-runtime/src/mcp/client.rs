@@ -115,6 +115,10 @@ enum Transport {
     },
 }
 
+/// How many times one request to a mount behind authorization signs in again when the server
+/// refuses its token.
+pub(super) const SIGN_INS: usize = 3;
+
 /// The session with the server, if one is open, and when the last attempt to open one was.
 #[derive(Default)]
 struct Connection {
@@ -125,6 +129,9 @@ struct Connection {
     /// Whether a session was ever open (a new one after it is a reconnection).
     was_open: bool,
     last_error: Option<String>,
+    /// The server's challenge to the token of the session it refused: the next session signs
+    /// in with it.
+    challenge: Option<String>,
 }
 
 impl RemoteServer {
@@ -354,7 +361,8 @@ impl RemoteServer {
             return Err(self.unavailable(&why));
         }
         connection.last_attempt = Some(Instant::now());
-        let opened = tokio::time::timeout(self.connect_timeout, self.connect()).await;
+        let challenge = connection.challenge.take();
+        let opened = tokio::time::timeout(self.connect_timeout, self.connect(challenge)).await;
         let opened = opened.unwrap_or_else(|_| {
             Err(format!(
                 "no answer within {} s",
@@ -392,7 +400,13 @@ impl RemoteServer {
         }
     }
 
-    async fn connect(&self) -> Result<RunningService<RoleClient, Handler>, String> {
+    /// A new session; `challenge`, the server's refusal of the last session's token.
+    async fn connect(
+        &self,
+        challenge: Option<String>,
+    ) -> Result<RunningService<RoleClient, Handler>, String> {
+        #[cfg(not(feature = "mcp-oauth"))]
+        let _ = challenge;
         let handler = self.handler();
         match &self.transport {
             Transport::Stdio {
@@ -441,7 +455,8 @@ impl RemoteServer {
                 }
                 #[cfg(feature = "mcp-oauth")]
                 if let Some(identity) = &self.identity {
-                    return super::oauth_client::connect(self, identity, url, config).await;
+                    return super::oauth_client::connect(self, identity, url, config, challenge)
+                        .await;
                 }
                 #[cfg(feature = "otel")]
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
@@ -456,6 +471,43 @@ impl RemoteServer {
                     .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
             }
         }
+    }
+
+    /// Whether a refused token can be replaced: a mount behind authorization.
+    #[cfg_attr(
+        not(feature = "mcp-oauth"),
+        allow(clippy::unused_self, reason = "a mount signs in only with `mcp-oauth`")
+    )]
+    pub(super) fn can_sign_in(&self) -> bool {
+        #[cfg(feature = "mcp-oauth")]
+        return self.identity.is_some();
+        #[cfg(not(feature = "mcp-oauth"))]
+        false
+    }
+
+    /// Whether `e` is the server refusing the session's token (`401`) or its scope (`403`
+    /// `insufficient_scope`), for a mount that can get another: the session is then dropped,
+    /// and the next one signs in again, answering the server's challenge. A request tries so
+    /// at most [`SIGN_INS`] times.
+    #[cfg_attr(
+        not(feature = "mcp-oauth"),
+        allow(
+            clippy::unused_async,
+            reason = "a mount signs in only with `mcp-oauth`"
+        )
+    )]
+    pub(super) async fn signs_in_again(&self, e: &rmcp::ServiceError) -> bool {
+        #[cfg(feature = "mcp-oauth")]
+        if self.identity.is_some()
+            && let Some(challenge) = super::oauth_client::challenge_of(e)
+        {
+            let mut connection = self.connection.lock().await;
+            connection.service = None;
+            connection.challenge = Some(challenge);
+            return true;
+        }
+        let _ = e;
+        false
     }
 
     /// Forgets a session that failed, so the next call opens a new one.

@@ -9,11 +9,47 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use tracing::Instrument as _;
 
-use super::client::{RemoteServer, failure_of, protocol_of, result_of};
+use super::client::{RemoteServer, SIGN_INS, failure_of, protocol_of, result_of};
 use super::trace::Sent;
 use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::toolset::{Health, Toolset, ToolsetTool};
+
+impl RemoteServer {
+    /// One `tools/call` of `tool` with `params`, in a session: its answer, or `unavailable`
+    /// when no session opens.
+    async fn call_once(
+        &self,
+        tool: &str,
+        mut params: CallToolRequestParams,
+        ctx: &CallContext,
+    ) -> Result<Result<rmcp::model::CallToolResult, rmcp::ServiceError>, ToolError> {
+        let service = self.session().await?;
+        let sent = Sent::new("tools/call", Some(tool), self.url());
+        params.meta = sent.meta(params.meta.take());
+        // In flight until it returns or is dropped: what the server asks meanwhile (an
+        // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`, in
+        // the request's span.
+        let _in_flight = self.calls.enter(ctx.clone(), sent.span.clone());
+        // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
+        // server `notifications/cancelled`.
+        let answer = super::remote_call::call(&service, params, ctx, &sent.span)
+            .instrument(sent.span.clone())
+            .await;
+        let protocol = protocol_of(&service);
+        match &answer {
+            Ok(result) => {
+                let failed = result.is_error == Some(true);
+                sent.ended(failed.then_some("tool_error"), None, protocol.as_deref());
+            }
+            Err(e) => {
+                let (error, code) = failure_of(e);
+                sent.ended(Some(&error), code, protocol.as_deref());
+            }
+        }
+        Ok(answer)
+    }
+}
 
 impl Toolset for RemoteServer {
     fn name(&self) -> &str {
@@ -22,13 +58,19 @@ impl Toolset for RemoteServer {
 
     fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolsetTool>, ToolError>> {
         Box::pin(async move {
-            let service = self.session().await?;
-            let listed = match self.list(&service).await {
-                Ok(tools) => tools,
-                Err(e) => {
-                    let why = format!("tools/list failed: {e}");
-                    self.lost(&why).await;
-                    return Err(self.unavailable(&why));
+            let mut sign_ins = 0;
+            let listed = loop {
+                let service = self.session().await?;
+                match self.list(&service).await {
+                    Ok(tools) => break tools,
+                    Err(e) if sign_ins < SIGN_INS && self.signs_in_again(&e).await => {
+                        sign_ins += 1;
+                    }
+                    Err(e) => {
+                        let why = format!("tools/list failed: {e}");
+                        self.lost(&why).await;
+                        return Err(self.unavailable(&why));
+                    }
                 }
             };
             let mut tools = Vec::with_capacity(listed.len());
@@ -58,33 +100,23 @@ impl Toolset for RemoteServer {
         ctx: CallContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let service = self.session().await?;
-            let sent = Sent::new("tools/call", Some(tool), self.url());
             let mut params = CallToolRequestParams::new(tool.to_owned());
             if let Value::Object(arguments) = args {
                 params.arguments = Some(arguments);
             }
-            params.meta = sent.meta(params.meta.take());
-            // In flight until it returns or is dropped: what the server asks meanwhile (an
-            // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`,
-            // in the request's span.
-            let _in_flight = self.calls.enter(ctx.clone(), sent.span.clone());
-            // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
-            // server `notifications/cancelled`.
-            let answer = super::remote_call::call(&service, params, &ctx, &sent.span)
-                .instrument(sent.span.clone())
-                .await;
-            let protocol = protocol_of(&service);
-            match &answer {
-                Ok(result) => {
-                    let failed = result.is_error == Some(true);
-                    sent.ended(failed.then_some("tool_error"), None, protocol.as_deref());
+            let mut sign_ins = 0;
+            let answer = loop {
+                // Kept for a retry only where a refused token can be replaced.
+                let again = (sign_ins < SIGN_INS && self.can_sign_in()).then(|| params.clone());
+                let answer = self.call_once(tool, params, &ctx).await?;
+                match (answer, again) {
+                    (Err(e), Some(again)) if self.signs_in_again(&e).await => {
+                        sign_ins += 1;
+                        params = again;
+                    }
+                    (answer, _) => break answer,
                 }
-                Err(e) => {
-                    let (error, code) = failure_of(e);
-                    sent.ended(Some(&error), code, protocol.as_deref());
-                }
-            }
+            };
             match answer {
                 Ok(result) => result_of(&self.name, tool, result),
                 Err(rmcp::ServiceError::McpError(e)) => Err(ToolError::new(

@@ -253,12 +253,14 @@ pub(crate) enum Identity {
     User(SignIn, Arc<dyn Browser>),
 }
 
-/// A session with `server`, at `url` with `config`, as `identity`.
+/// A session with `server`, at `url` with `config`, as `identity`; `challenge`, the server's
+/// refusal of the last session's token.
 pub(super) async fn connect(
     server: &RemoteServer,
     identity: &Identity,
     url: &str,
     config: StreamableHttpClientTransportConfig,
+    challenge: Option<String>,
 ) -> Result<RunningService<RoleClient, Handler>, String> {
     let handshake = |e: rmcp::service::ClientInitializeError| {
         format!("the MCP handshake with {url} failed: {e}")
@@ -267,19 +269,24 @@ pub(super) async fn connect(
     let http = match identity {
         Identity::Application(credentials) => authorized(url, credentials, http).await?,
         Identity::User(sign_in, browser) => {
-            // The server's challenge, from a handshake without a token: one that needs none
-            // is spoken to as it is.
-            let bare = StreamableHttpClientTransport::with_client(http_client()?, config.clone());
-            let challenge = match server
-                .handler()
-                .serve_with_lifecycle(bare, server.lifecycle())
-                .await
-            {
-                Ok(service) => return Ok(service),
-                Err(e) => match e.auth_challenge() {
-                    Some(challenge) => Some(challenge.to_owned()),
-                    None => return Err(handshake(e)),
-                },
+            // The server's challenge, from a handshake without a token, unless it refused the
+            // last session's: a server that needs none is spoken to as it is.
+            let challenge = if challenge.is_some() {
+                challenge
+            } else {
+                let bare =
+                    StreamableHttpClientTransport::with_client(http_client()?, config.clone());
+                match server
+                    .handler()
+                    .serve_with_lifecycle(bare, server.lifecycle())
+                    .await
+                {
+                    Ok(service) => return Ok(service),
+                    Err(e) => match e.auth_challenge() {
+                        Some(challenge) => Some(challenge.to_owned()),
+                        None => return Err(handshake(e)),
+                    },
+                }
             };
             signed_in(url, sign_in, Arc::clone(browser), challenge, http).await?
         }
@@ -290,6 +297,27 @@ pub(super) async fn connect(
         .serve_with_lifecycle(transport, server.lifecycle())
         .await
         .map_err(handshake)
+}
+
+/// The server's challenge in `e`, when it refused the session's token (`401`) or its scope
+/// (`403` `insufficient_scope`).
+pub(super) fn challenge_of(e: &rmcp::ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    // The SDK's send error does not name its transport error as its source.
+    let rmcp::ServiceError::TransportSend(sent) = e else {
+        return None;
+    };
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(sent.error.as_ref());
+    while let Some(current) = source {
+        if let Some(refused) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(refused.www_authenticate_header.clone());
+        }
+        if let Some(refused) = current.downcast_ref::<InsufficientScopeError>() {
+            return Some(refused.www_authenticate_header.clone());
+        }
+        source = current.source();
+    }
+    None
 }
 
 /// The HTTP client of a mount behind authorization: never redirected (a token stays with the
