@@ -455,7 +455,11 @@ impl RemoteServer {
                 }
                 #[cfg(feature = "mcp-oauth")]
                 if let Some(identity) = &self.identity {
-                    return super::oauth_client::connect(self, identity, url, config, challenge)
+                    let opening = super::oauth_client::Opening {
+                        handler: &|| self.handler(),
+                        lifecycle: &|| self.lifecycle(),
+                    };
+                    return super::oauth_client::connect(opening, identity, url, config, challenge)
                         .await;
                 }
                 #[cfg(feature = "otel")]

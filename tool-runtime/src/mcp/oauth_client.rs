@@ -19,7 +19,6 @@ use rmcp::transport::auth::{
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use super::RemoteServer;
 use super::relay::Handler;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
@@ -253,10 +252,16 @@ pub(crate) enum Identity {
     User(SignIn, Arc<dyn Browser>),
 }
 
-/// A session with `server`, at `url` with `config`, as `identity`; `challenge`, the server's
-/// refusal of the last session's token.
+/// What a session is opened with: the client's handler and lifecycle, each made anew.
+pub(super) struct Opening<'a> {
+    pub(super) handler: &'a (dyn Fn() -> Handler + Sync),
+    pub(super) lifecycle: &'a (dyn Fn() -> rmcp::ClientLifecycleMode + Sync),
+}
+
+/// A session at `url` with `config`, as `identity`; `challenge`, the server's refusal of the
+/// last session's token.
 pub(super) async fn connect(
-    server: &RemoteServer,
+    opening: Opening<'_>,
     identity: &Identity,
     url: &str,
     config: StreamableHttpClientTransportConfig,
@@ -276,9 +281,8 @@ pub(super) async fn connect(
             } else {
                 let bare =
                     StreamableHttpClientTransport::with_client(http_client()?, config.clone());
-                match server
-                    .handler()
-                    .serve_with_lifecycle(bare, server.lifecycle())
+                match (opening.handler)()
+                    .serve_with_lifecycle(bare, (opening.lifecycle)())
                     .await
                 {
                     Ok(service) => return Ok(service),
@@ -292,9 +296,8 @@ pub(super) async fn connect(
         }
     };
     let transport = StreamableHttpClientTransport::with_client(http, config);
-    server
-        .handler()
-        .serve_with_lifecycle(transport, server.lifecycle())
+    (opening.handler)()
+        .serve_with_lifecycle(transport, (opening.lifecycle)())
         .await
         .map_err(handshake)
 }
