@@ -1,7 +1,8 @@
 //! OAuth 2.1 on HTTP and `/mcp`: tokens of a real authorization server (oidc-provider) as JWTs
 //! and as opaque tokens by introspection, the protected resource metadata and challenges, the
 //! scopes decided in the pipeline, tokens that must be refused (minted by oauth2-mock-server),
-//! and which front ends refuse a token (a rotated key is tested with replicas, in the demo).
+//! which front ends refuse a token (a rotated key is tested with replicas, in the demo), and a
+//! gateway that mounts such a server as the application (client credentials).
 #![allow(clippy::too_many_lines)] // Reason: each test walks one issuer's tokens through HTTP and MCP, in order.
 
 use std::sync::Arc;
@@ -646,6 +647,56 @@ async fn the_official_python_and_both_typescript_clients_log_in_and_step_up_by_t
     for sdk in ["1", "2"] {
         let script = ["node/oauth_client.mjs", "--sdk", sdk];
         client_logs_in("node".as_ref(), &script, &resource, &checks).await;
+    }
+    drop(servers);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_reaches_a_server_behind_a_real_authorization_server_as_the_application() {
+    use tool_runtime::Secret;
+    use tool_runtime::mcp::{ClientCredentials, RemoteServer};
+    let (base, listener) = listener().await;
+    let resource = format!("{base}/mcp");
+    let servers = AuthServers::start(&resource, "devices:read devices:admin");
+    let oauth = OAuth::builder(&servers.oidc, &resource)
+        .scopes_supported(["devices:read", "devices:admin"])
+        .build()
+        .unwrap();
+    serve(listener, ServerOptions::default().oauth(oauth));
+    let gateway = || Registry::builder().without_inventory().build().unwrap();
+    // Without credentials the server is not reached.
+    let refused = gateway()
+        .mount(RemoteServer::http("up", &resource))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("Auth required"), "{refused}");
+    // Wrong credentials: no token, and the mount says so.
+    let wrong = ClientCredentials::secret("jwt-client", Secret::new("not-the-secret".into()));
+    let refused = gateway()
+        .mount(RemoteServer::http("up", &resource).as_application(wrong))
+        .await
+        .unwrap_err();
+    let refused = refused.to_string();
+    assert!(refused.contains("no token"), "{refused}");
+    // As the application, with the read scope: every caller of the gateway is the application
+    // upstream, whoever they are here.
+    let credentials = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
+        .scopes(["devices:read"]);
+    let registry = gateway();
+    registry
+        .mount(RemoteServer::http("up", &resource).as_application(credentials))
+        .await
+        .unwrap();
+    for principal in ["alice", "bob"] {
+        let caller = Caller::new(Source::Http).principal(principal).confirm(true);
+        let who = registry.call("up-whoami", json!({}), caller.clone()).await;
+        assert_eq!(
+            who.outcome.unwrap(),
+            json!({"result": format!("{}#jwt-client", servers.oidc)})
+        );
+        let listed = registry.call("up-device_list", json!({}), caller).await;
+        assert_eq!(listed.outcome.unwrap(), json!({"result": ["d1"]}));
     }
     drop(servers);
 }

@@ -489,10 +489,10 @@ impl RemoteServer {
         false
     }
 
-    /// Whether `e` is the server refusing the session's token (`401`) or its scope (`403`
-    /// `insufficient_scope`), for a mount that can get another: the session is then dropped,
-    /// and the next one signs in again, answering the server's challenge. A request tries so
-    /// at most [`SIGN_INS`] times.
+    /// Whether `e` is the server refusing the session's token (`401`), or the scope of a
+    /// signed-in user's (`403` `insufficient_scope`), for a mount that can get another: the
+    /// session is then dropped, and the next one signs in again, answering the server's
+    /// challenge. A request tries so at most [`SIGN_INS`] times.
     #[cfg_attr(
         not(feature = "mcp-oauth"),
         allow(
@@ -502,8 +502,8 @@ impl RemoteServer {
     )]
     pub(super) async fn signs_in_again(&self, e: &rmcp::ServiceError) -> bool {
         #[cfg(feature = "mcp-oauth")]
-        if self.identity.is_some()
-            && let Some(challenge) = super::oauth_client::challenge_of(e)
+        if let Some(identity) = &self.identity
+            && let Some(challenge) = super::oauth_client::challenge_of(identity, e)
         {
             let mut connection = self.connection.lock().await;
             connection.service = None;

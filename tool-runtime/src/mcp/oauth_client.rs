@@ -302,9 +302,10 @@ pub(super) async fn connect(
         .map_err(handshake)
 }
 
-/// The server's challenge in `e`, when it refused the session's token (`401`) or its scope
-/// (`403` `insufficient_scope`).
-pub(super) fn challenge_of(e: &rmcp::ServiceError) -> Option<String> {
+/// The server's challenge in `e`, when it refused the session's token (`401`) or, to a user
+/// who can be asked for more, its scope (`403` `insufficient_scope`): an application asks for
+/// the scopes it was given, and a new token would have no more.
+pub(super) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Option<String> {
     use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
     // The SDK's send error does not name its transport error as its source.
     let rmcp::ServiceError::TransportSend(sent) = e else {
@@ -316,7 +317,8 @@ pub(super) fn challenge_of(e: &rmcp::ServiceError) -> Option<String> {
             return Some(refused.www_authenticate_header.clone());
         }
         if let Some(refused) = current.downcast_ref::<InsufficientScopeError>() {
-            return Some(refused.www_authenticate_header.clone());
+            return matches!(identity, Identity::User(..))
+                .then(|| refused.www_authenticate_header.clone());
         }
         source = current.source();
     }
@@ -441,6 +443,54 @@ mod tests {
                 assert_eq!(resource.as_deref(), Some("http://127.0.0.1:1/mcp"));
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_token_is_replaced_and_a_refused_scope_only_for_a_user() {
+        use rmcp::transport::DynamicTransportError;
+        use rmcp::transport::streamable_http_client::{
+            AuthRequiredError, InsufficientScopeError, StreamableHttpError,
+        };
+        let sent = |error: StreamableHttpError<std::io::Error>| {
+            rmcp::ServiceError::TransportSend(DynamicTransportError::from_parts(
+                "test",
+                std::any::TypeId::of::<()>(),
+                Box::new(error),
+            ))
+        };
+        let expired = sent(StreamableHttpError::AuthRequired(AuthRequiredError::new(
+            "Bearer error=\"invalid_token\"".into(),
+        )));
+        let narrow = sent(StreamableHttpError::InsufficientScope(
+            InsufficientScopeError::new("Bearer scope=\"admin\"".into(), Some("admin".into())),
+        ));
+        let app = Identity::Application(ClientCredentials::secret("a", Secret::new("s".into())));
+        let user = Identity::User(
+            SignIn::new("http://127.0.0.1:1/back", "g"),
+            Arc::new(Nobody),
+        );
+        for identity in [&app, &user] {
+            assert!(
+                challenge_of(identity, &expired)
+                    .unwrap()
+                    .contains("invalid_token")
+            );
+        }
+        assert!(challenge_of(&app, &narrow).is_none());
+        assert_eq!(
+            challenge_of(&user, &narrow).as_deref(),
+            Some("Bearer scope=\"admin\"")
+        );
+        assert!(challenge_of(&user, &rmcp::ServiceError::TransportClosed).is_none());
+    }
+
+    /// A browser no one uses.
+    struct Nobody;
+
+    impl Browser for Nobody {
+        fn visit(&self, _: String) -> BoxFuture<'static, Result<String, ToolError>> {
+            Box::pin(std::future::ready(Err(ToolError::internal("no browser"))))
         }
     }
 
