@@ -54,6 +54,8 @@
 mod client;
 #[cfg(feature = "mcp-client")]
 mod client_items;
+#[cfg(feature = "mcp-oauth")]
+mod loopback;
 #[cfg(feature = "mcp-client")]
 mod mount;
 #[cfg(feature = "mcp-oauth")]
@@ -96,6 +98,8 @@ pub use crate::front::state_key::{RequestStateKey, RequestStateKeyError};
 pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
+#[cfg(feature = "mcp-oauth")]
+pub use loopback::LoopbackBrowser;
 #[cfg(feature = "mcp-oauth")]
 pub use oauth_client::{Browser, ClientCredentials, SignIn};
 pub use pages::PAGE_SIZE;

@@ -312,11 +312,10 @@ impl tool_runtime::tool::peer::Peer for AcceptsForms {
 
 /// The sign-in of the scenarios that authorize a user: the client is the one of the suite's
 /// metadata document, or registers itself, or the one the scenario registered beforehand.
-fn sign_in(context: &Value) -> tool_runtime::mcp::SignIn {
+fn sign_in(context: &Value, redirect_uri: &str) -> tool_runtime::mcp::SignIn {
     use tool_runtime::Secret;
-    let sign_in =
-        tool_runtime::mcp::SignIn::new("http://localhost:3000/callback", "conformance-client")
-            .metadata_document("https://conformance-test.local/client-metadata.json");
+    let sign_in = tool_runtime::mcp::SignIn::new(redirect_uri, "conformance-client")
+        .metadata_document("https://conformance-test.local/client-metadata.json");
     match (
         context["client_id"].as_str(),
         context["client_secret"].as_str(),
@@ -326,29 +325,15 @@ fn sign_in(context: &Value) -> tool_runtime::mcp::SignIn {
     }
 }
 
-/// The suite's authorization server approves at once: its page redirects straight back, and
-/// the redirect is read without being followed.
-struct Headless;
-
-impl tool_runtime::mcp::Browser for Headless {
-    fn visit(
-        &self,
-        url: String,
-    ) -> futures_util::future::BoxFuture<'static, Result<String, ToolError>> {
-        Box::pin(async move {
-            let client = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(ToolError::internal)?;
-            let answer = client.get(&url).send().await.map_err(ToolError::internal)?;
-            answer
-                .headers()
-                .get("location")
-                .and_then(|l| l.to_str().ok())
-                .map(str::to_owned)
-                .ok_or_else(|| ToolError::internal("the authorization page did not redirect"))
-        })
-    }
+/// Opens the authorization page as a browser would, following its redirects: back to the
+/// loopback port, where the sign-in waits.
+fn follow(url: &str) {
+    let url = url.to_owned();
+    tokio::spawn(async move {
+        if let Err(e) = reqwest::get(&url).await {
+            eprintln!("the authorization page: {e}");
+        }
+    });
 }
 
 /// The client credentials a scenario gives: a secret, or a PEM key to sign with.
@@ -406,7 +391,17 @@ pub async fn client(url: &str) -> std::process::ExitCode {
             }
         }
     } else if scenario.starts_with("auth/") {
-        server.signed_in(sign_in(&context), std::sync::Arc::new(Headless))
+        // The user's browser is a client that follows the authorization server's redirect back
+        // to the loopback port: the suite's authorization server approves at once.
+        let browser = match tool_runtime::mcp::LoopbackBrowser::bind().await {
+            Ok(browser) => browser.opening_with(follow),
+            Err(e) => {
+                eprintln!("{e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        };
+        let sign_in = sign_in(&context, browser.redirect_uri());
+        server.signed_in(sign_in, std::sync::Arc::new(browser))
     } else {
         server
     };
