@@ -129,8 +129,8 @@ struct Connection {
     /// Whether a session was ever open (a new one after it is a reconnection).
     was_open: bool,
     last_error: Option<String>,
-    /// The server's challenge to the token of the session it refused: the next session signs
-    /// in with it.
+    /// The server's challenge to the token of the connection it refused: the next connection
+    /// signs in with it.
     challenge: Option<String>,
 }
 
@@ -265,7 +265,7 @@ impl RemoteServer {
     /// Reaches an HTTP server behind MCP authorization as the application itself, with a token
     /// the server's authorization server gives `credentials` (the client credentials grant):
     /// one token for every caller of this mount, none of their own tokens passed on. The token
-    /// is got when the session opens, and again when a session is opened after it was refused.
+    /// is got when the connection opens, and again when it is opened anew after a refusal.
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
     pub fn as_application(mut self, credentials: super::ClientCredentials) -> Self {
@@ -276,7 +276,7 @@ impl RemoteServer {
     /// Reaches an HTTP server behind MCP authorization as a user `browser` signs in, as
     /// `sign_in` says (the authorization code grant with PKCE), when the server asks for a
     /// token: one user for every caller of this mount, as a command line's own user is. The
-    /// user signs in when the session opens, and again when a session is opened after its
+    /// user signs in when the connection opens, and again when it is opened anew after its
     /// token was refused.
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
@@ -400,7 +400,7 @@ impl RemoteServer {
         }
     }
 
-    /// A new session; `challenge`, the server's refusal of the last session's token.
+    /// A new connection; `challenge`, the server's refusal of the last connection's token.
     async fn connect(
         &self,
         challenge: Option<String>,
@@ -491,7 +491,7 @@ impl RemoteServer {
 
     /// Whether `e` is the server refusing the session's token (`401`), or the scope of a
     /// signed-in user's (`403` `insufficient_scope`), for a mount that can get another: the
-    /// session is then dropped, and the next one signs in again, answering the server's
+    /// connection is then dropped, and the next one signs in again, answering the server's
     /// challenge. A request tries so at most [`SIGN_INS`] times.
     #[cfg_attr(
         not(feature = "mcp-oauth"),

@@ -16,8 +16,8 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::toolset::{Health, Toolset, ToolsetTool};
 
 impl RemoteServer {
-    /// One `tools/call` of `tool` with `params`, in a session: its answer, or `unavailable`
-    /// when no session opens.
+    /// One `tools/call` of `tool` with `params`, on a connection: its answer, or `unavailable`
+    /// when none opens.
     async fn call_once(
         &self,
         tool: &str,

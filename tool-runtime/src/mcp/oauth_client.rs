@@ -4,7 +4,7 @@
 //! code grant with PKCE). Either finds the authorization server from the server's protected
 //! resource metadata (RFC 9728, named by its `401`, then RFC 8414 or OpenID discovery), asks
 //! for a token for this server (the resource indicator), and sends it on every request; a
-//! session whose token is refused is opened again with a new one.
+//! connection whose token is refused is opened again with a new one.
 
 use std::sync::Arc;
 
@@ -252,14 +252,14 @@ pub(crate) enum Identity {
     User(SignIn, Arc<dyn Browser>),
 }
 
-/// What a session is opened with: the client's handler and lifecycle, each made anew.
+/// What a connection is opened with: the client's handler and lifecycle, each made anew.
 pub(super) struct Opening<'a> {
     pub(super) handler: &'a (dyn Fn() -> Handler + Sync),
     pub(super) lifecycle: &'a (dyn Fn() -> rmcp::ClientLifecycleMode + Sync),
 }
 
-/// A session at `url` with `config`, as `identity`; `challenge`, the server's refusal of the
-/// last session's token.
+/// A connection at `url` with `config`, as `identity`; `challenge`, the server's refusal of
+/// the last connection's token.
 pub(super) async fn connect(
     opening: Opening<'_>,
     identity: &Identity,
@@ -275,7 +275,7 @@ pub(super) async fn connect(
         Identity::Application(credentials) => authorized(url, credentials, http).await?,
         Identity::User(sign_in, browser) => {
             // The server's challenge, from a handshake without a token, unless it refused the
-            // last session's: a server that needs none is spoken to as it is.
+            // last connection's: a server that needs none is spoken to as it is.
             let challenge = if challenge.is_some() {
                 challenge
             } else {
@@ -302,7 +302,7 @@ pub(super) async fn connect(
         .map_err(handshake)
 }
 
-/// The server's challenge in `e`, when it refused the session's token (`401`) or, to a user
+/// The server's challenge in `e`, when it refused the connection's token (`401`) or, to a user
 /// who can be asked for more, its scope (`403` `insufficient_scope`): an application asks for
 /// the scopes it was given, and a new token would have no more.
 pub(super) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Option<String> {
