@@ -105,7 +105,7 @@ impl Registry {
         let request = caller.cancellation_token().cloned().unwrap_or_default();
         let cancel = CancellationToken::new();
         let peer = Arc::new(SwitchPeer::new(caller.given_peer().cloned()));
-        let (point, detached) = DetachPoint::new(
+        let (point, mut detached) = DetachPoint::new(
             self.tasks.clone(),
             name,
             caller.given_principal(),
@@ -119,7 +119,6 @@ impl Registry {
         let tool = name.to_owned();
         let mut run =
             tokio::spawn(async move { registry.handle(CallTool::new(&tool, args), caller).await });
-        let mut detached = detached;
         let task = tokio::select! {
             answer = &mut run => return Started::Answered(joined(name, answer)),
             task = &mut detached => task.ok(),
