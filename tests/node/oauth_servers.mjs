@@ -24,6 +24,7 @@ const args = Object.fromEntries(
 );
 const resource = args.resource;
 const scopes = (args.scopes ?? 'devices:read devices:admin').split(' ');
+const accessTtl = Number(args['access-ttl'] ?? 600);
 
 async function signingKey(kid) {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -46,6 +47,10 @@ async function startProvider() {
     // MCP clients register themselves, and sign their user in with PKCE; the provider's own
     // login and consent pages (any login is accepted) are what the tests' users fill in.
     pkce: { required: () => true },
+    // Refresh tokens for the clients registered for them (a gateway keeping its users' tokens).
+    // Each refresh rotates the refresh token, and a rotated one used again is refused.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     jwks: { keys: [key] },
     scopes,
@@ -62,7 +67,7 @@ async function startProvider() {
         getResourceServerInfo: (_ctx, indicator, client) => ({
           scope: scopes.join(' '),
           audience: indicator,
-          accessTokenTTL: 600,
+          accessTokenTTL: accessTtl,
           accessTokenFormat: client?.clientId === 'opaque-client' ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),

@@ -29,10 +29,21 @@ impl AuthServers {
     /// When they do not start.
     #[must_use]
     pub fn start(resource: &str, scopes: &str) -> Self {
+        Self::start_with_token_lifetime(resource, scopes, 600)
+    }
+
+    /// [`start`](Self::start), oidc-provider's access tokens good for `seconds`.
+    ///
+    /// # Panics
+    ///
+    /// When they do not start.
+    #[must_use]
+    pub fn start_with_token_lifetime(resource: &str, scopes: &str, seconds: u32) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../node/oauth_servers.mjs");
         let mut child = Command::new(crate::node22())
             .arg(script)
             .args(["--resource", resource, "--scopes", scopes])
+            .args(["--access-ttl", &seconds.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -31,6 +31,7 @@ mod mcp_resources;
 mod mcp_resume;
 mod mcp_rounds;
 mod oauth;
+mod oauth_accounts;
 mod otel_mcp;
 mod output_cap;
 mod parsed_path;

@@ -39,7 +39,7 @@ async fn device_notes(id: String) -> String {
     format!("notes of {id}")
 }
 
-fn registry() -> Arc<Registry> {
+pub(crate) fn registry() -> Arc<Registry> {
     Arc::new(
         Registry::builder()
             .without_inventory()
@@ -55,7 +55,7 @@ fn registry() -> Arc<Registry> {
 
 /// A server on a port chosen first, so that its URL can be the audience its authorization
 /// server issues tokens for: `(base, listener)`.
-async fn listener() -> (String, tokio::net::TcpListener) {
+pub(crate) async fn listener() -> (String, tokio::net::TcpListener) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     (
         format!("http://{}", listener.local_addr().unwrap()),
@@ -63,8 +63,17 @@ async fn listener() -> (String, tokio::net::TcpListener) {
     )
 }
 
-fn serve(listener: tokio::net::TcpListener, options: ServerOptions) {
-    let app = tool_runtime::app::router(registry(), options);
+pub(crate) fn serve(listener: tokio::net::TcpListener, options: ServerOptions) {
+    serve_registry(listener, registry(), options);
+}
+
+/// Serves `registry` on `listener` with `options`.
+pub(crate) fn serve_registry(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+    options: ServerOptions,
+) {
+    let app = tool_runtime::app::router(registry, options);
     tokio::spawn(tool_runtime::http::serve(
         listener,
         app,

@@ -221,6 +221,18 @@ impl ServerOptions {
         self
     }
 
+    /// Serves the pages of `accounts` under `/oauth/connect/`, where callers connect the
+    /// accounts that mounts acting as each of them need
+    /// ([`RemoteServer::per_user`](crate::mcp::RemoteServer::per_user)). The pages tell who
+    /// opened a link by signing the browser in at the authorization server of
+    /// [`oauth`](Self::oauth), which they need.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn connected_accounts(mut self, accounts: crate::mcp::ConnectedAccounts) -> Self {
+        self.access.accounts = Some(accounts);
+        self
+    }
+
     /// Serve callers on other machines without authentication. Off by default: turn it on only
     /// when something else guards the network.
     #[must_use]

@@ -487,13 +487,19 @@ impl Finish {
 
 /// Paths served without a token: the health and readiness checks (probes carry no token), the
 /// browser console's page and assets, which hold no data (all the console shows comes from
-/// routes that need one), and the protected resource metadata, which tells a client where to
-/// get a token.
+/// routes that need one), the protected resource metadata, which tells a client where to
+/// get a token, and the pages that connect accounts.
 const PUBLIC: [&str; 5] = ["/healthz", "/readyz", "/", "/console.js", "/console.css"];
 
 fn is_public(path: &str) -> bool {
-    PUBLIC.contains(&path) || path.starts_with(challenge::METADATA_PATH)
+    PUBLIC.contains(&path)
+        || path.starts_with(challenge::METADATA_PATH)
+        || path.starts_with(CONNECT_PAGES)
 }
+
+/// The pages where callers connect accounts: a browser opens them without a token, and each
+/// signs it in itself.
+const CONNECT_PAGES: &str = "/oauth/connect/";
 
 /// The caller's identity as authentication finds it (`None` on a server without
 /// authentication, or on a public path without a valid token), or the response that refuses

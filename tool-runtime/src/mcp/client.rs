@@ -91,7 +91,10 @@ pub struct RemoteServer {
     pub(super) task_mode: crate::tool::TaskMode,
     /// Who it is to an authorization server: the application, or a signed-in user.
     #[cfg(feature = "mcp-oauth")]
-    pub(super) identity: Option<super::oauth_client::Identity>,
+    pub(super) identity: Option<super::oauth::Identity>,
+    /// A connection per caller, for a mount that acts as each.
+    #[cfg(feature = "mcp-oauth")]
+    pub(super) users: super::oauth::Users,
     connection: tokio::sync::Mutex<Connection>,
     pub(super) changed: tokio::sync::broadcast::Sender<()>,
     /// The server's resource updates and resource and prompt list changes.
@@ -190,6 +193,8 @@ impl RemoteServer {
             task_mode: crate::tool::TaskMode::Forbidden,
             #[cfg(feature = "mcp-oauth")]
             identity: None,
+            #[cfg(feature = "mcp-oauth")]
+            users: super::oauth::Users::default(),
             connection: tokio::sync::Mutex::new(Connection::default()),
             changed: tokio::sync::broadcast::channel(4).0,
             item_changes: tokio::sync::broadcast::channel(256).0,
@@ -269,7 +274,7 @@ impl RemoteServer {
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
     pub fn as_application(mut self, credentials: super::ClientCredentials) -> Self {
-        self.identity = Some(super::oauth_client::Identity::Application(credentials));
+        self.identity = Some(super::oauth::Identity::Application(credentials));
         self
     }
 
@@ -281,7 +286,7 @@ impl RemoteServer {
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
     pub fn signed_in(mut self, sign_in: super::SignIn, browser: Arc<dyn super::Browser>) -> Self {
-        self.identity = Some(super::oauth_client::Identity::User(sign_in, browser));
+        self.identity = Some(super::oauth::Identity::User(sign_in, browser));
         self
     }
 
@@ -392,11 +397,17 @@ impl RemoteServer {
 
     /// What the client answers the server with.
     pub(super) fn handler(&self) -> Handler {
+        self.handler_with(Arc::clone(&self.calls))
+    }
+
+    /// What the client answers the server with on a connection whose calls in flight are
+    /// `calls`.
+    pub(super) fn handler_with(&self, calls: Arc<InFlight>) -> Handler {
         Handler {
             server: self.name.clone(),
             changed: self.changed.clone(),
             items: self.item_changes.clone(),
-            calls: Arc::clone(&self.calls),
+            calls,
         }
     }
 
@@ -430,37 +441,15 @@ impl RemoteServer {
                     .await
                     .map_err(|e| format!("the MCP handshake failed: {e}"))
             }
-            Transport::Http {
-                url,
-                headers,
-                bearer,
-            } => {
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let mut custom = std::collections::HashMap::new();
-                for (name, value) in headers {
-                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                        .map_err(|e| format!("header `{name}`: {e}"))?;
-                    let mut value = reqwest::header::HeaderValue::from_str(value.expose())
-                        .map_err(|_| format!("header `{name}` has a value HTTP does not allow"))?;
-                    value.set_sensitive(true);
-                    custom.insert(name, value);
-                }
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(custom);
-                // Every caller of a gateway shares this one session: as many calls in flight
-                // as the server takes, not the SDK's default of 16.
-                config.max_concurrent_requests = MAX_IN_FLIGHT;
-                if let Some(token) = bearer {
-                    config = config.auth_header(token.expose().clone());
-                }
+            Transport::Http { url, .. } => {
+                let config = self.http_config()?;
                 #[cfg(feature = "mcp-oauth")]
                 if let Some(identity) = &self.identity {
-                    let opening = super::oauth_client::Opening {
+                    let opening = super::oauth::Opening {
                         handler: &|| self.handler(),
                         lifecycle: &|| self.lifecycle(),
                     };
-                    return super::oauth_client::connect(opening, identity, url, config, challenge)
-                        .await;
+                    return super::oauth::connect(opening, identity, url, config, challenge).await;
                 }
                 #[cfg(feature = "otel")]
                 let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
@@ -475,6 +464,41 @@ impl RemoteServer {
                     .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
             }
         }
+    }
+
+    /// How the SDK's client reaches an HTTP server: its URL and headers, its bearer token if
+    /// one is given.
+    pub(super) fn http_config(
+        &self,
+    ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String>
+    {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let Transport::Http {
+            url,
+            headers,
+            bearer,
+        } = &self.transport
+        else {
+            return Err("not an HTTP server".to_owned());
+        };
+        let mut custom = std::collections::HashMap::new();
+        for (name, value) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| format!("header `{name}`: {e}"))?;
+            let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                .map_err(|_| format!("header `{name}` has a value HTTP does not allow"))?;
+            value.set_sensitive(true);
+            custom.insert(name, value);
+        }
+        let mut config =
+            StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+        // Every caller of a gateway shares this one session: as many calls in flight as the
+        // server takes, not the SDK's default of 16.
+        config.max_concurrent_requests = MAX_IN_FLIGHT;
+        if let Some(token) = bearer {
+            config = config.auth_header(token.expose().clone());
+        }
+        Ok(config)
     }
 
     /// Whether a refused token can be replaced: a mount behind authorization.
@@ -503,7 +527,7 @@ impl RemoteServer {
     pub(super) async fn signs_in_again(&self, e: &rmcp::ServiceError) -> bool {
         #[cfg(feature = "mcp-oauth")]
         if let Some(identity) = &self.identity
-            && let Some(challenge) = super::oauth_client::challenge_of(identity, e)
+            && let Some(challenge) = super::oauth::challenge_of(identity, e)
         {
             let mut connection = self.connection.lock().await;
             connection.service = None;

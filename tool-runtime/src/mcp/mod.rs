@@ -54,12 +54,10 @@
 mod client;
 #[cfg(feature = "mcp-client")]
 mod client_items;
-#[cfg(feature = "mcp-oauth")]
-mod loopback;
 #[cfg(feature = "mcp-client")]
 mod mount;
 #[cfg(feature = "mcp-oauth")]
-mod oauth_client;
+mod oauth;
 #[cfg(feature = "mcp-client")]
 mod relay;
 #[cfg(feature = "mcp-client")]
@@ -99,9 +97,16 @@ pub use client::RemoteServer;
 #[cfg(feature = "http")]
 pub use events::MemoryEventStore;
 #[cfg(feature = "mcp-oauth")]
-pub use loopback::LoopbackBrowser;
+pub use oauth::LoopbackBrowser;
 #[cfg(feature = "mcp-oauth")]
-pub use oauth_client::{Browser, ClientCredentials, SignIn};
+pub(crate) use oauth::connect::routes as connect_routes;
+#[cfg(feature = "mcp-oauth")]
+pub(crate) use oauth::random_id as oauth_random_id;
+#[cfg(feature = "mcp-oauth")]
+pub use oauth::{
+    Browser, ClientCredentials, ConnectedAccounts, MemoryTokens, SignIn, TokenKeys, TokenLock,
+    TokenStore,
+};
 pub use pages::PAGE_SIZE;
 /// The official MCP SDK this front end is built on, whole: its types appear in this module's
 /// API (the session and event stores of streamable HTTP, under

@@ -24,13 +24,21 @@ impl RemoteServer {
         mut params: CallToolRequestParams,
         ctx: &CallContext,
     ) -> Result<Result<rmcp::model::CallToolResult, rmcp::ServiceError>, ToolError> {
-        let service = self.session().await?;
+        // A mount that acts as each caller calls on the caller's own connection.
+        #[cfg(feature = "mcp-oauth")]
+        let own = self.user_session(ctx).await?;
+        #[cfg(not(feature = "mcp-oauth"))]
+        let own = None;
+        let (service, calls) = match own {
+            Some(own) => own,
+            None => (self.session().await?, Arc::clone(&self.calls)),
+        };
         let sent = Sent::new("tools/call", Some(tool), self.url());
         params.meta = sent.meta(params.meta.take());
         // In flight until it returns or is dropped: what the server asks meanwhile (an
         // elicitation, sampling) and what it reports (progress, log messages) go to `ctx`, in
         // the request's span.
-        let _in_flight = self.calls.enter(ctx.clone(), sent.span.clone());
+        let _in_flight = calls.enter(ctx.clone(), sent.span.clone());
         // Dropped by the pipeline (a time-out, a caller gone), the SDK's request sends the
         // server `notifications/cancelled`.
         let answer = super::remote_call::call(&service, params, ctx, &sent.span)
@@ -109,6 +117,12 @@ impl Toolset for RemoteServer {
                 // Kept for a retry only where a refused token can be replaced.
                 let again = (sign_ins < SIGN_INS && self.can_sign_in()).then(|| params.clone());
                 let answer = self.call_once(tool, params, &ctx).await?;
+                #[cfg(feature = "mcp-oauth")]
+                if let Err(e) = &answer
+                    && let Some(refused) = self.user_refused(&ctx, e).await
+                {
+                    return Err(refused);
+                }
                 match (answer, again) {
                     (Err(e), Some(again)) if self.signs_in_again(&e).await => {
                         sign_ins += 1;

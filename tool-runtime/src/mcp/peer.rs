@@ -419,6 +419,20 @@ pub(super) fn can_elicit(capabilities: Option<&rmcp::model::ClientCapabilities>)
     })
 }
 
+/// Whether the client of this request opens URLs for its user (URL elicitation).
+pub(super) fn opens_urls(context: &RequestContext<RoleServer>) -> bool {
+    let url = |c: &rmcp::model::ClientCapabilities| {
+        c.elicitation.as_ref().is_some_and(|e| e.url.is_some())
+    };
+    match context.meta.client_capabilities() {
+        Some(c) => url(&c),
+        None => context
+            .peer
+            .peer_info()
+            .is_some_and(|i| url(&i.capabilities)),
+    }
+}
+
 fn unsupported(what: &str) -> ToolError {
     ToolError::new(
         ErrorKind::UNSUPPORTED,

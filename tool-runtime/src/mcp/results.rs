@@ -75,6 +75,28 @@ fn failure_text(e: &ToolError) -> String {
 
 /// A pipeline error that MCP answers as a JSON-RPC error (an unknown tool), with the
 /// pipeline's own message and details.
+/// A call that needs the caller's account at another service
+/// ([`AUTHORIZATION_REQUIRED`](crate::ErrorKind::AUTHORIZATION_REQUIRED)) as MCP's
+/// `URLElicitationRequiredError`: `-32042`, the page to open as a URL elicitation in `data`.
+pub(super) fn url_required(e: &ToolError) -> Option<ErrorData> {
+    let details = e.details()?;
+    let (url, id) = (
+        details["url"].as_str()?,
+        details["elicitation_id"].as_str()?,
+    );
+    let elicitation = json!({
+        "mode": "url",
+        "elicitationId": id,
+        "url": url,
+        "message": e.message(),
+    });
+    Some(ErrorData::new(
+        rmcp::model::ErrorCode(-32042),
+        e.message().to_owned(),
+        Some(json!({ "elicitations": [elicitation] })),
+    ))
+}
+
 pub(super) fn protocol_error(name: &str, e: &ToolError, code: i32) -> ErrorData {
     let mut data = json!({ "type": e.kind(), "tool": name });
     if let Some(Value::Object(details)) = e.details() {

@@ -187,6 +187,14 @@ impl McpServer {
                     tool.is_some_and(|t| crate::schema::walk::wraps_output(t.output_schema()));
                 Ok(success(value, wrapped).into())
             }
+            // A call that needs the caller's account elsewhere: the page to open, as a URL
+            // elicitation, to a client that opens URLs; to any other, a tool error naming it.
+            (Err(e), _)
+                if *e.kind() == crate::ErrorKind::AUTHORIZATION_REQUIRED
+                    && peer::opens_urls(context) =>
+            {
+                super::results::url_required(&e).map_or_else(|| Ok(failure(&e).into()), Err)
+            }
             (Err(e), tool) => match e.kind().jsonrpc_code() {
                 // The pipeline's "no such tool" (a tool's own error of that type comes with its
                 // tool): a protocol error.

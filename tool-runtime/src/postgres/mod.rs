@@ -6,6 +6,8 @@
 mod audit;
 mod tasks;
 mod tls;
+#[cfg(feature = "mcp-oauth")]
+mod tokens;
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +25,8 @@ use tls::{Mode, Tls};
 
 pub use audit::{AUDIT_COMPONENT, AuditOptions, PostgresAudit};
 pub use tasks::{PostgresTaskStore, TASKS_COMPONENT};
+#[cfg(feature = "mcp-oauth")]
+pub use tokens::{PostgresTokenStore, TOKENS_COMPONENT};
 
 /// The client this module's pool hands out, re-exported so that users name the same version.
 pub use tokio_postgres;

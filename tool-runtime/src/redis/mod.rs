@@ -8,6 +8,8 @@ mod rate;
 #[cfg(feature = "mcp")]
 mod sessions;
 mod tasks;
+#[cfg(feature = "mcp-oauth")]
+mod tokens;
 
 use std::fmt;
 use std::future::Future;
@@ -26,6 +28,8 @@ pub use rate::RedisRateLimiter;
 #[cfg(feature = "mcp")]
 pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;
+#[cfg(feature = "mcp-oauth")]
+pub use tokens::RedisTokenStore;
 
 /// The key prefix unless the options set another: every key this crate writes starts with it.
 pub const DEFAULT_PREFIX: &str = "tool-runtime:";
@@ -373,6 +377,15 @@ impl Redis {
     #[must_use]
     pub fn task_store(&self) -> RedisTaskStore {
         RedisTaskStore::new(self.clone())
+    }
+
+    /// What a gateway keeps for its users' accounts (their tokens, sealed), shared by every
+    /// replica through this Redis: the store of
+    /// [`ConnectedAccounts`](crate::mcp::ConnectedAccounts).
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn token_store(&self) -> RedisTokenStore {
+        RedisTokenStore::new(self.clone())
     }
 
     /// The change notifications every replica hears through this Redis's publish/subscribe

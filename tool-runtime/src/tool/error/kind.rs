@@ -75,12 +75,16 @@ const fn row(name: &'static str, status: u16, retryable: bool, exit: u8) -> Row 
 }
 
 /// The table of the runtime's own types; see [`ErrorKind`].
-static TABLE: [Row; 24] = [
+static TABLE: [Row; 25] = [
     row("invalid_request", 400, false, 2),
     row("dry_run_unsupported", 400, false, 1),
     row("unauthenticated", 401, false, 3),
     row("forbidden", 403, false, 3),
     row("insufficient_scope", 403, false, 3),
+    Row {
+        jsonrpc: Some(-32042),
+        ..row("authorization_required", 403, false, 3)
+    },
     Row {
         jsonrpc: Some(-32602),
         ..row("unknown_tool", 404, false, 2)
@@ -122,6 +126,11 @@ impl ErrorKind {
     /// challenge a client steps up on: `WWW-Authenticate: Bearer error="insufficient_scope",
     /// scope="..."`.
     pub const INSUFFICIENT_SCOPE: Self = Self::from_static("insufficient_scope");
+    /// The call needs the caller's account at another service, which they have not connected:
+    /// the error's `details` has `url`, the page where they connect it, and `elicitation_id`.
+    /// On MCP it is the error `-32042` with that URL as a URL elicitation (to a client that
+    /// declared URL elicitation; to any other, a tool error whose text has the URL).
+    pub const AUTHORIZATION_REQUIRED: Self = Self::from_static("authorization_required");
     /// No tool by that name among those the caller may see (a tool hidden from the caller
     /// answers so too); [`ToolError::suggestions`](super::ToolError::suggestions) lists the
     /// nearest names.

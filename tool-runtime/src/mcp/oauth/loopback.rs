@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::oauth_client::Browser;
+use super::client::Browser;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// How long a sign-in waits for the user.

@@ -19,7 +19,7 @@ use rmcp::transport::auth::{
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use super::relay::Handler;
+use crate::mcp::relay::Handler;
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
@@ -198,6 +198,34 @@ impl SignIn {
         self
     }
 
+    pub(super) fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+
+    pub(super) fn client_name(&self) -> &str {
+        &self.client_name
+    }
+
+    pub(super) fn requested_scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    pub(super) fn metadata_url(&self) -> Option<&str> {
+        self.metadata_document.as_deref()
+    }
+
+    pub(super) fn registered_client(&self) -> Option<(&str, Option<&Secret<String>>)> {
+        self.registered
+            .as_ref()
+            .map(|(id, secret)| (id.as_str(), secret.as_ref()))
+    }
+
+    /// This sign-in redirected back to `redirect_uri` instead.
+    pub(super) fn redirected_to(mut self, redirect_uri: String) -> Self {
+        self.redirect_uri = redirect_uri;
+        self
+    }
+
     /// The SDK's request, with the server's challenge (its `WWW-Authenticate`) if it sent one.
     fn request(&self, challenge: Option<String>) -> AuthorizationRequest {
         let mut request = AuthorizationRequest::new(self.redirect_uri.clone())
@@ -250,17 +278,24 @@ pub(crate) enum Identity {
     Application(ClientCredentials),
     /// A user a browser signs in.
     User(SignIn, Arc<dyn Browser>),
+    /// Each caller, with the account they connected; the tools listed as the application
+    /// with `lister`, or without a token.
+    PerUser {
+        mount: Arc<super::accounts::UserMount>,
+        accounts: super::ConnectedAccounts,
+        lister: Option<ClientCredentials>,
+    },
 }
 
 /// What a connection is opened with: the client's handler and lifecycle, each made anew.
-pub(super) struct Opening<'a> {
-    pub(super) handler: &'a (dyn Fn() -> Handler + Sync),
-    pub(super) lifecycle: &'a (dyn Fn() -> rmcp::ClientLifecycleMode + Sync),
+pub(in crate::mcp) struct Opening<'a> {
+    pub(in crate::mcp) handler: &'a (dyn Fn() -> Handler + Sync),
+    pub(in crate::mcp) lifecycle: &'a (dyn Fn() -> rmcp::ClientLifecycleMode + Sync),
 }
 
 /// A connection at `url` with `config`, as `identity`; `challenge`, the server's refusal of
 /// the last connection's token.
-pub(super) async fn connect(
+pub(in crate::mcp) async fn connect(
     opening: Opening<'_>,
     identity: &Identity,
     url: &str,
@@ -272,7 +307,18 @@ pub(super) async fn connect(
     };
     let http = http_client()?;
     let http = match identity {
-        Identity::Application(credentials) => authorized(url, credentials, http).await?,
+        Identity::Application(credentials)
+        | Identity::PerUser {
+            lister: Some(credentials),
+            ..
+        } => authorized(url, credentials, http).await?,
+        Identity::PerUser { lister: None, .. } => {
+            let bare = StreamableHttpClientTransport::with_client(http, config);
+            return (opening.handler)()
+                .serve_with_lifecycle(bare, (opening.lifecycle)())
+                .await
+                .map_err(handshake);
+        }
         Identity::User(sign_in, browser) => {
             // The server's challenge, from a handshake without a token, unless it refused the
             // last connection's: a server that needs none is spoken to as it is.
@@ -302,10 +348,34 @@ pub(super) async fn connect(
         .map_err(handshake)
 }
 
+/// A connection at `url` with `config`, sending the token `manager` holds (refreshed when it
+/// expires); or why not, and whether the server refused the token.
+pub(in crate::mcp) async fn connect_with(
+    opening: Opening<'_>,
+    manager: AuthorizationManager,
+    url: &str,
+    config: StreamableHttpClientTransportConfig,
+) -> Result<RunningService<RoleClient, Handler>, (String, bool)> {
+    let http = AuthClient::new(http_client().map_err(|e| (e, false))?, manager);
+    // A token that expired and cannot be refreshed is the user's to renew.
+    if let Err(e) = http.get_access_token().await {
+        let refused = matches!(e, rmcp::transport::AuthError::AuthorizationRequired);
+        return Err((format!("no token for {url}: {e}"), refused));
+    }
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    (opening.handler)()
+        .serve_with_lifecycle(transport, (opening.lifecycle)())
+        .await
+        .map_err(|e| {
+            let refused = e.auth_challenge().is_some();
+            (format!("the MCP handshake with {url} failed: {e}"), refused)
+        })
+}
+
 /// The server's challenge in `e`, when it refused the connection's token (`401`) or, to a user
 /// who can be asked for more, its scope (`403` `insufficient_scope`): an application asks for
 /// the scopes it was given, and a new token would have no more.
-pub(super) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Option<String> {
+pub(in crate::mcp) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Option<String> {
     use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
     // The SDK's send error does not name its transport error as its source.
     let rmcp::ServiceError::TransportSend(sent) = e else {
@@ -317,7 +387,7 @@ pub(super) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Optio
             return Some(refused.www_authenticate_header.clone());
         }
         if let Some(refused) = current.downcast_ref::<InsufficientScopeError>() {
-            return matches!(identity, Identity::User(..))
+            return matches!(identity, Identity::User(..) | Identity::PerUser { .. })
                 .then(|| refused.www_authenticate_header.clone());
         }
         source = current.source();
@@ -335,7 +405,7 @@ fn http_client()
         .build()
         .map_err(|e| format!("no HTTP client: {e}"))?;
     #[cfg(feature = "otel")]
-    let client = super::traced_http::TracedClient::new(client);
+    let client = crate::mcp::traced_http::TracedClient::new(client);
     Ok(client)
 }
 
@@ -378,10 +448,11 @@ async fn signed_in<C>(
 
 /// Runs `flow`, one of the SDK's OAuth flows, whose futures are not `Send` (they keep a form
 /// serializer across an await), to its end on a blocking thread, on this runtime.
-async fn off_thread<F, Flow>(flow: F) -> Result<AuthorizationManager, String>
+pub(super) async fn off_thread<T, F, Flow>(flow: F) -> Result<T, String>
 where
+    T: Send + 'static,
     F: FnOnce() -> Flow + Send + 'static,
-    Flow: Future<Output = Result<AuthorizationManager, String>>,
+    Flow: Future<Output = Result<T, String>>,
 {
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || runtime.block_on(flow()))

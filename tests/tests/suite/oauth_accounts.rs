@@ -1,0 +1,256 @@
+//! A gateway that mounts a server behind OAuth as each of its callers: the server (this
+//! framework's, behind oidc-provider) and the gateway (behind the same provider, for its own
+//! resource) on loopback; each caller is sent to connect their account, the link's page checks
+//! who opened it, and each caller's calls go with their own token only.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use reqwest::StatusCode;
+use serde_json::json;
+use tool_runtime::Registry;
+use tool_runtime::Secret;
+use tool_runtime::http::{OAuth, ServerOptions};
+use tool_runtime::mcp::{
+    ClientCredentials, ConnectedAccounts, MemoryTokens, RemoteServer, SignIn, TokenKeys, TokenStore,
+};
+use tool_runtime::prelude::*;
+use tool_test_support::oauth::AuthServers;
+
+use super::oauth::{listener, serve, serve_registry};
+
+/// A user at a browser: follows redirects across the gateway and the provider, keeps cookies,
+/// and signs in as `login` on the provider's own pages. Returns the last page's status and text.
+async fn browse(url: &str, login: &str) -> (StatusCode, String) {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut cookies: HashMap<String, String> = HashMap::new();
+    let mut request = http.get(url);
+    let mut at = reqwest::Url::parse(url).unwrap();
+    for _ in 0..20 {
+        let jar: Vec<String> = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let response = request
+            .header("cookie", jar.join("; "))
+            .send()
+            .await
+            .unwrap();
+        for set in response.headers().get_all("set-cookie") {
+            let pair = set.to_str().unwrap().split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                cookies.insert(name.trim().to_owned(), value.to_owned());
+            }
+        }
+        let status = response.status();
+        if let Some(location) = response.headers().get("location") {
+            at = at.join(location.to_str().unwrap()).unwrap();
+            request = http.get(at.clone());
+            continue;
+        }
+        let page = response.text().await.unwrap();
+        let action = page
+            .split("action=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next());
+        let Some(action) = action.filter(|_| status == StatusCode::OK && page.contains("<form"))
+        else {
+            return (status, page);
+        };
+        let prompt = page
+            .split("name=\"prompt\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("login")
+            .to_owned();
+        at = at.join(action).unwrap();
+        request = http
+            .post(at.clone())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("prompt={prompt}&login={login}&password={login}"));
+    }
+    panic!("the sign-in did not end");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_calls_a_server_behind_oauth_with_each_callers_own_connected_account() {
+    let (up_base, up_listener) = listener().await;
+    let (gw_base, gw_listener) = listener().await;
+    let (up, gw) = (format!("{up_base}/mcp"), format!("{gw_base}/mcp"));
+    let servers = AuthServers::start(&up, "devices:read devices:admin");
+    let oauth = |resource: &str| {
+        OAuth::builder(&servers.oidc, resource)
+            .scopes_supported(["devices:read", "devices:admin"])
+            .build()
+            .unwrap()
+    };
+    serve(up_listener, ServerOptions::default().oauth(oauth(&up)));
+
+    let accounts = ConnectedAccounts::new(
+        &gw_base,
+        TokenKeys::new("k1", &[7; 32]).unwrap(),
+        MemoryTokens::default(),
+    );
+    let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
+        .scopes(["devices:read"]);
+    let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+    let mounted = registry
+        .mount(
+            RemoteServer::http("up", &up)
+                .per_user(
+                    &accounts,
+                    SignIn::new("", "tool-tests gateway").scopes(["devices:read"]),
+                )
+                .lists_as(lister),
+        )
+        .await
+        .unwrap();
+    assert!(mounted.contains(&"up-whoami".to_owned()), "{mounted:?}");
+    serve_registry(
+        gw_listener,
+        Arc::clone(&registry),
+        ServerOptions::default()
+            .oauth(oauth(&gw))
+            .connected_accounts(accounts),
+    );
+
+    let principal = |user: &str| format!("{}#{user}", servers.oidc);
+    let call = |user: &str| {
+        let registry = Arc::clone(&registry);
+        let caller = Caller::new(Source::Http)
+            .principal(principal(user))
+            .confirm(true);
+        async move { registry.call("up-whoami", json!({}), caller).await }
+    };
+    // Without an account: the link to connect one, the same while it is good.
+    let asked = call("alice").await.outcome.unwrap_err();
+    assert_eq!(
+        asked.kind(),
+        &ErrorKind::AUTHORIZATION_REQUIRED,
+        "{asked:?}"
+    );
+    let link = asked.details().unwrap()["url"].as_str().unwrap().to_owned();
+    assert!(
+        link.starts_with(&format!("{gw_base}/oauth/connect/")),
+        "{link}"
+    );
+    let again = call("alice").await.outcome.unwrap_err();
+    assert_eq!(again.details().unwrap()["url"], link.as_str());
+    // Opened by someone else, the link stores nothing.
+    let (status, page) = browse(&link, "bob").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("not yours"), "{page}");
+    let still = call("alice").await.outcome.unwrap_err();
+    assert_eq!(still.kind(), &ErrorKind::AUTHORIZATION_REQUIRED);
+    // Opened by its user: connected, and the call goes through as them.
+    let (status, page) = browse(&link, "alice").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("connected"), "{page}");
+    assert_eq!(
+        call("alice").await.outcome.unwrap(),
+        json!({"result": principal("alice")})
+    );
+    let (status, _) = browse(&link, "alice").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a link is used once");
+    // Bob connects his own.
+    let bobs = call("bob").await.outcome.unwrap_err();
+    let (status, page) = browse(bobs.details().unwrap()["url"].as_str().unwrap(), "bob").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    // Two callers, fifty calls each, at once: each call upstream is its caller's.
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..100 {
+        let user = if n % 2 == 0 { "alice" } else { "bob" };
+        let call = call(user);
+        calls.spawn(async move { (user, call.await.outcome) });
+    }
+    let mut seen = 0;
+    while let Some(done) = calls.join_next().await {
+        let (user, outcome) = done.unwrap();
+        assert_eq!(outcome.unwrap(), json!({"result": principal(user)}));
+        seen += 1;
+    }
+    assert_eq!(seen, 100);
+    // A caller with no principal is not sent anywhere.
+    let anonymous = registry
+        .call(
+            "up-whoami",
+            json!({}),
+            Caller::new(Source::Http).confirm(true),
+        )
+        .await
+        .outcome
+        .unwrap_err();
+    assert_eq!(
+        anonymous.kind(),
+        &ErrorKind::UNAUTHENTICATED,
+        "{anonymous:?}"
+    );
+    drop(servers);
+}
+
+/// What every engine of [`TokenStore`] does alike: records read back, a lifetime that ends
+/// them, a record taken once, a lock held by one holder at a time.
+async fn a_store_keeps_takes_and_locks(store: Arc<dyn TokenStore>) {
+    use std::time::Duration;
+    store.put("a", "1".into(), None).await.unwrap();
+    store.put("a", "2".into(), None).await.unwrap();
+    assert_eq!(store.get("a").await.unwrap().as_deref(), Some("2"));
+    store
+        .put("brief", "x".into(), Some(Duration::from_millis(300)))
+        .await
+        .unwrap();
+    assert_eq!(store.get("brief").await.unwrap().as_deref(), Some("x"));
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert_eq!(
+        store.get("brief").await.unwrap(),
+        None,
+        "its lifetime ended"
+    );
+    assert_eq!(store.take("brief").await.unwrap(), None);
+    let (first, second) = tokio::join!(store.take("a"), store.take("a"));
+    let taken = [first.unwrap(), second.unwrap()];
+    assert_eq!(
+        taken.iter().flatten().collect::<Vec<_>>(),
+        ["2"],
+        "taken once: {taken:?}"
+    );
+    store.put("b", "3".into(), None).await.unwrap();
+    store.delete("b").await.unwrap();
+    assert_eq!(store.get("b").await.unwrap(), None);
+    let held = store.lock("refresh", Duration::from_secs(5)).await.unwrap();
+    let waiting = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .lock("refresh", Duration::from_secs(5))
+                .await
+                .map(drop)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "a second holder waits");
+    drop(held);
+    tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the lock is released when dropped")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alike() {
+    use tool_runtime::postgres::{Postgres, PostgresOptions, PostgresTokenStore};
+    use tool_runtime::redis::{Redis, RedisOptions};
+    a_store_keeps_takes_and_locks(Arc::new(MemoryTokens::default())).await;
+    let redis_server = tool_test_support::redis::RedisServer::start();
+    let redis = Redis::connect(RedisOptions::new(redis_server.url()).prefix("t:"))
+        .await
+        .unwrap();
+    a_store_keeps_takes_and_locks(Arc::new(redis.token_store())).await;
+    let pg_server = tool_test_support::postgres::PostgresServer::start();
+    let postgres = Postgres::connect(PostgresOptions::new(pg_server.url()))
+        .await
+        .unwrap();
+    let store = PostgresTokenStore::start(&postgres).await.unwrap();
+    a_store_keeps_takes_and_locks(Arc::new(store)).await;
+}

@@ -1,0 +1,148 @@
+//! A mount that acts as each caller: one connection per caller, opened with the token of the
+//! account they connected ([`ConnectedAccounts`]), at most [`MAX_USERS`] kept open at once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::service::RunningService;
+
+use super::ConnectedAccounts;
+use super::accounts::UserMount;
+use super::client::{ClientCredentials, Identity, Opening, SignIn, challenge_of, connect_with};
+use crate::mcp::client::RemoteServer;
+use crate::mcp::relay::{Handler, InFlight};
+use crate::tool::context::CallContext;
+use crate::tool::error::{ErrorKind, ToolError};
+
+/// Callers' connections kept open at once; past it, one is closed for the next.
+const MAX_USERS: usize = 1024;
+
+/// A caller's connection and its calls in flight.
+pub(in crate::mcp) type UserSession = (Arc<RunningService<RoleClient, Handler>>, Arc<InFlight>);
+
+/// The open connection of each caller.
+#[derive(Default)]
+pub(in crate::mcp) struct Users(tokio::sync::Mutex<HashMap<String, UserSession>>);
+
+impl RemoteServer {
+    /// Reaches an HTTP server behind MCP authorization as each caller, with the token of the
+    /// account they connected through `accounts` (see [`ConnectedAccounts`]): no caller's
+    /// call ever goes with another's token, nor with their own token for this server. A caller
+    /// who has not connected one is answered `authorization_required` with the link to do so
+    /// (over MCP, a URL elicitation). `sign_in` says how users sign in at the server: its
+    /// client and scopes (its redirect address is the accounts' own,
+    /// `PUBLIC_URL/oauth/connect/done`). Its tools are listed without a token, or as the
+    /// application with [`lists_as`](Self::lists_as).
+    #[must_use]
+    pub fn per_user(mut self, accounts: &ConnectedAccounts, sign_in: SignIn) -> Self {
+        let url = self.url().unwrap_or_default().to_owned();
+        let mount = accounts.add_mount(UserMount {
+            name: self.name.clone(),
+            url,
+            sign_in: sign_in.redirected_to(accounts.mount_callback()),
+        });
+        self.identity = Some(Identity::PerUser {
+            mount,
+            accounts: accounts.clone(),
+            lister: None,
+        });
+        self
+    }
+
+    /// Lists the tools of a [`per_user`](Self::per_user) mount as the application, with a
+    /// token its authorization server gives `credentials`; calls still go as each caller.
+    #[must_use]
+    pub fn lists_as(mut self, credentials: ClientCredentials) -> Self {
+        if let Some(Identity::PerUser { lister, .. }) = &mut self.identity {
+            *lister = Some(credentials);
+        }
+        self
+    }
+
+    /// The caller's own connection, for a mount that acts as each caller (`None` for any
+    /// other): the open one, or one opened with their token; `authorization_required` with
+    /// their link when they have none, `unauthenticated` for a caller with no principal.
+    pub(in crate::mcp) async fn user_session(
+        &self,
+        ctx: &CallContext,
+    ) -> Result<Option<UserSession>, ToolError> {
+        let Some(Identity::PerUser {
+            mount, accounts, ..
+        }) = &self.identity
+        else {
+            return Ok(None);
+        };
+        let Some(principal) = ctx.principal() else {
+            return Err(ToolError::new(
+                ErrorKind::UNAUTHENTICATED,
+                format!(
+                    "MCP server `{}` is reached with each caller's own account: sign in to call it",
+                    self.name
+                ),
+            ));
+        };
+        let mut users = self.users.0.lock().await;
+        if let Some((service, calls)) = users.get(principal) {
+            if !service.is_transport_closed() {
+                return Ok(Some((Arc::clone(service), Arc::clone(calls))));
+            }
+            users.remove(principal);
+        }
+        let accounts = &accounts.inner;
+        let manager = match accounts.manager(mount, principal).await {
+            Ok(Some(manager)) => manager,
+            Ok(None) => return Err(accounts.ask(mount, principal).await),
+            Err(why) => return Err(self.unavailable(&why)),
+        };
+        let calls = Arc::new(InFlight::default());
+        let opening = Opening {
+            handler: &|| self.handler_with(Arc::clone(&calls)),
+            lifecycle: &|| self.lifecycle(),
+        };
+        let config = self.http_config().map_err(|why| self.unavailable(&why))?;
+        match connect_with(opening, manager, &mount.url, config).await {
+            Ok(service) => {
+                if users.len() >= MAX_USERS {
+                    users.retain(|_, (service, _)| !service.is_transport_closed());
+                    if users.len() >= MAX_USERS
+                        && let Some(any) = users.keys().next().cloned()
+                    {
+                        users.remove(&any);
+                    }
+                }
+                let session = (Arc::new(service), calls);
+                users.insert(principal.to_owned(), session.clone());
+                Ok(Some(session))
+            }
+            Err((_, true)) => {
+                accounts.forget(mount, principal).await;
+                Err(accounts.ask(mount, principal).await)
+            }
+            Err((why, false)) => Err(self.unavailable(&why)),
+        }
+    }
+
+    /// For a mount that acts as each caller, when the server refused the caller's token (`e`):
+    /// the token forgotten, their connection closed, and the link to connect again as the
+    /// error.
+    pub(in crate::mcp) async fn user_refused(
+        &self,
+        ctx: &CallContext,
+        e: &rmcp::ServiceError,
+    ) -> Option<ToolError> {
+        let Some(
+            identity @ Identity::PerUser {
+                mount, accounts, ..
+            },
+        ) = &self.identity
+        else {
+            return None;
+        };
+        let principal = ctx.principal()?;
+        challenge_of(identity, e)?;
+        self.users.0.lock().await.remove(principal);
+        accounts.inner.forget(mount, principal).await;
+        Some(accounts.inner.ask(mount, principal).await)
+    }
+}
