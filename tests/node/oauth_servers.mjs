@@ -54,7 +54,7 @@ async function startProvider() {
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     jwks: { keys: [key] },
     scopes,
-    ttl: { AccessToken: 600, AuthorizationCode: 60, ClientCredentials: 600, Grant: 600, Interaction: 600, RefreshToken: 600, Session: 600 },
+    ttl: { AccessToken: accessTtl, AuthorizationCode: 60, ClientCredentials: 600, Grant: 600, Interaction: 600, RefreshToken: 600, Session: 600 },
     features: {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },

@@ -22,6 +22,16 @@ use super::oauth::{listener, serve, serve_registry};
 /// A user at a browser: follows redirects across the gateway and the provider, keeps cookies,
 /// and signs in as `login` on the provider's own pages. Returns the last page's status and text.
 async fn browse(url: &str, login: &str) -> (StatusCode, String) {
+    browse_through(url, login, None).await
+}
+
+/// [`browse`], a redirect to an address that starts with `from` taken to `to` instead (another
+/// replica behind the same public address).
+async fn browse_through(
+    url: &str,
+    login: &str,
+    rewrite: Option<(&str, &str)>,
+) -> (StatusCode, String) {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -45,6 +55,11 @@ async fn browse(url: &str, login: &str) -> (StatusCode, String) {
         let status = response.status();
         if let Some(location) = response.headers().get("location") {
             at = at.join(location.to_str().unwrap()).unwrap();
+            if let Some((from, to)) = rewrite
+                && let Some(rest) = at.as_str().strip_prefix(from)
+            {
+                at = reqwest::Url::parse(&format!("{to}{rest}")).unwrap();
+            }
             request = http.get(at.clone());
             continue;
         }
@@ -253,4 +268,91 @@ async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alik
         .unwrap();
     let store = PostgresTokenStore::start(&postgres).await.unwrap();
     a_store_keeps_takes_and_locks(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_postgresql_share_each_callers_token_and_refresh_it_one_at_a_time() {
+    use std::time::Duration;
+    use tool_runtime::postgres::{Postgres, PostgresOptions, PostgresTokenStore};
+    let pg_server = tool_test_support::postgres::PostgresServer::start();
+    let postgres = Postgres::connect(PostgresOptions::new(pg_server.url()))
+        .await
+        .unwrap();
+    let (up_base, up_listener) = listener().await;
+    let (a_base, a_listener) = listener().await;
+    let (b_base, b_listener) = listener().await;
+    let up = format!("{up_base}/mcp");
+    // Access tokens good for 33 s: the SDK refreshes one with less than 30 s left.
+    let servers = AuthServers::start_with_token_lifetime(&up, "devices:read devices:admin", 33);
+    let oauth = |resource: &str| {
+        OAuth::builder(&servers.oidc, resource)
+            .scopes_supported(["devices:read", "devices:admin"])
+            .build()
+            .unwrap()
+    };
+    serve(up_listener, ServerOptions::default().oauth(oauth(&up)));
+    // Both replicas answer at one public address (the first's here); the redirect back from
+    // the upstream's authorization server is taken to the second.
+    let gw = format!("{a_base}/mcp");
+    let mut replicas = Vec::new();
+    for listener in [a_listener, b_listener] {
+        let store = PostgresTokenStore::start(&postgres).await.unwrap();
+        let accounts =
+            ConnectedAccounts::new(&a_base, TokenKeys::new("k1", &[7; 32]).unwrap(), store);
+        let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
+            .scopes(["devices:read"]);
+        let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+        registry
+            .mount(
+                RemoteServer::http("up", &up)
+                    .per_user(&accounts, SignIn::new("", "tool-tests gateway"))
+                    .lists_as(lister),
+            )
+            .await
+            .unwrap();
+        serve_registry(
+            listener,
+            Arc::clone(&registry),
+            ServerOptions::default()
+                .oauth(oauth(&gw))
+                .connected_accounts(accounts),
+        );
+        replicas.push(registry);
+    }
+    let alice = format!("{}#alice", servers.oidc);
+    let call = |replica: usize| {
+        let registry = Arc::clone(&replicas[replica]);
+        let caller = Caller::new(Source::Http)
+            .principal(alice.clone())
+            .confirm(true);
+        async move { registry.call("up-whoami", json!({}), caller).await.outcome }
+    };
+    // Asked through the second replica, signed in through the first, back at the second.
+    let asked = call(1).await.unwrap_err();
+    let link = asked.details().unwrap()["url"].as_str().unwrap().to_owned();
+    let (status, page) = browse_through(
+        &link,
+        "alice",
+        Some((
+            &format!("{a_base}/oauth/connect/done"),
+            &format!("{b_base}/oauth/connect/done"),
+        )),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    // The token the second kept serves the first.
+    assert_eq!(call(0).await.unwrap(), json!({"result": alice}));
+    assert_eq!(call(1).await.unwrap(), json!({"result": alice}));
+    // Past the refresh point, both replicas at once: one refresh at a time, each reading the
+    // token the last saved, so the provider never sees a rotated refresh token again (it would
+    // revoke the grant, and these calls would be sent to connect again).
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..8 {
+        calls.spawn(call(n % 2));
+    }
+    while let Some(done) = calls.join_next().await {
+        assert_eq!(done.unwrap().unwrap(), json!({"result": alice}));
+    }
+    assert_eq!(call(0).await.unwrap(), json!({"result": alice}));
 }
