@@ -356,3 +356,100 @@ async fn two_replicas_on_postgresql_share_each_callers_token_and_refresh_it_one_
     }
     assert_eq!(call(0).await.unwrap(), json!({"result": alice}));
 }
+
+/// A gateway on `listener` (at `base`) mounting `up` per user, behind `servers`' provider,
+/// its accounts in memory.
+async fn gateway(servers: &AuthServers, base: &str, listener: tokio::net::TcpListener, up: &str) {
+    let accounts = ConnectedAccounts::new(
+        base,
+        TokenKeys::new("k1", &[7; 32]).unwrap(),
+        MemoryTokens::default(),
+    );
+    let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
+        .scopes(["devices:read"]);
+    let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
+    registry
+        .mount(
+            RemoteServer::http("up", up)
+                .per_user(&accounts, SignIn::new("", "tool-tests gateway"))
+                .lists_as(lister),
+        )
+        .await
+        .unwrap();
+    let oauth = OAuth::builder(&servers.oidc, format!("{base}/mcp"))
+        .scopes_supported(["devices:read", "devices:admin"])
+        .build()
+        .unwrap();
+    serve_registry(
+        listener,
+        registry,
+        ServerOptions::default()
+            .oauth(oauth)
+            .connected_accounts(accounts),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_client_is_sent_to_connect_its_account_and_its_call_goes_through() {
+    let python = tool_test_support::python_with("mcp");
+    let (up_base, up_listener) = listener().await;
+    let up = format!("{up_base}/mcp");
+    let servers = AuthServers::start(&up, "devices:read devices:admin");
+    // The mounted server, with the bearer tokens it was sent written down.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let oauth = OAuth::builder(&servers.oidc, &up)
+        .scopes_supported(["devices:read", "devices:admin"])
+        .build()
+        .unwrap();
+    let app = tool_runtime::app::router(
+        super::oauth::registry(),
+        ServerOptions::default().oauth(oauth),
+    )
+    .layer(axum::middleware::from_fn({
+        let seen = Arc::clone(&seen);
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            if let Some(token) = request.headers().get("authorization") {
+                seen.lock()
+                    .unwrap()
+                    .push(token.to_str().unwrap_or_default().to_owned());
+            }
+            next.run(request)
+        }
+    }));
+    tokio::spawn(tool_runtime::http::serve(
+        up_listener,
+        app,
+        std::future::pending(),
+        &ServerOptions::default(),
+    ));
+    for mode in ["legacy", "auto"] {
+        let (base, gw_listener) = listener().await;
+        gateway(&servers, &base, gw_listener, &up).await;
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/oauth_connect.py");
+        let mut command = std::process::Command::new(&python);
+        command
+            .arg(script)
+            .args(["--url", &format!("{base}/mcp"), "--mode", mode]);
+        let out = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        tool_test_support::expect_checks(
+            &out,
+            &["logged in", "sent to connect", "called as", "called again"],
+        );
+        let inbound = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("inbound "))
+            .expect("the client's gateway token");
+        let upstream = seen.lock().unwrap().clone();
+        assert!(!upstream.is_empty());
+        assert!(
+            upstream.iter().all(|sent| !sent.contains(inbound)),
+            "{mode}: the caller's own token reached the mounted server"
+        );
+    }
+    drop(servers);
+}

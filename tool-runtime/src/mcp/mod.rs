@@ -100,7 +100,7 @@ pub use events::MemoryEventStore;
 pub use oauth::LoopbackBrowser;
 #[cfg(feature = "mcp-oauth")]
 pub(crate) use oauth::connect::routes as connect_routes;
-#[cfg(feature = "mcp-oauth")]
+#[cfg(all(feature = "mcp-oauth", feature = "redis"))]
 pub(crate) use oauth::random_id as oauth_random_id;
 #[cfg(feature = "mcp-oauth")]
 pub use oauth::{

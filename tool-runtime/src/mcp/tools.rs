@@ -180,20 +180,17 @@ impl McpServer {
                 return Err(error);
             }
         }
+        if let Some(sent) =
+            self.sent_to_connect(rounds.as_ref(), &finished.envelope.outcome, context)
+        {
+            return sent;
+        }
         match (finished.envelope.outcome, finished.tool) {
             (Ok(value), Some(tool)) if tool.meta().content => Ok(content(&value).into()),
             (Ok(value), tool) => {
                 let wrapped =
                     tool.is_some_and(|t| crate::schema::walk::wraps_output(t.output_schema()));
                 Ok(success(value, wrapped).into())
-            }
-            // A call that needs the caller's account elsewhere: the page to open, as a URL
-            // elicitation, to a client that opens URLs; to any other, a tool error naming it.
-            (Err(e), _)
-                if *e.kind() == crate::ErrorKind::AUTHORIZATION_REQUIRED
-                    && peer::opens_urls(context) =>
-            {
-                super::results::url_required(&e).map_or_else(|| Ok(failure(&e).into()), Err)
             }
             (Err(e), tool) => match e.kind().jsonrpc_code() {
                 // The pipeline's "no such tool" (a tool's own error of that type comes with its
@@ -203,4 +200,60 @@ impl McpServer {
             },
         }
     }
+}
+
+impl McpServer {
+    /// A call that needs the caller's account elsewhere, to a client that opens URLs: sent to
+    /// the page where they connect it. On 2026-07-28 it is asked once, as a URL elicitation in
+    /// an input-required result, and the call made again goes through if they did; before, it
+    /// is the error `-32042` with that URL elicitation. `None` for any other outcome or client
+    /// (a tool error then names the page).
+    fn sent_to_connect(
+        &self,
+        rounds: Option<&input::Rounds>,
+        outcome: &Result<Value, crate::ToolError>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let Err(e) = outcome else {
+            return None;
+        };
+        if *e.kind() != crate::ErrorKind::AUTHORIZATION_REQUIRED || !peer::opens_urls(context) {
+            return None;
+        }
+        let Some(rounds) = rounds else {
+            return super::results::url_required(e).map(Err);
+        };
+        if rounds.given.contains_key(CONNECT_INPUT) {
+            return None;
+        }
+        let question = connect_question(e)?;
+        let round = input::Round {
+            call: rounds.round.call.clone(),
+            answers: rounds.round.answers.clone(),
+            confirm: None,
+        };
+        Some(Ok(self.ask_again(&rounds.bound, &round, question).into()))
+    }
+}
+
+/// The name of the question that sends a caller to connect an account (2026-07-28).
+const CONNECT_INPUT: &str = "connect_account";
+
+/// The URL elicitation of an `authorization_required` error, as the one question of an
+/// input-required result.
+fn connect_question(e: &crate::ToolError) -> Option<std::collections::BTreeMap<String, Value>> {
+    let details = e.details()?;
+    let request = serde_json::json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "url",
+            "message": e.message(),
+            "url": details["url"].as_str()?,
+            "elicitationId": details["elicitation_id"].as_str()?,
+        }
+    });
+    Some(std::collections::BTreeMap::from([(
+        CONNECT_INPUT.to_owned(),
+        request,
+    )]))
 }

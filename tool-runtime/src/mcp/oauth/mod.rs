@@ -12,6 +12,7 @@ mod per_user;
 mod vault;
 
 pub use accounts::ConnectedAccounts;
+#[cfg(feature = "redis")]
 pub(crate) use accounts::random_id;
 pub use client::{Browser, ClientCredentials, SignIn};
 pub(super) use client::{Identity, Opening, challenge_of, connect};
