@@ -390,8 +390,10 @@ async fn gateway(servers: &AuthServers, base: &str, listener: tokio::net::TcpLis
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_official_python_client_is_sent_to_connect_its_account_and_its_call_goes_through() {
+async fn the_official_python_and_typescript_clients_are_sent_to_connect_an_account_and_go_through()
+{
     let python = tool_test_support::python_with("mcp");
+    let node = tool_test_support::node22();
     let (up_base, up_listener) = listener().await;
     let up = format!("{up_base}/mcp");
     let servers = AuthServers::start(&up, "devices:read devices:admin");
@@ -422,15 +424,22 @@ async fn the_official_python_client_is_sent_to_connect_its_account_and_its_call_
         std::future::pending(),
         &ServerOptions::default(),
     ));
-    for mode in ["legacy", "auto"] {
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let clients = [
+        (&python, "python/oauth_connect.py", ["--mode", "legacy"]),
+        (&python, "python/oauth_connect.py", ["--mode", "auto"]),
+        (&node, "node/oauth_connect.mjs", ["--sdk", "1"]),
+        (&node, "node/oauth_connect.mjs", ["--sdk", "2"]),
+    ];
+    for (program, script, mode) in clients {
+        // A gateway of its own for each: its user has no account there yet.
         let (base, gw_listener) = listener().await;
         gateway(&servers, &base, gw_listener, &up).await;
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/oauth_connect.py");
-        let mut command = std::process::Command::new(&python);
+        let mut command = std::process::Command::new(program);
         command
-            .arg(script)
-            .args(["--url", &format!("{base}/mcp"), "--mode", mode]);
+            .arg(tests.join(script))
+            .args(["--url", &format!("{base}/mcp")])
+            .args(mode);
         let out = tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
             .unwrap();
@@ -448,7 +457,7 @@ async fn the_official_python_client_is_sent_to_connect_its_account_and_its_call_
         assert!(!upstream.is_empty());
         assert!(
             upstream.iter().all(|sent| !sent.contains(inbound)),
-            "{mode}: the caller's own token reached the mounted server"
+            "{script} {mode:?}: the caller's own token reached the mounted server"
         );
     }
     drop(servers);
