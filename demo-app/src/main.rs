@@ -17,10 +17,11 @@ use tool_runtime::app::cli::clap::parser::ValueSource;
 use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::layers::audit::JsonLinesAudit;
-use tool_runtime::mcp::RequestStateKey;
-use tool_runtime::postgres::{Postgres, PostgresAudit, PostgresTaskStore};
+use tool_runtime::mcp::{ConnectedAccounts, MemoryTokens, RequestStateKey};
+use tool_runtime::postgres::{Postgres, PostgresAudit, PostgresTaskStore, PostgresTokenStore};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
+use tool_runtime::toolset::Toolset;
 
 /// The variable that holds the key every replica seals MCP input-required request states with
 /// (at least 32 bytes); unset, each `serve` process has a random key of its own.
@@ -124,6 +125,40 @@ async fn data_and_audit(
 }
 
 /// `memory` stores are not shared: each replica on one Redis keeps its own copy.
+/// The stores and other MCP servers, with the accounts of those mounted per user (kept in the
+/// context for `serve`'s pages).
+async fn mounted(cx: &mut AppContext) -> Result<Vec<Arc<dyn Toolset>>, SetupError> {
+    let config = config(cx);
+    if cx.get::<Redis>().is_some() {
+        warn_of_memory_stores(&config);
+    }
+    let accounts = connected_accounts(cx, &config).await?;
+    let toolsets = config.toolsets(cx.get::<Stores>(), accounts.as_ref())?;
+    if let Some(accounts) = accounts {
+        cx.insert(accounts);
+    }
+    Ok(toolsets)
+}
+
+/// With `[accounts]`, the accounts callers connect for the servers mounted per user, their
+/// tokens kept where the replicas share state: PostgreSQL, else Redis, else this process.
+async fn connected_accounts(
+    cx: &AppContext,
+    config: &Config,
+) -> Result<Option<ConnectedAccounts>, SetupError> {
+    let Some(settings) = &config.accounts else {
+        return Ok(None);
+    };
+    let accounts = if let Some(postgres) = cx.get::<Postgres>() {
+        settings.accounts(PostgresTokenStore::start(postgres).await?)
+    } else if let Some(redis) = cx.get::<Redis>() {
+        settings.accounts(redis.token_store())
+    } else {
+        settings.accounts(MemoryTokens::default())
+    };
+    Ok(Some(accounts?))
+}
+
 fn warn_of_memory_stores(config: &Config) {
     let memory = config.memory_stores();
     if !memory.is_empty() {
@@ -226,13 +261,7 @@ fn main() -> ExitCode {
             Ok(registry.state(stores.devices))
         })
         // Stores and other MCP servers, mounted for `serve`, `mcp` and the agent.
-        .toolsets(async |cx| {
-            let config = config(cx);
-            if cx.get::<Redis>().is_some() {
-                warn_of_memory_stores(&config);
-            }
-            Ok(config.toolsets(cx.get::<Stores>())?)
-        })
+        .toolsets(async |cx| mounted(cx).await)
         // `serve` with Redis: MCP sessions kept there, /readyz checking it; and PostgreSQL.
         // With DEMO_APP_MCP_STATE_KEY, the key every replica seals MCP request states with.
         .server_options(async |cx, options| {
@@ -248,6 +277,10 @@ fn main() -> ExitCode {
             };
             let options = match cx.get::<Redis>() {
                 Some(redis) => options.redis(redis),
+                None => options,
+            };
+            let options = match cx.get::<ConnectedAccounts>() {
+                Some(accounts) => options.connected_accounts(accounts.clone()),
                 None => options,
             };
             Ok(match cx.get::<Postgres>() {

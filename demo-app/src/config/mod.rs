@@ -5,6 +5,7 @@
 //! attributes use, sources, names and programs checked as they are read, a misspelt key
 //! refused. An error names the file, the line, the key and what to write instead.
 
+mod accounts;
 mod agent;
 mod assistant;
 mod auth;
@@ -25,6 +26,7 @@ use toml::de::{DeTable, DeValue};
 use tool_runtime::registry::RegistryBuilder;
 use tool_runtime::toolset::Toolset;
 
+pub use accounts::{AccountsConfig, ActsAs, McpOAuthConfig};
 pub use agent::{AgentBudgets, AgentConfig, ModelRef};
 pub use assistant::{BridgeConfig, ChannelsConfig, HostConfig, SchedulerConfig, WebConfig};
 pub use auth::{AuthConfig, IntrospectionConfig};
@@ -59,6 +61,8 @@ pub struct Config {
     pub stores: Vec<StoreConfig>,
     /// `[[mcp_servers]]`: other MCP servers whose tools are mounted as `NAME-TOOL`.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[accounts]`: the accounts callers connect for the servers mounted per user.
+    pub accounts: Option<AccountsConfig>,
     /// `[web]`: what `web_fetch` and `web_search` may reach.
     pub web: WebConfig,
     /// `[host]`: the programs `host_execute` may run.
@@ -196,9 +200,13 @@ impl Config {
     }
 
     /// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
-    /// `sqlite` stores' data.
-    pub fn toolsets(&self, db: Option<&crate::Stores>) -> Result<Vec<Arc<dyn Toolset>>, String> {
-        toolsets::toolsets(&self.stores, &self.mcp_servers, db)
+    /// `sqlite` stores' data; `accounts`, those of the servers mounted per user.
+    pub fn toolsets(
+        &self,
+        db: Option<&crate::Stores>,
+        accounts: Option<&tool_runtime::mcp::ConnectedAccounts>,
+    ) -> Result<Vec<Arc<dyn Toolset>>, String> {
+        toolsets::toolsets(&self.stores, &self.mcp_servers, db, accounts)
     }
 
     /// The names of the `memory` stores: with Redis, each replica still keeps its own copy.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tool_runtime::mcp::RemoteServer;
+use tool_runtime::mcp::{ConnectedAccounts, RemoteServer};
 use tool_runtime::toolset::{MemoryStore, Store, Toolset};
 
 use super::de;
@@ -67,6 +67,11 @@ pub struct McpServerConfig {
     pub timeout: Option<Duration>,
     /// `false` leaves the server out (default `true`).
     pub enabled: Option<bool>,
+    /// `true` mounts its tools only, not its resources and prompts (default `false`).
+    #[serde(default)]
+    pub tools_only: bool,
+    /// `[mcp_servers.oauth]`: an HTTP server behind OAuth, reached as the demo or each user.
+    pub oauth: Option<super::accounts::McpOAuthConfig>,
 }
 
 impl McpServerConfig {
@@ -78,12 +83,18 @@ impl McpServerConfig {
             (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
                 Some(format!("url = \"{url}\" is not an http:// or https:// URL"))
             }
-            _ => None,
+            (Some(_), None) if self.oauth.is_some() => {
+                Some("[mcp_servers.oauth] is for a server reached at `url`".into())
+            }
+            _ => self
+                .oauth
+                .as_ref()
+                .and_then(super::accounts::McpOAuthConfig::mistake),
         }
     }
 
-    /// The client that mounts this server.
-    fn client(&self) -> Result<RemoteServer, String> {
+    /// The client that mounts this server; `accounts`, those of the servers mounted per user.
+    fn client(&self, accounts: Option<&ConnectedAccounts>) -> Result<RemoteServer, String> {
         let at = || format!("[[mcp_servers]] name = \"{}\"", self.name);
         let mut server = match (&self.command, &self.url) {
             (Some(command), _) => {
@@ -112,7 +123,15 @@ impl McpServerConfig {
         if let Some(timeout) = self.timeout {
             server = server.connect_timeout(timeout);
         }
-        Ok(server)
+        if self.tools_only {
+            server = server.tools_only();
+        }
+        match &self.oauth {
+            Some(oauth) => oauth
+                .apply(server, accounts)
+                .map_err(|e| format!("{}: {e}", at())),
+            None => Ok(server),
+        }
     }
 }
 
@@ -122,6 +141,7 @@ pub(super) fn toolsets(
     stores: &[StoreConfig],
     servers: &[McpServerConfig],
     db: Option<&Stores>,
+    accounts: Option<&ConnectedAccounts>,
 ) -> Result<Vec<Arc<dyn Toolset>>, String> {
     let mut out: Vec<Arc<dyn Toolset>> = Vec::new();
     for s in stores {
@@ -155,7 +175,7 @@ pub(super) fn toolsets(
         });
     }
     for server in servers.iter().filter(|m| m.enabled != Some(false)) {
-        out.push(Arc::new(server.client()?));
+        out.push(Arc::new(server.client(accounts)?));
     }
     Ok(out)
 }

@@ -412,3 +412,94 @@ fn call_reaches_mounted_tools_from_the_command_line() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("must be a JSON object"), "{stderr}");
 }
+
+/// A port free now, for a server whose URL must be known before it starts.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_mounts_another_demo_behind_oauth_per_user_and_its_callers_connect_their_accounts()
+{
+    use tool_test_support::oauth::AuthServers;
+    let dir = tool_test_support::TempDir::new("demo-accounts");
+    let (up_port, gw_port) = (free_port(), free_port());
+    let (up, gw) = (
+        format!("http://127.0.0.1:{up_port}"),
+        format!("http://127.0.0.1:{gw_port}"),
+    );
+    let servers = AuthServers::start(&format!("{up}/mcp"), "devices:read devices:write");
+    let auth = |base: &str| {
+        format!(
+            "[auth]\nissuer = \"{}\"\naudience = \"{base}/mcp\"\n\
+             scopes_supported = [\"devices:read\", \"devices:write\"]\n",
+            servers.oidc
+        )
+    };
+    // The mounted server: the demo itself, behind the provider, its calls audited.
+    let up_dir = dir.join("up");
+    std::fs::create_dir_all(&up_dir).unwrap();
+    let audit = up_dir.join("audit.jsonl");
+    let mut upstream = demo(&up_dir, &auth(&up));
+    upstream
+        .arg("--audit-log")
+        .arg(&audit)
+        .args(["serve", "--addr", &format!("127.0.0.1:{up_port}")])
+        .stderr(Stdio::null());
+    let _upstream = Served::spawn(upstream);
+    // The gateway: the demo again, mounting it per user, listing its tools as the application.
+    let gw_dir = dir.join("gw");
+    std::fs::create_dir_all(&gw_dir).unwrap();
+    let config = format!(
+        "{}[accounts]\npublic_url = \"{gw}\"\n\n\
+         [[mcp_servers]]\nname = \"up\"\nurl = \"{up}/mcp\"\ntools_only = true\n\
+         [mcp_servers.oauth]\nacts_as = \"each_user\"\nscopes = [\"devices:read\"]\n\
+         list_as = {{ client_id = \"jwt-client\", client_secret_env = \"LISTER_SECRET\" }}\n",
+        auth(&gw)
+    );
+    let mut gateway = demo(&gw_dir, &config);
+    gateway
+        .env(
+            "DEMO_APP_TOKEN_KEYS",
+            "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+        )
+        .env("LISTER_SECRET", "jwt-secret")
+        .args(["serve", "--addr", &format!("127.0.0.1:{gw_port}")])
+        .stderr(Stdio::null());
+    let _gateway = Served::spawn(gateway);
+    let python = tool_test_support::python_with("mcp");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/oauth_connect.py");
+    let url = format!("{gw}/mcp");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .args(["--url", &url, "--mode", "auto", "--tool", "up-device_list"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tool_test_support::expect_checks(&out, &["logged in", "sent to connect", "called again"]);
+    // The mounted demo ran each call as the user who connected, never as the gateway's caller
+    // token's audience.
+    let calls: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|record: &Value| record["tool"] == "device_list")
+        .collect();
+    assert!(!calls.is_empty(), "no call reached the mounted demo");
+    let ada = format!("{}#ada", servers.oidc);
+    for call in &calls {
+        assert_eq!(call["principal"], ada.as_str(), "{call}");
+    }
+}
