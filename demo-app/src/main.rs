@@ -17,7 +17,7 @@ use tool_runtime::app::cli::clap::parser::ValueSource;
 use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::layers::audit::JsonLinesAudit;
-use tool_runtime::mcp::{ConnectedAccounts, MemoryTokens, RequestStateKey};
+use tool_runtime::mcp::{ConnectedAccounts, LoopbackBrowser, MemoryTokens, RequestStateKey};
 use tool_runtime::postgres::{Postgres, PostgresAudit, PostgresTaskStore, PostgresTokenStore};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
@@ -133,7 +133,12 @@ async fn mounted(cx: &mut AppContext) -> Result<Vec<Arc<dyn Toolset>>, SetupErro
         warn_of_memory_stores(&config);
     }
     let accounts = connected_accounts(cx, &config).await?;
-    let toolsets = config.toolsets(cx.get::<Stores>(), accounts.as_ref())?;
+    let browser = if config.signs_a_user_in() {
+        Some(Arc::new(LoopbackBrowser::bind().await?))
+    } else {
+        None
+    };
+    let toolsets = config.toolsets(cx.get::<Stores>(), accounts.as_ref(), browser.as_ref())?;
     if let Some(accounts) = accounts {
         cx.insert(accounts);
     }

@@ -1,10 +1,14 @@
 //! `[accounts]` and `[mcp_servers.oauth]`: other MCP servers behind OAuth, reached as the demo
-//! itself or as each of its callers with the account they connect.
+//! itself, as each of its callers with the account they connect, or as the command line's user.
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use tool_runtime::Secret;
 use tool_runtime::mcp::{
-    ClientCredentials, ConnectedAccounts, RemoteServer, SignIn, TokenKeys, TokenStore,
+    ClientCredentials, ConnectedAccounts, LoopbackBrowser, RemoteServer, SignIn, TokenKeys,
+    TokenStore,
 };
 
 /// `[accounts]`: the accounts `serve`'s callers connect for the servers mounted per user, and
@@ -39,7 +43,7 @@ fn default_keys_env() -> String {
 ///
 /// ```toml
 /// [mcp_servers.oauth]
-/// acts_as = "each_user"          # or "application"
+/// acts_as = "each_user"          # or "application", or "user"
 /// client_id = "gateway"          # registered beforehand; each_user registers itself without
 /// client_secret_env = "DOCS_SECRET"
 /// scopes = ["docs:read"]
@@ -59,6 +63,9 @@ pub struct McpOAuthConfig {
     pub scopes: Vec<String>,
     /// `each_user`: list the tools as this application client (client credentials).
     pub list_as: Option<ClientConfig>,
+    /// `user`: where the signed-in user's tokens are kept (default
+    /// `$XDG_CONFIG_HOME/demo-app/tokens`, else `~/.config/demo-app/tokens`).
+    pub token_dir: Option<PathBuf>,
 }
 
 /// A client with its secret, as the application.
@@ -91,6 +98,8 @@ pub enum ActsAs {
     Application,
     /// Each caller's, from the account they connected.
     EachUser,
+    /// The command line's user's, signed in through the browser (`demo-app login NAME`).
+    User,
 }
 
 impl McpOAuthConfig {
@@ -101,8 +110,11 @@ impl McpOAuthConfig {
             ActsAs::Application if !credentials => {
                 Some("acts_as = \"application\" needs `client_id` and `client_secret_env`".into())
             }
-            ActsAs::Application if self.list_as.is_some() => {
+            ActsAs::Application | ActsAs::User if self.list_as.is_some() => {
                 Some("`list_as` is for acts_as = \"each_user\"".into())
+            }
+            ActsAs::Application | ActsAs::EachUser if self.token_dir.is_some() => {
+                Some("`token_dir` is for acts_as = \"user\"".into())
             }
             _ if self.client_secret_env.is_some() && self.client_id.is_none() => {
                 Some("`client_secret_env` needs `client_id`".into())
@@ -134,13 +146,29 @@ impl McpOAuthConfig {
     }
 
     /// `server` reached as this table says; `accounts`, those of a server that acts as each
-    /// user.
+    /// user; `browser`, the one a user signs in through.
     pub(super) fn apply(
         &self,
         server: RemoteServer,
         accounts: Option<&ConnectedAccounts>,
+        browser: Option<&Arc<LoopbackBrowser>>,
     ) -> Result<RemoteServer, String> {
         match self.acts_as {
+            ActsAs::User => {
+                let browser = browser.ok_or("acts_as = \"user\" needs a browser")?;
+                let mut sign_in =
+                    SignIn::new(browser.redirect_uri(), "demo-app").scopes(self.scopes.clone());
+                if let Some(id) = &self.client_id {
+                    sign_in = sign_in.registered(id, self.secret()?);
+                }
+                let dir = match &self.token_dir {
+                    Some(dir) => dir.clone(),
+                    None => default_token_dir()?,
+                };
+                Ok(server
+                    .signed_in(sign_in, Arc::clone(browser) as _)
+                    .keep_tokens_in(dir))
+            }
             ActsAs::Application => Ok(server.as_application(self.credentials()?)),
             ActsAs::EachUser => {
                 let accounts = accounts.ok_or("acts_as = \"each_user\" needs [accounts]")?;
@@ -156,6 +184,15 @@ impl McpOAuthConfig {
             }
         }
     }
+}
+
+/// Where a signed-in user's tokens are kept by default.
+fn default_token_dir() -> Result<PathBuf, String> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .ok_or("no configuration directory: set token_dir")?;
+    Ok(config.join("demo-app").join("tokens"))
 }
 
 impl AccountsConfig {

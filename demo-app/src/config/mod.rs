@@ -200,13 +200,28 @@ impl Config {
     }
 
     /// The stores and enabled MCP servers as toolsets to mount; `db`'s database holds the
-    /// `sqlite` stores' data; `accounts`, those of the servers mounted per user.
+    /// `sqlite` stores' data; `accounts`, those of the servers mounted per user; `browser`, the
+    /// one the command line's user signs in through.
     pub fn toolsets(
         &self,
         db: Option<&crate::Stores>,
         accounts: Option<&tool_runtime::mcp::ConnectedAccounts>,
+        browser: Option<&Arc<tool_runtime::mcp::LoopbackBrowser>>,
     ) -> Result<Vec<Arc<dyn Toolset>>, String> {
-        toolsets::toolsets(&self.stores, &self.mcp_servers, db, accounts)
+        toolsets::toolsets(&self.stores, &self.mcp_servers, db, accounts, browser)
+    }
+
+    /// Whether a mounted server is reached as the command line's user, who signs in through
+    /// the browser.
+    #[must_use]
+    pub fn signs_a_user_in(&self) -> bool {
+        self.mcp_servers.iter().any(|server| {
+            server.enabled != Some(false)
+                && server
+                    .oauth
+                    .as_ref()
+                    .is_some_and(|oauth| oauth.acts_as == ActsAs::User)
+        })
     }
 
     /// The names of the `memory` stores: with Redis, each replica still keeps its own copy.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tool_runtime::mcp::{ConnectedAccounts, RemoteServer};
+use tool_runtime::mcp::{ConnectedAccounts, LoopbackBrowser, RemoteServer};
 use tool_runtime::toolset::{MemoryStore, Store, Toolset};
 
 use super::de;
@@ -93,8 +93,13 @@ impl McpServerConfig {
         }
     }
 
-    /// The client that mounts this server; `accounts`, those of the servers mounted per user.
-    fn client(&self, accounts: Option<&ConnectedAccounts>) -> Result<RemoteServer, String> {
+    /// The client that mounts this server; `accounts`, those of the servers mounted per user;
+    /// `browser`, the one users sign in through.
+    fn client(
+        &self,
+        accounts: Option<&ConnectedAccounts>,
+        browser: Option<&Arc<LoopbackBrowser>>,
+    ) -> Result<RemoteServer, String> {
         let at = || format!("[[mcp_servers]] name = \"{}\"", self.name);
         let mut server = match (&self.command, &self.url) {
             (Some(command), _) => {
@@ -128,7 +133,7 @@ impl McpServerConfig {
         }
         match &self.oauth {
             Some(oauth) => oauth
-                .apply(server, accounts)
+                .apply(server, accounts, browser)
                 .map_err(|e| format!("{}: {e}", at())),
             None => Ok(server),
         }
@@ -142,6 +147,7 @@ pub(super) fn toolsets(
     servers: &[McpServerConfig],
     db: Option<&Stores>,
     accounts: Option<&ConnectedAccounts>,
+    browser: Option<&Arc<LoopbackBrowser>>,
 ) -> Result<Vec<Arc<dyn Toolset>>, String> {
     let mut out: Vec<Arc<dyn Toolset>> = Vec::new();
     for s in stores {
@@ -175,7 +181,7 @@ pub(super) fn toolsets(
         });
     }
     for server in servers.iter().filter(|m| m.enabled != Some(false)) {
-        out.push(Arc::new(server.client(accounts)?));
+        out.push(Arc::new(server.client(accounts, browser)?));
     }
     Ok(out)
 }

@@ -503,3 +503,101 @@ async fn the_demo_mounts_another_demo_behind_oauth_per_user_and_its_callers_conn
         assert_eq!(call["principal"], ada.as_str(), "{call}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_signs_the_command_lines_user_in_once_and_keeps_the_token_for_the_next_commands() {
+    use tool_test_support::oauth::AuthServers;
+    let dir = tool_test_support::TempDir::new("demo-login");
+    let up_port = free_port();
+    let up = format!("http://127.0.0.1:{up_port}");
+    let servers = AuthServers::start(&format!("{up}/mcp"), "devices:read devices:write");
+    let audit = dir.join("audit.jsonl");
+    let up_dir = dir.join("up");
+    std::fs::create_dir_all(&up_dir).unwrap();
+    let mut upstream = demo(
+        &up_dir,
+        &format!(
+            "[auth]\nissuer = \"{}\"\naudience = \"{up}/mcp\"\n\
+             scopes_supported = [\"devices:read\", \"devices:write\"]\n",
+            servers.oidc
+        ),
+    );
+    upstream
+        .arg("--audit-log")
+        .arg(&audit)
+        .args(["serve", "--addr", &format!("127.0.0.1:{up_port}")])
+        .stderr(Stdio::null());
+    let _upstream = Served::spawn(upstream);
+    let tokens = dir.join("tokens");
+    let cli_dir = dir.join("cli");
+    std::fs::create_dir_all(&cli_dir).unwrap();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"up\"\nurl = \"{up}/mcp\"\ntools_only = true\n\
+         [mcp_servers.oauth]\nacts_as = \"user\"\nscopes = [\"devices:read\"]\n\
+         token_dir = {:?}\n",
+        tokens.to_string_lossy()
+    );
+    let python = tool_test_support::python_with("mcp");
+    let browser = format!(
+        "{} {}",
+        python.display(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/python/browser.py")
+            .display()
+    );
+    let run = move |args: &[&str], browser: &str| {
+        let mut command = demo(&cli_dir, &config);
+        command.args(args).env("BROWSER", browser);
+        command.output().unwrap()
+    };
+    // Signed in through the browser once, the token kept for this user alone.
+    let run = std::sync::Arc::new(run);
+    let login = {
+        let (run, browser) = (std::sync::Arc::clone(&run), browser.clone());
+        tokio::task::spawn_blocking(move || run(&["login", "up"], &browser))
+            .await
+            .unwrap()
+    };
+    let said = String::from_utf8_lossy(&login.stdout).into_owned();
+    assert!(
+        login.status.success() && said.contains("Signed in to `up`"),
+        "{said}{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    let kept: Vec<_> = std::fs::read_dir(&tokens)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&kept[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", kept[0].display());
+    }
+    assert!(said.contains(&kept[0].display().to_string()), "{said}");
+    // The next command uses it: no browser is opened (one that fails is named).
+    let called =
+        tokio::task::spawn_blocking(move || run(&["--json", "call", "up-device_list"], "false"))
+            .await
+            .unwrap();
+    assert!(
+        called.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&called.stdout),
+        String::from_utf8_lossy(&called.stderr)
+    );
+    let ada = format!("{}#ada", servers.oidc);
+    let principals: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| record["tool"] == "device_list")
+        .map(|record| record["principal"].clone())
+        .collect();
+    assert!(!principals.is_empty());
+    assert!(
+        principals.iter().all(|p| p == ada.as_str()),
+        "{principals:?}"
+    );
+}

@@ -262,7 +262,7 @@ fn store_of_kind(name: &str, kind: &str) -> Config {
 
 /// Why `config`'s toolsets cannot be had on `db`.
 fn refusal(config: &Config, db: Option<&Stores>) -> String {
-    match config.toolsets(db, None) {
+    match config.toolsets(db, None, None) {
         Ok(_) => panic!("mounted"),
         Err(e) => e,
     }
@@ -307,7 +307,7 @@ async fn the_stores_behave_on_sqlite() {
 
     assert_eq!(
         store_of_kind("notes", "sqlite")
-            .toolsets(Some(&stores), None)
+            .toolsets(Some(&stores), None, None)
             .unwrap()
             .len(),
         1
@@ -357,7 +357,7 @@ async fn the_stores_behave_alike_on_postgres() {
     // `[[stores]] kind = "postgres"` keeps its values in the same database.
     let registry = Arc::new(demo_app::registry(&stores).unwrap());
     for toolset in store_of_kind("shared", "postgres")
-        .toolsets(Some(&stores), None)
+        .toolsets(Some(&stores), None, None)
         .unwrap()
     {
         registry.mount(toolset).await.unwrap();

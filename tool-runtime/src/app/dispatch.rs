@@ -133,6 +133,7 @@ impl App {
             "agent" | "chat" => self.run_agent(&mut cx, sub, m).await,
             "toolsets" => self.show_toolsets(&mut cx, json_out, out).await,
             "call" => self.call_by_name(&mut cx, m, json_out, out).await,
+            "login" => self.log_in(&mut cx, m, out).await,
             "tasks" => self.follow_task(&mut cx, m, json_out, out).await,
             _ => unreachable!("`started_commands` names every started built-in"),
         }
@@ -375,6 +376,7 @@ impl App {
                     .display_order(command::BUILTIN_ORDER),
             );
             commands.push(super::toolsets::call_command());
+            commands.push(super::toolsets::login_command());
         }
         commands.push(crate::app::cli::tasks::command());
         commands

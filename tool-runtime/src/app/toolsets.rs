@@ -98,6 +98,66 @@ impl App {
     }
 }
 
+impl App {
+    /// `login NAME`: signs the user in now for the toolset `NAME` (a mounted server reached as
+    /// them), which keeps the token for the commands after.
+    pub(super) async fn log_in(
+        mut self,
+        cx: &mut AppContext,
+        m: &ArgMatches,
+        out: &mut dyn Write,
+    ) -> u8 {
+        let name = m.get_one::<String>("toolset").expect("required");
+        let make = self.toolsets.take().expect("offered only with toolsets");
+        if let Err(e) = self.build_registry(cx).await {
+            return fail(e, 1);
+        }
+        let toolsets = match make(cx).await {
+            Ok(t) => t,
+            Err(e) => return fail(e, 1),
+        };
+        let Some(toolset) = toolsets.iter().find(|t| t.name() == name) else {
+            let names: Vec<&str> = toolsets.iter().map(|t| t.name()).collect();
+            return if names.is_empty() {
+                fail(format_args!("no toolset `{name}`: none is configured"), 2)
+            } else {
+                fail(
+                    format_args!("no toolset `{name}`: write one of {}", names.join(", ")),
+                    2,
+                )
+            };
+        };
+        let Some(signing_in) = toolset.sign_in() else {
+            return fail(
+                format_args!(
+                    "toolset `{name}` signs no user in: only a server reached as its user does"
+                ),
+                2,
+            );
+        };
+        match signing_in.await {
+            Ok(said) => {
+                let _ = writeln!(out, "{said}");
+                0
+            }
+            Err(e) => fail(e.message(), 1),
+        }
+    }
+}
+
+/// `login NAME`: a user's sign-in for a mounted server reached as them.
+pub(super) fn login_command() -> clap::Command {
+    use clap::Arg;
+    clap::Command::new("login")
+        .about("Sign in through the browser for a mounted server reached as you; the token is kept for the next commands")
+        .display_order(command::BUILTIN_ORDER)
+        .arg(
+            Arg::new("toolset")
+                .required(true)
+                .help("The mounted server's name"),
+        )
+}
+
 /// `call`: a tool by name with JSON arguments, for tools that have no subcommand of their own
 /// (those of mounted toolsets).
 pub(super) fn call_command() -> clap::Command {

@@ -286,7 +286,24 @@ impl RemoteServer {
     #[cfg(feature = "mcp-oauth")]
     #[must_use]
     pub fn signed_in(mut self, sign_in: super::SignIn, browser: Arc<dyn super::Browser>) -> Self {
-        self.identity = Some(super::oauth::Identity::User(sign_in, browser));
+        self.identity = Some(super::oauth::Identity::User {
+            sign_in,
+            browser,
+            tokens: None,
+        });
+        self
+    }
+
+    /// Keeps the token of a [`signed_in`](Self::signed_in) user in `dir`, a file per
+    /// authorization server readable by the user only (mode `0600`): the next process uses it
+    /// (refreshed when it expires) instead of signing in again, until the server refuses it.
+    /// `APP login NAME` signs the user in and keeps it there ahead of time.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn keep_tokens_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Some(super::oauth::Identity::User { tokens, .. }) = &mut self.identity {
+            *tokens = Some(dir.into());
+        }
         self
     }
 
@@ -536,6 +553,12 @@ impl RemoteServer {
         }
         let _ = e;
         false
+    }
+
+    /// Closes the open session, so the next call opens a new one.
+    #[cfg(feature = "mcp-oauth")]
+    pub(super) async fn reconnect(&self) {
+        self.connection.lock().await.service = None;
     }
 
     /// Forgets a session that failed, so the next call opens a new one.

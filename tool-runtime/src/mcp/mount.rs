@@ -149,6 +149,11 @@ impl Toolset for RemoteServer {
         })
     }
 
+    #[cfg(feature = "mcp-oauth")]
+    fn sign_in(&self) -> Option<BoxFuture<'_, Result<String, ToolError>>> {
+        self.sign_in_now()
+    }
+
     fn health(&self) -> BoxFuture<'_, Health> {
         Box::pin(std::future::ready(self.health_now()))
     }

@@ -115,6 +115,14 @@ pub trait Toolset: Send + Sync + 'static {
     fn items(self: Arc<Self>) -> BoxFuture<'static, Result<ToolsetItems, ToolError>> {
         Box::pin(std::future::ready(Ok(ToolsetItems::default())))
     }
+
+    /// Signs the command line's user in now, for a toolset reached as them (a mounted server
+    /// behind OAuth, [`RemoteServer::signed_in`](crate::mcp::RemoteServer::signed_in)): what
+    /// to tell them when it is done (where the token is kept). `APP login NAME` calls it.
+    /// `None` (the default): it signs no one in.
+    fn sign_in(&self) -> Option<BoxFuture<'_, Result<String, ToolError>>> {
+        None
+    }
 }
 
 /// The resources and prompts of a toolset.

@@ -44,6 +44,7 @@ pub(crate) const BUILTINS: &[&str] = &[
     "chat",
     "toolsets",
     "call",
+    "login",
     "tasks",
 ];
 

@@ -276,8 +276,12 @@ pub trait Browser: Send + Sync + 'static {
 pub(crate) enum Identity {
     /// The application, with its client credentials.
     Application(ClientCredentials),
-    /// A user a browser signs in.
-    User(SignIn, Arc<dyn Browser>),
+    /// A user a browser signs in, their token kept in `tokens` (a directory) if given.
+    User {
+        sign_in: SignIn,
+        browser: Arc<dyn Browser>,
+        tokens: Option<std::path::PathBuf>,
+    },
     /// Each caller, with the account they connected; the tools listed as the application
     /// with `lister`, or without a token.
     PerUser {
@@ -319,7 +323,18 @@ pub(in crate::mcp) async fn connect(
                 .await
                 .map_err(handshake);
         }
-        Identity::User(sign_in, browser) => {
+        Identity::User {
+            sign_in,
+            browser,
+            tokens,
+        } => {
+            // The token kept from an earlier sign-in, unless the server refused it.
+            if challenge.is_none()
+                && let Some(dir) = tokens
+                && let Some(service) = kept(&opening, url, sign_in, dir, config.clone()).await
+            {
+                return Ok(service);
+            }
             // The server's challenge, from a handshake without a token, unless it refused the
             // last connection's: a server that needs none is spoken to as it is.
             let challenge = if challenge.is_some() {
@@ -338,7 +353,15 @@ pub(in crate::mcp) async fn connect(
                     },
                 }
             };
-            signed_in(url, sign_in, Arc::clone(browser), challenge, http).await?
+            let (manager, _) = signed_in(
+                url,
+                sign_in,
+                Arc::clone(browser),
+                challenge,
+                tokens.as_deref(),
+            )
+            .await?;
+            AuthClient::new(http, manager)
         }
     };
     let transport = StreamableHttpClientTransport::with_client(http, config);
@@ -387,7 +410,7 @@ pub(in crate::mcp) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) 
             return Some(refused.www_authenticate_header.clone());
         }
         if let Some(refused) = current.downcast_ref::<InsufficientScopeError>() {
-            return matches!(identity, Identity::User(..) | Identity::PerUser { .. })
+            return matches!(identity, Identity::User { .. } | Identity::PerUser { .. })
                 .then(|| refused.www_authenticate_header.clone());
         }
         source = current.source();
@@ -409,20 +432,82 @@ fn http_client()
     Ok(client)
 }
 
-/// `http`, sending the token of a user `browser` signed in as `sign_in` says, for the server at
-/// `url`, which answered `challenge` without one (or no challenge: its resource metadata).
-async fn signed_in<C>(
+/// A manager for the server at `url` with its metadata, its tokens kept in `dir` (the file of
+/// its authorization server) when given: with that file's path.
+async fn manager_for(
+    url: &str,
+    dir: Option<&std::path::Path>,
+) -> Result<(AuthorizationManager, Option<std::path::PathBuf>), String> {
+    let (resource, dir) = (url.to_owned(), dir.map(std::path::Path::to_path_buf));
+    off_thread(move || async move {
+        let failed =
+            |e: rmcp::transport::AuthError| format!("no authorization for {resource}: {e}");
+        let mut manager = AuthorizationManager::new(resource.as_str())
+            .await
+            .map_err(failed)?;
+        let Some(dir) = dir else {
+            return Ok((manager, None));
+        };
+        let metadata = manager.resolve_metadata().await.map_err(failed)?.metadata;
+        let issuer = metadata.issuer.clone().unwrap_or_else(|| resource.clone());
+        manager.set_metadata(metadata);
+        let path = super::token_file::file_for(&dir, &issuer);
+        manager.set_credential_store(super::token_file::TokenFile { path: path.clone() });
+        Ok((manager, Some(path)))
+    })
+    .await
+}
+
+/// A connection with the token kept in `dir` for the server at `url`, if there is one and the
+/// server takes it (refreshed when it expired); a refused one is forgotten.
+async fn kept(
+    opening: &Opening<'_>,
+    url: &str,
+    sign_in: &SignIn,
+    dir: &std::path::Path,
+    config: StreamableHttpClientTransportConfig,
+) -> Option<RunningService<RoleClient, Handler>> {
+    let (mut manager, path) = manager_for(url, Some(dir)).await.ok()?;
+    if !manager.initialize_from_store().await.ok()? {
+        return None;
+    }
+    if let Some((id, Some(secret))) = &sign_in.registered {
+        let config =
+            rmcp::transport::auth::OAuthClientConfig::new(id.clone(), sign_in.redirect_uri.clone())
+                .with_client_secret(secret.expose().clone());
+        manager.configure_client(config).ok()?;
+    }
+    let again = Opening {
+        handler: opening.handler,
+        lifecycle: opening.lifecycle,
+    };
+    match connect_with(again, manager, url, config).await {
+        Ok(service) => Some(service),
+        Err((_, refused)) => {
+            if refused && let Some(path) = path {
+                let _ = std::fs::remove_file(path);
+            }
+            None
+        }
+    }
+}
+
+/// The manager of the token of a user `browser` signed in as `sign_in` says, for the server at
+/// `url`, which answered `challenge` without one (or no challenge: its resource metadata); the
+/// token kept in `dir` when given, at the path returned.
+pub(super) async fn signed_in(
     url: &str,
     sign_in: &SignIn,
     browser: Arc<dyn Browser>,
     challenge: Option<String>,
-    http: C,
-) -> Result<AuthClient<C>, String> {
+    dir: Option<&std::path::Path>,
+) -> Result<(AuthorizationManager, Option<std::path::PathBuf>), String> {
+    let (manager, path) = manager_for(url, dir).await?;
     let (resource, request) = (url.to_owned(), sign_in.request(challenge));
     let failed = move |e: rmcp::transport::AuthError| format!("no sign-in at {resource}: {e}");
     let url = url.to_owned();
     let manager = off_thread(move || async move {
-        let mut state = OAuthState::new(url.as_str(), None).await.map_err(&failed)?;
+        let mut state = OAuthState::Unauthorized(manager);
         state.start_authorization(request).await.map_err(&failed)?;
         let page = state.get_authorization_url().await.map_err(&failed)?;
         let back = browser
@@ -443,7 +528,7 @@ async fn signed_in<C>(
             .ok_or_else(|| format!("no sign-in at {url}: the authorization did not end"))
     })
     .await?;
-    Ok(AuthClient::new(http, manager))
+    Ok((manager, path))
 }
 
 /// Runs `flow`, one of the SDK's OAuth flows, whose futures are not `Send` (they keep a form
@@ -537,10 +622,11 @@ mod tests {
             InsufficientScopeError::new("Bearer scope=\"admin\"".into(), Some("admin".into())),
         ));
         let app = Identity::Application(ClientCredentials::secret("a", Secret::new("s".into())));
-        let user = Identity::User(
-            SignIn::new("http://127.0.0.1:1/back", "g"),
-            Arc::new(Nobody),
-        );
+        let user = Identity::User {
+            sign_in: SignIn::new("http://127.0.0.1:1/back", "g"),
+            browser: Arc::new(Nobody),
+            tokens: None,
+        };
         for identity in [&app, &user] {
             assert!(
                 challenge_of(identity, &expired)

@@ -23,7 +23,8 @@ const DONE: &str =
 
 /// Signs a user in through their browser: [`redirect_uri`](Self::redirect_uri) is
 /// `http://127.0.0.1:PORT/callback` on a port this process listens on, and each visit opens the
-/// authorization page (by default in the system's browser, the address also printed on
+/// authorization page (by default with the program `$BROWSER` names, else the system's browser,
+/// the address also printed on
 /// standard error) and waits, five minutes at most, for the redirect back to that address.
 pub struct LoopbackBrowser {
     listener: Arc<TcpListener>,
@@ -151,15 +152,20 @@ async fn answer(stream: &TcpStream, status: &str, body: &str) {
     }
 }
 
-/// Prints the page's address on standard error and asks the system to open it.
+/// Opens `url` with the command `$BROWSER` names (the convention Python's `webbrowser`, Git and
+/// `xdg-open` follow: its words split on whitespace, the URL added last), else `xdg-open`
+/// (`open` on macOS); prints it on standard error too.
 fn open_in_system_browser(url: &str) {
     eprintln!("Sign in at: {url}");
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
+    let named = std::env::var("BROWSER").unwrap_or_default();
+    let mut words = named.split_whitespace();
+    let (program, args): (&str, Vec<&str>) = match words.next() {
+        Some(program) => (program, words.collect()),
+        None if cfg!(target_os = "macos") => ("open", Vec::new()),
+        None => ("xdg-open", Vec::new()),
     };
-    let started = std::process::Command::new(opener)
+    let started = std::process::Command::new(program)
+        .args(args)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

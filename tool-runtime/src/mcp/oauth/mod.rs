@@ -9,6 +9,7 @@ pub(super) mod client;
 pub(crate) mod connect;
 mod loopback;
 mod per_user;
+mod token_file;
 mod vault;
 
 pub use accounts::ConnectedAccounts;

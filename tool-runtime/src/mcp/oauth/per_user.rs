@@ -123,6 +123,43 @@ impl RemoteServer {
         }
     }
 
+    /// For a mount reached as a signed-in user: signs them in now through its browser, the
+    /// token kept where [`keep_tokens_in`](Self::keep_tokens_in) says; the open connection is
+    /// closed, so the next call uses it.
+    pub(in crate::mcp) fn sign_in_now(
+        &self,
+    ) -> Option<futures_util::future::BoxFuture<'_, Result<String, ToolError>>> {
+        let Some(Identity::User {
+            sign_in,
+            browser,
+            tokens,
+        }) = &self.identity
+        else {
+            return None;
+        };
+        let url = self.url()?.to_owned();
+        Some(Box::pin(async move {
+            let (_, path) = super::client::signed_in(
+                &url,
+                sign_in,
+                Arc::clone(browser),
+                None,
+                tokens.as_deref(),
+            )
+            .await
+            .map_err(|why| self.unavailable(&why))?;
+            self.reconnect().await;
+            Ok(match path {
+                Some(path) => format!(
+                    "Signed in to `{}`; the token is kept in {}",
+                    self.name,
+                    path.display()
+                ),
+                None => format!("Signed in to `{}` (the token is not kept)", self.name),
+            })
+        }))
+    }
+
     /// For a mount that acts as each caller, when the server refused the caller's token (`e`):
     /// the token forgotten, their connection closed, and the link to connect again as the
     /// error.
