@@ -17,11 +17,11 @@ use tool_runtime::app::cli::clap::parser::ValueSource;
 use tool_runtime::app::cli::clap::{Arg, value_parser};
 use tool_runtime::app::{AppContext, SetupError};
 use tool_runtime::layers::audit::JsonLinesAudit;
-use tool_runtime::mcp::{ConnectedAccounts, LoopbackBrowser, MemoryTokens, RequestStateKey};
+use tool_runtime::mcp::{ConnectedAccounts, LoopbackBrowser, RequestStateKey};
 use tool_runtime::postgres::{Postgres, PostgresAudit, PostgresTaskStore, PostgresTokenStore};
 use tool_runtime::redis::Redis;
 use tool_runtime::registry::RegistryBuilder;
-use tool_runtime::toolset::Toolset;
+use tool_runtime::toolset::{MemoryTokens, Toolset};
 
 /// The variable that holds the key every replica seals MCP input-required request states with
 /// (at least 32 bytes); unset, each `serve` process has a random key of its own.

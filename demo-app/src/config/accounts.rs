@@ -8,8 +8,8 @@ use serde::Deserialize;
 use tool_runtime::Secret;
 use tool_runtime::mcp::{
     ClientCredentials, ConnectedAccounts, LoopbackBrowser, RemoteServer, SignIn, TokenKeys,
-    TokenStore,
 };
+use tool_runtime::toolset::TokenStore;
 
 /// `[accounts]`: the accounts `serve`'s callers connect for the servers mounted per user, and
 /// the pages at `/oauth/connect/` where they do (which sign the browser in at `[auth]`'s

@@ -2,6 +2,7 @@
 //! framework's, behind oidc-provider) and the gateway (behind the same provider, for its own
 //! resource) on loopback; each caller is sent to connect their account, the link's page checks
 //! who opened it, and each caller's calls go with their own token only.
+#![allow(clippy::too_many_lines)] // Reason: each test walks one sign-in through the gateway and the provider, in order.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,10 +12,9 @@ use serde_json::json;
 use tool_runtime::Registry;
 use tool_runtime::Secret;
 use tool_runtime::http::{OAuth, ServerOptions};
-use tool_runtime::mcp::{
-    ClientCredentials, ConnectedAccounts, MemoryTokens, RemoteServer, SignIn, TokenKeys, TokenStore,
-};
+use tool_runtime::mcp::{ClientCredentials, ConnectedAccounts, RemoteServer, SignIn, TokenKeys};
 use tool_runtime::prelude::*;
+use tool_runtime::toolset::{MemoryTokens, TokenStore};
 use tool_test_support::oauth::AuthServers;
 
 use super::oauth::{listener, serve, serve_registry};

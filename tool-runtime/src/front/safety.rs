@@ -64,9 +64,6 @@ pub(crate) struct Access {
     /// authentication.
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<crate::front::auth::oauth::OAuth>,
-    /// The accounts callers connect for mounts that act as each of them, and their pages.
-    #[cfg(feature = "mcp-oauth")]
-    pub(crate) accounts: Option<crate::mcp::ConnectedAccounts>,
     /// Serve callers on other machines without authentication.
     pub(crate) allow_remote_without_auth: bool,
     /// The `Host` names `/mcp` accepts.
@@ -81,8 +78,6 @@ impl Default for Access {
             auth: None,
             #[cfg(feature = "oauth")]
             oauth: None,
-            #[cfg(feature = "mcp-oauth")]
-            accounts: None,
             allow_remote_without_auth: false,
             allowed_hosts: AllowedHosts::Loopback,
             operator_role: OPERATOR_ROLE.into(),

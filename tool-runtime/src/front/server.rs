@@ -92,7 +92,21 @@ pub struct ServerOptions {
     /// What seals `/mcp`'s input-required request states.
     #[cfg(feature = "mcp")]
     pub(crate) request_state_key: Option<crate::front::state_key::RequestStateKey>,
+    /// Pages served without a token, each signing its visitor in itself (the pages where
+    /// callers connect accounts).
+    pub(crate) pages: Vec<Arc<dyn PublicPages>>,
 }
+
+/// Pages a component serves under [`PUBLIC_PAGES`] without a token: each signs its visitor
+/// in itself. The HTTP router merges their routes.
+pub(crate) trait PublicPages: Send + Sync + std::fmt::Debug {
+    /// The pages' routes on a server with `options`.
+    fn routes(&self, options: &ServerOptions) -> axum::Router;
+}
+
+/// Where public pages are served: the front layer lets requests under it through without a
+/// token.
+pub(crate) const PUBLIC_PAGES: &str = "/oauth/connect/";
 
 /// What a request may hold.
 #[derive(Debug, Clone)]
@@ -218,18 +232,6 @@ impl ServerOptions {
     #[must_use]
     pub fn oauth(mut self, oauth: crate::front::auth::oauth::OAuth) -> Self {
         self.access.oauth = Some(oauth);
-        self
-    }
-
-    /// Serves the pages of `accounts` under `/oauth/connect/`, where callers connect the
-    /// accounts that mounts acting as each of them need
-    /// ([`RemoteServer::per_user`](crate::mcp::RemoteServer::per_user)). The pages tell who
-    /// opened a link by signing the browser in at the authorization server of
-    /// [`oauth`](Self::oauth), which they need.
-    #[cfg(feature = "mcp-oauth")]
-    #[must_use]
-    pub fn connected_accounts(mut self, accounts: crate::mcp::ConnectedAccounts) -> Self {
-        self.access.accounts = Some(accounts);
         self
     }
 

@@ -494,12 +494,8 @@ const PUBLIC: [&str; 5] = ["/healthz", "/readyz", "/", "/console.js", "/console.
 fn is_public(path: &str) -> bool {
     PUBLIC.contains(&path)
         || path.starts_with(challenge::METADATA_PATH)
-        || path.starts_with(CONNECT_PAGES)
+        || path.starts_with(crate::front::server::PUBLIC_PAGES)
 }
-
-/// The pages where callers connect accounts: a browser opens them without a token, and each
-/// signs it in itself.
-const CONNECT_PAGES: &str = "/oauth/connect/";
 
 /// The caller's identity as authentication finds it (`None` on a server without
 /// authentication, or on a public path without a valid token), or the response that refuses

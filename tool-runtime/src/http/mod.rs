@@ -171,16 +171,9 @@ pub fn router_with(registry: Arc<Registry>, options: ServerOptions, yours: Route
     };
     #[cfg(feature = "otel")]
     let router = router.route("/metrics", get(listing::metrics));
-    #[cfg(feature = "mcp-oauth")]
-    let yours = match &state.options.access.accounts {
-        Some(accounts) => {
-            if let Some(oauth) = &state.options.access.oauth {
-                accounts.verify_with(oauth.clone());
-            }
-            yours.merge(crate::mcp::connect_routes(accounts))
-        }
-        None => yours,
-    };
+    let yours = (state.options.pages.iter()).fold(yours, |yours, pages| {
+        yours.merge(pages.routes(&state.options))
+    });
     let mut router = router
         .fallback(not_found)
         .with_state(state.clone())

@@ -58,6 +58,8 @@ mod client_items;
 mod mount;
 #[cfg(feature = "mcp-oauth")]
 mod oauth;
+#[cfg(feature = "mcp-oauth")]
+mod per_user;
 #[cfg(feature = "mcp-client")]
 mod relay;
 #[cfg(feature = "mcp-client")]
@@ -99,14 +101,7 @@ pub use events::MemoryEventStore;
 #[cfg(feature = "mcp-oauth")]
 pub use oauth::LoopbackBrowser;
 #[cfg(feature = "mcp-oauth")]
-pub(crate) use oauth::connect::routes as connect_routes;
-#[cfg(all(feature = "mcp-oauth", feature = "redis"))]
-pub(crate) use oauth::random_id as oauth_random_id;
-#[cfg(feature = "mcp-oauth")]
-pub use oauth::{
-    Browser, ClientCredentials, ConnectedAccounts, MemoryTokens, SignIn, TokenKeys, TokenLock,
-    TokenStore,
-};
+pub use oauth::{Browser, ClientCredentials, ConnectedAccounts, SignIn, TokenKeys};
 pub use pages::PAGE_SIZE;
 /// The official MCP SDK this front end is built on, whole: its types appear in this module's
 /// API (the session and event stores of streamable HTTP, under

@@ -6,8 +6,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::Postgres;
-use crate::mcp::{TokenLock, TokenStore};
 use crate::tool::error::ToolError;
+use crate::toolset::{TokenLock, TokenStore};
 
 /// The component whose migrations create the tokens' table.
 pub const TOKENS_COMPONENT: &str = "tool-runtime/tokens";

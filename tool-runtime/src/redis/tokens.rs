@@ -6,8 +6,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 use super::Redis;
-use crate::mcp::{TokenLock, TokenStore};
 use crate::tool::error::ToolError;
+use crate::toolset::{TokenLock, TokenStore};
 
 /// How often a lock held elsewhere is tried again.
 const LOCK_POLL: Duration = Duration::from_millis(25);
@@ -93,7 +93,7 @@ impl TokenStore for RedisTokenStore {
     ) -> BoxFuture<'a, Result<TokenLock, ToolError>> {
         Box::pin(async move {
             let key = self.redis.key(&format!("tokens-lock:{name}"));
-            let holder = crate::mcp::oauth_random_id()?;
+            let holder = holder_id()?;
             let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
             let deadline = tokio::time::Instant::now() + ttl;
             loop {
@@ -118,6 +118,16 @@ impl TokenStore for RedisTokenStore {
             }
         })
     }
+}
+
+/// A value no other holder of a lock has: 128 random bits.
+fn holder_id() -> Result<String, ToolError> {
+    let mut bytes = [0_u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    Ok(base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        bytes,
+    ))
 }
 
 /// A lock held in Redis, released when dropped.

@@ -53,8 +53,10 @@ use crate::tool::definition::ToolMeta;
 use crate::tool::error::ToolError;
 
 mod store;
+mod tokens;
 
 pub use store::{KeyValue, MAX_KEY, MemoryStore, Store};
+pub use tokens::{MemoryTokens, TokenLock, TokenStore};
 
 /// One tool as a toolset describes it: its own name in `meta.name` (the registry prefixes
 /// it), and its schemas.

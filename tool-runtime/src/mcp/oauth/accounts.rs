@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
 use super::client::SignIn;
-use super::vault::{TokenKeys, TokenStore};
+use super::vault::TokenKeys;
 use crate::tool::error::{ErrorKind, ToolError};
+use crate::toolset::TokenStore;
 
 /// How long a link to connect an account, and a sign-in begun from it, stay good.
 pub(super) const LINK_LIFETIME: Duration = Duration::from_secs(600);
@@ -48,10 +49,10 @@ pub(super) const LINK_CALLBACK: &str = "/oauth/connect/back";
 /// refresh at a time across replicas.
 #[derive(Clone)]
 pub struct ConnectedAccounts {
-    pub(super) inner: Arc<Inner>,
+    pub(in crate::mcp) inner: Arc<Inner>,
 }
 
-pub(super) struct Inner {
+pub(in crate::mcp) struct Inner {
     /// This server's public URL, without a trailing `/`.
     pub(super) public_url: String,
     keys: TokenKeys,
@@ -70,6 +71,15 @@ pub(in crate::mcp) struct UserMount {
     pub(in crate::mcp) url: String,
     pub(in crate::mcp) sign_in: SignIn,
 }
+
+/// A caller's connection to a mount that acts as each caller, and its calls in flight.
+pub(in crate::mcp) type UserSession = (
+    Arc<rmcp::service::RunningService<rmcp::RoleClient, crate::mcp::relay::Handler>>,
+    Arc<crate::mcp::relay::InFlight>,
+);
+
+/// The open connection of each caller of a mount that acts as each.
+pub(in crate::mcp) type Users = tokio::sync::Mutex<HashMap<String, UserSession>>;
 
 /// A link given to a caller: whose, for which mount.
 #[derive(Serialize, Deserialize)]
@@ -117,11 +127,6 @@ impl ConnectedAccounts {
         self
     }
 
-    /// Checks who opened a link with `oauth`, the server's own.
-    pub(crate) fn verify_with(&self, oauth: crate::front::auth::oauth::OAuth) {
-        let _ = self.inner.verifier.set(oauth);
-    }
-
     pub(in crate::mcp) fn add_mount(&self, mount: UserMount) -> Arc<UserMount> {
         let mount = Arc::new(mount);
         self.inner
@@ -153,7 +158,7 @@ fn digest(part: &str) -> String {
 }
 
 /// A random name no one can guess: 128 bits.
-pub(crate) fn random_id() -> Result<String, ToolError> {
+pub(super) fn random_id() -> Result<String, ToolError> {
     let mut bytes = [0_u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))

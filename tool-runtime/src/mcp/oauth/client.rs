@@ -221,7 +221,7 @@ impl SignIn {
     }
 
     /// This sign-in redirected back to `redirect_uri` instead.
-    pub(super) fn redirected_to(mut self, redirect_uri: String) -> Self {
+    pub(in crate::mcp) fn redirected_to(mut self, redirect_uri: String) -> Self {
         self.redirect_uri = redirect_uri;
         self
     }
@@ -272,103 +272,10 @@ pub trait Browser: Send + Sync + 'static {
     fn visit(&self, url: String) -> BoxFuture<'static, Result<String, ToolError>>;
 }
 
-/// Who a mount is to an authorization server.
-pub(crate) enum Identity {
-    /// The application, with its client credentials.
-    Application(ClientCredentials),
-    /// A user a browser signs in, their token kept in `tokens` (a directory) if given.
-    User {
-        sign_in: SignIn,
-        browser: Arc<dyn Browser>,
-        tokens: Option<std::path::PathBuf>,
-    },
-    /// Each caller, with the account they connected; the tools listed as the application
-    /// with `lister`, or without a token.
-    PerUser {
-        mount: Arc<super::accounts::UserMount>,
-        accounts: super::ConnectedAccounts,
-        lister: Option<ClientCredentials>,
-    },
-}
-
 /// What a connection is opened with: the client's handler and lifecycle, each made anew.
 pub(in crate::mcp) struct Opening<'a> {
     pub(in crate::mcp) handler: &'a (dyn Fn() -> Handler + Sync),
     pub(in crate::mcp) lifecycle: &'a (dyn Fn() -> rmcp::ClientLifecycleMode + Sync),
-}
-
-/// A connection at `url` with `config`, as `identity`; `challenge`, the server's refusal of
-/// the last connection's token.
-pub(in crate::mcp) async fn connect(
-    opening: Opening<'_>,
-    identity: &Identity,
-    url: &str,
-    config: StreamableHttpClientTransportConfig,
-    challenge: Option<String>,
-) -> Result<RunningService<RoleClient, Handler>, String> {
-    let handshake = |e: rmcp::service::ClientInitializeError| {
-        format!("the MCP handshake with {url} failed: {e}")
-    };
-    let http = http_client()?;
-    let http = match identity {
-        Identity::Application(credentials)
-        | Identity::PerUser {
-            lister: Some(credentials),
-            ..
-        } => authorized(url, credentials, http).await?,
-        Identity::PerUser { lister: None, .. } => {
-            let bare = StreamableHttpClientTransport::with_client(http, config);
-            return (opening.handler)()
-                .serve_with_lifecycle(bare, (opening.lifecycle)())
-                .await
-                .map_err(handshake);
-        }
-        Identity::User {
-            sign_in,
-            browser,
-            tokens,
-        } => {
-            // The token kept from an earlier sign-in, unless the server refused it.
-            if challenge.is_none()
-                && let Some(dir) = tokens
-                && let Some(service) = kept(&opening, url, sign_in, dir, config.clone()).await
-            {
-                return Ok(service);
-            }
-            // The server's challenge, from a handshake without a token, unless it refused the
-            // last connection's: a server that needs none is spoken to as it is.
-            let challenge = if challenge.is_some() {
-                challenge
-            } else {
-                let bare =
-                    StreamableHttpClientTransport::with_client(http_client()?, config.clone());
-                match (opening.handler)()
-                    .serve_with_lifecycle(bare, (opening.lifecycle)())
-                    .await
-                {
-                    Ok(service) => return Ok(service),
-                    Err(e) => match e.auth_challenge() {
-                        Some(challenge) => Some(challenge.to_owned()),
-                        None => return Err(handshake(e)),
-                    },
-                }
-            };
-            let (manager, _) = signed_in(
-                url,
-                sign_in,
-                Arc::clone(browser),
-                challenge,
-                tokens.as_deref(),
-            )
-            .await?;
-            AuthClient::new(http, manager)
-        }
-    };
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    (opening.handler)()
-        .serve_with_lifecycle(transport, (opening.lifecycle)())
-        .await
-        .map_err(handshake)
 }
 
 /// A connection at `url` with `config`, sending the token `manager` holds (refreshed when it
@@ -395,32 +302,9 @@ pub(in crate::mcp) async fn connect_with(
         })
 }
 
-/// The server's challenge in `e`, when it refused the connection's token (`401`) or, to a user
-/// who can be asked for more, its scope (`403` `insufficient_scope`): an application asks for
-/// the scopes it was given, and a new token would have no more.
-pub(in crate::mcp) fn challenge_of(identity: &Identity, e: &rmcp::ServiceError) -> Option<String> {
-    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-    // The SDK's send error does not name its transport error as its source.
-    let rmcp::ServiceError::TransportSend(sent) = e else {
-        return None;
-    };
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(sent.error.as_ref());
-    while let Some(current) = source {
-        if let Some(refused) = current.downcast_ref::<AuthRequiredError>() {
-            return Some(refused.www_authenticate_header.clone());
-        }
-        if let Some(refused) = current.downcast_ref::<InsufficientScopeError>() {
-            return matches!(identity, Identity::User { .. } | Identity::PerUser { .. })
-                .then(|| refused.www_authenticate_header.clone());
-        }
-        source = current.source();
-    }
-    None
-}
-
 /// The HTTP client of a mount behind authorization: never redirected (a token stays with the
 /// server it was given for), its requests traced when telemetry is on.
-fn http_client()
+pub(super) fn http_client()
 -> Result<impl rmcp::transport::streamable_http_client::StreamableHttpClient, String> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
@@ -460,7 +344,7 @@ async fn manager_for(
 
 /// A connection with the token kept in `dir` for the server at `url`, if there is one and the
 /// server takes it (refreshed when it expired); a refused one is forgotten.
-async fn kept(
+pub(super) async fn kept(
     opening: &Opening<'_>,
     url: &str,
     sign_in: &SignIn,
@@ -495,7 +379,7 @@ async fn kept(
 /// The manager of the token of a user `browser` signed in as `sign_in` says, for the server at
 /// `url`, which answered `challenge` without one (or no challenge: its resource metadata); the
 /// token kept in `dir` when given, at the path returned.
-pub(super) async fn signed_in(
+pub(in crate::mcp) async fn signed_in(
     url: &str,
     sign_in: &SignIn,
     browser: Arc<dyn Browser>,
@@ -546,7 +430,7 @@ where
 }
 
 /// `http`, sending a token the authorization server of the server at `url` gave `credentials`.
-async fn authorized<C>(
+pub(super) async fn authorized<C>(
     url: &str,
     credentials: &ClientCredentials,
     http: C,
@@ -599,55 +483,6 @@ mod tests {
                 assert_eq!(resource.as_deref(), Some("http://127.0.0.1:1/mcp"));
             }
             other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_refused_token_is_replaced_and_a_refused_scope_only_for_a_user() {
-        use rmcp::transport::DynamicTransportError;
-        use rmcp::transport::streamable_http_client::{
-            AuthRequiredError, InsufficientScopeError, StreamableHttpError,
-        };
-        let sent = |error: StreamableHttpError<std::io::Error>| {
-            rmcp::ServiceError::TransportSend(DynamicTransportError::from_parts(
-                "test",
-                std::any::TypeId::of::<()>(),
-                Box::new(error),
-            ))
-        };
-        let expired = sent(StreamableHttpError::AuthRequired(AuthRequiredError::new(
-            "Bearer error=\"invalid_token\"".into(),
-        )));
-        let narrow = sent(StreamableHttpError::InsufficientScope(
-            InsufficientScopeError::new("Bearer scope=\"admin\"".into(), Some("admin".into())),
-        ));
-        let app = Identity::Application(ClientCredentials::secret("a", Secret::new("s".into())));
-        let user = Identity::User {
-            sign_in: SignIn::new("http://127.0.0.1:1/back", "g"),
-            browser: Arc::new(Nobody),
-            tokens: None,
-        };
-        for identity in [&app, &user] {
-            assert!(
-                challenge_of(identity, &expired)
-                    .unwrap()
-                    .contains("invalid_token")
-            );
-        }
-        assert!(challenge_of(&app, &narrow).is_none());
-        assert_eq!(
-            challenge_of(&user, &narrow).as_deref(),
-            Some("Bearer scope=\"admin\"")
-        );
-        assert!(challenge_of(&user, &rmcp::ServiceError::TransportClosed).is_none());
-    }
-
-    /// A browser no one uses.
-    struct Nobody;
-
-    impl Browser for Nobody {
-        fn visit(&self, _: String) -> BoxFuture<'static, Result<String, ToolError>> {
-            Box::pin(std::future::ready(Err(ToolError::internal("no browser"))))
         }
     }
 

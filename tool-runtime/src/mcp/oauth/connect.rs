@@ -20,14 +20,32 @@ use super::accounts::{
 use super::client::off_thread;
 use crate::front::auth::oauth::Verdict;
 
-/// The routes of `accounts`' pages, served without a token (the browser has none: each page
-/// signs it in itself).
-pub(crate) fn routes(accounts: &ConnectedAccounts) -> Router {
-    Router::new()
-        .route(LINK_CALLBACK, get(back))
-        .route(MOUNT_CALLBACK, get(done))
-        .route("/oauth/connect/{id}", get(start))
-        .with_state(Arc::clone(&accounts.inner))
+/// The pages of `accounts`, served without a token (the browser has none: each page signs it in
+/// itself), their visitors signed in at the issuer of the server's own OAuth.
+impl crate::front::server::PublicPages for ConnectedAccounts {
+    fn routes(&self, options: &crate::front::server::ServerOptions) -> Router {
+        if let Some(oauth) = &options.access.oauth {
+            let _ = self.inner.verifier.set(oauth.clone());
+        }
+        Router::new()
+            .route(LINK_CALLBACK, get(back))
+            .route(MOUNT_CALLBACK, get(done))
+            .route("/oauth/connect/{id}", get(start))
+            .with_state(Arc::clone(&self.inner))
+    }
+}
+
+impl crate::front::server::ServerOptions {
+    /// Serves the pages of `accounts` under `/oauth/connect/`, where callers connect the
+    /// accounts that mounts acting as each of them need
+    /// ([`RemoteServer::per_user`](crate::mcp::RemoteServer::per_user)). The pages tell who
+    /// opened a link by signing the browser in at the authorization server of
+    /// [`oauth`](Self::oauth), which they need.
+    #[must_use]
+    pub fn connected_accounts(mut self, accounts: ConnectedAccounts) -> Self {
+        self.pages.push(Arc::new(accounts));
+        self
+    }
 }
 
 /// What an authorization server sends the browser back with.

@@ -1,22 +1,21 @@
 //! Mounted servers behind MCP authorization: reached as the application or as one signed-in
-//! user ([`client`], the SDK's OAuth client; [`loopback`], the browser of a program its user
-//! runs), or as each caller with the account they connected ([`accounts`], their tokens sealed
-//! in a [`vault`]; [`connect`], the pages that connect one; [`per_user`], a connection per
-//! caller).
+//! user (`identity`, which of them a mount is; `client`, the SDK's OAuth client; `loopback`, the browser of a program its user runs;
+//! `token_file`, where that user's token is kept), or as each caller with the account they
+//! connected (`accounts`, their tokens sealed in a `vault`; `connect`, the pages that connect
+//! one; `mcp/per_user`, a connection per caller).
 
 mod accounts;
 pub(super) mod client;
 pub(crate) mod connect;
+mod identity;
 mod loopback;
-mod per_user;
 mod token_file;
 mod vault;
 
 pub use accounts::ConnectedAccounts;
-#[cfg(feature = "redis")]
-pub(crate) use accounts::random_id;
+pub(super) use accounts::{UserMount, UserSession, Users};
 pub use client::{Browser, ClientCredentials, SignIn};
-pub(super) use client::{Identity, Opening, challenge_of, connect};
+pub(super) use client::{Opening, connect_with, signed_in};
+pub(super) use identity::{Identity, challenge_of, connect};
 pub use loopback::LoopbackBrowser;
-pub(super) use per_user::Users;
-pub use vault::{MemoryTokens, TokenKeys, TokenLock, TokenStore};
+pub use vault::TokenKeys;

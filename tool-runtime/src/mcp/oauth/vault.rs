@@ -1,15 +1,10 @@
-//! Where a gateway keeps what it holds for its users' accounts (tokens, sign-ins under way,
-//! registered clients): records sealed with AES-256-GCM under a key with an id ([`TokenKeys`]),
-//! in a [`TokenStore`] ([`MemoryTokens`] in this process; Redis or PostgreSQL for replicas).
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+//! The keys a gateway seals what it keeps for its users' accounts with (tokens, sign-ins under
+//! way, registered clients): AES-256-GCM under a key with an id ([`TokenKeys`]), before the
+//! records go to a [`TokenStore`](crate::toolset::TokenStore).
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::future::BoxFuture;
 
 use crate::tool::error::{ErrorKind, ToolError};
 
@@ -152,119 +147,6 @@ impl std::fmt::Debug for TokenKeys {
     }
 }
 
-/// A lock a [`TokenStore`] holds until it is dropped.
-pub type TokenLock = Box<dyn Send>;
-
-/// The storage under a gateway's users' accounts: sealed records by name, some with a
-/// lifetime. Every replica of a gateway shares one, so a sign-in that began on one replica ends
-/// on another, and a token got through one serves the user's calls through all.
-pub trait TokenStore: Send + Sync + 'static {
-    /// The record `name`, unless there is none or it expired.
-    fn get<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<String>, ToolError>>;
-
-    /// Sets the record `name`, for `ttl` when given, else until it is deleted.
-    fn put<'a>(
-        &'a self,
-        name: &'a str,
-        value: String,
-        ttl: Option<Duration>,
-    ) -> BoxFuture<'a, Result<(), ToolError>>;
-
-    /// The record `name`, removed in the same step: what only one request may use.
-    fn take<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<String>, ToolError>>;
-
-    /// Removes the record `name`.
-    fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), ToolError>>;
-
-    /// Holds the lock `name` across every replica until the lock returned is dropped (or, if
-    /// its holder died, `ttl` passed): a token is refreshed by one request at a time.
-    fn lock<'a>(
-        &'a self,
-        name: &'a str,
-        ttl: Duration,
-    ) -> BoxFuture<'a, Result<TokenLock, ToolError>>;
-}
-
-/// A [`TokenStore`] in this process's memory: for one replica; gone when it ends.
-#[derive(Default)]
-pub struct MemoryTokens {
-    records: Mutex<HashMap<String, (String, Option<Instant>)>>,
-    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-}
-
-impl std::fmt::Debug for MemoryTokens {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryTokens").finish_non_exhaustive()
-    }
-}
-
-impl MemoryTokens {
-    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Option<Instant>)>> {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-impl TokenStore for MemoryTokens {
-    fn get<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        let now = Instant::now();
-        let value = self
-            .records()
-            .get(name)
-            .filter(|(_, until)| until.is_none_or(|until| until > now))
-            .map(|(value, _)| value.clone());
-        Box::pin(std::future::ready(Ok(value)))
-    }
-
-    fn put<'a>(
-        &'a self,
-        name: &'a str,
-        value: String,
-        ttl: Option<Duration>,
-    ) -> BoxFuture<'a, Result<(), ToolError>> {
-        let now = Instant::now();
-        let mut records = self.records();
-        // Expired records go as new ones come: the map holds what is alive.
-        records.retain(|_, (_, until)| until.is_none_or(|until| until > now));
-        records.insert(name.to_owned(), (value, ttl.map(|ttl| now + ttl)));
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn take<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<String>, ToolError>> {
-        let now = Instant::now();
-        let value = self
-            .records()
-            .remove(name)
-            .filter(|(_, until)| until.is_none_or(|until| until > now))
-            .map(|(value, _)| value);
-        Box::pin(std::future::ready(Ok(value)))
-    }
-
-    fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), ToolError>> {
-        self.records().remove(name);
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn lock<'a>(
-        &'a self,
-        name: &'a str,
-        _ttl: Duration,
-    ) -> BoxFuture<'a, Result<TokenLock, ToolError>> {
-        let lock = {
-            let mut locks = self
-                .locks
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            // Locks nobody holds or waits on go, so the map stays as large as the refreshes
-            // under way.
-            locks.retain(|_, lock| Arc::strong_count(lock) > 1);
-            Arc::clone(locks.entry(name.to_owned()).or_default())
-        };
-        Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as TokenLock) })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,29 +182,5 @@ mod tests {
             format!("{rotated:?}"),
             r#"TokenKeys { sealing: "new", opening: ["old"] }"#
         );
-    }
-
-    #[tokio::test]
-    async fn memory_records_expire_are_taken_once_and_locks_wait() {
-        let store = MemoryTokens::default();
-        store
-            .put("a", "1".into(), Some(Duration::from_millis(30)))
-            .await
-            .unwrap();
-        store.put("b", "2".into(), None).await.unwrap();
-        assert_eq!(store.get("a").await.unwrap().as_deref(), Some("1"));
-        assert_eq!(store.take("b").await.unwrap().as_deref(), Some("2"));
-        assert_eq!(store.take("b").await.unwrap(), None);
-        tokio::time::sleep(Duration::from_millis(40)).await;
-        assert_eq!(store.get("a").await.unwrap(), None);
-        let held = store.lock("refresh", Duration::from_secs(5)).await.unwrap();
-        let second = tokio::time::timeout(
-            Duration::from_millis(30),
-            store.lock("refresh", Duration::from_secs(5)),
-        )
-        .await;
-        assert!(second.is_err(), "a second holder waits");
-        drop(held);
-        let _again = store.lock("refresh", Duration::from_secs(5)).await.unwrap();
     }
 }

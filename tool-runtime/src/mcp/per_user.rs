@@ -1,29 +1,19 @@
 //! A mount that acts as each caller: one connection per caller, opened with the token of the
 //! account they connected ([`ConnectedAccounts`]), at most [`MAX_USERS`] kept open at once.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmcp::RoleClient;
-use rmcp::service::RunningService;
-
-use super::ConnectedAccounts;
-use super::accounts::UserMount;
-use super::client::{ClientCredentials, Identity, Opening, SignIn, challenge_of, connect_with};
-use crate::mcp::client::RemoteServer;
-use crate::mcp::relay::{Handler, InFlight};
+use super::client::RemoteServer;
+use super::oauth::{
+    ClientCredentials, ConnectedAccounts, Identity, Opening, SignIn, UserMount, UserSession,
+    challenge_of, connect_with,
+};
+use super::relay::InFlight;
 use crate::tool::context::CallContext;
 use crate::tool::error::{ErrorKind, ToolError};
 
 /// Callers' connections kept open at once; past it, one is closed for the next.
 const MAX_USERS: usize = 1024;
-
-/// A caller's connection and its calls in flight.
-pub(in crate::mcp) type UserSession = (Arc<RunningService<RoleClient, Handler>>, Arc<InFlight>);
-
-/// The open connection of each caller.
-#[derive(Default)]
-pub(in crate::mcp) struct Users(tokio::sync::Mutex<HashMap<String, UserSession>>);
 
 impl RemoteServer {
     /// Reaches an HTTP server behind MCP authorization as each caller, with the token of the
@@ -82,7 +72,7 @@ impl RemoteServer {
                 ),
             ));
         };
-        let mut users = self.users.0.lock().await;
+        let mut users = self.users.lock().await;
         if let Some((service, calls)) = users.get(principal) {
             if !service.is_transport_closed() {
                 return Ok(Some((Arc::clone(service), Arc::clone(calls))));
@@ -139,7 +129,7 @@ impl RemoteServer {
         };
         let url = self.url()?.to_owned();
         Some(Box::pin(async move {
-            let (_, path) = super::client::signed_in(
+            let (_, path) = super::oauth::signed_in(
                 &url,
                 sign_in,
                 Arc::clone(browser),
@@ -178,7 +168,7 @@ impl RemoteServer {
         };
         let principal = ctx.principal()?;
         challenge_of(identity, e)?;
-        self.users.0.lock().await.remove(principal);
+        self.users.lock().await.remove(principal);
         accounts.inner.forget(mount, principal).await;
         Some(accounts.inner.ask(mount, principal).await)
     }
