@@ -214,7 +214,9 @@ impl ErrorKind {
 
     /// The JSON-RPC error code this type is answered with on MCP, where it is a protocol error:
     /// `-32602` (invalid params) for [`UNKNOWN_TOOL`](Self::UNKNOWN_TOOL), as the specification
-    /// prescribes; `None` for every other type, which is a tool result with `isError: true`.
+    /// prescribes, and `-32042` for
+    /// [`AUTHORIZATION_REQUIRED`](Self::AUTHORIZATION_REQUIRED) to a 2025-11-25 client that
+    /// opens URLs; `None` for every other type, which is a tool result with `isError: true`.
     #[must_use]
     pub fn jsonrpc_code(&self) -> Option<i32> {
         self.row().jsonrpc
