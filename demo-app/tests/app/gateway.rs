@@ -422,6 +422,31 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The `[auth]` table of a demo at `base` behind the provider `issuer`.
+fn auth_table(issuer: &str, base: &str) -> String {
+    format!(
+        "[auth]\nissuer = \"{issuer}\"\naudience = \"{base}/mcp\"\n\
+         scopes_supported = [\"devices:read\", \"devices:write\"]\n"
+    )
+}
+
+/// The demo serving on `port` behind the provider `issuer`, its calls audited in `audit`: the
+/// server the gateway tests mount.
+fn mounted_demo(dir: &Path, issuer: &str, port: u16, audit: &Path) -> Served {
+    let up_dir = dir.join("up");
+    std::fs::create_dir_all(&up_dir).unwrap();
+    let mut upstream = demo(
+        &up_dir,
+        &auth_table(issuer, &format!("http://127.0.0.1:{port}")),
+    );
+    upstream
+        .arg("--audit-log")
+        .arg(audit)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::null());
+    Served::spawn(upstream)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_mounts_another_demo_behind_oauth_per_user_and_its_callers_connect_their_accounts()
 {
@@ -433,24 +458,9 @@ async fn the_demo_mounts_another_demo_behind_oauth_per_user_and_its_callers_conn
         format!("http://127.0.0.1:{gw_port}"),
     );
     let servers = AuthServers::start(&format!("{up}/mcp"), "devices:read devices:write");
-    let auth = |base: &str| {
-        format!(
-            "[auth]\nissuer = \"{}\"\naudience = \"{base}/mcp\"\n\
-             scopes_supported = [\"devices:read\", \"devices:write\"]\n",
-            servers.oidc
-        )
-    };
     // The mounted server: the demo itself, behind the provider, its calls audited.
-    let up_dir = dir.join("up");
-    std::fs::create_dir_all(&up_dir).unwrap();
-    let audit = up_dir.join("audit.jsonl");
-    let mut upstream = demo(&up_dir, &auth(&up));
-    upstream
-        .arg("--audit-log")
-        .arg(&audit)
-        .args(["serve", "--addr", &format!("127.0.0.1:{up_port}")])
-        .stderr(Stdio::null());
-    let _upstream = Served::spawn(upstream);
+    let audit = dir.join("audit.jsonl");
+    let _upstream = mounted_demo(dir.path(), &servers.oidc, up_port, &audit);
     // The gateway: the demo again, mounting it per user, listing its tools as the application.
     let gw_dir = dir.join("gw");
     std::fs::create_dir_all(&gw_dir).unwrap();
@@ -459,7 +469,7 @@ async fn the_demo_mounts_another_demo_behind_oauth_per_user_and_its_callers_conn
          [[mcp_servers]]\nname = \"up\"\nurl = \"{up}/mcp\"\ntools_only = true\n\
          [mcp_servers.oauth]\nacts_as = \"each_user\"\nscopes = [\"devices:read\"]\n\
          list_as = {{ client_id = \"jwt-client\", client_secret_env = \"LISTER_SECRET\" }}\n",
-        auth(&gw)
+        auth_table(&servers.oidc, &gw)
     );
     let mut gateway = demo(&gw_dir, &config);
     gateway
@@ -512,22 +522,7 @@ async fn login_signs_the_command_lines_user_in_once_and_keeps_the_token_for_the_
     let up = format!("http://127.0.0.1:{up_port}");
     let servers = AuthServers::start(&format!("{up}/mcp"), "devices:read devices:write");
     let audit = dir.join("audit.jsonl");
-    let up_dir = dir.join("up");
-    std::fs::create_dir_all(&up_dir).unwrap();
-    let mut upstream = demo(
-        &up_dir,
-        &format!(
-            "[auth]\nissuer = \"{}\"\naudience = \"{up}/mcp\"\n\
-             scopes_supported = [\"devices:read\", \"devices:write\"]\n",
-            servers.oidc
-        ),
-    );
-    upstream
-        .arg("--audit-log")
-        .arg(&audit)
-        .args(["serve", "--addr", &format!("127.0.0.1:{up_port}")])
-        .stderr(Stdio::null());
-    let _upstream = Served::spawn(upstream);
+    let _upstream = mounted_demo(dir.path(), &servers.oidc, up_port, &audit);
     let tokens = dir.join("tokens");
     let cli_dir = dir.join("cli");
     std::fs::create_dir_all(&cli_dir).unwrap();

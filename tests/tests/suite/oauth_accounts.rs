@@ -91,43 +91,20 @@ async fn browse_through(
 async fn a_gateway_calls_a_server_behind_oauth_with_each_callers_own_connected_account() {
     let (up_base, up_listener) = listener().await;
     let (gw_base, gw_listener) = listener().await;
-    let (up, gw) = (format!("{up_base}/mcp"), format!("{gw_base}/mcp"));
+    let up = format!("{up_base}/mcp");
     let servers = AuthServers::start(&up, "devices:read devices:admin");
-    let oauth = |resource: &str| {
-        OAuth::builder(&servers.oidc, resource)
-            .scopes_supported(["devices:read", "devices:admin"])
-            .build()
-            .unwrap()
-    };
-    serve(up_listener, ServerOptions::default().oauth(oauth(&up)));
-
-    let accounts = ConnectedAccounts::new(
+    serve(
+        up_listener,
+        ServerOptions::default().oauth(oauth_for(&servers, &up)),
+    );
+    let registry = gateway(
+        &servers,
         &gw_base,
-        TokenKeys::new("k1", &[7; 32]).unwrap(),
-        MemoryTokens::default(),
-    );
-    let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
-        .scopes(["devices:read"]);
-    let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
-    let mounted = registry
-        .mount(
-            RemoteServer::http("up", &up)
-                .per_user(
-                    &accounts,
-                    SignIn::new("", "tool-tests gateway").scopes(["devices:read"]),
-                )
-                .lists_as(lister),
-        )
-        .await
-        .unwrap();
-    assert!(mounted.contains(&"up-whoami".to_owned()), "{mounted:?}");
-    serve_registry(
         gw_listener,
-        Arc::clone(&registry),
-        ServerOptions::default()
-            .oauth(oauth(&gw))
-            .connected_accounts(accounts),
-    );
+        &up,
+        MemoryTokens::default(),
+    )
+    .await;
 
     let principal = |user: &str| format!("{}#{user}", servers.oidc);
     let call = |user: &str| {
@@ -284,40 +261,16 @@ async fn two_replicas_on_postgresql_share_each_callers_token_and_refresh_it_one_
     let up = format!("{up_base}/mcp");
     // Access tokens good for 33 s: the SDK refreshes one with less than 30 s left.
     let servers = AuthServers::start_with_token_lifetime(&up, "devices:read devices:admin", 33);
-    let oauth = |resource: &str| {
-        OAuth::builder(&servers.oidc, resource)
-            .scopes_supported(["devices:read", "devices:admin"])
-            .build()
-            .unwrap()
-    };
-    serve(up_listener, ServerOptions::default().oauth(oauth(&up)));
+    serve(
+        up_listener,
+        ServerOptions::default().oauth(oauth_for(&servers, &up)),
+    );
     // Both replicas answer at one public address (the first's here); the redirect back from
     // the upstream's authorization server is taken to the second.
-    let gw = format!("{a_base}/mcp");
     let mut replicas = Vec::new();
     for listener in [a_listener, b_listener] {
         let store = PostgresTokenStore::start(&postgres).await.unwrap();
-        let accounts =
-            ConnectedAccounts::new(&a_base, TokenKeys::new("k1", &[7; 32]).unwrap(), store);
-        let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
-            .scopes(["devices:read"]);
-        let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
-        registry
-            .mount(
-                RemoteServer::http("up", &up)
-                    .per_user(&accounts, SignIn::new("", "tool-tests gateway"))
-                    .lists_as(lister),
-            )
-            .await
-            .unwrap();
-        serve_registry(
-            listener,
-            Arc::clone(&registry),
-            ServerOptions::default()
-                .oauth(oauth(&gw))
-                .connected_accounts(accounts),
-        );
-        replicas.push(registry);
+        replicas.push(gateway(&servers, &a_base, listener, &up, store).await);
     }
     let alice = format!("{}#alice", servers.oidc);
     let call = |replica: usize| {
@@ -357,36 +310,46 @@ async fn two_replicas_on_postgresql_share_each_callers_token_and_refresh_it_one_
     assert_eq!(call(0).await.unwrap(), json!({"result": alice}));
 }
 
-/// A gateway on `listener` (at `base`) mounting `up` per user, behind `servers`' provider,
-/// its accounts in memory.
-async fn gateway(servers: &AuthServers, base: &str, listener: tokio::net::TcpListener, up: &str) {
-    let accounts = ConnectedAccounts::new(
-        base,
-        TokenKeys::new("k1", &[7; 32]).unwrap(),
-        MemoryTokens::default(),
-    );
+/// The OAuth of a server for `resource` behind `servers`' provider.
+fn oauth_for(servers: &AuthServers, resource: &str) -> OAuth {
+    OAuth::builder(&servers.oidc, resource)
+        .scopes_supported(["devices:read", "devices:admin"])
+        .build()
+        .unwrap()
+}
+
+/// A gateway on `listener`, at the public address `base`, mounting `up` per user behind
+/// `servers`' provider, its accounts in `store`: its registry.
+async fn gateway(
+    servers: &AuthServers,
+    base: &str,
+    listener: tokio::net::TcpListener,
+    up: &str,
+    store: impl TokenStore,
+) -> Arc<Registry> {
+    let accounts = ConnectedAccounts::new(base, TokenKeys::new("k1", &[7; 32]).unwrap(), store);
     let lister = ClientCredentials::secret("jwt-client", Secret::new("jwt-secret".into()))
         .scopes(["devices:read"]);
     let registry = Arc::new(Registry::builder().without_inventory().build().unwrap());
     registry
         .mount(
             RemoteServer::http("up", up)
-                .per_user(&accounts, SignIn::new("", "tool-tests gateway"))
+                .per_user(
+                    &accounts,
+                    SignIn::new("", "tool-tests gateway").scopes(["devices:read"]),
+                )
                 .lists_as(lister),
         )
         .await
         .unwrap();
-    let oauth = OAuth::builder(&servers.oidc, format!("{base}/mcp"))
-        .scopes_supported(["devices:read", "devices:admin"])
-        .build()
-        .unwrap();
     serve_registry(
         listener,
-        registry,
+        Arc::clone(&registry),
         ServerOptions::default()
-            .oauth(oauth)
+            .oauth(oauth_for(servers, &format!("{base}/mcp")))
             .connected_accounts(accounts),
     );
+    registry
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -434,7 +397,7 @@ async fn the_official_python_and_typescript_clients_are_sent_to_connect_an_accou
     for (program, script, mode) in clients {
         // A gateway of its own for each: its user has no account there yet.
         let (base, gw_listener) = listener().await;
-        gateway(&servers, &base, gw_listener, &up).await;
+        gateway(&servers, &base, gw_listener, &up, MemoryTokens::default()).await;
         let mut command = std::process::Command::new(program);
         command
             .arg(tests.join(script))

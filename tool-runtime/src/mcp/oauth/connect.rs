@@ -135,7 +135,7 @@ fn state_of(url: &str) -> Option<String> {
 }
 
 /// This server as a mount of itself: its own resource, signed in at by its own client.
-fn own(inner: &Inner, resource: &str) -> UserMount {
+fn own(inner: &Inner, resource: &str) -> Arc<UserMount> {
     let mut sign_in = super::SignIn::new(
         format!("{}{LINK_CALLBACK}", inner.public_url),
         "MCP gateway",
@@ -143,11 +143,11 @@ fn own(inner: &Inner, resource: &str) -> UserMount {
     if let Some((id, secret)) = &inner.own_client {
         sign_in = sign_in.registered(id.clone(), secret.clone());
     }
-    UserMount {
+    Arc::new(UserMount {
         name: String::new(),
         url: resource.to_owned(),
         sign_in,
-    }
+    })
 }
 
 /// `GET /oauth/connect/{id}`: signs the browser in at this server's authorization server.
@@ -169,26 +169,7 @@ async fn start(State(inner): State<Arc<Inner>>, Path(id): Path<String>) -> Respo
         );
     };
     let mount = own(&inner, verifier.resource());
-    let flow = Arc::clone(&inner);
-    let url = off_thread(move || async move {
-        let mut manager = flow.bare_manager(&mount).await?;
-        sign_in_url(&flow, &mut manager, &mount).await
-    })
-    .await;
-    let url = match url {
-        Ok(url) => url,
-        Err(e) => return failed(&e),
-    };
-    let Some(state) = state_of(&url) else {
-        return failed("the authorization URL has no state");
-    };
-    if let Err(e) = inner
-        .write(&login_name(&state), &id, Some(LINK_LIFETIME))
-        .await
-    {
-        return failed(e.message());
-    }
-    redirect(&url)
+    send_to_sign_in(&inner, mount, login_name, &id).await
 }
 
 /// The authorization URL of a sign-in at `mount`'s server, its client configured.
@@ -211,6 +192,66 @@ async fn sign_in_url(
         .get_authorization_url(&scopes)
         .await
         .map_err(|e| format!("no sign-in at {}: {e}", mount.url))
+}
+
+/// Sends the browser to sign in at `mount`'s authorization server, `record` kept for the
+/// callback under the sign-in's state (the record's name `name` gives).
+async fn send_to_sign_in<T: Serialize>(
+    inner: &Arc<Inner>,
+    mount: Arc<UserMount>,
+    name: fn(&str) -> String,
+    record: &T,
+) -> Response {
+    let flow = Arc::clone(inner);
+    let url = off_thread(move || async move {
+        let mut manager = flow.bare_manager(&mount).await?;
+        sign_in_url(&flow, &mut manager, &mount).await
+    })
+    .await;
+    let url = match url {
+        Ok(url) => url,
+        Err(e) => return failed(&e),
+    };
+    let Some(state) = state_of(&url) else {
+        return failed("the authorization URL has no state");
+    };
+    if let Err(e) = inner
+        .write(&name(&state), record, Some(LINK_LIFETIME))
+        .await
+    {
+        return failed(e.message());
+    }
+    redirect(&url)
+}
+
+/// The token `mount`'s authorization server gives for the `code` of the sign-in `state`
+/// (whose `iss` was `issuer`), kept in `tokens` when given.
+async fn exchange(
+    inner: &Arc<Inner>,
+    mount: Arc<UserMount>,
+    (code, state, issuer): (String, String, Option<String>),
+    tokens: Option<super::accounts::Tokens>,
+) -> Result<String, String> {
+    let flow = Arc::clone(inner);
+    off_thread(move || async move {
+        let mut manager = flow.bare_manager(&mount).await?;
+        let client = flow.client(&mut manager, &mount).await?;
+        manager
+            .configure_client(client)
+            .map_err(|e| format!("no client for {}: {e}", mount.url))?;
+        if let Some(tokens) = tokens {
+            manager.set_credential_store(tokens);
+        }
+        let token = manager
+            .exchange_code_for_token_with_issuer(&code, &state, issuer.as_deref())
+            .await
+            .map_err(|e| format!("no token from {}: {e}", mount.url))?;
+        serde_json::to_value(&token)
+            .ok()
+            .and_then(|token| token["access_token"].as_str().map(str::to_owned))
+            .ok_or_else(|| "the token response has no access token".to_owned())
+    })
+    .await
 }
 
 /// The code and state of a callback, or the page that refuses it.
@@ -249,24 +290,7 @@ async fn back(State(inner): State<Arc<Inner>>, Query(callback): Query<Callback>)
         return expired();
     };
     let mount = own(&inner, verifier.resource());
-    let flow = Arc::clone(&inner);
-    let issuer = callback.iss.clone();
-    let token = off_thread(move || async move {
-        let mut manager = flow.bare_manager(&mount).await?;
-        let client = flow.client(&mut manager, &mount).await?;
-        manager
-            .configure_client(client)
-            .map_err(|e| format!("no client for {}: {e}", mount.url))?;
-        let token = manager
-            .exchange_code_for_token_with_issuer(&code, &state, issuer.as_deref())
-            .await
-            .map_err(|e| format!("no token from this server's authorization server: {e}"))?;
-        serde_json::to_value(&token)
-            .ok()
-            .and_then(|token| token["access_token"].as_str().map(str::to_owned))
-            .ok_or_else(|| "the token response has no access token".to_owned())
-    })
-    .await;
+    let token = exchange(&inner, mount, (code, state, callback.iss.clone()), None).await;
     let token = match token {
         Ok(token) => token,
         Err(e) => return failed(&e),
@@ -290,31 +314,12 @@ async fn back(State(inner): State<Arc<Inner>>, Query(callback): Query<Callback>)
     let Some(mount) = inner.mount(&link.mount) else {
         return expired();
     };
-    let flow = Arc::clone(&inner);
-    let url = off_thread(move || async move {
-        let mut manager = flow.bare_manager(&mount).await?;
-        sign_in_url(&flow, &mut manager, &mount).await
-    })
-    .await;
-    let url = match url {
-        Ok(url) => url,
-        Err(e) => return failed(&e),
-    };
-    let Some(state) = state_of(&url) else {
-        return failed("the authorization URL has no state");
-    };
     let flow = Flow {
         link: id,
         principal: link.principal,
         mount: link.mount,
     };
-    if let Err(e) = inner
-        .write(&flow_name(&state), &flow, Some(LINK_LIFETIME))
-        .await
-    {
-        return failed(e.message());
-    }
-    redirect(&url)
+    send_to_sign_in(&inner, mount, flow_name, &flow).await
 }
 
 /// `GET /oauth/connect/done`: the user signed in at the mounted server's authorization server;
@@ -330,23 +335,14 @@ async fn done(State(inner): State<Arc<Inner>>, Query(callback): Query<Callback>)
     let Some(mount) = inner.mount(&flow.mount) else {
         return expired();
     };
-    let keeper = Arc::clone(&inner);
-    let issuer = callback.iss.clone();
-    let principal = flow.principal.clone();
     let name = mount.name.clone();
-    let kept = off_thread(move || async move {
-        let mut manager = keeper.bare_manager(&mount).await?;
-        let client = keeper.client(&mut manager, &mount).await?;
-        manager
-            .configure_client(client)
-            .map_err(|e| format!("no client for {}: {e}", mount.url))?;
-        manager.set_credential_store(keeper.tokens(&mount, &principal));
-        manager
-            .exchange_code_for_token_with_issuer(&code, &state, issuer.as_deref())
-            .await
-            .map_err(|e| format!("no token from {}: {e}", mount.url))?;
-        Ok(())
-    })
+    let tokens = inner.tokens(&mount, &flow.principal);
+    let kept = exchange(
+        &inner,
+        mount,
+        (code, state, callback.iss.clone()),
+        Some(tokens),
+    )
     .await;
     if let Err(e) = kept {
         return failed(&e);
