@@ -24,7 +24,7 @@ use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
 /// How a mount proves it is the application, for
-/// [`RemoteServer::as_application`](super::RemoteServer::as_application): a client registered
+/// [`RemoteServer::as_application`](crate::mcp::RemoteServer::as_application): a client registered
 /// at the server's authorization server, with a secret or a signing key.
 #[derive(Clone)]
 pub struct ClientCredentials {
@@ -140,7 +140,7 @@ impl std::fmt::Debug for ClientCredentials {
     }
 }
 
-/// How a mount signs a user in, for [`RemoteServer::signed_in`](super::RemoteServer::signed_in):
+/// How a mount signs a user in, for [`RemoteServer::signed_in`](crate::mcp::RemoteServer::signed_in):
 /// the authorization code grant with PKCE, redirected back to `redirect_uri`, the client known
 /// to the authorization server by a client ID metadata document, a registration of its own
 /// (dynamic registration), or credentials registered beforehand.
