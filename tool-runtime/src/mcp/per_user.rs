@@ -72,13 +72,11 @@ impl RemoteServer {
                 ),
             ));
         };
-        let mut users = self.users.lock().await;
-        if let Some((service, calls)) = users.get(principal) {
-            if !service.is_transport_closed() {
-                return Ok(Some((Arc::clone(service), Arc::clone(calls))));
-            }
-            users.remove(principal);
+        if let Some(open) = self.open_session(principal).await {
+            return Ok(Some(open));
         }
+        // Connected without holding the map: one caller's sign-in or slow server does not hold
+        // up the others'. Two first calls of one caller may both connect; the first kept wins.
         let accounts = &accounts.inner;
         let manager = match accounts.manager(mount, principal).await {
             Ok(Some(manager)) => manager,
@@ -92,25 +90,48 @@ impl RemoteServer {
         };
         let config = self.http_config().map_err(|why| self.unavailable(&why))?;
         match connect_with(opening, manager, &mount.url, config).await {
-            Ok(service) => {
-                if users.len() >= MAX_USERS {
-                    users.retain(|_, (service, _)| !service.is_transport_closed());
-                    if users.len() >= MAX_USERS
-                        && let Some(any) = users.keys().next().cloned()
-                    {
-                        users.remove(&any);
-                    }
-                }
-                let session = (Arc::new(service), calls);
-                users.insert(principal.to_owned(), session.clone());
-                Ok(Some(session))
-            }
+            Ok(service) => Ok(Some(
+                self.keep_session(principal, (Arc::new(service), calls))
+                    .await,
+            )),
             Err((_, true)) => {
                 accounts.forget(mount, principal).await;
                 Err(accounts.ask(mount, principal).await)
             }
             Err((why, false)) => Err(self.unavailable(&why)),
         }
+    }
+
+    /// `principal`'s open connection, if there is one.
+    async fn open_session(&self, principal: &str) -> Option<UserSession> {
+        let mut users = self.users.lock().await;
+        let (service, calls) = users.get(principal)?;
+        if service.is_transport_closed() {
+            users.remove(principal);
+            return None;
+        }
+        Some((Arc::clone(service), Arc::clone(calls)))
+    }
+
+    /// Keeps `session` as `principal`'s connection, unless another opened meanwhile is kept
+    /// (then that one); past [`MAX_USERS`], closed ones go, then any one.
+    async fn keep_session(&self, principal: &str, session: UserSession) -> UserSession {
+        let mut users = self.users.lock().await;
+        if let Some((service, calls)) = users.get(principal)
+            && !service.is_transport_closed()
+        {
+            return (Arc::clone(service), Arc::clone(calls));
+        }
+        if users.len() >= MAX_USERS {
+            users.retain(|_, (service, _)| !service.is_transport_closed());
+            if users.len() >= MAX_USERS
+                && let Some(any) = users.keys().next().cloned()
+            {
+                users.remove(&any);
+            }
+        }
+        users.insert(principal.to_owned(), session.clone());
+        session
     }
 
     /// For a mount reached as a signed-in user: signs them in now through its browser, the
