@@ -294,6 +294,30 @@ impl RemoteServer {
         self
     }
 
+    /// Reaches an HTTP server behind MCP authorization as an enterprise's user without a
+    /// browser (enterprise-managed authorization): the user's ID token from the enterprise's
+    /// identity provider is exchanged there for an identity assertion grant, which the server's
+    /// authorization server redeems for an access token ([`EnterpriseGrant`](super::EnterpriseGrant)).
+    /// One user for every caller of this mount; a refused token is exchanged again.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn as_enterprise_user(mut self, grant: super::EnterpriseGrant) -> Self {
+        self.identity = Some(super::oauth::Identity::Enterprise(grant));
+        self
+    }
+
+    /// Reaches an HTTP server behind MCP authorization as a workload (workload identity
+    /// federation): the JWT its platform issued it is presented to the server's authorization
+    /// server as a JWT bearer grant ([`WorkloadIdentity`](super::WorkloadIdentity)); a refusal
+    /// is reported as the authorization server said it, never retried nor traded for another
+    /// grant. A token the server refuses later is asked for again.
+    #[cfg(feature = "mcp-oauth")]
+    #[must_use]
+    pub fn as_workload(mut self, workload: super::WorkloadIdentity) -> Self {
+        self.identity = Some(super::oauth::Identity::Workload(workload));
+        self
+    }
+
     /// Keeps the token of a [`signed_in`](Self::signed_in) user in `dir`, a file per
     /// authorization server readable by the user only (mode `0600`): the next process uses it
     /// (refreshed when it expires) instead of signing in again, until the server refuses it.

@@ -101,7 +101,10 @@ pub use events::MemoryEventStore;
 #[cfg(feature = "mcp-oauth")]
 pub use oauth::LoopbackBrowser;
 #[cfg(feature = "mcp-oauth")]
-pub use oauth::{Browser, ClientCredentials, ConnectedAccounts, SignIn, TokenKeys};
+pub use oauth::{
+    Browser, ClientCredentials, ConnectedAccounts, EnterpriseGrant, SignIn, TokenKeys,
+    WorkloadIdentity,
+};
 pub use pages::PAGE_SIZE;
 /// The official MCP SDK this front end is built on, whole: its types appear in this module's
 /// API (the session and event stores of streamable HTTP, under

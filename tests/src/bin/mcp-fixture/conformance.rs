@@ -356,6 +356,21 @@ fn as_application(
     }
 }
 
+/// The enterprise user a scenario gives: the identity provider, the user's ID token from it,
+/// and this client at both servers.
+fn enterprise_user(context: &Value) -> tool_runtime::mcp::EnterpriseGrant {
+    use tool_runtime::Secret;
+    let text = |key: &str| context[key].as_str().unwrap_or_default().to_owned();
+    tool_runtime::mcp::EnterpriseGrant::new(
+        text("idp_issuer"),
+        text("idp_token_endpoint"),
+        text("idp_client_id"),
+        Secret::new(text("idp_id_token")),
+        text("client_id"),
+    )
+    .client_secret(Secret::new(text("client_secret")))
+}
+
 /// `mcp-fixture conformance-client URL`: our MCP client ([`tool_runtime::mcp::RemoteServer`])
 /// in the conformance suite's client scenarios. It mounts the server at `URL`, then calls each
 /// tool it lists (`add_numbers` with two numbers, the others without arguments) as a caller
@@ -376,13 +391,22 @@ pub async fn client(url: &str) -> std::process::ExitCode {
         server.discover_first()
     };
     // The scenario's settings (`MCP_CONFORMANCE_CONTEXT`): the client credentials of those
-    // that mount the server as the application, the calls to make.
+    // that mount the server as the application or an enterprise's user, the calls to make.
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let server = if scenario.starts_with("auth/client-credentials") {
+    let server = if scenario == "auth/enterprise-managed-authorization" {
+        server.as_enterprise_user(enterprise_user(&context))
+    } else if scenario == "auth/wif-jwt-bearer" {
+        // The platform's token, as the scenario issued it for this authorization server.
+        let text = |key: &str| context[key].as_str().unwrap_or_default().to_owned();
+        server.as_workload(tool_runtime::mcp::WorkloadIdentity::new(
+            text("client_id"),
+            tool_runtime::Secret::new(text("valid_jwt")),
+        ))
+    } else if scenario.starts_with("auth/client-credentials") {
         match as_application(&context) {
             Ok(credentials) => server.as_application(credentials),
             Err(e) => {

@@ -26,6 +26,10 @@ pub(crate) enum Identity {
         browser: Arc<dyn Browser>,
         tokens: Option<std::path::PathBuf>,
     },
+    /// An enterprise's user, by their identity provider's token (no browser).
+    Enterprise(super::EnterpriseGrant),
+    /// A workload, by the JWT its platform issued it.
+    Workload(super::WorkloadIdentity),
     /// Each caller, with the account they connected; the tools listed as the application
     /// with `lister`, or without a token.
     PerUser {
@@ -54,6 +58,14 @@ pub(in crate::mcp) async fn connect(
             lister: Some(credentials),
             ..
         } => authorized(url, credentials, http).await?,
+        Identity::Enterprise(grant) => {
+            let token = grant.token(url).await?;
+            return with_bearer(opening, http, config.auth_header(token), url).await;
+        }
+        Identity::Workload(workload) => {
+            let token = workload.token(url).await?;
+            return with_bearer(opening, http, config.auth_header(token), url).await;
+        }
         Identity::PerUser { lister: None, .. } => {
             let bare = StreamableHttpClientTransport::with_client(http, config);
             return (opening.handler)()
@@ -107,6 +119,20 @@ pub(in crate::mcp) async fn connect(
         .serve_with_lifecycle(transport, (opening.lifecycle)())
         .await
         .map_err(handshake)
+}
+
+/// A connection at `url` with `config`, whose bearer token was got by a grant alone.
+async fn with_bearer(
+    opening: Opening<'_>,
+    http: impl rmcp::transport::streamable_http_client::StreamableHttpClient,
+    config: StreamableHttpClientTransportConfig,
+    url: &str,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    (opening.handler)()
+        .serve_with_lifecycle(transport, (opening.lifecycle)())
+        .await
+        .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))
 }
 
 /// The server's challenge in `e`, when it refused the connection's token (`401`) or, to a user
