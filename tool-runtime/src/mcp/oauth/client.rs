@@ -415,6 +415,26 @@ pub(in crate::mcp) async fn signed_in(
     Ok((manager, path))
 }
 
+/// The metadata of the authorization server of the server at `url`: its protected resource
+/// metadata's, then RFC 8414 or OpenID discovery, with the 2025-03-26 fall-backs.
+pub(super) async fn authorization_server(
+    url: &str,
+) -> Result<rmcp::transport::auth::AuthorizationMetadata, String> {
+    let resource = url.to_owned();
+    off_thread(move || async move {
+        let manager = AuthorizationManager::new(resource.as_str())
+            .await
+            .map_err(|e| e.to_string())?;
+        let resolved = manager
+            .resolve_metadata()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(resolved.metadata)
+    })
+    .await
+    .map_err(|e| format!("no authorization server for {url}: {e}"))
+}
+
 /// Runs `flow`, one of the SDK's OAuth flows, whose futures are not `Send` (they keep a form
 /// serializer across an await), to its end on a blocking thread, on this runtime.
 pub(super) async fn off_thread<T, F, Flow>(flow: F) -> Result<T, String>

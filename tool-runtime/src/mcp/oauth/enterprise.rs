@@ -5,12 +5,12 @@
 //! a JWT bearer grant (RFC 7523) for an access token. Through the SDK's exchange
 //! (`rmcp::transport::auth::enterprise`).
 
+use rmcp::transport::auth::default_oauth_http_client;
 use rmcp::transport::auth::enterprise::{
     EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
 };
-use rmcp::transport::auth::{AuthorizationManager, default_oauth_http_client};
 
-use super::client::off_thread;
+use super::client::{authorization_server, off_thread};
 use crate::tool::secret::Secret;
 
 /// How a mount reaches a server as an enterprise's user, for
@@ -78,21 +78,13 @@ impl EnterpriseGrant {
     /// An access token for the server at `url`: its authorization server found from its
     /// metadata, the ID token exchanged at the identity provider, the grant redeemed there.
     pub(super) async fn token(&self, url: &str) -> Result<String, String> {
+        let metadata = authorization_server(url).await?;
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            format!("no token for {url}: its authorization server names no issuer")
+        })?;
         let (grant, url) = (self.clone(), url.to_owned());
         off_thread(move || async move {
             let failed = |e: &dyn std::fmt::Display| format!("no token for {url}: {e}");
-            let manager = AuthorizationManager::new(url.as_str())
-                .await
-                .map_err(|e| failed(&e))?;
-            let metadata = manager
-                .resolve_metadata()
-                .await
-                .map_err(|e| failed(&e))?
-                .metadata;
-            let issuer = metadata
-                .issuer
-                .clone()
-                .ok_or_else(|| failed(&"its authorization server names no issuer"))?;
             let server =
                 |issuer: &str, endpoint: &str, (id, secret): &(String, Option<Secret<String>>)| {
                     let server = EmaAuthorizationServer::new(issuer, endpoint, id.as_str());

@@ -6,10 +6,9 @@
 
 use std::path::PathBuf;
 
-use rmcp::transport::auth::AuthorizationManager;
 use serde_json::Value;
 
-use super::client::off_thread;
+use super::client::authorization_server;
 use crate::tool::secret::Secret;
 
 /// The grant type of RFC 7523.
@@ -76,19 +75,7 @@ impl WorkloadIdentity {
                 .trim()
                 .to_owned(),
         };
-        let resource = url.to_owned();
-        let endpoint = off_thread(move || async move {
-            let manager = AuthorizationManager::new(resource.as_str())
-                .await
-                .map_err(|e| e.to_string())?;
-            let metadata = manager
-                .resolve_metadata()
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(metadata.metadata.token_endpoint)
-        })
-        .await
-        .map_err(|e| failed(&e))?;
+        let endpoint = authorization_server(url).await?.token_endpoint;
         let mut form = vec![
             ("grant_type", JWT_BEARER.to_owned()),
             ("assertion", assertion),
