@@ -46,8 +46,15 @@ pub trait TokenStore: Send + Sync + 'static {
 /// A [`TokenStore`] in this process's memory: for one replica; gone when it ends.
 #[derive(Default)]
 pub struct MemoryTokens {
-    records: Mutex<HashMap<String, (String, Option<Instant>)>>,
+    records: Mutex<Records>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// The records, each with when it expires, and how many were alive at the last sweep.
+#[derive(Default)]
+struct Records {
+    map: HashMap<String, (String, Option<Instant>)>,
+    swept: usize,
 }
 
 impl std::fmt::Debug for MemoryTokens {
@@ -57,7 +64,7 @@ impl std::fmt::Debug for MemoryTokens {
 }
 
 impl MemoryTokens {
-    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Option<Instant>)>> {
+    fn records(&self) -> std::sync::MutexGuard<'_, Records> {
         self.records
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -69,6 +76,7 @@ impl TokenStore for MemoryTokens {
         let now = Instant::now();
         let value = self
             .records()
+            .map
             .get(name)
             .filter(|(_, until)| until.is_none_or(|until| until > now))
             .map(|(value, _)| value.clone());
@@ -83,9 +91,17 @@ impl TokenStore for MemoryTokens {
     ) -> BoxFuture<'a, Result<(), ToolError>> {
         let now = Instant::now();
         let mut records = self.records();
-        // Expired records go as new ones come: the map holds what is alive.
-        records.retain(|_, (_, until)| until.is_none_or(|until| until > now));
-        records.insert(name.to_owned(), (value, ttl.map(|ttl| now + ttl)));
+        // Expired records are swept once the map has doubled since the last sweep: each write
+        // costs O(1) on average, and the map holds at most twice what is alive.
+        if records.map.len() >= 2 * records.swept.max(64) {
+            records
+                .map
+                .retain(|_, (_, until)| until.is_none_or(|until| until > now));
+            records.swept = records.map.len();
+        }
+        records
+            .map
+            .insert(name.to_owned(), (value, ttl.map(|ttl| now + ttl)));
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -93,6 +109,7 @@ impl TokenStore for MemoryTokens {
         let now = Instant::now();
         let value = self
             .records()
+            .map
             .remove(name)
             .filter(|(_, until)| until.is_none_or(|until| until > now))
             .map(|(value, _)| value);
@@ -100,7 +117,7 @@ impl TokenStore for MemoryTokens {
     }
 
     fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), ToolError>> {
-        self.records().remove(name);
+        self.records().map.remove(name);
         Box::pin(std::future::ready(Ok(())))
     }
 
