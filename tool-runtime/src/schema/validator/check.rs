@@ -292,7 +292,13 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
                 fail!(ErrorKind::AnyOf(said));
             }
         }
-        if !k.one_of.is_empty() {
+        // A `oneOf` of distinct constants holds at once for a value that is one of them; for
+        // any other, each branch is tried, for the errors each gives.
+        let one_constant = k
+            .one_of_constants
+            .as_ref()
+            .is_some_and(|constants| constants.iter().any(|c| equals(instance, c)));
+        if !k.one_of.is_empty() && !one_constant {
             let mut said = Vec::new();
             let mut matched = 0;
             for id in &k.one_of {

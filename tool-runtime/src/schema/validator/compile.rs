@@ -256,7 +256,10 @@ impl<'s> Compiler<'s> {
                 }
                 "allOf" => k.all_of = self.list(keyword, value)?,
                 "anyOf" => k.any_of = self.list(keyword, value)?,
-                "oneOf" => k.one_of = self.list(keyword, value)?,
+                "oneOf" => {
+                    k.one_of = self.list(keyword, value)?;
+                    k.one_of_constants = constants_only(value);
+                }
                 "not" => k.not = Some((self.at(keyword, value)?, value.clone())),
                 "$ref" => k.reference = Some(self.reference(value)?),
                 "$defs" | "definitions" => {
@@ -410,5 +413,70 @@ impl<'s> Compiler<'s> {
         let id = self.schema(schema);
         self.at = here;
         id
+    }
+}
+
+/// The most branches of a `oneOf` read as one set of constants: finding them distinct compares
+/// each pair, so a larger one is checked branch by branch.
+const MAX_CONSTANT_BRANCHES: usize = 64;
+
+/// The keywords a branch of constants may have besides `const`: annotations only.
+const ANNOTATIONS: [&str; 8] = [
+    "title",
+    "description",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "default",
+];
+
+/// The constants of `branches` (a `oneOf`'s) when each branch is `const` and annotations only
+/// (and a `type` its constant is of, as schemars writes an enum's variants), and no two
+/// constants are equal: then exactly one branch holds for a value that is one of them, and none
+/// for any other.
+fn constants_only(branches: &Value) -> Option<Vec<Value>> {
+    let branches = branches.as_array()?;
+    if branches.is_empty() || branches.len() > MAX_CONSTANT_BRANCHES {
+        return None;
+    }
+    let mut constants: Vec<Value> = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let branch = branch.as_object()?;
+        let constant = branch.get("const")?;
+        let typed = branch
+            .get("type")
+            .is_none_or(|types| type_admits(types, constant));
+        if !typed
+            || !branch.keys().all(|key| {
+                key == "const" || key == "type" || ANNOTATIONS.contains(&key.as_str())
+            })
+            || constants.iter().any(|seen| super::instance::equals(constant, seen))
+        {
+            return None;
+        }
+        constants.push(constant.clone());
+    }
+    Some(constants)
+}
+
+/// Whether the `type` keyword's value `types` (a name or a list of names) admits `constant`.
+fn type_admits(types: &Value, constant: &Value) -> bool {
+    let admits = |name: &Value| match (name.as_str(), constant) {
+        (Some("null"), Value::Null)
+        | (Some("boolean"), Value::Bool(_))
+        | (Some("object"), Value::Object(_))
+        | (Some("array"), Value::Array(_))
+        | (Some("number"), Value::Number(_))
+        | (Some("string"), Value::String(_)) => true,
+        (Some("integer"), Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    };
+    match types {
+        Value::Array(names) => names.iter().any(admits),
+        name => admits(name),
     }
 }

@@ -104,6 +104,10 @@ struct Keywords {
     all_of: Vec<Id>,
     any_of: Vec<Id>,
     one_of: Vec<Id>,
+    /// The constants of a `oneOf` whose branches each only name one (`const` and annotations,
+    /// the constants distinct): an enumeration with a title per value, which holds when the
+    /// value is one of them.
+    one_of_constants: Option<Vec<Value>>,
     /// The subschema, and the schema as written, for its message.
     not: Option<(Id, Value)>,
     reference: Option<Id>,
@@ -314,6 +318,35 @@ mod tests {
             ]
         );
         assert!(found(&schema, &json!({"n": 4.0, "z": null, "list": ["a", "b"]})).is_empty());
+    }
+
+    /// An enumeration with a title per value (`oneOf` of `const` branches) is one set; equal
+    /// constants, or a branch with more than annotations, are tried branch by branch.
+    #[test]
+    fn a_one_of_of_distinct_constants_holds_for_exactly_its_values() {
+        let titled = json!({"oneOf": [
+            {"const": "daily", "title": "Every day", "type": "string"},
+            {"const": "weekly", "description": "Every week"},
+            {"const": 3, "type": ["integer", "null"]}
+        ]});
+        let v = Validator::new(&titled).unwrap();
+        assert!(v.nodes.iter().any(|node| matches!(node,
+            Schema::Keywords(k) if k.one_of_constants.as_ref().is_some_and(|c| c.len() == 3))));
+        for value in [json!("daily"), json!("weekly"), json!(3.0)] {
+            assert!(found(&titled, &value).is_empty(), "{value}");
+        }
+        assert_eq!(found(&titled, &json!("hourly")), [(String::new(), "oneOf")]);
+        let errors = v.errors(&json!("hourly"));
+        assert!(errors[0].to_string().contains("not valid under any"), "{errors:?}");
+        // 1 and 1.0 are one value: both branches hold, which `oneOf` refuses.
+        let twice = json!({"oneOf": [{"const": 1}, {"const": 1.0}]});
+        assert_eq!(found(&twice, &json!(1)), [(String::new(), "oneOf")]);
+        let mixed = json!({"oneOf": [{"const": "a"}, {"const": "b", "minLength": 5}]});
+        assert_eq!(found(&mixed, &json!("b")), [(String::new(), "oneOf")]);
+        assert!(found(&mixed, &json!("a")).is_empty());
+        // A `type` its constant is not of makes the branch hold for nothing.
+        let mistyped = json!({"oneOf": [{"const": "a"}, {"const": "b", "type": "integer"}]});
+        assert_eq!(found(&mistyped, &json!("b")), [(String::new(), "oneOf")]);
     }
 
     /// The shape `#[serde(flatten)]` of an enum gives: the object's own fields, the variants'
