@@ -449,10 +449,12 @@ fn constants_only(branches: &Value) -> Option<Vec<Value>> {
             .get("type")
             .is_none_or(|types| type_admits(types, constant));
         if !typed
-            || !branch.keys().all(|key| {
-                key == "const" || key == "type" || ANNOTATIONS.contains(&key.as_str())
-            })
-            || constants.iter().any(|seen| super::instance::equals(constant, seen))
+            || !branch
+                .keys()
+                .all(|key| key == "const" || key == "type" || ANNOTATIONS.contains(&key.as_str()))
+            || constants
+                .iter()
+                .any(|seen| super::instance::equals(constant, seen))
         {
             return None;
         }

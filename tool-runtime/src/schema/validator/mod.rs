@@ -337,7 +337,10 @@ mod tests {
         }
         assert_eq!(found(&titled, &json!("hourly")), [(String::new(), "oneOf")]);
         let errors = v.errors(&json!("hourly"));
-        assert!(errors[0].to_string().contains("not valid under any"), "{errors:?}");
+        assert!(
+            errors[0].to_string().contains("not valid under any"),
+            "{errors:?}"
+        );
         // 1 and 1.0 are one value: both branches hold, which `oneOf` refuses.
         let twice = json!({"oneOf": [{"const": 1}, {"const": 1.0}]});
         assert_eq!(found(&twice, &json!(1)), [(String::new(), "oneOf")]);
