@@ -144,6 +144,32 @@ async fn a_gateway_calls_a_server_behind_oauth_with_each_callers_own_connected_a
     );
     let (status, _) = browse(&link, "alice").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a link is used once");
+    // A tool that needs a scope her token lacks: the server's `insufficient_scope` gives a new
+    // link whose sign-in asks for that scope too (a step-up), and the call then goes through.
+    let revoke = || {
+        let caller = Caller::new(Source::Http)
+            .principal(principal("alice"))
+            .confirm(true);
+        registry.call("up-device_revoke", json!({"id": "d1"}), caller)
+    };
+    let narrow = revoke().await.outcome.unwrap_err();
+    assert_eq!(
+        narrow.kind(),
+        &ErrorKind::AUTHORIZATION_REQUIRED,
+        "{narrow:?}"
+    );
+    let wider = narrow.details().unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(wider, link);
+    let (status, page) = browse(&wider, "alice").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(revoke().await.outcome.unwrap(), json!({"result": "d1"}));
+    assert_eq!(
+        call("alice").await.outcome.unwrap(),
+        json!({"result": principal("alice")})
+    );
     // Bob connects his own.
     let bobs = call("bob").await.outcome.unwrap_err();
     let (status, page) = browse(bobs.details().unwrap()["url"].as_str().unwrap(), "bob").await;

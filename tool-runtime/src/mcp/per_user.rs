@@ -80,7 +80,7 @@ impl RemoteServer {
         let accounts = &accounts.inner;
         let manager = match accounts.manager(mount, principal).await {
             Ok(Some(manager)) => manager,
-            Ok(None) => return Err(accounts.ask(mount, principal).await),
+            Ok(None) => return Err(accounts.ask(mount, principal, &[]).await),
             Err(why) => return Err(self.unavailable(&why)),
         };
         let calls = Arc::new(InFlight::default());
@@ -96,7 +96,7 @@ impl RemoteServer {
             )),
             Err((_, true)) => {
                 accounts.forget(mount, principal).await;
-                Err(accounts.ask(mount, principal).await)
+                Err(accounts.ask(mount, principal, &[]).await)
             }
             Err((why, false)) => Err(self.unavailable(&why)),
         }
@@ -173,7 +173,7 @@ impl RemoteServer {
 
     /// For a mount that acts as each caller, when the server refused the caller's token (`e`):
     /// the token forgotten, their connection closed, and the link to connect again as the
-    /// error.
+    /// error, whose sign-in asks for the scopes the server named too (a step-up).
     pub(in crate::mcp) async fn user_refused(
         &self,
         ctx: &CallContext,
@@ -188,9 +188,18 @@ impl RemoteServer {
             return None;
         };
         let principal = ctx.principal()?;
-        challenge_of(identity, e)?;
+        let challenge = challenge_of(identity, e)?;
+        // A scope the server asks for (`insufficient_scope`) is asked for at the next sign-in,
+        // beside the mount's own.
+        let scopes: Vec<String> = url::Url::parse(&mount.url)
+            .ok()
+            .and_then(|base| {
+                rmcp::transport::auth::WWWAuthenticateParams::parse(&challenge, &base).scope
+            })
+            .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
         self.users.lock().await.remove(principal);
         accounts.inner.forget(mount, principal).await;
-        Some(accounts.inner.ask(mount, principal).await)
+        Some(accounts.inner.ask(mount, principal, &scopes).await)
     }
 }

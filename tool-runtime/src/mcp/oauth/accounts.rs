@@ -81,11 +81,14 @@ pub(in crate::mcp) type UserSession = (
 /// The open connection of each caller of a mount that acts as each.
 pub(in crate::mcp) type Users = tokio::sync::Mutex<HashMap<String, UserSession>>;
 
-/// A link given to a caller: whose, for which mount.
+/// A link given to a caller: whose, for which mount, and the scopes its sign-in asks for
+/// beside the mount's own (those a server named in refusing a token).
 #[derive(Serialize, Deserialize)]
 pub(super) struct Link {
     pub(super) principal: String,
     pub(super) mount: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) scopes: Vec<String>,
 }
 
 /// A client registered at an authorization server.
@@ -210,14 +213,16 @@ impl Inner {
         format!("mcp-oauth:token:{}:{}", digest(url), digest(principal))
     }
 
-    /// The link `principal` is sent to for `mount`: the one given before while it is good,
-    /// else a new one; as the error the call is answered with.
+    /// The link `principal` is sent to for `mount`, its sign-in asking for `scopes` too: the
+    /// one given before while it is good and asks for them, else a new one, given from then on;
+    /// as the error the call is answered with.
     pub(in crate::mcp) async fn ask(
         self: &Arc<Self>,
         mount: &UserMount,
         principal: &str,
+        scopes: &[String],
     ) -> ToolError {
-        match self.link(mount, principal).await {
+        match self.link(mount, principal, scopes).await {
             Ok((id, url)) => ToolError::new(
                 ErrorKind::AUTHORIZATION_REQUIRED,
                 format!(
@@ -239,25 +244,35 @@ impl Inner {
         &self,
         mount: &UserMount,
         principal: &str,
+        scopes: &[String],
     ) -> Result<(String, String), ToolError> {
         let asked = format!(
             "mcp-oauth:asked:{}:{}",
             digest(&mount.name),
             digest(principal)
         );
-        let id = match self.read::<String>(&asked, false).await? {
-            Some(id) if self.store.get(&link_name(&id)).await?.is_some() => id,
-            _ => {
-                let id = random_id()?;
-                let link = Link {
-                    principal: principal.to_owned(),
-                    mount: mount.name.clone(),
-                };
-                self.write(&link_name(&id), &link, Some(LINK_LIFETIME))
-                    .await?;
-                self.write(&asked, &id, Some(LINK_LIFETIME)).await?;
-                id
-            }
+        // The link given before serves while it is good and asks for every scope needed.
+        let given = match self.read::<String>(&asked, false).await? {
+            Some(id) => self
+                .read::<Link>(&link_name(&id), false)
+                .await?
+                .filter(|link| scopes.iter().all(|s| link.scopes.contains(s)))
+                .map(|_| id),
+            None => None,
+        };
+        let id = if let Some(id) = given {
+            id
+        } else {
+            let id = random_id()?;
+            let link = Link {
+                principal: principal.to_owned(),
+                mount: mount.name.clone(),
+                scopes: scopes.to_vec(),
+            };
+            self.write(&link_name(&id), &link, Some(LINK_LIFETIME))
+                .await?;
+            self.write(&asked, &id, Some(LINK_LIFETIME)).await?;
+            id
         };
         let url = format!("{}/oauth/connect/{id}", self.public_url);
         Ok((id, url))

@@ -169,21 +169,28 @@ async fn start(State(inner): State<Arc<Inner>>, Path(id): Path<String>) -> Respo
         );
     };
     let mount = own(&inner, verifier.resource());
-    send_to_sign_in(&inner, mount, login_name, &id).await
+    send_to_sign_in(&inner, mount, Vec::new(), login_name, &id).await
 }
 
-/// The authorization URL of a sign-in at `mount`'s server, its client configured.
+/// The authorization URL of a sign-in at `mount`'s server, its client configured, asking for
+/// its scopes (else those its metadata lists) and `more`.
 async fn sign_in_url(
     inner: &Arc<Inner>,
     manager: &mut AuthorizationManager,
     mount: &UserMount,
+    more: &[String],
 ) -> Result<String, String> {
     let client = inner.client(manager, mount).await?;
-    let scopes = if client.scopes.is_empty() {
+    let mut scopes = if client.scopes.is_empty() {
         manager.select_initial_scopes(&[]).await
     } else {
         client.scopes.clone()
     };
+    for scope in more {
+        if !scopes.contains(scope) {
+            scopes.push(scope.clone());
+        }
+    }
     manager
         .configure_client(client)
         .map_err(|e| format!("no client for {}: {e}", mount.url))?;
@@ -194,18 +201,20 @@ async fn sign_in_url(
         .map_err(|e| format!("no sign-in at {}: {e}", mount.url))
 }
 
-/// Sends the browser to sign in at `mount`'s authorization server, `record` kept for the
-/// callback under the sign-in's state (the record's name `name` gives).
+/// Sends the browser to sign in at `mount`'s authorization server, for `scopes` besides its
+/// own, `record` kept for the callback under the sign-in's state (the record's name `name`
+/// gives).
 async fn send_to_sign_in<T: Serialize>(
     inner: &Arc<Inner>,
     mount: Arc<UserMount>,
+    scopes: Vec<String>,
     name: fn(&str) -> String,
     record: &T,
 ) -> Response {
     let flow = Arc::clone(inner);
     let url = off_thread(move || async move {
         let mut manager = flow.bare_manager(&mount).await?;
-        sign_in_url(&flow, &mut manager, &mount).await
+        sign_in_url(&flow, &mut manager, &mount, &scopes).await
     })
     .await;
     let url = match url {
@@ -319,7 +328,7 @@ async fn back(State(inner): State<Arc<Inner>>, Query(callback): Query<Callback>)
         principal: link.principal,
         mount: link.mount,
     };
-    send_to_sign_in(&inner, mount, flow_name, &flow).await
+    send_to_sign_in(&inner, mount, link.scopes, flow_name, &flow).await
 }
 
 /// `GET /oauth/connect/done`: the user signed in at the mounted server's authorization server;
