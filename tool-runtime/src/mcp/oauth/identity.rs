@@ -60,19 +60,13 @@ pub(in crate::mcp) async fn connect(
         } => authorized(url, credentials, http).await?,
         Identity::Enterprise(grant) => {
             let token = grant.token(url).await?;
-            return with_bearer(opening, http, config.auth_header(token), url).await;
+            return open(opening, http, config.auth_header(token), url).await;
         }
         Identity::Workload(workload) => {
             let token = workload.token(url).await?;
-            return with_bearer(opening, http, config.auth_header(token), url).await;
+            return open(opening, http, config.auth_header(token), url).await;
         }
-        Identity::PerUser { lister: None, .. } => {
-            let bare = StreamableHttpClientTransport::with_client(http, config);
-            return (opening.handler)()
-                .serve_with_lifecycle(bare, (opening.lifecycle)())
-                .await
-                .map_err(handshake);
-        }
+        Identity::PerUser { lister: None, .. } => return open(opening, http, config, url).await,
         Identity::User {
             sign_in,
             browser,
@@ -114,15 +108,11 @@ pub(in crate::mcp) async fn connect(
             AuthClient::new(http, manager)
         }
     };
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    (opening.handler)()
-        .serve_with_lifecycle(transport, (opening.lifecycle)())
-        .await
-        .map_err(handshake)
+    open(opening, http, config, url).await
 }
 
-/// A connection at `url` with `config`, whose bearer token was got by a grant alone.
-async fn with_bearer(
+/// A connection at `url` with `config` over `http` (which may add the token itself).
+async fn open(
     opening: Opening<'_>,
     http: impl rmcp::transport::streamable_http_client::StreamableHttpClient,
     config: StreamableHttpClientTransportConfig,
