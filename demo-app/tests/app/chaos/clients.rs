@@ -308,6 +308,7 @@ async fn in_session(c: usize, base: String, stop: Arc<AtomicBool>, record: Share
             let args = json!({"device_id": format!("dev_{:016x}", 0xd000_0000 + c * 100_000 + i)});
             let params = rmcp::model::CallToolRequestParams::new("device_revoke")
                 .with_arguments(args.as_object().unwrap().clone());
+            let args = &args["device_id"];
             let sent = Instant::now();
             // The client's own time limit: the SDK resumes a cut stream for as long as it waits.
             let outcome = tokio::time::timeout(SESSION_CALL_LIMIT, client.call_tool(params));
@@ -325,7 +326,7 @@ async fn in_session(c: usize, base: String, stop: Arc<AtomicBool>, record: Share
                 }
                 Ok(Err(e)) => {
                     lost.push(format!(
-                        "{:.1} s: {e} after {:.1} s",
+                        "{:.1} s: {e} after {:.1} s ({args})",
                         started.elapsed().as_secs_f64(),
                         sent.elapsed().as_secs_f64()
                     ));
@@ -333,7 +334,7 @@ async fn in_session(c: usize, base: String, stop: Arc<AtomicBool>, record: Share
                 }
                 Err(_) => {
                     lost.push(format!(
-                        "{:.1} s: no answer in {} s",
+                        "{:.1} s: no answer in {} s ({args})",
                         started.elapsed().as_secs_f64(),
                         SESSION_CALL_LIMIT.as_secs()
                     ));

@@ -160,8 +160,9 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
     let kills = faults.get("replica killed").copied().unwrap_or_default();
     assert!(
         record.lost.len() <= kills * SESSION_CLIENTS,
-        "MCP session calls lost beyond the {kills} kills: {:?}\n{schedule}",
-        record.lost
+        "MCP session calls lost beyond the {kills} kills: {:?}\n{schedule}\n{}",
+        record.lost,
+        warnings(&rig)
     );
     eprintln!(
         "chaos: seed {seed}, {:.0} s of traffic, faults: {faults:?}\n{}\n{}",
@@ -169,4 +170,22 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
         report.lines.join("\n"),
         record.mcp.join("\n")
     );
+}
+
+/// What the replicas warned of, for a failure's report: the last lines at WARN or ERROR.
+fn warnings(rig: &Rig) -> String {
+    let mut out = String::new();
+    for r in &rig.replicas {
+        let log = log(r);
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            .collect();
+        out += &format!("{} warned {} times; the last:\n", r.id, lines.len());
+        for l in &lines[lines.len().saturating_sub(30)..] {
+            out += l;
+            out.push('\n');
+        }
+    }
+    out
 }
