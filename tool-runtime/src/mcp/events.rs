@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rmcp::model::JsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
@@ -12,17 +13,19 @@ use rmcp::transport::streamable_http_server::session::store::{
 };
 use tokio::sync::watch;
 
-/// The events of `/mcp`'s event streams in memory, bounded: at most so many events a stream,
-/// so many streams and so many bytes (the messages' JSON) in all, the oldest dropped first
-/// when a bound is passed. [`ServerOptions`](crate::http::ServerOptions) has one by default;
-/// clones share the events.
+/// The events of `/mcp`'s event streams in memory, kept while a client could resume them: a
+/// stream under way, and a finished one (its last message a response or an error) for
+/// [`keep_finished_for`](Self::keep_finished_for) after it finished, long enough for a client
+/// that missed its end to come back. Bounded besides: at most so many events a stream, so many
+/// streams and so many bytes (the messages' JSON) in all; past a bound, finished streams go
+/// first, oldest first, then the oldest events of the others.
+/// [`ServerOptions`](crate::http::ServerOptions) has one by default; clones share the events.
 ///
 /// Each event gets an id no client can guess (a random key of its stream and a sequence
 /// number), as the id is all a resuming client presents. A replay yields the events of that
-/// event's stream after it and then, while the stream is not finished (its last message a
-/// response or an error), the ones stored later, as they come. A replay from an id not kept
-/// (never given, or dropped for room) fails: the SDK then answers the `GET` with an empty
-/// stream, and the client has lost what it missed.
+/// event's stream after it and then, while the stream is not finished, the ones stored later,
+/// as they come. A replay from an id not kept (never given, or dropped) fails: the SDK then
+/// answers the `GET` with an empty stream, and the client has lost what it missed.
 ///
 /// The events are this process's: replicas behind a load balancer that does not send a
 /// session's requests to one replica need a store they share.
@@ -30,10 +33,12 @@ use tokio::sync::watch;
 /// ```
 /// # #[cfg(feature = "http")] {
 /// use std::sync::Arc;
+/// use std::time::Duration;
 /// use tool_runtime::http::ServerOptions;
 /// use tool_runtime::mcp::MemoryEventStore;
 ///
 /// let events = MemoryEventStore::default()
+///     .keep_finished_for(Duration::from_secs(60))
 ///     .max_events_per_stream(64)
 ///     .max_bytes(4 << 20);
 /// let options = ServerOptions::default().mcp_event_store(Arc::new(events));
@@ -48,12 +53,16 @@ struct Events {
     max_per_stream: usize,
     max_streams: usize,
     max_bytes: usize,
+    keep_finished: Duration,
     /// The streams by their key (the part of an event id before `-`).
-    streams: HashMap<String, Log>,
+    streams: HashMap<Arc<str>, Log>,
     /// The key of each stream, by the SDK's stream id.
-    keys: HashMap<String, String>,
+    keys: HashMap<String, Arc<str>>,
     /// Every event kept, oldest first: its sequence number and its stream's key.
-    order: BTreeMap<u64, String>,
+    order: BTreeMap<u64, Arc<str>>,
+    /// The streams that finished, in the order they did, with when. An entry whose stream
+    /// went on or was dropped since is passed over.
+    finished: VecDeque<(Instant, Arc<str>)>,
     bytes: usize,
     next: u64,
 }
@@ -63,10 +72,12 @@ struct Events {
 struct Log {
     stream_id: String,
     events: VecDeque<Stored>,
-    /// Whether the last event is a response or an error: a replay that has delivered it ends.
-    finished: bool,
-    /// Wakes the replays following this stream; dropped with the stream, which ends them.
-    changed: watch::Sender<()>,
+    /// When the last event, a response or an error, was stored: a replay that has delivered
+    /// it ends.
+    finished: Option<Instant>,
+    /// Wakes the replays following this stream, made by the first; dropped with the stream,
+    /// which ends them.
+    changed: Option<watch::Sender<()>>,
 }
 
 #[derive(Debug)]
@@ -76,7 +87,11 @@ struct Stored {
     event: ServerSseMessage,
 }
 
+/// What a bound or an expiry dropped, freed once the lock is let go.
+type Dropped = Vec<Stored>;
+
 impl Default for MemoryEventStore {
+    /// Finished streams kept [`DEFAULT_KEEP_FINISHED`](Self::DEFAULT_KEEP_FINISHED);
     /// [`DEFAULT_EVENTS_PER_STREAM`](Self::DEFAULT_EVENTS_PER_STREAM) events a stream,
     /// [`DEFAULT_STREAMS`](Self::DEFAULT_STREAMS) streams,
     /// [`DEFAULT_BYTES`](Self::DEFAULT_BYTES) bytes.
@@ -85,9 +100,11 @@ impl Default for MemoryEventStore {
             max_per_stream: Self::DEFAULT_EVENTS_PER_STREAM,
             max_streams: Self::DEFAULT_STREAMS,
             max_bytes: Self::DEFAULT_BYTES,
+            keep_finished: Self::DEFAULT_KEEP_FINISHED,
             streams: HashMap::new(),
             keys: HashMap::new(),
             order: BTreeMap::new(),
+            finished: VecDeque::new(),
             bytes: 0,
             next: 0,
         })))
@@ -95,12 +112,25 @@ impl Default for MemoryEventStore {
 }
 
 impl MemoryEventStore {
+    /// How long a finished stream is kept by default: 10 seconds, three times the `retry`
+    /// the SDK tells clients to wait before they reconnect.
+    pub const DEFAULT_KEEP_FINISHED: Duration = Duration::from_secs(10);
     /// The events kept of each stream by default: 256.
     pub const DEFAULT_EVENTS_PER_STREAM: usize = 256;
-    /// The streams kept by default: 4,096 (a stream is a call's, or a session's notifications).
-    pub const DEFAULT_STREAMS: usize = 4096;
+    /// The streams kept by default: 1,024 (a stream is a call's, or a session's
+    /// notifications). Those under way are kept before those finished, so the bound shortens
+    /// how long a finished stream stays only under more than 100 calls a second.
+    pub const DEFAULT_STREAMS: usize = 1024;
     /// The bytes of messages kept by default: 16 MiB.
     pub const DEFAULT_BYTES: usize = 16 << 20;
+
+    /// How long a stream is kept once finished, for a client that missed its end to resume
+    /// it; a stream under way is kept while it goes on.
+    #[must_use]
+    pub fn keep_finished_for(self, keep: Duration) -> Self {
+        self.events().keep_finished = keep;
+        self
+    }
 
     /// The most events kept of one stream (at least 1); its oldest are dropped beyond it.
     #[must_use]
@@ -109,16 +139,16 @@ impl MemoryEventStore {
         self
     }
 
-    /// The most streams kept (at least 1); beyond it, the stream with the oldest event is
-    /// dropped whole.
+    /// The most streams kept (at least 1); beyond it, the finished stream that finished first
+    /// is dropped whole, or, with none finished, the stream with the oldest event.
     #[must_use]
     pub fn max_streams(self, max: usize) -> Self {
         self.events().max_streams = max.max(1);
         self
     }
 
-    /// The most bytes of messages (their JSON) kept in all; beyond it, the oldest events are
-    /// dropped.
+    /// The most bytes of messages (their JSON) kept in all; beyond it, finished streams are
+    /// dropped first, then the oldest events.
     #[must_use]
     pub fn max_bytes(self, max: usize) -> Self {
         self.events().max_bytes = max;
@@ -142,40 +172,55 @@ impl MemoryEventStore {
     }
 
     fn store(&self, stream_id: &str, event: &ServerSseMessage) -> EventId {
-        let mut events = self.events();
-        let events = &mut *events;
-        let key = if let Some(key) = events.keys.get(stream_id) {
-            key.clone()
-        } else {
-            let key = super::random_id();
-            events.keys.insert(stream_id.to_owned(), key.clone());
-            events.streams.insert(
-                key.clone(),
-                Log {
-                    stream_id: stream_id.to_owned(),
-                    events: VecDeque::new(),
-                    finished: false,
-                    changed: watch::Sender::new(()),
-                },
-            );
-            key
-        };
-        let seq = events.next;
-        events.next += 1;
-        let id = format!("{key}-{seq}");
+        // The copy and its size are made before the lock is taken, and what the bounds drop
+        // is freed after it is let go: the lock is held for the bookkeeping alone.
         let mut event = event.clone();
-        event.event_id = Some(id.clone());
         let bytes = size(&event);
-        let log = events.streams.get_mut(&key).expect("the stream just found");
-        log.finished = matches!(
+        let finishes = matches!(
             event.message.as_deref(),
             Some(JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))
         );
-        log.events.push_back(Stored { seq, bytes, event });
-        log.changed.send_replace(());
-        events.order.insert(seq, key.clone());
-        events.bytes += bytes;
-        events.bound(&key);
+        let now = Instant::now();
+        let mut dropped = Dropped::new();
+        let id = {
+            let mut events = self.events();
+            let events = &mut *events;
+            events.expire(now, &mut dropped);
+            let key = if let Some(key) = events.keys.get(stream_id) {
+                key.clone()
+            } else {
+                let key: Arc<str> = super::random_id().into();
+                events.keys.insert(stream_id.to_owned(), key.clone());
+                events.streams.insert(
+                    key.clone(),
+                    Log {
+                        stream_id: stream_id.to_owned(),
+                        events: VecDeque::new(),
+                        finished: None,
+                        changed: None,
+                    },
+                );
+                key
+            };
+            let seq = events.next;
+            events.next += 1;
+            let id = format!("{key}-{seq}");
+            event.event_id = Some(id.clone());
+            let log = events.streams.get_mut(&key).expect("the stream just found");
+            log.finished = finishes.then_some(now);
+            log.events.push_back(Stored { seq, bytes, event });
+            if let Some(changed) = &log.changed {
+                changed.send_replace(());
+            }
+            if finishes {
+                events.finished.push_back((now, key.clone()));
+            }
+            events.order.insert(seq, key.clone());
+            events.bytes += bytes;
+            events.bound(&key, &mut dropped);
+            id
+        };
+        drop(dropped);
         id
     }
 
@@ -184,12 +229,17 @@ impl MemoryEventStore {
     fn replay(&self, last: &str) -> Option<EventStream> {
         let (key, seq) = last.rsplit_once('-')?;
         let seq: u64 = seq.parse().ok()?;
+        let mut dropped = Dropped::new();
         let changes = {
-            let events = self.events();
-            let log = events.streams.get(key)?;
+            let mut events = self.events();
+            events.expire(Instant::now(), &mut dropped);
+            let log = events.streams.get_mut(key)?;
             log.events.binary_search_by_key(&seq, |s| s.seq).ok()?;
-            log.changed.subscribe()
+            log.changed
+                .get_or_insert_with(|| watch::Sender::new(()))
+                .subscribe()
         };
+        drop(dropped);
         let follow = Follow {
             store: self.clone(),
             key: key.to_owned(),
@@ -202,24 +252,55 @@ impl MemoryEventStore {
 }
 
 impl Events {
-    /// Drops the oldest events until every bound holds; `key` is the stream just written to.
-    fn bound(&mut self, key: &str) {
+    /// Drops the streams that finished longer ago than they are kept.
+    fn expire(&mut self, now: Instant, dropped: &mut Dropped) {
+        while let Some((at, _)) = self.finished.front() {
+            if now.saturating_duration_since(*at) < self.keep_finished {
+                break;
+            }
+            self.drop_first_finished(dropped);
+        }
+    }
+
+    /// Drops the stream that finished first, if it is still kept and finished then; whether
+    /// there was an entry to look at.
+    fn drop_first_finished(&mut self, dropped: &mut Dropped) -> bool {
+        let Some((at, key)) = self.finished.pop_front() else {
+            return false;
+        };
+        if self
+            .streams
+            .get(&key)
+            .is_some_and(|log| log.finished == Some(at))
+        {
+            self.drop_stream(&key, dropped);
+        }
+        true
+    }
+
+    /// Drops streams and events until every bound holds; `key` is the stream just written to.
+    fn bound(&mut self, key: &str, dropped: &mut Dropped) {
         if let Some(log) = self.streams.get_mut(key) {
             while log.events.len() > self.max_per_stream {
-                let Some(dropped) = log.events.pop_front() else {
+                let Some(event) = log.events.pop_front() else {
                     break;
                 };
-                self.order.remove(&dropped.seq);
-                self.bytes -= dropped.bytes;
+                self.order.remove(&event.seq);
+                self.bytes -= event.bytes;
+                dropped.push(event);
             }
         }
-        while self.streams.len() > self.max_streams {
-            let Some(oldest) = self.order.values().next().cloned() else {
-                break;
-            };
-            self.drop_stream(&oldest);
-        }
-        while self.bytes > self.max_bytes {
+        while self.streams.len() > self.max_streams || self.bytes > self.max_bytes {
+            if self.drop_first_finished(dropped) {
+                continue;
+            }
+            if self.streams.len() > self.max_streams {
+                let Some(oldest) = self.order.values().next().cloned() else {
+                    break;
+                };
+                self.drop_stream(&oldest, dropped);
+                continue;
+            }
             let Some((seq, oldest)) = self.order.pop_first() else {
                 break;
             };
@@ -227,24 +308,26 @@ impl Events {
                 .streams
                 .get_mut(&oldest)
                 .expect("every event kept has its stream");
-            let dropped = log
+            let event = log
                 .events
                 .pop_front()
                 .expect("a stream's oldest event is its first");
-            debug_assert_eq!(dropped.seq, seq);
-            self.bytes -= dropped.bytes;
+            debug_assert_eq!(event.seq, seq);
+            self.bytes -= event.bytes;
+            dropped.push(event);
             if log.events.is_empty() {
-                self.drop_stream(&oldest);
+                self.drop_stream(&oldest, dropped);
             }
         }
     }
 
-    fn drop_stream(&mut self, key: &str) {
+    fn drop_stream(&mut self, key: &str, dropped: &mut Dropped) {
         if let Some(log) = self.streams.remove(key) {
             self.keys.remove(&log.stream_id);
-            for stored in log.events {
-                self.order.remove(&stored.seq);
-                self.bytes -= stored.bytes;
+            for event in log.events {
+                self.order.remove(&event.seq);
+                self.bytes -= event.bytes;
+                dropped.push(event);
             }
         }
     }
@@ -267,8 +350,8 @@ impl Follow {
             }
             let finished = {
                 let events = self.store.events();
-                // A stream dropped for room ends its replays.
-                let log = events.streams.get(&self.key)?;
+                // A stream dropped (for room, or long finished) ends its replays.
+                let log = events.streams.get(self.key.as_str())?;
                 self.changes.borrow_and_update();
                 let start = log.events.partition_point(|s| s.seq <= self.after);
                 self.pending
@@ -276,7 +359,7 @@ impl Follow {
                 if let Some(last) = log.events.back() {
                     self.after = self.after.max(last.seq);
                 }
-                log.finished
+                log.finished.is_some()
             };
             if self.pending.is_empty() {
                 if finished {
@@ -524,6 +607,33 @@ mod tests {
             again.rsplit_once('-').unwrap().0,
             a.rsplit_once('-').unwrap().0
         );
+    }
+
+    #[tokio::test]
+    async fn a_finished_stream_is_kept_for_a_while_and_a_stream_under_way_while_it_goes_on() {
+        let store = MemoryEventStore::default().keep_finished_for(Duration::from_millis(200));
+        let done = put(&store, "a", &note(1)).await;
+        put(&store, "a", &answer()).await;
+        let going = put(&store, "b", &note(2)).await;
+        assert_eq!(replayed(&store, &done).await, ["R"]);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let error = store.replay_events_after(&done).await.err().unwrap();
+        assert!(error.is::<UnknownEventId>(), "{error}");
+        assert_eq!(store.len(), 1, "the finished stream's events are freed");
+        put(&store, "b", &answer()).await;
+        assert_eq!(replayed(&store, &going).await, ["R"]);
+    }
+
+    #[tokio::test]
+    async fn beyond_the_streams_bound_finished_streams_go_before_those_under_way() {
+        let store = MemoryEventStore::default().max_streams(2);
+        let going = put(&store, "a", &note(1)).await;
+        let done = put(&store, "b", &note(2)).await;
+        put(&store, "b", &answer()).await;
+        put(&store, "c", &note(3)).await;
+        assert!(store.replay_events_after(&done).await.is_err());
+        put(&store, "a", &answer()).await;
+        assert_eq!(replayed(&store, &going).await, ["R"]);
     }
 
     #[tokio::test]
