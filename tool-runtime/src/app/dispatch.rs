@@ -82,7 +82,12 @@ impl App {
         {
             args[*i] = OsString::from(subcommand_name(name));
         }
-        let mut cmd = self.command(&listing, invoked.map(|(_, name)| name.as_str()));
+        // Without a subcommand (help, `--version`) clap shows no tool's flags, only the tools'
+        // names and summaries: no tool's flags are built (`""` names no tool).
+        let mut cmd = self.command(
+            &listing,
+            Some(invoked.map_or("", |(_, name)| name.as_str())),
+        );
         // Parsed in place: a copy of the command tree costs more than the parse.
         let matches = match parse(&mut cmd, &args) {
             Ok(m) => m,

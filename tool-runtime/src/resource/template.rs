@@ -10,9 +10,10 @@
 //!
 //! Values are percent-decoded; a value that does not decode to UTF-8 does not match.
 //!
-//! A template's path is matched by a regular expression compiled when the template is parsed
-//! (the regex crate matches in time linear in the URI's length), so a long URI costs one pass,
-//! however the template's variables could split it.
+//! A template's path is matched by a regular expression (the regex crate matches in time linear
+//! in the URI's length), so a long URI costs one pass, however the template's variables could
+//! split it. It is compiled at the template's first match, not when it is parsed: a command
+//! that reads no resource does not pay for it at start-up.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -24,8 +25,10 @@ use tool_grammar::uri_template::{Part, Template};
 pub struct UriTemplate {
     source: String,
     parsed: Template,
-    /// The path as a regular expression, one group a variable, in the order of `parsed.parts`.
-    path: regex::Regex,
+    /// The path as a regular expression, one group a variable, in the order of `parsed.parts`;
+    /// compiled at the first match; `None` past the regex crate's size limit (a template no
+    /// URI matches: one that long comes only from a mounted server).
+    path: std::sync::OnceLock<Option<regex::Regex>>,
 }
 
 impl PartialEq for UriTemplate {
@@ -57,11 +60,10 @@ impl UriTemplate {
     /// end?), or a `{name*}` that is not the last variable of the path.
     pub fn parse(source: &str) -> Result<Self, TemplateError> {
         let parsed = tool_grammar::uri_template::parse(source).map_err(TemplateError)?;
-        let path = path_regex(&parsed.parts).map_err(|e| TemplateError(e.to_string()))?;
         Ok(Self {
             source: source.to_owned(),
             parsed,
-            path,
+            path: std::sync::OnceLock::new(),
         })
     }
 
@@ -117,7 +119,11 @@ impl UriTemplate {
             return None;
         }
         let mut values = BTreeMap::new();
-        let found = self.path.captures(path)?;
+        let found = self
+            .path
+            .get_or_init(|| path_regex(&self.parsed.parts).ok())
+            .as_ref()?
+            .captures(path)?;
         let variables = self.parsed.parts.iter().filter_map(|p| match p {
             Part::Literal(_) => None,
             Part::Segment(name) | Part::Rest(name) => Some(name),
