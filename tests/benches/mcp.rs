@@ -43,11 +43,13 @@
 //! `cargo bench -p tool-tests --bench mcp -- gateway` measures instead what our server costs as
 //! a gateway: `echo` of the reference server `server-everything` (npm, `tests/node`; over
 //! streamable HTTP) called directly, and through `mcp-fixture serve` mounting it
-//! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), by the same client, alternately.
-//! `-- gateway-stdio` does the same over stdio: the client starts `server-everything stdio`, or
-//! `mcp-fixture mcp` which starts it; one session per run, the concurrent calls pipelined on it;
-//! and `ours-add mcp`, for what our server alone costs per call. The process figures there are
-//! of the process the client talks to (without the server a gateway mounts).
+//! (`MCP_FIXTURE_MOUNT`, so as `remote-echo`), and through a pass-through written on rmcp alone
+//! (`rmcp-add proxy URL`: the SDK's client forwarding each call, what any gateway on the SDK
+//! pays for the extra hop), by the same client, alternately. `-- gateway-stdio` does the same
+//! over stdio: the client starts `server-everything stdio`, or `mcp-fixture mcp` or `rmcp-add
+//! proxy-stdio`, which start it; one session per run, the concurrent calls pipelined on it; and
+//! `ours-add mcp`, for what our server alone costs per call. The process figures there are of
+//! the process the client talks to (without the server a gateway mounts).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -118,9 +120,15 @@ impl Mode {
             Mode::Gateway => {
                 let direct = everything();
                 let through = gateway(&direct);
-                vec![direct, through]
+                let passed = rmcp_proxy(&direct);
+                vec![direct, through, passed]
             }
-            Mode::GatewayStdio => vec![everything_stdio(), gateway_stdio(), ours_stdio()],
+            Mode::GatewayStdio => vec![
+                everything_stdio(),
+                gateway_stdio(),
+                rmcp_proxy_stdio(),
+                ours_stdio(),
+            ],
         }
     }
 }
@@ -455,6 +463,29 @@ fn gateway(direct: &Server) -> Server {
         .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
     spawned("through our gateway", command, "remote-echo")
+}
+
+/// A pass-through written on rmcp alone (`rmcp-add proxy URL`) forwarding to `direct`'s
+/// server: what any gateway on the SDK pays for the extra hop.
+fn rmcp_proxy(direct: &Server) -> Server {
+    let mut command = Command::new(peer_binary("rmcp-add"));
+    command
+        .args(["proxy", direct.url()])
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::null());
+    spawned("rmcp pass-through", command, "echo")
+}
+
+/// The same pass-through on stdio (`rmcp-add proxy-stdio node ... stdio`).
+fn rmcp_proxy_stdio() -> Server {
+    let command = vec![
+        peer_binary("rmcp-add").to_string_lossy().into_owned(),
+        "proxy-stdio".to_owned(),
+        "node".to_owned(),
+        everything_script(),
+        "stdio".to_owned(),
+    ];
+    Server::stdio("rmcp pass-through", command, Vec::new(), "echo")
 }
 
 /// One MCP session over either transport.
@@ -836,11 +867,13 @@ fn main() {
     match mode {
         Mode::Gateway | Mode::GatewayStdio => {
             let least = |v: &[Duration]| v.iter().copied().min().unwrap_or_default();
-            let added = least(&p50s[1]).saturating_sub(least(&p50s[0]));
+            let added = |i: usize| least(&p50s[i]).saturating_sub(least(&p50s[0]));
             println!(
-                "the gateway adds {:.0} µs per sequential call (best p50s); throughput {:.2}x direct (best of {rounds})",
-                added.as_secs_f64() * 1e6,
-                best(&loads[1]) / best(&loads[0])
+                "the gateway adds {:.0} µs per sequential call (best p50s), the rmcp pass-through {:.0} µs; throughput {:.2}x direct, the pass-through's {:.2}x (best of {rounds})",
+                added(1).as_secs_f64() * 1e6,
+                added(2).as_secs_f64() * 1e6,
+                best(&loads[1]) / best(&loads[0]),
+                best(&loads[2]) / best(&loads[0])
             );
         }
         Mode::Rmcp | Mode::RmcpStdio => against_rmcp(&loads),

@@ -4,7 +4,14 @@
 //! ```text
 //! rmcp-add            streamable HTTP at /mcp on 127.0.0.1, a free port; prints `listening on URL`
 //! rmcp-add stdio      stdio
+//! rmcp-add proxy URL                streamable HTTP, as above, passing every tool through to
+//!                                   the MCP server at URL (streamable HTTP)
+//! rmcp-add proxy-stdio COMMAND ...  stdio, passing every tool through to COMMAND on stdio
 //! ```
+//!
+//! The pass-through is the gateway benchmark's peer: what forwarding `tools/list` and
+//! `tools/call` costs on the SDK alone (its client, one connection shared by every session,
+//! as our `RemoteServer` mount shares one), beside our gateway.
 //!
 //! Configured as `ours-add serve` and `ours-add mcp` (`tests/peers/ours-add`, tool-runtime's
 //! `App`) configure theirs, so that the comparison measures what our server does on top of the
@@ -33,7 +40,11 @@ use std::sync::Arc;
 use axum::serve::ListenerExt as _;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
@@ -88,20 +99,97 @@ fn adder() -> Adder {
     }
 }
 
+/// A server whose tools are those of `upstream`, each list and call forwarded there.
+#[derive(Clone)]
+struct Proxy {
+    upstream: Peer<RoleClient>,
+}
+
+fn forwarding_failed(e: rmcp::ServiceError) -> ErrorData {
+    match e {
+        rmcp::ServiceError::McpError(e) => e,
+        e => ErrorData::internal_error(e.to_string(), None),
+    }
+}
+
+impl ServerHandler for Proxy {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.upstream
+            .list_tools(request)
+            .await
+            .map_err(forwarding_failed)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.upstream
+            .call_tool_once(request)
+            .await
+            .map_err(forwarding_failed)
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().nth(1).as_deref() == Some("stdio") {
-        let (read, write) = rmcp::transport::io::stdio_pipes();
-        adder().serve((read, write)).await?.waiting().await?;
-        return Ok(());
-    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The upstream's client is kept alive for the whole run: dropping it would close the
+    // connection every session forwards through.
+    let (upstream, _client) = match args.first().map(String::as_str) {
+        Some("stdio") => {
+            let (read, write) = rmcp::transport::io::stdio_pipes();
+            adder().serve((read, write)).await?.waiting().await?;
+            return Ok(());
+        }
+        Some("proxy-stdio") => {
+            let mut command = tokio::process::Command::new(&args[1]);
+            command.args(&args[2..]);
+            let client = ().serve(rmcp::transport::TokioChildProcess::new(command)?).await?;
+            let proxy = Proxy {
+                upstream: client.peer().clone(),
+            };
+            let (read, write) = rmcp::transport::io::stdio_pipes();
+            proxy.serve((read, write)).await?.waiting().await?;
+            return Ok(());
+        }
+        Some("proxy") => {
+            let transport =
+                rmcp::transport::StreamableHttpClientTransport::from_uri(args[1].clone());
+            let client = ().serve(transport).await?;
+            (Some(client.peer().clone()), Some(client))
+        }
+        _ => (None, None),
+    };
     let config = StreamableHttpServerConfig::default().with_max_request_body_bytes(BODY_LIMIT);
-    let service = StreamableHttpService::new(
-        || Ok(adder()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().route_service("/mcp", service);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let app = match upstream {
+        Some(upstream) => axum::Router::new().route_service(
+            "/mcp",
+            StreamableHttpService::new(
+                move || {
+                    Ok(Proxy {
+                        upstream: upstream.clone(),
+                    })
+                },
+                sessions,
+                config,
+            ),
+        ),
+        None => axum::Router::new().route_service(
+            "/mcp",
+            StreamableHttpService::new(|| Ok(adder()), sessions, config),
+        ),
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}", listener.local_addr()?);
     let listener = listener.tap_io(|tcp| {
