@@ -10,6 +10,7 @@ use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let matches = tool_runtime::app::cli::clap::Command::new("device-list-handwritten")
+        .version(env!("CARGO_PKG_VERSION"))
         .arg(
             tool_runtime::app::cli::clap::Arg::new("db")
                 .long("db")

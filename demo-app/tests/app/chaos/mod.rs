@@ -174,6 +174,7 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
 
 /// What the replicas warned of, for a failure's report: the last lines at WARN or ERROR.
 fn warnings(rig: &Rig) -> String {
+    use std::fmt::Write as _;
     let mut out = String::new();
     for r in &rig.replicas {
         let log = log(r);
@@ -181,7 +182,7 @@ fn warnings(rig: &Rig) -> String {
             .lines()
             .filter(|l| l.contains("WARN") || l.contains("ERROR"))
             .collect();
-        out += &format!("{} warned {} times; the last:\n", r.id, lines.len());
+        let _ = writeln!(out, "{} warned {} times; the last:", r.id, lines.len());
         for l in &lines[lines.len().saturating_sub(30)..] {
             out += l;
             out.push('\n');
