@@ -104,31 +104,28 @@ fn main() {
         }
     }
 
-    // The one-shot call, then what answers without calling: help (every tool's name and
-    // summary), the tool listing and the version, each paired with the hand-written binary's
-    // nearest (its own help and version; the listing against its call).
-    let pairs: [(&str, Vec<&str>, Vec<&str>); 4] = [
+    // The one-shot call, the figure of record, with every block; then, a quarter as many
+    // runs each, what answers without calling: help (every tool's name and summary), the tool
+    // listing and the version, each paired with the hand-written binary's nearest (its own
+    // help and version; the listing against its call).
+    let (call, others) = (BLOCKS * PER_BLOCK, BLOCKS * PER_BLOCK / 4);
+    let pairs: [(&str, usize, Vec<&str>, Vec<&str>); 4] = [
         (
             "--json device-list",
+            call,
             vec!["--db", db, "--json", "device-list"],
             vec!["--db", db, "--json"],
         ),
-        ("--help", vec!["--help"], vec!["--help"]),
-        ("tools", vec!["tools"], vec!["--db", db, "--json"]),
-        ("--version", vec!["--version"], vec!["--version"]),
+        ("--help", others, vec!["--help"], vec!["--help"]),
+        ("tools", others, vec!["tools"], vec!["--db", db, "--json"]),
+        ("--version", others, vec!["--version"], vec!["--version"]),
     ];
-    for (name, ours_args, theirs_args) in pairs {
+    for (name, runs, ours_args, theirs_args) in pairs {
         for _ in 0..10 {
             time(ours, &ours_args);
             time(theirs, &theirs_args);
         }
         let (mut first, mut exit) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-        // The call is the figure of record: all its blocks; the others, a quarter as many.
-        let runs = if name.starts_with("--json") {
-            BLOCKS * PER_BLOCK
-        } else {
-            BLOCKS * PER_BLOCK / 4
-        };
         for _ in 0..runs {
             let (f, e) = time(ours, &ours_args);
             first.0.push(f);
@@ -154,9 +151,7 @@ fn main() {
         .and_then(std::path::Path::file_name)
         .map_or_else(|| "?".into(), |p| p.to_string_lossy());
     println!(
-        "(binaries of the `{profile}` profile, {} runs of the call, {} of the others, alternately)",
-        BLOCKS * PER_BLOCK,
-        BLOCKS * PER_BLOCK / 4
+        "(binaries of the `{profile}` profile, {call} runs of the call, {others} of the others, alternately)"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
