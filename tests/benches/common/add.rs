@@ -28,9 +28,9 @@ pub async fn add(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AddArgs {
-    a: i64,
-    b: i64,
+pub struct AddArgs {
+    pub a: i64,
+    pub b: i64,
 }
 
 /// The single-threaded runtime the in-process measurements run on.
