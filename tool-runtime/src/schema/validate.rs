@@ -131,7 +131,7 @@ impl ArgsValidator {
 
     /// One violation in words: an unknown field each, a missing one by name, a secret value
     /// never quoted, and a value outside its choices told every choice.
-    fn describe(&self, e: &ValidationError<'_>, found: &mut Found) {
+    fn describe(&self, e: &ValidationError<'_, '_>, found: &mut Found) {
         let keyword = e.kind.keyword();
         let path = &e.path;
         match &e.kind {
@@ -140,13 +140,7 @@ impl ArgsValidator {
                 // The fields are listed only where `properties` at the root names them all.
                 let listed =
                     path.is_empty() && matches!(e.kind, ErrorKind::AdditionalProperties(_));
-                self.unknown_fields(
-                    path,
-                    keyword,
-                    unexpected.iter().map(String::as_str),
-                    listed,
-                    found,
-                );
+                self.unknown_fields(path, keyword, unexpected.iter().copied(), listed, found);
             }
             ErrorKind::Required(name) => {
                 found.push(path.clone(), keyword, Some(name), &|| e.to_string());
@@ -228,10 +222,10 @@ impl ArgsValidator {
 /// as a Rust enum's, or an `Option` of one), in words that name every choice: the validator's own
 /// message lists two ("or 3 other candidates", counting `null`), or only says that no branch
 /// matched. `None` for every other violation.
-fn choices_in_words(e: &ValidationError<'_>) -> Option<String> {
+fn choices_in_words(e: &ValidationError<'_, '_>) -> Option<String> {
     // An object or array may have failed a branch of its own shape deeper down, which the
     // branches' verdicts on the value itself would not tell: the validator's message stays.
-    if matches!(e.instance, Value::Object(_) | Value::Array(_))
+    if matches!(*e.instance, Value::Object(_) | Value::Array(_))
         && !matches!(e.kind, ErrorKind::Enum(_))
     {
         return None;
@@ -267,7 +261,7 @@ impl Choices {
 
     /// What `e` compared the value at `here` with; branches of nested `anyOf`/`oneOf` too,
     /// but not verdicts on values inside it.
-    fn collect(&mut self, e: &ValidationError<'_>, here: &str) {
+    fn collect(&mut self, e: &ValidationError<'_, '_>, here: &str) {
         if e.path != here {
             return;
         }

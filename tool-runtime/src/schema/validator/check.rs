@@ -15,7 +15,7 @@ const MAX_DEPTH: u32 = 64;
 pub(super) struct Run<'v, 'i, I> {
     validator: &'v Validator,
     /// `None` to stop at the first failure.
-    errors: Option<Vec<ValidationError<'v>>>,
+    errors: Option<Vec<ValidationError<'v, 'i>>>,
     /// Where the walk is in the value.
     path: Vec<Step<'i>>,
     _instance: std::marker::PhantomData<&'i I>,
@@ -37,7 +37,7 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
         }
     }
 
-    pub(super) fn into_errors(self) -> Vec<ValidationError<'v>> {
+    pub(super) fn into_errors(self) -> Vec<ValidationError<'v, 'i>> {
         self.errors.unwrap_or_default()
     }
 
@@ -46,11 +46,11 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
     }
 
     /// Records a failure of `instance`; `false`, for the caller to return.
-    fn fail(&mut self, instance: &I, kind: ErrorKind<'v>) -> bool {
+    fn fail(&mut self, instance: &'i I, kind: ErrorKind<'v, 'i>) -> bool {
         if let Some(errors) = &mut self.errors {
             errors.push(ValidationError {
                 path: pointer(&self.path),
-                instance: instance.to_value().into_owned(),
+                instance: instance.to_value(),
                 kind,
             });
         }
@@ -164,7 +164,7 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
                             if !self.collecting() {
                                 return false;
                             }
-                            unexpected.push(name.to_owned());
+                            unexpected.push(name);
                         }
                         Some(id) => apply!(self.within(Step::Key(name), id, value)),
                         None => {}
@@ -337,7 +337,7 @@ impl<'v, 'i, I: Instance> Run<'v, 'i, I> {
                     if !self.collecting() {
                         return false;
                     }
-                    unexpected.push(name.to_owned());
+                    unexpected.push(name);
                 } else {
                     apply!(self.within(Step::Key(name), id, value));
                 }

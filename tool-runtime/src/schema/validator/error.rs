@@ -1,5 +1,6 @@
 //! What goes wrong: a schema that does not compile, and a value that breaks a schema.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Number, Value};
@@ -71,27 +72,28 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
-/// One violation: where, which keyword, and what.
+/// One violation: where, which keyword, and what. It borrows from the validator (`'v`) and
+/// from the value checked (`'i`): collecting every error copies nothing of the value.
 #[derive(Debug)]
-pub struct ValidationError<'v> {
+pub struct ValidationError<'v, 'i> {
     /// The JSON pointer of the value that breaks the keyword.
     pub path: String,
     /// That value.
-    pub instance: Value,
+    pub instance: Cow<'i, Value>,
     /// What it breaks.
-    pub kind: ErrorKind<'v>,
+    pub kind: ErrorKind<'v, 'i>,
 }
 
 /// The keyword broken, with what a message needs.
 #[derive(Debug)]
 #[allow(missing_docs)] // Each variant is the keyword it names.
-pub enum ErrorKind<'v> {
+pub enum ErrorKind<'v, 'i> {
     FalseSchema,
     Type(Types),
     Required(&'v str),
     /// The members no `properties` or `patternProperties` names.
-    AdditionalProperties(Vec<String>),
-    UnevaluatedProperties(Vec<String>),
+    AdditionalProperties(Vec<&'i str>),
+    UnevaluatedProperties(Vec<&'i str>),
     /// Items past the `prefixItems` of a schema whose `items` is `false`.
     AdditionalItems(usize),
     MinProperties(u64),
@@ -110,16 +112,16 @@ pub enum ErrorKind<'v> {
     Enum(&'v [Value]),
     Const(&'v Value),
     /// What each branch said.
-    AnyOf(Vec<Vec<ValidationError<'v>>>),
+    AnyOf(Vec<Vec<ValidationError<'v, 'i>>>),
     /// No branch matched; what each said.
-    OneOfNone(Vec<Vec<ValidationError<'v>>>),
+    OneOfNone(Vec<Vec<ValidationError<'v, 'i>>>),
     OneOfMany,
     Not(&'v Value),
     /// References that loop without reading further into the value.
     TooDeep,
 }
 
-impl ErrorKind<'_> {
+impl ErrorKind<'_, '_> {
     /// The keyword broken.
     #[must_use]
     pub fn keyword(&self) -> &'static str {
@@ -158,7 +160,7 @@ fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }
 
-fn quoted_names(f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
+fn quoted_names(f: &mut fmt::Formatter<'_>, names: &[&str]) -> fmt::Result {
     for (i, name) in names.iter().enumerate() {
         if i > 0 {
             f.write_str(", ")?;
@@ -172,10 +174,10 @@ fn quoted_names(f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
     })
 }
 
-impl fmt::Display for ValidationError<'_> {
+impl fmt::Display for ValidationError<'_, '_> {
     #[allow(clippy::too_many_lines)] // One arm per keyword.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let value = &self.instance;
+        let value: &Value = &self.instance;
         match &self.kind {
             ErrorKind::FalseSchema => write!(f, "False schema does not allow {value}"),
             ErrorKind::Type(types) => {

@@ -188,7 +188,7 @@ impl Validator {
 
     /// Every violation of the schema by `instance`, in document order; empty if it is valid.
     #[must_use]
-    pub fn errors<'v>(&'v self, instance: &Value) -> Vec<ValidationError<'v>> {
+    pub fn errors<'v, 'i>(&'v self, instance: &'i Value) -> Vec<ValidationError<'v, 'i>> {
         let mut run = check::Run::new(self, true);
         run.check(0, instance, 0);
         run.into_errors()
@@ -336,7 +336,8 @@ mod tests {
             assert!(found(&titled, &value).is_empty(), "{value}");
         }
         assert_eq!(found(&titled, &json!("hourly")), [(String::new(), "oneOf")]);
-        let errors = v.errors(&json!("hourly"));
+        let hourly = json!("hourly");
+        let errors = v.errors(&hourly);
         assert!(
             errors[0].to_string().contains("not valid under any"),
             "{errors:?}"
@@ -374,7 +375,8 @@ mod tests {
             [(String::new(), "unevaluatedProperties")]
         );
         let v = Validator::new(&schema).unwrap();
-        let errors = v.errors(&json!({"radius": 1, "x": 1, "y": 2}));
+        let circle = json!({"radius": 1, "x": 1, "y": 2});
+        let errors = v.errors(&circle);
         let ErrorKind::UnevaluatedProperties(names) = &errors[0].kind else {
             panic!("{errors:?}")
         };
