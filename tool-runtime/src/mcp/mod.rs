@@ -309,6 +309,9 @@ impl McpServer {
     }
 }
 
+/// The SDK answers each request with one future, as large as its largest method's, and moves
+/// it into a task of its own: a method whose work is more than a few hundred bytes of state
+/// boxes it, so that every request, a `tools/call` included, moves only a pointer for it.
 impl ServerHandler for McpServer {
     #[allow(
         deprecated,
@@ -340,28 +343,27 @@ impl ServerHandler for McpServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        trace::Served::new("initialize", None, &context)
-            .run(async {
-                // Once per session. The SDK would take a second `initialize`'s protocol version
-                // as the session's, unnegotiated: an unknown one made the session answer `ping`
-                // as unknown.
-                if self.session.initialized.swap(true, Ordering::Relaxed) {
-                    return Err(ErrorData::invalid_request(
-                        "the session is already initialized; to initialize again, start a new \
+        Box::pin(trace::Served::new("initialize", None, &context).run(async {
+            // Once per session. The SDK would take a second `initialize`'s protocol version
+            // as the session's, unnegotiated: an unknown one made the session answer `ping`
+            // as unknown.
+            if self.session.initialized.swap(true, Ordering::Relaxed) {
+                return Err(ErrorData::invalid_request(
+                    "the session is already initialized; to initialize again, start a new \
                          session (a new connection, or over HTTP an `initialize` without \
                          `Mcp-Session-Id`)",
-                        None,
-                    ));
-                }
-                context.peer.set_peer_info(request.clone());
-                // Tasks are an extension of 2026-07-28, which has no `initialize`.
-                let mut result = self.negotiate_initialize(&request)?;
-                if let Some(extensions) = &mut result.capabilities.extensions {
-                    extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
-                }
-                Ok(result)
-            })
-            .await
+                    None,
+                ));
+            }
+            context.peer.set_peer_info(request.clone());
+            // Tasks are an extension of 2026-07-28, which has no `initialize`.
+            let mut result = self.negotiate_initialize(&request)?;
+            if let Some(extensions) = &mut result.capabilities.extensions {
+                extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            }
+            Ok(result)
+        }))
+        .await
     }
 
     /// The SDK checks a `tools/call`'s `Mcp-Param-*` headers (SEP-2243) against the tool's
@@ -398,15 +400,14 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        trace::Served::new("tools/list", None, &context)
-            .run(async {
-                let tools = self.list(&caller_of(&context));
-                let (tools, next) = pages::page(tools, request.as_ref(), self.page_len())?;
-                let mut result = ListToolsResult::with_all_items(tools);
-                result.next_cursor = next;
-                Ok(result)
-            })
-            .await
+        Box::pin(trace::Served::new("tools/list", None, &context).run(async {
+            let tools = self.list(&caller_of(&context));
+            let (tools, next) = pages::page(tools, request.as_ref(), self.page_len())?;
+            let mut result = ListToolsResult::with_all_items(tools);
+            result.next_cursor = next;
+            Ok(result)
+        }))
+        .await
     }
 
     async fn list_resources(
@@ -414,7 +415,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
-        self.resources_page(request, context).await
+        Box::pin(self.resources_page(request, context)).await
     }
 
     async fn list_resource_templates(
@@ -422,7 +423,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
-        self.templates_page(request, context).await
+        Box::pin(self.templates_page(request, context)).await
     }
 
     async fn read_resource(
@@ -442,7 +443,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscribe_to(request.uri, context).await
+        Box::pin(self.subscribe_to(request.uri, context)).await
     }
 
     #[allow(
@@ -454,7 +455,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.unsubscribe_from(request.uri, context).await
+        Box::pin(self.unsubscribe_from(request.uri, context)).await
     }
 
     fn accepted_subscription_filter(
@@ -465,7 +466,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        self.listen_to(context).await
+        Box::pin(self.listen_to(context)).await
     }
 
     async fn list_prompts(
@@ -473,7 +474,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        self.prompts_page(request, context).await
+        Box::pin(self.prompts_page(request, context)).await
     }
 
     async fn get_prompt(
@@ -489,7 +490,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, ErrorData> {
-        self.completion(request, context).await
+        Box::pin(self.completion(request, context)).await
     }
 
     /// Once the client is ready, it hears of every change to the tools, resources and prompts
@@ -522,12 +523,13 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        trace::Served::new("logging/setLevel", None, &context)
-            .run(async {
+        Box::pin(
+            trace::Served::new("logging/setLevel", None, &context).run(async {
                 self.session.log_level.set(request.level);
                 Ok(())
-            })
-            .await
+            }),
+        )
+        .await
     }
 
     async fn call_tool(
@@ -536,8 +538,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let served = trace::Served::new("tools/call", Some(request.name.as_ref()), &context);
-        // Boxed: the SDK moves the future of every request into a task of its own, and the
-        // pipeline's is large.
+        // The pipeline's future is the large one: boxed where it is made, it is copied once.
         served.run(Box::pin(self.call(request, context))).await
     }
 
@@ -546,9 +547,10 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        trace::Served::new("tasks/get", None, &context)
-            .run(self.task_get(request, context))
-            .await
+        Box::pin(
+            trace::Served::new("tasks/get", None, &context).run(self.task_get(request, context)),
+        )
+        .await
     }
 
     async fn update_task(
@@ -556,9 +558,11 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        trace::Served::new("tasks/update", None, &context)
-            .run(self.task_update(request, context))
-            .await
+        Box::pin(
+            trace::Served::new("tasks/update", None, &context)
+                .run(self.task_update(request, context)),
+        )
+        .await
     }
 
     async fn cancel_task(
@@ -566,9 +570,11 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        trace::Served::new("tasks/cancel", None, &context)
-            .run(self.task_cancel(request, context))
-            .await
+        Box::pin(
+            trace::Served::new("tasks/cancel", None, &context)
+                .run(self.task_cancel(request, context)),
+        )
+        .await
     }
 }
 
