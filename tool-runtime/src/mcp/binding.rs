@@ -90,16 +90,10 @@ impl Binding {
     /// The first 128 bits of SHA-256(key, id), as hex.
     pub(super) fn tag(&self, id: &str) -> String {
         use sha2::{Digest as _, Sha256};
-        use std::fmt::Write as _;
         let digest = Sha256::new()
             .chain_update(self.key.as_bytes())
             .chain_update(id.as_bytes())
             .finalize();
-        digest[..16]
-            .iter()
-            .fold(String::with_capacity(32), |mut s, b| {
-                let _ = write!(s, "{b:02x}");
-                s
-            })
+        crate::tool::hex(&digest[..16])
     }
 }

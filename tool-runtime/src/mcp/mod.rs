@@ -617,7 +617,6 @@ fn describe(tool: &RegisteredTool) -> Tool {
 /// 128 random bits as 32 hex digits (a time-and-counter mix where the system has no randomness).
 #[cfg(feature = "http")]
 fn random_id() -> String {
-    use std::fmt::Write;
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -631,8 +630,5 @@ fn random_id() -> String {
                 .to_le_bytes(),
         );
     }
-    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    crate::tool::hex(&bytes)
 }

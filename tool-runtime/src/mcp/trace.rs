@@ -234,13 +234,7 @@ struct Http<'a> {
 /// the session, and traces leave the process.
 fn session_digest(id: &str) -> String {
     use sha2::{Digest as _, Sha256};
-    use std::fmt::Write as _;
-    Sha256::digest(id.as_bytes())[..8]
-        .iter()
-        .fold(String::with_capacity(16), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    crate::tool::hex(&Sha256::digest(id.as_bytes())[..8])
 }
 
 #[cfg(feature = "http")]

@@ -39,10 +39,22 @@ pub use error::{Confirmation, Violation};
 pub use options::{ItemOptions, Rate};
 
 /// Bytes as lower-case hexadecimal: digests in audit records, confirmation tokens, entity tags.
+/// Event ids and session ids too, on every request: by table, not by `format!`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(super::hex(&[]), "");
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xa0, 0xff, 0x5c]), "000fa0ff5c");
+    }
 }

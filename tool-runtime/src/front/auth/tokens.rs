@@ -139,13 +139,7 @@ mod tests {
         assert_eq!(auth.check("alice-token").unwrap().principal, "alice");
         assert!(auth.check("alice-token ").is_none());
         assert!(auth.check("").is_none());
-        let hashed = Sha256::digest(b"bob-token")
-            .iter()
-            .fold(String::new(), |mut s, b| {
-                use std::fmt::Write;
-                let _ = write!(s, "{b:02x}");
-                s
-            });
+        let hashed = crate::tool::hex(&Sha256::digest(b"bob-token"));
         let auth = Auth::from_toml(&format!(
             "[[tokens]]\ntoken_sha256 = \"{hashed}\"\nprincipal = \"bob\"\n"
         ))
