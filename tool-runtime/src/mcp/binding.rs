@@ -75,7 +75,10 @@ impl Binding {
     /// `event`, its id (the event store's) tagged for this MCP session: `{tag}.{id}`.
     pub(super) fn tagged(&self, mut event: ServerSseMessage) -> ServerSseMessage {
         if let Some(id) = &mut event.event_id {
-            *id = format!("{}.{id}", self.tag(id));
+            let mut tagged = self.tag(id);
+            tagged.push('.');
+            tagged.push_str(id);
+            *id = tagged;
         }
         event
     }
