@@ -115,7 +115,7 @@ impl Mode {
     fn servers(self) -> Vec<Server> {
         match self {
             Mode::Peers => vec![ours(), rmcp(), python()],
-            Mode::Rmcp => vec![ours(), rmcp()],
+            Mode::Rmcp => vec![ours(), rmcp(), ours_without_event_store()],
             Mode::RmcpStdio => vec![ours_stdio(), rmcp_stdio()],
             Mode::Gateway => {
                 let direct = everything();
@@ -296,6 +296,18 @@ fn ours() -> Server {
         .env("RUST_LOG", our_log_filter())
         .stderr(Stdio::null());
     spawned("ours (tool-runtime)", command, "add")
+}
+
+/// The same, with resumable streams turned off (`ServerOptions::without_mcp_event_store`):
+/// what the event store, on by default, costs.
+fn ours_without_event_store() -> Server {
+    let mut command = Command::new(peer_binary("ours-add"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env("RUST_LOG", our_log_filter())
+        .env("OURS_ADD_EVENT_STORE", "off")
+        .stderr(Stdio::null());
+    spawned("ours, no event store", command, "add")
 }
 
 /// The binary of the one-tool server `tests/peers/NAME` (`rmcp-add`, `ours-add`), built now if
@@ -785,20 +797,28 @@ fn median(mut values: Vec<f64>) -> f64 {
 /// Ours (the first server) over the rmcp peer (the second): throughput per round and its
 /// median, the medians of CPU per call and idle memory, and the highest peaks.
 fn against_rmcp(loads: &[Vec<Load>]) {
-    let (ours, rmcp) = (&loads[0], &loads[1]);
+    compare("ours / rmcp alone", &loads[0], &loads[1]);
+    if let Some(without) = loads.get(2) {
+        compare("ours without event store / rmcp alone", without, &loads[1]);
+        compare("ours / ours without event store", &loads[0], without);
+    }
+}
+
+/// Ratios of `ours` to `rmcp`, round by round.
+fn compare(title: &str, ours: &[Load], rmcp: &[Load]) {
     let ratios = |of: fn(&Load) -> f64| -> Vec<f64> {
         ours.iter().zip(rmcp).map(|(o, r)| of(o) / of(r)).collect()
     };
     let throughput = ratios(|l| l.rate);
     let listed: Vec<String> = throughput.iter().map(|r| format!("{r:.2}")).collect();
     println!(
-        "ours / rmcp alone: throughput {}x per round, median {:.2}x",
+        "{title}: throughput {}x per round, median {:.2}x",
         listed.join(" "),
         median(throughput)
     );
     let peak = |loads: &[Load]| loads.iter().map(|l| l.peak_kib).max().unwrap_or_default();
     println!(
-        "ours / rmcp alone: server CPU per call {:.2}x, idle memory {:.2}x (medians of rounds); peak memory {:.2}x ({:.1} vs {:.1} MiB)",
+        "{title}: server CPU per call {:.2}x, idle memory {:.2}x (medians of rounds); peak memory {:.2}x ({:.1} vs {:.1} MiB)",
         median(ratios(|l| l.cpu_per_call.as_secs_f64())),
         median(ratios(|l| mib(l.idle_kib))),
         mib(peak(ours)) / mib(peak(rmcp)),
@@ -807,7 +827,7 @@ fn against_rmcp(loads: &[Vec<Load>]) {
     );
     let last = |loads: &[Load], of: fn(&Load) -> u64| loads.last().map_or(0.0, |l| mib(of(l)));
     println!(
-        "ours / rmcp alone, resident after the last round: anon {:.2}x ({:.1} vs {:.1} MiB), file {:.2}x ({:.1} vs {:.1} MiB)",
+        "{title}, resident after the last round: anon {:.2}x ({:.1} vs {:.1} MiB), file {:.2}x ({:.1} vs {:.1} MiB)",
         last(ours, |l| l.anon_kib) / last(rmcp, |l| l.anon_kib),
         last(ours, |l| l.anon_kib),
         last(rmcp, |l| l.anon_kib),

@@ -5,6 +5,8 @@
 //! ours-add serve --addr 127.0.0.1:0   streamable HTTP at /mcp (and the HTTP front end)
 //! ours-add mcp                        stdio
 //! ```
+//!
+//! With `OURS_ADD_EVENT_STORE=off`, `serve` keeps no events for resuming streams.
 
 use tool_runtime::prelude::*;
 
@@ -21,5 +23,12 @@ async fn add(
 }
 
 fn main() -> std::process::ExitCode {
-    tool_runtime::app!().main()
+    let app = tool_runtime::app!();
+    // The bench's third server: the same crate with resumable streams turned off.
+    if std::env::var_os("OURS_ADD_EVENT_STORE").is_some_and(|v| v == "off") {
+        app.server_options(async |_, options| Ok(options.without_mcp_event_store()))
+            .main()
+    } else {
+        app.main()
+    }
 }
