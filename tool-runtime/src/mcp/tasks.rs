@@ -31,7 +31,16 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
         confirmed: bool,
     ) -> Result<Option<TaskDetach>, ErrorData> {
-        let Some(tool) = self.inner.registry.visible_tool(name, caller) else {
+        let registry = &self.inner.registry;
+        // Most tools never run as tasks: for them the answer is known without the caller's
+        // visibility check, which builds the caller's context.
+        if registry
+            .get(name)
+            .is_none_or(|t| t.meta().task == TaskMode::Forbidden)
+        {
+            return Ok(None);
+        }
+        let Some(tool) = registry.visible_tool(name, caller) else {
             return Ok(None);
         };
         let meta = tool.meta();
