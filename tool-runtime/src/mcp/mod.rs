@@ -350,8 +350,8 @@ impl ServerHandler for McpServer {
             if self.session.initialized.swap(true, Ordering::Relaxed) {
                 return Err(ErrorData::invalid_request(
                     "the session is already initialized; to initialize again, start a new \
-                         session (a new connection, or over HTTP an `initialize` without \
-                         `Mcp-Session-Id`)",
+                     session (a new connection, or over HTTP an `initialize` without \
+                     `Mcp-Session-Id`)",
                     None,
                 ));
             }
