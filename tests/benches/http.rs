@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::routing::post;
-use serde_json::json;
-
-use serde_json::Value;
+use serde_json::{Value, json};
 use tool_runtime::http::{self, ServerOptions};
 
 #[path = "common/add.rs"]
@@ -65,7 +63,7 @@ fn main() {
         "wrk.method = \"POST\"\nwrk.body = '{\"a\": 20, \"b\": 22}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\n",
     )
     .unwrap();
-    // Check both answer correctly before measuring.
+    // Check each answers correctly before measuring.
     for base in &bases {
         let out = Command::new("curl")
             .args([

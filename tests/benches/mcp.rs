@@ -290,24 +290,24 @@ fn spawned(name: &'static str, command: Command, tool: &'static str) -> Server {
 /// Our `add` (`tests/peers/ours-add`, a one-tool crate on tool-runtime's default features)
 /// over streamable HTTP: `ours-add serve`.
 fn ours() -> Server {
-    let mut command = Command::new(peer_binary("ours-add"));
-    command
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env("RUST_LOG", our_log_filter())
-        .stderr(Stdio::null());
-    spawned("ours (tool-runtime)", command, "add")
+    ours_serving("ours (tool-runtime)", "on")
 }
 
 /// The same, with resumable streams turned off (`ServerOptions::without_mcp_event_store`):
 /// what the event store, on by default, costs.
 fn ours_without_event_store() -> Server {
+    ours_serving("ours, no event store", "off")
+}
+
+/// `ours-add serve`, its event store `on` or `off` (`OURS_ADD_EVENT_STORE`).
+fn ours_serving(name: &'static str, event_store: &str) -> Server {
     let mut command = Command::new(peer_binary("ours-add"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .env("RUST_LOG", our_log_filter())
-        .env("OURS_ADD_EVENT_STORE", "off")
+        .env("OURS_ADD_EVENT_STORE", event_store)
         .stderr(Stdio::null());
-    spawned("ours, no event store", command, "add")
+    spawned(name, command, "add")
 }
 
 /// The binary of the one-tool server `tests/peers/NAME` (`rmcp-add`, `ours-add`), built now if
@@ -794,7 +794,8 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-/// Ours (the first server) over the rmcp peer (the second): throughput per round and its
+/// Ours (the first server) over the rmcp peer (the second), and, when there is a third (ours
+/// without the event store), it over the peer and ours over it: throughput per round and its
 /// median, the medians of CPU per call and idle memory, and the highest peaks.
 fn against_rmcp(loads: &[Vec<Load>]) {
     compare("ours / rmcp alone", &loads[0], &loads[1]);
