@@ -253,6 +253,24 @@ async fn a_store_keeps_takes_and_locks(store: Arc<dyn TokenStore>) {
         .expect("the lock is released when dropped")
         .unwrap()
         .unwrap();
+    // A request that gave up waiting fails `unavailable` and leaves nothing behind: once the
+    // holder lets go, the next request gets the lock at once, and the store serves as before.
+    let held = store.lock("busy", Duration::from_secs(5)).await.unwrap();
+    let gave_up = store.lock("busy", Duration::from_millis(300)).await;
+    assert_eq!(
+        gave_up.err().map(|e| e.kind().to_string()).as_deref(),
+        Some("unavailable")
+    );
+    drop(held);
+    let again = tokio::time::timeout(
+        Duration::from_secs(5),
+        store.lock("busy", Duration::from_secs(5)),
+    )
+    .await
+    .expect("the lock was left to nobody");
+    again.expect("the lock, once its holder let go");
+    store.put("c", "4".into(), None).await.unwrap();
+    assert_eq!(store.get("c").await.unwrap().as_deref(), Some("4"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,6 +289,23 @@ async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alik
         .unwrap();
     let store = PostgresTokenStore::start(&postgres).await.unwrap();
     a_store_keeps_takes_and_locks(Arc::new(store)).await;
+    // Every lock let go, the one a request gave up waiting for among them: a pooled connection
+    // that took it would keep it while the pool lives.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let held = pg_server.psql(
+            "postgres",
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
+        );
+        if held == "0" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "advisory locks still held: {held}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

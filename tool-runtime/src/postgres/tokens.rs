@@ -134,10 +134,14 @@ impl TokenStore for PostgresTokenStore {
                     key,
                 }) as TokenLock),
                 Ok(Err(e)) => Err(self.postgres.error(e)),
-                Err(_) => Err(ToolError::new(
-                    crate::ErrorKind::UNAVAILABLE,
-                    "a token's lock was not released in time",
-                )),
+                Err(_) => {
+                    // The request is still queued for the lock in PostgreSQL: back in the pool,
+                    // its connection would take the lock when the holder lets go and keep it
+                    // for good, and make the next request it serves wait behind it. Out of the
+                    // pool, the connection closes once the answer comes, letting the lock go.
+                    drop(deadpool_postgres::Client::take(client));
+                    Err(crate::toolset::not_released())
+                }
             }
         })
     }

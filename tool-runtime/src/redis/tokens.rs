@@ -109,10 +109,7 @@ impl TokenStore for RedisTokenStore {
                     }) as TokenLock);
                 }
                 if tokio::time::Instant::now() >= deadline {
-                    return Err(ToolError::new(
-                        crate::ErrorKind::UNAVAILABLE,
-                        "a token's lock was not released in time",
-                    ));
+                    return Err(crate::toolset::not_released());
                 }
                 tokio::time::sleep(LOCK_POLL).await;
             }

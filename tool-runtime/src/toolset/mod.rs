@@ -56,6 +56,8 @@ mod store;
 mod tokens;
 
 pub use store::{KeyValue, MAX_KEY, MemoryStore, Store};
+#[cfg(all(feature = "mcp-oauth", any(feature = "redis", feature = "postgres")))]
+pub(crate) use tokens::not_released;
 pub use tokens::{MemoryTokens, TokenLock, TokenStore};
 
 /// One tool as a toolset describes it: its own name in `meta.name` (the registry prefixes

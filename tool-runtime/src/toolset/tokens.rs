@@ -35,7 +35,9 @@ pub trait TokenStore: Send + Sync + 'static {
     fn delete<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<(), ToolError>>;
 
     /// Holds the lock `name` across every replica until the lock returned is dropped (or, if
-    /// its holder died, `ttl` passed): a token is refreshed by one request at a time.
+    /// its holder died, `ttl` passed): a token is refreshed by one request at a time. Waits at
+    /// most `ttl` for another holder to let go, then fails `unavailable`; a request that gave
+    /// up waiting leaves nothing behind that could take the lock later.
     fn lock<'a>(
         &'a self,
         name: &'a str,
@@ -124,7 +126,7 @@ impl TokenStore for MemoryTokens {
     fn lock<'a>(
         &'a self,
         name: &'a str,
-        _ttl: Duration,
+        ttl: Duration,
     ) -> BoxFuture<'a, Result<TokenLock, ToolError>> {
         let lock = {
             let mut locks = self
@@ -136,8 +138,21 @@ impl TokenStore for MemoryTokens {
             locks.retain(|_, lock| Arc::strong_count(lock) > 1);
             Arc::clone(locks.entry(name.to_owned()).or_default())
         };
-        Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as TokenLock) })
+        Box::pin(async move {
+            match tokio::time::timeout(ttl, lock.lock_owned()).await {
+                Ok(held) => Ok(Box::new(held) as TokenLock),
+                Err(_) => Err(not_released()),
+            }
+        })
     }
+}
+
+/// The error of a lock that its holder did not let go of in time.
+pub(crate) fn not_released() -> ToolError {
+    ToolError::new(
+        crate::ErrorKind::UNAVAILABLE,
+        "a token's lock was not released in time",
+    )
 }
 
 #[cfg(test)]
@@ -158,12 +173,12 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(40)).await;
         assert_eq!(store.get("a").await.unwrap(), None);
         let held = store.lock("refresh", Duration::from_secs(5)).await.unwrap();
-        let second = tokio::time::timeout(
-            Duration::from_millis(30),
-            store.lock("refresh", Duration::from_secs(5)),
-        )
-        .await;
-        assert!(second.is_err(), "a second holder waits");
+        let second = store.lock("refresh", Duration::from_millis(30)).await;
+        assert_eq!(
+            second.err().map(|e| e.kind().to_string()).as_deref(),
+            Some("unavailable"),
+            "a second holder waits, for its time only"
+        );
         drop(held);
         let _again = store.lock("refresh", Duration::from_secs(5)).await.unwrap();
     }
