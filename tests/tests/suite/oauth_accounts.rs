@@ -275,6 +275,7 @@ async fn a_store_keeps_takes_and_locks(store: Arc<dyn TokenStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alike() {
+    use std::time::{Duration, Instant};
     use tool_runtime::postgres::{Postgres, PostgresOptions, PostgresTokenStore};
     use tool_runtime::redis::{Redis, RedisOptions};
     a_store_keeps_takes_and_locks(Arc::new(MemoryTokens::default())).await;
@@ -287,11 +288,17 @@ async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alik
     let postgres = Postgres::connect(PostgresOptions::new(pg_server.url()))
         .await
         .unwrap();
-    let store = PostgresTokenStore::start(&postgres).await.unwrap();
-    a_store_keeps_takes_and_locks(Arc::new(store)).await;
+    let store = Arc::new(PostgresTokenStore::start(&postgres).await.unwrap());
+    a_store_keeps_takes_and_locks(store.clone()).await;
+    // A lock dropped where no runtime runs cannot be released by a query: its connection closes.
+    let held = store
+        .lock("elsewhere", Duration::from_secs(5))
+        .await
+        .unwrap();
+    std::thread::spawn(move || drop(held)).join().unwrap();
     // Every lock let go, the one a request gave up waiting for among them: a pooled connection
-    // that took it would keep it while the pool lives.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // that kept one would keep it while the pool lives.
+    let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let held = pg_server.psql(
             "postgres",
@@ -301,10 +308,10 @@ async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alik
             break;
         }
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "advisory locks still held: {held}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

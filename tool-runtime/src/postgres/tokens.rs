@@ -159,19 +159,22 @@ impl Drop for Held {
         let (Some(client), key) = (self.client.take(), std::mem::take(&mut self.key)) else {
             return;
         };
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let released = client
-                    .execute(
-                        "SELECT pg_advisory_unlock(hashtextextended($1, 0))",
-                        &[&key],
-                    )
-                    .await;
-                if released.is_err() {
-                    // A connection that could not release its lock must not serve again.
-                    drop(deadpool_postgres::Client::take(client));
-                }
-            });
-        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // Nothing to release it on: the connection closes instead, and the lock goes with it.
+            drop(deadpool_postgres::Client::take(client));
+            return;
+        };
+        runtime.spawn(async move {
+            let released = client
+                .execute(
+                    "SELECT pg_advisory_unlock(hashtextextended($1, 0))",
+                    &[&key],
+                )
+                .await;
+            if released.is_err() {
+                // A connection that could not release its lock must not serve again.
+                drop(deadpool_postgres::Client::take(client));
+            }
+        });
     }
 }
