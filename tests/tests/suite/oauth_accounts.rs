@@ -253,14 +253,21 @@ async fn a_store_keeps_takes_and_locks(store: Arc<dyn TokenStore>) {
         .expect("the lock is released when dropped")
         .unwrap()
         .unwrap();
-    // A request that gave up waiting fails `unavailable` and leaves nothing behind: once the
-    // holder lets go, the next request gets the lock at once, and the store serves as before.
+    // A request that gave up waiting fails `unavailable`, and neither it nor one its caller
+    // dropped leaves anything behind: once the holder lets go, the next request gets the lock
+    // at once, and the store serves as before.
     let held = store.lock("busy", Duration::from_secs(5)).await.unwrap();
     let gave_up = store.lock("busy", Duration::from_millis(300)).await;
     assert_eq!(
         gave_up.err().map(|e| e.kind().to_string()).as_deref(),
         Some("unavailable")
     );
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(300),
+        store.lock("busy", Duration::from_secs(60)),
+    )
+    .await;
+    assert!(abandoned.is_err(), "a request given up on by its caller");
     drop(held);
     let again = tokio::time::timeout(
         Duration::from_secs(5),

@@ -121,29 +121,46 @@ impl TokenStore for PostgresTokenStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<TokenLock, ToolError>> {
         Box::pin(async move {
-            let client = self.postgres.client().await?;
+            let asking = Asking(Some(self.postgres.client().await?));
             let key = format!("tool_tokens:{name}");
-            let waited = tokio::time::timeout(
-                ttl,
-                client.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", &[&key]),
-            )
-            .await;
+            let waited = {
+                let client = asking.0.as_ref().expect("not yet answered");
+                let sql = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+                tokio::time::timeout(ttl, client.execute(sql, &[&key])).await
+            };
             match waited {
                 Ok(Ok(_)) => Ok(Box::new(Held {
-                    client: Some(client),
+                    client: Some(asking.answered()),
                     key,
                 }) as TokenLock),
-                Ok(Err(e)) => Err(self.postgres.error(e)),
-                Err(_) => {
-                    // The request is still queued for the lock in PostgreSQL: back in the pool,
-                    // its connection would take the lock when the holder lets go and keep it
-                    // for good, and make the next request it serves wait behind it. Out of the
-                    // pool, the connection closes once the answer comes, letting the lock go.
-                    drop(deadpool_postgres::Client::take(client));
-                    Err(crate::toolset::not_released())
+                Ok(Err(e)) => {
+                    drop(asking.answered());
+                    Err(self.postgres.error(e))
                 }
+                Err(_) => Err(crate::toolset::not_released()),
             }
         })
+    }
+}
+
+/// A pooled connection whose lock request may still be queued in PostgreSQL. Dropped before
+/// the answer (the wait ran out, or the caller gave up), the connection leaves the pool and
+/// closes once the answer comes, letting the lock go; back in the pool, it would take the lock
+/// when its holder lets go, keep it for good, and make the next request it serves wait.
+struct Asking(Option<deadpool_postgres::Client>);
+
+impl Asking {
+    /// The connection, its request answered: safe to hold or to pool again.
+    fn answered(mut self) -> deadpool_postgres::Client {
+        self.0.take().expect("answered once")
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(deadpool_postgres::Client::take(client));
+        }
     }
 }
 

@@ -95,7 +95,7 @@ impl TokenStore for RedisTokenStore {
             let key = self.redis.key(&format!("tokens-lock:{name}"));
             let holder = holder_id()?;
             let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-            let deadline = tokio::time::Instant::now() + ttl;
+            let deadline = tokio::time::Instant::now().checked_add(ttl);
             loop {
                 if self
                     .redis
@@ -108,7 +108,7 @@ impl TokenStore for RedisTokenStore {
                         holder,
                     }) as TokenLock);
                 }
-                if tokio::time::Instant::now() >= deadline {
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     return Err(crate::toolset::not_released());
                 }
                 tokio::time::sleep(LOCK_POLL).await;
