@@ -282,7 +282,7 @@ async fn a_store_keeps_takes_and_locks(store: Arc<dyn TokenStore>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alike() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     use tool_runtime::postgres::{Postgres, PostgresOptions, PostgresTokenStore};
     use tool_runtime::redis::{Redis, RedisOptions};
     a_store_keeps_takes_and_locks(Arc::new(MemoryTokens::default())).await;
@@ -305,21 +305,14 @@ async fn the_token_stores_in_memory_redis_and_postgresql_keep_take_and_lock_alik
     std::thread::spawn(move || drop(held)).join().unwrap();
     // Every lock let go, the one a request gave up waiting for among them: a pooled connection
     // that kept one would keep it while the pool lives.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let held = pg_server.psql(
-            "postgres",
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
-        );
-        if held == "0" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "advisory locks still held: {held}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    crate::postgres::eventually(
+        &pg_server,
+        "postgres",
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
+        "0",
+        5,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

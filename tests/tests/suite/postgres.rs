@@ -410,7 +410,13 @@ fn record<'a>(event: AuditEvent, call: &'a str, arguments: &'a Value) -> AuditRe
 }
 
 /// Polls `psql` until it prints `expected`, for at most `seconds`.
-async fn eventually(server: &PostgresServer, db: &str, sql: &str, expected: &str, seconds: u64) {
+pub(crate) async fn eventually(
+    server: &PostgresServer,
+    db: &str,
+    sql: &str,
+    expected: &str,
+    seconds: u64,
+) {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     loop {
         let found = server.psql(db, sql);
