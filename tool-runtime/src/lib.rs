@@ -22,6 +22,10 @@ pub mod toolset;
 #[cfg(feature = "redis")]
 pub mod redis;
 
+// A client's answer carried between the replicas serving its MCP session: public in `mcp`.
+#[cfg(feature = "mcp")]
+mod answers;
+
 // PostgreSQL as the database several replicas share: a pool, migrations, the audit.
 #[cfg(feature = "postgres")]
 pub mod postgres;

@@ -48,26 +48,26 @@ fn registry() -> Arc<Registry> {
 
 /// One server-sent event.
 #[derive(Debug, Default)]
-struct Event {
+pub(crate) struct Event {
     id: Option<String>,
     data: String,
     retry: Option<u64>,
 }
 
 impl Event {
-    fn message(&self) -> Option<Value> {
+    pub(crate) fn message(&self) -> Option<Value> {
         serde_json::from_str(&self.data).ok()
     }
 }
 
 /// Reads a response's server-sent events as they come, one at a time.
-struct Events {
+pub(crate) struct Events {
     response: reqwest::Response,
     buffer: String,
 }
 
 impl Events {
-    fn new(response: reqwest::Response) -> Self {
+    pub(crate) fn new(response: reqwest::Response) -> Self {
         Self {
             response,
             buffer: String::new(),
@@ -75,7 +75,7 @@ impl Events {
     }
 
     /// The next event (keep-alive comments passed over), or `None` when the stream ends.
-    async fn next(&mut self) -> Option<Event> {
+    pub(crate) async fn next(&mut self) -> Option<Event> {
         loop {
             let normalized = self.buffer.replace("\r\n", "\n");
             if let Some(end) = normalized.find("\n\n") {
@@ -108,7 +108,7 @@ impl Events {
     }
 
     /// Every event until the stream ends.
-    async fn rest(mut self) -> Vec<Event> {
+    pub(crate) async fn rest(mut self) -> Vec<Event> {
         let mut events = Vec::new();
         while let Some(event) = self.next().await {
             events.push(event);

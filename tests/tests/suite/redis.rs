@@ -312,6 +312,26 @@ async fn an_mcp_session_in_use_on_its_replica_outlives_its_idle_time_in_redis() 
     assert_eq!(status, 200, "{body}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_answer_reaching_another_replica_is_relayed_through_redis() {
+    let server = RedisServer::start();
+    let replica = |id: &str, redis: &Redis| {
+        tool_runtime::http::ServerOptions::default()
+            .replica_id(id)
+            .auth(crate::replicas::auth())
+            .redis(redis)
+    };
+    let (one, two) = (
+        connect(&server, "app:").await,
+        connect(&server, "app:").await,
+    );
+    crate::replicas::an_answer_reaching_another_replica_is_taken_by_the_one_that_asked(
+        replica("a", &one),
+        replica("b", &two),
+    )
+    .await;
+}
+
 /// Publishes `change` on `from` until `to` hears it (listeners subscribe in the background),
 /// for at most a few seconds; what `to` heard before it is dropped.
 async fn heard_through_redis(

@@ -1,6 +1,7 @@
 //! Servers side by side behind a load balancer, in one process: MCP sessions restored from a
-//! shared session store on a replica that did not make them, session ids and `X-Replica`
-//! naming the replica, `GET /readyz` with its checks, and the drain at shutdown.
+//! shared session store on a replica that did not make them, a client's answer relayed to the
+//! replica that asked, session ids and `X-Replica` naming the replica, `GET /readyz` with its
+//! checks, and the drain at shutdown.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,8 +9,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_runtime::app;
 use tool_runtime::http::ServerOptions;
-use tool_runtime::mcp::MemorySessionStore;
-use tool_runtime::{Registry, tool};
+use tool_runtime::mcp::{MemoryAnswerRelay, MemorySessionStore};
+use tool_runtime::{CallContext, Registry, ToolError, tool};
+
+use crate::mcp_resume::Events;
 
 /// Says hello.
 #[tool(annotations(read_only))]
@@ -17,11 +20,26 @@ async fn hello(name: String) -> String {
     format!("hello {name}")
 }
 
+/// Asks its caller for a number.
+#[tool(annotations(read_only))]
+async fn pick(ctx: &CallContext) -> Result<String, ToolError> {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Pick {
+        /// A number
+        n: u8,
+    }
+    Ok(match ctx.elicit::<Pick>("Pick a number").await? {
+        tool_runtime::tool::peer::Elicited::Accepted(p) => format!("picked {}", p.n),
+        other => format!("{other:?}"),
+    })
+}
+
 pub(crate) fn registry() -> Arc<Registry> {
     Arc::new(
         Registry::builder()
             .without_inventory()
             .tool(hello::descriptor())
+            .tool(pick::descriptor())
             .build()
             .unwrap(),
     )
@@ -75,13 +93,13 @@ pub(crate) async fn rpc(
 /// A session opened on `base` with `token` (`initialize`, then `notifications/initialized`):
 /// its id.
 pub(crate) async fn open_session(base: &str, token: &str) -> String {
-    let init = rpc(
-        base,
-        token,
-        None,
-        &tool_test_support::mcp_initialize("2025-11-25"),
-    )
-    .await;
+    let init = tool_test_support::mcp_initialize("2025-11-25");
+    open_session_as(base, token, init).await
+}
+
+/// A session opened on `base` with `token` by the `initialize` request `init`: its id.
+async fn open_session_as(base: &str, token: &str, init: Value) -> String {
+    let init = rpc(base, token, None, &init).await;
     assert_eq!(init.status(), 200);
     let session = init.headers()["mcp-session-id"]
         .to_str()
@@ -222,6 +240,69 @@ async fn an_answer_to_a_request_the_replica_never_sent_is_refused_not_accepted()
     // The session goes on.
     assert_eq!(tools_list(&a, ANN, &session).await.0, 200);
     assert_eq!(tools_list(&b, ANN, &session).await.0, 200);
+}
+
+/// A session made on `a` (by a client that answers elicitations) is restored on `b`, where a
+/// call asks its client a question. The client's answer reaches `a`, as the balancer sends
+/// every request of the session there once `a` is back: `a` did not ask, and the relay carries
+/// the answer to `b`, whose call goes on and answers. An answer no replica asked for is still
+/// refused.
+pub(crate) async fn an_answer_reaching_another_replica_is_taken_by_the_one_that_asked(
+    a: ServerOptions,
+    b: ServerOptions,
+) {
+    let a = tool_test_support::serve_on_loopback(app::router(registry(), a)).await;
+    let b = tool_test_support::serve_on_loopback(app::router(registry(), b)).await;
+    let mut init = tool_test_support::mcp_initialize("2025-11-25");
+    init["params"]["capabilities"] = json!({"elicitation": {}});
+    let session = open_session_as(&a, ANN, init).await;
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "pick", "arguments": {}}});
+    let mut events = Events::new(rpc(&b, ANN, Some(&session), &call).await);
+    let question = loop {
+        let event = events.next().await.expect("the call's question");
+        if let Some(message) = event.message()
+            && message["method"] == "elicitation/create"
+        {
+            break message;
+        }
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+                        "result": {"action": "accept", "content": {"n": 7}}});
+    let response = rpc(&a, ANN, Some(&session), &answer).await;
+    assert_eq!(response.status(), 202, "{}", response.text().await.unwrap());
+    let result = events
+        .rest()
+        .await
+        .iter()
+        .filter_map(crate::mcp_resume::Event::message)
+        .find(|m| m["id"] == 2)
+        .expect("the call's result");
+    assert_eq!(
+        result["result"]["structuredContent"]["result"], "picked 7",
+        "{result}"
+    );
+
+    // Taken once: the same answer again, and one to a request never sent, are refused.
+    for answer in [
+        answer,
+        json!({"jsonrpc": "2.0", "id": 99, "result": {"action": "accept", "content": {}}}),
+    ] {
+        let response = rpc(&a, ANN, Some(&session), &answer).await;
+        assert_eq!(response.status(), 400, "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_reaching_another_replica_is_relayed_in_memory() {
+    let store = Arc::new(MemorySessionStore::default());
+    let relay = Arc::new(MemoryAnswerRelay::default());
+    an_answer_reaching_another_replica_is_taken_by_the_one_that_asked(
+        options("a", Some(&store)).mcp_answer_relay(relay.clone()),
+        options("b", Some(&store)).mcp_answer_relay(relay),
+    )
+    .await;
 }
 
 #[tokio::test]

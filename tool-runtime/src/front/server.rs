@@ -52,6 +52,7 @@ use crate::front::safety::{Access, AllowedHosts};
 /// | | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min |
 /// | | [`max_subscriptions`](Self::max_subscriptions) (resource URIs one session follows) | the server's: 1,000 |
 /// | | `mcp_session_store` (feature `mcp`) | none: a session lives on the replica that made it |
+/// | | `mcp_answer_relay` (feature `mcp`) | none: a client's answer is taken by the replica it reaches |
 /// | | `mcp_event_store` (feature `mcp`) | a `MemoryEventStore` in this process |
 /// | | `mcp_request_state_key` (feature `mcp`) | a random key of this process |
 /// | replicas | [`replica_id`](Self::replica_id) | none |
@@ -86,6 +87,9 @@ pub struct ServerOptions {
     /// Where `/mcp` keeps what another replica needs to restore a session it did not make.
     #[cfg(feature = "mcp")]
     pub(crate) session_store: Option<SessionStoreOption>,
+    /// What carries a client's answer to the replica that sent the request it answers.
+    #[cfg(feature = "mcp")]
+    pub(crate) answer_relay: Option<AnswerRelayOption>,
     /// Where `/mcp` keeps the events of its streams for clients that resume one.
     #[cfg(feature = "mcp")]
     pub(crate) event_store: EventStoreOption,
@@ -178,6 +182,18 @@ pub(crate) struct SessionStoreOption(
 impl std::fmt::Debug for SessionStoreOption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionStore")
+    }
+}
+
+/// The relay of answers between replicas, in a type that can say `Debug`.
+#[cfg(feature = "mcp")]
+#[derive(Clone)]
+pub(crate) struct AnswerRelayOption(pub(crate) Arc<dyn crate::answers::AnswerRelay>);
+
+#[cfg(feature = "mcp")]
+impl std::fmt::Debug for AnswerRelayOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AnswerRelay")
     }
 }
 
@@ -394,6 +410,23 @@ impl ServerOptions {
         self
     }
 
+    /// Carries a client's answer to a request `/mcp` sent it mid-call (elicitation, sampling)
+    /// through `relay` to the replica that sent the request, when the answer reaches another.
+    /// The balancer routes a session's requests to the replica its id names, and a session
+    /// restored elsewhere while that replica was away comes back to it on its return: an
+    /// answer to a call still waiting on the replica that stood in would otherwise be refused
+    /// (`400`), and the call would wait for it until its time runs out. Give every replica
+    /// the same relay, beside the [session store](Self::mcp_session_store):
+    /// [`MemoryAnswerRelay`](crate::mcp::MemoryAnswerRelay) for servers in one process, or
+    /// [`Redis::answer_relay`](crate::redis::Redis::answer_relay) (set by
+    /// [`redis`](Self::redis)).
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn mcp_answer_relay(mut self, relay: Arc<dyn crate::answers::AnswerRelay>) -> Self {
+        self.answer_relay = Some(AnswerRelayOption(relay));
+        self
+    }
+
     /// Seals the request state of `/mcp`'s input-required results (protocol 2026-07-28) with
     /// `key` ([`McpServer::request_state_key`](crate::mcp::McpServer::request_state_key)): give
     /// every replica the same, so that any of them takes the next round of a call another
@@ -532,7 +565,9 @@ impl ServerOptions {
     /// answers 503 while Redis does not answer `PING` and, with `mcp`, `/mcp`'s sessions kept
     /// in Redis ([`mcp_session_store`](Self::mcp_session_store) with
     /// [`Redis::session_store`](crate::redis::Redis::session_store), forgetting a session after the
-    /// [`session_idle_timeout`](Self::session_idle_timeout) set before this call). The rate
+    /// [`session_idle_timeout`](Self::session_idle_timeout) set before this call) and their
+    /// clients' answers relayed through it ([`mcp_answer_relay`](Self::mcp_answer_relay) with
+    /// [`Redis::answer_relay`](crate::redis::Redis::answer_relay)). The rate
     /// limits and tokens go on the registry
     /// ([`RegistryBuilder::redis`](crate::registry::RegistryBuilder::redis)).
     ///
@@ -557,7 +592,9 @@ impl ServerOptions {
         #[cfg(feature = "mcp")]
         let options = {
             let idle = options.sessions.idle_timeout;
-            options.mcp_session_store(std::sync::Arc::new(redis.session_store(idle)))
+            options
+                .mcp_session_store(std::sync::Arc::new(redis.session_store(idle)))
+                .mcp_answer_relay(std::sync::Arc::new(redis.answer_relay()))
         };
         options
     }

@@ -93,6 +93,7 @@ mod tasks;
 mod tools;
 mod trace;
 
+pub use crate::answers::{AnswerRelay, AnswerTaker, MemoryAnswerRelay};
 pub use crate::front::state_key::{RequestStateKey, RequestStateKeyError};
 #[cfg(feature = "mcp-client")]
 pub use client::RemoteServer;

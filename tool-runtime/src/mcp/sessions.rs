@@ -14,12 +14,14 @@
 //! session ids that start with it (`{id}.{random}`), for the balancer to route on; and with a
 //! [session store](ServerOptions::mcp_session_store) the SDK restores here a session another
 //! replica made, which is counted like a new one. Its owner and the key of its tags are kept in
-//! the store with it ([`BoundStore`]), so a restored session is bound as it was.
+//! the store with it ([`BoundStore`]), so a restored session is bound as it was. A client's
+//! answer to a request another replica sent is offered to the replicas through the
+//! [answer relay](ServerOptions::mcp_answer_relay), if there is one.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt as _};
@@ -35,6 +37,7 @@ use rmcp::transport::streamable_http_server::session::{
 };
 
 use super::binding::{Binding, Owner};
+use crate::answers::{AnswerRelay, AnswerTaker};
 use crate::front::server::{EventStoreOption, ServerOptions, SessionLimits};
 
 tokio::task_local! {
@@ -106,6 +109,24 @@ pub(crate) fn caller() -> Option<crate::Caller> {
     REQUEST.try_with(|r| r.caller.clone()).ok()
 }
 
+/// The request a client's message answers, if it is an answer (a result or an error).
+fn answered_request(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Response(response) => Some(&response.id),
+        JsonRpcMessage::Error(error) => error.id.as_ref(),
+        _ => None,
+    }
+}
+
+/// Where a client's answer was taken.
+#[derive(Debug, PartialEq, Eq)]
+enum Taken {
+    /// Here: the request it answers was sent from here.
+    Here,
+    /// By another replica, through the relay.
+    Elsewhere,
+}
+
 /// Whose session a request names, as [`BoundedSessions::presented`] finds it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Presented {
@@ -132,6 +153,10 @@ struct State {
     /// Every session open. A session is counted from the moment its place is taken until it
     /// is closed, whoever closes it.
     open: Mutex<HashMap<SessionId, Arc<Open>>>,
+    /// What carries an answer to a request another replica sent to that replica.
+    relay: Option<Arc<dyn AnswerRelay>>,
+    /// How these sessions take an answer the relay offers, given to it with the first session.
+    taker: OnceLock<Arc<AnswerTaker>>,
 }
 
 /// A session open here.
@@ -232,6 +257,8 @@ impl BoundedSessions {
             prefix: options.replica_id.as_deref().map(|id| format!("{id}.")),
             store: options.session_store.as_ref().map(|s| s.0.clone()),
             open: Mutex::default(),
+            relay: options.answer_relay.as_ref().map(|r| r.0.clone()),
+            taker: OnceLock::new(),
         }))
     }
 
@@ -305,19 +332,80 @@ impl BoundedSessions {
         }
     }
 
-    /// Takes the answer `answer` of session `id`'s client if it answers a request sent from
-    /// here and not yet answered; else notes the refusal for the route and says so.
-    fn answered(&self, id: &SessionId, answer: &RequestId) -> Result<(), SessionsError> {
-        let asked = self.open().get(id).is_some_and(|open| {
+    /// Whether `answer` answers a request sent to session `id`'s client from here and not yet
+    /// answered; if so, the request is answered now.
+    fn asked(&self, id: &str, answer: &RequestId) -> bool {
+        self.open().get(id).is_some_and(|open| {
             let mut asked = open.asked.lock().unwrap_or_else(PoisonError::into_inner);
             let at = asked.iter().position(|r| r == answer);
             at.and_then(|at| asked.remove(at)).is_some()
-        });
-        if asked {
-            return Ok(());
+        })
+    }
+
+    /// Takes `message`, session `id`'s client's answer to the request `answer`, if that request
+    /// was sent from here, or else if the relay has another replica take it; else notes the
+    /// refusal for the route and says so.
+    async fn answered(
+        &self,
+        id: &SessionId,
+        answer: &RequestId,
+        message: &ClientJsonRpcMessage,
+    ) -> Result<Taken, SessionsError> {
+        if self.asked(id, answer) {
+            return Ok(Taken::Here);
+        }
+        if let Some(relay) = &self.0.relay
+            && relay.offer(id, message).await
+        {
+            return Ok(Taken::Elsewhere);
         }
         let _ = REQUEST.try_with(|r| *r.unasked.borrow_mut() = Some(answer.clone()));
         Err(SessionsError::Unasked)
+    }
+
+    /// Gives the relay, if any, the way these sessions take the answers it offers, once.
+    fn take_relayed(&self) {
+        let Some(relay) = &self.0.relay else {
+            return;
+        };
+        let mut given = false;
+        let taker = self.0.taker.get_or_init(|| {
+            given = true;
+            let sessions = Arc::downgrade(&self.0);
+            Arc::new(move |id: &str, message: &ClientJsonRpcMessage| {
+                Self::take_offered(&sessions, id, message)
+            })
+        });
+        if given {
+            relay.take_with(Arc::downgrade(taker));
+        }
+    }
+
+    /// Takes `message`, an answer of session `id`'s client that reached another replica, if
+    /// it answers a request sent from here: the SDK gets it as if it had come here.
+    fn take_offered(sessions: &Weak<State>, id: &str, message: &ClientJsonRpcMessage) -> bool {
+        let Some(state) = sessions.upgrade() else {
+            return false;
+        };
+        let this = Self(state);
+        if !answered_request(message).is_some_and(|answer| this.asked(id, answer)) {
+            return false;
+        }
+        tracing::debug!(
+            target: "tool_runtime::mcp",
+            "an answer that reached another replica was relayed here, where its request was sent"
+        );
+        let (id, message): (SessionId, _) = (id.into(), message.clone());
+        tokio::spawn(async move {
+            if let Err(error) = this.0.inner.accept_message(&id, message).await {
+                tracing::warn!(
+                    target: "tool_runtime::mcp",
+                    %error,
+                    "an answer relayed from another replica was not taken"
+                );
+            }
+        });
+        true
     }
 
     /// Session `id`'s binding, while it is open here.
@@ -388,6 +476,7 @@ impl BoundedSessions {
     /// Takes a place for session `id`, bound by `binding`, if the cap allows; `initialized`
     /// says whether its handshake is done (a restored session's is).
     fn count_in(&self, id: &SessionId, initialized: bool, binding: Binding) -> bool {
+        self.take_relayed();
         let mut open = self.open();
         let room = open.len() < self.0.limits.max_sessions;
         if room {
@@ -508,13 +597,10 @@ impl SessionManager for BoundedSessions {
         {
             open.initialized.store(true, Ordering::Relaxed);
         }
-        if let JsonRpcMessage::Response(answer) = &message {
-            self.answered(id, &answer.id)?;
-        }
-        if let JsonRpcMessage::Error(error) = &message
-            && let Some(answer) = &error.id
+        if let Some(answer) = answered_request(&message)
+            && self.answered(id, answer, &message).await? == Taken::Elsewhere
         {
-            self.answered(id, answer)?;
+            return Ok(());
         }
         Ok(self.0.inner.accept_message(id, message).await?)
     }

@@ -2,6 +2,8 @@
 //! confirmation tokens not yet redeemed and, with `mcp`, the MCP sessions.
 #![doc = include_str!("../../docs/redis.md")]
 
+#[cfg(feature = "mcp")]
+mod answers;
 mod confirm;
 mod notify;
 mod rate;
@@ -22,6 +24,8 @@ use ::redis::{AsyncConnectionConfig, Client, ConnectionAddr, RedisError, TlsCert
 use crate::tool::error::{ErrorKind, ToolError};
 use crate::tool::secret::Secret;
 
+#[cfg(feature = "mcp")]
+pub use answers::RedisAnswerRelay;
 pub use confirm::RedisConfirmationStore;
 pub use notify::RedisNotifier;
 pub use rate::RedisRateLimiter;
@@ -394,6 +398,15 @@ impl Redis {
     #[must_use]
     pub fn notifier(&self) -> RedisNotifier {
         RedisNotifier::new(self.clone())
+    }
+
+    /// The relay of `/mcp`'s answers through this Redis: a client's answer that reaches
+    /// another replica than the one that sent the request it answers is carried there
+    /// ([`ServerOptions::mcp_answer_relay`](crate::http::ServerOptions::mcp_answer_relay)).
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn answer_relay(&self) -> RedisAnswerRelay {
+        RedisAnswerRelay::new(self.clone())
     }
 
     /// The MCP sessions every replica shares through this Redis; a session not used for `idle`

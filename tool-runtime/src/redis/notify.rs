@@ -64,9 +64,30 @@ impl RedisNotifier {
     }
 }
 
-/// Subscribes to `channel` and passes every change heard to `local`, subscribing again
-/// whenever the subscription is lost.
+/// Subscribes to `channel` and passes every change heard to `local`.
 async fn listen(redis: Redis, channel: String, local: broadcast::Sender<Change>) {
+    subscribed(redis, channel, "change notifications", move |payload| {
+        match serde_json::from_str::<Change>(payload) {
+            Ok(change) => {
+                let _ = local.send(change);
+            }
+            Err(e) => {
+                tracing::warn!(target: "tool_runtime::redis", error = %e, "an unreadable change notification was ignored");
+            }
+        }
+    })
+    .await;
+}
+
+/// Subscribes to `channel` and hands every message heard to `heard`, subscribing again
+/// whenever the subscription is lost (after 50 ms, doubling up to 5 s); `what` names the
+/// messages in the log. Runs until aborted.
+pub(super) async fn subscribed(
+    redis: Redis,
+    channel: String,
+    what: &'static str,
+    mut heard: impl FnMut(&str) + Send,
+) {
     let mut wait = Duration::from_millis(50);
     loop {
         let subscribed = async {
@@ -83,22 +104,14 @@ async fn listen(redis: Redis, channel: String, local: broadcast::Sender<Change>)
                 wait = Duration::from_millis(50);
                 let mut messages = pubsub.into_on_message();
                 while let Some(message) = messages.next().await {
-                    let Ok(payload) = message.get_payload::<String>() else {
-                        continue;
-                    };
-                    match serde_json::from_str::<Change>(&payload) {
-                        Ok(change) => {
-                            let _ = local.send(change);
-                        }
-                        Err(e) => {
-                            tracing::warn!(target: "tool_runtime::redis", error = %e, "an unreadable change notification was ignored");
-                        }
+                    if let Ok(payload) = message.get_payload::<String>() {
+                        heard(&payload);
                     }
                 }
-                tracing::warn!(target: "tool_runtime::redis", location = %redis.location(), "the change subscription was lost; subscribing again");
+                tracing::warn!(target: "tool_runtime::redis", location = %redis.location(), what, "a subscription was lost; subscribing again");
             }
             Err(e) => {
-                tracing::warn!(target: "tool_runtime::redis", location = %redis.location(), error = %redis.options.scrub(&e), "cannot subscribe to change notifications");
+                tracing::warn!(target: "tool_runtime::redis", location = %redis.location(), what, error = %redis.options.scrub(&e), "cannot subscribe");
             }
         }
         tokio::time::sleep(wait).await;

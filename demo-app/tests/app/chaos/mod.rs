@@ -156,7 +156,9 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
         record.reused
     );
     // A session call in flight on a replica killed has no one left to answer it; every other
-    // fault (a pause, a drain, a backend) answers it.
+    // fault (a pause, a drain, a backend) answers it. So does a session's return to its
+    // restarted replica while a call on the one that stood in awaits its client's answer: the
+    // replicas relay the answer through Redis.
     let kills = faults.get("replica killed").copied().unwrap_or_default();
     assert!(
         record.lost.len() <= kills * SESSION_CLIENTS,
@@ -165,10 +167,11 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
         warnings(&rig)
     );
     eprintln!(
-        "chaos: seed {seed}, {:.0} s of traffic, faults: {faults:?}\n{}\n{}",
+        "chaos: seed {seed}, {:.0} s of traffic, faults: {faults:?}\n{}\n{}\nlost: {:?}",
         ran_for.as_secs_f64(),
         report.lines.join("\n"),
-        record.mcp.join("\n")
+        record.mcp.join("\n"),
+        record.lost
     );
 }
 
