@@ -1123,7 +1123,7 @@ async fn ask_model(ctx: &CallContext) -> Result<String, ToolError> {
 
 /// Asks the user for a number.
 #[tool(annotations(read_only))]
-async fn ask_user(ctx: &CallContext) -> Result<String, ToolError> {
+pub(crate) async fn ask_user(ctx: &CallContext) -> Result<String, ToolError> {
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     struct Pick {
         /// A number

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tool_runtime::app;
 use tool_runtime::http::ServerOptions;
 use tool_runtime::mcp::{MemoryAnswerRelay, MemorySessionStore};
-use tool_runtime::{CallContext, Registry, ToolError, tool};
+use tool_runtime::{Registry, tool};
 
 use crate::mcp_resume::Events;
 
@@ -20,26 +20,12 @@ async fn hello(name: String) -> String {
     format!("hello {name}")
 }
 
-/// Asks its caller for a number.
-#[tool(annotations(read_only))]
-async fn pick(ctx: &CallContext) -> Result<String, ToolError> {
-    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-    struct Pick {
-        /// A number
-        n: u8,
-    }
-    Ok(match ctx.elicit::<Pick>("Pick a number").await? {
-        tool_runtime::tool::peer::Elicited::Accepted(p) => format!("picked {}", p.n),
-        other => format!("{other:?}"),
-    })
-}
-
 pub(crate) fn registry() -> Arc<Registry> {
     Arc::new(
         Registry::builder()
             .without_inventory()
             .tool(hello::descriptor())
-            .tool(pick::descriptor())
+            .tool(crate::pipeline::ask_user::descriptor())
             .build()
             .unwrap(),
     )
@@ -184,7 +170,11 @@ async fn a_session_made_on_one_replica_continues_on_another_through_the_shared_s
     let (status, body) = tools_list(&b, ANN_AGAIN, &session).await;
     assert_eq!(status, 200, "{body}");
     let listed = tool_test_support::sse_message(&body);
-    assert_eq!(listed["result"]["tools"][0]["name"], "hello", "{listed}");
+    assert_eq!(
+        tool_test_support::tool_names(&listed["result"]),
+        ["ask_user", "hello"],
+        "{listed}"
+    );
     let called = rpc(
         &b,
         ANN,
@@ -258,7 +248,7 @@ pub(crate) async fn an_answer_reaching_another_replica_is_taken_by_the_one_that_
     let session = open_session_as(&a, ANN, init).await;
 
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "pick", "arguments": {}}});
+                      "params": {"name": "ask_user", "arguments": {}}});
     let mut events = Events::new(rpc(&b, ANN, Some(&session), &call).await);
     let question = loop {
         let event = events.next().await.expect("the call's question");

@@ -2,7 +2,7 @@
 //! replica that sent the request it answers.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -10,7 +10,7 @@ use rmcp::model::ClientJsonRpcMessage;
 use tokio::sync::oneshot;
 
 use super::Redis;
-use super::notify::subscribed;
+use super::notify::{Listener, subscribed};
 use crate::answers::{AnswerRelay, AnswerTaker, Takers};
 
 /// The longest an offer waits for a replica to say it took the answer.
@@ -37,15 +37,7 @@ struct Inner {
     /// The offers of this replica waiting to hear that one was taken, by nonce.
     waiting: Mutex<HashMap<String, oneshot::Sender<()>>>,
     /// The task that listens, started by the first taker or offer.
-    listener: OnceLock<tokio::task::AbortHandle>,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(listener) = self.listener.get() {
-            listener.abort();
-        }
-    }
+    listener: Listener,
 }
 
 impl std::fmt::Debug for RedisAnswerRelay {
@@ -79,25 +71,19 @@ impl RedisAnswerRelay {
                 redis,
                 takers: Takers::default(),
                 waiting: Mutex::default(),
-                listener: OnceLock::new(),
+                listener: Listener::default(),
             }),
         }
     }
 
     /// Starts the listener, once. Must be called within a Tokio runtime.
     fn listen(&self) {
-        self.inner.listener.get_or_init(|| {
+        self.inner.listener.start(|| {
             let inner = Arc::downgrade(&self.inner);
             let (redis, channel) = (self.inner.redis.clone(), self.inner.channel.clone());
-            tokio::spawn(subscribed(
-                redis,
-                channel,
-                "relayed MCP answers",
-                move |payload| {
-                    heard(&inner, payload);
-                },
-            ))
-            .abort_handle()
+            subscribed(redis, channel, "relayed MCP answers", move |payload| {
+                heard(&inner, payload);
+            })
         });
     }
 }

@@ -31,12 +31,27 @@ struct Inner {
     channel: String,
     local: broadcast::Sender<Change>,
     /// The task that listens, started by the first subscriber.
-    listener: std::sync::OnceLock<tokio::task::AbortHandle>,
+    listener: Listener,
 }
 
-impl Drop for Inner {
+/// The task that listens to a channel: started once, stopped when dropped.
+#[derive(Default)]
+pub(super) struct Listener(std::sync::OnceLock<tokio::task::AbortHandle>);
+
+impl Listener {
+    /// Runs the task `listen` makes, unless one runs already. Must be called within a Tokio
+    /// runtime.
+    pub(super) fn start<F>(&self, listen: impl FnOnce() -> F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.0.get_or_init(|| tokio::spawn(listen()).abort_handle());
+    }
+}
+
+impl Drop for Listener {
     fn drop(&mut self) {
-        if let Some(listener) = self.listener.get() {
+        if let Some(listener) = self.0.get() {
             listener.abort();
         }
     }
@@ -58,7 +73,7 @@ impl RedisNotifier {
                 channel: redis.key("changes"),
                 redis,
                 local: broadcast::channel(1024).0,
-                listener: std::sync::OnceLock::new(),
+                listener: Listener::default(),
             }),
         }
     }
@@ -148,14 +163,13 @@ impl Notifier for RedisNotifier {
     /// Must be called within a Tokio runtime: the first subscriber starts the listener.
     fn subscribe(&self) -> broadcast::Receiver<Change> {
         let receiver = self.inner.local.subscribe();
-        self.inner.listener.get_or_init(|| {
-            let inner = &self.inner;
-            tokio::spawn(listen(
+        let inner = &self.inner;
+        inner.listener.start(|| {
+            listen(
                 inner.redis.clone(),
                 inner.channel.clone(),
                 inner.local.clone(),
-            ))
-            .abort_handle()
+            )
         });
         receiver
     }
