@@ -10,7 +10,7 @@ use rmcp::model::ClientJsonRpcMessage;
 use tokio::sync::oneshot;
 
 use super::Redis;
-use super::notify::{Listener, subscribed};
+use super::notify::{Listener, publish, subscribed};
 use crate::answers::{AnswerRelay, AnswerTaker, Takers};
 
 /// The longest an offer waits for a replica to say it took the answer.
@@ -126,17 +126,13 @@ impl Inner {
         let Ok(payload) = serde_json::to_string(said) else {
             return false;
         };
-        let channel = self.channel.clone();
-        let sent = self
-            .redis
-            .run("relaying an MCP answer", |mut c| async move {
-                ::redis::cmd("PUBLISH")
-                    .arg(&channel)
-                    .arg(&payload)
-                    .query_async::<i64>(&mut c)
-                    .await
-            })
-            .await;
+        let sent = publish(
+            &self.redis,
+            "relaying an MCP answer",
+            &self.channel,
+            payload,
+        )
+        .await;
         if let Err(e) = &sent {
             tracing::warn!(target: "tool_runtime::redis", error = %e, "an MCP answer was not relayed");
         }

@@ -7,6 +7,7 @@ use futures_util::StreamExt as _;
 use tokio::sync::broadcast;
 
 use super::Redis;
+use crate::tool::error::ToolError;
 use crate::tool::notify::{Change, Notifier};
 
 /// The longest wait before subscribing again after the subscription was lost.
@@ -94,6 +95,26 @@ async fn listen(redis: Redis, channel: String, local: broadcast::Sender<Change>)
     .await;
 }
 
+/// Publishes `payload` on `channel`; `what` names the operation in errors.
+pub(super) async fn publish(
+    redis: &Redis,
+    what: &str,
+    channel: &str,
+    payload: String,
+) -> Result<(), ToolError> {
+    let channel = channel.to_owned();
+    redis
+        .run(what, |mut c| async move {
+            ::redis::cmd("PUBLISH")
+                .arg(&channel)
+                .arg(&payload)
+                .query_async::<i64>(&mut c)
+                .await
+        })
+        .await
+        .map(drop)
+}
+
 /// Subscribes to `channel` and hands every message heard to `heard`, subscribing again
 /// whenever the subscription is lost (after 50 ms, doubling up to 5 s); `what` names the
 /// messages in the log. Runs until aborted.
@@ -142,17 +163,7 @@ impl Notifier for RedisNotifier {
         };
         // Publishing waits for Redis; callers (a tool) do not.
         tokio::spawn(async move {
-            let channel = inner.channel.clone();
-            let sent = inner
-                .redis
-                .run("PUBLISH", |mut c| async move {
-                    ::redis::cmd("PUBLISH")
-                        .arg(&channel)
-                        .arg(&payload)
-                        .query_async::<i64>(&mut c)
-                        .await
-                })
-                .await;
+            let sent = publish(&inner.redis, "PUBLISH", &inner.channel, payload).await;
             if let Err(e) = sent {
                 tracing::warn!(target: "tool_runtime::redis", error = %e, "a change reached this replica's subscribers only");
                 let _ = inner.local.send(change);
