@@ -531,3 +531,30 @@ async fn at_shutdown_the_server_drains_not_ready_and_closing_connections_then_st
         .unwrap();
     assert!(http.get(format!("{base}/readyz")).send().await.is_err());
 }
+
+/// Once shutdown has ended its sessions, a request in one is answered 404, as for a session that
+/// does not exist (the official SDKs then open a new session and send the request again, which
+/// the balancer gives another replica), not 500.
+#[tokio::test]
+async fn a_request_in_a_session_ended_at_shutdown_is_told_the_session_is_gone() {
+    let store = Arc::new(MemorySessionStore::default());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let base = tool_test_support::serve_on_loopback(app::router(
+        registry(),
+        options("a", Some(&store)).shutdown(shutdown.clone()),
+    ))
+    .await;
+    let session = open_session(&base, ANN).await;
+    assert_eq!(tools_list(&base, ANN, &session).await.0, 200);
+    shutdown.cancel();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, body) = tools_list(&base, ANN, &session).await;
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 200, "{body}");
+        assert!(std::time::Instant::now() < deadline, "still served");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

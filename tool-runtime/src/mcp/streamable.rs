@@ -88,7 +88,8 @@ impl McpServer {
     /// (the [`shutdown`](ServerOptions::shutdown) token of `options` cancelled, as
     /// [`http::serve`](crate::http::serve) does) its sessions end, closing idle clients' event
     /// streams that graceful shutdown would otherwise wait out, but only once every `POST` answer in
-    /// flight has been delivered. A question a call asks its client (elicitation, sampling) that
+    /// flight has been delivered; a request in a session after that gets 404, as for a session
+    /// that does not exist. A question a call asks its client (elicitation, sampling) that
     /// is still unanswered when the server stops accepting fails at once, the call answered
     /// "the server is shutting down … call again": the answer would come in a request of its
     /// own, which could no longer reach this server. Unreadable bodies get JSON-RPC errors; a session's `DELETE`, 204;
@@ -125,6 +126,7 @@ impl McpServer {
         // Shared, and called through `handle`: the SDK's `Service::call` copies the service
         // (its configuration's host lists with it) on every request.
         let service = Arc::new(server.http_service(options, open.clone(), sessions.clone()));
+        let ended = sessions.clone();
         if let Some(runtime) = runtime {
             let posts = posts.clone();
             runtime.spawn(async move {
@@ -147,7 +149,14 @@ impl McpServer {
             let service = service.clone();
             let open = open.clone();
             let registry = registry.clone();
+            let ended = ended.is_cancelled();
             async move {
+                // Its sessions ended at shutdown, none is served here any more (the SDK would
+                // answer 500 as it failed to restore one): a client told its session is gone
+                // opens another, which the balancer gives another replica.
+                if ended && request.headers().contains_key(SESSION_ID) {
+                    return Ok(session_not_found());
+                }
                 let theirs = in_whose_session(&open, &owner, &mut request).await;
                 // A post without a session may open one. At the cap, an `initialize` is refused
                 // with an answer a client can act on (the SDK's own is a bare 500): here when the
