@@ -162,9 +162,10 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
     let kills = faults.get("replica killed").copied().unwrap_or_default();
     assert!(
         record.lost.len() <= kills * SESSION_CLIENTS,
-        "MCP session calls lost beyond the {kills} kills: {:?}\n{schedule}\n{}",
+        "MCP session calls lost beyond the {kills} kills: {:?}\n{schedule}\n{}{}",
         record.lost,
-        warnings(&rig)
+        warnings(&rig),
+        cut_off(&rig)
     );
     eprintln!(
         "chaos: seed {seed}, {:.0} s of traffic, faults: {faults:?}\n{}\n{}\nlost: {:?}",
@@ -173,6 +174,22 @@ async fn replicas_keep_their_promises_under_seeded_faults() {
         record.mcp.join("\n"),
         record.lost
     );
+}
+
+/// The requests nginx had sent a replica that gave no answer (a 502), for a failure's report:
+/// its errors other than a connection refused, which it takes to another replica.
+fn cut_off(rig: &Rig) -> String {
+    let log = rig.nginx.error_log();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("[error]") && !l.contains("while connecting to upstream"))
+        .collect();
+    let mut out = format!("nginx cut off {} requests; the last:\n", lines.len());
+    for l in &lines[lines.len().saturating_sub(20)..] {
+        out += l;
+        out.push('\n');
+    }
+    out
 }
 
 /// What the replicas warned of, for a failure's report: the last lines at WARN or ERROR.
