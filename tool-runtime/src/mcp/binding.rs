@@ -100,3 +100,64 @@ impl Binding {
         crate::tool::hex(&digest[..16])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
+    use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionState};
+
+    use super::*;
+
+    fn state() -> SessionState {
+        SessionState::new(InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::default(),
+        ))
+    }
+
+    #[test]
+    fn a_binding_is_kept_in_the_stored_state_and_taken_out_again() {
+        let binding = Binding::new(Owner::Principal("ann".into()));
+        let mut stored = state();
+        binding.put(&mut stored);
+        // Through JSON, as a store of another process keeps it.
+        let mut loaded: SessionState =
+            serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
+        let taken = Binding::take(&mut loaded).expect("the binding");
+        assert_eq!(taken.owner, binding.owner);
+        assert_eq!(taken.key, binding.key);
+        assert!(
+            loaded.initialize_params.meta.is_none(),
+            "nothing of it left"
+        );
+        assert!(Binding::take(&mut state()).is_none());
+        // Another `_meta` key of the client's stays.
+        let mut theirs = state();
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.0.0.insert("x".into(), serde_json::json!(1));
+        theirs.initialize_params.meta = Some(meta);
+        Binding::new(Owner::Anonymous).put(&mut theirs);
+        assert_eq!(Binding::take(&mut theirs).unwrap().owner, Owner::Anonymous);
+        assert_eq!(
+            theirs.initialize_params.meta.unwrap().0.0["x"],
+            serde_json::json!(1)
+        );
+    }
+
+    #[test]
+    fn an_event_id_untags_only_with_its_sessions_key() {
+        let one = Binding::new(Owner::Anonymous);
+        let other = Binding::new(Owner::Anonymous);
+        let mut event = ServerSseMessage::retry(std::time::Duration::from_secs(1));
+        event.event_id = Some("k-7".into());
+        let event = one.tagged(event);
+        let id = event.event_id.unwrap();
+        assert_eq!(one.untagged(&id), Some("k-7"));
+        assert_eq!(other.untagged(&id), None);
+        // The tag is over the id: another id under it is refused.
+        let (tag, _) = id.split_once('.').unwrap();
+        assert_eq!(one.untagged(&format!("{tag}.k-8")), None);
+        assert_eq!(one.untagged("k-7"), None);
+        assert_eq!(one.untagged(""), None);
+    }
+}

@@ -85,6 +85,8 @@ mod resources;
 mod results;
 mod rounds;
 #[cfg(feature = "http")]
+mod session_stores;
+#[cfg(feature = "http")]
 mod sessions;
 #[cfg(feature = "http")]
 mod streamable;
@@ -113,7 +115,7 @@ pub use pages::PAGE_SIZE;
 /// the same version.
 pub use rmcp;
 #[cfg(feature = "http")]
-pub use sessions::MemorySessionStore;
+pub use session_stores::MemorySessionStore;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

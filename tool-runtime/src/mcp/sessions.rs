@@ -14,7 +14,7 @@
 //! session ids that start with it (`{id}.{random}`), for the balancer to route on; and with a
 //! [session store](ServerOptions::mcp_session_store) the SDK restores here a session another
 //! replica made, which is counted like a new one. Its owner and the key of its tags are kept in
-//! the store with it ([`BoundStore`]), so a restored session is bound as it was. A client's
+//! the store with it (`BoundStore` (`session_stores`)), so a restored session is bound as it was. A client's
 //! answer to a request another replica sent is offered to the replicas through the
 //! [answer relay](ServerOptions::mcp_answer_relay), if there is one.
 
@@ -32,8 +32,7 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
-    SessionStoreError,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionStore,
 };
 
 use super::binding::{Binding, Owner};
@@ -45,7 +44,7 @@ tokio::task_local! {
     static REQUEST: Scope;
 }
 
-/// What [`BoundedSessions`] and [`BoundStore`] know of the request the SDK is serving.
+/// What [`BoundedSessions`] and `BoundStore` (`session_stores`) know of the request the SDK is serving.
 struct Scope {
     /// Who sent it.
     owner: Owner,
@@ -98,10 +97,16 @@ pub(crate) async fn serve<F: Future>(
 }
 
 /// Who sent the request being served; anonymous outside the `/mcp` route.
-fn requester() -> Owner {
+pub(super) fn requester() -> Owner {
     REQUEST
         .try_with(|r| r.owner.clone())
         .unwrap_or(Owner::Anonymous)
+}
+
+/// Notes that session `id` was read from the store for the request being served, bound by
+/// `binding`, for the session's restoration that follows.
+pub(super) fn restoring(id: &str, binding: Binding) {
+    let _ = REQUEST.try_with(|r| *r.restored.borrow_mut() = Some((id.into(), binding)));
 }
 
 /// The caller of the request being served; none outside the `/mcp` route.
@@ -148,14 +153,15 @@ struct State {
     limits: SessionLimits,
     /// The prefix of the ids of the sessions made here, `{replica_id}.`.
     prefix: Option<String>,
-    /// The store of sessions made elsewhere (without the [`BoundStore`] around it).
+    /// The store of sessions made elsewhere (without the `BoundStore` (`session_stores`) around it).
     store: Option<Arc<dyn SessionStore>>,
     /// Every session open. A session is counted from the moment its place is taken until it
     /// is closed, whoever closes it.
     open: Mutex<HashMap<SessionId, Arc<Open>>>,
     /// What carries an answer to a request another replica sent to that replica.
     relay: Option<Arc<dyn AnswerRelay>>,
-    /// How these sessions take an answer the relay offers, given to it with the first session.
+    /// How the sessions here take an answer the relay offers; given to the relay once, when
+    /// one is opened or restored.
     taker: OnceLock<Arc<AnswerTaker>>,
 }
 
@@ -262,14 +268,9 @@ impl BoundedSessions {
         }))
     }
 
-    /// The SDK's session store for these sessions: the store of `options`, if any, keeping
-    /// each session's binding with it.
-    pub(crate) fn store(&self) -> Option<Arc<dyn SessionStore>> {
-        let inner = self.0.store.clone()?;
-        Some(Arc::new(BoundStore {
-            inner,
-            sessions: self.clone(),
-        }))
+    /// The store of sessions made elsewhere, if any (without the bindings kept with them).
+    pub(super) fn inner_store(&self) -> Option<Arc<dyn SessionStore>> {
+        self.0.store.clone()
     }
 
     /// Whose session `id` is, for a request from `owner`: as this replica has it open, or else
@@ -409,7 +410,7 @@ impl BoundedSessions {
     }
 
     /// Session `id`'s binding, while it is open here.
-    fn binding(&self, id: &str) -> Option<Binding> {
+    pub(super) fn binding(&self, id: &str) -> Option<Binding> {
         self.open().get(id).map(|open| open.binding.clone())
     }
 
@@ -619,7 +620,7 @@ impl SessionManager for BoundedSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         // A session made by another replica, brought here from the store: counted as a new one,
-        // bound as the store keeps it. [`BoundStore`] has just read it for this request, and
+        // bound as the store keeps it. `BoundStore` (`session_stores`) has just read it for this request, and
         // found it the sender's; without that, it is not restored (the request gets 404).
         let binding = REQUEST
             .try_with(|r| r.restored.borrow_mut().take())
@@ -660,204 +661,5 @@ impl SessionManager for BoundedSessions {
         };
         let stream = self.0.inner.resume(id, last_event_id).await?;
         Ok(self.tagging(id, stream))
-    }
-}
-
-/// The [session store](ServerOptions::mcp_session_store) of `/mcp`, as the SDK uses it: each
-/// session kept with its [`Binding`] (in its `initialize` parameters' `_meta`, taken out again
-/// when it is read), and read only for its owner, so that a replica restores a session only for
-/// the caller it answers, bound as it was.
-struct BoundStore {
-    inner: Arc<dyn SessionStore>,
-    sessions: BoundedSessions,
-}
-
-impl SessionStore for BoundStore {
-    fn load<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, Option<SessionState>>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        Box::pin(async move {
-            let Some(mut state) = self.inner.load(session_id).await? else {
-                return Ok(None);
-            };
-            let binding = Binding::take(&mut state).filter(|b| b.owner == requester());
-            let Some(binding) = binding else {
-                return Ok(None);
-            };
-            let _ = REQUEST.try_with(|r| {
-                *r.restored.borrow_mut() = Some((session_id.into(), binding));
-            });
-            Ok(Some(state))
-        })
-    }
-
-    fn store<'a, 'b, 'c, 'f>(
-        &'a self,
-        session_id: &'b str,
-        state: &'c SessionState,
-    ) -> StoreFuture<'f, ()>
-    where
-        'a: 'f,
-        'b: 'f,
-        'c: 'f,
-        Self: 'f,
-    {
-        Box::pin(async move {
-            let mut state = state.clone();
-            // A session closed meanwhile is kept unbound: no one's, never restored.
-            if let Some(binding) = self.sessions.binding(session_id) {
-                binding.put(&mut state);
-            }
-            self.inner.store(session_id, &state).await
-        })
-    }
-
-    fn delete<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, ()>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        self.inner.delete(session_id)
-    }
-}
-
-/// A [`SessionStore`] in memory, for MCP servers in one process (tests, a router mounting `/mcp`
-/// twice); replicas in several processes need a shared one, such as Redis. Clones share the
-/// sessions.
-///
-/// ```
-/// # #[cfg(feature = "http")] {
-/// use std::sync::Arc;
-/// use tool_runtime::http::ServerOptions;
-/// use tool_runtime::mcp::MemorySessionStore;
-///
-/// let store = Arc::new(MemorySessionStore::default());
-/// let a = ServerOptions::default().mcp_session_store(store.clone());
-/// let b = ServerOptions::default().mcp_session_store(store);
-/// # }
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct MemorySessionStore(Arc<Mutex<HashMap<String, SessionState>>>);
-
-impl MemorySessionStore {
-    /// The number of sessions kept.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.sessions().len()
-    }
-
-    /// Whether no session is kept.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionState>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The future the SDK's (`async_trait`) store methods return.
-type StoreFuture<'a, T> =
-    std::pin::Pin<Box<dyn Future<Output = Result<T, SessionStoreError>> + Send + 'a>>;
-
-impl SessionStore for MemorySessionStore {
-    fn load<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, Option<SessionState>>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        let state = self.sessions().get(session_id).cloned();
-        Box::pin(std::future::ready(Ok(state)))
-    }
-
-    fn store<'a, 'b, 'c, 'f>(
-        &'a self,
-        session_id: &'b str,
-        state: &'c SessionState,
-    ) -> StoreFuture<'f, ()>
-    where
-        'a: 'f,
-        'b: 'f,
-        'c: 'f,
-        Self: 'f,
-    {
-        self.sessions().insert(session_id.to_owned(), state.clone());
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn delete<'a, 'b, 'f>(&'a self, session_id: &'b str) -> StoreFuture<'f, ()>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        self.sessions().remove(session_id);
-        Box::pin(std::future::ready(Ok(())))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
-
-    use super::*;
-
-    fn state() -> SessionState {
-        SessionState::new(InitializeRequestParams::new(
-            ClientCapabilities::default(),
-            Implementation::default(),
-        ))
-    }
-
-    #[test]
-    fn a_binding_is_kept_in_the_stored_state_and_taken_out_again() {
-        let binding = Binding::new(Owner::Principal("ann".into()));
-        let mut stored = state();
-        binding.put(&mut stored);
-        // Through JSON, as a store of another process keeps it.
-        let mut loaded: SessionState =
-            serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
-        let taken = Binding::take(&mut loaded).expect("the binding");
-        assert_eq!(taken.owner, binding.owner);
-        assert_eq!(taken.key, binding.key);
-        assert!(
-            loaded.initialize_params.meta.is_none(),
-            "nothing of it left"
-        );
-        assert!(Binding::take(&mut state()).is_none());
-        // Another `_meta` key of the client's stays.
-        let mut theirs = state();
-        let mut meta = rmcp::model::RequestMetaObject::default();
-        meta.0.0.insert("x".into(), serde_json::json!(1));
-        theirs.initialize_params.meta = Some(meta);
-        Binding::new(Owner::Anonymous).put(&mut theirs);
-        assert_eq!(Binding::take(&mut theirs).unwrap().owner, Owner::Anonymous);
-        assert_eq!(
-            theirs.initialize_params.meta.unwrap().0.0["x"],
-            serde_json::json!(1)
-        );
-    }
-
-    #[test]
-    fn an_event_id_untags_only_with_its_sessions_key() {
-        let one = Binding::new(Owner::Anonymous);
-        let other = Binding::new(Owner::Anonymous);
-        let mut event = ServerSseMessage::retry(std::time::Duration::from_secs(1));
-        event.event_id = Some("k-7".into());
-        let event = one.tagged(event);
-        let id = event.event_id.unwrap();
-        assert_eq!(one.untagged(&id), Some("k-7"));
-        assert_eq!(other.untagged(&id), None);
-        // The tag is over the id: another id under it is refused.
-        let (tag, _) = id.split_once('.').unwrap();
-        assert_eq!(one.untagged(&format!("{tag}.k-8")), None);
-        assert_eq!(one.untagged("k-7"), None);
-        assert_eq!(one.untagged(""), None);
     }
 }

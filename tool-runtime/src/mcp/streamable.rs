@@ -59,7 +59,7 @@ impl McpServer {
             AllowedHosts::Only(hosts) if hosts.is_empty() => config.with_allowed_hosts([" "]),
             AllowedHosts::Only(hosts) => config.with_allowed_hosts(hosts.clone()),
         };
-        config.session_store = sessions.store();
+        config.session_store = super::session_stores::bound(&sessions);
         rmcp::transport::StreamableHttpService::new(
             // One server per session, sharing everything but the session's own part.
             move || Ok(self.new_session()),

@@ -20,7 +20,7 @@ const OFFER_WAIT: Duration = Duration::from_secs(2);
 /// an offer is published there, every replica's `/mcp` hears it, and the one that sent the
 /// request answered takes the answer and publishes that it did. Made by
 /// [`Redis::answer_relay`]; [`ServerOptions::redis`](crate::http::ServerOptions::redis) sets
-/// it. It listens from its first session on.
+/// it. It listens from the moment `/mcp` opens or restores a session, or offers an answer.
 ///
 /// An offer waits at most two seconds to hear that a replica took it. Offers published while
 /// a replica's subscription is lost (Redis unreachable) are missed by it, as Redis keeps
